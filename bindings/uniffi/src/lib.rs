@@ -1,0 +1,1 @@
+//! Kotlin, Swift and Python bindings for LikeKit (filled by the uniffi issue).

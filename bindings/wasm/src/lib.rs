@@ -1,0 +1,1 @@
+//! The web binding for LikeKit (filled by the web issue).

@@ -1,0 +1,211 @@
+//! The SDK's one public error type.
+
+use std::time::Duration;
+
+/// Why a like, an unlike or a read did not go through.
+///
+/// The variants are flat and stable so that every platform binding can map
+/// them one to one. [`LikeError::is_transient`] is the single place that
+/// decides whether a failed call is worth retrying.
+///
+/// ```
+/// use likekit_core::LikeError;
+/// let e = LikeError::NotFound { message: "no post 42".into() };
+/// assert!(!e.is_transient());
+/// assert_eq!(e.code(), "post_not_found");
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum LikeError {
+    /// The server could not be reached, or the connection broke before an
+    /// answer arrived. Retried.
+    #[error("network error: {message}")]
+    Network {
+        /// What the network layer said.
+        message: String,
+    },
+    /// No answer within the request timeout. Retried.
+    #[error("the request timed out")]
+    Timeout,
+    /// The server failed (5xx). Retried.
+    #[error("server error {status}: {message}")]
+    Server {
+        /// The HTTP status.
+        status: u16,
+        /// The error code from the body, or `http_<status>`.
+        code: String,
+        /// The error message from the body.
+        message: String,
+    },
+    /// Too many requests (429). Retried, no sooner than `retry_after_ms`.
+    #[error("rate limited by the server")]
+    RateLimited {
+        /// The server's `Retry-After`, in milliseconds, when it sent one.
+        retry_after_ms: Option<u64>,
+    },
+    /// The answer could not be read (malformed or truncated body). Retried:
+    /// like and unlike are idempotent.
+    #[error("unreadable answer from the server: {message}")]
+    InvalidResponse {
+        /// What was wrong with it.
+        message: String,
+    },
+    /// The sign-in token was refused, even after asking the token provider
+    /// for a fresh one (401). Not retried.
+    #[error("not signed in: {message}")]
+    Unauthorized {
+        /// The server's message.
+        message: String,
+    },
+    /// The user may not do this (403). Not retried.
+    #[error("not allowed: {message}")]
+    Forbidden {
+        /// The server's message.
+        message: String,
+    },
+    /// The post does not exist, or no longer does (404). Not retried.
+    #[error("post not found: {message}")]
+    NotFound {
+        /// The server's message.
+        message: String,
+    },
+    /// The server refused the request as malformed (400 and other 4xx). Not retried.
+    #[error("request refused ({status} {code}): {message}")]
+    Rejected {
+        /// The HTTP status.
+        status: u16,
+        /// The error code from the body.
+        code: String,
+        /// The error message from the body.
+        message: String,
+    },
+    /// The client was configured wrongly (a bad base URL, say). Not retried.
+    #[error("invalid configuration: {message}")]
+    Config {
+        /// What is wrong.
+        message: String,
+    },
+    /// The client was shut down before the call could finish. Not retried.
+    #[error("the client was shut down")]
+    Shutdown,
+}
+
+impl LikeError {
+    /// Whether a call that failed this way may succeed if sent again.
+    ///
+    /// Connection failures, timeouts, unreadable answers, 5xx and 429 are
+    /// transient; every other error is permanent.
+    pub fn is_transient(&self) -> bool {
+        matches!(
+            self,
+            Self::Network { .. }
+                | Self::Timeout
+                | Self::Server { .. }
+                | Self::RateLimited { .. }
+                | Self::InvalidResponse { .. }
+        )
+    }
+
+    /// Whether the failed call may have been applied by the server even so
+    /// (its answer was lost). After such a failure the client no longer
+    /// knows the server's state, and re-sends the wanted state even if it
+    /// equals the last confirmed one.
+    ///
+    /// ```
+    /// use likekit_core::LikeError;
+    /// assert!(LikeError::Timeout.may_have_applied());
+    /// assert!(!LikeError::RateLimited { retry_after_ms: None }.may_have_applied());
+    /// ```
+    pub fn may_have_applied(&self) -> bool {
+        matches!(
+            self,
+            Self::Network { .. } | Self::Timeout | Self::Server { .. } | Self::InvalidResponse { .. }
+        )
+    }
+
+    /// The least time to wait before retrying, when the server said so.
+    pub fn retry_after(&self) -> Option<Duration> {
+        match self {
+            Self::RateLimited {
+                retry_after_ms: Some(ms),
+            } => Some(Duration::from_millis(*ms)),
+            _ => None,
+        }
+    }
+
+    /// A stable `snake_case` code for this error, for logs and bindings.
+    pub fn code(&self) -> &str {
+        match self {
+            Self::Network { .. } => "network",
+            Self::Timeout => "timeout",
+            Self::Server { code, .. } | Self::Rejected { code, .. } => code,
+            Self::RateLimited { .. } => "rate_limited",
+            Self::InvalidResponse { .. } => "invalid_response",
+            Self::Unauthorized { .. } => "unauthorized",
+            Self::Forbidden { .. } => "forbidden",
+            Self::NotFound { .. } => "post_not_found",
+            Self::Config { .. } => "config",
+            Self::Shutdown => "shutdown",
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn classes() {
+        let transient = [
+            LikeError::Network {
+                message: "refused".into(),
+            },
+            LikeError::Timeout,
+            LikeError::Server {
+                status: 503,
+                code: "http_503".into(),
+                message: String::new(),
+            },
+            LikeError::RateLimited {
+                retry_after_ms: Some(1000),
+            },
+            LikeError::InvalidResponse {
+                message: "eof".into(),
+            },
+        ];
+        for e in &transient {
+            assert!(e.is_transient(), "{e:?}");
+        }
+        let permanent = [
+            LikeError::Unauthorized {
+                message: String::new(),
+            },
+            LikeError::Forbidden {
+                message: String::new(),
+            },
+            LikeError::NotFound {
+                message: String::new(),
+            },
+            LikeError::Rejected {
+                status: 400,
+                code: "bad_post_id".into(),
+                message: String::new(),
+            },
+            LikeError::Config {
+                message: String::new(),
+            },
+            LikeError::Shutdown,
+        ];
+        for e in &permanent {
+            assert!(!e.is_transient(), "{e:?}");
+            assert!(!e.may_have_applied(), "{e:?}");
+        }
+        assert_eq!(
+            LikeError::RateLimited {
+                retry_after_ms: Some(1500)
+            }
+            .retry_after(),
+            Some(Duration::from_millis(1500))
+        );
+        assert_eq!(LikeError::Timeout.retry_after(), None);
+    }
+}

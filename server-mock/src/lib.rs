@@ -1,0 +1,1 @@
+//! The LikeKit reference server.

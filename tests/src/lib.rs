@@ -1,0 +1,1 @@
+//! Cross-part tests: the SDK against the real reference server.
