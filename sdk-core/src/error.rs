@@ -118,7 +118,10 @@ impl LikeError {
     pub fn may_have_applied(&self) -> bool {
         matches!(
             self,
-            Self::Network { .. } | Self::Timeout | Self::Server { .. } | Self::InvalidResponse { .. }
+            Self::Network { .. }
+                | Self::Timeout
+                | Self::Server { .. }
+                | Self::InvalidResponse { .. }
         )
     }
 

@@ -1,0 +1,668 @@
+//! The like machine: pure, synchronous, no I/O, no clock, no runtime.
+//!
+//! Inputs go in ([`Machine::tap`], [`Machine::response`],
+//! [`Machine::snapshot`], [`Machine::timer`]); [`Effect`]s come out
+//! ([`Machine::poll_effect`]). Whoever drives the machine performs the
+//! effects — sends the call, starts the timer, redraws the post, shows the
+//! "didn't save" message — and feeds what happened back in. Time passes only
+//! as [`Effect::Wait`] delays and the [`Machine::timer`] inputs that end
+//! them, so every race is an ordinary unit test.
+//!
+//! ## The rules
+//!
+//! * **Instant.** A tap returns the new [`PostView`] before any I/O.
+//! * **State on the wire.** Calls carry [`Action::Like`] or
+//!   [`Action::Unlike`], never "toggle".
+//! * **One call per post.** While a call is in flight (or waiting to be
+//!   retried), later taps only change the *desired* state.
+//! * **Coalescing.** When the slot frees, only the latest desired state is
+//!   sent, and nothing when it equals the confirmed state.
+//! * **Retry.** Transient errors retry with exponential backoff and jitter
+//!   (`backon`'s delay iterator), never sooner than a server's Retry-After;
+//!   permanent errors do not retry.
+//! * **Rollback.** When the latest intent finally fails, the post goes back
+//!   to its confirmed state and one [`Effect::Failed`] is emitted. An intent a
+//!   later tap superseded fails silently.
+//! * **Reads never clobber intent.** Displayed = confirmed + the pending
+//!   intent; a snapshot older (by version) than the one held is ignored.
+//! * **Bounded memory.** Posts nobody watches and with no pending work are
+//!   evicted, least recently used first, beyond [`MachineConfig::max_posts`].
+//! * **Lost answers.** After a failure whose request may have reached the
+//!   server (a timeout, a 5xx, a broken connection), the server's state is
+//!   unknown: the machine then re-sends the desired state even when it
+//!   equals the confirmed one, so the server never keeps a stale like.
+
+use std::collections::VecDeque;
+use std::time::Duration;
+
+use backon::{BackoffBuilder, ExponentialBackoff, ExponentialBuilder};
+use lru::LruCache;
+
+use crate::wire::{LikeState, PostLikes};
+use crate::{LikeError, LikeLine, PostId, PostView};
+
+/// Identifies one call (or one retry timer) the machine asked for. Answers
+/// and timers that carry an id the machine no longer waits for are ignored.
+pub type CallId = u64;
+
+/// What a call asks the server for: the state the viewer wants.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Action {
+    /// `POST /posts/{id}/like`
+    Like,
+    /// `DELETE /posts/{id}/like`
+    Unlike,
+}
+
+impl Action {
+    /// The action that makes `liked` true on the server.
+    pub fn to_reach(liked: bool) -> Self {
+        if liked { Self::Like } else { Self::Unlike }
+    }
+
+    /// The liked state this action leaves on the server.
+    pub fn liked(self) -> bool {
+        self == Self::Like
+    }
+}
+
+/// Something the driver must do for the machine.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Effect {
+    /// Send a call; answer with [`Machine::response`].
+    Send {
+        /// The post.
+        post: PostId,
+        /// The id to answer with.
+        call: CallId,
+        /// Like (POST) or unlike (DELETE).
+        action: Action,
+    },
+    /// Wait `delay`, then call [`Machine::timer`] with `call`.
+    Wait {
+        /// The post.
+        post: PostId,
+        /// The id to answer with.
+        call: CallId,
+        /// How long to wait.
+        delay: Duration,
+    },
+    /// The post's displayed state changed: redraw it.
+    Changed(PostView),
+    /// The viewer's latest intent did not save; the post is back at its
+    /// confirmed state. Tell the viewer ("your like didn't save").
+    Failed {
+        /// The post.
+        post: PostId,
+        /// What the viewer wanted: `true` for a like, `false` for an unlike.
+        wanted: bool,
+        /// Why it failed.
+        error: LikeError,
+    },
+}
+
+/// How failed calls are retried. Delays grow from `min_delay` by `factor` up
+/// to `max_delay`, each with up to 100% random jitter added; after
+/// `max_retries` retries the latest intent is rolled back.
+///
+/// ```
+/// use std::time::Duration;
+/// let policy = likekit_core::RetryPolicy {
+///     max_retries: 2,
+///     ..likekit_core::RetryPolicy::default()
+/// };
+/// assert_eq!(policy.min_delay, Duration::from_millis(500));
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RetryPolicy {
+    /// The first retry's delay, before jitter.
+    pub min_delay: Duration,
+    /// The longest delay, before jitter.
+    pub max_delay: Duration,
+    /// How much each delay grows.
+    pub factor: f32,
+    /// Retries after the first attempt; 0 means never retry.
+    pub max_retries: usize,
+    /// Add random jitter (0–100% of the delay) so that many clients that
+    /// failed together do not retry together.
+    pub jitter: bool,
+    /// Seed the jitter's random numbers, for reproducible tests.
+    pub seed: Option<u64>,
+}
+
+impl Default for RetryPolicy {
+    /// 0.5 s, 1 s, 2 s, 4 s (each plus jitter): about 8–15 s before a like
+    /// is given up, long enough for a train's tunnel, short enough that the
+    /// viewer still remembers tapping.
+    fn default() -> Self {
+        Self {
+            min_delay: Duration::from_millis(500),
+            max_delay: Duration::from_secs(8),
+            factor: 2.0,
+            max_retries: 4,
+            jitter: true,
+            seed: None,
+        }
+    }
+}
+
+impl RetryPolicy {
+    fn backoff(&self, salt: u64) -> ExponentialBackoff {
+        let mut builder = ExponentialBuilder::new()
+            .with_min_delay(self.min_delay)
+            .with_max_delay(self.max_delay)
+            .with_factor(self.factor)
+            .with_max_times(self.max_retries);
+        if self.jitter {
+            builder = builder.with_jitter();
+        }
+        if let Some(seed) = self.seed {
+            builder = builder.with_jitter_seed(seed.wrapping_add(salt));
+        }
+        builder.build()
+    }
+}
+
+/// The machine's settings.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct MachineConfig {
+    /// How failed calls are retried.
+    pub retry: RetryPolicy,
+    /// How many posts to keep before idle ones are evicted (posts that are
+    /// watched or have pending work are never evicted).
+    pub max_posts: usize,
+}
+
+impl Default for MachineConfig {
+    fn default() -> Self {
+        Self {
+            retry: RetryPolicy::default(),
+            max_posts: 10_000,
+        }
+    }
+}
+
+/// Counters a product team would chart.
+///
+/// `taps == intents_sent + coalesced`: every tap either started a call of
+/// its own or was absorbed into one.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Stats {
+    /// Taps (`tap` calls) seen.
+    pub taps: u64,
+    /// Calls sent, retries included.
+    pub calls_sent: u64,
+    /// Calls sent for a new intent (not retries).
+    pub intents_sent: u64,
+    /// Taps that did not need a call of their own: a later tap replaced them
+    /// while a call was out, they returned to the confirmed state, or they
+    /// asked for what the heart already showed.
+    pub coalesced: u64,
+    /// Calls sent again after a transient failure.
+    pub retries: u64,
+    /// Intents rolled back with a [`Effect::Failed`].
+    pub rollbacks: u64,
+    /// Posts evicted to stay within [`MachineConfig::max_posts`].
+    pub evictions: u64,
+}
+
+/// What the server last confirmed for the post, as this viewer sees it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+struct Confirmed {
+    count: u64,
+    liked: bool,
+    friends: Vec<String>,
+    /// `None` until the server has told us anything.
+    version: Option<u64>,
+}
+
+impl Confirmed {
+    /// Whether state at `version` is at least as new as what we hold.
+    fn accepts(&self, version: u64) -> bool {
+        self.version.is_none_or(|held| version >= held)
+    }
+}
+
+/// The post's one call slot.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Slot {
+    Idle,
+    InFlight {
+        call: CallId,
+        action: Action,
+    },
+    /// A failed call waits to be retried; `action` is what it carried.
+    Waiting {
+        call: CallId,
+        action: Action,
+    },
+}
+
+#[derive(Debug)]
+struct PostState {
+    confirmed: Confirmed,
+    /// The viewer's intent, while it is not yet confirmed.
+    desired: Option<bool>,
+    slot: Slot,
+    /// A failed call may have been applied: the server's state is unknown.
+    uncertain: bool,
+    backoff: Option<Box<ExponentialBackoff>>,
+    error: Option<Box<LikeError>>,
+    watchers: u32,
+}
+
+impl PostState {
+    fn new() -> Self {
+        Self {
+            confirmed: Confirmed::default(),
+            desired: None,
+            slot: Slot::Idle,
+            uncertain: false,
+            backoff: None,
+            error: None,
+            watchers: 0,
+        }
+    }
+
+    fn liked(&self) -> bool {
+        self.desired.unwrap_or(self.confirmed.liked)
+    }
+
+    fn count(&self) -> u64 {
+        match (self.confirmed.liked, self.liked()) {
+            (false, true) => self.confirmed.count.saturating_add(1),
+            (true, false) => self.confirmed.count.saturating_sub(1),
+            _ => self.confirmed.count,
+        }
+    }
+
+    fn pending(&self) -> bool {
+        self.desired.is_some() || self.slot != Slot::Idle
+    }
+
+    fn idle(&self) -> bool {
+        self.watchers == 0 && !self.pending()
+    }
+
+    fn view(&self, post_id: PostId) -> PostView {
+        let liked = self.liked();
+        let count = self.count();
+        PostView {
+            post_id,
+            liked,
+            count,
+            friends: self.confirmed.friends.clone(),
+            line: LikeLine::new(liked, &self.confirmed.friends, count),
+            pending: self.pending(),
+            error: self.error.as_deref().cloned(),
+        }
+    }
+
+    /// Whether the viewer's intent was set by a tap while another call was
+    /// out, and has not been sent yet.
+    fn has_unsent_intent(&self) -> bool {
+        self.desired
+            .is_some_and(|want| self.slot == Slot::Idle || !self.slot_carries(want))
+    }
+
+    /// Whether the call out (or waiting to be retried) asks for `want`.
+    fn slot_carries(&self, want: bool) -> bool {
+        match self.slot {
+            Slot::Idle => false,
+            Slot::InFlight { action, .. } | Slot::Waiting { action, .. } => action.liked() == want,
+        }
+    }
+
+    /// Whether the desired state still has to be sent.
+    fn needs_call(&self, want: bool) -> bool {
+        want != self.confirmed.liked || self.uncertain
+    }
+}
+
+/// The sans-IO like machine for one viewer: every post's confirmed state,
+/// the viewer's intent, and the one call in flight per post.
+///
+/// ```
+/// use likekit_core::{Action, Effect, Machine, MachineConfig};
+/// use likekit_core::wire::LikeState;
+///
+/// let mut m = Machine::new(MachineConfig::default());
+/// let view = m.tap(42, true); // instant: before any I/O
+/// assert!(view.liked);
+/// let effects: Vec<Effect> = m.drain_effects().collect();
+/// let Some(&Effect::Send { call, action, .. }) = effects.iter().find(|e| matches!(e, Effect::Send { .. }))
+/// else { panic!("no call") };
+/// assert_eq!(action, Action::Like);
+///
+/// // the server answers
+/// m.response(42, call, Ok(LikeState { count: 1204, liked_by_me: true, version: 9 }));
+/// assert_eq!(m.view(42).unwrap().line.to_string(), "Liked by you and 1,203 others");
+/// ```
+#[derive(Debug)]
+pub struct Machine {
+    config: MachineConfig,
+    posts: LruCache<PostId, PostState>,
+    effects: VecDeque<Effect>,
+    next_call: CallId,
+    backoffs_made: u64,
+    stats: Stats,
+}
+
+impl Machine {
+    /// A machine with no posts.
+    pub fn new(config: MachineConfig) -> Self {
+        Self {
+            config,
+            posts: LruCache::unbounded(),
+            effects: VecDeque::new(),
+            next_call: 1,
+            backoffs_made: 0,
+            stats: Stats::default(),
+        }
+    }
+
+    /// The settings the machine runs with.
+    pub fn config(&self) -> &MachineConfig {
+        &self.config
+    }
+
+    /// The counters so far.
+    pub fn stats(&self) -> Stats {
+        self.stats
+    }
+
+    /// How many posts are tracked now.
+    pub fn len(&self) -> usize {
+        self.posts.len()
+    }
+
+    /// Whether no post is tracked.
+    pub fn is_empty(&self) -> bool {
+        self.posts.is_empty()
+    }
+
+    /// What the post shows now, if it is tracked.
+    pub fn view(&self, post: PostId) -> Option<PostView> {
+        self.posts.peek(&post).map(|s| s.view(post))
+    }
+
+    /// The next effect to perform, oldest first.
+    pub fn poll_effect(&mut self) -> Option<Effect> {
+        self.effects.pop_front()
+    }
+
+    /// Every effect waiting to be performed, oldest first.
+    pub fn drain_effects(&mut self) -> impl Iterator<Item = Effect> + '_ {
+        self.effects.drain(..)
+    }
+
+    /// The viewer taps the heart wanting `want` (`true` = like). Returns the
+    /// new view at once; the call, if one is needed, is an [`Effect::Send`]
+    /// now or after the call in flight ends.
+    pub fn tap(&mut self, post: PostId, want: bool) -> PostView {
+        self.stats.taps += 1;
+        let st = self.posts.get_or_insert_mut(post, PostState::new);
+        if st.liked() == want {
+            self.stats.coalesced += 1;
+            return st.view(post);
+        }
+        if st.has_unsent_intent() {
+            // An earlier tap's intent, never sent, is replaced by this one.
+            self.stats.coalesced += 1;
+        }
+        if st.slot_carries(want) {
+            // This tap rides along with the call already out.
+            self.stats.coalesced += 1;
+        }
+        st.desired = Some(want);
+        st.error = None;
+        // A new intent gets a retry budget of its own.
+        st.backoff = None;
+        let view = st.view(post);
+        self.effects.push_back(Effect::Changed(view.clone()));
+        self.pump(post);
+        self.evict();
+        view
+    }
+
+    /// The viewer taps the heart: like if it shows empty, unlike if filled.
+    /// The call still carries the wanted state, never "toggle".
+    pub fn toggle(&mut self, post: PostId) -> PostView {
+        let want = !self.posts.peek(&post).is_some_and(PostState::liked);
+        self.tap(post, want)
+    }
+
+    /// The answer to the call `call` arrived.
+    pub fn response(&mut self, post: PostId, call: CallId, result: Result<LikeState, LikeError>) {
+        let Some(st) = self.posts.get_mut(&post) else {
+            return;
+        };
+        let action = match st.slot {
+            Slot::InFlight { call: c, action } if c == call => action,
+            _ => return,
+        };
+        let before = st.view(post);
+        st.slot = Slot::Idle;
+        match result {
+            Ok(state) => {
+                st.uncertain = false;
+                st.backoff = None;
+                st.error = None;
+                if st.confirmed.accepts(state.version) {
+                    st.confirmed.count = state.count;
+                    st.confirmed.liked = state.liked_by_me;
+                    st.confirmed.version = Some(state.version);
+                }
+                if st.desired == Some(action.liked()) {
+                    // The call did what the viewer last asked for.
+                    st.desired = None;
+                }
+            }
+            Err(error) => {
+                if self.fail(post, action, error) {
+                    return;
+                }
+            }
+        }
+        self.pump(post);
+        self.changed_since(post, &before);
+        self.evict();
+    }
+
+    /// Handles a failed call. Returns `true` when the failure ended in a
+    /// retry wait or a rollback, `false` when a later tap superseded the
+    /// failed intent and the slot is free for it.
+    fn fail(&mut self, post: PostId, action: Action, error: LikeError) -> bool {
+        let st = self.state(post);
+        st.uncertain |= error.may_have_applied();
+        let want = st.desired.unwrap_or(action.liked());
+        if error.is_transient() {
+            if let Some(delay) = self.next_delay(post, &error) {
+                let call = self.next_call_id();
+                self.state(post).slot = Slot::Waiting { call, action };
+                self.effects.push_back(Effect::Wait { post, call, delay });
+                return true;
+            }
+        }
+        self.state(post).backoff = None;
+        if want != action.liked() {
+            return false;
+        }
+        self.roll_back(post, want, error);
+        true
+    }
+
+    /// A read of the post arrived (from `refresh`, a feed page, or the app's
+    /// own data). Older than what is held (by version): ignored. The viewer's
+    /// pending intent stays on top of it.
+    pub fn snapshot(&mut self, post: PostId, likes: PostLikes) {
+        let st = self.entry(post);
+        if !st.confirmed.accepts(likes.version) {
+            return;
+        }
+        let before = st.view(post);
+        st.confirmed = Confirmed {
+            count: likes.count,
+            liked: likes.liked_by_me,
+            friends: likes.friends,
+            version: Some(likes.version),
+        };
+        if st.slot == Slot::Idle {
+            st.error = None;
+        }
+        self.pump(post);
+        self.changed_since(post, &before);
+        self.evict();
+    }
+
+    /// The wait [`Effect::Wait`] asked for, with id `call`, is over.
+    pub fn timer(&mut self, post: PostId, call: CallId) {
+        let Some(st) = self.posts.get_mut(&post) else {
+            return;
+        };
+        match st.slot {
+            Slot::Waiting { call: c, action } if c == call => {
+                st.slot = Slot::Idle;
+                let retry = st.desired == Some(action.liked());
+                let before = st.view(post);
+                self.send_or_settle(post, retry);
+                self.changed_since(post, &before);
+                self.evict();
+            }
+            _ => {}
+        }
+    }
+
+    /// Someone watches the post: keep it tracked until [`Machine::unwatch`].
+    pub fn watch(&mut self, post: PostId) {
+        self.entry(post).watchers += 1;
+        self.evict();
+    }
+
+    /// A watcher of the post went away.
+    pub fn unwatch(&mut self, post: PostId) {
+        if let Some(st) = self.posts.peek_mut(&post) {
+            st.watchers = st.watchers.saturating_sub(1);
+        }
+        self.evict();
+    }
+
+    /// Whether any post has a call in flight or waiting to be retried.
+    pub fn has_pending_calls(&self) -> bool {
+        self.posts.iter().any(|(_, st)| st.slot != Slot::Idle)
+    }
+
+    /// Whether the post has a call in flight or waiting to be retried.
+    pub fn is_busy(&self, post: PostId) -> bool {
+        self.posts
+            .peek(&post)
+            .is_some_and(|st| st.slot != Slot::Idle)
+    }
+
+    fn entry(&mut self, post: PostId) -> &mut PostState {
+        self.posts.get_or_insert_mut(post, PostState::new)
+    }
+
+    fn state(&mut self, post: PostId) -> &mut PostState {
+        self.entry(post)
+    }
+
+    fn next_call_id(&mut self) -> CallId {
+        let id = self.next_call;
+        self.next_call += 1;
+        id
+    }
+
+    /// The delay before the next retry, or `None` when retries are used up.
+    fn next_delay(&mut self, post: PostId, error: &LikeError) -> Option<Duration> {
+        let salt = self.backoffs_made;
+        let policy = self.config.retry;
+        let st = self.state(post);
+        let made = st.backoff.is_none();
+        let delay = st
+            .backoff
+            .get_or_insert_with(|| Box::new(policy.backoff(salt)))
+            .next()?;
+        if made {
+            self.backoffs_made += 1;
+        }
+        Some(
+            error
+                .retry_after()
+                .map_or(delay, |at_least| delay.max(at_least)),
+        )
+    }
+
+    /// If the slot is free, send the latest intent or settle it.
+    fn pump(&mut self, post: PostId) {
+        if self.state(post).slot == Slot::Idle {
+            self.send_or_settle(post, false);
+        }
+    }
+
+    fn send_or_settle(&mut self, post: PostId, retry: bool) {
+        let st = self.state(post);
+        let Some(want) = st.desired else { return };
+        if st.needs_call(want) {
+            let call = self.next_call_id();
+            let action = Action::to_reach(want);
+            self.state(post).slot = Slot::InFlight { call, action };
+            self.stats.calls_sent += 1;
+            if retry {
+                self.stats.retries += 1;
+            } else {
+                self.stats.intents_sent += 1;
+            }
+            self.effects.push_back(Effect::Send { post, call, action });
+        } else {
+            // The viewer came back to the confirmed state: nothing to send.
+            st.desired = None;
+            st.backoff = None;
+            if !retry {
+                self.stats.coalesced += 1;
+            }
+        }
+    }
+
+    fn roll_back(&mut self, post: PostId, wanted: bool, error: LikeError) {
+        let st = self.state(post);
+        st.desired = None;
+        st.backoff = None;
+        st.error = Some(Box::new(error.clone()));
+        let view = st.view(post);
+        self.stats.rollbacks += 1;
+        self.effects.push_back(Effect::Failed {
+            post,
+            wanted,
+            error,
+        });
+        self.effects.push_back(Effect::Changed(view));
+        self.evict();
+    }
+
+    fn changed_since(&mut self, post: PostId, before: &PostView) {
+        let view = self.state(post).view(post);
+        if &view != before {
+            self.effects.push_back(Effect::Changed(view));
+        }
+    }
+
+    /// Evicts idle posts, least recently used first, down to the bound.
+    fn evict(&mut self) {
+        while self.posts.len() > self.config.max_posts {
+            let victim = self
+                .posts
+                .iter()
+                .rev()
+                .find(|(_, st)| st.idle())
+                .map(|(&post, _)| post);
+            match victim {
+                Some(post) => {
+                    self.posts.pop(&post);
+                    self.stats.evictions += 1;
+                }
+                None => break,
+            }
+        }
+    }
+}

@@ -1,0 +1,615 @@
+//! The machine's rules, one explicit event order per test.
+
+#![allow(clippy::unwrap_used)]
+
+use std::time::Duration;
+
+use likekit_core::wire::{LikeState, PostLikes};
+use likekit_core::{Action, CallId, Effect, LikeError, Machine, MachineConfig, RetryPolicy};
+
+const POST: u64 = 42;
+
+/// A machine plus the effects it has emitted, split by kind.
+struct Probe {
+    m: Machine,
+    effects: Vec<Effect>,
+}
+
+impl Probe {
+    fn new() -> Self {
+        Self::with(MachineConfig {
+            retry: RetryPolicy {
+                seed: Some(7),
+                ..RetryPolicy::default()
+            },
+            ..MachineConfig::default()
+        })
+    }
+
+    fn with(config: MachineConfig) -> Self {
+        Self {
+            m: Machine::new(config),
+            effects: Vec::new(),
+        }
+    }
+
+    /// Collects new effects and returns them.
+    fn take(&mut self) -> Vec<Effect> {
+        let new: Vec<Effect> = self.m.drain_effects().collect();
+        self.effects.extend(new.iter().cloned());
+        new
+    }
+
+    /// The calls among the new effects.
+    fn sends(&mut self) -> Vec<(CallId, Action)> {
+        self.take()
+            .into_iter()
+            .filter_map(|e| match e {
+                Effect::Send { call, action, .. } => Some((call, action)),
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// The one call among the new effects.
+    fn one_send(&mut self) -> (CallId, Action) {
+        let sends = self.sends();
+        assert_eq!(sends.len(), 1, "expected exactly one call, got {sends:?}");
+        sends[0]
+    }
+
+    fn failures(&self) -> Vec<(bool, LikeError)> {
+        self.effects
+            .iter()
+            .filter_map(|e| match e {
+                Effect::Failed { wanted, error, .. } => Some((*wanted, error.clone())),
+                _ => None,
+            })
+            .collect()
+    }
+
+    fn waits(effects: &[Effect]) -> Vec<(CallId, Duration)> {
+        effects
+            .iter()
+            .filter_map(|e| match e {
+                Effect::Wait { call, delay, .. } => Some((*call, *delay)),
+                _ => None,
+            })
+            .collect()
+    }
+
+    fn seen(&mut self, count: u64, liked: bool, friends: &[&str], version: u64) {
+        self.m.snapshot(
+            POST,
+            PostLikes {
+                count,
+                liked_by_me: liked,
+                friends: friends.iter().map(|s| s.to_string()).collect(),
+                version,
+            },
+        );
+        self.take();
+    }
+
+    fn ok(&mut self, call: CallId, count: u64, liked: bool, version: u64) {
+        self.m.response(
+            POST,
+            call,
+            Ok(LikeState {
+                count,
+                liked_by_me: liked,
+                version,
+            }),
+        );
+    }
+
+    fn err(&mut self, call: CallId, error: LikeError) {
+        self.m.response(POST, call, Err(error));
+    }
+
+    fn shown(&self) -> (bool, u64, bool) {
+        let v = self.m.view(POST).unwrap();
+        (v.liked, v.count, v.pending)
+    }
+}
+
+fn unavailable() -> LikeError {
+    LikeError::Server {
+        status: 503,
+        code: "http_503".into(),
+        message: "unavailable".into(),
+    }
+}
+
+#[test]
+fn tap_is_instant_and_sends_state() {
+    let mut p = Probe::new();
+    p.seen(1203, false, &["Ana"], 9);
+    let view = p.m.tap(POST, true);
+    assert!(view.liked && view.pending);
+    assert_eq!(view.count, 1204);
+    assert_eq!(view.line.to_string(), "Liked by you, Ana and 1,202 others");
+    let new = p.take();
+    assert!(matches!(&new[0], Effect::Changed(v) if v == &view));
+    assert!(
+        matches!(
+            new[1],
+            Effect::Send {
+                post: POST,
+                action: Action::Like,
+                ..
+            }
+        ),
+        "{new:?}"
+    );
+}
+
+#[test]
+fn confirmed_like_settles() {
+    let mut p = Probe::new();
+    p.seen(1203, false, &[], 9);
+    p.m.tap(POST, true);
+    let (call, _) = p.one_send();
+    p.ok(call, 1204, true, 10);
+    assert_eq!(p.shown(), (true, 1204, false));
+    assert!(p.sends().is_empty());
+    assert!(p.failures().is_empty());
+}
+
+#[test]
+fn refresh_lands_while_like_is_pending() {
+    let mut p = Probe::new();
+    p.seen(10, false, &[], 3);
+    p.m.tap(POST, true);
+    let (call, _) = p.one_send();
+    // Others liked meanwhile; our like has not reached the server yet.
+    p.seen(12, false, &["Ben"], 5);
+    let v = p.m.view(POST).unwrap();
+    assert!(v.liked, "a refresh must not empty a pending like");
+    assert_eq!(v.count, 13, "others' likes show, plus ours");
+    assert_eq!(v.friends, ["Ben"]);
+    // The same read after our like committed: no double count.
+    p.seen(13, true, &["Ben"], 6);
+    assert_eq!(p.shown(), (true, 13, true));
+    p.ok(call, 13, true, 6);
+    assert_eq!(p.shown(), (true, 13, false));
+}
+
+#[test]
+fn response_to_superseded_call_is_ignored() {
+    let mut p = Probe::new();
+    p.m.tap(POST, true);
+    let (call, _) = p.one_send();
+    p.ok(call, 1, true, 1);
+    p.take();
+    let before = p.m.view(POST);
+    // A duplicate or late answer to the same call changes nothing.
+    p.ok(call, 0, false, 2);
+    p.err(call, LikeError::Timeout);
+    p.m.response(
+        POST,
+        9999,
+        Ok(LikeState {
+            count: 5,
+            liked_by_me: false,
+            version: 3,
+        }),
+    );
+    p.m.timer(POST, call);
+    assert_eq!(p.m.view(POST), before);
+    assert!(p.take().is_empty());
+}
+
+#[test]
+fn like_then_unlike_while_like_in_flight() {
+    let mut p = Probe::new();
+    p.seen(5, false, &[], 1);
+    p.m.tap(POST, true);
+    let (like, action) = p.one_send();
+    assert_eq!(action, Action::Like);
+    let v = p.m.tap(POST, false);
+    assert!(!v.liked, "the heart empties from the second tap on");
+    assert_eq!(v.count, 5);
+    assert!(p.sends().is_empty(), "one call in flight per post");
+    p.ok(like, 6, true, 2);
+    assert_eq!(p.shown(), (false, 5, true));
+    let (unlike, action) = p.one_send();
+    assert_eq!(
+        action,
+        Action::Unlike,
+        "exactly one DELETE follows the like's answer"
+    );
+    p.ok(unlike, 5, false, 3);
+    assert_eq!(p.shown(), (false, 5, false));
+    assert!(p.sends().is_empty());
+}
+
+#[test]
+fn like_unlike_like_while_in_flight_sends_nothing_more() {
+    let mut p = Probe::new();
+    p.seen(5, false, &[], 1);
+    p.m.tap(POST, true);
+    let (like, _) = p.one_send();
+    p.m.tap(POST, false);
+    let v = p.m.tap(POST, true);
+    assert!(v.liked);
+    assert_eq!(v.count, 6);
+    p.ok(like, 6, true, 2);
+    assert!(p.sends().is_empty());
+    assert_eq!(p.shown(), (true, 6, false));
+    let s = p.m.stats();
+    assert_eq!((s.taps, s.intents_sent, s.coalesced), (3, 1, 2));
+}
+
+#[test]
+fn rapid_taps_coalesce_to_the_latest_intent() {
+    let mut p = Probe::new();
+    p.seen(0, false, &[], 1);
+    for i in 0..5 {
+        p.m.tap(POST, i % 2 == 0);
+    }
+    let (like, _) = p.one_send();
+    p.ok(like, 1, true, 2);
+    assert!(p.sends().is_empty(), "five taps ending liked need one call");
+    for want in [false, true, false] {
+        p.m.tap(POST, want);
+    }
+    let (unlike, action) = p.one_send();
+    assert_eq!(action, Action::Unlike);
+    p.ok(unlike, 0, false, 3);
+    assert!(p.sends().is_empty());
+    assert_eq!(p.shown(), (false, 0, false));
+}
+
+#[test]
+fn transient_failure_retries_then_sticks() {
+    let mut p = Probe::new();
+    p.seen(7, false, &[], 1);
+    p.m.tap(POST, true);
+    let (call, _) = p.one_send();
+    p.err(call, unavailable());
+    let new = p.take();
+    let waits = Probe::waits(&new);
+    assert_eq!(waits.len(), 1, "{new:?}");
+    assert!(!new.iter().any(|e| matches!(e, Effect::Changed(_))));
+    assert_eq!(
+        p.shown(),
+        (true, 8, true),
+        "the heart stays filled while retrying"
+    );
+    let (timer, delay) = waits[0];
+    assert!(delay >= Duration::from_millis(500) && delay <= Duration::from_millis(1000));
+    p.m.timer(POST, timer);
+    let (retry, action) = p.one_send();
+    assert_eq!(action, Action::Like);
+    p.ok(retry, 8, true, 2);
+    assert_eq!(p.shown(), (true, 8, false));
+    assert!(p.failures().is_empty());
+    assert_eq!(p.m.stats().retries, 1);
+}
+
+#[test]
+fn failure_after_retries_rolls_back_once() {
+    let mut p = Probe::with(MachineConfig {
+        retry: RetryPolicy {
+            max_retries: 3,
+            seed: Some(1),
+            ..RetryPolicy::default()
+        },
+        ..MachineConfig::default()
+    });
+    p.seen(7, false, &["Ana"], 1);
+    p.m.tap(POST, true);
+    let (mut call, _) = p.one_send();
+    let mut delays = Vec::new();
+    for _ in 0..3 {
+        p.err(call, unavailable());
+        let waits = Probe::waits(&p.take());
+        let (timer, delay) = waits[0];
+        delays.push(delay);
+        p.m.timer(POST, timer);
+        call = p.one_send().0;
+    }
+    p.err(call, LikeError::Timeout);
+    let new = p.take();
+    let failed: Vec<_> = new
+        .iter()
+        .filter(|e| matches!(e, Effect::Failed { .. }))
+        .collect();
+    assert_eq!(failed.len(), 1);
+    assert!(matches!(
+        failed[0],
+        Effect::Failed {
+            wanted: true,
+            error: LikeError::Timeout,
+            ..
+        }
+    ));
+    let v = p.m.view(POST).unwrap();
+    assert!(!v.liked && !v.pending);
+    assert_eq!(v.count, 7, "back to the confirmed count");
+    assert_eq!(v.error, Some(LikeError::Timeout));
+    assert_eq!(v.line.to_string(), "Liked by Ana and 6 others");
+    assert!(
+        new.iter()
+            .any(|e| matches!(e, Effect::Changed(v) if !v.liked))
+    );
+    // Backoff grows (jitter adds at most 100% of each step).
+    assert!(delays[0] < Duration::from_secs(1));
+    assert!(delays[1] >= Duration::from_secs(1) && delays[1] < Duration::from_secs(2));
+    assert!(delays[2] >= Duration::from_secs(2) && delays[2] < Duration::from_secs(4));
+    assert_eq!(p.m.stats().rollbacks, 1);
+    // The next tap clears the error and tries again.
+    let v = p.m.tap(POST, true);
+    assert_eq!(v.error, None);
+    assert_eq!(p.sends().len(), 1);
+}
+
+#[test]
+fn failure_of_superseded_intent_fires_nothing() {
+    let mut p = Probe::new();
+    p.seen(3, false, &[], 1);
+    p.m.tap(POST, true);
+    let (like, _) = p.one_send();
+    p.m.tap(POST, false);
+    p.err(
+        like,
+        LikeError::NotFound {
+            message: "gone".into(),
+        },
+    );
+    assert!(
+        p.failures().is_empty(),
+        "the like was superseded by the unlike"
+    );
+    assert!(
+        p.sends().is_empty(),
+        "the unlike equals the confirmed state"
+    );
+    assert_eq!(p.shown(), (false, 3, false));
+    let s = p.m.stats();
+    assert_eq!(s.taps, s.intents_sent + s.coalesced);
+}
+
+#[test]
+fn superseded_intent_after_transient_failure_is_sent_on_the_retry() {
+    let mut p = Probe::new();
+    p.seen(3, true, &[], 1);
+    p.m.tap(POST, false);
+    let (unlike, _) = p.one_send();
+    p.err(
+        unlike,
+        LikeError::RateLimited {
+            retry_after_ms: None,
+        },
+    );
+    let (timer, _) = Probe::waits(&p.take())[0];
+    // The viewer changes their mind while the retry waits.
+    p.m.tap(POST, true);
+    assert!(p.sends().is_empty(), "still one call at a time");
+    p.m.timer(POST, timer);
+    // Nothing may have applied (429), so the like equals the confirmed state.
+    assert!(p.sends().is_empty());
+    assert_eq!(p.shown(), (true, 3, false));
+    assert!(p.failures().is_empty());
+}
+
+#[test]
+fn lost_answer_makes_the_machine_resend_even_the_confirmed_state() {
+    let mut p = Probe::new();
+    p.seen(3, false, &[], 1);
+    p.m.tap(POST, true);
+    let (like, _) = p.one_send();
+    // The like may have reached the server; its answer was lost.
+    p.err(like, LikeError::Timeout);
+    let (timer, _) = Probe::waits(&p.take())[0];
+    p.m.tap(POST, false);
+    p.m.timer(POST, timer);
+    let (unlike, action) = p.one_send();
+    assert_eq!(
+        action,
+        Action::Unlike,
+        "the server may hold the like: undo it"
+    );
+    p.ok(unlike, 3, false, 1);
+    assert_eq!(p.shown(), (false, 3, false));
+    assert!(p.failures().is_empty());
+}
+
+#[test]
+fn stale_snapshot_never_moves_the_count_back() {
+    let mut p = Probe::new();
+    p.seen(1203, false, &[], 9);
+    p.m.tap(POST, true);
+    let (call, _) = p.one_send();
+    p.ok(call, 1204, true, 10);
+    // The server's one-second cache still serves version 9.
+    p.seen(1203, false, &[], 9);
+    assert_eq!(p.shown(), (true, 1204, false));
+    // A newer read wins.
+    p.seen(1210, true, &["Cleo"], 14);
+    assert_eq!(p.shown(), (true, 1210, false));
+    assert_eq!(p.m.view(POST).unwrap().friends, ["Cleo"]);
+}
+
+#[test]
+fn permanent_errors_roll_back_at_once() {
+    let errors = [
+        LikeError::Unauthorized {
+            message: "token refused after refresh".into(),
+        },
+        LikeError::Forbidden {
+            message: "blocked".into(),
+        },
+        LikeError::NotFound {
+            message: "post deleted".into(),
+        },
+        LikeError::Rejected {
+            status: 400,
+            code: "bad_post_id".into(),
+            message: String::new(),
+        },
+    ];
+    for error in errors {
+        let mut p = Probe::new();
+        p.seen(9, false, &[], 1);
+        p.m.tap(POST, true);
+        let (call, _) = p.one_send();
+        p.err(call, error.clone());
+        let new = p.take();
+        assert!(Probe::waits(&new).is_empty(), "{error:?} must not retry");
+        assert!(!new.iter().any(|e| matches!(e, Effect::Send { .. })));
+        assert_eq!(p.failures(), vec![(true, error.clone())]);
+        assert_eq!(p.shown(), (false, 9, false));
+        assert_eq!(p.m.stats().retries, 0);
+    }
+}
+
+#[test]
+fn retry_after_is_honoured() {
+    let mut p = Probe::new();
+    p.m.tap(POST, true);
+    let (call, _) = p.one_send();
+    p.err(
+        call,
+        LikeError::RateLimited {
+            retry_after_ms: Some(30_000),
+        },
+    );
+    let (_, delay) = Probe::waits(&p.take())[0];
+    assert!(delay >= Duration::from_secs(30), "{delay:?}");
+}
+
+#[test]
+fn unlike_of_a_stale_zero_count_never_goes_below_zero() {
+    let mut p = Probe::new();
+    p.seen(0, true, &[], 4);
+    let v = p.m.tap(POST, false);
+    assert_eq!(v.count, 0);
+    assert_eq!(v.line.to_string(), "");
+}
+
+#[test]
+fn toggle_follows_the_displayed_heart() {
+    let mut p = Probe::new();
+    assert!(p.m.toggle(POST).liked);
+    assert!(!p.m.toggle(POST).liked);
+    assert!(p.m.toggle(POST).liked);
+    let sends = p.sends();
+    assert_eq!(sends.len(), 1);
+    assert_eq!(sends[0].1, Action::Like);
+}
+
+#[test]
+fn tap_matching_the_heart_is_a_no_op() {
+    let mut p = Probe::new();
+    p.seen(4, true, &[], 2);
+    let v = p.m.tap(POST, true);
+    assert_eq!((v.liked, v.count, v.pending), (true, 4, false));
+    assert!(p.take().is_empty());
+    assert_eq!(p.m.stats().coalesced, 1);
+}
+
+#[test]
+fn seeded_jitter_is_reproducible_and_unseeded_varies() {
+    let delays = |seed: Option<u64>| {
+        let mut p = Probe::with(MachineConfig {
+            retry: RetryPolicy {
+                seed,
+                ..RetryPolicy::default()
+            },
+            ..MachineConfig::default()
+        });
+        (1..=20u64)
+            .map(|post| {
+                p.m.tap(post, true);
+                let call = p
+                    .take()
+                    .into_iter()
+                    .find_map(|e| match e {
+                        Effect::Send { call, .. } => Some(call),
+                        _ => None,
+                    })
+                    .unwrap();
+                p.m.response(post, call, Err(LikeError::Timeout));
+                Probe::waits(&p.take())[0].1
+            })
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(delays(Some(3)), delays(Some(3)));
+    assert_ne!(delays(Some(3)), delays(Some(4)));
+    let spread = delays(None);
+    assert!(
+        spread.iter().any(|d| *d != spread[0]),
+        "jitter spreads retries"
+    );
+}
+
+#[test]
+fn idle_posts_are_evicted_least_recently_used_first() {
+    let mut p = Probe::with(MachineConfig {
+        max_posts: 3,
+        ..MachineConfig::default()
+    });
+    let seen = |p: &mut Probe, post: u64| {
+        p.m.snapshot(
+            post,
+            PostLikes {
+                count: post,
+                liked_by_me: false,
+                friends: vec![],
+                version: 1,
+            },
+        )
+    };
+    seen(&mut p, 1);
+    seen(&mut p, 2);
+    p.m.watch(2);
+    p.m.tap(3, true); // pending: never evicted while its call is out
+    let (call, _) = p.one_send();
+    seen(&mut p, 4);
+    assert_eq!(p.m.len(), 3);
+    assert!(
+        p.m.view(1).is_none(),
+        "the least recently used idle post goes"
+    );
+    seen(&mut p, 5);
+    assert!(p.m.view(4).is_none());
+    assert!(p.m.view(2).is_some(), "watched posts stay");
+    assert!(p.m.view(3).is_some(), "posts with a call out stay");
+    p.m.response(
+        3,
+        call,
+        Ok(LikeState {
+            count: 1,
+            liked_by_me: true,
+            version: 2,
+        }),
+    );
+    p.m.unwatch(2);
+    seen(&mut p, 6);
+    assert_eq!(p.m.len(), 3);
+    assert_eq!(p.m.stats().evictions, 3);
+}
+
+#[test]
+fn many_posts_stay_within_the_bound() {
+    let mut m = Machine::new(MachineConfig {
+        max_posts: 1000,
+        ..MachineConfig::default()
+    });
+    for post in 0..100_000u64 {
+        m.snapshot(
+            post,
+            PostLikes {
+                count: 1,
+                liked_by_me: false,
+                friends: vec![],
+                version: 1,
+            },
+        );
+    }
+    assert_eq!(m.len(), 1000);
+    assert!(m.view(99_999).is_some());
+    assert!(m.view(0).is_none());
+}
