@@ -1,0 +1,541 @@
+//! `cargo xtask bench`: runs the benchmark suites, gathers their figures and
+//! writes `bench/REPORT.md`.
+//!
+//! Figures are named numbers. A suite adds them to [`Figures`]: criterion
+//! medians (in ns) under their benchmark id, such as `machine/tap_to_changed`,
+//! and every `likekit-metric name=value` line a bench prints under its name.
+//! The report is one row per entry in [`ROWS`]. To add a bench, add a suite
+//! to [`SUITES`] if a new command must run, and a row naming its figure.
+//! Benchmarks are not tests: a figure that misses its target is reported as
+//! `short`; only a suite that fails to run or a figure that is missing makes
+//! the command fail.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::fs;
+use std::path::Path;
+use std::process::{Command, ExitCode};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use crate::json::Json;
+use crate::{Ctx, proc, select};
+
+/// Named figures gathered in one run.
+pub type Figures = BTreeMap<String, f64>;
+
+/// A command that produces figures.
+#[derive(Debug)]
+pub struct Suite {
+    pub name: &'static str,
+    pub about: &'static str,
+    pub run: fn(&Ctx, &mut Figures) -> Result<(), String>,
+}
+
+/// Every benchmark suite, in the order they run.
+pub const SUITES: &[Suite] = &[Suite {
+    name: "machine",
+    about: "criterion: cargo bench -p likekit-core --bench machine",
+    run: |ctx, figures| cargo_bench(ctx, &["-p", "likekit-core", "--bench", "machine"], figures),
+}];
+
+/// The unit a row's figure and target are in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Unit {
+    Nanos,
+    Bytes,
+    PerSecond,
+    Millis,
+    Plain,
+}
+
+/// What a figure should reach.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Target {
+    AtMost(f64),
+    #[cfg_attr(
+        not(test),
+        expect(
+            dead_code,
+            reason = "throughput rows (views/s) arrive with the server bench"
+        )
+    )]
+    AtLeast(f64),
+    /// A reference point for ratios, with no target of its own.
+    Baseline,
+}
+
+/// One line of the report.
+#[derive(Debug)]
+pub struct Row {
+    /// The suite that produces the figure; the row is left out when that
+    /// suite is not selected with `--only`.
+    pub suite: &'static str,
+    pub what: &'static str,
+    /// The figure's name in [`Figures`].
+    pub figure: &'static str,
+    pub unit: Unit,
+    pub target: Target,
+    /// Show the figure as a multiple of another figure: (name, label).
+    pub ratio_to: Option<(&'static str, &'static str)>,
+}
+
+pub const ROWS: &[Row] = &[
+    Row {
+        suite: "machine",
+        what: "Tap through the machine to its Changed effect",
+        figure: "machine/tap_to_changed",
+        unit: Unit::Nanos,
+        target: Target::AtMost(1_000.0),
+        ratio_to: Some(("machine/hashmap_insert", "HashMap insert")),
+    },
+    Row {
+        suite: "machine",
+        what: "Bare HashMap insert of the same key",
+        figure: "machine/hashmap_insert",
+        unit: Unit::Nanos,
+        target: Target::Baseline,
+        ratio_to: None,
+    },
+    Row {
+        suite: "machine",
+        what: "Memory per tracked post, no friends",
+        figure: "memory_per_post_bytes",
+        unit: Unit::Bytes,
+        target: Target::AtMost(256.0),
+        ratio_to: None,
+    },
+];
+
+/// The verdict on one row.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Verdict {
+    Pass,
+    Short,
+    Baseline,
+    Missing,
+}
+
+impl Verdict {
+    fn as_str(self) -> &'static str {
+        match self {
+            Verdict::Pass => "pass",
+            Verdict::Short => "short",
+            Verdict::Baseline => "baseline",
+            Verdict::Missing => "missing",
+        }
+    }
+}
+
+pub fn verdict(value: Option<f64>, target: Target) -> Verdict {
+    match (value, target) {
+        (None, _) => Verdict::Missing,
+        (Some(_), Target::Baseline) => Verdict::Baseline,
+        (Some(v), Target::AtMost(t)) if v <= t => Verdict::Pass,
+        (Some(v), Target::AtLeast(t)) if v >= t => Verdict::Pass,
+        (Some(_), _) => Verdict::Short,
+    }
+}
+
+/// A value in its unit, for people: `412 ns`, `1.23 µs`, `184 B`.
+pub fn format_value(value: f64, unit: Unit) -> String {
+    match unit {
+        Unit::Nanos if value >= 1e9 => format!("{:.2} s", value / 1e9),
+        Unit::Nanos if value >= 1e6 => format!("{:.2} ms", value / 1e6),
+        Unit::Nanos if value >= 1e3 => format!("{:.2} µs", value / 1e3),
+        Unit::Nanos if value >= 100.0 => format!("{value:.0} ns"),
+        Unit::Nanos => format!("{value:.1} ns"),
+        Unit::Bytes => format!("{} B", group_thousands(value)),
+        Unit::PerSecond => format!("{}/s", group_thousands(value)),
+        Unit::Millis => format!("{value:.2} ms"),
+        Unit::Plain if value.fract() == 0.0 => group_thousands(value),
+        Unit::Plain => format!("{value:.3}"),
+    }
+}
+
+fn group_thousands(value: f64) -> String {
+    let rounded = format!("{:.0}", value.abs());
+    let mut out = String::new();
+    for (i, digit) in rounded.chars().enumerate() {
+        if i > 0 && (rounded.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(digit);
+    }
+    if value < 0.0 && rounded != "0" {
+        out.insert(0, '-');
+    }
+    out
+}
+
+fn format_target(target: Target, unit: Unit) -> String {
+    match target {
+        Target::AtMost(t) => format!("≤ {}", format_value(t, unit)),
+        Target::AtLeast(t) => format!("≥ {}", format_value(t, unit)),
+        Target::Baseline => "—".to_owned(),
+    }
+}
+
+/// Parses `likekit-metric name=value [name=value…]` lines.
+pub fn parse_metrics(line: &str) -> Vec<(String, f64)> {
+    let Some(rest) = line.trim().strip_prefix("likekit-metric ") else {
+        return Vec::new();
+    };
+    rest.split_whitespace()
+        .filter_map(|pair| {
+            let (name, value) = pair.split_once('=')?;
+            let value = value.parse::<f64>().ok().filter(|v| v.is_finite())?;
+            (!name.is_empty()).then(|| (name.to_owned(), value))
+        })
+        .collect()
+}
+
+/// The unit of a figure that no row describes, guessed from its name.
+pub fn unit_from_name(name: &str) -> Unit {
+    if name.ends_with("_bytes") {
+        Unit::Bytes
+    } else if name.ends_with("_ns") || name.contains('/') {
+        Unit::Nanos
+    } else if name.ends_with("_ms") {
+        Unit::Millis
+    } else if name.ends_with("_per_s") {
+        Unit::PerSecond
+    } else {
+        Unit::Plain
+    }
+}
+
+/// The report's table, rows in order; figures that no row names are listed
+/// after it so nothing a bench printed is lost.
+pub fn report_table(rows: &[&Row], figures: &Figures) -> String {
+    let mut out =
+        String::from("| what | figure | ratio | target | result |\n|---|---|---|---|---|\n");
+    for row in rows {
+        let value = figures.get(row.figure).copied();
+        let figure = value.map_or_else(|| "—".to_owned(), |v| format_value(v, row.unit));
+        let ratio = match (value, row.ratio_to) {
+            (Some(v), Some((base, label))) => match figures.get(base) {
+                Some(b) if *b > 0.0 => format!("{:.1}× {label}", v / b),
+                _ => format!("— ({label} missing)"),
+            },
+            _ => String::new(),
+        };
+        let _ = writeln!(
+            out,
+            "| {} (`{}`) | {figure} | {ratio} | {} | {} |",
+            row.what,
+            row.figure,
+            format_target(row.target, row.unit),
+            verdict(value, row.target).as_str()
+        );
+    }
+    let others: Vec<(&String, &f64)> = figures
+        .iter()
+        .filter(|(name, _)| !ROWS.iter().any(|r| r.figure == name.as_str()))
+        .collect();
+    if !others.is_empty() {
+        out.push_str("\nOther figures the benches reported (no target yet):\n\n| figure | value |\n|---|---|\n");
+        for (name, value) in others {
+            let _ = writeln!(
+                out,
+                "| `{name}` | {} |",
+                format_value(*value, unit_from_name(name))
+            );
+        }
+    }
+    out
+}
+
+/// `cargo bench <args>`, streamed; `likekit-metric` lines and the criterion
+/// results written during this run become figures.
+pub fn cargo_bench(ctx: &Ctx, args: &[&str], figures: &mut Figures) -> Result<(), String> {
+    let started = SystemTime::now();
+    let mut cmd = proc::cargo();
+    cmd.current_dir(&ctx.root).arg("bench").args(args);
+    let shown = proc::display(&cmd);
+    println!("xtask: {shown}");
+    let status = proc::stream(cmd, |line| figures.extend(parse_metrics(line)))?;
+    if !status.success() {
+        return Err(format!("`{shown}` failed ({status})"));
+    }
+    figures.extend(criterion_medians(
+        &ctx.target_dir.join("criterion"),
+        started,
+    ));
+    Ok(())
+}
+
+/// Median estimates (ns) of every criterion benchmark written since `since`,
+/// by full id, from `<dir>/**/new/{benchmark,estimates}.json`.
+pub fn criterion_medians(dir: &Path, since: SystemTime) -> Figures {
+    let mut figures = Figures::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        let Ok(entries) = fs::read_dir(&dir) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            let path = entry.path();
+            if !path.is_dir() {
+                continue;
+            }
+            if path.file_name().is_some_and(|n| n == "new") {
+                if let Some((id, median)) = read_criterion_result(&path, since) {
+                    figures.insert(id, median);
+                }
+            } else if path
+                .file_name()
+                .is_some_and(|n| n != "report" && n != "base")
+            {
+                stack.push(path);
+            }
+        }
+    }
+    figures
+}
+
+fn read_criterion_result(new_dir: &Path, since: SystemTime) -> Option<(String, f64)> {
+    let estimates = new_dir.join("estimates.json");
+    let fresh = fs::metadata(&estimates).and_then(|m| m.modified()).ok()? >= since;
+    if !fresh {
+        return None;
+    }
+    let benchmark = Json::parse(&fs::read_to_string(new_dir.join("benchmark.json")).ok()?).ok()?;
+    let id = benchmark.get("full_id")?.as_str()?.to_owned();
+    let estimates = Json::parse(&fs::read_to_string(estimates).ok()?).ok()?;
+    let median = estimates.path(&["median", "point_estimate"])?.as_f64()?;
+    Some((id, median))
+}
+
+/// `2026-04-01 12:34 UTC` for a time since the epoch.
+pub fn utc_timestamp(time: SystemTime) -> String {
+    let secs = time.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs());
+    let days = (secs / 86_400) as i64;
+    let (hour, minute) = ((secs % 86_400) / 3_600, (secs % 3_600) / 60);
+    // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1_460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!("{year:04}-{month:02}-{day:02} {hour:02}:{minute:02} UTC")
+}
+
+fn machine_line() -> String {
+    let cores = std::thread::available_parallelism().map_or(0, usize::from);
+    let rustc = proc::capture(Command::new("rustc").arg("--version"))
+        .unwrap_or_else(|| "rustc ?".to_owned());
+    format!("{cores} cores, {rustc}")
+}
+
+/// `cargo xtask bench [--only NAME[,NAME…]]`.
+pub fn main(ctx: &Ctx, args: &[String]) -> Result<ExitCode, String> {
+    let names: Vec<&str> = SUITES.iter().map(|s| s.name).collect();
+    let chosen = select::parse_only(args, &names, "bench")?;
+
+    let mut figures = Figures::new();
+    let mut failures = Vec::new();
+    for suite in SUITES.iter().filter(|s| chosen.contains(&s.name)) {
+        println!("xtask: bench suite {} ({})", suite.name, suite.about);
+        if let Err(e) = (suite.run)(ctx, &mut figures) {
+            failures.push(format!("{}: {e}", suite.name));
+        }
+    }
+
+    let rows: Vec<&Row> = ROWS.iter().filter(|r| chosen.contains(&r.suite)).collect();
+    let table = report_table(&rows, &figures);
+    let mut report = format!(
+        "# Benchmark report\n\nWritten by `cargo xtask bench` on {} ({}).\n\
+         Times are criterion medians; other figures come from `likekit-metric` lines the benches print.\n\
+         Benchmarks are not tests: `short` means a target was missed on this machine.\n\n",
+        utc_timestamp(SystemTime::now()),
+        machine_line()
+    );
+    report.push_str(&table);
+    if !failures.is_empty() {
+        report.push_str("\nSuites that failed to run:\n\n");
+        for f in &failures {
+            let _ = writeln!(report, "- {f}");
+        }
+    }
+    let dir = ctx.root.join("bench");
+    fs::create_dir_all(&dir).map_err(|e| format!("could not create {}: {e}", dir.display()))?;
+    let path = dir.join("REPORT.md");
+    fs::write(&path, &report).map_err(|e| format!("could not write {}: {e}", path.display()))?;
+
+    println!();
+    print!("{table}");
+    println!("\nxtask: wrote {}", path.display());
+
+    let missing: Vec<&str> = rows
+        .iter()
+        .filter(|r| !figures.contains_key(r.figure))
+        .map(|r| r.figure)
+        .collect();
+    for f in &failures {
+        eprintln!("error: bench suite {f}");
+    }
+    if !missing.is_empty() {
+        eprintln!("error: no figure for {}", missing.join(", "));
+    }
+    Ok(if failures.is_empty() && missing.is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    #[test]
+    fn parses_metric_lines() {
+        assert_eq!(
+            parse_metrics("likekit-metric memory_per_post_bytes=184"),
+            [("memory_per_post_bytes".to_owned(), 184.0)]
+        );
+        assert_eq!(
+            parse_metrics("  likekit-metric a=1.5 b=2 junk c=x\n"),
+            [("a".to_owned(), 1.5), ("b".to_owned(), 2.0)]
+        );
+        assert!(parse_metrics("machine/tap_to_changed time: [410 ns 412 ns 415 ns]").is_empty());
+        assert!(parse_metrics("likekit-metric =3 inf=inf").is_empty());
+    }
+
+    #[test]
+    fn verdicts() {
+        assert_eq!(verdict(Some(412.0), Target::AtMost(1_000.0)), Verdict::Pass);
+        assert_eq!(
+            verdict(Some(1_000.0), Target::AtMost(1_000.0)),
+            Verdict::Pass
+        );
+        assert_eq!(
+            verdict(Some(1_001.0), Target::AtMost(1_000.0)),
+            Verdict::Short
+        );
+        assert_eq!(
+            verdict(Some(59_000.0), Target::AtLeast(60_000.0)),
+            Verdict::Short
+        );
+        assert_eq!(
+            verdict(Some(61_000.0), Target::AtLeast(60_000.0)),
+            Verdict::Pass
+        );
+        assert_eq!(verdict(Some(20.0), Target::Baseline), Verdict::Baseline);
+        assert_eq!(verdict(None, Target::AtMost(1.0)), Verdict::Missing);
+        assert_eq!(verdict(None, Target::Baseline), Verdict::Missing);
+    }
+
+    #[test]
+    fn formats_values() {
+        assert_eq!(format_value(412.4, Unit::Nanos), "412 ns");
+        assert_eq!(format_value(18.25, Unit::Nanos), "18.2 ns");
+        assert_eq!(format_value(1_234.0, Unit::Nanos), "1.23 µs");
+        assert_eq!(format_value(2_500_000.0, Unit::Nanos), "2.50 ms");
+        assert_eq!(format_value(184.0, Unit::Bytes), "184 B");
+        assert_eq!(format_value(61_234.4, Unit::PerSecond), "61,234/s");
+        assert_eq!(format_value(1_000_000.0, Unit::Plain), "1,000,000");
+        assert_eq!(format_value(0.25, Unit::Plain), "0.250");
+        assert_eq!(
+            format_target(Target::AtMost(1_000.0), Unit::Nanos),
+            "≤ 1.00 µs"
+        );
+    }
+
+    #[test]
+    fn table_reports_pass_short_missing_and_ratio() {
+        let figures: Figures = [
+            ("machine/tap_to_changed".to_owned(), 412.0),
+            ("machine/hashmap_insert".to_owned(), 20.6),
+            ("extra_metric".to_owned(), 7.0),
+        ]
+        .into_iter()
+        .collect();
+        let rows: Vec<&Row> = ROWS.iter().collect();
+        let table = report_table(&rows, &figures);
+        let lines: Vec<&str> = table.lines().collect();
+        assert_eq!(
+            lines[2],
+            "| Tap through the machine to its Changed effect (`machine/tap_to_changed`) | 412 ns | 20.0× HashMap insert | ≤ 1.00 µs | pass |"
+        );
+        assert_eq!(
+            lines[3],
+            "| Bare HashMap insert of the same key (`machine/hashmap_insert`) | 20.6 ns |  | — | baseline |"
+        );
+        assert_eq!(
+            lines[4],
+            "| Memory per tracked post, no friends (`memory_per_post_bytes`) | — |  | ≤ 256 B | missing |"
+        );
+        assert!(table.contains("| `extra_metric` | 7 |"));
+    }
+
+    #[test]
+    fn a_missing_baseline_is_said_in_the_ratio() {
+        let figures: Figures = [("machine/tap_to_changed".to_owned(), 1_500.0)]
+            .into_iter()
+            .collect();
+        let table = report_table(&[&ROWS[0]], &figures);
+        assert!(
+            table.contains("| 1.50 µs | — (HashMap insert missing) | ≤ 1.00 µs | short |"),
+            "{table}"
+        );
+    }
+
+    #[test]
+    fn every_row_belongs_to_a_suite() {
+        for row in ROWS {
+            assert!(SUITES.iter().any(|s| s.name == row.suite), "{}", row.figure);
+        }
+    }
+
+    #[test]
+    fn reads_fresh_criterion_results_only() {
+        let dir = std::env::temp_dir().join(format!("xtask-criterion-{}", std::process::id()));
+        let new = dir.join("machine").join("tap_to_changed").join("new");
+        fs::create_dir_all(&new).expect("temp dir");
+        fs::write(
+            new.join("benchmark.json"),
+            r#"{"group_id":"machine","function_id":"tap_to_changed","value_str":null,"throughput":null,"full_id":"machine/tap_to_changed","directory_name":"machine/tap_to_changed","title":"machine/tap_to_changed"}"#,
+        )
+        .expect("write");
+        fs::write(
+            new.join("estimates.json"),
+            r#"{"mean":{"point_estimate":420.0},"median":{"confidence_interval":{"confidence_level":0.95,"lower_bound":400.0,"upper_bound":420.0},"point_estimate":411.5,"standard_error":2.0}}"#,
+        )
+        .expect("write");
+        let before = SystemTime::now() - Duration::from_secs(60);
+        let after = SystemTime::now() + Duration::from_secs(60);
+        let fresh = criterion_medians(&dir, before);
+        let stale = criterion_medians(&dir, after);
+        let _ = fs::remove_dir_all(&dir);
+        assert_eq!(fresh.get("machine/tap_to_changed"), Some(&411.5));
+        assert!(stale.is_empty());
+    }
+
+    #[test]
+    fn utc_timestamps() {
+        assert_eq!(utc_timestamp(UNIX_EPOCH), "1970-01-01 00:00 UTC");
+        assert_eq!(
+            utc_timestamp(UNIX_EPOCH + Duration::from_secs(951_782_400 + 3_600 + 120)),
+            "2000-02-29 01:02 UTC"
+        );
+        assert_eq!(
+            utc_timestamp(UNIX_EPOCH + Duration::from_secs(1_767_225_599)),
+            "2025-12-31 23:59 UTC"
+        );
+    }
+
+    #[test]
+    fn units_from_names() {
+        assert_eq!(unit_from_name("memory_per_post_bytes"), Unit::Bytes);
+        assert_eq!(unit_from_name("driver/tap_to_callback"), Unit::Nanos);
+        assert_eq!(unit_from_name("views_per_s"), Unit::PerSecond);
+        assert_eq!(unit_from_name("p99_ms"), Unit::Millis);
+        assert_eq!(unit_from_name("wasm_gzip"), Unit::Plain);
+    }
+}

@@ -1,0 +1,359 @@
+//! `cargo xtask demo`: the reference server with demo data, on loopback.
+//! The web page arrives with the web issue; until then the command says so
+//! and runs the server alone.
+
+use std::fs;
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpListener, TcpStream, ToSocketAddrs};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, ExitCode};
+use std::time::{Duration, Instant};
+
+use crate::json::Json;
+use crate::{Ctx, proc};
+
+const SERVER_PACKAGE: &str = "likekit-server";
+const SERVER_BIN: &str = "likekit-server";
+const SEED: &str = "examples/demo-seed.json";
+/// Used when free; otherwise any free port.
+const PREFERRED_LISTEN: &str = "127.0.0.1:8787";
+const STARTUP_TIMEOUT: Duration = Duration::from_secs(60);
+
+pub fn main(ctx: &Ctx, args: &[String]) -> Result<ExitCode, String> {
+    let listen = match args {
+        [] => free_listen_addr()?,
+        [flag, addr] if flag == "--listen" => addr.clone(),
+        [arg] if arg.starts_with("--listen=") => arg["--listen=".len()..].to_owned(),
+        _ => {
+            return Err(format!(
+                "unknown option `{}` for `cargo xtask demo` (see `cargo xtask help`)",
+                args.join(" ")
+            ));
+        }
+    };
+    let url = url_for(&listen)?;
+
+    let metadata = cargo_metadata(ctx)?;
+    if !has_bin(&metadata, SERVER_PACKAGE, SERVER_BIN) {
+        return Err(format!(
+            "the demo needs the reference server, but the `{SERVER_PACKAGE}` crate (server-mock/) has no `{SERVER_BIN}` binary yet"
+        ));
+    }
+    let target_dir = metadata
+        .get("target_directory")
+        .and_then(Json::as_str)
+        .map_or_else(|| ctx.target_dir.clone(), PathBuf::from);
+
+    let seed = ctx.root.join(SEED);
+    if !seed.is_file() {
+        return Err(format!("the demo data {} is missing", seed.display()));
+    }
+
+    let mut build = proc::cargo();
+    build
+        .current_dir(&ctx.root)
+        .args(["build", "--package", SERVER_PACKAGE, "--bin", SERVER_BIN]);
+    println!("xtask: building the server ({})", proc::display(&build));
+    proc::run(&mut build)?;
+    let binary = target_dir.join("debug").join(SERVER_BIN);
+
+    let db = fresh_database(&target_dir.join("demo"))?;
+    let admin_key = random_hex(16);
+    let mut server = Command::new(&binary);
+    server
+        .current_dir(&ctx.root)
+        .arg("--listen")
+        .arg(&listen)
+        .arg("--seed")
+        .arg(&seed)
+        .arg("--admin-key")
+        .arg(&admin_key)
+        .arg("--db")
+        .arg(&db);
+    println!("xtask: starting {}", proc::display(&server));
+    let mut child = server.spawn().map_err(|e| proc::spawn_error(&server, &e))?;
+
+    if let Err(e) = wait_until_listening(&listen, &mut child) {
+        let _ = child.kill();
+        let _ = child.wait();
+        return Err(e);
+    }
+    println!();
+    println!("xtask: web demo not yet built; the server is running at {url}");
+    println!("xtask:   demo data   {SEED} (users Ana 1, Ben 2, Cleo 3, Dev 4, Eve 5)");
+    println!("xtask:   admin key   {admin_key}  (header X-Admin-Key)");
+    println!(
+        "xtask:   database    {} (made fresh on every run)",
+        db.display()
+    );
+    println!(
+        "xtask:   try         curl -s -X POST -H 'X-Admin-Key: {admin_key}' -H 'Content-Type: application/json' -d '{{\"user_id\":1,\"ttl_secs\":3600}}' {url}admin/tokens"
+    );
+    println!("xtask:               curl -s -H 'Authorization: Bearer <token>' {url}posts/42/likes");
+    println!("xtask: press Ctrl-C to stop");
+
+    let status = child
+        .wait()
+        .map_err(|e| format!("waiting for the server failed: {e}"))?;
+    if status.success() {
+        Ok(ExitCode::SUCCESS)
+    } else {
+        Err(format!("the server stopped ({status})"))
+    }
+}
+
+fn cargo_metadata(ctx: &Ctx) -> Result<Json, String> {
+    let mut cmd = proc::cargo();
+    cmd.current_dir(&ctx.root)
+        .args(["metadata", "--no-deps", "--format-version", "1"]);
+    let out = cmd.output().map_err(|e| proc::spawn_error(&cmd, &e))?;
+    if !out.status.success() {
+        return Err(format!(
+            "`{}` failed: {}",
+            proc::display(&cmd),
+            String::from_utf8_lossy(&out.stderr).trim()
+        ));
+    }
+    Json::parse(&String::from_utf8_lossy(&out.stdout)).map_err(|e| {
+        format!(
+            "could not read the output of `{}`: {e}",
+            proc::display(&cmd)
+        )
+    })
+}
+
+/// Whether `cargo metadata` lists a binary target `bin` in `package`.
+pub fn has_bin(metadata: &Json, package: &str, bin: &str) -> bool {
+    metadata
+        .get("packages")
+        .map(Json::as_array)
+        .unwrap_or_default()
+        .iter()
+        .filter(|p| p.get("name").and_then(Json::as_str) == Some(package))
+        .flat_map(|p| p.get("targets").map(Json::as_array).unwrap_or_default())
+        .any(|t| {
+            t.get("name").and_then(Json::as_str) == Some(bin)
+                && t.get("kind")
+                    .map(Json::as_array)
+                    .unwrap_or_default()
+                    .iter()
+                    .any(|k| k.as_str() == Some("bin"))
+        })
+}
+
+/// The preferred demo address when it is free, else a free loopback port.
+fn free_listen_addr() -> Result<String, String> {
+    if TcpListener::bind(PREFERRED_LISTEN).is_ok() {
+        return Ok(PREFERRED_LISTEN.to_owned());
+    }
+    let listener = TcpListener::bind("127.0.0.1:0")
+        .map_err(|e| format!("could not find a free port on 127.0.0.1: {e}"))?;
+    let addr = listener
+        .local_addr()
+        .map_err(|e| format!("could not find a free port on 127.0.0.1: {e}"))?;
+    Ok(addr.to_string())
+}
+
+/// The address to connect to for a listen address (`0.0.0.0` and `[::]`
+/// mean this machine).
+fn connect_addr(listen: &str) -> Result<SocketAddr, String> {
+    let mut addr = listen
+        .to_socket_addrs()
+        .map_err(|e| format!("`{listen}` is not a listen address (host:port): {e}"))?
+        .next()
+        .ok_or_else(|| format!("`{listen}` resolves to no address"))?;
+    if addr.ip().is_unspecified() {
+        addr.set_ip(if addr.is_ipv4() {
+            [127, 0, 0, 1].into()
+        } else {
+            std::net::Ipv6Addr::LOCALHOST.into()
+        });
+    }
+    Ok(addr)
+}
+
+/// The base URL people open, ending in `/`.
+pub fn url_for(listen: &str) -> Result<String, String> {
+    Ok(format!("http://{}/", connect_addr(listen)?))
+}
+
+/// Waits until the server answers HTTP, or fails if it exits first.
+fn wait_until_listening(listen: &str, child: &mut Child) -> Result<(), String> {
+    let addr = connect_addr(listen)?;
+    let deadline = Instant::now() + STARTUP_TIMEOUT;
+    loop {
+        if let Some(status) = child
+            .try_wait()
+            .map_err(|e| format!("checking on the server failed: {e}"))?
+        {
+            return Err(format!(
+                "the server exited during start-up ({status}); see its output above"
+            ));
+        }
+        if answers_http(addr) {
+            return Ok(());
+        }
+        if Instant::now() > deadline {
+            return Err(format!(
+                "the server did not answer on {addr} within {} s",
+                STARTUP_TIMEOUT.as_secs()
+            ));
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    }
+}
+
+/// Whether something at `addr` answers `GET /healthz` with any HTTP response.
+fn answers_http(addr: SocketAddr) -> bool {
+    let Ok(mut stream) = TcpStream::connect_timeout(&addr, Duration::from_millis(500)) else {
+        return false;
+    };
+    let _ = stream.set_read_timeout(Some(Duration::from_secs(2)));
+    let request = format!("GET /healthz HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n");
+    if stream.write_all(request.as_bytes()).is_err() {
+        return false;
+    }
+    let mut head = [0u8; 12];
+    stream.read_exact(&mut head).is_ok() && head.starts_with(b"HTTP/1.")
+}
+
+/// An empty folder for the demo database; the previous run's files go.
+fn fresh_database(dir: &Path) -> Result<PathBuf, String> {
+    fs::create_dir_all(dir).map_err(|e| format!("could not create {}: {e}", dir.display()))?;
+    let db = dir.join("likekit-demo.db");
+    for suffix in ["", "-wal", "-shm", "-journal"] {
+        let file = PathBuf::from(format!("{}{suffix}", db.display()));
+        if file.exists() {
+            fs::remove_file(&file).map_err(|e| {
+                format!(
+                    "could not remove the old demo database {}: {e}",
+                    file.display()
+                )
+            })?;
+        }
+    }
+    Ok(db)
+}
+
+/// Random hex for the admin key, from the OS's random source.
+fn random_hex(bytes: usize) -> String {
+    let mut buf = vec![0u8; bytes];
+    let from_os = fs::File::open("/dev/urandom").and_then(|mut f| f.read_exact(&mut buf));
+    if from_os.is_err() {
+        // No /dev/urandom: fall back on std's per-process random hash keys.
+        use std::hash::{BuildHasher, Hasher};
+        for chunk in buf.chunks_mut(8) {
+            let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+            h.write_u128(Instant::now().elapsed().as_nanos());
+            chunk.copy_from_slice(&h.finish().to_le_bytes()[..chunk.len()]);
+        }
+    }
+    buf.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::BTreeSet;
+
+    #[test]
+    fn finds_binaries_in_cargo_metadata() {
+        let metadata = Json::parse(
+            r#"{"packages":[
+                {"name":"likekit-core","targets":[{"name":"likekit_core","kind":["lib"]}]},
+                {"name":"likekit-server","targets":[
+                    {"name":"likekit_server","kind":["lib"]},
+                    {"name":"likekit-server","kind":["bin"]}]}],
+               "target_directory":"/work/main/target"}"#,
+        )
+        .expect("valid");
+        assert!(has_bin(&metadata, "likekit-server", "likekit-server"));
+        assert!(!has_bin(&metadata, "likekit-core", "likekit-server"));
+        let library_only = Json::parse(
+            r#"{"packages":[{"name":"likekit-server","targets":[{"name":"likekit_server","kind":["lib"]}]}]}"#,
+        )
+        .expect("valid");
+        assert!(!has_bin(&library_only, "likekit-server", "likekit-server"));
+    }
+
+    #[test]
+    fn urls_for_listen_addresses() {
+        assert_eq!(
+            url_for("127.0.0.1:8787").as_deref(),
+            Ok("http://127.0.0.1:8787/")
+        );
+        assert_eq!(
+            url_for("0.0.0.0:9000").as_deref(),
+            Ok("http://127.0.0.1:9000/")
+        );
+        assert_eq!(url_for("[::]:9000").as_deref(), Ok("http://[::1]:9000/"));
+        assert!(url_for("no-port").is_err());
+    }
+
+    #[test]
+    fn admin_keys_are_random_hex() {
+        let (a, b) = (random_hex(16), random_hex(16));
+        assert_eq!(a.len(), 32);
+        assert!(a.chars().all(|c| c.is_ascii_hexdigit()));
+        assert_ne!(a, b);
+    }
+
+    /// The demo seed matches the `Seed` document in sdk-core's wire types
+    /// (no unknown fields) and every id it mentions exists.
+    #[test]
+    fn demo_seed_is_consistent() {
+        let text = include_str!("../../examples/demo-seed.json");
+        let seed = Json::parse(text).expect("demo seed is JSON");
+        let keys = |value: &Json| -> Vec<String> {
+            value.as_object().iter().map(|(k, _)| k.clone()).collect()
+        };
+        assert_eq!(keys(&seed), ["users", "posts"]);
+
+        let users = seed.get("users").map(Json::as_array).unwrap_or_default();
+        let ids: BTreeSet<u64> = users
+            .iter()
+            .map(|u| u.get("id").and_then(Json::as_f64).expect("user id") as u64)
+            .collect();
+        assert_eq!(ids.len(), users.len(), "user ids are unique");
+        let names: Vec<&str> = users
+            .iter()
+            .map(|u| u.get("name").and_then(Json::as_str).expect("user name"))
+            .collect();
+        assert_eq!(names, ["Ana", "Ben", "Cleo", "Dev", "Eve"]);
+        for user in users {
+            assert!(
+                keys(user)
+                    .iter()
+                    .all(|k| ["id", "name", "friends"].contains(&k.as_str()))
+            );
+            for friend in user.get("friends").map(Json::as_array).unwrap_or_default() {
+                let friend = friend.as_f64().expect("friend id") as u64;
+                assert!(ids.contains(&friend), "friend {friend} is a user");
+            }
+        }
+
+        let posts = seed.get("posts").map(Json::as_array).unwrap_or_default();
+        assert!(posts.len() >= 5);
+        let mut post_ids = BTreeSet::new();
+        for post in posts {
+            assert!(
+                keys(post)
+                    .iter()
+                    .all(|k| ["id", "likers"].contains(&k.as_str()))
+            );
+            assert!(
+                post_ids.insert(post.get("id").and_then(Json::as_f64).expect("post id") as u64)
+            );
+            let likers: Vec<u64> = post
+                .get("likers")
+                .map(Json::as_array)
+                .unwrap_or_default()
+                .iter()
+                .map(|l| l.as_f64().expect("liker id") as u64)
+                .collect();
+            let unique: BTreeSet<u64> = likers.iter().copied().collect();
+            assert_eq!(unique.len(), likers.len(), "no one likes a post twice");
+            assert!(unique.is_subset(&ids), "likers are users");
+        }
+    }
+}

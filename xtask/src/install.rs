@@ -1,0 +1,597 @@
+//! Tools the build needs: each helper checks first, installs only what is
+//! missing, and says what it is doing. Project-local tools go under `.tools/`
+//! (gitignored), so nothing here changes the rest of the machine except
+//! rustup targets and Debian packages.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use crate::json::Json;
+use crate::{Ctx, proc};
+
+/// The target the web package builds for.
+pub const WASM_TARGET: &str = "wasm32-unknown-unknown";
+/// The Kotlin compiler, from the npm package `kotlin-compiler`.
+pub const KOTLIN_COMPILER_VERSION: &str = "2.4.20";
+/// Drives Debian's chromium for the browser tests.
+pub const PLAYWRIGHT_CORE: NpmPackage = NpmPackage {
+    name: "playwright-core",
+    version: "1.65.1",
+};
+
+fn say(what: &str) {
+    println!("xtask: {what}");
+}
+
+// ---------------------------------------------------------------- versions
+
+/// The first word of a `--version` answer that looks like a version number:
+/// `wasm-bindgen 0.2.130` gives `0.2.130`, `v20.11.1` gives `20.11.1`.
+pub fn version_in(text: &str) -> Option<&str> {
+    text.split(|c: char| c.is_whitespace() || c == '(' || c == ')' || c == ',' || c == '"')
+        .map(|word| word.strip_prefix('v').unwrap_or(word))
+        .map(|word| word.trim_end_matches(['.', ';', ':']))
+        .find(|word| {
+            word.contains('.')
+                && word.starts_with(|c: char| c.is_ascii_digit())
+                && word
+                    .split(['.', '-', '+'])
+                    .next()
+                    .is_some_and(|major| major.chars().all(|c| c.is_ascii_digit()))
+        })
+}
+
+/// The version of `package` recorded in a `Cargo.lock`, when exactly one is.
+pub fn locked_version(lock: &str, package: &str) -> Option<String> {
+    let wanted = format!("name = \"{package}\"");
+    let mut versions = Vec::new();
+    let mut lines = lock.lines();
+    while let Some(line) = lines.next() {
+        if line.trim() != wanted {
+            continue;
+        }
+        if let Some(version) = lines
+            .next()
+            .and_then(|l| l.trim().strip_prefix("version = \""))
+            .and_then(|v| v.strip_suffix('"'))
+        {
+            versions.push(version.to_owned());
+        }
+    }
+    match versions.as_slice() {
+        [one] => Some(one.clone()),
+        _ => None,
+    }
+}
+
+/// The `wasm-bindgen` version the workspace is locked to; wasm-bindgen-cli
+/// must be exactly this version. `None` until the web crate depends on it.
+pub fn pinned_wasm_bindgen(ctx: &Ctx) -> Option<String> {
+    let lock = fs::read_to_string(ctx.root.join("Cargo.lock")).ok()?;
+    locked_version(&lock, "wasm-bindgen")
+}
+
+// ---------------------------------------------------------------- rustup
+
+/// Whether a rustup target is installed for the active toolchain.
+pub fn has_rustup_target(target: &str) -> Result<bool, String> {
+    let mut cmd = Command::new("rustup");
+    cmd.args(["target", "list", "--installed"]);
+    let installed = proc::capture(&mut cmd).ok_or_else(|| {
+        format!(
+            "could not ask rustup which targets are installed (`{}`); is rustup on PATH?",
+            proc::display(&cmd)
+        )
+    })?;
+    Ok(installed.lines().any(|line| line.trim() == target))
+}
+
+/// Installs a rustup target when missing.
+pub fn rustup_target(target: &str) -> Result<(), String> {
+    if has_rustup_target(target)? {
+        return Ok(());
+    }
+    say(&format!("installing {target} target via rustup…"));
+    proc::run(Command::new("rustup").args(["target", "add", target]))
+}
+
+// ---------------------------------------------------------------- cargo install
+
+/// A binary installed with `cargo install` at an exact version.
+#[derive(Debug, Clone, Copy)]
+pub struct CargoTool<'a> {
+    pub krate: &'a str,
+    pub bin: &'a str,
+    pub version: &'a str,
+}
+
+/// The installed version of a program, from `program --version`.
+pub fn tool_version(program: &Path) -> Option<String> {
+    let out = proc::capture(Command::new(program).arg("--version"))?;
+    version_in(&out).map(str::to_owned)
+}
+
+/// Where a cargo tool is, if the pinned version is installed: first the
+/// project's `.tools/cargo/bin`, then PATH.
+pub fn find_cargo_tool(ctx: &Ctx, tool: CargoTool<'_>) -> Option<PathBuf> {
+    let local = ctx.tools().join("cargo").join("bin").join(tool.bin);
+    [Some(local), proc::which(tool.bin)]
+        .into_iter()
+        .flatten()
+        .find(|path| tool_version(path).as_deref() == Some(tool.version))
+}
+
+/// Installs a cargo tool at its pinned version into `.tools/cargo` when it is
+/// not already installed, and returns the binary's path. No `--locked`: one
+/// locked dependency version of wasm-bindgen-cli is not served here.
+pub fn cargo_tool(ctx: &Ctx, tool: CargoTool<'_>) -> Result<PathBuf, String> {
+    if let Some(path) = find_cargo_tool(ctx, tool) {
+        return Ok(path);
+    }
+    let root = ctx.tools().join("cargo");
+    say(&format!(
+        "installing {} {} via cargo install into {} (this compiles it; minutes on 2 cores)…",
+        tool.krate,
+        tool.version,
+        root.display()
+    ));
+    let mut cmd = proc::cargo();
+    cmd.args(["install", tool.krate, "--version"])
+        .arg(format!("={}", tool.version))
+        .arg("--root")
+        .arg(&root);
+    proc::run(&mut cmd)?;
+    let path = root.join("bin").join(tool.bin);
+    match tool_version(&path) {
+        Some(v) if v == tool.version => Ok(path),
+        other => Err(format!(
+            "installed {} but `{} --version` reports {}, not {}",
+            tool.krate,
+            path.display(),
+            other.as_deref().unwrap_or("nothing"),
+            tool.version
+        )),
+    }
+}
+
+// ---------------------------------------------------------------- apt
+
+static APT_UPDATED: AtomicBool = AtomicBool::new(false);
+
+/// Whether a Debian package is installed.
+pub fn dpkg_installed(package: &str) -> Result<bool, String> {
+    let out = Command::new("dpkg-query")
+        .args(["-W", "-f=${Status}", package])
+        .output()
+        .map_err(|_| {
+            format!("`dpkg-query` is not available, so Debian package `{package}` cannot be checked; install it with your system's package manager")
+        })?;
+    Ok(out.status.success()
+        && String::from_utf8_lossy(&out.stdout).trim() == "install ok installed")
+}
+
+/// The packages from `packages` that are not installed.
+pub fn apt_missing<'a>(packages: &[&'a str]) -> Result<Vec<&'a str>, String> {
+    let mut missing = Vec::new();
+    for &package in packages {
+        if !dpkg_installed(package)? {
+            missing.push(package);
+        }
+    }
+    Ok(missing)
+}
+
+/// How we may run apt-get.
+fn apt_prefix() -> Option<Vec<&'static str>> {
+    let uid = proc::capture(Command::new("id").arg("-u"));
+    if uid.as_deref() == Some("0") {
+        return Some(Vec::new());
+    }
+    let sudo_ok = Command::new("sudo")
+        .args(["-n", "true"])
+        .stdin(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    sudo_ok.then(|| vec!["sudo", "-n"])
+}
+
+fn apt_command(prefix: &[&str], args: &[&str]) -> Command {
+    let mut words: Vec<&str> = prefix.to_vec();
+    words.extend(["env", "DEBIAN_FRONTEND=noninteractive", "apt-get"]);
+    words.extend(args);
+    let mut cmd = Command::new(words[0]);
+    cmd.args(&words[1..]);
+    cmd
+}
+
+/// Installs the Debian packages that are missing, running `apt-get update`
+/// once first. Needs root or password-less sudo; otherwise the error says
+/// which command to run.
+pub fn apt(packages: &[&str]) -> Result<(), String> {
+    let missing = apt_missing(packages)?;
+    if missing.is_empty() {
+        return Ok(());
+    }
+    let list = missing.join(" ");
+    let Some(prefix) = apt_prefix() else {
+        return Err(format!(
+            "missing Debian packages: {list}. Install them as root with:\n    sudo apt-get update && sudo apt-get install -y --no-install-recommends {list}"
+        ));
+    };
+    if !APT_UPDATED.load(Ordering::Relaxed) {
+        say("updating the apt package lists (apt-get update)…");
+        proc::run(&mut apt_command(&prefix, &["update", "-q"]))?;
+        APT_UPDATED.store(true, Ordering::Relaxed);
+    }
+    say(&format!("installing {list} via apt-get…"));
+    let mut args = vec!["install", "-y", "-q", "--no-install-recommends"];
+    args.extend(&missing);
+    proc::run(&mut apt_command(&prefix, &args))
+}
+
+// ---------------------------------------------------------------- npm
+
+/// An npm package at an exact version.
+#[derive(Debug, Clone, Copy)]
+pub struct NpmPackage {
+    pub name: &'static str,
+    pub version: &'static str,
+}
+
+/// The project-local folder npm packages are installed into.
+pub fn node_dir(ctx: &Ctx) -> PathBuf {
+    ctx.tools().join("node")
+}
+
+/// The version of an npm package installed in `.tools/node`, if any.
+pub fn npm_installed_version(ctx: &Ctx, name: &str) -> Option<String> {
+    let manifest = node_dir(ctx)
+        .join("node_modules")
+        .join(name)
+        .join("package.json");
+    let text = fs::read_to_string(manifest).ok()?;
+    Json::parse(&text)
+        .ok()?
+        .get("version")?
+        .as_str()
+        .map(str::to_owned)
+}
+
+/// Installs npm packages into `.tools/node` when missing or at another
+/// version, and returns its `node_modules` folder (for `NODE_PATH`).
+pub fn npm(ctx: &Ctx, packages: &[NpmPackage]) -> Result<PathBuf, String> {
+    let dir = node_dir(ctx);
+    let wanted: Vec<String> = packages
+        .iter()
+        .filter(|p| npm_installed_version(ctx, p.name).as_deref() != Some(p.version))
+        .map(|p| format!("{}@{}", p.name, p.version))
+        .collect();
+    if !wanted.is_empty() {
+        fs::create_dir_all(&dir).map_err(|e| format!("could not create {}: {e}", dir.display()))?;
+        say(&format!(
+            "installing {} via npm into {}…",
+            wanted.join(" "),
+            dir.display()
+        ));
+        let mut cmd = Command::new("npm");
+        cmd.arg("install")
+            .arg("--prefix")
+            .arg(&dir)
+            .args(["--no-audit", "--no-fund", "--save-exact"])
+            .args(&wanted);
+        proc::run(&mut cmd)?;
+    }
+    Ok(dir.join("node_modules"))
+}
+
+// ---------------------------------------------------------------- Python
+
+/// A PyPI package at an exact version.
+#[derive(Debug, Clone, Copy)]
+pub struct PyPackage {
+    pub name: &'static str,
+    pub version: &'static str,
+}
+
+/// The Python test runner.
+pub const PYTEST: PyPackage = PyPackage {
+    name: "pytest",
+    version: "9.2.0",
+};
+
+/// The interpreter of the project-local virtual environment `.tools/python`.
+pub fn venv_python(ctx: &Ctx) -> PathBuf {
+    ctx.tools().join("python").join("bin").join("python")
+}
+
+/// The version of a package installed in `.tools/python`, if any.
+pub fn pip_installed_version(ctx: &Ctx, name: &str) -> Option<String> {
+    let out = proc::capture(Command::new(venv_python(ctx)).args(["-m", "pip", "show", name]))?;
+    out.lines()
+        .find_map(|line| line.strip_prefix("Version:"))
+        .map(|v| v.trim().to_owned())
+}
+
+/// Creates the virtual environment `.tools/python` when missing, installs
+/// the PyPI packages that are missing or at another version, and returns its
+/// interpreter.
+pub fn pip(ctx: &Ctx, packages: &[PyPackage]) -> Result<PathBuf, String> {
+    let python = venv_python(ctx);
+    if !proc::is_executable(&python) {
+        let dir = ctx.tools().join("python");
+        say(&format!(
+            "creating a Python virtual environment in {}…",
+            dir.display()
+        ));
+        let mut venv = Command::new("python3");
+        venv.args(["-m", "venv"]).arg(&dir);
+        proc::run(&mut venv).map_err(|e| {
+            format!("{e}\n(on Debian the venv module comes with `apt-get install python3-venv`)")
+        })?;
+    }
+    let wanted: Vec<String> = packages
+        .iter()
+        .filter(|p| pip_installed_version(ctx, p.name).as_deref() != Some(p.version))
+        .map(|p| format!("{}=={}", p.name, p.version))
+        .collect();
+    if !wanted.is_empty() {
+        say(&format!(
+            "installing {} via pip into .tools/python…",
+            wanted.join(" ")
+        ));
+        let mut cmd = Command::new(&python);
+        cmd.args([
+            "-m",
+            "pip",
+            "install",
+            "--quiet",
+            "--disable-pip-version-check",
+        ])
+        .args(&wanted);
+        proc::run(&mut cmd)?;
+    }
+    Ok(python)
+}
+
+// ---------------------------------------------------------------- kotlinc
+
+/// An unpacked Kotlin compiler and the jars a Kotlin/JVM program runs with.
+#[derive(Debug, Clone)]
+pub struct Kotlin {
+    pub home: PathBuf,
+    pub kotlinc: PathBuf,
+    pub stdlib_jar: PathBuf,
+    pub coroutines_jar: PathBuf,
+}
+
+impl Kotlin {
+    fn at(home: PathBuf) -> Kotlin {
+        Kotlin {
+            kotlinc: home.join("bin").join("kotlinc"),
+            stdlib_jar: home.join("lib").join("kotlin-stdlib.jar"),
+            coroutines_jar: home.join("lib").join("kotlinx-coroutines-core-jvm.jar"),
+            home,
+        }
+    }
+
+    fn complete(&self) -> bool {
+        proc::is_executable(&self.kotlinc)
+            && self.stdlib_jar.is_file()
+            && self.coroutines_jar.is_file()
+    }
+}
+
+/// Where `kotlinc` of this version lives once unpacked.
+pub fn kotlin_home(ctx: &Ctx, version: &str) -> PathBuf {
+    ctx.tools().join(format!("kotlin-compiler-{version}"))
+}
+
+/// Whether a Java runtime answers `java -version`.
+pub fn has_java() -> bool {
+    proc::capture_any(Command::new("java").arg("-version")).is_some()
+}
+
+/// The Kotlin compiler from the npm package `kotlin-compiler`, unpacked into
+/// `.tools/kotlin-compiler-<version>` when missing (it needs a JRE, installed
+/// from Debian when missing).
+pub fn kotlinc(ctx: &Ctx, version: &str) -> Result<Kotlin, String> {
+    let kotlin = Kotlin::at(kotlin_home(ctx, version));
+    if !has_java() {
+        apt(&["default-jre-headless"])?;
+    }
+    if kotlin.complete() {
+        return Ok(kotlin);
+    }
+    let tools = ctx.tools();
+    let downloads = tools.join("downloads");
+    let staging = tools.join(format!(".kotlin-compiler-{version}.partial"));
+    let io = |what: &str, path: &Path, e: std::io::Error| {
+        format!("could not {what} {}: {e}", path.display())
+    };
+    fs::create_dir_all(&downloads).map_err(|e| io("create", &downloads, e))?;
+
+    say(&format!(
+        "installing kotlinc {version} from npm package kotlin-compiler into {}…",
+        kotlin.home.display()
+    ));
+    let mut pack = Command::new("npm");
+    pack.args([
+        "pack",
+        &format!("kotlin-compiler@{version}"),
+        "--silent",
+        "--pack-destination",
+    ])
+    .arg(&downloads);
+    proc::run(&mut pack)?;
+    let tarball = downloads.join(format!("kotlin-compiler-{version}.tgz"));
+    if !tarball.is_file() {
+        return Err(format!("`npm pack` did not leave {}", tarball.display()));
+    }
+
+    if staging.exists() {
+        fs::remove_dir_all(&staging).map_err(|e| io("remove", &staging, e))?;
+    }
+    fs::create_dir_all(&staging).map_err(|e| io("create", &staging, e))?;
+    let mut untar = Command::new("tar");
+    untar
+        .arg("--no-same-owner")
+        .arg("-xzf")
+        .arg(&tarball)
+        .arg("-C")
+        .arg(&staging);
+    proc::run(&mut untar)?;
+    if kotlin.home.exists() {
+        fs::remove_dir_all(&kotlin.home).map_err(|e| io("remove", &kotlin.home, e))?;
+    }
+    let unpacked = staging.join("package");
+    fs::rename(&unpacked, &kotlin.home).map_err(|e| io("move", &unpacked, e))?;
+    let _ = fs::remove_dir_all(&staging);
+    let _ = fs::remove_file(&tarball);
+
+    if kotlin.complete() {
+        Ok(kotlin)
+    } else {
+        Err(format!(
+            "the kotlin-compiler {version} package did not contain bin/kotlinc, lib/kotlin-stdlib.jar and lib/kotlinx-coroutines-core-jvm.jar under {}",
+            kotlin.home.display()
+        ))
+    }
+}
+
+// ---------------------------------------------------------------- JVM, browser, database
+
+/// JNA for Kotlin through uniffi: Debian's `libjna-java`.
+pub const JNA_JAR: &str = "/usr/share/java/jna.jar";
+
+/// Installs JNA from Debian when missing and returns the jar's path.
+pub fn jna_jar() -> Result<PathBuf, String> {
+    let jar = PathBuf::from(JNA_JAR);
+    if !jar.is_file() {
+        apt(&["libjna-java"])?;
+    }
+    if jar.is_file() {
+        Ok(jar)
+    } else {
+        Err(format!("libjna-java is installed but {JNA_JAR} is missing"))
+    }
+}
+
+/// Debian's chromium for headless browser tests; installs it when missing.
+pub fn chromium() -> Result<PathBuf, String> {
+    if proc::which("chromium").is_none() {
+        apt(&["chromium"])?;
+    }
+    proc::which("chromium").ok_or_else(|| "chromium is installed but not on PATH".to_owned())
+}
+
+/// The folder with PostgreSQL's server programs (`initdb`, `pg_ctl`), which
+/// Debian keeps off PATH under `/usr/lib/postgresql/<major>/bin`.
+pub fn find_postgres_bin() -> Option<PathBuf> {
+    if let Some(initdb) = proc::which("initdb") {
+        return initdb.parent().map(Path::to_path_buf);
+    }
+    let mut dirs: Vec<PathBuf> = fs::read_dir("/usr/lib/postgresql")
+        .ok()?
+        .filter_map(|entry| entry.ok().map(|e| e.path().join("bin")))
+        .filter(|bin| proc::is_executable(&bin.join("initdb")))
+        .collect();
+    dirs.sort_by_key(|dir| {
+        dir.parent()
+            .and_then(Path::file_name)
+            .and_then(|major| major.to_str()?.parse::<u32>().ok())
+            .unwrap_or(0)
+    });
+    dirs.pop()
+}
+
+/// PostgreSQL's server programs, installed from Debian when missing.
+pub fn postgres_bin() -> Result<PathBuf, String> {
+    if let Some(dir) = find_postgres_bin() {
+        return Ok(dir);
+    }
+    apt(&["postgresql"])?;
+    find_postgres_bin().ok_or_else(|| {
+        "postgresql is installed but initdb was not found under /usr/lib/postgresql".to_owned()
+    })
+}
+
+/// The HTTP load generator, installed from Debian when missing.
+pub fn wrk() -> Result<PathBuf, String> {
+    if proc::which("wrk").is_none() {
+        apt(&["wrk"])?;
+    }
+    proc::which("wrk").ok_or_else(|| "wrk is installed but not on PATH".to_owned())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn finds_versions_in_tool_output() {
+        assert_eq!(version_in("wasm-bindgen 0.2.130"), Some("0.2.130"));
+        assert_eq!(version_in("v20.20.2"), Some("20.20.2"));
+        assert_eq!(version_in("Version 1.65.1"), Some("1.65.1"));
+        assert_eq!(
+            version_in("openjdk version \"17.0.15\" 2025-04-15"),
+            Some("17.0.15")
+        );
+        assert_eq!(
+            version_in("cargo 1.95.0 (f2d3ce0bd 2026-03-21)"),
+            Some("1.95.0")
+        );
+        assert_eq!(
+            version_in("wrk 4.1.0 [epoll] Copyright (C) 2012 Will Glozer"),
+            Some("4.1.0")
+        );
+        assert_eq!(version_in("pytest 8.3.4"), Some("8.3.4"));
+        assert_eq!(
+            version_in("info: kotlinc-jvm 2.4.20 (JRE 17.0.15+6)"),
+            Some("2.4.20")
+        );
+        assert_eq!(version_in("no version here"), None);
+        assert_eq!(version_in("x86_64 build"), None);
+    }
+
+    #[test]
+    fn reads_a_locked_version() {
+        let lock = r#"
+[[package]]
+name = "wasm-bindgen"
+version = "0.2.130"
+source = "registry+https://github.com/rust-lang/crates.io-index"
+
+[[package]]
+name = "wasm-bindgen-backend"
+version = "0.2.130"
+"#;
+        assert_eq!(
+            locked_version(lock, "wasm-bindgen"),
+            Some("0.2.130".to_owned())
+        );
+        assert_eq!(locked_version(lock, "wasm-bindgen-futures"), None);
+    }
+
+    #[test]
+    fn two_locked_versions_pin_nothing() {
+        let lock = "[[package]]\nname = \"a\"\nversion = \"1.0.0\"\n\n[[package]]\nname = \"a\"\nversion = \"2.0.0\"\n";
+        assert_eq!(locked_version(lock, "a"), None);
+    }
+
+    #[test]
+    fn apt_commands_are_noninteractive() {
+        let cmd = apt_command(&["sudo", "-n"], &["install", "-y", "wrk"]);
+        assert_eq!(
+            proc::display(&cmd),
+            "sudo -n env DEBIAN_FRONTEND=noninteractive apt-get install -y wrk"
+        );
+        let cmd = apt_command(&[], &["update"]);
+        assert_eq!(
+            proc::display(&cmd),
+            "env DEBIAN_FRONTEND=noninteractive apt-get update"
+        );
+    }
+}
