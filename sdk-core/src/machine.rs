@@ -402,7 +402,9 @@ impl Machine {
     pub fn tap(&mut self, post: PostId, want: bool) -> PostView {
         self.stats.taps += 1;
         let st = self.posts.get_or_insert_mut(post, PostState::new);
-        if st.liked() == want {
+        if st.liked() == want && (!st.uncertain || st.desired == Some(want)) {
+            // Already showing (and asking for) this. When a lost answer left
+            // the server's state unknown, the tap is sent to make sure.
             self.stats.coalesced += 1;
             return st.view(post);
         }

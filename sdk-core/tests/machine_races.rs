@@ -613,3 +613,27 @@ fn many_posts_stay_within_the_bound() {
     assert!(m.view(99_999).is_some());
     assert!(m.view(0).is_none());
 }
+
+#[test]
+fn tap_after_an_uncertain_rollback_is_sent_even_if_it_matches_the_heart() {
+    let mut p = Probe::with(MachineConfig {
+        retry: RetryPolicy {
+            max_retries: 0,
+            ..RetryPolicy::default()
+        },
+        ..MachineConfig::default()
+    });
+    p.seen(2, false, &[], 1);
+    p.m.tap(POST, true);
+    let (like, _) = p.one_send();
+    // Applied on the server, but the answer was lost and no retry is left.
+    p.err(like, LikeError::Timeout);
+    p.take();
+    assert_eq!(p.failures().len(), 1);
+    assert_eq!(p.shown(), (false, 2, false));
+    // The heart shows empty, but the server may hold the like: an unlike
+    // tap must reach it.
+    p.m.tap(POST, false);
+    let (_, action) = p.one_send();
+    assert_eq!(action, Action::Unlike);
+}
