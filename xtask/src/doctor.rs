@@ -226,9 +226,14 @@ const TOOLS: &[Tool] = &[
 ];
 
 fn table(rows: &[(&Tool, Found)]) -> String {
-    let width = rows.iter().map(|(t, _)| t.name.len()).max().unwrap_or(4);
+    let name_width = rows.iter().map(|(t, _)| t.name.len()).max().unwrap_or(4);
+    let use_width = rows
+        .iter()
+        .map(|(t, _)| t.used_for.len())
+        .max()
+        .unwrap_or(8);
     let mut out = format!(
-        "{:<width$}  {:<7}  {:<30}  detail\n",
+        "{:<name_width$}  {:<7}  {:<use_width$}  detail\n",
         "tool", "status", "used for"
     );
     for (tool, found) in rows {
@@ -238,25 +243,40 @@ fn table(rows: &[(&Tool, Found)]) -> String {
             Found::Note(d) => ("-", d),
         };
         out.push_str(&format!(
-            "{:<width$}  {status:<7}  {:<30}  {detail}\n",
+            "{:<name_width$}  {status:<7}  {:<use_width$}  {detail}\n",
             tool.name, tool.used_for
         ));
     }
     out
 }
 
+/// `cargo xtask doctor [--install [TOOL…]]`.
 pub fn main(ctx: &Ctx, args: &[String]) -> Result<ExitCode, String> {
-    let install = match args {
-        [] => false,
-        [flag] if flag == "--install" => true,
-        _ => {
+    let (install, only) = match args.split_first() {
+        None => (false, &[][..]),
+        Some((flag, names)) if flag == "--install" => (true, names),
+        Some(_) => {
             return Err(format!(
                 "unknown option `{}` for `cargo xtask doctor` (see `cargo xtask help`)",
                 args.join(" ")
             ));
         }
     };
-    let rows: Vec<(&Tool, Found)> = TOOLS.iter().map(|t| (t, (t.probe)(ctx))).collect();
+    if let Some(unknown) = only
+        .iter()
+        .find(|n| !TOOLS.iter().any(|t| t.name == n.as_str()))
+    {
+        let known: Vec<&str> = TOOLS.iter().map(|t| t.name).collect();
+        return Err(format!(
+            "no tool named `{unknown}`; known: {}",
+            known.join(", ")
+        ));
+    }
+    let rows: Vec<(&Tool, Found)> = TOOLS
+        .iter()
+        .filter(|t| only.is_empty() || only.iter().any(|n| n == t.name))
+        .map(|t| (t, (t.probe)(ctx)))
+        .collect();
     print!("{}", table(&rows));
 
     let missing: Vec<&Tool> = rows
@@ -270,7 +290,7 @@ pub fn main(ctx: &Ctx, args: &[String]) -> Result<ExitCode, String> {
     }
     if !install {
         println!(
-            "\n{} missing; `cargo xtask doctor --install` installs them (each test or bench command also installs what it needs)",
+            "\n{} missing; `cargo xtask doctor --install [TOOL…]` installs them",
             missing.len()
         );
         return Ok(ExitCode::SUCCESS);

@@ -59,8 +59,9 @@ commands:
                                 (examples/demo-seed.json) and print its URL
   bindings                      generate the Kotlin, Swift, Python and web bindings
                                 (arrives with the uniffi and web issues)
-  doctor [--install]            show which tools are installed and which are
+  doctor [--install [TOOL…]]    show which tools are installed and which are
                                 missing; --install installs the missing ones
+                                (or only the named ones)
   help                          show this text
 
 Commands install what they need (rustup targets, pinned cargo tools, Debian
