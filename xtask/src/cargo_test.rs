@@ -3,7 +3,7 @@
 
 use std::io::IsTerminal;
 
-use crate::runner::Tally;
+use crate::runner::{self, Counter, Tally};
 use crate::{Ctx, proc};
 
 /// The two cargo invocations: every target (unit, integration, examples and
@@ -25,11 +25,7 @@ pub fn run(ctx: &Ctx) -> Result<Tally, String> {
         if std::io::stdout().is_terminal() {
             cmd.arg("--color=always");
         }
-        let shown = proc::display(&cmd);
-        println!("xtask: {shown}");
-        let mut log = CargoLog::default();
-        let status = proc::stream(cmd, |line| log.line(line))?;
-        total.add(&log.finish(status.success(), &status.to_string(), &shown));
+        total.add(&runner::run_counted(cmd, CargoLog::default())?);
     }
     Ok(total)
 }
@@ -78,8 +74,8 @@ pub struct CargoLog {
     named_failures: usize,
 }
 
-impl CargoLog {
-    pub fn line(&mut self, line: &str) {
+impl Counter for CargoLog {
+    fn line(&mut self, line: &str) {
         let line = line.trim();
         if let Some(label) = running_label(line) {
             self.current = Some(label);
@@ -118,19 +114,11 @@ impl CargoLog {
         }
     }
 
-    /// The tally once cargo has exited. A failed exit that explained no
-    /// failure still counts as one.
-    pub fn finish(mut self, success: bool, status: &str, command: &str) -> Tally {
+    fn tally(mut self) -> Tally {
         if self.named_failures > MAX_NAMED_FAILURES {
             self.tally.notes.push(format!(
                 "… and {} more failing tests",
                 self.named_failures - MAX_NAMED_FAILURES
-            ));
-        }
-        if !success && self.tally.failed == 0 {
-            self.tally.failed += 1;
-            self.tally.notes.push(format!(
-                "`{command}` failed ({status}) without reporting a failing test; see its output above"
             ));
         }
         self.tally
@@ -167,6 +155,15 @@ fn rerun_hint(line: &str) -> Option<&str> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn finish(log: CargoLog, success: bool) -> Tally {
+        runner::settle(
+            log.tally(),
+            success,
+            "exit status: 101",
+            "cargo test --workspace",
+        )
+    }
 
     fn feed(lines: &str) -> CargoLog {
         let mut log = CargoLog::default();
@@ -228,7 +225,7 @@ test fine ... ok
 test result: ok. 1 passed; 0 failed; 0 ignored; 0 measured; 0 filtered out; finished in 0.00s
 ",
         );
-        let tally = log.finish(false, "exit status: 101", "cargo test");
+        let tally = finish(log, false);
         assert_eq!((tally.passed, tally.failed, tally.skipped), (2, 1, 1));
         assert_eq!(tally.notes, ["a (unittests src/lib.rs): tests::bad failed"]);
     }
@@ -247,7 +244,7 @@ error: 1 target failed:
     `-p b --test crash`
 ",
         );
-        let tally = log.finish(false, "exit status: 101", "cargo test");
+        let tally = finish(log, false);
         assert_eq!((tally.passed, tally.failed), (0, 1));
         assert_eq!(
             tally.notes,
@@ -265,7 +262,7 @@ error: could not compile `b` (test \"crash\") due to 1 previous error
 warning: build failed, waiting for other jobs to finish...
 ",
         );
-        let tally = log.finish(false, "exit status: 101", "cargo test");
+        let tally = finish(log, false);
         assert_eq!(tally.failed, 1);
         assert_eq!(
             tally.notes,
@@ -286,7 +283,7 @@ test result: FAILED. 0 passed; 1 failed; 0 ignored; 0 measured; 0 filtered out; 
 error: doctest failed, to rerun pass `-p a --doc`
 ",
         );
-        let tally = log.finish(false, "exit status: 101", "cargo test --doc");
+        let tally = finish(log, false);
         assert_eq!((tally.passed, tally.failed), (0, 1));
         assert_eq!(
             tally.notes,
@@ -296,21 +293,17 @@ error: doctest failed, to rerun pass `-p a --doc`
 
     #[test]
     fn an_unexplained_failed_exit_is_a_failure() {
-        let tally = feed("error: failed to load manifest\n").finish(
-            false,
-            "exit status: 101",
-            "cargo test --workspace",
-        );
+        let tally = finish(feed("error: failed to load manifest\n"), false);
         assert_eq!(tally.failed, 1);
         assert!(tally.notes[0].contains("`cargo test --workspace` failed (exit status: 101)"));
     }
 
     #[test]
     fn a_clean_run_has_no_notes() {
-        let tally = feed(
+        let log = feed(
             "test result: ok. 4 passed; 0 failed; 0 ignored; 0 measured; 0 filtered out; finished in 0.00s\n",
-        )
-        .finish(true, "exit status: 0", "cargo test");
+        );
+        let tally = finish(log, true);
         assert_eq!((tally.passed, tally.failed, tally.skipped), (4, 0, 0));
         assert!(tally.notes.is_empty());
     }

@@ -187,7 +187,7 @@ fn wait_until_listening(listen: &str, child: &mut Child) -> Result<(), String> {
             .map_err(|e| format!("checking on the server failed: {e}"))?
         {
             return Err(format!(
-                "the server exited during start-up ({status}); see its output above"
+                "the server exited during start-up ({status}) without listening on {addr}; see its output above"
             ));
         }
         if answers_http(addr) {
@@ -288,6 +288,28 @@ mod tests {
         );
         assert_eq!(url_for("[::]:9000").as_deref(), Ok("http://[::1]:9000/"));
         assert!(url_for("no-port").is_err());
+    }
+
+    #[test]
+    fn any_http_answer_means_listening() {
+        let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
+        let addr = listener.local_addr().expect("addr");
+        let server = std::thread::spawn(move || {
+            let (mut conn, _) = listener.accept().expect("accept");
+            let mut request = [0u8; 64];
+            let _ = conn.read(&mut request);
+            conn.write_all(b"HTTP/1.1 404 Not Found\r\ncontent-length: 0\r\n\r\n")
+                .expect("answer");
+            request
+        });
+        assert!(answers_http(addr));
+        let request = server.join().expect("server thread");
+        assert!(request.starts_with(b"GET /healthz HTTP/1.1\r\n"));
+
+        let closed = TcpListener::bind("127.0.0.1:0").expect("bind");
+        let closed_addr = closed.local_addr().expect("addr");
+        drop(closed);
+        assert!(!answers_http(closed_addr));
     }
 
     #[test]

@@ -5,11 +5,15 @@
 //! `fn(&Ctx) -> Result<Tally, String>` that installs what it needs (see
 //! `install`), runs the suite and counts its results, then add one entry to
 //! [`RUNNERS`]. Return `Err` only when the suite could not run at all; that
-//! counts as one failure with the message shown.
+//! counts as one failure with the message shown. For a suite that is one
+//! command, implement [`Counter`] for its output (pytest's
+//! `N passed, N failed` line, node's `# pass N` lines…) and call
+//! [`run_counted`]: it streams the output and turns a failed exit that
+//! reported no failing test into a counted failure.
 
-use std::process::ExitCode;
+use std::process::{Command, ExitCode};
 
-use crate::{Ctx, cargo_test, select};
+use crate::{Ctx, cargo_test, proc, select};
 
 /// A test suite that `cargo xtask test` runs.
 #[derive(Debug)]
@@ -57,6 +61,40 @@ impl Tally {
             ..Tally::default()
         }
     }
+}
+
+/// Counts results from a test command's output, one line at a time (colour
+/// codes already removed).
+pub trait Counter {
+    fn line(&mut self, line: &str);
+    /// The counts once the command has exited.
+    fn tally(self) -> Tally;
+}
+
+/// Runs one test command with its output streamed to the terminal and
+/// counted by `counter`. A command that fails without reporting a failure
+/// (it crashed, or did not build) counts as one failure.
+pub fn run_counted(cmd: Command, mut counter: impl Counter) -> Result<Tally, String> {
+    let shown = proc::display(&cmd);
+    println!("xtask: {shown}");
+    let status = proc::stream(cmd, |line| counter.line(line))?;
+    Ok(settle(
+        counter.tally(),
+        status.success(),
+        &status.to_string(),
+        &shown,
+    ))
+}
+
+/// Makes sure a failed exit is never a silent pass.
+pub fn settle(mut tally: Tally, success: bool, status: &str, command: &str) -> Tally {
+    if !success && tally.failed == 0 {
+        tally.failed += 1;
+        tally.notes.push(format!(
+            "`{command}` failed ({status}) without reporting a failing test; see its output above"
+        ));
+    }
+    tally
 }
 
 /// The last line of `cargo xtask test`.
@@ -168,6 +206,31 @@ mod tests {
         assert_eq!(lines[1], "rust        120        0        2  ok");
         assert_eq!(lines[2], "python        3        1        0  FAILED");
         assert_eq!(lines[3], "  python: test_rollback failed");
+    }
+
+    #[test]
+    fn a_failed_exit_is_never_a_pass() {
+        let settled = settle(
+            tally(3, 0, 0),
+            false,
+            "exit status: 2",
+            "pytest tests/python",
+        );
+        assert_eq!((settled.passed, settled.failed), (3, 1));
+        assert_eq!(
+            settled.notes,
+            [
+                "`pytest tests/python` failed (exit status: 2) without reporting a failing test; see its output above"
+            ]
+        );
+        assert_eq!(
+            settle(tally(3, 1, 0), false, "exit status: 1", "x").failed,
+            1
+        );
+        assert_eq!(
+            settle(tally(3, 0, 0), true, "exit status: 0", "x").failed,
+            0
+        );
     }
 
     #[test]
