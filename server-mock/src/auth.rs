@@ -1,0 +1,207 @@
+//! Sign-in tokens: HS256 JWTs whose `sub` is the user id.
+
+use std::{
+    fmt,
+    time::{Duration, SystemTime, UNIX_EPOCH},
+};
+
+use jsonwebtoken::{Algorithm, DecodingKey, EncodingKey, Header, Validation, errors::ErrorKind};
+use likekit_core::wire::UserId;
+use serde::{Deserialize, Serialize};
+
+use crate::error::ApiError;
+
+/// The claims of a LikeKit token.
+#[derive(Debug, Serialize, Deserialize)]
+struct Claims {
+    /// The user id as a decimal string.
+    sub: String,
+    /// Expiry, seconds since the Unix epoch.
+    exp: u64,
+    /// Issued at, seconds since the Unix epoch.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    iat: Option<u64>,
+}
+
+/// Why a token was refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum TokenError {
+    /// The token's `exp` is in the past.
+    #[error("the token has expired")]
+    Expired,
+    /// Anything else: not a JWT, a wrong signature, another algorithm
+    /// (including `none`), a missing `exp`, a `sub` that is not a user id.
+    #[error("the token is invalid: {0}")]
+    Invalid(String),
+}
+
+/// Mints and checks sign-in tokens with one HS256 secret.
+///
+/// ```
+/// use std::time::Duration;
+/// let tokens = likekit_server::Tokens::new(b"a secret of some length").unwrap();
+/// let token = tokens.mint(7, Duration::from_secs(3600));
+/// assert_eq!(tokens.verify(&token), Ok(7));
+/// let other = likekit_server::Tokens::new(b"another secret").unwrap();
+/// assert!(other.verify(&token).is_err());
+/// assert!(likekit_server::Tokens::new(b"").is_err());
+/// ```
+#[derive(Clone)]
+pub struct Tokens {
+    encoding: EncodingKey,
+    decoding: DecodingKey,
+    validation: Validation,
+}
+
+impl fmt::Debug for Tokens {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Tokens").finish_non_exhaustive()
+    }
+}
+
+fn now_secs() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0)
+}
+
+impl Tokens {
+    /// Uses `secret` for signing and checking; it must not be empty.
+    pub fn new(secret: &[u8]) -> Result<Self, crate::Error> {
+        // Select the pure-Rust backend explicitly, so the choice holds even if
+        // another crate in the build enables a second backend feature.
+        let _ = jsonwebtoken::crypto::rust_crypto::DEFAULT_PROVIDER.install_default();
+        let mut validation = Validation::new(Algorithm::HS256);
+        validation.set_required_spec_claims(&["exp", "sub"]);
+        validation.leeway = 0;
+        validation.validate_exp = true;
+        let empty = |_| crate::Error::Config("the token secret must not be empty".into());
+        Ok(Self {
+            encoding: EncodingKey::from_secret(secret).map_err(empty)?,
+            decoding: DecodingKey::from_secret(secret).map_err(empty)?,
+            validation,
+        })
+    }
+
+    /// A token for `user` that expires after `ttl`.
+    pub fn mint(&self, user: UserId, ttl: Duration) -> String {
+        let now = now_secs();
+        let claims = Claims {
+            sub: user.to_string(),
+            exp: now.saturating_add(ttl.as_secs()),
+            iat: Some(now),
+        };
+        jsonwebtoken::encode(&Header::new(Algorithm::HS256), &claims, &self.encoding)
+            .expect("HS256 signing with an in-memory key cannot fail")
+    }
+
+    /// The user a token signs in, if it is valid now.
+    pub fn verify(&self, token: &str) -> Result<UserId, TokenError> {
+        let data = jsonwebtoken::decode::<Claims>(token, &self.decoding, &self.validation)
+            .map_err(|err| match err.kind() {
+                ErrorKind::ExpiredSignature => TokenError::Expired,
+                ErrorKind::InvalidSignature => TokenError::Invalid("bad signature".into()),
+                ErrorKind::InvalidAlgorithm | ErrorKind::InvalidAlgorithmName => {
+                    TokenError::Invalid("tokens must be signed with HS256".into())
+                }
+                ErrorKind::MissingRequiredClaim(claim) => {
+                    TokenError::Invalid(format!("the `{claim}` claim is required"))
+                }
+                _ => TokenError::Invalid("not a well-formed token".into()),
+            })?;
+        parse_user_id(&data.claims.sub)
+            .ok_or_else(|| TokenError::Invalid("`sub` must be a user id".into()))
+    }
+}
+
+/// A positive decimal id that fits in an `i64`, digits only.
+pub(crate) fn parse_user_id(text: &str) -> Option<u64> {
+    if text.is_empty() || text.len() > 20 || !text.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let id: u64 = text.parse().ok()?;
+    (1..=i64::MAX as u64).contains(&id).then_some(id)
+}
+
+/// Reads `Authorization: Bearer <token>` and checks it.
+pub(crate) fn authenticate(
+    tokens: &Tokens,
+    authorization: Option<&axum::http::HeaderValue>,
+) -> Result<UserId, ApiError> {
+    let Some(value) = authorization else {
+        return Err(ApiError::unauthorized(
+            "missing_token",
+            "send Authorization: Bearer <token>",
+        ));
+    };
+    let value = value
+        .to_str()
+        .map_err(|_| ApiError::unauthorized("invalid_token", "not a well-formed token"))?;
+    let token = match value.split_once(' ') {
+        Some((scheme, token)) if scheme.eq_ignore_ascii_case("bearer") => token.trim(),
+        _ => {
+            return Err(ApiError::unauthorized(
+                "invalid_token",
+                "use the Bearer scheme: Authorization: Bearer <token>",
+            ));
+        }
+    };
+    tokens.verify(token).map_err(|err| match err {
+        TokenError::Expired => ApiError::unauthorized("token_expired", err.to_string()),
+        TokenError::Invalid(_) => ApiError::unauthorized("invalid_token", err.to_string()),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn round_trip_and_wrong_secret() {
+        let tokens = Tokens::new(b"secret-one").expect("secret");
+        let token = tokens.mint(42, Duration::from_secs(60));
+        assert_eq!(tokens.verify(&token), Ok(42));
+        assert!(matches!(
+            Tokens::new(b"secret-two").expect("secret").verify(&token),
+            Err(TokenError::Invalid(_))
+        ));
+    }
+
+    #[test]
+    fn expired_tokens_are_refused() {
+        let tokens = Tokens::new(b"secret").expect("secret");
+        let claims = Claims {
+            sub: "5".into(),
+            exp: now_secs() - 10,
+            iat: None,
+        };
+        let token = jsonwebtoken::encode(
+            &Header::new(Algorithm::HS256),
+            &claims,
+            &EncodingKey::from_secret(b"secret").expect("key"),
+        )
+        .expect("sign");
+        assert_eq!(tokens.verify(&token), Err(TokenError::Expired));
+    }
+
+    #[test]
+    fn user_ids_are_strict() {
+        assert_eq!(parse_user_id("7"), Some(7));
+        assert_eq!(parse_user_id("9223372036854775807"), Some(i64::MAX as u64));
+        for bad in [
+            "",
+            "0",
+            "-1",
+            "+1",
+            " 1",
+            "1.0",
+            "9223372036854775808",
+            "99999999999999999999999",
+            "abc",
+        ] {
+            assert_eq!(parse_user_id(bad), None, "{bad:?}");
+        }
+    }
+}

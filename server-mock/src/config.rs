@@ -1,0 +1,207 @@
+//! How a server is set up: [`Config`] and its parts.
+
+use std::{
+    fmt,
+    net::{Ipv4Addr, SocketAddr},
+    num::NonZeroU32,
+    path::PathBuf,
+    str::FromStr,
+    time::Duration,
+};
+
+use likekit_core::wire::admin::Seed;
+
+/// Where the server keeps its data.
+///
+/// ```
+/// use likekit_server::Database;
+/// assert_eq!(":memory:".parse::<Database>().unwrap(), Database::Memory);
+/// assert_eq!(
+///     "likes.db".parse::<Database>().unwrap(),
+///     Database::File("likes.db".into())
+/// );
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub enum Database {
+    /// A throwaway database that lives as long as the server. It is kept in a
+    /// private temporary directory (deleted at shutdown) so that readers and
+    /// the writer still work side by side in WAL mode; it is not fsynced.
+    #[default]
+    Memory,
+    /// A SQLite file, created when missing. Commits are fsynced (WAL,
+    /// `synchronous=FULL`) before any write is acknowledged.
+    File(PathBuf),
+}
+
+impl FromStr for Database {
+    type Err = std::convert::Infallible;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Ok(if s == ":memory:" {
+            Self::Memory
+        } else {
+            Self::File(PathBuf::from(s))
+        })
+    }
+}
+
+impl fmt::Display for Database {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Memory => f.write_str(":memory:"),
+            Self::File(path) => write!(f, "{}", path.display()),
+        }
+    }
+}
+
+/// A per-user limit on likes and unlikes (a token bucket).
+///
+/// Writes beyond it are answered `429` with a `Retry-After` header.
+///
+/// ```
+/// use std::num::NonZeroU32;
+/// let limit = likekit_server::RateLimit {
+///     per_second: NonZeroU32::new(5).unwrap(),
+///     burst: NonZeroU32::new(10).unwrap(),
+/// };
+/// assert_eq!(limit.burst.get(), 10);
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RateLimit {
+    /// Sustained writes per second per user.
+    pub per_second: NonZeroU32,
+    /// How many writes a user may make at once before the rate applies.
+    pub burst: NonZeroU32,
+}
+
+impl Default for RateLimit {
+    /// 50 writes per second per user with bursts of 200: far beyond any
+    /// human, low enough to stop a runaway client.
+    fn default() -> Self {
+        Self {
+            per_second: NonZeroU32::new(50).expect("50 is not zero"),
+            burst: NonZeroU32::new(200).expect("200 is not zero"),
+        }
+    }
+}
+
+/// Everything [`spawn`](crate::spawn) needs to start a server.
+///
+/// `Config::default()` is what in-process tests want: a private in-memory
+/// database, a random free port on `127.0.0.1`, a random token secret, the
+/// admin API off. Fill in the fields you need:
+///
+/// ```
+/// use std::time::Duration;
+/// let config = likekit_server::Config {
+///     admin_key: Some("secret-admin-key".into()),
+///     cache_ttl: Duration::from_millis(100),
+///     ..Default::default()
+/// };
+/// assert_eq!(config.listen.port(), 0);
+/// ```
+#[derive(Clone)]
+pub struct Config {
+    /// The address to listen on; port 0 picks a free port (see
+    /// [`ServerHandle::addr`](crate::ServerHandle::addr)).
+    pub listen: SocketAddr,
+    /// The SQLite database.
+    pub database: Database,
+    /// Users, friendships, posts and likes to load at start (idempotent:
+    /// loading the same seed twice changes nothing).
+    pub seed: Option<Seed>,
+    /// Turns the admin API on; requests must carry it in `X-Admin-Key`.
+    pub admin_key: Option<String>,
+    /// The HS256 secret for sign-in tokens; random for each start when `None`.
+    pub token_secret: Option<String>,
+    /// Browser origins allowed by CORS (none by default), such as
+    /// `http://localhost:5173`; `*` allows any origin.
+    pub cors_origins: Vec<String>,
+    /// The per-user write limit; `None` turns it off.
+    pub write_rate_limit: Option<RateLimit>,
+    /// How long a post's count, version and recent likers are served from
+    /// the cache before they are read again.
+    pub cache_ttl: Duration,
+    /// How long a viewer's friend set is cached. Admin changes to friends and
+    /// names take effect at once on this server regardless.
+    pub friends_ttl: Duration,
+    /// The most posts the view cache holds.
+    pub cache_capacity: u64,
+    /// Requests taking longer (injected latency included) are answered `503`.
+    pub request_timeout: Duration,
+    /// The largest request body accepted; larger ones get `413`.
+    pub max_body_bytes: usize,
+    /// How long shutdown waits for in-flight requests before closing their
+    /// connections. Writes already handed to the store are committed anyway.
+    pub shutdown_grace: Duration,
+    /// Read-only SQLite connections in the pool; 0 picks one from the number
+    /// of CPUs.
+    pub read_connections: usize,
+    /// The most likes/unlikes committed in one group-commit transaction.
+    pub max_group_commit: usize,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Self {
+            listen: SocketAddr::from((Ipv4Addr::LOCALHOST, 0)),
+            database: Database::Memory,
+            seed: None,
+            admin_key: None,
+            token_secret: None,
+            cors_origins: Vec::new(),
+            write_rate_limit: Some(RateLimit::default()),
+            cache_ttl: Duration::from_secs(1),
+            friends_ttl: Duration::from_secs(30),
+            cache_capacity: 200_000,
+            request_timeout: Duration::from_secs(30),
+            max_body_bytes: 64 * 1024,
+            shutdown_grace: Duration::from_secs(10),
+            read_connections: 0,
+            max_group_commit: 1024,
+        }
+    }
+}
+
+impl fmt::Debug for Config {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fn redact(secret: &Option<String>) -> &'static str {
+            if secret.is_some() { "<set>" } else { "<none>" }
+        }
+        f.debug_struct("Config")
+            .field("listen", &self.listen)
+            .field("database", &self.database)
+            .field("seed", &self.seed.as_ref().map(|_| "<seed>"))
+            .field("admin_key", &redact(&self.admin_key))
+            .field("token_secret", &redact(&self.token_secret))
+            .field("cors_origins", &self.cors_origins)
+            .field("write_rate_limit", &self.write_rate_limit)
+            .field("cache_ttl", &self.cache_ttl)
+            .field("friends_ttl", &self.friends_ttl)
+            .field("cache_capacity", &self.cache_capacity)
+            .field("request_timeout", &self.request_timeout)
+            .field("max_body_bytes", &self.max_body_bytes)
+            .field("shutdown_grace", &self.shutdown_grace)
+            .field("read_connections", &self.read_connections)
+            .field("max_group_commit", &self.max_group_commit)
+            .finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn debug_never_shows_secrets() {
+        let config = Config {
+            admin_key: Some("hunter2".into()),
+            token_secret: Some("s3cret".into()),
+            ..Config::default()
+        };
+        let shown = format!("{config:?}");
+        assert!(!shown.contains("hunter2"), "{shown}");
+        assert!(!shown.contains("s3cret"), "{shown}");
+        assert!(shown.contains("<set>"), "{shown}");
+    }
+}

@@ -1,0 +1,234 @@
+//! Errors: the public [`Error`] of starting and running a server, and the
+//! JSON error answers of the HTTP API.
+
+use std::{borrow::Cow, io, net::SocketAddr};
+
+use axum::{
+    Json,
+    extract::{
+        FromRequest, Request,
+        rejection::{JsonRejection, QueryRejection},
+    },
+    http::{HeaderValue, StatusCode, header},
+    response::{IntoResponse, Response},
+};
+use likekit_core::wire::ErrorBody;
+use serde::de::DeserializeOwned;
+
+use crate::store::StoreError;
+
+/// Why a server could not start, or failed while running.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// The listen address could not be bound.
+    #[error("cannot listen on {addr}: {source}")]
+    Bind {
+        /// The address asked for.
+        addr: SocketAddr,
+        /// Why it failed.
+        source: io::Error,
+    },
+    /// The store could not be opened, seeded, or closed.
+    #[error("storage error: {0}")]
+    Store(#[from] StoreError),
+    /// A setting is unusable (for example a CORS origin that is not a valid
+    /// header value, or a fault rule out of range).
+    #[error("invalid configuration: {0}")]
+    Config(String),
+    /// The server task ended abnormally.
+    #[error("server task failed: {0}")]
+    Task(String),
+}
+
+/// An error answer of the HTTP API: a status and
+/// `{"error": {"code": "…", "message": "…"}}`.
+#[derive(Debug, Clone)]
+pub(crate) struct ApiError {
+    pub(crate) status: StatusCode,
+    pub(crate) code: Cow<'static, str>,
+    pub(crate) message: String,
+    pub(crate) www_authenticate: Option<HeaderValue>,
+    pub(crate) retry_after_secs: Option<u64>,
+}
+
+impl ApiError {
+    pub(crate) fn new(
+        status: StatusCode,
+        code: impl Into<Cow<'static, str>>,
+        message: impl Into<String>,
+    ) -> Self {
+        Self {
+            status,
+            code: code.into(),
+            message: message.into(),
+            www_authenticate: None,
+            retry_after_secs: None,
+        }
+    }
+
+    pub(crate) fn bad_request(code: &'static str, message: impl Into<String>) -> Self {
+        Self::new(StatusCode::BAD_REQUEST, code, message)
+    }
+
+    pub(crate) fn post_not_found(post: u64) -> Self {
+        Self::new(
+            StatusCode::NOT_FOUND,
+            "post_not_found",
+            format!("there is no post {post}"),
+        )
+    }
+
+    pub(crate) fn unauthorized(code: &'static str, message: impl Into<String>) -> Self {
+        let message = message.into();
+        // RFC 6750: no error attribute when no credentials were sent at all.
+        let challenge = if code == "missing_token" {
+            HeaderValue::from_static("Bearer realm=\"likekit\"")
+        } else {
+            let description = message.replace(['"', '\\'], "'");
+            HeaderValue::from_str(&format!(
+                "Bearer realm=\"likekit\", error=\"invalid_token\", error_description=\"{description}\""
+            ))
+            .unwrap_or_else(|_| {
+                HeaderValue::from_static("Bearer realm=\"likekit\", error=\"invalid_token\"")
+            })
+        };
+        Self {
+            www_authenticate: Some(challenge),
+            ..Self::new(StatusCode::UNAUTHORIZED, code, message)
+        }
+    }
+
+    pub(crate) fn rate_limited(retry_after_secs: u64) -> Self {
+        Self {
+            retry_after_secs: Some(retry_after_secs.max(1)),
+            ..Self::new(
+                StatusCode::TOO_MANY_REQUESTS,
+                "rate_limited",
+                "too many likes and unlikes; slow down",
+            )
+        }
+    }
+
+    pub(crate) fn internal(message: impl Into<String>) -> Self {
+        Self::new(StatusCode::INTERNAL_SERVER_ERROR, "internal", message)
+    }
+
+    /// The generic answer for a status that was produced without a more
+    /// specific error (used to turn plain-text answers into JSON ones).
+    pub(crate) fn for_status(status: StatusCode) -> Self {
+        let (code, message): (Cow<'static, str>, &str) = match status {
+            StatusCode::BAD_REQUEST => ("bad_request".into(), "the request is malformed"),
+            StatusCode::UNAUTHORIZED => ("unauthorized".into(), "sign in first"),
+            StatusCode::FORBIDDEN => ("forbidden".into(), "not allowed"),
+            StatusCode::NOT_FOUND => ("not_found".into(), "no such route"),
+            StatusCode::METHOD_NOT_ALLOWED => (
+                "method_not_allowed".into(),
+                "this route does not accept that method",
+            ),
+            StatusCode::REQUEST_TIMEOUT => ("request_timeout".into(), "the request took too long"),
+            StatusCode::PAYLOAD_TOO_LARGE => {
+                ("payload_too_large".into(), "the request body is too large")
+            }
+            StatusCode::UNSUPPORTED_MEDIA_TYPE => (
+                "unsupported_media_type".into(),
+                "send JSON with Content-Type: application/json",
+            ),
+            StatusCode::TOO_MANY_REQUESTS => ("rate_limited".into(), "too many requests"),
+            StatusCode::INTERNAL_SERVER_ERROR => ("internal".into(), "internal server error"),
+            StatusCode::SERVICE_UNAVAILABLE => ("unavailable".into(), "try again later"),
+            other => (
+                format!("http_{}", other.as_u16()).into(),
+                other.canonical_reason().unwrap_or("error"),
+            ),
+        };
+        Self::new(status, code, message)
+    }
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        let mut response = (
+            self.status,
+            Json(ErrorBody::new(self.code.into_owned(), self.message)),
+        )
+            .into_response();
+        let headers = response.headers_mut();
+        if let Some(challenge) = self.www_authenticate {
+            headers.insert(header::WWW_AUTHENTICATE, challenge);
+        }
+        if let Some(secs) = self.retry_after_secs {
+            headers.insert(header::RETRY_AFTER, HeaderValue::from(secs));
+        }
+        response
+    }
+}
+
+impl From<StoreError> for ApiError {
+    fn from(err: StoreError) -> Self {
+        match err {
+            StoreError::PostNotFound(post) => Self::post_not_found(post),
+            StoreError::UserNotFound(user) => Self::new(
+                StatusCode::NOT_FOUND,
+                "user_not_found",
+                format!("there is no user {user}"),
+            ),
+            StoreError::Invalid(message) => Self::bad_request("bad_request", message),
+            StoreError::Closed => Self::new(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "shutting_down",
+                "the server is shutting down",
+            ),
+            StoreError::Backend(message) => {
+                tracing::error!(%message, "storage failure");
+                Self::new(
+                    StatusCode::INTERNAL_SERVER_ERROR,
+                    "storage_error",
+                    "the database failed; try again",
+                )
+            }
+        }
+    }
+}
+
+impl From<JsonRejection> for ApiError {
+    fn from(rejection: JsonRejection) -> Self {
+        match rejection.status() {
+            StatusCode::UNSUPPORTED_MEDIA_TYPE => Self::new(
+                StatusCode::UNSUPPORTED_MEDIA_TYPE,
+                "unsupported_media_type",
+                "send JSON with Content-Type: application/json",
+            ),
+            StatusCode::PAYLOAD_TOO_LARGE => Self::new(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                "payload_too_large",
+                "the request body is too large",
+            ),
+            _ => Self::bad_request("bad_json", rejection.body_text()),
+        }
+    }
+}
+
+impl From<QueryRejection> for ApiError {
+    fn from(rejection: QueryRejection) -> Self {
+        Self::bad_request("bad_query", rejection.body_text())
+    }
+}
+
+/// `axum::Json`, but its rejections are JSON [`ApiError`]s: 415 for a wrong
+/// content type, 413 for an oversize body, 400 for anything unparsable.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct AppJson<T>(pub(crate) T);
+
+impl<S, T> FromRequest<S> for AppJson<T>
+where
+    S: Send + Sync,
+    T: DeserializeOwned,
+{
+    type Rejection = ApiError;
+
+    async fn from_request(req: Request, state: &S) -> Result<Self, Self::Rejection> {
+        let Json(value) = Json::<T>::from_request(req, state).await?;
+        Ok(Self(value))
+    }
+}

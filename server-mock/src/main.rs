@@ -1,0 +1,231 @@
+//! `likekit-server`: the LikeKit reference server.
+//!
+//! Run `likekit-server --help` for the flags; see the crate README for the
+//! API.
+
+use std::{
+    io::{IsTerminal as _, Write as _},
+    net::SocketAddr,
+    num::NonZeroU32,
+    path::PathBuf,
+    process::ExitCode,
+    time::Duration,
+};
+
+use clap::{Args, Parser, Subcommand};
+use likekit_core::wire::admin::Seed;
+use likekit_server::{Config, Database, RateLimit, Tokens};
+use tracing_subscriber::EnvFilter;
+
+/// The LikeKit reference server: exact like counts, friends lines, sign-in
+/// tokens, and an admin/fault-injection API for client tests.
+#[derive(Debug, Parser)]
+#[command(
+    name = "likekit-server",
+    version,
+    about,
+    args_conflicts_with_subcommands = true
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Option<Command>,
+    #[command(flatten)]
+    serve: ServeArgs,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Run the server (the default).
+    Serve(ServeArgs),
+    /// Print a sign-in token for a user (for development and scripts).
+    Token(TokenArgs),
+}
+
+#[derive(Debug, Args)]
+struct ServeArgs {
+    /// Address to listen on (port 0 picks a free one).
+    #[arg(long, env = "LIKEKIT_LISTEN", default_value = "127.0.0.1:8080")]
+    listen: SocketAddr,
+    /// SQLite database file, or `:memory:` for a throwaway one.
+    #[arg(long, env = "LIKEKIT_DB", default_value = "likekit.db")]
+    db: String,
+    /// JSON seed document (users, friends, posts, likers) loaded at start.
+    #[arg(long, value_name = "FILE")]
+    seed: Option<PathBuf>,
+    /// Turns on the admin API (/admin/*); requests must send it in X-Admin-Key.
+    #[arg(long, env = "LIKEKIT_ADMIN_KEY", hide_env_values = true)]
+    admin_key: Option<String>,
+    /// HS256 secret for sign-in tokens; random for each start when absent.
+    #[arg(long, env = "LIKEKIT_TOKEN_SECRET", hide_env_values = true)]
+    token_secret: Option<String>,
+    /// Browser origin allowed by CORS (repeatable; `*` for any). None by default.
+    #[arg(long = "cors-origin", value_name = "ORIGIN")]
+    cors_origins: Vec<String>,
+    /// Likes + unlikes per second allowed per user (0 turns the limit off).
+    #[arg(long, default_value_t = 50)]
+    write_rate_limit: u32,
+    /// Writes a user may make at once before the rate limit applies.
+    #[arg(long, default_value_t = 200)]
+    write_burst: u32,
+    /// How long a post's count, version and likers are cached (milliseconds).
+    #[arg(long, default_value_t = 1000)]
+    cache_ttl_ms: u64,
+    /// How long a viewer's friend set is cached (milliseconds).
+    #[arg(long, default_value_t = 30_000)]
+    friends_ttl_ms: u64,
+    /// Requests taking longer are answered 503 (seconds).
+    #[arg(long, default_value_t = 30)]
+    request_timeout_secs: u64,
+    /// Largest accepted request body (bytes).
+    #[arg(long, default_value_t = 64 * 1024)]
+    max_body_bytes: usize,
+    /// How long shutdown waits for in-flight requests (seconds).
+    #[arg(long, default_value_t = 10)]
+    shutdown_grace_secs: u64,
+    /// Read-only SQLite connections (0: twice the CPUs, at least 4).
+    #[arg(long, default_value_t = 0)]
+    read_connections: usize,
+}
+
+#[derive(Debug, Args)]
+struct TokenArgs {
+    /// The user id (the token's `sub`).
+    #[arg(long)]
+    user: u64,
+    /// Lifetime in seconds.
+    #[arg(long, default_value_t = 3600)]
+    ttl: u64,
+    /// The server's HS256 secret.
+    #[arg(long, env = "LIKEKIT_TOKEN_SECRET", hide_env_values = true)]
+    token_secret: String,
+}
+
+fn config_from(args: ServeArgs) -> Result<Config, String> {
+    let seed = match &args.seed {
+        Some(path) => {
+            let text = std::fs::read_to_string(path)
+                .map_err(|e| format!("cannot read seed {}: {e}", path.display()))?;
+            Some(
+                serde_json::from_str::<Seed>(&text)
+                    .map_err(|e| format!("bad seed {}: {e}", path.display()))?,
+            )
+        }
+        None => None,
+    };
+    let write_rate_limit = match (
+        NonZeroU32::new(args.write_rate_limit),
+        NonZeroU32::new(args.write_burst),
+    ) {
+        (Some(per_second), Some(burst)) => Some(RateLimit { per_second, burst }),
+        (None, _) => None,
+        (Some(_), None) => return Err("--write-burst must be at least 1".into()),
+    };
+    let database: Database = args
+        .db
+        .parse()
+        .map_err(|e: std::convert::Infallible| e.to_string())?;
+    Ok(Config {
+        listen: args.listen,
+        database,
+        seed,
+        admin_key: args.admin_key,
+        token_secret: args.token_secret,
+        cors_origins: args.cors_origins,
+        write_rate_limit,
+        cache_ttl: Duration::from_millis(args.cache_ttl_ms),
+        friends_ttl: Duration::from_millis(args.friends_ttl_ms),
+        request_timeout: Duration::from_secs(args.request_timeout_secs.max(1)),
+        max_body_bytes: args.max_body_bytes,
+        shutdown_grace: Duration::from_secs(args.shutdown_grace_secs),
+        read_connections: args.read_connections,
+        ..Config::default()
+    })
+}
+
+async fn stop_signal() {
+    let interrupt = tokio::signal::ctrl_c();
+    #[cfg(unix)]
+    {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut terminate) => {
+                tokio::select! {
+                    _ = interrupt => tracing::info!("SIGINT: shutting down"),
+                    _ = terminate.recv() => tracing::info!("SIGTERM: shutting down"),
+                }
+            }
+            Err(err) => {
+                tracing::warn!(error = %err, "cannot listen for SIGTERM");
+                let _ = interrupt.await;
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = interrupt.await;
+        tracing::info!("interrupted: shutting down");
+    }
+}
+
+async fn serve(args: ServeArgs) -> Result<(), String> {
+    let config = config_from(args)?;
+    let server = likekit_server::spawn(config)
+        .await
+        .map_err(|e| e.to_string())?;
+    // A machine-readable line for scripts and tests that start the binary.
+    let mut stdout = std::io::stdout();
+    let _ = writeln!(stdout, "listening on {}", server.base_url());
+    let _ = stdout.flush();
+    stop_signal().await;
+    server.shutdown().await.map_err(|e| e.to_string())
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    if let Some(Command::Token(args)) = &cli.command {
+        if !(1..=i64::MAX as u64).contains(&args.user) {
+            eprintln!("error: --user must be from 1 to {}", i64::MAX);
+            return ExitCode::FAILURE;
+        }
+        return match Tokens::new(args.token_secret.as_bytes()) {
+            Ok(tokens) => {
+                println!("{}", tokens.mint(args.user, Duration::from_secs(args.ttl)));
+                ExitCode::SUCCESS
+            }
+            Err(err) => {
+                eprintln!("error: {err}");
+                ExitCode::FAILURE
+            }
+        };
+    }
+
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info")),
+        )
+        .with_writer(std::io::stderr)
+        .with_ansi(std::io::stderr().is_terminal())
+        .init();
+
+    let args = match cli.command {
+        Some(Command::Serve(args)) => args,
+        _ => cli.serve,
+    };
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(err) => {
+            eprintln!("error: cannot start the runtime: {err}");
+            return ExitCode::FAILURE;
+        }
+    };
+    match runtime.block_on(serve(args)) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(err) => {
+            tracing::error!("{err}");
+            eprintln!("error: {err}");
+            ExitCode::FAILURE
+        }
+    }
+}

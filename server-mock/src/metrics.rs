@@ -1,0 +1,247 @@
+//! Prometheus metrics, one registry per server.
+//!
+//! Handles are registered once at start on the server's own
+//! Prometheus recorder (no process-global recorder, so several servers can
+//! run in one test process), and the hot path only bumps atomics.
+
+use std::sync::Arc;
+
+use axum::http::{Method, StatusCode};
+use metrics::{Counter, Histogram, Key, Label, Metadata, Recorder, Unit};
+use metrics_exporter_prometheus::{Matcher, PrometheusBuilder, PrometheusHandle};
+
+/// The routes metrics are kept for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Route {
+    Like,
+    Unlike,
+    Likes,
+    Batch,
+    Healthz,
+    OpenApi,
+    Metrics,
+    Admin,
+    Other,
+}
+
+impl Route {
+    const ALL: [Route; 9] = [
+        Route::Like,
+        Route::Unlike,
+        Route::Likes,
+        Route::Batch,
+        Route::Healthz,
+        Route::OpenApi,
+        Route::Metrics,
+        Route::Admin,
+        Route::Other,
+    ];
+
+    fn label(self) -> &'static str {
+        match self {
+            Route::Like => "like",
+            Route::Unlike => "unlike",
+            Route::Likes => "likes",
+            Route::Batch => "batch",
+            Route::Healthz => "healthz",
+            Route::OpenApi => "openapi",
+            Route::Metrics => "metrics",
+            Route::Admin => "admin",
+            Route::Other => "other",
+        }
+    }
+
+    /// The route of a request, from the pattern axum matched.
+    pub(crate) fn of(method: &Method, matched: Option<&str>) -> Self {
+        match matched {
+            Some("/posts/{post_id}/like") if method == Method::POST => Route::Like,
+            Some("/posts/{post_id}/like") if method == Method::DELETE => Route::Unlike,
+            Some("/posts/{post_id}/likes") => Route::Likes,
+            Some("/likes") => Route::Batch,
+            Some("/healthz") => Route::Healthz,
+            Some("/openapi.json") => Route::OpenApi,
+            Some("/metrics") => Route::Metrics,
+            Some(path) if path.starts_with("/admin") => Route::Admin,
+            _ => Route::Other,
+        }
+    }
+}
+
+const STATUS_CLASSES: [&str; 5] = ["1xx", "2xx", "3xx", "4xx", "5xx"];
+
+struct RouteMetrics {
+    /// By status class, index = status / 100 - 1.
+    requests: [Counter; 5],
+    latency: Histogram,
+}
+
+pub(crate) struct Metrics {
+    handle: PrometheusHandle,
+    routes: Vec<RouteMetrics>,
+    pub(crate) likes_written: Counter,
+    pub(crate) unlikes_written: Counter,
+    pub(crate) cache_post_hit: Counter,
+    pub(crate) cache_post_miss: Counter,
+    pub(crate) cache_friends_hit: Counter,
+    pub(crate) cache_friends_miss: Counter,
+    pub(crate) group_commit_size: Histogram,
+    pub(crate) rate_limited: Counter,
+    pub(crate) faults_injected: Counter,
+    cache_post_ratio: metrics::Gauge,
+    cache_friends_ratio: metrics::Gauge,
+}
+
+impl std::fmt::Debug for Metrics {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Metrics").finish_non_exhaustive()
+    }
+}
+
+const METADATA: Metadata<'static> =
+    Metadata::new(module_path!(), metrics::Level::INFO, Some(module_path!()));
+
+const LATENCY_BUCKETS: [f64; 14] = [
+    0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5,
+];
+const BATCH_BUCKETS: [f64; 10] = [1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0, 128.0, 256.0, 1024.0];
+
+fn labels(pairs: &[(&'static str, &'static str)]) -> Vec<Label> {
+    pairs.iter().map(|(k, v)| Label::new(*k, *v)).collect()
+}
+
+impl Metrics {
+    pub(crate) fn new() -> Arc<Self> {
+        let recorder = PrometheusBuilder::new()
+            .set_buckets_for_metric(
+                Matcher::Full("likekit_http_request_duration_seconds".into()),
+                &LATENCY_BUCKETS,
+            )
+            .and_then(|b| {
+                b.set_buckets_for_metric(
+                    Matcher::Full("likekit_group_commit_writes".into()),
+                    &BATCH_BUCKETS,
+                )
+            })
+            .expect("bucket lists are non-empty")
+            .build_recorder();
+        let counter = |name: &'static str, pairs: &[(&'static str, &'static str)]| {
+            recorder.register_counter(&Key::from_parts(name, labels(pairs)), &METADATA)
+        };
+        let histogram = |name: &'static str, pairs: &[(&'static str, &'static str)]| {
+            recorder.register_histogram(&Key::from_parts(name, labels(pairs)), &METADATA)
+        };
+        let gauge = |name: &'static str, pairs: &[(&'static str, &'static str)]| {
+            recorder.register_gauge(&Key::from_parts(name, labels(pairs)), &METADATA)
+        };
+
+        recorder.describe_counter(
+            "likekit_http_requests_total".into(),
+            None,
+            "HTTP requests by route and status class".into(),
+        );
+        recorder.describe_histogram(
+            "likekit_http_request_duration_seconds".into(),
+            Some(Unit::Seconds),
+            "HTTP request latency by route".into(),
+        );
+        recorder.describe_counter(
+            "likekit_likes_written_total".into(),
+            None,
+            "Like rows really inserted (op=like) or deleted (op=unlike)".into(),
+        );
+        recorder.describe_counter(
+            "likekit_cache_requests_total".into(),
+            None,
+            "View cache lookups by cache and result".into(),
+        );
+        recorder.describe_gauge(
+            "likekit_cache_hit_ratio".into(),
+            None,
+            "View cache hits / lookups since start".into(),
+        );
+        recorder.describe_histogram(
+            "likekit_group_commit_writes".into(),
+            None,
+            "Likes and unlikes committed per transaction".into(),
+        );
+        recorder.describe_counter(
+            "likekit_rate_limited_total".into(),
+            None,
+            "Writes refused by the per-user rate limit".into(),
+        );
+        recorder.describe_counter(
+            "likekit_faults_injected_total".into(),
+            None,
+            "Requests failed or dropped by admin fault rules".into(),
+        );
+
+        let routes = Route::ALL
+            .iter()
+            .map(|route| RouteMetrics {
+                requests: STATUS_CLASSES.map(|class| {
+                    counter(
+                        "likekit_http_requests_total",
+                        &[("route", route.label()), ("status", class)],
+                    )
+                }),
+                latency: histogram(
+                    "likekit_http_request_duration_seconds",
+                    &[("route", route.label())],
+                ),
+            })
+            .collect();
+
+        let handle = recorder.handle();
+        Arc::new(Self {
+            routes,
+            likes_written: counter("likekit_likes_written_total", &[("op", "like")]),
+            unlikes_written: counter("likekit_likes_written_total", &[("op", "unlike")]),
+            cache_post_hit: counter(
+                "likekit_cache_requests_total",
+                &[("cache", "post"), ("result", "hit")],
+            ),
+            cache_post_miss: counter(
+                "likekit_cache_requests_total",
+                &[("cache", "post"), ("result", "miss")],
+            ),
+            cache_friends_hit: counter(
+                "likekit_cache_requests_total",
+                &[("cache", "friends"), ("result", "hit")],
+            ),
+            cache_friends_miss: counter(
+                "likekit_cache_requests_total",
+                &[("cache", "friends"), ("result", "miss")],
+            ),
+            group_commit_size: histogram("likekit_group_commit_writes", &[]),
+            rate_limited: counter("likekit_rate_limited_total", &[]),
+            faults_injected: counter("likekit_faults_injected_total", &[]),
+            cache_post_ratio: gauge("likekit_cache_hit_ratio", &[("cache", "post")]),
+            cache_friends_ratio: gauge("likekit_cache_hit_ratio", &[("cache", "friends")]),
+            handle,
+        })
+    }
+
+    pub(crate) fn observe(&self, route: Route, status: StatusCode, seconds: f64) {
+        // `Route::ALL` lists the variants in declaration order.
+        let route = &self.routes[route as usize];
+        let class = usize::from(status.as_u16() / 100).clamp(1, 5) - 1;
+        route.requests[class].increment(1);
+        route.latency.record(seconds);
+    }
+
+    /// The Prometheus text exposition.
+    pub(crate) fn render(&self, post_ratio: Option<f64>, friends_ratio: Option<f64>) -> String {
+        if let Some(ratio) = post_ratio {
+            self.cache_post_ratio.set(ratio);
+        }
+        if let Some(ratio) = friends_ratio {
+            self.cache_friends_ratio.set(ratio);
+        }
+        self.handle.render()
+    }
+
+    /// Drains histogram samples; call every few seconds.
+    pub(crate) fn upkeep(&self) {
+        self.handle.run_upkeep();
+    }
+}

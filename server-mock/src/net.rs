@@ -1,0 +1,147 @@
+//! A TCP listener whose connections a handler can cut, so an injected "drop"
+//! reaches the client as a broken connection rather than an HTTP answer.
+
+use std::{
+    io,
+    net::SocketAddr,
+    pin::Pin,
+    sync::{
+        Arc,
+        atomic::{AtomicBool, Ordering},
+    },
+    task::{Context, Poll},
+};
+
+use axum::{extract::connect_info::Connected, serve::IncomingStream};
+use tokio::{
+    io::{AsyncRead, AsyncWrite, ReadBuf},
+    net::{TcpListener, TcpStream},
+};
+
+/// Cuts one connection: once triggered, every read and write on it fails, so
+/// hyper closes the socket without writing the pending answer.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct KillSwitch(Arc<AtomicBool>);
+
+impl KillSwitch {
+    pub(crate) fn trigger(&self) {
+        self.0.store(true, Ordering::Release);
+    }
+
+    fn check(&self) -> io::Result<()> {
+        if self.0.load(Ordering::Acquire) {
+            Err(io::Error::new(
+                io::ErrorKind::ConnectionAborted,
+                "connection dropped by a fault rule",
+            ))
+        } else {
+            Ok(())
+        }
+    }
+}
+
+/// A [`TcpStream`] with a [`KillSwitch`].
+#[derive(Debug)]
+pub(crate) struct KillableStream {
+    inner: TcpStream,
+    kill: KillSwitch,
+}
+
+impl AsyncRead for KillableStream {
+    fn poll_read(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
+        let this = self.get_mut();
+        this.kill.check()?;
+        Pin::new(&mut this.inner).poll_read(cx, buf)
+    }
+}
+
+impl AsyncWrite for KillableStream {
+    fn poll_write(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<io::Result<usize>> {
+        let this = self.get_mut();
+        this.kill.check()?;
+        Pin::new(&mut this.inner).poll_write(cx, buf)
+    }
+
+    fn poll_write_vectored(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[io::IoSlice<'_>],
+    ) -> Poll<io::Result<usize>> {
+        let this = self.get_mut();
+        this.kill.check()?;
+        Pin::new(&mut this.inner).poll_write_vectored(cx, bufs)
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        self.inner.is_write_vectored()
+    }
+
+    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        let this = self.get_mut();
+        this.kill.check()?;
+        Pin::new(&mut this.inner).poll_flush(cx)
+    }
+
+    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.get_mut().inner).poll_shutdown(cx)
+    }
+}
+
+/// Accepts [`KillableStream`]s.
+#[derive(Debug)]
+pub(crate) struct KillableListener(pub(crate) TcpListener);
+
+impl axum::serve::Listener for KillableListener {
+    type Io = KillableStream;
+    type Addr = SocketAddr;
+
+    async fn accept(&mut self) -> (Self::Io, Self::Addr) {
+        loop {
+            match self.0.accept().await {
+                Ok((stream, addr)) => {
+                    let _ = stream.set_nodelay(true);
+                    let io = KillableStream {
+                        inner: stream,
+                        kill: KillSwitch::default(),
+                    };
+                    return (io, addr);
+                }
+                Err(err) => {
+                    // Like axum's own listener: out of file descriptors and
+                    // similar errors are logged and retried after a pause.
+                    tracing::warn!(error = %err, "accept failed");
+                    tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+                }
+            }
+        }
+    }
+
+    fn local_addr(&self) -> io::Result<Self::Addr> {
+        self.0.local_addr()
+    }
+}
+
+/// What each request knows about its connection.
+#[derive(Debug, Clone)]
+pub(crate) struct ConnInfo {
+    #[allow(dead_code)]
+    pub(crate) remote: SocketAddr,
+    pub(crate) kill: KillSwitch,
+}
+
+impl Connected<IncomingStream<'_, KillableListener>> for ConnInfo {
+    fn connect_info(stream: IncomingStream<'_, KillableListener>) -> Self {
+        Self {
+            remote: *stream.remote_addr(),
+            kill: stream.io().kill.clone(),
+        }
+    }
+}

@@ -1,0 +1,170 @@
+//! Storage behind the server: the [`Store`] trait, its SQLite backend, and a
+//! test suite every backend must pass.
+//!
+//! A backend keeps, per post, its exact `count`, a `version` that grows by one
+//! with every real change, and its last [`RECENT_LIKERS`] likers (newest
+//! first), beside the like rows themselves; a like or unlike changes the row
+//! and the post in one transaction.
+//!
+//! The server reaches storage only through `Arc<dyn Store>`, so a second
+//! backend (PostgreSQL) plugs in without touching the HTTP layer, and proves
+//! itself with the same [`suite`] (see [`store_suite!`](crate::store_suite)).
+
+use std::{fmt, sync::Arc};
+
+use async_trait::async_trait;
+use likekit_core::wire::{LikeState, PostId, UserId, admin::Seed};
+
+mod sqlite;
+pub mod suite;
+
+pub use sqlite::{SqliteOptions, SqliteStore};
+
+/// How many recent likers each post keeps for the friends line.
+pub const RECENT_LIKERS: usize = 100;
+
+/// The most friends one user may have.
+pub const MAX_FRIENDS: usize = 5_000;
+
+/// A post as the view path needs it: exact as of the moment it was read.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct PostSnapshot {
+    /// How many users like the post.
+    pub count: u64,
+    /// Grows by one with every real change of the post's likes.
+    pub version: u64,
+    /// Up to [`RECENT_LIKERS`] users who like the post, newest first. An
+    /// unlike removes its user; the list refills with later likes.
+    pub recent_likers: Vec<UserId>,
+}
+
+/// The result of one like or unlike.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WriteOutcome {
+    /// The post's count and version read in the write's own transaction, and
+    /// the caller's state after it.
+    pub state: LikeState,
+    /// Whether a row was really inserted (like) or deleted (unlike).
+    pub changed: bool,
+    /// The post as of this write, when the backend has it at hand; the server
+    /// refreshes its view cache with it. A backend may leave it out (for
+    /// example when a hot post's count is spread over shard rows).
+    pub snapshot: Option<Arc<PostSnapshot>>,
+}
+
+/// One post's books, for checking that counts are exact.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PostAudit {
+    /// The post.
+    pub post: PostId,
+    /// The stored count.
+    pub count: u64,
+    /// The number of like rows for the post.
+    pub rows: u64,
+    /// The stored version.
+    pub version: u64,
+}
+
+/// Whether an admin "create" made something new.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Upsert {
+    /// It did not exist and was created.
+    Created,
+    /// It existed (and was updated, for a user's name).
+    Updated,
+}
+
+/// A storage failure or a refused operation.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum StoreError {
+    /// The post does not exist.
+    #[error("there is no post {0}")]
+    PostNotFound(PostId),
+    /// The user does not exist.
+    #[error("there is no user {0}")]
+    UserNotFound(UserId),
+    /// The input breaks a rule (an id out of range, too many friends, …).
+    #[error("{0}")]
+    Invalid(String),
+    /// The store is shutting down and takes no more writes.
+    #[error("the store is closed")]
+    Closed,
+    /// The database failed.
+    #[error("database error: {0}")]
+    Backend(String),
+}
+
+impl From<rusqlite::Error> for StoreError {
+    fn from(err: rusqlite::Error) -> Self {
+        Self::Backend(err.to_string())
+    }
+}
+
+/// Largest id the stores accept (ids are stored as signed 64-bit integers).
+pub const MAX_ID: u64 = i64::MAX as u64;
+
+/// Checks an id is in `1..=MAX_ID`.
+pub(crate) fn check_id(what: &str, id: u64) -> Result<(), StoreError> {
+    if (1..=MAX_ID).contains(&id) {
+        Ok(())
+    } else {
+        Err(StoreError::Invalid(format!(
+            "{what} id {id} is out of range (1..={MAX_ID})"
+        )))
+    }
+}
+
+/// Where likes, posts, users and friendships live.
+///
+/// Every method is safe to call concurrently. Writes (`like`, `unlike`) are
+/// durable when they return `Ok`, exact (count changes only when a row really
+/// changes) and idempotent.
+#[async_trait]
+pub trait Store: Send + Sync + fmt::Debug + 'static {
+    /// `user` likes `post`. Inserts the (user, post) row if missing; only then
+    /// the count and version go up by one and the user goes to the front of
+    /// the recent likers. [`StoreError::PostNotFound`] for an unknown post.
+    async fn like(&self, user: UserId, post: PostId) -> Result<WriteOutcome, StoreError>;
+
+    /// `user` no longer likes `post`. Deletes the row if present; only then
+    /// the count goes down and the version up by one, and the user leaves the
+    /// recent likers. [`StoreError::PostNotFound`] for an unknown post.
+    async fn unlike(&self, user: UserId, post: PostId) -> Result<WriteOutcome, StoreError>;
+
+    /// A post's count, version and recent likers; `None` if it does not exist.
+    async fn post(&self, post: PostId) -> Result<Option<PostSnapshot>, StoreError>;
+
+    /// Whether `user` likes each of `posts` (unknown posts: `false`), read
+    /// from the user's own rows, never from a cache.
+    async fn liked(&self, user: UserId, posts: &[PostId]) -> Result<Vec<bool>, StoreError>;
+
+    /// `user`'s friends (their own, directed list) with display names.
+    /// Empty for unknown users.
+    async fn friends(&self, user: UserId) -> Result<Vec<(UserId, String)>, StoreError>;
+
+    /// Creates a user, or renames an existing one.
+    async fn put_user(&self, user: UserId, name: &str) -> Result<Upsert, StoreError>;
+
+    /// Creates a post with no likes; an existing post is left as it is.
+    async fn put_post(&self, post: PostId) -> Result<Upsert, StoreError>;
+
+    /// Replaces `user`'s friend list. Every id must be a user.
+    async fn set_friends(&self, user: UserId, friends: &[UserId]) -> Result<(), StoreError>;
+
+    /// Loads a seed document in one transaction: users (names), friend lists
+    /// (replaced), posts, and likes in the order given (oldest first).
+    /// Loading the same seed again changes nothing.
+    async fn seed(&self, seed: &Seed) -> Result<(), StoreError>;
+
+    /// Drops every like and sets every post back to count 0, version 0, no
+    /// likers; users, friendships and posts stay.
+    async fn reset(&self) -> Result<(), StoreError>;
+
+    /// Every post's stored count beside its actual number of like rows.
+    async fn audit(&self) -> Result<Vec<PostAudit>, StoreError>;
+
+    /// Commits every write already accepted, then refuses new ones with
+    /// [`StoreError::Closed`]. Reads keep working. Idempotent.
+    async fn close(&self) -> Result<(), StoreError>;
+}

@@ -1,0 +1,529 @@
+//! The behaviour every [`Store`] backend must have, as a reusable test suite.
+//!
+//! Each function takes a fresh, empty store and panics on the first broken
+//! rule. [`store_suite!`](crate::store_suite) turns the whole list into
+//! `#[tokio::test]`s for one backend:
+//!
+//! ```ignore
+//! // in tests/store_postgres.rs of a future backend
+//! likekit_server::store_suite!(async { PostgresStore::connect(&test_url()).await.unwrap() });
+//! ```
+
+use std::{collections::BTreeMap, sync::Arc};
+
+use likekit_core::wire::{
+    LikeState, PostId, UserId,
+    admin::{Seed, SeedPost, SeedUser},
+};
+
+use super::{MAX_ID, PostAudit, RECENT_LIKERS, Store, StoreError, Upsert};
+
+/// Expands to one `#[tokio::test]` per case of [`suite`](crate::store::suite),
+/// each with a fresh store made by the given async expression (evaluated once
+/// per test). The calling crate needs `tokio` with the `macros` and
+/// `rt-multi-thread` features.
+///
+/// ```ignore
+/// likekit_server::store_suite!(async {
+///     likekit_server::store::SqliteStore::open(Default::default()).expect("open")
+/// });
+/// ```
+#[macro_export]
+macro_rules! store_suite {
+    ($make:expr) => {
+        $crate::store_suite!(@cases $make;
+            seed_table,
+            unknown_posts,
+            ids_out_of_range,
+            recent_likers_newest_first,
+            liked_reads_own_rows,
+            friends_are_directed_with_names,
+            set_friends_checks_users,
+            put_user_and_post_are_upserts,
+            reset_keeps_users_and_posts,
+            seed_loads_once,
+            concurrent_duplicates_stay_exact,
+            group_commit_answers_each_write,
+            close_commits_then_refuses
+        );
+    };
+    (@cases $make:expr; $($case:ident),* $(,)?) => {
+        $(
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn $case() {
+                let store: ::std::sync::Arc<dyn $crate::store::Store> =
+                    ::std::sync::Arc::new($make.await);
+                $crate::store::suite::$case(store.clone()).await;
+                $crate::store::Store::close(&*store).await.expect("close the store");
+            }
+        )*
+    };
+}
+
+/// Panics unless every post's count equals its number of like rows.
+pub async fn assert_exact(store: &dyn Store) -> Vec<PostAudit> {
+    let audit = store.audit().await.expect("audit");
+    for post in &audit {
+        assert_eq!(
+            post.count, post.rows,
+            "post {} has count {} but {} like rows",
+            post.post, post.count, post.rows
+        );
+    }
+    audit
+}
+
+fn state(count: u64, liked_by_me: bool, version: u64) -> LikeState {
+    LikeState {
+        count,
+        liked_by_me,
+        version,
+    }
+}
+
+/// The seed table: first like +1; the same like again changes nothing;
+/// unlike -1; unlike again changes nothing; an unlike by someone who never
+/// liked changes nothing; a like later +1. `version` moves only on changes.
+pub async fn seed_table(store: Arc<dyn Store>) {
+    store.put_post(42).await.expect("post");
+    let steps: [(UserId, bool, LikeState, bool); 6] = [
+        (7, true, state(1, true, 1), true),
+        (7, true, state(1, true, 1), false),
+        (7, false, state(0, false, 2), true),
+        (7, false, state(0, false, 2), false),
+        (8, false, state(0, false, 2), false),
+        (7, true, state(1, true, 3), true),
+    ];
+    for (step, (user, like, expected, changed)) in steps.into_iter().enumerate() {
+        let outcome = if like {
+            store.like(user, 42).await
+        } else {
+            store.unlike(user, 42).await
+        }
+        .expect("write");
+        assert_eq!(outcome.state, expected, "step {step}");
+        assert_eq!(outcome.changed, changed, "step {step}");
+    }
+    let post = store.post(42).await.expect("read").expect("exists");
+    assert_eq!((post.count, post.version), (1, 3));
+    assert_eq!(post.recent_likers, vec![7]);
+    assert_exact(&*store).await;
+}
+
+/// Writes to unknown posts fail with `PostNotFound` and change nothing.
+pub async fn unknown_posts(store: Arc<dyn Store>) {
+    store.put_post(1).await.expect("post");
+    assert_eq!(
+        store.like(7, 999).await.map(|o| o.state),
+        Err(StoreError::PostNotFound(999))
+    );
+    assert_eq!(
+        store.unlike(7, 999).await.map(|o| o.state),
+        Err(StoreError::PostNotFound(999))
+    );
+    assert_eq!(store.post(999).await.expect("read"), None);
+    assert_eq!(
+        store.liked(7, &[999, 1]).await.expect("read"),
+        [false, false]
+    );
+    let audit = assert_exact(&*store).await;
+    assert_eq!(audit.len(), 1, "no post was created by the failed writes");
+}
+
+/// Ids must be in `1..=i64::MAX`.
+pub async fn ids_out_of_range(store: Arc<dyn Store>) {
+    store.put_post(1).await.expect("post");
+    for (user, post) in [
+        (0, 1),
+        (1, 0),
+        (MAX_ID + 1, 1),
+        (1, MAX_ID + 1),
+        (1, u64::MAX),
+    ] {
+        assert!(
+            matches!(store.like(user, post).await, Err(StoreError::Invalid(_))),
+            "like({user}, {post})"
+        );
+    }
+    assert!(matches!(
+        store.put_post(0).await,
+        Err(StoreError::Invalid(_))
+    ));
+    assert!(matches!(
+        store.put_user(MAX_ID + 1, "x").await,
+        Err(StoreError::Invalid(_))
+    ));
+    assert_eq!(store.post(MAX_ID + 1).await.expect("read"), None);
+    // The largest id works.
+    store.put_post(MAX_ID).await.expect("largest post id");
+    let outcome = store.like(MAX_ID, MAX_ID).await.expect("like");
+    assert_eq!(outcome.state, state(1, true, 1));
+    assert_exact(&*store).await;
+}
+
+/// The recent likers are newest first, at most [`RECENT_LIKERS`], and an
+/// unlike removes its user.
+pub async fn recent_likers_newest_first(store: Arc<dyn Store>) {
+    store.put_post(5).await.expect("post");
+    let total = RECENT_LIKERS as u64 + 20;
+    let mut last = None;
+    for user in 1..=total {
+        last = Some(store.like(user, 5).await.expect("like"));
+    }
+    let expected: Vec<UserId> = (21..=total).rev().collect();
+    let post = store.post(5).await.expect("read").expect("exists");
+    assert_eq!(post.count, total);
+    assert_eq!(post.recent_likers, expected);
+    if let Some(snapshot) = last.and_then(|o| o.snapshot) {
+        assert_eq!(*snapshot, post, "a write's snapshot is the post after it");
+    }
+
+    store.unlike(total, 5).await.expect("unlike newest");
+    store.unlike(50, 5).await.expect("unlike a middle one");
+    store
+        .unlike(3, 5)
+        .await
+        .expect("unlike one already out of the list");
+    let post = store.post(5).await.expect("read").expect("exists");
+    assert_eq!(post.count, total - 3);
+    assert_eq!(post.recent_likers.first(), Some(&(total - 1)));
+    assert!(!post.recent_likers.contains(&total));
+    assert!(!post.recent_likers.contains(&50));
+    assert_eq!(post.recent_likers.len(), RECENT_LIKERS - 2);
+
+    store.like(3, 5).await.expect("like again");
+    let post = store.post(5).await.expect("read").expect("exists");
+    assert_eq!(post.recent_likers.first(), Some(&3));
+    assert_exact(&*store).await;
+}
+
+/// `liked` answers from the user's own rows, for many posts at once.
+pub async fn liked_reads_own_rows(store: Arc<dyn Store>) {
+    for post in 1..=3 {
+        store.put_post(post).await.expect("post");
+    }
+    store.like(7, 2).await.expect("like");
+    store.like(8, 3).await.expect("like");
+    assert_eq!(
+        store.liked(7, &[1, 2, 3]).await.expect("read"),
+        [false, true, false]
+    );
+    assert_eq!(
+        store.liked(8, &[3, 2, 3]).await.expect("read"),
+        [true, false, true]
+    );
+    store.unlike(7, 2).await.expect("unlike");
+    assert_eq!(store.liked(7, &[2]).await.expect("read"), [false]);
+    assert!(store.liked(7, &[]).await.expect("read").is_empty());
+}
+
+fn sorted(mut friends: Vec<(UserId, String)>) -> Vec<(UserId, String)> {
+    friends.sort();
+    friends
+}
+
+/// A friend list is the user's own (directed), with current names.
+pub async fn friends_are_directed_with_names(store: Arc<dyn Store>) {
+    for (id, name) in [(1, "Ana"), (2, "Ben"), (3, "Cy")] {
+        store.put_user(id, name).await.expect("user");
+    }
+    store.set_friends(1, &[2, 3, 2]).await.expect("friends");
+    assert_eq!(
+        sorted(store.friends(1).await.expect("read")),
+        [(2, "Ben".to_string()), (3, "Cy".to_string())]
+    );
+    assert!(store.friends(2).await.expect("read").is_empty(), "directed");
+    assert!(
+        store.friends(99).await.expect("read").is_empty(),
+        "unknown user"
+    );
+
+    store.put_user(2, "Benny").await.expect("rename");
+    assert_eq!(
+        sorted(store.friends(1).await.expect("read")),
+        [(2, "Benny".to_string()), (3, "Cy".to_string())]
+    );
+    store.set_friends(1, &[3]).await.expect("replace");
+    assert_eq!(
+        store.friends(1).await.expect("read"),
+        [(3, "Cy".to_string())]
+    );
+    store.set_friends(1, &[]).await.expect("clear");
+    assert!(store.friends(1).await.expect("read").is_empty());
+}
+
+/// `set_friends` needs the user and every friend to exist, and changes
+/// nothing when one does not.
+pub async fn set_friends_checks_users(store: Arc<dyn Store>) {
+    store.put_user(1, "Ana").await.expect("user");
+    store.put_user(2, "Ben").await.expect("user");
+    store.set_friends(1, &[2]).await.expect("friends");
+    assert_eq!(
+        store.set_friends(1, &[2, 99]).await,
+        Err(StoreError::UserNotFound(99))
+    );
+    assert_eq!(
+        store.friends(1).await.expect("read"),
+        [(2, "Ben".to_string())]
+    );
+    assert_eq!(
+        store.set_friends(98, &[1]).await,
+        Err(StoreError::UserNotFound(98))
+    );
+    assert!(matches!(
+        store.set_friends(1, &[0]).await,
+        Err(StoreError::Invalid(_))
+    ));
+}
+
+/// Creating a user or post twice is not an error; a post keeps its likes.
+pub async fn put_user_and_post_are_upserts(store: Arc<dyn Store>) {
+    assert_eq!(store.put_user(1, "Ana").await, Ok(Upsert::Created));
+    assert_eq!(store.put_user(1, "Ana B").await, Ok(Upsert::Updated));
+    assert!(matches!(
+        store.put_user(2, "   ").await,
+        Err(StoreError::Invalid(_))
+    ));
+    assert_eq!(store.put_post(9).await, Ok(Upsert::Created));
+    store.like(1, 9).await.expect("like");
+    assert_eq!(store.put_post(9).await, Ok(Upsert::Updated));
+    let post = store.post(9).await.expect("read").expect("exists");
+    assert_eq!((post.count, post.version), (1, 1));
+}
+
+/// `reset` drops likes and zeroes posts but keeps users, friends and posts.
+pub async fn reset_keeps_users_and_posts(store: Arc<dyn Store>) {
+    store.put_user(1, "Ana").await.expect("user");
+    store.put_user(2, "Ben").await.expect("user");
+    store.set_friends(1, &[2]).await.expect("friends");
+    for post in [10, 11] {
+        store.put_post(post).await.expect("post");
+        store.like(1, post).await.expect("like");
+        store.like(2, post).await.expect("like");
+    }
+    store.reset().await.expect("reset");
+    let audit = assert_exact(&*store).await;
+    assert_eq!(audit.len(), 2);
+    for post in audit {
+        assert_eq!((post.count, post.rows, post.version), (0, 0, 0));
+    }
+    assert_eq!(
+        store.friends(1).await.expect("read"),
+        [(2, "Ben".to_string())]
+    );
+    assert_eq!(
+        store.liked(1, &[10, 11]).await.expect("read"),
+        [false, false]
+    );
+    assert!(
+        store
+            .post(10)
+            .await
+            .expect("read")
+            .expect("kept")
+            .recent_likers
+            .is_empty()
+    );
+    assert_eq!(
+        store.like(2, 10).await.expect("like").state,
+        state(1, true, 1)
+    );
+}
+
+/// A seed document loads users, friends, posts and likes (oldest first),
+/// and loading it again changes nothing.
+pub async fn seed_loads_once(store: Arc<dyn Store>) {
+    let seed = Seed {
+        users: vec![
+            SeedUser {
+                id: 1,
+                name: "Ana".into(),
+                friends: vec![2],
+            },
+            SeedUser {
+                id: 2,
+                name: "Ben".into(),
+                friends: vec![1, 3],
+            },
+            SeedUser {
+                id: 3,
+                name: "Cy".into(),
+                friends: vec![],
+            },
+        ],
+        posts: vec![
+            SeedPost {
+                id: 42,
+                likers: vec![1, 3, 2, 3],
+            },
+            SeedPost {
+                id: 43,
+                likers: vec![],
+            },
+        ],
+    };
+    store.seed(&seed).await.expect("seed");
+    store.seed(&seed).await.expect("seed again");
+    let post = store.post(42).await.expect("read").expect("exists");
+    assert_eq!((post.count, post.version), (3, 3));
+    assert_eq!(post.recent_likers, [2, 3, 1]);
+    assert_eq!(
+        store.post(43).await.expect("read").expect("exists").count,
+        0
+    );
+    assert_eq!(sorted(store.friends(2).await.expect("read")).len(), 2);
+    assert_eq!(
+        store.friends(1).await.expect("read"),
+        [(2, "Ben".to_string())]
+    );
+    assert_exact(&*store).await;
+
+    let broken = Seed {
+        users: vec![SeedUser {
+            id: 4,
+            name: "Di".into(),
+            friends: vec![77],
+        }],
+        posts: vec![],
+    };
+    assert_eq!(store.seed(&broken).await, Err(StoreError::UserNotFound(77)));
+    assert!(
+        store.friends(4).await.expect("read").is_empty(),
+        "a failed seed leaves nothing behind"
+    );
+}
+
+/// Many tasks like and unlike a few posts at random, every write delivered
+/// twice at the same time; afterwards every count equals its rows and an
+/// independent tally.
+pub async fn concurrent_duplicates_stay_exact(store: Arc<dyn Store>) {
+    const POSTS: u64 = 4;
+    const TASKS: u64 = 12;
+    const USERS_PER_TASK: u64 = 5;
+    const OPS_PER_TASK: usize = 120;
+    for post in 1..=POSTS {
+        store.put_post(post).await.expect("post");
+    }
+    let mut tasks = Vec::new();
+    for task in 0..TASKS {
+        let store = store.clone();
+        tasks.push(tokio::spawn(async move {
+            // Each user belongs to one task, so the task knows its final state.
+            let mut rng = fastrand::Rng::with_seed(task);
+            let mut wants: BTreeMap<(UserId, PostId), bool> = BTreeMap::new();
+            for _ in 0..OPS_PER_TASK {
+                let user = task * USERS_PER_TASK + rng.u64(1..=USERS_PER_TASK);
+                let post = rng.u64(1..=POSTS);
+                let like = rng.bool();
+                let write = || async {
+                    if like {
+                        store.like(user, post).await
+                    } else {
+                        store.unlike(user, post).await
+                    }
+                };
+                let (a, b) = tokio::join!(write(), write());
+                let (a, b) = (a.expect("write"), b.expect("duplicate"));
+                assert_eq!(a.state.liked_by_me, like);
+                assert_eq!(b.state.liked_by_me, like);
+                assert!(
+                    !(a.changed && b.changed),
+                    "a duplicate delivery changed the post twice"
+                );
+                wants.insert((user, post), like);
+            }
+            wants
+        }));
+    }
+    let mut tally: BTreeMap<PostId, u64> = BTreeMap::new();
+    for task in tasks {
+        for ((_, post), liked) in task.await.expect("task") {
+            *tally.entry(post).or_default() += u64::from(liked);
+        }
+    }
+    for post in assert_exact(&*store).await {
+        assert_eq!(
+            post.count,
+            tally.get(&post.post).copied().unwrap_or(0),
+            "post {} disagrees with the tally",
+            post.post
+        );
+    }
+}
+
+/// Concurrent writes to one post each get their own exact answer: with N
+/// distinct likers the answers are exactly the counts and versions 1..=N.
+pub async fn group_commit_answers_each_write(store: Arc<dyn Store>) {
+    const N: u64 = 200;
+    store.put_post(1).await.expect("post");
+    let likes: Vec<_> = (1..=N)
+        .map(|user| {
+            let store = store.clone();
+            tokio::spawn(async move { store.like(user, 1).await })
+        })
+        .collect();
+    let mut counts = Vec::new();
+    let mut versions = Vec::new();
+    for like in likes {
+        let outcome = like.await.expect("task").expect("like");
+        assert!(outcome.changed);
+        counts.push(outcome.state.count);
+        versions.push(outcome.state.version);
+    }
+    counts.sort_unstable();
+    versions.sort_unstable();
+    assert_eq!(counts, (1..=N).collect::<Vec<_>>());
+    assert_eq!(versions, (1..=N).collect::<Vec<_>>());
+
+    let unlikes: Vec<_> = (1..=N)
+        .map(|user| {
+            let store = store.clone();
+            tokio::spawn(async move { store.unlike(user, 1).await })
+        })
+        .collect();
+    let mut counts = Vec::new();
+    for unlike in unlikes {
+        let outcome = unlike.await.expect("task").expect("unlike");
+        assert!(outcome.changed);
+        counts.push(outcome.state.count);
+    }
+    counts.sort_unstable();
+    assert_eq!(counts, (0..N).collect::<Vec<_>>());
+    let post = store.post(1).await.expect("read").expect("exists");
+    assert_eq!((post.count, post.version), (0, 2 * N));
+    assert_exact(&*store).await;
+}
+
+/// `close` commits what was accepted; afterwards writes fail with `Closed`
+/// and reads still work.
+pub async fn close_commits_then_refuses(store: Arc<dyn Store>) {
+    store.put_post(1).await.expect("post");
+    let writes: Vec<_> = (1..=50)
+        .map(|user| {
+            let store = store.clone();
+            tokio::spawn(async move { store.like(user, 1).await })
+        })
+        .collect();
+    store.close().await.expect("close");
+    store.close().await.expect("close twice");
+    let mut acknowledged = Vec::new();
+    for (user, write) in (1..=50).zip(writes) {
+        match write.await.expect("task") {
+            Ok(_) => acknowledged.push(user),
+            Err(StoreError::Closed) => {}
+            Err(other) => panic!("unexpected error {other}"),
+        }
+    }
+    let liked = store.liked(0, &[]).await.expect("reads still work");
+    assert!(liked.is_empty());
+    for user in &acknowledged {
+        assert_eq!(store.liked(*user, &[1]).await.expect("read"), [true]);
+    }
+    let post = store.post(1).await.expect("read").expect("exists");
+    assert_eq!(post.count, acknowledged.len() as u64);
+    assert_eq!(
+        store.like(99, 1).await.map(|o| o.state),
+        Err(StoreError::Closed)
+    );
+    assert_exact(&*store).await;
+}
