@@ -10,19 +10,59 @@
 //!
 //! * [`machine`] — the pure, synchronous like machine: inputs in, effects
 //!   out, no I/O, no clock, no runtime.
+//! * the driver — runs the machine's effects on a [`runtime`] (tokio
+//!   natively, the JavaScript event loop on wasm) through a [`Transport`]
+//!   ([`HttpTransport`] for the real server), and feeds the results back in.
+//!   It holds no rule of its own.
+//! * [`LikeClient`] — the public API: taps that return the new view at
+//!   once, reads, subscriptions, stats and shutdown.
 //! * [`PostView`] and [`LikeLine`] — what a post shows: heart, count and
 //!   "Liked by Ana and 1,203 others".
 //! * [`wire`] — the JSON bodies of the protocol, shared with the server.
 //! * [`LikeError`] — the one public error type.
+//!
+//! ```no_run
+//! use std::time::Duration;
+//! use likekit_core::{LikeClient, LikeEvent, StaticToken};
+//!
+//! # #[tokio::main]
+//! # async fn main() -> Result<(), likekit_core::LikeError> {
+//! let client = LikeClient::builder()
+//!     .base_url("http://127.0.0.1:8080")
+//!     .token_provider(StaticToken::new("<token from your sign-in>"))
+//!     .build()?;
+//! let _subscription = client.subscribe(42, |event: &LikeEvent| match event {
+//!     LikeEvent::Changed(view) => println!("{} {}", view.count, view.line),
+//!     LikeEvent::Failed(failure) => eprintln!("{failure}"),
+//! });
+//! client.refresh(42).await?;
+//! let view = client.toggle(42); // the heart fills now; the call follows
+//! assert!(view.liked);
+//! client.shutdown(Duration::from_secs(5)).await;
+//! # Ok(())
+//! # }
+//! ```
 
+mod client;
+#[cfg(test)]
+mod client_tests;
+mod driver;
 pub mod error;
 pub mod line;
 pub mod machine;
+pub mod runtime;
+mod transport;
 pub mod view;
 pub mod wire;
 
+pub use client::{
+    LikeClient, LikeClientBuilder, LikeEvent, LikeFailure, LikeObserver, Subscription,
+};
 pub use error::LikeError;
 pub use line::LikeLine;
 pub use machine::{Action, CallId, Effect, Machine, MachineConfig, RetryPolicy, Stats};
+pub use transport::{
+    DEFAULT_REQUEST_TIMEOUT, HttpTransport, MemoryTransport, StaticToken, TokenProvider, Transport,
+};
 pub use view::PostView;
 pub use wire::{PostId, UserId};

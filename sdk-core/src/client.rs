@@ -1,0 +1,686 @@
+//! The public client: [`LikeClient`], its builder, observers and
+//! subscriptions.
+
+use std::fmt;
+use std::sync::{Arc, Weak};
+use std::time::Duration;
+
+use crate::driver::{Driver, SubscriptionId};
+use crate::runtime::{Executor, SendOutsideWasm, SyncOutsideWasm};
+use crate::transport::{DEFAULT_REQUEST_TIMEOUT, HttpTransport, TokenProvider, Transport};
+use crate::{LikeError, Machine, MachineConfig, PostId, PostView, RetryPolicy, Stats};
+
+/// The LikeKit client for one signed-in viewer: taps that show at once,
+/// calls that go one at a time per post and retry, and the events that tell
+/// the UI what to redraw.
+///
+/// Cheap to clone (clones share one client), `Send` and `Sync`: use it from
+/// any thread. Taps ([`set_liked`](Self::set_liked),
+/// [`toggle`](Self::toggle)) are synchronous and return the new view before
+/// any I/O; the calls run in the background on the client's runtime (see
+/// [`LikeClientBuilder::runtime`]). Work already asked for goes on when the
+/// last clone is dropped; use [`shutdown`](Self::shutdown) to wait for it.
+///
+/// ```
+/// use likekit_core::{LikeClient, MemoryTransport};
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> Result<(), likekit_core::LikeError> {
+/// // In an app: LikeClient::builder().base_url("https://…").token_provider(…)
+/// let server = MemoryTransport::new().with_post(42, 1203);
+/// let client = LikeClient::builder().transport(server).build()?;
+///
+/// let view = client.refresh(42).await?;
+/// assert_eq!(view.line.to_string(), "1,203 likes");
+///
+/// let view = client.toggle(42); // instant
+/// assert!(view.liked && view.pending);
+/// assert_eq!(view.line.to_string(), "Liked by you and 1,203 others");
+///
+/// assert!(client.wait_idle(std::time::Duration::from_secs(5)).await);
+/// assert!(!client.view(42).unwrap().pending); // the server confirmed it
+/// # Ok(())
+/// # }
+/// ```
+#[derive(Clone)]
+pub struct LikeClient {
+    driver: Arc<Driver>,
+}
+
+impl fmt::Debug for LikeClient {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("LikeClient")
+            .field("stats", &self.stats())
+            .finish_non_exhaustive()
+    }
+}
+
+impl LikeClient {
+    /// Starts building a client.
+    ///
+    /// ```
+    /// let client = likekit_core::LikeClient::builder()
+    ///     .base_url("http://127.0.0.1:8080")
+    ///     .token_provider(likekit_core::StaticToken::new("token"))
+    ///     .build();
+    /// assert!(client.is_ok());
+    /// ```
+    pub fn builder() -> LikeClientBuilder {
+        LikeClientBuilder::default()
+    }
+
+    /// The viewer wants the post liked (`true`) or not (`false`). Returns
+    /// the new view at once, before any I/O; the call follows in the
+    /// background (or none, when the server already has that state), and
+    /// observers hear of the change.
+    ///
+    /// After [`shutdown`](Self::shutdown) began nothing changes: the view
+    /// returned is the current one with `error` set to
+    /// [`LikeError::Shutdown`].
+    ///
+    /// ```
+    /// # let client = likekit_core::LikeClient::builder()
+    /// #     .transport(likekit_core::MemoryTransport::new().with_post(42, 0)).build().unwrap();
+    /// let view = client.set_liked(42, true);
+    /// assert!(view.liked);
+    /// assert_eq!(view.count, 1);
+    /// assert!(view.pending); // on its way
+    /// ```
+    pub fn set_liked(&self, post: PostId, liked: bool) -> PostView {
+        self.driver.tap(post, Some(liked))
+    }
+
+    /// The viewer taps the heart: like if it shows empty, unlike if filled.
+    /// Only the wanted *state* goes on the wire. Otherwise as
+    /// [`set_liked`](Self::set_liked).
+    ///
+    /// ```
+    /// # let client = likekit_core::LikeClient::builder()
+    /// #     .transport(likekit_core::MemoryTransport::new().with_post(42, 0)).build().unwrap();
+    /// assert!(client.toggle(42).liked);
+    /// assert!(!client.toggle(42).liked);
+    /// ```
+    pub fn toggle(&self, post: PostId) -> PostView {
+        self.driver.tap(post, None)
+    }
+
+    /// What the post shows now, or `None` if the client knows nothing of it
+    /// yet (never tapped, read or watched, or evicted since).
+    ///
+    /// ```
+    /// # let client = likekit_core::LikeClient::builder()
+    /// #     .transport(likekit_core::MemoryTransport::new().with_post(42, 0)).build().unwrap();
+    /// assert_eq!(client.view(42), None);
+    /// client.set_liked(42, true);
+    /// assert!(client.view(42).unwrap().liked);
+    /// ```
+    pub fn view(&self, post: PostId) -> Option<PostView> {
+        self.driver.view(post)
+    }
+
+    /// Reads the post from the server (`GET /posts/{post}/likes`) and
+    /// returns its view. The read updates others' likes and the friends
+    /// line; the viewer's pending tap stays on top of it, and a read older
+    /// than what the client holds is ignored.
+    ///
+    /// The read runs on the client's runtime, so the future may be awaited
+    /// anywhere.
+    ///
+    /// # Errors
+    ///
+    /// The read's [`LikeError`] (nothing changes then), or
+    /// [`LikeError::Shutdown`] after shutdown began.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// # let client = likekit_core::LikeClient::builder()
+    /// #     .transport(likekit_core::MemoryTransport::new().with_post(42, 7)).build().unwrap();
+    /// let view = client.refresh(42).await.unwrap();
+    /// assert_eq!(view.count, 7);
+    /// assert!(client.refresh(999).await.unwrap_err().code() == "post_not_found");
+    /// # }
+    /// ```
+    pub async fn refresh(&self, post: PostId) -> Result<PostView, LikeError> {
+        self.driver.refresh(post).await
+    }
+
+    /// Reads a feed page in as few reads as possible (one
+    /// `GET /likes?posts=…` per [`MAX_BATCH_POSTS`](crate::wire::MAX_BATCH_POSTS)
+    /// posts, all at once) and returns the views of the posts that exist,
+    /// in the order asked (duplicates once).
+    ///
+    /// # Errors
+    ///
+    /// The first failed read's [`LikeError`]; pages that did arrive are
+    /// applied even so.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// # let client = likekit_core::LikeClient::builder().transport(
+    /// #     likekit_core::MemoryTransport::new().with_post(1, 10).with_post(2, 20)).build().unwrap();
+    /// let views = client.refresh_many(&[1, 2, 404]).await.unwrap();
+    /// let counts: Vec<u64> = views.iter().map(|v| v.count).collect();
+    /// assert_eq!(counts, [10, 20]); // post 404 does not exist
+    /// # }
+    /// ```
+    pub async fn refresh_many(&self, posts: &[PostId]) -> Result<Vec<PostView>, LikeError> {
+        self.driver.refresh_many(posts).await
+    }
+
+    /// Calls `observer` with every change of `post` and every failure of
+    /// the viewer's intent for it, until the returned [`Subscription`] is
+    /// dropped. A watched post is never evicted from the cache.
+    ///
+    /// There is no event for the current state: read it with
+    /// [`view`](Self::view). Observers are called outside the client's lock,
+    /// one event at a time, in order; they may call the client.
+    ///
+    /// ```
+    /// use std::sync::{Arc, Mutex};
+    /// use likekit_core::LikeEvent;
+    /// # let client = likekit_core::LikeClient::builder()
+    /// #     .transport(likekit_core::MemoryTransport::new().with_post(42, 0)).build().unwrap();
+    ///
+    /// let seen = Arc::new(Mutex::new(Vec::new()));
+    /// let log = Arc::clone(&seen);
+    /// let subscription = client.subscribe(42, move |event: &LikeEvent| {
+    ///     if let LikeEvent::Changed(view) = event {
+    ///         log.lock().unwrap().push(view.liked);
+    ///     }
+    /// });
+    /// client.set_liked(42, true);
+    /// assert_eq!(seen.lock().unwrap().first(), Some(&true));
+    /// drop(subscription); // no more events
+    /// ```
+    pub fn subscribe(&self, post: PostId, observer: impl LikeObserver + 'static) -> Subscription {
+        self.subscribe_shared(post, Arc::new(observer))
+    }
+
+    /// [`subscribe`](Self::subscribe) with an observer shared with others.
+    pub fn subscribe_shared(&self, post: PostId, observer: Arc<dyn LikeObserver>) -> Subscription {
+        let id = self.driver.subscribe(Some(post), observer);
+        Subscription {
+            driver: Arc::downgrade(&self.driver),
+            id,
+            post: Some(post),
+        }
+    }
+
+    /// Calls `observer` with the changes and failures of every post, until
+    /// the returned [`Subscription`] is dropped. It keeps no post from being
+    /// evicted.
+    ///
+    /// ```
+    /// use likekit_core::{LikeEvent, LikeFailure, LikeObserver, PostView};
+    /// # let client = likekit_core::LikeClient::builder()
+    /// #     .transport(likekit_core::MemoryTransport::new()).build().unwrap();
+    ///
+    /// struct Toaster;
+    /// impl LikeObserver for Toaster {
+    ///     fn on_change(&self, _view: &PostView) {}
+    ///     fn on_failure(&self, failure: &LikeFailure) {
+    ///         println!("{failure}"); // "Your like didn't save: …"
+    ///     }
+    /// }
+    /// let _subscription = client.subscribe_all(Toaster);
+    /// ```
+    pub fn subscribe_all(&self, observer: impl LikeObserver + 'static) -> Subscription {
+        self.subscribe_all_shared(Arc::new(observer))
+    }
+
+    /// [`subscribe_all`](Self::subscribe_all) with an observer shared with
+    /// others.
+    pub fn subscribe_all_shared(&self, observer: Arc<dyn LikeObserver>) -> Subscription {
+        let id = self.driver.subscribe(None, observer);
+        Subscription {
+            driver: Arc::downgrade(&self.driver),
+            id,
+            post: None,
+        }
+    }
+
+    /// The counters so far: taps, calls sent, taps coalesced away, retries,
+    /// rollbacks, evictions.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// # let client = likekit_core::LikeClient::builder()
+    /// #     .transport(likekit_core::MemoryTransport::new().with_post(42, 0)).build().unwrap();
+    /// client.toggle(42); // like: a call goes out
+    /// client.toggle(42); // unlike: waits for the like's answer…
+    /// client.toggle(42); // like: …and is replaced; the call out already carries it
+    /// client.wait_idle(std::time::Duration::from_secs(5)).await;
+    /// let stats = client.stats();
+    /// assert_eq!((stats.taps, stats.calls_sent, stats.coalesced), (3, 1, 2));
+    /// assert_eq!(stats.taps, stats.intents_sent + stats.coalesced);
+    /// # }
+    /// ```
+    pub fn stats(&self) -> Stats {
+        self.driver.stats()
+    }
+
+    /// Whether any post has a call in flight or waiting to be retried.
+    ///
+    /// ```
+    /// # let client = likekit_core::LikeClient::builder()
+    /// #     .transport(likekit_core::MemoryTransport::new().with_post(42, 0)).build().unwrap();
+    /// assert!(!client.has_pending_calls());
+    /// ```
+    pub fn has_pending_calls(&self) -> bool {
+        self.driver.has_pending_calls()
+    }
+
+    /// Waits until no call is in flight or waiting to be retried (every tap
+    /// so far has been confirmed or rolled back), at most `timeout`.
+    /// Returns whether that happened. New taps may start new calls
+    /// meanwhile.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// # let client = likekit_core::LikeClient::builder()
+    /// #     .transport(likekit_core::MemoryTransport::new().with_post(42, 0)).build().unwrap();
+    /// client.set_liked(42, true);
+    /// assert!(client.wait_idle(std::time::Duration::from_secs(5)).await);
+    /// assert_eq!(client.view(42).unwrap().count, 1);
+    /// # }
+    /// ```
+    pub async fn wait_idle(&self, timeout: Duration) -> bool {
+        self.driver.wait_idle(timeout).await
+    }
+
+    /// Shuts the client down: from now on taps change nothing (their view
+    /// carries [`LikeError::Shutdown`]) and reads fail with it. Calls
+    /// already asked for — in flight, waiting to be retried, or queued
+    /// behind another — go on for up to `deadline`. Those still unfinished
+    /// then are abandoned: their intents roll back with a failure event
+    /// ([`LikeError::Shutdown`]) — the server may or may not have applied
+    /// them.
+    ///
+    /// Returns `true` when every call finished within the deadline.
+    /// Calling it again is harmless.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// # let client = likekit_core::LikeClient::builder()
+    /// #     .transport(likekit_core::MemoryTransport::new().with_post(42, 0)).build().unwrap();
+    /// use std::time::Duration;
+    /// client.set_liked(42, true);
+    /// assert!(client.shutdown(Duration::from_secs(2)).await);
+    /// assert!(client.view(42).unwrap().liked); // it was saved
+    /// let late = client.set_liked(42, false);
+    /// assert!(late.liked);
+    /// assert_eq!(late.error, Some(likekit_core::LikeError::Shutdown));
+    /// # }
+    /// ```
+    pub async fn shutdown(&self, deadline: Duration) -> bool {
+        self.driver.close();
+        let clean = self.driver.wait_idle(deadline).await;
+        self.driver.stop();
+        if !clean {
+            // Let the abandoned calls report their rollbacks.
+            self.driver.wait_idle(Duration::from_secs(1)).await;
+        }
+        clean
+    }
+
+    /// Whether [`shutdown`](Self::shutdown) began.
+    pub fn is_shut_down(&self) -> bool {
+        self.driver.is_closed()
+    }
+}
+
+/// Builds a [`LikeClient`].
+///
+/// ```
+/// use std::time::Duration;
+/// use likekit_core::{LikeClient, RetryPolicy, StaticToken};
+///
+/// let client = LikeClient::builder()
+///     .base_url("https://likes.example.com")
+///     .token_provider(StaticToken::new("token"))
+///     .retry_policy(RetryPolicy { max_retries: 2, ..RetryPolicy::default() })
+///     .request_timeout(Duration::from_secs(5))
+///     .max_posts(2_000)
+///     .build()
+///     .unwrap();
+/// # drop(client);
+/// ```
+pub struct LikeClientBuilder {
+    base_url: Option<String>,
+    tokens: Option<Arc<dyn TokenProvider>>,
+    transport: Option<Arc<dyn Transport>>,
+    config: MachineConfig,
+    request_timeout: Duration,
+    #[cfg(not(target_arch = "wasm32"))]
+    runtime: Option<tokio::runtime::Handle>,
+}
+
+impl Default for LikeClientBuilder {
+    fn default() -> Self {
+        Self {
+            base_url: None,
+            tokens: None,
+            transport: None,
+            config: MachineConfig::default(),
+            request_timeout: DEFAULT_REQUEST_TIMEOUT,
+            #[cfg(not(target_arch = "wasm32"))]
+            runtime: None,
+        }
+    }
+}
+
+impl fmt::Debug for LikeClientBuilder {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("LikeClientBuilder")
+            .field("base_url", &self.base_url)
+            .field("config", &self.config)
+            .field("request_timeout", &self.request_timeout)
+            .finish_non_exhaustive()
+    }
+}
+
+impl LikeClientBuilder {
+    /// The server, such as `https://likes.example.com` or
+    /// `http://127.0.0.1:8080/api` (the routes go under it).
+    ///
+    /// ```
+    /// let err = likekit_core::LikeClient::builder().base_url("not a url").build().unwrap_err();
+    /// assert_eq!(err.code(), "config");
+    /// ```
+    pub fn base_url(mut self, url: impl Into<String>) -> Self {
+        self.base_url = Some(url.into());
+        self
+    }
+
+    /// Where the sign-in token comes from (see [`TokenProvider`]). Without
+    /// one, requests carry no token.
+    ///
+    /// ```
+    /// let client = likekit_core::LikeClient::builder()
+    ///     .base_url("http://127.0.0.1:8080")
+    ///     .token_provider(|_refresh: bool| Some("token".to_string()))
+    ///     .build();
+    /// # client.unwrap();
+    /// ```
+    pub fn token_provider(self, tokens: impl TokenProvider + 'static) -> Self {
+        self.shared_token_provider(Arc::new(tokens))
+    }
+
+    /// [`token_provider`](Self::token_provider) with a provider shared
+    /// with others.
+    pub fn shared_token_provider(mut self, tokens: Arc<dyn TokenProvider>) -> Self {
+        self.tokens = Some(tokens);
+        self
+    }
+
+    /// How failed calls are retried (default: [`RetryPolicy::default`]).
+    ///
+    /// ```
+    /// use likekit_core::RetryPolicy;
+    /// let fast = RetryPolicy { min_delay: std::time::Duration::from_millis(10), ..RetryPolicy::default() };
+    /// # let _ = likekit_core::LikeClient::builder().retry_policy(fast);
+    /// ```
+    pub fn retry_policy(mut self, policy: RetryPolicy) -> Self {
+        self.config.retry = policy;
+        self
+    }
+
+    /// How long one request may take, answer included (default 10 s). A
+    /// request that takes longer fails with [`LikeError::Timeout`] and is
+    /// retried.
+    ///
+    /// ```
+    /// # let _ = likekit_core::LikeClient::builder().request_timeout(std::time::Duration::from_secs(3));
+    /// ```
+    pub fn request_timeout(mut self, timeout: Duration) -> Self {
+        self.request_timeout = timeout;
+        self
+    }
+
+    /// How many posts the client keeps before it forgets idle ones, least
+    /// recently used first (default 10,000). Watched posts and posts with
+    /// pending work are always kept.
+    ///
+    /// ```
+    /// # let _ = likekit_core::LikeClient::builder().max_posts(500);
+    /// ```
+    pub fn max_posts(mut self, max_posts: usize) -> Self {
+        self.config.max_posts = max_posts;
+        self
+    }
+
+    /// Sends calls through `transport` instead of HTTP (the base URL, token
+    /// provider and timeout are then unused): for tests, demos and apps with
+    /// networking of their own.
+    ///
+    /// ```
+    /// let client = likekit_core::LikeClient::builder()
+    ///     .transport(likekit_core::MemoryTransport::new())
+    ///     .build();
+    /// # client.unwrap();
+    /// ```
+    pub fn transport(self, transport: impl Transport) -> Self {
+        self.shared_transport(Arc::new(transport))
+    }
+
+    /// [`transport`](Self::transport) with a transport shared with others.
+    pub fn shared_transport(mut self, transport: Arc<dyn Transport>) -> Self {
+        self.transport = Some(transport);
+        self
+    }
+
+    /// Runs the client's calls and timers on this tokio runtime (it needs
+    /// its I/O and time drivers). Without it the client uses the runtime
+    /// `build` is called in, or, outside any, a runtime of its own with one
+    /// worker thread.
+    ///
+    /// ```
+    /// let runtime = tokio::runtime::Runtime::new().unwrap();
+    /// let client = likekit_core::LikeClient::builder()
+    ///     .transport(likekit_core::MemoryTransport::new())
+    ///     .runtime(runtime.handle().clone())
+    ///     .build();
+    /// # client.unwrap();
+    /// ```
+    #[cfg(not(target_arch = "wasm32"))]
+    pub fn runtime(mut self, handle: tokio::runtime::Handle) -> Self {
+        self.runtime = Some(handle);
+        self
+    }
+
+    /// Builds the client.
+    ///
+    /// # Errors
+    ///
+    /// [`LikeError::Config`] when there is neither a base URL nor a
+    /// transport, the base URL is not an absolute `http(s)` URL, or no
+    /// runtime could be started.
+    pub fn build(self) -> Result<LikeClient, LikeError> {
+        let transport: Arc<dyn Transport> = match (self.transport, self.base_url) {
+            (Some(transport), _) => transport,
+            (None, Some(url)) => {
+                let mut http = HttpTransport::new(&url)?.with_timeout(self.request_timeout);
+                if let Some(tokens) = self.tokens {
+                    http = http.with_shared_token_provider(tokens);
+                }
+                Arc::new(http)
+            }
+            (None, None) => {
+                return Err(LikeError::Config {
+                    message: "a base URL (or a transport) is needed".into(),
+                });
+            }
+        };
+        #[cfg(not(target_arch = "wasm32"))]
+        let executor = match self.runtime {
+            Some(handle) => Executor::from_handle(handle),
+            None => Executor::current_or_new()?,
+        };
+        #[cfg(target_arch = "wasm32")]
+        let executor = Executor::current_or_new()?;
+        Ok(LikeClient {
+            driver: Driver::new(Machine::new(self.config), transport, executor),
+        })
+    }
+}
+
+/// What an observer hears about.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LikeEvent {
+    /// A post's displayed state changed (a tap, an answer, a read, a
+    /// rollback): redraw it.
+    Changed(PostView),
+    /// The viewer's latest intent for a post did not save; the post is
+    /// back at its confirmed state (a [`LikeEvent::Changed`] with that
+    /// state follows).
+    Failed(LikeFailure),
+}
+
+impl LikeEvent {
+    /// The post the event is about.
+    ///
+    /// ```
+    /// use likekit_core::{LikeError, LikeEvent, LikeFailure};
+    /// let e = LikeEvent::Failed(LikeFailure { post_id: 42, wanted: true, error: LikeError::Timeout });
+    /// assert_eq!(e.post_id(), 42);
+    /// ```
+    pub fn post_id(&self) -> PostId {
+        match self {
+            Self::Changed(view) => view.post_id,
+            Self::Failed(failure) => failure.post_id,
+        }
+    }
+}
+
+/// "Your like didn't save": the viewer's latest intent for a post failed
+/// for good (after any retries) and was rolled back. Its `Display` is a
+/// sentence for the UI.
+///
+/// ```
+/// use likekit_core::{LikeError, LikeFailure};
+/// let failure = LikeFailure { post_id: 42, wanted: true, error: LikeError::Timeout };
+/// assert_eq!(failure.to_string(), "Your like didn't save: the request timed out");
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LikeFailure {
+    /// The post.
+    pub post_id: PostId,
+    /// What the viewer wanted: `true` for a like, `false` for an unlike.
+    pub wanted: bool,
+    /// Why it failed.
+    pub error: LikeError,
+}
+
+impl fmt::Display for LikeFailure {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let what = if self.wanted { "like" } else { "unlike" };
+        write!(f, "Your {what} didn't save: {}", self.error)
+    }
+}
+
+/// Hears about changes and failures (see [`LikeClient::subscribe`]).
+///
+/// Implement [`on_change`](Self::on_change) and
+/// [`on_failure`](Self::on_failure), or pass a closure taking
+/// `&LikeEvent`. Calls come from whichever thread fed the machine (the one
+/// that tapped, or one of the client's runtime threads), never under the
+/// client's lock, one event at a time and in order. Return quickly: hand
+/// the work to the UI thread.
+///
+/// ```
+/// use likekit_core::{LikeFailure, LikeObserver, PostView};
+///
+/// struct Redraw;
+/// impl LikeObserver for Redraw {
+///     fn on_change(&self, view: &PostView) {
+///         println!("{} {} {}", if view.liked { "♥" } else { "♡" }, view.count, view.line);
+///     }
+///     fn on_failure(&self, failure: &LikeFailure) {
+///         eprintln!("{failure}");
+///     }
+/// }
+/// # let _ = Redraw;
+/// ```
+pub trait LikeObserver: SendOutsideWasm + SyncOutsideWasm {
+    /// A post's displayed state changed.
+    fn on_change(&self, view: &PostView);
+
+    /// The viewer's latest intent for a post did not save and was rolled
+    /// back.
+    fn on_failure(&self, failure: &LikeFailure);
+
+    /// Any event; calls [`on_change`](Self::on_change) or
+    /// [`on_failure`](Self::on_failure) unless overridden.
+    fn on_event(&self, event: &LikeEvent) {
+        match event {
+            LikeEvent::Changed(view) => self.on_change(view),
+            LikeEvent::Failed(failure) => self.on_failure(failure),
+        }
+    }
+}
+
+impl<F> LikeObserver for F
+where
+    F: Fn(&LikeEvent) + SendOutsideWasm + SyncOutsideWasm,
+{
+    fn on_change(&self, view: &PostView) {
+        self(&LikeEvent::Changed(view.clone()));
+    }
+
+    fn on_failure(&self, failure: &LikeFailure) {
+        self(&LikeEvent::Failed(failure.clone()));
+    }
+
+    fn on_event(&self, event: &LikeEvent) {
+        self(event);
+    }
+}
+
+/// A live subscription; dropping it unsubscribes (an event already being
+/// delivered may still arrive). It does not keep the client alive.
+///
+/// ```
+/// # let client = likekit_core::LikeClient::builder()
+/// #     .transport(likekit_core::MemoryTransport::new()).build().unwrap();
+/// let subscription = client.subscribe(42, |_: &likekit_core::LikeEvent| {});
+/// assert_eq!(subscription.post_id(), Some(42));
+/// subscription.unsubscribe(); // the same as dropping it
+/// ```
+#[must_use = "dropping a Subscription unsubscribes at once"]
+pub struct Subscription {
+    driver: Weak<Driver>,
+    id: SubscriptionId,
+    post: Option<PostId>,
+}
+
+impl Subscription {
+    /// The post watched, or `None` for every post.
+    pub fn post_id(&self) -> Option<PostId> {
+        self.post
+    }
+
+    /// Unsubscribes now.
+    pub fn unsubscribe(self) {}
+}
+
+impl fmt::Debug for Subscription {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Subscription")
+            .field("id", &self.id)
+            .field("post", &self.post)
+            .finish()
+    }
+}
+
+impl Drop for Subscription {
+    fn drop(&mut self) {
+        if let Some(driver) = self.driver.upgrade() {
+            driver.unsubscribe(self.id, self.post);
+        }
+    }
+}

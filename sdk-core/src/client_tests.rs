@@ -1,0 +1,549 @@
+//! The driver and client against a transport the test answers by hand.
+
+#![allow(clippy::unwrap_used)]
+
+use std::collections::VecDeque;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use futures_channel::oneshot;
+
+use crate::runtime::BoxFuture;
+use crate::wire::{BatchLikes, LikeState, PostLikes};
+use crate::{
+    Action, LikeClient, LikeError, LikeEvent, MemoryTransport, PostId, RetryPolicy, Transport,
+};
+
+/// One call the client made, waiting for the test's answer.
+struct Call {
+    post: PostId,
+    action: Action,
+    answer: oneshot::Sender<Result<LikeState, LikeError>>,
+}
+
+impl Call {
+    fn ok(self, count: u64, version: u64) {
+        let liked = self.action == Action::Like;
+        let _ = self.answer.send(Ok(LikeState {
+            count,
+            liked_by_me: liked,
+            version,
+        }));
+    }
+
+    fn fail(self, error: LikeError) {
+        let _ = self.answer.send(Err(error));
+    }
+}
+
+/// A transport whose like/unlike calls wait until the test answers them.
+/// Reads are answered from `reads`, and counted.
+#[derive(Default)]
+struct Gate {
+    calls: Mutex<VecDeque<Call>>,
+    sent: Mutex<Vec<(PostId, Action)>>,
+    reads: Mutex<Vec<Vec<PostId>>>,
+}
+
+impl Gate {
+    /// The next call the client made, waiting for it up to 5 s.
+    async fn next(&self) -> Call {
+        let deadline = Instant::now() + Duration::from_secs(5);
+        loop {
+            if let Some(call) = self.calls.lock().unwrap().pop_front() {
+                return call;
+            }
+            assert!(Instant::now() < deadline, "no call came");
+            tokio::time::sleep(Duration::from_millis(1)).await;
+        }
+    }
+
+    fn waiting(&self) -> usize {
+        self.calls.lock().unwrap().len()
+    }
+
+    fn sent(&self) -> Vec<(PostId, Action)> {
+        self.sent.lock().unwrap().clone()
+    }
+}
+
+impl Transport for Gate {
+    fn send(&self, post: PostId, action: Action) -> BoxFuture<'_, Result<LikeState, LikeError>> {
+        let (tx, rx) = oneshot::channel();
+        self.sent.lock().unwrap().push((post, action));
+        self.calls.lock().unwrap().push_back(Call {
+            post,
+            action,
+            answer: tx,
+        });
+        Box::pin(async move { rx.await.unwrap_or(Err(LikeError::Timeout)) })
+    }
+
+    fn read(&self, post: PostId) -> BoxFuture<'_, Result<PostLikes, LikeError>> {
+        self.reads.lock().unwrap().push(vec![post]);
+        Box::pin(async move {
+            Ok(PostLikes {
+                count: 10,
+                liked_by_me: false,
+                friends: vec!["Ana".into()],
+                version: 5,
+            })
+        })
+    }
+
+    fn read_many<'a>(
+        &'a self,
+        posts: &'a [PostId],
+    ) -> BoxFuture<'a, Result<BatchLikes, LikeError>> {
+        self.reads.lock().unwrap().push(posts.to_vec());
+        Box::pin(async move {
+            let mut batch = BatchLikes::default();
+            for &post in posts {
+                // even posts exist
+                if post % 2 == 0 {
+                    batch.posts.insert(
+                        post.to_string(),
+                        PostLikes {
+                            count: post,
+                            liked_by_me: false,
+                            friends: vec![],
+                            version: 1,
+                        },
+                    );
+                }
+            }
+            // and something nobody asked for, which is left out
+            batch.posts.insert(
+                "999999".into(),
+                PostLikes {
+                    count: 1,
+                    liked_by_me: true,
+                    friends: vec![],
+                    version: 1,
+                },
+            );
+            Ok(batch)
+        })
+    }
+}
+
+fn fast_retries(max_retries: usize) -> RetryPolicy {
+    RetryPolicy {
+        min_delay: Duration::from_millis(1),
+        max_delay: Duration::from_millis(5),
+        max_retries,
+        seed: Some(1),
+        ..RetryPolicy::default()
+    }
+}
+
+fn gated(retries: usize) -> (LikeClient, Arc<Gate>) {
+    let gate = Arc::new(Gate::default());
+    let client = LikeClient::builder()
+        .transport(Arc::clone(&gate))
+        .retry_policy(fast_retries(retries))
+        .build()
+        .unwrap();
+    (client, gate)
+}
+
+type Log = Arc<Mutex<Vec<LikeEvent>>>;
+
+fn record(client: &LikeClient, post: PostId) -> (Log, crate::Subscription) {
+    let log: Log = Arc::default();
+    let sink = Arc::clone(&log);
+    let sub = client.subscribe(post, move |e: &LikeEvent| {
+        sink.lock().unwrap().push(e.clone())
+    });
+    (log, sub)
+}
+
+fn failures(log: &Log) -> usize {
+    log.lock()
+        .unwrap()
+        .iter()
+        .filter(|e| matches!(e, LikeEvent::Failed(_)))
+        .count()
+}
+
+fn last_view(log: &Log) -> crate::PostView {
+    log.lock()
+        .unwrap()
+        .iter()
+        .rev()
+        .find_map(|e| match e {
+            LikeEvent::Changed(v) => Some(v.clone()),
+            LikeEvent::Failed(_) => None,
+        })
+        .unwrap()
+}
+
+#[test]
+fn the_client_is_send_and_sync() {
+    fn assert_send_sync<T: Send + Sync + 'static>() {}
+    assert_send_sync::<LikeClient>();
+    assert_send_sync::<crate::Subscription>();
+    assert_send_sync::<crate::HttpTransport>();
+}
+
+#[tokio::test]
+async fn a_tap_shows_at_once_and_the_answer_confirms_it() {
+    let (client, gate) = gated(3);
+    let (log, _sub) = record(&client, 42);
+
+    let view = client.set_liked(42, true);
+    assert!(view.liked && view.pending);
+    assert_eq!(view.count, 1);
+    // the observer heard of it before any I/O
+    assert_eq!(log.lock().unwrap().len(), 1);
+    assert_eq!(last_view(&log), view);
+
+    let call = gate.next().await;
+    assert_eq!((call.post, call.action), (42, Action::Like));
+    call.ok(7, 3);
+    assert!(client.wait_idle(Duration::from_secs(5)).await);
+    let view = client.view(42).unwrap();
+    assert!(view.liked && !view.pending);
+    assert_eq!(view.count, 7);
+    assert_eq!(last_view(&log), view);
+    assert_eq!(failures(&log), 0);
+}
+
+#[tokio::test]
+async fn failing_every_attempt_rolls_back_with_one_failure() {
+    let (client, gate) = gated(2);
+    let (log, _sub) = record(&client, 42);
+    client.set_liked(42, true);
+    for _ in 0..3 {
+        gate.next().await.fail(LikeError::Server {
+            status: 503,
+            code: "http_503".into(),
+            message: String::new(),
+        });
+    }
+    assert!(client.wait_idle(Duration::from_secs(5)).await);
+    let view = client.view(42).unwrap();
+    assert!(!view.liked && !view.pending);
+    assert_eq!(view.count, 0);
+    assert!(matches!(view.error, Some(LikeError::Server { .. })));
+    assert_eq!(failures(&log), 1);
+    assert_eq!(gate.waiting(), 0);
+    let stats = client.stats();
+    assert_eq!(
+        (stats.calls_sent, stats.retries, stats.rollbacks),
+        (3, 2, 1)
+    );
+}
+
+#[tokio::test]
+async fn one_failure_then_success_sticks_silently() {
+    let (client, gate) = gated(2);
+    let (log, _sub) = record(&client, 42);
+    client.set_liked(42, true);
+    gate.next().await.fail(LikeError::Timeout);
+    gate.next().await.ok(1, 2);
+    assert!(client.wait_idle(Duration::from_secs(5)).await);
+    assert!(client.view(42).unwrap().liked);
+    assert_eq!(failures(&log), 0);
+}
+
+#[tokio::test]
+async fn a_permanent_error_rolls_back_without_retrying() {
+    let (client, gate) = gated(5);
+    let (log, _sub) = record(&client, 42);
+    client.set_liked(42, true);
+    gate.next().await.fail(LikeError::NotFound {
+        message: "gone".into(),
+    });
+    assert!(client.wait_idle(Duration::from_secs(5)).await);
+    assert_eq!(gate.sent().len(), 1);
+    assert!(!client.view(42).unwrap().liked);
+    let log = log.lock().unwrap();
+    let failure = log.iter().find_map(|e| match e {
+        LikeEvent::Failed(f) => Some(f.clone()),
+        LikeEvent::Changed(_) => None,
+    });
+    let failure = failure.unwrap();
+    assert!(failure.wanted);
+    assert_eq!(failure.error.code(), "post_not_found");
+}
+
+#[tokio::test]
+async fn rapid_taps_send_at_most_two_calls_and_end_in_the_last_state() {
+    let (client, gate) = gated(3);
+    for _ in 0..5 {
+        client.toggle(42);
+    }
+    // like, unlike, like, unlike, like: the heart shows the last tap
+    assert!(client.view(42).unwrap().liked);
+    let first = gate.next().await;
+    assert_eq!(first.action, Action::Like);
+    first.ok(1, 2);
+    // the last tap equals what the first call confirmed: nothing more to send
+    assert!(client.wait_idle(Duration::from_secs(5)).await);
+    assert_eq!(gate.sent(), [(42, Action::Like)]);
+
+    // three taps (unlike, like, unlike) while the like is confirmed: one
+    // call, which the later taps ride along with or return to
+    for _ in 0..3 {
+        client.toggle(42);
+    }
+    let second = gate.next().await;
+    assert_eq!(second.action, Action::Unlike);
+    second.ok(0, 3);
+    assert!(client.wait_idle(Duration::from_secs(5)).await);
+    assert!(client.sent_at_most(3));
+    assert_eq!(gate.sent().len(), 2);
+    assert!(!client.view(42).unwrap().liked);
+}
+
+impl LikeClient {
+    fn sent_at_most(&self, calls: u64) -> bool {
+        self.stats().calls_sent <= calls
+    }
+}
+
+#[tokio::test]
+async fn an_unlike_tapped_while_the_like_is_out_follows_it() {
+    let (client, gate) = gated(3);
+    client.set_liked(42, true);
+    client.set_liked(42, false);
+    let like = gate.next().await;
+    // one call at a time: the unlike waits for the like's answer
+    tokio::time::sleep(Duration::from_millis(20)).await;
+    assert_eq!(gate.waiting(), 0);
+    like.ok(1, 2);
+    let unlike = gate.next().await;
+    assert_eq!(unlike.action, Action::Unlike);
+    unlike.ok(0, 3);
+    assert!(client.wait_idle(Duration::from_secs(5)).await);
+    let view = client.view(42).unwrap();
+    assert!(!view.liked && !view.pending);
+}
+
+#[tokio::test]
+async fn dropping_a_subscription_stops_its_events_and_lets_the_post_go() {
+    let gate = Arc::new(Gate::default());
+    let client = LikeClient::builder()
+        .transport(Arc::clone(&gate))
+        .max_posts(1)
+        .build()
+        .unwrap();
+    let (log, sub) = record(&client, 1);
+    client.refresh(1).await.unwrap();
+    // a read of post 2 would evict post 1, but post 1 is watched
+    client.refresh(2).await.unwrap();
+    assert!(client.view(1).is_some());
+    let seen = log.lock().unwrap().len();
+    assert_eq!(seen, 1);
+
+    drop(sub);
+    client.refresh(3).await.unwrap();
+    client.refresh(4).await.unwrap();
+    assert!(client.view(1).is_none(), "unwatched, idle: evicted");
+    client.set_liked(1, true);
+    assert_eq!(log.lock().unwrap().len(), seen);
+    assert!(client.stats().evictions >= 2);
+}
+
+#[tokio::test]
+async fn subscribe_all_hears_every_post() {
+    let client = LikeClient::builder()
+        .transport(MemoryTransport::new().with_post(1, 0).with_post(2, 0))
+        .build()
+        .unwrap();
+    let log: Log = Arc::default();
+    let sink = Arc::clone(&log);
+    let _sub = client.subscribe_all(move |e: &LikeEvent| sink.lock().unwrap().push(e.clone()));
+    client.set_liked(1, true);
+    client.set_liked(2, true);
+    assert!(client.wait_idle(Duration::from_secs(5)).await);
+    let posts: std::collections::BTreeSet<PostId> =
+        log.lock().unwrap().iter().map(LikeEvent::post_id).collect();
+    assert_eq!(posts.into_iter().collect::<Vec<_>>(), [1, 2]);
+}
+
+#[tokio::test]
+async fn observers_may_call_the_client() {
+    let client = LikeClient::builder()
+        .transport(MemoryTransport::new().with_post(42, 0).with_post(43, 0))
+        .build()
+        .unwrap();
+    let inner = client.clone();
+    let _sub = client.subscribe(42, move |e: &LikeEvent| {
+        // a tap on 42 likes 43 too, from inside the callback
+        if let LikeEvent::Changed(view) = e {
+            if view.liked {
+                inner.set_liked(43, true);
+                let _ = inner.view(42);
+                drop(inner.subscribe(44, |_: &LikeEvent| {}));
+            }
+        }
+    });
+    client.set_liked(42, true);
+    assert!(client.view(43).unwrap().liked);
+    assert!(client.wait_idle(Duration::from_secs(5)).await);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn events_arrive_in_order_whatever_thread_feeds_the_machine() {
+    let client = LikeClient::builder()
+        .transport(MemoryTransport::new().with_post(42, 0))
+        .build()
+        .unwrap();
+    let (log, _sub) = record(&client, 42);
+    let threads: Vec<_> = (0..4)
+        .map(|_| {
+            let client = client.clone();
+            std::thread::spawn(move || {
+                for _ in 0..200 {
+                    client.toggle(42);
+                }
+            })
+        })
+        .collect();
+    for t in threads {
+        t.join().unwrap();
+    }
+    assert!(client.wait_idle(Duration::from_secs(10)).await);
+    // the last event the observer saw is the state the client ends in
+    assert_eq!(last_view(&log), client.view(42).unwrap());
+    let stats = client.stats();
+    assert_eq!(stats.taps, 800);
+    assert_eq!(stats.taps, stats.intents_sent + stats.coalesced);
+}
+
+#[tokio::test]
+async fn refresh_many_reads_pages_of_at_most_a_hundred() {
+    let (client, gate) = gated(0);
+    let posts: Vec<PostId> = (1..=250).chain([2, 4]).collect();
+    let views = client.refresh_many(&posts).await.unwrap();
+    let reads = gate.reads.lock().unwrap().clone();
+    assert_eq!(reads.len(), 3);
+    assert!(
+        reads
+            .iter()
+            .all(|page| page.len() <= crate::wire::MAX_BATCH_POSTS)
+    );
+    assert_eq!(reads.iter().map(Vec::len).sum::<usize>(), 250);
+    // the posts that exist, in the order asked, once each
+    let ids: Vec<PostId> = views.iter().map(|v| v.post_id).collect();
+    assert_eq!(ids, (2..=250).step_by(2).collect::<Vec<_>>());
+    assert!(views.iter().all(|v| v.count == v.post_id));
+    assert!(client.view(999_999).is_none());
+    assert!(client.refresh_many(&[]).await.unwrap().is_empty());
+    assert_eq!(gate.reads.lock().unwrap().len(), 3);
+}
+
+#[tokio::test]
+async fn a_read_during_a_pending_like_keeps_the_heart() {
+    let (client, gate) = gated(0);
+    client.set_liked(42, true);
+    let call = gate.next().await;
+    // the read (10 others, not liked by me) lands while the like is out
+    let view = client.refresh(42).await.unwrap();
+    assert!(view.liked && view.pending);
+    assert_eq!(view.count, 11);
+    assert_eq!(view.line.to_string(), "Liked by you, Ana and 9 others");
+    call.ok(11, 6);
+    assert!(client.wait_idle(Duration::from_secs(5)).await);
+    assert_eq!(client.view(42).unwrap().count, 11);
+}
+
+#[tokio::test]
+async fn shutdown_lets_calls_in_flight_finish() {
+    let (client, gate) = gated(3);
+    client.set_liked(42, true);
+    let call = gate.next().await;
+    let answer = tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        call.ok(1, 2);
+    });
+    assert!(client.shutdown(Duration::from_secs(5)).await);
+    answer.await.unwrap();
+    assert!(client.view(42).unwrap().liked);
+    assert!(client.is_shut_down());
+    // no new taps or reads
+    let late = client.set_liked(42, false);
+    assert!(late.liked);
+    assert_eq!(late.error, Some(LikeError::Shutdown));
+    assert_eq!(client.set_liked(7, true).error, Some(LikeError::Shutdown));
+    assert!(client.view(7).is_none());
+    assert_eq!(client.refresh(42).await, Err(LikeError::Shutdown));
+    assert_eq!(gate.sent().len(), 1);
+    // again: harmless
+    assert!(client.shutdown(Duration::from_millis(10)).await);
+}
+
+#[tokio::test]
+async fn shutdown_abandons_calls_past_the_deadline() {
+    let (client, gate) = gated(3);
+    let (log, _sub) = record(&client, 42);
+    client.set_liked(42, true);
+    let _never_answered = gate.next().await;
+    assert!(!client.shutdown(Duration::from_millis(50)).await);
+    let view = client.view(42).unwrap();
+    assert!(!view.liked && !view.pending);
+    assert_eq!(view.error, Some(LikeError::Shutdown));
+    assert_eq!(failures(&log), 1);
+    assert!(!client.has_pending_calls());
+}
+
+#[tokio::test]
+async fn shutdown_ends_a_retry_wait_at_once() {
+    let gate = Arc::new(Gate::default());
+    let client = LikeClient::builder()
+        .transport(Arc::clone(&gate))
+        .retry_policy(RetryPolicy {
+            min_delay: Duration::from_secs(60),
+            max_delay: Duration::from_secs(60),
+            jitter: false,
+            ..RetryPolicy::default()
+        })
+        .build()
+        .unwrap();
+    client.set_liked(42, true);
+    gate.next().await.fail(LikeError::Timeout);
+    let started = Instant::now();
+    assert!(!client.shutdown(Duration::from_millis(50)).await);
+    assert!(started.elapsed() < Duration::from_secs(30));
+    assert!(!client.has_pending_calls());
+    assert_eq!(gate.sent().len(), 1, "the retry is never sent");
+}
+
+#[test]
+fn a_client_built_outside_any_runtime_runs_its_own() {
+    let server = Arc::new(MemoryTransport::new().with_post(42, 5));
+    let client = LikeClient::builder()
+        .transport(Arc::clone(&server))
+        .build()
+        .unwrap();
+    let view = client.set_liked(42, true);
+    assert_eq!(view.count, 1, "nothing read yet: 0 + the viewer");
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while client.has_pending_calls() {
+        assert!(Instant::now() < deadline);
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    assert_eq!(client.view(42).unwrap().count, 6);
+    assert_eq!(server.liked(42), Some(true));
+    // and async methods can be awaited from any executor
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap();
+    let view = rt.block_on(client.refresh(42)).unwrap();
+    assert_eq!(view.count, 6);
+    assert!(rt.block_on(client.wait_idle(Duration::from_secs(1))));
+    drop(client);
+}
+
+#[test]
+fn building_needs_a_server() {
+    let err = LikeClient::builder().build().unwrap_err();
+    assert_eq!(err.code(), "config");
+    let err = LikeClient::builder()
+        .base_url("ftp://example.com")
+        .build()
+        .unwrap_err();
+    assert_eq!(err.code(), "config");
+}

@@ -1,0 +1,529 @@
+//! The driver: runs the machine's effects and feeds what happened back in.
+//!
+//! It holds the [`Machine`] behind one lock. Every input — a tap, an answer,
+//! a timer, a read — is applied under the lock, and the effects that come
+//! out are collected there too; they are performed after the lock is
+//! released: [`Effect::Send`] becomes a task that calls the [`Transport`],
+//! [`Effect::Wait`] a task that sleeps, and [`Effect::Changed`] and
+//! [`Effect::Failed`] become events for the observers.
+//!
+//! Observers are never called under the lock, and events reach them in the
+//! order the machine emitted them: one thread at a time delivers the queued
+//! events, and a thread that finds another delivering leaves its events to
+//! it. An observer may therefore call back into the client (tap, subscribe)
+//! without deadlocking.
+//!
+//! No rule about likes lives here: which call to send, when to retry and
+//! what to show are all the machine's decisions.
+
+use std::collections::{HashMap, HashSet, VecDeque};
+use std::pin::pin;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::time::Duration;
+
+use futures_channel::oneshot;
+use futures_util::future::{self, Either, FutureExt, Shared};
+
+use crate::client::{LikeEvent, LikeFailure, LikeObserver};
+use crate::machine::{Effect, Machine};
+use crate::runtime::{Executor, sleep};
+use crate::transport::Transport;
+use crate::wire::{MAX_BATCH_POSTS, PostLikes};
+use crate::{LikeError, LikeLine, PostId, PostView, Stats};
+
+/// Identifies one subscription.
+pub(crate) type SubscriptionId = u64;
+
+/// Observers, each with its subscription's id.
+type Observers = Vec<(SubscriptionId, Arc<dyn LikeObserver>)>;
+
+/// The observers, by the post they watch.
+#[derive(Default)]
+struct Registry {
+    next_id: SubscriptionId,
+    by_post: HashMap<PostId, Observers>,
+    all: Observers,
+}
+
+impl Registry {
+    fn add(&mut self, post: Option<PostId>, observer: Arc<dyn LikeObserver>) -> SubscriptionId {
+        self.next_id += 1;
+        let id = self.next_id;
+        match post {
+            Some(post) => self.by_post.entry(post).or_default().push((id, observer)),
+            None => self.all.push((id, observer)),
+        }
+        id
+    }
+
+    fn remove(&mut self, id: SubscriptionId, post: Option<PostId>) {
+        match post {
+            Some(post) => {
+                if let Some(list) = self.by_post.get_mut(&post) {
+                    list.retain(|(i, _)| *i != id);
+                    if list.is_empty() {
+                        self.by_post.remove(&post);
+                    }
+                }
+            }
+            None => self.all.retain(|(i, _)| *i != id),
+        }
+    }
+
+    /// Everyone who hears about `post`: its own observers, then those of
+    /// every post.
+    fn for_post(&self, post: PostId, out: &mut Vec<Arc<dyn LikeObserver>>) {
+        if let Some(list) = self.by_post.get(&post) {
+            out.extend(list.iter().map(|(_, o)| Arc::clone(o)));
+        }
+        out.extend(self.all.iter().map(|(_, o)| Arc::clone(o)));
+    }
+}
+
+/// Work to start once the lock is released.
+enum Job {
+    Send {
+        post: PostId,
+        call: u64,
+        action: crate::Action,
+    },
+    Wait {
+        post: PostId,
+        call: u64,
+        delay: Duration,
+    },
+}
+
+/// Everything under the lock.
+struct State {
+    machine: Machine,
+    observers: Registry,
+    /// Events waiting to be delivered, in the machine's order.
+    queue: VecDeque<LikeEvent>,
+    /// A thread is delivering events.
+    delivering: bool,
+    /// No new taps or reads (shutdown began).
+    closed: bool,
+    /// Calls are no longer sent: every [`Effect::Send`] fails at once with
+    /// [`LikeError::Shutdown`] and every wait ends at once.
+    stopped: bool,
+    /// Woken when no call is in flight or waiting to be retried.
+    idle_waiters: Vec<oneshot::Sender<()>>,
+}
+
+/// What to do after the lock is released.
+#[derive(Default)]
+struct Followup {
+    jobs: Vec<Job>,
+    deliver: bool,
+    idle: Vec<oneshot::Sender<()>>,
+}
+
+/// The machine, its observers and the tasks that perform its effects.
+pub(crate) struct Driver {
+    state: Mutex<State>,
+    transport: Arc<dyn Transport>,
+    executor: Executor,
+    /// Resolves when the driver stops (at the end of a shutdown).
+    stop: Shared<oneshot::Receiver<()>>,
+    stop_tx: Mutex<Option<oneshot::Sender<()>>>,
+}
+
+impl Driver {
+    pub(crate) fn new(
+        machine: Machine,
+        transport: Arc<dyn Transport>,
+        executor: Executor,
+    ) -> Arc<Self> {
+        let (stop_tx, stop_rx) = oneshot::channel();
+        Arc::new(Self {
+            state: Mutex::new(State {
+                machine,
+                observers: Registry::default(),
+                queue: VecDeque::new(),
+                delivering: false,
+                closed: false,
+                stopped: false,
+                idle_waiters: Vec::new(),
+            }),
+            transport,
+            executor,
+            stop: stop_rx.shared(),
+            stop_tx: Mutex::new(Some(stop_tx)),
+        })
+    }
+
+    fn lock(&self) -> MutexGuard<'_, State> {
+        // The machine is never left half-changed by a panic elsewhere:
+        // observers run outside the lock.
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Applies `input` to the machine, then performs what came out.
+    pub(crate) fn input<R>(self: &Arc<Self>, input: impl FnOnce(&mut Machine) -> R) -> R {
+        let (out, followup) = {
+            let mut st = self.lock();
+            let out = input(&mut st.machine);
+            (out, collect(&mut st))
+        };
+        self.follow_up(followup);
+        out
+    }
+
+    /// A tap (`want = Some(liked)`) or a toggle (`None`). After shutdown
+    /// began, nothing changes and the view carries [`LikeError::Shutdown`].
+    pub(crate) fn tap(self: &Arc<Self>, post: PostId, want: Option<bool>) -> PostView {
+        let (view, followup) = {
+            let mut st = self.lock();
+            if st.closed {
+                let mut view = st.machine.view(post).unwrap_or_else(|| blank(post));
+                view.error = Some(LikeError::Shutdown);
+                return view;
+            }
+            let view = match want {
+                Some(liked) => st.machine.tap(post, liked),
+                None => st.machine.toggle(post),
+            };
+            (view, collect(&mut st))
+        };
+        self.follow_up(followup);
+        view
+    }
+
+    pub(crate) fn view(&self, post: PostId) -> Option<PostView> {
+        self.lock().machine.view(post)
+    }
+
+    pub(crate) fn stats(&self) -> Stats {
+        self.lock().machine.stats()
+    }
+
+    pub(crate) fn has_pending_calls(&self) -> bool {
+        self.lock().machine.has_pending_calls()
+    }
+
+    pub(crate) fn subscribe(
+        self: &Arc<Self>,
+        post: Option<PostId>,
+        observer: Arc<dyn LikeObserver>,
+    ) -> SubscriptionId {
+        self.input_with_state(|st| {
+            if let Some(post) = post {
+                st.machine.watch(post);
+            }
+            st.observers.add(post, observer)
+        })
+    }
+
+    pub(crate) fn unsubscribe(self: &Arc<Self>, id: SubscriptionId, post: Option<PostId>) {
+        self.input_with_state(|st| {
+            st.observers.remove(id, post);
+            if let Some(post) = post {
+                st.machine.unwatch(post);
+            }
+        });
+    }
+
+    fn input_with_state<R>(self: &Arc<Self>, f: impl FnOnce(&mut State) -> R) -> R {
+        let (out, followup) = {
+            let mut st = self.lock();
+            let out = f(&mut st);
+            (out, collect(&mut st))
+        };
+        self.follow_up(followup);
+        out
+    }
+
+    /// Reads one post and feeds the read to the machine.
+    pub(crate) async fn refresh(self: &Arc<Self>, post: PostId) -> Result<PostView, LikeError> {
+        let driver = Arc::clone(self);
+        self.run(async move {
+            let likes = driver.transport.read(post).await?;
+            Ok(driver.feed_snapshot(post, likes))
+        })
+        .await
+    }
+
+    /// Reads a feed page (one read per [`MAX_BATCH_POSTS`] posts) and feeds
+    /// every post that came back to the machine.
+    pub(crate) async fn refresh_many(
+        self: &Arc<Self>,
+        posts: &[PostId],
+    ) -> Result<Vec<PostView>, LikeError> {
+        let mut seen = HashSet::with_capacity(posts.len());
+        let wanted: Vec<PostId> = posts.iter().copied().filter(|p| seen.insert(*p)).collect();
+        if wanted.is_empty() {
+            return Ok(Vec::new());
+        }
+        let driver = Arc::clone(self);
+        self.run(async move {
+            let pages = wanted.chunks(MAX_BATCH_POSTS).map(|page| {
+                let driver = Arc::clone(&driver);
+                async move {
+                    let asked: HashSet<PostId> = page.iter().copied().collect();
+                    let batch = driver.transport.read_many(page).await?;
+                    let mut views = HashMap::with_capacity(page.len());
+                    for (key, likes) in batch.posts {
+                        // Posts that were not asked for, or keys that are not
+                        // ids, are left out.
+                        let Ok(post) = key.parse::<PostId>() else {
+                            continue;
+                        };
+                        if asked.contains(&post) {
+                            views.insert(post, driver.feed_snapshot(post, likes));
+                        }
+                    }
+                    Ok::<_, LikeError>(views)
+                }
+            });
+            let mut views = HashMap::with_capacity(wanted.len());
+            let mut first_error = None;
+            for page in future::join_all(pages).await {
+                match page {
+                    Ok(page) => views.extend(page),
+                    Err(e) => {
+                        first_error.get_or_insert(e);
+                    }
+                }
+            }
+            match first_error {
+                Some(e) => Err(e),
+                None => Ok(wanted.iter().filter_map(|p| views.remove(p)).collect()),
+            }
+        })
+        .await
+    }
+
+    fn feed_snapshot(self: &Arc<Self>, post: PostId, likes: PostLikes) -> PostView {
+        // The view right after the read, or the read itself if the machine
+        // let the post go at once (a cache bound of zero).
+        let fallback = PostView {
+            post_id: post,
+            liked: likes.liked_by_me,
+            count: likes.count,
+            line: LikeLine::new(likes.liked_by_me, &likes.friends, likes.count),
+            friends: likes.friends.clone(),
+            pending: false,
+            error: None,
+        };
+        self.input(|m| {
+            m.snapshot(post, likes);
+            m.view(post)
+        })
+        .unwrap_or(fallback)
+    }
+
+    /// Runs `work` on the executor and waits for its result, so that reads
+    /// run on the client's runtime whatever polls the returned future.
+    /// Fails with [`LikeError::Shutdown`] once shutdown began or when the
+    /// driver stops first.
+    async fn run<T, F>(self: &Arc<Self>, work: F) -> Result<T, LikeError>
+    where
+        T: crate::runtime::SendOutsideWasm + 'static,
+        F: Future<Output = Result<T, LikeError>> + crate::runtime::SendOutsideWasm + 'static,
+    {
+        if self.lock().closed {
+            return Err(LikeError::Shutdown);
+        }
+        let (tx, rx) = oneshot::channel();
+        let stop = self.stop.clone();
+        self.executor.spawn(async move {
+            let result = match future::select(pin!(work), stop).await {
+                Either::Left((result, _)) => result,
+                Either::Right(_) => Err(LikeError::Shutdown),
+            };
+            let _ = tx.send(result);
+        });
+        rx.await.unwrap_or(Err(LikeError::Shutdown))
+    }
+
+    /// Starts the jobs, wakes idle waiters and delivers queued events.
+    fn follow_up(self: &Arc<Self>, followup: Followup) {
+        for job in followup.jobs {
+            self.start(job);
+        }
+        for waiter in followup.idle {
+            let _ = waiter.send(());
+        }
+        if followup.deliver {
+            self.deliver();
+        }
+    }
+
+    fn start(self: &Arc<Self>, job: Job) {
+        let driver = Arc::clone(self);
+        let stop = self.stop.clone();
+        match job {
+            Job::Send { post, call, action } => self.executor.spawn(async move {
+                let sent = driver.transport.send(post, action);
+                let result = match future::select(sent, stop).await {
+                    Either::Left((result, _)) => result,
+                    Either::Right(_) => Err(LikeError::Shutdown),
+                };
+                driver.input(|m| m.response(post, call, result));
+            }),
+            Job::Wait { post, call, delay } => self.executor.spawn(async move {
+                // Ends early when the driver stops: the retry then fails at once.
+                let _ = future::select(pin!(sleep(delay)), stop).await;
+                driver.input(|m| m.timer(post, call));
+            }),
+        }
+    }
+
+    /// Delivers queued events until none is left, unless another thread
+    /// already does.
+    fn deliver(&self) {
+        /// Hands delivery back even if an observer panics.
+        struct Release<'a>(&'a Driver);
+        impl Drop for Release<'_> {
+            fn drop(&mut self) {
+                if std::thread::panicking() {
+                    self.0.lock().delivering = false;
+                }
+            }
+        }
+        let _release = Release(self);
+        let mut batch: Vec<(LikeEvent, Vec<Arc<dyn LikeObserver>>)> = Vec::new();
+        loop {
+            {
+                let mut st = self.lock();
+                if st.queue.is_empty() {
+                    st.delivering = false;
+                    return;
+                }
+                let State {
+                    queue, observers, ..
+                } = &mut *st;
+                for event in queue.drain(..) {
+                    let mut to = Vec::new();
+                    observers.for_post(event.post_id(), &mut to);
+                    if !to.is_empty() {
+                        batch.push((event, to));
+                    }
+                }
+            }
+            for (event, observers) in batch.drain(..) {
+                for observer in observers {
+                    observer.on_event(&event);
+                }
+            }
+        }
+    }
+
+    /// Stops taking taps and reads; calls already asked for go on.
+    pub(crate) fn close(&self) {
+        self.lock().closed = true;
+    }
+
+    /// Whether shutdown began.
+    pub(crate) fn is_closed(&self) -> bool {
+        self.lock().closed
+    }
+
+    /// Waits until no call is in flight or waiting to be retried, at most
+    /// `timeout`. Returns whether that happened.
+    pub(crate) async fn wait_idle(self: &Arc<Self>, timeout: Duration) -> bool {
+        let rx = {
+            let mut st = self.lock();
+            if !st.machine.has_pending_calls() {
+                return true;
+            }
+            let (tx, rx) = oneshot::channel();
+            st.idle_waiters.push(tx);
+            rx
+        };
+        let timer = sleep(timeout);
+        match self.on_executor(rx, timer).await {
+            Some(idle) => idle,
+            None => !self.has_pending_calls(),
+        }
+    }
+
+    /// Waits for `rx` or `timer` on the executor (timers need its runtime).
+    /// `Some(true)` when `rx` fired first, `Some(false)` when the timer did,
+    /// `None` if the task could not report.
+    async fn on_executor<T>(self: &Arc<Self>, rx: oneshot::Receiver<()>, timer: T) -> Option<bool>
+    where
+        T: Future<Output = ()> + crate::runtime::SendOutsideWasm + 'static,
+    {
+        let (tx, done) = oneshot::channel();
+        self.executor.spawn(async move {
+            let idle = match future::select(rx, pin!(timer)).await {
+                Either::Left((fired, _)) => fired.is_ok(),
+                Either::Right(_) => false,
+            };
+            let _ = tx.send(idle);
+        });
+        done.await.ok()
+    }
+
+    /// Stops sending: calls in flight are abandoned and fail with
+    /// [`LikeError::Shutdown`], waiting retries fail at once.
+    pub(crate) fn stop(self: &Arc<Self>) {
+        self.input_with_state(|st| {
+            st.closed = true;
+            st.stopped = true;
+        });
+        let tx = self
+            .stop_tx
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take();
+        drop(tx);
+    }
+}
+
+/// Takes the machine's effects: calls and waits become jobs (or, once
+/// stopped, fail at once), changes and failures join the delivery queue.
+fn collect(st: &mut State) -> Followup {
+    let mut followup = Followup::default();
+    while let Some(effect) = st.machine.poll_effect() {
+        match effect {
+            Effect::Send { post, call, action } => {
+                if st.stopped {
+                    st.machine.response(post, call, Err(LikeError::Shutdown));
+                } else {
+                    followup.jobs.push(Job::Send { post, call, action });
+                }
+            }
+            Effect::Wait { post, call, delay } => {
+                if st.stopped {
+                    st.machine.timer(post, call);
+                } else {
+                    followup.jobs.push(Job::Wait { post, call, delay });
+                }
+            }
+            Effect::Changed(view) => st.queue.push_back(LikeEvent::Changed(view)),
+            Effect::Failed {
+                post,
+                wanted,
+                error,
+            } => st.queue.push_back(LikeEvent::Failed(LikeFailure {
+                post_id: post,
+                wanted,
+                error,
+            })),
+        }
+    }
+    if !st.queue.is_empty() && !st.delivering {
+        st.delivering = true;
+        followup.deliver = true;
+    }
+    if !st.idle_waiters.is_empty() && !st.machine.has_pending_calls() {
+        followup.idle = std::mem::take(&mut st.idle_waiters);
+    }
+    followup
+}
+
+/// The view of a post the client knows nothing about.
+fn blank(post: PostId) -> PostView {
+    PostView {
+        post_id: post,
+        liked: false,
+        count: 0,
+        friends: Vec::new(),
+        line: LikeLine::default(),
+        pending: false,
+        error: None,
+    }
+}

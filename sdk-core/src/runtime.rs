@@ -1,0 +1,201 @@
+//! The runtime shim: spawn a task and sleep, whatever runs the client.
+//!
+//! Natively the client runs its calls and timers on tokio: on the runtime it
+//! is given or finds itself in, or, when it is built outside any runtime (a
+//! UI thread behind a binding), on a small runtime of its own. On
+//! `wasm32-unknown-unknown` it runs them on the browser's (or Node's) event
+//! loop with `wasm-bindgen-futures` and `gloo-timers`; tokio is not used
+//! there at all.
+//!
+//! Futures are `Send` natively, so that the client is usable from many
+//! threads, and need not be on wasm, where JavaScript values are not `Send`.
+//! [`SendOutsideWasm`] and [`SyncOutsideWasm`] carry that difference, so the
+//! rest of the crate is written once.
+//!
+//! ```
+//! use likekit_core::runtime::{BoxFuture, SendOutsideWasm};
+//!
+//! fn boxed<'a, T>(fut: impl Future<Output = T> + SendOutsideWasm + 'a) -> BoxFuture<'a, T> {
+//!     Box::pin(fut)
+//! }
+//! let _answer: BoxFuture<'static, u32> = boxed(async { 42 });
+//! ```
+
+use std::fmt;
+use std::future::Future;
+use std::pin::Pin;
+use std::time::Duration;
+
+use crate::LikeError;
+
+/// `Send` natively; nothing on wasm, where futures and callbacks hold
+/// JavaScript values that are not `Send`.
+#[cfg(not(target_arch = "wasm32"))]
+pub trait SendOutsideWasm: Send {}
+#[cfg(not(target_arch = "wasm32"))]
+impl<T: Send + ?Sized> SendOutsideWasm for T {}
+
+/// `Send` natively; nothing on wasm, where futures and callbacks hold
+/// JavaScript values that are not `Send`.
+#[cfg(target_arch = "wasm32")]
+pub trait SendOutsideWasm {}
+#[cfg(target_arch = "wasm32")]
+impl<T: ?Sized> SendOutsideWasm for T {}
+
+/// `Sync` natively; nothing on wasm.
+#[cfg(not(target_arch = "wasm32"))]
+pub trait SyncOutsideWasm: Sync {}
+#[cfg(not(target_arch = "wasm32"))]
+impl<T: Sync + ?Sized> SyncOutsideWasm for T {}
+
+/// `Sync` natively; nothing on wasm.
+#[cfg(target_arch = "wasm32")]
+pub trait SyncOutsideWasm {}
+#[cfg(target_arch = "wasm32")]
+impl<T: ?Sized> SyncOutsideWasm for T {}
+
+/// A boxed future, `Send` natively (not on wasm). What [`Transport`]
+/// methods return.
+///
+/// [`Transport`]: crate::Transport
+#[cfg(not(target_arch = "wasm32"))]
+pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+
+/// A boxed future, `Send` natively (not on wasm). What [`Transport`]
+/// methods return.
+///
+/// [`Transport`]: crate::Transport
+#[cfg(target_arch = "wasm32")]
+pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + 'a>>;
+
+/// Waits `delay`: tokio's timer natively, a JavaScript timer on wasm.
+///
+/// Natively it must be polled inside a tokio runtime with its timer enabled,
+/// as every task the client spawns is.
+///
+/// ```
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() {
+/// likekit_core::runtime::sleep(std::time::Duration::from_millis(1)).await;
+/// # }
+/// ```
+pub async fn sleep(delay: Duration) {
+    #[cfg(not(target_arch = "wasm32"))]
+    tokio::time::sleep(delay).await;
+    #[cfg(target_arch = "wasm32")]
+    gloo_timers::future::sleep(delay).await;
+}
+
+/// Where the client runs its calls, timers and reads.
+///
+/// Cheap to clone. Natively it is a tokio runtime handle, plus ownership of
+/// the runtime when the executor made its own; the runtime stops when the
+/// last clone (and with it the last task) is gone. On wasm it is the event
+/// loop.
+///
+/// ```
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() {
+/// let executor = likekit_core::runtime::Executor::current_or_new().unwrap();
+/// let (tx, rx) = std::sync::mpsc::channel();
+/// executor.spawn(async move { tx.send(42).unwrap() });
+/// # likekit_core::runtime::sleep(std::time::Duration::from_millis(10)).await;
+/// assert_eq!(rx.recv().unwrap(), 42);
+/// # }
+/// ```
+#[derive(Clone)]
+pub struct Executor {
+    #[cfg(not(target_arch = "wasm32"))]
+    handle: tokio::runtime::Handle,
+    #[cfg(not(target_arch = "wasm32"))]
+    _owned: Option<std::sync::Arc<OwnedRuntime>>,
+}
+
+impl fmt::Debug for Executor {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut d = f.debug_struct("Executor");
+        #[cfg(not(target_arch = "wasm32"))]
+        d.field("owns_runtime", &self._owned.is_some());
+        d.finish_non_exhaustive()
+    }
+}
+
+impl Executor {
+    /// Natively: the tokio runtime the caller runs in, or else a runtime of
+    /// the executor's own (one worker thread, named `likekit`). On wasm: the
+    /// event loop.
+    ///
+    /// # Errors
+    ///
+    /// [`LikeError::Config`] when a runtime was needed and could not be
+    /// started.
+    pub fn current_or_new() -> Result<Self, LikeError> {
+        #[cfg(not(target_arch = "wasm32"))]
+        {
+            match tokio::runtime::Handle::try_current() {
+                Ok(handle) => Ok(Self::from_handle(handle)),
+                Err(_) => {
+                    let runtime = tokio::runtime::Builder::new_multi_thread()
+                        .worker_threads(1)
+                        .thread_name("likekit")
+                        .enable_all()
+                        .build()
+                        .map_err(|e| LikeError::Config {
+                            message: format!("could not start a runtime: {e}"),
+                        })?;
+                    Ok(Self {
+                        handle: runtime.handle().clone(),
+                        _owned: Some(std::sync::Arc::new(OwnedRuntime(Some(runtime)))),
+                    })
+                }
+            }
+        }
+        #[cfg(target_arch = "wasm32")]
+        {
+            Ok(Self {})
+        }
+    }
+
+    /// Runs tasks on the given tokio runtime. It must have its I/O and time
+    /// drivers enabled (`enable_all`), as `#[tokio::main]` runtimes do.
+    ///
+    /// ```
+    /// let runtime = tokio::runtime::Runtime::new().unwrap();
+    /// let executor = likekit_core::runtime::Executor::from_handle(runtime.handle().clone());
+    /// # let _ = executor;
+    /// ```
+    #[cfg(not(target_arch = "wasm32"))]
+    pub fn from_handle(handle: tokio::runtime::Handle) -> Self {
+        Self {
+            handle,
+            _owned: None,
+        }
+    }
+
+    /// Starts `task` in the background. It runs to its end; nothing waits
+    /// for it.
+    pub fn spawn<F>(&self, task: F)
+    where
+        F: Future<Output = ()> + SendOutsideWasm + 'static,
+    {
+        #[cfg(not(target_arch = "wasm32"))]
+        drop(self.handle.spawn(task));
+        #[cfg(target_arch = "wasm32")]
+        wasm_bindgen_futures::spawn_local(task);
+    }
+}
+
+/// A runtime the executor started itself. Dropped without waiting for its
+/// tasks, so that the last client handle may go away anywhere, even on one
+/// of the runtime's own threads.
+#[cfg(not(target_arch = "wasm32"))]
+struct OwnedRuntime(Option<tokio::runtime::Runtime>);
+
+#[cfg(not(target_arch = "wasm32"))]
+impl Drop for OwnedRuntime {
+    fn drop(&mut self) {
+        if let Some(runtime) = self.0.take() {
+            runtime.shutdown_background();
+        }
+    }
+}

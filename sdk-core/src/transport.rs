@@ -1,0 +1,1036 @@
+//! How calls reach the server: the [`Transport`] trait and its HTTP
+//! implementation, [`HttpTransport`].
+//!
+//! A transport performs one call and says how it went, as a typed
+//! [`LikeError`] when it failed. It never retries on its own but for one
+//! case: a `401` makes it ask the [`TokenProvider`] for a fresh token and send
+//! the request once more. Everything else — retries, backoff, rollback — is
+//! the machine's business.
+//!
+//! | outcome | error |
+//! |---|---|
+//! | no connection, connection broken | [`LikeError::Network`] |
+//! | no answer within the request timeout | [`LikeError::Timeout`] |
+//! | 5xx | [`LikeError::Server`] |
+//! | 429 (with `Retry-After: <seconds>`) | [`LikeError::RateLimited`] |
+//! | 401 again after a fresh token, or no fresh token | [`LikeError::Unauthorized`] |
+//! | 403 | [`LikeError::Forbidden`] |
+//! | 404 | [`LikeError::NotFound`] |
+//! | other 4xx | [`LikeError::Rejected`] |
+//! | a body that is not the JSON expected, or cut short | [`LikeError::InvalidResponse`] |
+
+use std::fmt;
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde::de::DeserializeOwned;
+
+use crate::runtime::{BoxFuture, SendOutsideWasm, SyncOutsideWasm};
+use crate::wire::{BatchLikes, ErrorBody, LikeState, MAX_BATCH_POSTS, PostLikes};
+use crate::{Action, LikeError, PostId};
+
+/// Performs the calls the client needs. [`HttpTransport`] is the real one;
+/// tests and apps with their own networking plug in others.
+///
+/// Methods return boxed futures so that the client can hold any transport
+/// as `Arc<dyn Transport>`.
+///
+/// ```
+/// use likekit_core::runtime::BoxFuture;
+/// use likekit_core::wire::{BatchLikes, LikeState, PostLikes};
+/// use likekit_core::{Action, LikeError, PostId, Transport};
+///
+/// /// A server that says yes to everything, at once.
+/// struct Agreeable;
+///
+/// impl Transport for Agreeable {
+///     fn send(&self, _post: PostId, action: Action) -> BoxFuture<'_, Result<LikeState, LikeError>> {
+///         let liked = action == Action::Like;
+///         Box::pin(async move { Ok(LikeState { count: u64::from(liked), liked_by_me: liked, version: 1 }) })
+///     }
+///     fn read(&self, _post: PostId) -> BoxFuture<'_, Result<PostLikes, LikeError>> {
+///         Box::pin(async { Ok(PostLikes { count: 0, liked_by_me: false, friends: vec![], version: 0 }) })
+///     }
+///     fn read_many<'a>(&'a self, _posts: &'a [PostId]) -> BoxFuture<'a, Result<BatchLikes, LikeError>> {
+///         Box::pin(async { Ok(BatchLikes::default()) })
+///     }
+/// }
+///
+/// let client = likekit_core::LikeClient::builder().transport(Agreeable).build().unwrap();
+/// assert!(client.set_liked(42, true).liked);
+/// ```
+pub trait Transport: SendOutsideWasm + SyncOutsideWasm + 'static {
+    /// Likes (`POST /posts/{post}/like`) or unlikes
+    /// (`DELETE /posts/{post}/like`) the post.
+    fn send(&self, post: PostId, action: Action) -> BoxFuture<'_, Result<LikeState, LikeError>>;
+
+    /// Reads one post (`GET /posts/{post}/likes`).
+    fn read(&self, post: PostId) -> BoxFuture<'_, Result<PostLikes, LikeError>>;
+
+    /// Reads a feed page (`GET /likes?posts=1,2,3`). The client never asks
+    /// for more than [`MAX_BATCH_POSTS`] posts at once.
+    fn read_many<'a>(&'a self, posts: &'a [PostId])
+    -> BoxFuture<'a, Result<BatchLikes, LikeError>>;
+}
+
+impl<T: Transport + ?Sized> Transport for Arc<T> {
+    fn send(&self, post: PostId, action: Action) -> BoxFuture<'_, Result<LikeState, LikeError>> {
+        (**self).send(post, action)
+    }
+
+    fn read(&self, post: PostId) -> BoxFuture<'_, Result<PostLikes, LikeError>> {
+        (**self).read(post)
+    }
+
+    fn read_many<'a>(
+        &'a self,
+        posts: &'a [PostId],
+    ) -> BoxFuture<'a, Result<BatchLikes, LikeError>> {
+        (**self).read_many(posts)
+    }
+}
+
+/// Supplies the sign-in token sent as `Authorization: Bearer <token>`.
+///
+/// The transport asks before every request with `refresh == false`; after a
+/// `401` it asks once more with `refresh == true` and, given a token, sends
+/// the request again. A second `401`, or `None` on refresh, fails the call
+/// with [`LikeError::Unauthorized`].
+///
+/// It is called on the client's task, so it must return quickly: hand back
+/// a cached token, and refresh it elsewhere (returning the newest one when
+/// `refresh` is set). Closures `Fn(bool) -> Option<String>` are token
+/// providers too.
+///
+/// ```
+/// use likekit_core::TokenProvider;
+/// use std::sync::Mutex;
+///
+/// let current = Mutex::new("old".to_string());
+/// let provider = move |refresh: bool| {
+///     let mut token = current.lock().unwrap();
+///     if refresh {
+///         *token = "new".to_string(); // in an app: the one the sign-in code renewed
+///     }
+///     Some(token.clone())
+/// };
+/// assert_eq!(provider.token(false).as_deref(), Some("old"));
+/// assert_eq!(provider.token(true).as_deref(), Some("new"));
+/// ```
+pub trait TokenProvider: SendOutsideWasm + SyncOutsideWasm {
+    /// The token to send, or `None` to send none. `refresh` is `true` when
+    /// the server refused the last one.
+    fn token(&self, refresh: bool) -> Option<String>;
+}
+
+impl<F> TokenProvider for F
+where
+    F: Fn(bool) -> Option<String> + SendOutsideWasm + SyncOutsideWasm,
+{
+    fn token(&self, refresh: bool) -> Option<String> {
+        self(refresh)
+    }
+}
+
+/// A token that never changes: fine for demos, tests and short sessions.
+/// On a `401` it has nothing fresher to give, so the call fails with
+/// [`LikeError::Unauthorized`].
+///
+/// ```
+/// use likekit_core::{StaticToken, TokenProvider};
+/// let token = StaticToken::new("eyJhbGciOi…");
+/// assert_eq!(token.token(false).as_deref(), Some("eyJhbGciOi…"));
+/// assert_eq!(token.token(true), None);
+/// ```
+#[derive(Clone)]
+pub struct StaticToken(String);
+
+impl StaticToken {
+    /// Wraps the token.
+    pub fn new(token: impl Into<String>) -> Self {
+        Self(token.into())
+    }
+}
+
+impl fmt::Debug for StaticToken {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("StaticToken(…)")
+    }
+}
+
+impl TokenProvider for StaticToken {
+    fn token(&self, refresh: bool) -> Option<String> {
+        (!refresh).then(|| self.0.clone())
+    }
+}
+
+/// A provider with no token at all (requests go without `Authorization`).
+struct NoToken;
+
+impl TokenProvider for NoToken {
+    fn token(&self, _refresh: bool) -> Option<String> {
+        None
+    }
+}
+
+/// The default per-request timeout of [`HttpTransport`]: 10 seconds.
+pub const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// The LikeKit wire protocol over HTTP, with reqwest (rustls natively, the
+/// `fetch` API on wasm).
+///
+/// ```
+/// use std::time::Duration;
+/// use likekit_core::{HttpTransport, StaticToken};
+///
+/// let transport = HttpTransport::new("https://likes.example.com/api")
+///     .unwrap()
+///     .with_token_provider(StaticToken::new("token"))
+///     .with_timeout(Duration::from_secs(5));
+/// assert_eq!(transport.base_url(), "https://likes.example.com/api");
+/// ```
+pub struct HttpTransport {
+    http: reqwest::Client,
+    base: String,
+    tokens: Arc<dyn TokenProvider>,
+    timeout: Duration,
+}
+
+impl fmt::Debug for HttpTransport {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("HttpTransport")
+            .field("base", &self.base)
+            .field("timeout", &self.timeout)
+            .finish_non_exhaustive()
+    }
+}
+
+impl HttpTransport {
+    /// A transport for the server at `base_url` (`http` or `https`, with or
+    /// without a path prefix), with no token and the default timeout.
+    ///
+    /// # Errors
+    ///
+    /// [`LikeError::Config`] when `base_url` is not an absolute `http(s)`
+    /// URL without a query, or the HTTP client cannot be set up.
+    pub fn new(base_url: &str) -> Result<Self, LikeError> {
+        let url = reqwest::Url::parse(base_url).map_err(|e| LikeError::Config {
+            message: format!("bad base URL {base_url:?}: {e}"),
+        })?;
+        if !matches!(url.scheme(), "http" | "https") || url.cannot_be_a_base() {
+            return Err(LikeError::Config {
+                message: format!("base URL {base_url:?} is not an http(s) URL"),
+            });
+        }
+        if url.query().is_some() || url.fragment().is_some() {
+            return Err(LikeError::Config {
+                message: format!("base URL {base_url:?} must not have a query or fragment"),
+            });
+        }
+        let builder = reqwest::Client::builder();
+        #[cfg(not(target_arch = "wasm32"))]
+        let builder = builder
+            .user_agent(concat!("likekit/", env!("CARGO_PKG_VERSION")))
+            .connect_timeout(DEFAULT_REQUEST_TIMEOUT);
+        let http = builder.build().map_err(|e| LikeError::Config {
+            message: format!("could not set up HTTP: {}", chain(&e)),
+        })?;
+        Ok(Self {
+            http,
+            base: url.as_str().trim_end_matches('/').to_owned(),
+            tokens: Arc::new(NoToken),
+            timeout: DEFAULT_REQUEST_TIMEOUT,
+        })
+    }
+
+    /// Sends the tokens `tokens` supplies.
+    pub fn with_token_provider(self, tokens: impl TokenProvider + 'static) -> Self {
+        self.with_shared_token_provider(Arc::new(tokens))
+    }
+
+    /// Sends the tokens `tokens` supplies (a provider shared with others).
+    pub fn with_shared_token_provider(mut self, tokens: Arc<dyn TokenProvider>) -> Self {
+        self.tokens = tokens;
+        self
+    }
+
+    /// Gives up on a request (and its answer) after `timeout`; the call
+    /// then fails with [`LikeError::Timeout`].
+    pub fn with_timeout(mut self, timeout: Duration) -> Self {
+        self.timeout = timeout;
+        self
+    }
+
+    /// The server's base URL, without a trailing slash.
+    pub fn base_url(&self) -> &str {
+        &self.base
+    }
+
+    /// The per-request timeout.
+    pub fn timeout(&self) -> Duration {
+        self.timeout
+    }
+
+    /// Sends one request, again once with a fresh token after a 401, and
+    /// decodes the answer.
+    async fn call<T: DeserializeOwned>(
+        &self,
+        method: reqwest::Method,
+        url: String,
+    ) -> Result<T, LikeError> {
+        let mut token = self.tokens.token(false);
+        let mut refreshed = false;
+        loop {
+            let mut request = self
+                .http
+                .request(method.clone(), &url)
+                .timeout(self.timeout)
+                .header(reqwest::header::ACCEPT, "application/json");
+            if let Some(token) = &token {
+                request = request.bearer_auth(token);
+            }
+            let response = request.send().await.map_err(|e| send_error(&e))?;
+            let status = response.status().as_u16();
+            if status == 401 && !refreshed {
+                refreshed = true;
+                if let Some(fresh) = self.tokens.token(true) {
+                    token = Some(fresh);
+                    // Read the refusal to the end so the connection can be reused.
+                    let _ = response.bytes().await;
+                    continue;
+                }
+            }
+            let retry_after_ms = response
+                .headers()
+                .get(reqwest::header::RETRY_AFTER)
+                .and_then(|v| v.to_str().ok())
+                .and_then(parse_retry_after);
+            let body = response.bytes().await.map_err(|e| body_error(&e))?;
+            return decode(status, retry_after_ms, &body);
+        }
+    }
+}
+
+impl Transport for HttpTransport {
+    fn send(&self, post: PostId, action: Action) -> BoxFuture<'_, Result<LikeState, LikeError>> {
+        let method = match action {
+            Action::Like => reqwest::Method::POST,
+            Action::Unlike => reqwest::Method::DELETE,
+        };
+        let url = format!("{}/posts/{post}/like", self.base);
+        Box::pin(self.call(method, url))
+    }
+
+    fn read(&self, post: PostId) -> BoxFuture<'_, Result<PostLikes, LikeError>> {
+        let url = format!("{}/posts/{post}/likes", self.base);
+        Box::pin(self.call(reqwest::Method::GET, url))
+    }
+
+    fn read_many<'a>(
+        &'a self,
+        posts: &'a [PostId],
+    ) -> BoxFuture<'a, Result<BatchLikes, LikeError>> {
+        Box::pin(async move {
+            if posts.is_empty() {
+                return Ok(BatchLikes::default());
+            }
+            let mut all = BatchLikes::default();
+            for page in posts.chunks(MAX_BATCH_POSTS) {
+                let ids: Vec<String> = page.iter().map(ToString::to_string).collect();
+                let url = format!("{}/likes?posts={}", self.base, ids.join(","));
+                let got: BatchLikes = self.call(reqwest::Method::GET, url).await?;
+                all.posts.extend(got.posts);
+            }
+            Ok(all)
+        })
+    }
+}
+
+/// An in-memory LikeKit server for one viewer, answering at once: for
+/// examples, tests and benchmarks without a network.
+///
+/// Posts must be added first ([`with_post`](Self::with_post)); others are
+/// answered with [`LikeError::NotFound`], as the real server does. Like and
+/// unlike are idempotent, and the version grows with every real change.
+///
+/// ```
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() {
+/// use likekit_core::{Action, LikeError, MemoryTransport, Transport};
+///
+/// let server = MemoryTransport::new().with_post(42, 1203);
+/// let state = server.send(42, Action::Like).await.unwrap();
+/// assert_eq!((state.count, state.liked_by_me), (1204, true));
+///
+/// server.fail_next(LikeError::Timeout);
+/// assert_eq!(server.send(42, Action::Unlike).await, Err(LikeError::Timeout));
+/// assert_eq!(server.calls(), 2);
+/// assert_eq!(server.liked(42), Some(true));
+/// # }
+/// ```
+#[derive(Debug, Default)]
+pub struct MemoryTransport {
+    state: std::sync::Mutex<MemoryState>,
+}
+
+#[derive(Debug, Default)]
+struct MemoryState {
+    posts: std::collections::HashMap<PostId, MemoryPost>,
+    failures: std::collections::VecDeque<LikeError>,
+    calls: u64,
+}
+
+#[derive(Debug, Clone, Copy, Default)]
+struct MemoryPost {
+    /// Likes by users other than the viewer.
+    others: u64,
+    liked: bool,
+    version: u64,
+}
+
+impl MemoryPost {
+    fn count(&self) -> u64 {
+        self.others + u64::from(self.liked)
+    }
+}
+
+impl MemoryTransport {
+    /// A server with no posts.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Adds a post that `others` other users like (the viewer does not).
+    pub fn with_post(self, post: PostId, others: u64) -> Self {
+        self.add_post(post, others);
+        self
+    }
+
+    /// Adds (or resets) a post that `others` other users like.
+    pub fn add_post(&self, post: PostId, others: u64) {
+        self.lock().posts.insert(
+            post,
+            MemoryPost {
+                others,
+                liked: false,
+                version: 1,
+            },
+        );
+    }
+
+    /// Removes a post: calls for it get [`LikeError::NotFound`] from now on.
+    pub fn remove_post(&self, post: PostId) {
+        self.lock().posts.remove(&post);
+    }
+
+    /// The next like or unlike call fails with `error` (queued: call it
+    /// twice to fail two calls). A failed call changes nothing.
+    pub fn fail_next(&self, error: LikeError) {
+        self.lock().failures.push_back(error);
+    }
+
+    /// How many like and unlike calls arrived, failed ones included.
+    pub fn calls(&self) -> u64 {
+        self.lock().calls
+    }
+
+    /// Whether the viewer likes the post on the server.
+    pub fn liked(&self, post: PostId) -> Option<bool> {
+        self.lock().posts.get(&post).map(|p| p.liked)
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, MemoryState> {
+        self.state
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    fn not_found(post: PostId) -> LikeError {
+        LikeError::NotFound {
+            message: format!("no post {post}"),
+        }
+    }
+
+    fn likes(post: &MemoryPost) -> PostLikes {
+        PostLikes {
+            count: post.count(),
+            liked_by_me: post.liked,
+            friends: Vec::new(),
+            version: post.version,
+        }
+    }
+}
+
+impl Transport for MemoryTransport {
+    fn send(&self, post: PostId, action: Action) -> BoxFuture<'_, Result<LikeState, LikeError>> {
+        let result = (|| {
+            let mut st = self.lock();
+            st.calls += 1;
+            if let Some(error) = st.failures.pop_front() {
+                return Err(error);
+            }
+            let p = st
+                .posts
+                .get_mut(&post)
+                .ok_or_else(|| Self::not_found(post))?;
+            if p.liked != action.liked() {
+                p.liked = action.liked();
+                p.version += 1;
+            }
+            Ok(LikeState {
+                count: p.count(),
+                liked_by_me: p.liked,
+                version: p.version,
+            })
+        })();
+        Box::pin(std::future::ready(result))
+    }
+
+    fn read(&self, post: PostId) -> BoxFuture<'_, Result<PostLikes, LikeError>> {
+        let result = self
+            .lock()
+            .posts
+            .get(&post)
+            .map(Self::likes)
+            .ok_or_else(|| Self::not_found(post));
+        Box::pin(std::future::ready(result))
+    }
+
+    fn read_many<'a>(
+        &'a self,
+        posts: &'a [PostId],
+    ) -> BoxFuture<'a, Result<BatchLikes, LikeError>> {
+        let st = self.lock();
+        let mut batch = BatchLikes::default();
+        for post in posts {
+            if let Some(p) = st.posts.get(post) {
+                batch.posts.insert(post.to_string(), Self::likes(p));
+            }
+        }
+        Box::pin(std::future::ready(Ok(batch)))
+    }
+}
+
+/// An error and its causes, one after the other: reqwest's own message
+/// alone ("error sending request") rarely says what went wrong.
+fn chain(error: &dyn std::error::Error) -> String {
+    let mut message = error.to_string();
+    let mut source = error.source();
+    while let Some(cause) = source {
+        let text = cause.to_string();
+        if !message.contains(&text) {
+            message.push_str(": ");
+            message.push_str(&text);
+        }
+        source = cause.source();
+    }
+    message
+}
+
+/// The request did not get an answer.
+fn send_error(error: &reqwest::Error) -> LikeError {
+    if error.is_timeout() {
+        LikeError::Timeout
+    } else if error.is_builder() {
+        LikeError::Config {
+            message: chain(error),
+        }
+    } else {
+        LikeError::Network {
+            message: chain(error),
+        }
+    }
+}
+
+/// The answer's body could not be read to its end.
+fn body_error(error: &reqwest::Error) -> LikeError {
+    if error.is_timeout() {
+        LikeError::Timeout
+    } else {
+        LikeError::InvalidResponse {
+            message: format!("the body was cut short: {}", chain(error)),
+        }
+    }
+}
+
+/// `Retry-After` in delay-seconds (whole or fractional), as milliseconds.
+/// An HTTP date is not understood (`None`): the machine's own backoff
+/// applies then.
+fn parse_retry_after(value: &str) -> Option<u64> {
+    let secs: f64 = value.trim().parse().ok()?;
+    (secs.is_finite() && secs >= 0.0).then(|| (secs * 1000.0).round().min(u64::MAX as f64) as u64)
+}
+
+/// Turns a status and body into the value or the typed error.
+fn decode<T: DeserializeOwned>(
+    status: u16,
+    retry_after_ms: Option<u64>,
+    body: &[u8],
+) -> Result<T, LikeError> {
+    if (200..300).contains(&status) {
+        serde_json::from_slice(body).map_err(|e| LikeError::InvalidResponse {
+            message: format!("status {status}, unreadable body: {e}"),
+        })
+    } else {
+        Err(error_for(status, retry_after_ms, body))
+    }
+}
+
+/// The typed error for a non-2xx answer, with the code and message of its
+/// JSON error body when it has one.
+fn error_for(status: u16, retry_after_ms: Option<u64>, body: &[u8]) -> LikeError {
+    let (code, message) = match serde_json::from_slice::<ErrorBody>(body) {
+        Ok(body) => (body.error.code, body.error.message),
+        Err(_) => (format!("http_{status}"), plain_message(status, body)),
+    };
+    match status {
+        401 => LikeError::Unauthorized { message },
+        403 => LikeError::Forbidden { message },
+        404 => LikeError::NotFound { message },
+        429 => LikeError::RateLimited { retry_after_ms },
+        500..=599 => LikeError::Server {
+            status,
+            code,
+            message,
+        },
+        400..=499 => LikeError::Rejected {
+            status,
+            code,
+            message,
+        },
+        _ => LikeError::InvalidResponse {
+            message: format!("unexpected status {status}: {message}"),
+        },
+    }
+}
+
+/// A message for an error answer without a JSON body: its start, or the
+/// status's reason phrase.
+fn plain_message(status: u16, body: &[u8]) -> String {
+    const MAX: usize = 200;
+    let text = String::from_utf8_lossy(&body[..body.len().min(MAX)]);
+    let text = text.trim();
+    if text.is_empty() {
+        reqwest::StatusCode::from_u16(status)
+            .ok()
+            .and_then(|s| s.canonical_reason())
+            .unwrap_or("no message")
+            .to_owned()
+    } else {
+        text.to_owned()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use super::*;
+
+    fn err(status: u16, body: &str) -> LikeError {
+        decode::<LikeState>(status, None, body.as_bytes()).unwrap_err()
+    }
+
+    const NOT_FOUND: &str = r#"{"error":{"code":"post_not_found","message":"no post 42"}}"#;
+
+    #[test]
+    fn success_bodies_decode() {
+        let s: LikeState =
+            decode(200, None, br#"{"count":3,"liked_by_me":true,"version":9}"#).unwrap();
+        assert_eq!(
+            s,
+            LikeState {
+                count: 3,
+                liked_by_me: true,
+                version: 9
+            }
+        );
+    }
+
+    #[test]
+    fn malformed_or_truncated_success_bodies_are_invalid_responses() {
+        for body in [
+            "",
+            "{",
+            r#"{"count":3,"liked_by_me":tr"#,
+            "<html>oops</html>",
+            r#"{"count":-1,"liked_by_me":true,"version":1}"#,
+            r#"{"liked_by_me":true}"#,
+            "\u{0}\u{1}garbage",
+        ] {
+            let e = err(200, body);
+            assert!(
+                matches!(e, LikeError::InvalidResponse { .. }),
+                "{body:?}: {e:?}"
+            );
+            assert!(e.is_transient());
+        }
+    }
+
+    #[test]
+    fn statuses_map_to_the_right_errors() {
+        assert_eq!(
+            err(404, NOT_FOUND),
+            LikeError::NotFound {
+                message: "no post 42".into()
+            }
+        );
+        assert!(matches!(err(401, ""), LikeError::Unauthorized { .. }));
+        assert!(matches!(err(403, ""), LikeError::Forbidden { .. }));
+        assert_eq!(
+            err(
+                400,
+                r#"{"error":{"code":"bad_post_id","message":"not a number"}}"#
+            ),
+            LikeError::Rejected {
+                status: 400,
+                code: "bad_post_id".into(),
+                message: "not a number".into()
+            }
+        );
+        assert_eq!(
+            err(503, "upstream down"),
+            LikeError::Server {
+                status: 503,
+                code: "http_503".into(),
+                message: "upstream down".into()
+            }
+        );
+        assert_eq!(
+            err(500, ""),
+            LikeError::Server {
+                status: 500,
+                code: "http_500".into(),
+                message: "Internal Server Error".into()
+            }
+        );
+        assert!(matches!(
+            err(413, "{\"error\":"),
+            LikeError::Rejected { status: 413, .. }
+        ));
+        assert!(matches!(err(302, ""), LikeError::InvalidResponse { .. }));
+        assert_eq!(
+            decode::<LikeState>(429, Some(1500), b"").unwrap_err(),
+            LikeError::RateLimited {
+                retry_after_ms: Some(1500)
+            }
+        );
+        // the classes the machine relies on
+        assert!(err(503, "").is_transient());
+        assert!(!err(404, NOT_FOUND).is_transient());
+    }
+
+    #[test]
+    fn retry_after_in_seconds() {
+        assert_eq!(parse_retry_after("2"), Some(2000));
+        assert_eq!(parse_retry_after(" 0.25 "), Some(250));
+        assert_eq!(parse_retry_after("0"), Some(0));
+        assert_eq!(parse_retry_after("-1"), None);
+        assert_eq!(parse_retry_after("NaN"), None);
+        assert_eq!(parse_retry_after("Wed, 21 Oct 2015 07:28:00 GMT"), None);
+    }
+
+    #[test]
+    fn base_urls_are_checked() {
+        assert!(HttpTransport::new("http://127.0.0.1:8080/").is_ok());
+        assert_eq!(
+            HttpTransport::new("http://h/api/").unwrap().base_url(),
+            "http://h/api"
+        );
+        for bad in [
+            "",
+            "localhost:8080",
+            "ftp://h",
+            "http://h/?x=1",
+            "mailto:a@b",
+        ] {
+            assert!(
+                matches!(HttpTransport::new(bad), Err(LikeError::Config { .. })),
+                "{bad}"
+            );
+        }
+    }
+
+    #[test]
+    fn long_plain_error_bodies_are_cut() {
+        let body = "x".repeat(10_000);
+        let LikeError::Server { message, .. } = err(502, &body) else {
+            panic!()
+        };
+        assert_eq!(message.len(), 200);
+        // a body cut inside a multi-byte character does not panic
+        let e = err(502, &"é".repeat(150));
+        assert!(matches!(e, LikeError::Server { .. }));
+    }
+
+    /// Canned HTTP answers, one per connection, from a raw TCP listener.
+    mod wire_level {
+        use std::sync::Mutex;
+
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        use tokio::net::TcpListener;
+
+        use super::*;
+
+        enum Reply {
+            Raw(Vec<u8>),
+            /// Read the request, never answer.
+            Hang,
+            /// Read the request, close the connection.
+            Drop,
+        }
+
+        fn http(status: &str, headers: &[&str], body: &str) -> Reply {
+            let mut r = format!("HTTP/1.1 {status}\r\nconnection: close\r\n");
+            for h in headers {
+                r.push_str(h);
+                r.push_str("\r\n");
+            }
+            r.push_str(&format!("content-length: {}\r\n\r\n{body}", body.len()));
+            Reply::Raw(r.into_bytes())
+        }
+
+        fn json(status: &str, body: &str) -> Reply {
+            http(status, &["content-type: application/json"], body)
+        }
+
+        const LIKED: &str = r#"{"count":3,"liked_by_me":true,"version":9}"#;
+
+        /// Serves `replies` in order; returns the base URL and the request
+        /// heads seen.
+        async fn serve(replies: Vec<Reply>) -> (String, Arc<Mutex<Vec<String>>>) {
+            let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+            let base = format!("http://{}", listener.local_addr().unwrap());
+            let heads = Arc::new(Mutex::new(Vec::new()));
+            let seen = Arc::clone(&heads);
+            tokio::spawn(async move {
+                for reply in replies {
+                    let (mut socket, _) = listener.accept().await.unwrap();
+                    let mut head = Vec::new();
+                    let mut buf = [0u8; 1024];
+                    while !head.windows(4).any(|w| w == b"\r\n\r\n") {
+                        let n = socket.read(&mut buf).await.unwrap();
+                        if n == 0 {
+                            break;
+                        }
+                        head.extend_from_slice(&buf[..n]);
+                    }
+                    seen.lock()
+                        .unwrap()
+                        .push(String::from_utf8_lossy(&head).to_lowercase());
+                    match reply {
+                        Reply::Raw(bytes) => {
+                            let _ = socket.write_all(&bytes).await;
+                            let _ = socket.shutdown().await;
+                        }
+                        Reply::Hang => {
+                            tokio::time::sleep(Duration::from_secs(30)).await;
+                        }
+                        Reply::Drop => drop(socket),
+                    }
+                }
+            });
+            (base, heads)
+        }
+
+        /// A provider that hands out `t0`, then `t1`, `t2`… on refresh,
+        /// and counts refreshes.
+        fn rotating() -> (impl TokenProvider, Arc<Mutex<u32>>) {
+            let refreshes = Arc::new(Mutex::new(0u32));
+            let counter = Arc::clone(&refreshes);
+            let provider = move |refresh: bool| {
+                let mut n = counter.lock().unwrap();
+                if refresh {
+                    *n += 1;
+                }
+                Some(format!("t{n}"))
+            };
+            (provider, refreshes)
+        }
+
+        async fn like(replies: Vec<Reply>) -> (Result<LikeState, LikeError>, Vec<String>) {
+            let (base, heads) = serve(replies).await;
+            let transport = HttpTransport::new(&base)
+                .unwrap()
+                .with_token_provider(StaticToken::new("tok"))
+                .with_timeout(Duration::from_millis(300));
+            let result = transport.send(42, Action::Like).await;
+            let heads = heads.lock().unwrap().clone();
+            (result, heads)
+        }
+
+        #[tokio::test]
+        async fn a_like_is_a_post_with_the_bearer_token() {
+            let (result, heads) = like(vec![json("200 OK", LIKED)]).await;
+            assert_eq!(result.unwrap().count, 3);
+            assert!(heads[0].starts_with("post /posts/42/like http/1.1"));
+            assert!(heads[0].contains("authorization: bearer tok"));
+            assert!(heads[0].contains("accept: application/json"));
+        }
+
+        #[tokio::test]
+        async fn unlike_reads_and_pages_use_their_routes() {
+            let (base, heads) = serve(vec![
+                json("200 OK", r#"{"count":2,"liked_by_me":false,"version":10}"#),
+                json(
+                    "200 OK",
+                    r#"{"count":2,"liked_by_me":false,"friends":["Ana"],"version":10}"#,
+                ),
+                json(
+                    "200 OK",
+                    r#"{"posts":{"1":{"count":1,"liked_by_me":true,"friends":[],"version":1}}}"#,
+                ),
+            ])
+            .await;
+            let t = HttpTransport::new(&format!("{base}/")).unwrap();
+            assert!(!t.send(7, Action::Unlike).await.unwrap().liked_by_me);
+            assert_eq!(t.read(7).await.unwrap().friends, ["Ana"]);
+            assert_eq!(t.read_many(&[1, 2, 3]).await.unwrap().posts.len(), 1);
+            let heads = heads.lock().unwrap().clone();
+            assert!(
+                heads[0].starts_with("delete /posts/7/like "),
+                "{}",
+                heads[0]
+            );
+            assert!(heads[1].starts_with("get /posts/7/likes "), "{}", heads[1]);
+            assert!(
+                heads[2].starts_with("get /likes?posts=1,2,3 "),
+                "{}",
+                heads[2]
+            );
+            // no token provider: no authorization header
+            assert!(!heads[0].contains("authorization"));
+        }
+
+        #[tokio::test]
+        async fn a_401_asks_for_a_fresh_token_once_and_retries() {
+            let refused = json(
+                "401 Unauthorized",
+                r#"{"error":{"code":"unauthorized","message":"token expired"}}"#,
+            );
+            let (base, heads) = serve(vec![refused, json("200 OK", LIKED)]).await;
+            let (provider, refreshes) = rotating();
+            let t = HttpTransport::new(&base)
+                .unwrap()
+                .with_token_provider(provider);
+            assert!(t.send(42, Action::Like).await.unwrap().liked_by_me);
+            assert_eq!(*refreshes.lock().unwrap(), 1);
+            let heads = heads.lock().unwrap().clone();
+            assert!(heads[0].contains("authorization: bearer t0"));
+            assert!(heads[1].contains("authorization: bearer t1"));
+        }
+
+        #[tokio::test]
+        async fn a_second_401_is_unauthorized() {
+            let refused = || {
+                json(
+                    "401 Unauthorized",
+                    r#"{"error":{"code":"unauthorized","message":"bad signature"}}"#,
+                )
+            };
+            let (base, heads) = serve(vec![refused(), refused(), json("200 OK", LIKED)]).await;
+            let (provider, refreshes) = rotating();
+            let t = HttpTransport::new(&base)
+                .unwrap()
+                .with_token_provider(provider);
+            assert_eq!(
+                t.send(42, Action::Like).await,
+                Err(LikeError::Unauthorized {
+                    message: "bad signature".into()
+                })
+            );
+            assert_eq!(*refreshes.lock().unwrap(), 1);
+            assert_eq!(heads.lock().unwrap().len(), 2);
+        }
+
+        #[tokio::test]
+        async fn a_401_without_a_fresh_token_is_unauthorized_at_once() {
+            let (result, heads) = like(vec![
+                http("401 Unauthorized", &["www-authenticate: Bearer"], ""),
+                json("200 OK", LIKED),
+            ])
+            .await;
+            assert!(matches!(result, Err(LikeError::Unauthorized { .. })));
+            assert_eq!(heads.len(), 1);
+        }
+
+        #[tokio::test]
+        async fn error_answers_are_typed() {
+            let (result, _) =
+                like(vec![http("429 Too Many Requests", &["retry-after: 2"], "")]).await;
+            assert_eq!(
+                result,
+                Err(LikeError::RateLimited {
+                    retry_after_ms: Some(2000)
+                })
+            );
+            let (result, _) = like(vec![http(
+                "503 Service Unavailable",
+                &["content-type: text/html"],
+                "<h1>down</h1>",
+            )])
+            .await;
+            assert!(matches!(result, Err(LikeError::Server { status: 503, .. })));
+            let (result, _) = like(vec![json(
+                "404 Not Found",
+                r#"{"error":{"code":"post_not_found","message":"no post 42"}}"#,
+            )])
+            .await;
+            assert_eq!(
+                result,
+                Err(LikeError::NotFound {
+                    message: "no post 42".into()
+                })
+            );
+            let (result, _) = like(vec![json("403 Forbidden", "{}")]).await;
+            assert!(matches!(result, Err(LikeError::Forbidden { .. })));
+        }
+
+        #[tokio::test]
+        async fn bad_bodies_are_invalid_responses_not_panics() {
+            for reply in [
+                json("200 OK", "{\"count\":"),
+                json("200 OK", "not json at all"),
+                // the body is cut short: fewer bytes than content-length
+                Reply::Raw(
+                    b"HTTP/1.1 200 OK\r\ncontent-length: 100\r\nconnection: close\r\n\r\n{\"count\":1"
+                        .to_vec(),
+                ),
+            ] {
+                let (result, _) = like(vec![reply]).await;
+                assert!(
+                    matches!(result, Err(LikeError::InvalidResponse { .. })),
+                    "{result:?}"
+                );
+            }
+        }
+
+        #[tokio::test]
+        async fn no_answer_in_time_is_a_timeout() {
+            let (result, _) = like(vec![Reply::Hang]).await;
+            assert_eq!(result, Err(LikeError::Timeout));
+        }
+
+        #[tokio::test]
+        async fn a_dropped_connection_is_a_network_error() {
+            let (result, _) = like(vec![Reply::Drop]).await;
+            assert!(
+                matches!(result, Err(LikeError::Network { .. })),
+                "{result:?}"
+            );
+        }
+
+        #[tokio::test]
+        async fn a_refused_connection_is_a_network_error() {
+            let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+            let base = format!("http://{}", listener.local_addr().unwrap());
+            drop(listener);
+            let t = HttpTransport::new(&base).unwrap();
+            let result = t.read(1).await;
+            let Err(LikeError::Network { message }) = result else {
+                panic!("{result:?}")
+            };
+            assert!(message.to_lowercase().contains("connect"), "{message}");
+        }
+    }
+}
