@@ -142,32 +142,33 @@ fn config_from(args: ServeArgs) -> Result<Config, String> {
     })
 }
 
-async fn stop_signal() {
-    let interrupt = tokio::signal::ctrl_c();
-    #[cfg(unix)]
-    {
-        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(mut terminate) => {
-                tokio::select! {
-                    _ = interrupt => tracing::info!("SIGINT: shutting down"),
-                    _ = terminate.recv() => tracing::info!("SIGTERM: shutting down"),
-                }
-            }
-            Err(err) => {
-                tracing::warn!(error = %err, "cannot listen for SIGTERM");
-                let _ = interrupt.await;
-            }
+/// Waits for SIGINT or SIGTERM. The handlers are installed when this is
+/// called (not when the future is first polled), so a signal that arrives
+/// right after start-up is not lost.
+#[cfg(unix)]
+fn stop_signal() -> std::io::Result<impl std::future::Future<Output = ()>> {
+    use tokio::signal::unix::{SignalKind, signal};
+    let mut interrupt = signal(SignalKind::interrupt())?;
+    let mut terminate = signal(SignalKind::terminate())?;
+    Ok(async move {
+        tokio::select! {
+            _ = interrupt.recv() => tracing::info!("SIGINT: shutting down"),
+            _ = terminate.recv() => tracing::info!("SIGTERM: shutting down"),
         }
-    }
-    #[cfg(not(unix))]
-    {
-        let _ = interrupt.await;
+    })
+}
+
+#[cfg(not(unix))]
+fn stop_signal() -> std::io::Result<impl std::future::Future<Output = ()>> {
+    Ok(async {
+        let _ = tokio::signal::ctrl_c().await;
         tracing::info!("interrupted: shutting down");
-    }
+    })
 }
 
 async fn serve(args: ServeArgs) -> Result<(), String> {
     let config = config_from(args)?;
+    let stop = stop_signal().map_err(|e| format!("cannot listen for signals: {e}"))?;
     let server = likekit_server::spawn(config)
         .await
         .map_err(|e| e.to_string())?;
@@ -175,7 +176,7 @@ async fn serve(args: ServeArgs) -> Result<(), String> {
     let mut stdout = std::io::stdout();
     let _ = writeln!(stdout, "listening on {}", server.base_url());
     let _ = stdout.flush();
-    stop_signal().await;
+    stop.await;
     server.shutdown().await.map_err(|e| e.to_string())
 }
 

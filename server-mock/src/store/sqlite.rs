@@ -114,6 +114,7 @@ pub struct SqliteStore {
     writer_done: watch::Receiver<bool>,
     readers: ReadPool,
     database: Database,
+    _temp_dir: Option<Arc<tempfile::TempDir>>,
 }
 
 impl fmt::Debug for SqliteStore {
@@ -161,7 +162,7 @@ impl SqliteStore {
                     .prefix("likekit-memory-")
                     .tempdir()
                     .map_err(|e| StoreError::Backend(format!("temporary directory: {e}")))?;
-                (dir.path().join("likekit.db"), Some(dir), false)
+                (dir.path().join("likekit.db"), Some(Arc::new(dir)), false)
             }
         };
         let writer = open_writer(&path, durable)?;
@@ -182,13 +183,14 @@ impl SqliteStore {
         let (done_tx, writer_done) = watch::channel(false);
         let max_batch = options.max_group_commit.max(1);
         let sizes = options.group_commit_sizes.clone();
+        // The temporary directory of an in-memory store lives until both the
+        // writer and the readers are gone.
+        let writer_temp_dir = temp_dir.clone();
         std::thread::Builder::new()
             .name("likekit-writer".into())
             .spawn(move || {
                 run_writer(writer, receiver, max_batch, sizes);
-                // The temporary directory of an in-memory store goes with the
-                // writer; readers still open keep their (unlinked) file.
-                drop(temp_dir);
+                drop(writer_temp_dir);
                 let _ = done_tx.send(true);
             })
             .map_err(|e| StoreError::Backend(format!("cannot start the writer thread: {e}")))?;
@@ -200,6 +202,7 @@ impl SqliteStore {
                 connections: connections.into_boxed_slice(),
             },
             database: options.database,
+            _temp_dir: temp_dir,
         })
     }
 

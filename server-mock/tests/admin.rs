@@ -1,0 +1,255 @@
+//! The admin API: off without a key, 401 with a wrong one, and each route.
+
+#![allow(clippy::unwrap_used)]
+
+mod common;
+
+use common::{ADMIN_KEY, TestServer, expect_error, ok_json, test_config};
+use likekit_server::{
+    Config,
+    wire::{LikeState, PostLikes, admin::TokenResponse},
+};
+use reqwest::{Method, StatusCode};
+use serde_json::{Value, json};
+
+#[tokio::test]
+async fn admin_is_off_without_a_key() {
+    let t = TestServer::with(Config {
+        admin_key: None,
+        ..test_config()
+    })
+    .await;
+    for (method, path) in [
+        (Method::POST, "/admin/users"),
+        (Method::POST, "/admin/posts"),
+        (Method::PUT, "/admin/users/1/friends"),
+        (Method::POST, "/admin/tokens"),
+        (Method::PUT, "/admin/faults"),
+        (Method::DELETE, "/admin/faults"),
+        (Method::POST, "/admin/reset"),
+    ] {
+        let r = t
+            .admin(method.clone(), path, Some(json!({"id": 1, "name": "A"})))
+            .await;
+        expect_error(r, StatusCode::NOT_FOUND, "not_found").await;
+    }
+    // An empty key does not turn it on either.
+    let t2 = TestServer::with(Config {
+        admin_key: Some(String::new()),
+        ..test_config()
+    })
+    .await;
+    let r = t2.http.post(t2.url("/admin/reset")).send().await.unwrap();
+    expect_error(r, StatusCode::NOT_FOUND, "not_found").await;
+    t.stop().await;
+    t2.stop().await;
+}
+
+#[tokio::test]
+async fn wrong_or_missing_key_is_401() {
+    let t = TestServer::start().await;
+    for key in [
+        None,
+        Some(""),
+        Some("wrong"),
+        Some("test-admin-ke"),
+        Some("test-admin-keyy"),
+    ] {
+        let mut request = t.http.post(t.url("/admin/reset"));
+        if let Some(key) = key {
+            request = request.header("X-Admin-Key", key);
+        }
+        let r = request.send().await.unwrap();
+        expect_error(r, StatusCode::UNAUTHORIZED, "bad_admin_key").await;
+    }
+    // A user's token is not an admin key.
+    let r = t
+        .as_user(1, Method::POST, "/admin/reset")
+        .send()
+        .await
+        .unwrap();
+    expect_error(r, StatusCode::UNAUTHORIZED, "bad_admin_key").await;
+    let r = t
+        .http
+        .post(t.url("/admin/reset"))
+        .header("X-Admin-Key", ADMIN_KEY)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), StatusCode::OK);
+    t.stop().await;
+}
+
+#[tokio::test]
+async fn users_posts_friends_and_tokens() {
+    let t = TestServer::start().await;
+    let post_json = |path: &'static str, body: Value| {
+        let t = &t;
+        async move { t.admin(Method::POST, path, Some(body)).await }
+    };
+
+    let r = post_json("/admin/users", json!({"id": 7, "name": "Ana"})).await;
+    assert_eq!(r.status(), StatusCode::CREATED);
+    assert_eq!(
+        r.json::<Value>().await.unwrap(),
+        json!({"id": 7, "name": "Ana"})
+    );
+    let r = post_json("/admin/users", json!({"id": 7, "name": "Ana B"})).await;
+    assert_eq!(r.status(), StatusCode::OK, "existing user: renamed");
+    let r = post_json("/admin/users", json!({"id": 8, "name": "Ben"})).await;
+    assert_eq!(r.status(), StatusCode::CREATED);
+
+    let r = post_json("/admin/posts", json!({"id": 42})).await;
+    assert_eq!(r.status(), StatusCode::CREATED);
+    let r = post_json("/admin/posts", json!({"id": 42})).await;
+    assert_eq!(r.status(), StatusCode::OK, "existing post: untouched");
+    expect_error(
+        post_json("/admin/posts", json!({"id": 0})).await,
+        StatusCode::BAD_REQUEST,
+        "bad_post_id",
+    )
+    .await;
+
+    let put_friends = |user: &'static str, body: Value| {
+        let t = &t;
+        async move {
+            t.admin(
+                Method::PUT,
+                &format!("/admin/users/{user}/friends"),
+                Some(body),
+            )
+            .await
+        }
+    };
+    let r = put_friends("8", json!({"friends": [7]})).await;
+    assert_eq!(ok_json::<Value>(r).await, json!({"friends": [7]}));
+    expect_error(
+        put_friends("8", json!({"friends": [99]})).await,
+        StatusCode::NOT_FOUND,
+        "user_not_found",
+    )
+    .await;
+    expect_error(
+        put_friends("99", json!({"friends": [7]})).await,
+        StatusCode::NOT_FOUND,
+        "user_not_found",
+    )
+    .await;
+    expect_error(
+        put_friends("abc", json!({"friends": [7]})).await,
+        StatusCode::BAD_REQUEST,
+        "bad_user_id",
+    )
+    .await;
+    expect_error(
+        put_friends("8", json!({"friends": [0]})).await,
+        StatusCode::BAD_REQUEST,
+        "bad_user_id",
+    )
+    .await;
+    expect_error(
+        put_friends("8", json!({"friends": "7"})).await,
+        StatusCode::BAD_REQUEST,
+        "bad_json",
+    )
+    .await;
+
+    // A minted token works on the public API.
+    let r = post_json("/admin/tokens", json!({"user_id": 7, "ttl_secs": 60})).await;
+    let token = ok_json::<TokenResponse>(r).await.token;
+    let r = t
+        .http
+        .post(t.url("/posts/42/like"))
+        .bearer_auth(&token)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(ok_json::<LikeState>(r).await.count, 1);
+    // ttl_secs defaults to an hour.
+    let r = post_json("/admin/tokens", json!({"user_id": 8})).await;
+    assert!(!ok_json::<TokenResponse>(r).await.token.is_empty());
+    for (body, code) in [
+        (json!({"user_id": 0}), "bad_user_id"),
+        (json!({"user_id": 7, "ttl_secs": 0}), "bad_ttl"),
+        (
+            json!({"user_id": 7, "ttl_secs": 999_999_999_999u64}),
+            "bad_ttl",
+        ),
+        (json!({"ttl_secs": 60}), "bad_json"),
+    ] {
+        expect_error(
+            post_json("/admin/tokens", body).await,
+            StatusCode::BAD_REQUEST,
+            code,
+        )
+        .await;
+    }
+
+    // Ben's friends line shows the renamed Ana.
+    let view: PostLikes = ok_json(t.view(8, 42).await).await;
+    assert_eq!(view.friends, ["Ana B"]);
+    t.stop().await;
+}
+
+#[tokio::test]
+async fn reset_drops_likes_but_keeps_users_posts_and_friends() {
+    let t = TestServer::start().await;
+    t.setup(&[(1, "Ana"), (2, "Ben")], &[10, 11]).await;
+    let r = t
+        .admin(
+            Method::PUT,
+            "/admin/users/2/friends",
+            Some(json!({"friends": [1]})),
+        )
+        .await;
+    assert_eq!(r.status(), StatusCode::OK);
+    for post in [10, 11] {
+        ok_json::<LikeState>(t.like(1, post).await).await;
+    }
+    let r = t.admin(Method::POST, "/admin/reset", None).await;
+    assert_eq!(ok_json::<Value>(r).await, json!({"ok": true}));
+
+    for post in t.server.store().audit().await.unwrap() {
+        assert_eq!((post.count, post.rows, post.version), (0, 0, 0));
+    }
+    let view: PostLikes = ok_json(t.view(1, 10).await).await;
+    assert_eq!((view.count, view.liked_by_me, view.version), (0, false, 0));
+    // Friends survive: a new like shows in Ben's line.
+    ok_json::<LikeState>(t.like(1, 10).await).await;
+    let view: PostLikes = ok_json(t.view(2, 10).await).await;
+    assert_eq!((view.count, view.friends), (1, vec!["Ana".to_string()]));
+    t.stop().await;
+}
+
+#[tokio::test]
+async fn seed_over_http() {
+    let t = TestServer::start().await;
+    let seed = json!({
+        "users": [{"id": 1, "name": "Ana", "friends": [2]}, {"id": 2, "name": "Ben"}],
+        "posts": [{"id": 5, "likers": [2, 1]}]
+    });
+    let r = t
+        .admin(Method::POST, "/admin/seed", Some(seed.clone()))
+        .await;
+    assert_eq!(r.status(), StatusCode::OK);
+    let r = t.admin(Method::POST, "/admin/seed", Some(seed)).await;
+    assert_eq!(r.status(), StatusCode::OK, "seeding twice is fine");
+    let view: PostLikes = ok_json(t.view(1, 5).await).await;
+    assert_eq!(
+        (view.count, view.liked_by_me, view.friends),
+        (2, true, vec!["Ben".into()])
+    );
+    let r = t
+        .admin(
+            Method::POST,
+            "/admin/seed",
+            Some(json!({"users": [{"id": 3, "name": "Cy", "friends": [77]}]})),
+        )
+        .await;
+    expect_error(r, StatusCode::NOT_FOUND, "user_not_found").await;
+    let r = t
+        .admin(Method::POST, "/admin/seed", Some(json!({"bogus": []})))
+        .await;
+    expect_error(r, StatusCode::BAD_REQUEST, "bad_json").await;
+    t.stop().await;
+}

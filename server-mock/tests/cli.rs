@@ -1,0 +1,201 @@
+//! The `likekit-server` binary: flags, the token subcommand, seeding, and a
+//! graceful shutdown that finishes in-flight writes.
+
+#![allow(clippy::unwrap_used)]
+
+mod common;
+
+use std::{process::Command, time::Duration};
+
+use common::{ServerProcess, client};
+use likekit_server::{
+    Tokens,
+    wire::{LikeState, PostLikes},
+};
+use reqwest::StatusCode;
+use serde_json::json;
+
+const BIN: &str = env!("CARGO_BIN_EXE_likekit-server");
+
+#[test]
+fn token_subcommand_mints_a_token_the_server_accepts() {
+    let output = Command::new(BIN)
+        .args([
+            "token",
+            "--user",
+            "7",
+            "--ttl",
+            "60",
+            "--token-secret",
+            "s3cret",
+        ])
+        .env_remove("LIKEKIT_TOKEN_SECRET")
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{output:?}");
+    let token = String::from_utf8(output.stdout).unwrap();
+    let tokens = Tokens::new(b"s3cret").unwrap();
+    assert_eq!(tokens.verify(token.trim()), Ok(7));
+
+    // The secret may come from the environment.
+    let output = Command::new(BIN)
+        .args(["token", "--user", "8"])
+        .env("LIKEKIT_TOKEN_SECRET", "s3cret")
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{output:?}");
+    assert_eq!(
+        tokens.verify(String::from_utf8(output.stdout).unwrap().trim()),
+        Ok(8)
+    );
+
+    for bad in [
+        vec!["token", "--user", "7"],
+        vec!["token", "--user", "0", "--token-secret", "s"],
+        vec!["token", "--user", "x", "--token-secret", "s"],
+        vec!["token", "--user", "7", "--token-secret", ""],
+    ] {
+        let output = Command::new(BIN)
+            .args(&bad)
+            .env_remove("LIKEKIT_TOKEN_SECRET")
+            .output()
+            .unwrap();
+        assert!(!output.status.success(), "{bad:?} should fail");
+    }
+}
+
+#[test]
+fn help_lists_the_flags() {
+    let output = Command::new(BIN).arg("--help").output().unwrap();
+    assert!(output.status.success());
+    let help = String::from_utf8(output.stdout).unwrap();
+    for flag in [
+        "--listen",
+        "--db",
+        "--seed",
+        "--admin-key",
+        "--token-secret",
+        "--cors-origin",
+        "--write-rate-limit",
+        "--cache-ttl-ms",
+        "token",
+    ] {
+        assert!(help.contains(flag), "{flag} missing from\n{help}");
+    }
+}
+
+#[test]
+fn a_bad_seed_file_stops_the_start() {
+    let dir = tempfile::tempdir().unwrap();
+    let seed = dir.path().join("seed.json");
+    std::fs::write(&seed, r#"{"users": [{"id": 1}]}"#).unwrap();
+    let output = Command::new(BIN)
+        .args(["--listen", "127.0.0.1:0", "--db", ":memory:", "--seed"])
+        .arg(&seed)
+        .output()
+        .unwrap();
+    assert!(!output.status.success());
+    assert!(String::from_utf8_lossy(&output.stderr).contains("bad seed"));
+}
+
+#[tokio::test]
+async fn seeded_memory_server_with_a_random_secret_and_no_admin() {
+    let dir = tempfile::tempdir().unwrap();
+    let seed = dir.path().join("seed.json");
+    std::fs::write(
+        &seed,
+        json!({
+            "users": [{"id": 1, "name": "Ana", "friends": [2]}, {"id": 2, "name": "Ben"}],
+            "posts": [{"id": 42, "likers": [2]}]
+        })
+        .to_string(),
+    )
+    .unwrap();
+    let server = ServerProcess::start(
+        &["--db", ":memory:", "--seed", seed.to_str().unwrap()],
+        &dir.path().join("server.log"),
+    );
+    let http = client();
+    // No admin API without a key.
+    let r = http.post(server.url("/admin/reset")).send().await.unwrap();
+    assert_eq!(r.status(), StatusCode::NOT_FOUND);
+    // The secret is random, so an outside token is refused...
+    let token = Tokens::new(b"guess")
+        .unwrap()
+        .mint(1, Duration::from_secs(60));
+    let r = http
+        .get(server.url("/posts/42/likes"))
+        .bearer_auth(token)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), StatusCode::UNAUTHORIZED);
+    // ... and the log says the secret is random.
+    assert!(server.log().contains("random"), "{}", server.log());
+    assert!(server.terminate().success());
+}
+
+#[tokio::test]
+async fn sigterm_finishes_in_flight_writes() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("likes.db");
+    let db = db.to_str().unwrap();
+    let args = ["--db", db, "--admin-key", "k", "--token-secret", "s"];
+    let server = ServerProcess::start(&args, &dir.path().join("first.log"));
+    let http = client();
+    let admin = |path: &str| {
+        http.request(reqwest::Method::POST, server.url(path))
+            .header("X-Admin-Key", "k")
+    };
+    assert!(
+        admin("/admin/posts")
+            .json(&json!({"id": 1}))
+            .send()
+            .await
+            .unwrap()
+            .status()
+            .is_success()
+    );
+    let r = http
+        .put(server.url("/admin/faults"))
+        .header("X-Admin-Key", "k")
+        .json(&json!({"rules": [{"route": "like", "latency_ms": 1500}]}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), StatusCode::OK);
+
+    let tokens = Tokens::new(b"s").unwrap();
+    let like = tokio::spawn({
+        let http = http.clone();
+        let url = server.url("/posts/1/like");
+        let token = tokens.mint(7, Duration::from_secs(60));
+        async move { http.post(url).bearer_auth(token).send().await }
+    });
+    // Let the request reach the server, then ask it to stop.
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let status = tokio::task::spawn_blocking(move || server.terminate())
+        .await
+        .unwrap();
+    assert!(status.success(), "{status:?}");
+    let response = like
+        .await
+        .unwrap()
+        .expect("the in-flight like was answered");
+    assert_eq!(response.status(), StatusCode::OK);
+    let state: LikeState = response.json().await.unwrap();
+    assert_eq!(state.count, 1);
+
+    // The like was committed.
+    let server = ServerProcess::start(&args, &dir.path().join("second.log"));
+    let r = http
+        .get(server.url("/posts/1/likes"))
+        .bearer_auth(tokens.mint(7, Duration::from_secs(60)))
+        .send()
+        .await
+        .unwrap();
+    let view: PostLikes = r.json().await.unwrap();
+    assert!(view.liked_by_me);
+    assert_eq!(view.count, 1);
+    assert!(server.terminate().success());
+}

@@ -1,0 +1,210 @@
+//! Fault rules, set and cleared over the admin API, as client tests use them.
+
+#![allow(clippy::unwrap_used)]
+
+mod common;
+
+use std::time::{Duration, Instant};
+
+use common::{TestServer, expect_error, ok_json};
+use likekit_server::wire::{LikeState, PostLikes};
+use reqwest::{Method, StatusCode, header};
+use serde_json::{Value, json};
+
+async fn set_rules(t: &TestServer, rules: Value) {
+    let r = t
+        .admin(
+            Method::PUT,
+            "/admin/faults",
+            Some(json!({ "rules": rules })),
+        )
+        .await;
+    assert_eq!(r.status(), StatusCode::OK, "{}", r.text().await.unwrap());
+}
+
+async fn count(t: &TestServer, post: u64) -> u64 {
+    let audit = t.server.store().audit().await.unwrap();
+    audit.iter().find(|p| p.post == post).unwrap().count
+}
+
+#[tokio::test]
+async fn latency_delays_the_answer_without_blocking_others() {
+    let t = TestServer::start().await;
+    t.setup(&[], &[1]).await;
+    set_rules(&t, json!([{"route": "like", "latency_ms": 700}])).await;
+
+    {
+        let started = Instant::now();
+        let slow = t.like(1, 1);
+        tokio::pin!(slow);
+        // While the like waits out its latency, other routes answer.
+        tokio::select! {
+            _ = &mut slow => panic!("the like answered before its latency"),
+            view = t.view(2, 1) => { ok_json::<PostLikes>(view).await; }
+        }
+        let state: LikeState = ok_json(slow.await).await;
+        assert!(started.elapsed() >= Duration::from_millis(700));
+        assert_eq!(state.count, 1, "a slow call still succeeds");
+    }
+
+    // Jitter on top of latency stays within bounds' lower end.
+    set_rules(
+        &t,
+        json!([{"route": "*", "latency_ms": 200, "jitter_ms": 100}]),
+    )
+    .await;
+    let started = Instant::now();
+    ok_json::<PostLikes>(t.view(2, 1).await).await;
+    assert!(started.elapsed() >= Duration::from_millis(200));
+    t.stop().await;
+}
+
+#[tokio::test]
+async fn error_rate_one_always_fails_with_the_status() {
+    let t = TestServer::start().await;
+    t.setup(&[], &[1]).await;
+    set_rules(
+        &t,
+        json!([{"route": "like", "error_rate": 1.0, "status": 503}]),
+    )
+    .await;
+    for _ in 0..3 {
+        expect_error(
+            t.like(1, 1).await,
+            StatusCode::SERVICE_UNAVAILABLE,
+            "injected_fault",
+        )
+        .await;
+    }
+    assert_eq!(count(&t, 1).await, 0, "failed calls did not write");
+    // Other routes are not affected.
+    ok_json::<PostLikes>(t.view(1, 1).await).await;
+    ok_json::<LikeState>(t.unlike(1, 1).await).await;
+
+    // A 429 carries Retry-After, as a real one would.
+    set_rules(
+        &t,
+        json!([{"route": "unlike", "error_rate": 1.0, "status": 429}]),
+    )
+    .await;
+    let r = t.unlike(1, 1).await;
+    assert!(r.headers().contains_key(header::RETRY_AFTER));
+    expect_error(r, StatusCode::TOO_MANY_REQUESTS, "injected_fault").await;
+    t.stop().await;
+}
+
+#[tokio::test]
+async fn fail_next_fails_exactly_n() {
+    let t = TestServer::start().await;
+    t.setup(&[], &[1]).await;
+    set_rules(
+        &t,
+        json!([{"route": "like", "fail_next": 3, "status": 500}]),
+    )
+    .await;
+    let mut statuses = Vec::new();
+    for _ in 0..5 {
+        statuses.push(t.like(1, 1).await.status().as_u16());
+    }
+    assert_eq!(statuses, [500, 500, 500, 200, 200]);
+    assert_eq!(count(&t, 1).await, 1);
+
+    // "*" counts every public route together.
+    set_rules(&t, json!([{"route": "*", "fail_next": 2, "status": 502}])).await;
+    assert_eq!(t.view(1, 1).await.status(), StatusCode::BAD_GATEWAY);
+    assert_eq!(t.unlike(1, 1).await.status(), StatusCode::BAD_GATEWAY);
+    assert_eq!(t.unlike(1, 1).await.status(), StatusCode::OK);
+    t.stop().await;
+}
+
+#[tokio::test]
+async fn drop_gives_a_connection_error_not_an_answer() {
+    let t = TestServer::start().await;
+    t.setup(&[], &[1]).await;
+    set_rules(&t, json!([{"route": "*", "drop_rate": 1.0}])).await;
+    for path in ["/posts/1/like", "/posts/1/likes"] {
+        let method = if path.ends_with("like") {
+            Method::POST
+        } else {
+            Method::GET
+        };
+        let result = t.as_user(1, method, path).send().await;
+        let err = result.expect_err("a dropped connection is not an HTTP answer");
+        assert!(err.status().is_none(), "{err:?}");
+        assert!(
+            err.is_request() || err.is_connect() || err.is_body(),
+            "{err:?}"
+        );
+    }
+    assert_eq!(count(&t, 1).await, 0);
+
+    // Faults never touch /healthz or /admin.
+    let r = t.http.get(t.url("/healthz")).send().await.unwrap();
+    assert_eq!(r.status(), StatusCode::OK);
+    let r = t.admin(Method::DELETE, "/admin/faults", None).await;
+    let rules: Value = ok_json(r).await;
+    assert_eq!(rules, json!({"rules": []}));
+    ok_json::<LikeState>(t.like(1, 1).await).await;
+    t.stop().await;
+}
+
+#[tokio::test]
+async fn delete_clears_and_bad_rules_are_400() {
+    let t = TestServer::start().await;
+    t.setup(&[], &[1]).await;
+    set_rules(
+        &t,
+        json!([
+            {"route": "like", "error_rate": 1.0},
+            {"route": "likes", "error_rate": 1.0, "status": 500}
+        ]),
+    )
+    .await;
+    expect_error(
+        t.like(1, 1).await,
+        StatusCode::SERVICE_UNAVAILABLE,
+        "injected_fault",
+    )
+    .await;
+    expect_error(
+        t.view(1, 1).await,
+        StatusCode::INTERNAL_SERVER_ERROR,
+        "injected_fault",
+    )
+    .await;
+    let r = t.admin(Method::DELETE, "/admin/faults", None).await;
+    assert_eq!(r.status(), StatusCode::OK);
+    ok_json::<LikeState>(t.like(1, 1).await).await;
+    ok_json::<PostLikes>(t.view(1, 1).await).await;
+
+    for (rules, code) in [
+        (
+            json!([{"route": "like", "error_rate": 2.0}]),
+            "bad_fault_rules",
+        ),
+        (
+            json!([{"route": "like", "drop_rate": -1}]),
+            "bad_fault_rules",
+        ),
+        (json!([{"route": "like", "status": 200}]), "bad_fault_rules"),
+        (
+            json!([{"route": "like", "latency_ms": 3_600_000}]),
+            "bad_fault_rules",
+        ),
+        (json!([{"route": "posts"}]), "bad_json"),
+        (json!([{"route": "like", "latency": 5}]), "bad_json"),
+        (json!([{}]), "bad_json"),
+    ] {
+        let r = t
+            .admin(
+                Method::PUT,
+                "/admin/faults",
+                Some(json!({ "rules": rules })),
+            )
+            .await;
+        expect_error(r, StatusCode::BAD_REQUEST, code).await;
+    }
+    // A refused rule set leaves the previous one (none) in force.
+    ok_json::<LikeState>(t.unlike(1, 1).await).await;
+    t.stop().await;
+}

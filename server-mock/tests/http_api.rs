@@ -1,0 +1,470 @@
+//! Every public route and every error, over HTTP against a real server.
+
+#![allow(clippy::unwrap_used)]
+
+mod common;
+
+use std::{num::NonZeroU32, time::Duration};
+
+use common::{TestServer, expect_error, ok_json, test_config};
+use likekit_server::{
+    Config, RateLimit,
+    wire::{
+        BatchLikes, LikeState, MAX_BATCH_POSTS, PostLikes,
+        admin::{FaultRoute, FaultRule, FaultRules},
+    },
+};
+use reqwest::{Method, StatusCode, header};
+use serde_json::{Value, json};
+
+#[tokio::test]
+async fn like_unlike_and_views() {
+    let t = TestServer::start().await;
+    t.setup(&[(1, "Ana")], &[42, 43]).await;
+
+    let state: LikeState = ok_json(t.like(1, 42).await).await;
+    assert_eq!(
+        state,
+        LikeState {
+            count: 1,
+            liked_by_me: true,
+            version: 1
+        }
+    );
+    let view: PostLikes = ok_json(t.view(1, 42).await).await;
+    assert_eq!((view.count, view.liked_by_me, view.version), (1, true, 1));
+    let view: PostLikes = ok_json(t.view(2, 42).await).await;
+    assert_eq!((view.count, view.liked_by_me), (1, false));
+
+    let batch: BatchLikes = ok_json(
+        t.as_user(1, Method::GET, "/likes?posts=42,43,999,42")
+            .send()
+            .await
+            .unwrap(),
+    )
+    .await;
+    assert_eq!(
+        batch.posts.keys().collect::<Vec<_>>(),
+        ["42", "43"],
+        "unknown posts are left out, duplicates read once"
+    );
+    assert!(batch.posts["42"].liked_by_me);
+    assert_eq!(batch.posts["43"].count, 0);
+
+    let state: LikeState = ok_json(t.unlike(1, 42).await).await;
+    assert_eq!(
+        state,
+        LikeState {
+            count: 0,
+            liked_by_me: false,
+            version: 2
+        }
+    );
+    t.stop().await;
+}
+
+#[tokio::test]
+async fn healthz_openapi_and_metrics() {
+    let t = TestServer::start().await;
+    t.setup(&[], &[1]).await;
+
+    let health: Value = ok_json(t.http.get(t.url("/healthz")).send().await.unwrap()).await;
+    assert_eq!(health, json!({"status": "ok"}));
+
+    let doc: Value = ok_json(t.http.get(t.url("/openapi.json")).send().await.unwrap()).await;
+    assert!(doc["openapi"].as_str().unwrap().starts_with("3."));
+    for path in [
+        "/posts/{post_id}/like",
+        "/posts/{post_id}/likes",
+        "/likes",
+        "/admin/faults",
+    ] {
+        assert!(doc["paths"][path].is_object(), "{path} is documented");
+    }
+
+    ok_json::<LikeState>(t.like(5, 1).await).await;
+    ok_json::<LikeState>(t.like(5, 1).await).await; // no change: not written again
+    ok_json::<PostLikes>(t.view(5, 1).await).await;
+    ok_json::<PostLikes>(t.view(5, 1).await).await;
+    let response = t.http.get(t.url("/metrics")).send().await.unwrap();
+    assert_eq!(response.status(), StatusCode::OK);
+    assert!(
+        response.headers()[header::CONTENT_TYPE]
+            .to_str()
+            .unwrap()
+            .starts_with("text/plain")
+    );
+    let text = response.text().await.unwrap();
+    let value = |prefix: &str| -> f64 {
+        text.lines()
+            .find(|line| line.starts_with(prefix))
+            .unwrap_or_else(|| panic!("no {prefix} in\n{text}"))
+            .rsplit(' ')
+            .next()
+            .unwrap()
+            .parse()
+            .unwrap()
+    };
+    assert_eq!(
+        value("likekit_http_requests_total{route=\"like\",status=\"2xx\"}"),
+        2.0
+    );
+    assert_eq!(value("likekit_likes_written_total{op=\"like\"}"), 1.0);
+    assert_eq!(
+        value("likekit_http_request_duration_seconds_count{route=\"likes\"}"),
+        2.0
+    );
+    assert!(value("likekit_cache_requests_total{cache=\"post\",result=\"hit\"}") >= 1.0);
+    assert!(value("likekit_cache_hit_ratio{cache=\"post\"}") > 0.0);
+    assert!(text.contains("likekit_group_commit_writes"));
+    t.stop().await;
+}
+
+#[tokio::test]
+async fn bad_post_ids_are_400() {
+    let t = TestServer::start().await;
+    t.setup(&[], &[1]).await;
+    for bad in [
+        "abc",
+        "0",
+        "-1",
+        "+1",
+        "1.5",
+        "1e3",
+        "%20",
+        "9223372036854775808",
+        "18446744073709551616",
+        "99999999999999999999999999",
+        "%FF",
+    ] {
+        for method in [Method::POST, Method::DELETE] {
+            let r = t
+                .as_user(1, method.clone(), &format!("/posts/{bad}/like"))
+                .send()
+                .await
+                .unwrap();
+            expect_error(r, StatusCode::BAD_REQUEST, "bad_post_id").await;
+        }
+        let r = t
+            .as_user(1, Method::GET, &format!("/posts/{bad}/likes"))
+            .send()
+            .await
+            .unwrap();
+        expect_error(r, StatusCode::BAD_REQUEST, "bad_post_id").await;
+    }
+    // The largest id is fine (and unknown here).
+    let r = t.like(1, i64::MAX as u64).await;
+    expect_error(r, StatusCode::NOT_FOUND, "post_not_found").await;
+    t.stop().await;
+}
+
+#[tokio::test]
+async fn unknown_posts_are_404() {
+    let t = TestServer::start().await;
+    t.setup(&[], &[1]).await;
+    expect_error(t.like(1, 2).await, StatusCode::NOT_FOUND, "post_not_found").await;
+    expect_error(
+        t.unlike(1, 2).await,
+        StatusCode::NOT_FOUND,
+        "post_not_found",
+    )
+    .await;
+    expect_error(t.view(1, 2).await, StatusCode::NOT_FOUND, "post_not_found").await;
+    let audit = t.server.store().audit().await.unwrap();
+    assert_eq!(audit.len(), 1, "no post appeared");
+    t.stop().await;
+}
+
+#[tokio::test]
+async fn bad_post_lists_are_400() {
+    let t = TestServer::start().await;
+    t.setup(&[], &[1]).await;
+    let get = |query: String| {
+        let t = &t;
+        async move {
+            t.as_user(1, Method::GET, &format!("/likes{query}"))
+                .send()
+                .await
+                .unwrap()
+        }
+    };
+    for (query, code) in [
+        ("".to_string(), "bad_posts"),
+        ("?".to_string(), "bad_posts"),
+        ("?other=1".to_string(), "bad_posts"),
+        ("?posts=".to_string(), "bad_posts"),
+        ("?posts=1,,2".to_string(), "bad_posts"),
+        ("?posts=1,".to_string(), "bad_posts"),
+        ("?posts=a".to_string(), "bad_posts"),
+        ("?posts=0".to_string(), "bad_posts"),
+        ("?posts=-3".to_string(), "bad_posts"),
+        ("?posts=9223372036854775808".to_string(), "bad_posts"),
+        (
+            format!(
+                "?posts={}",
+                (1..=MAX_BATCH_POSTS as u64 + 1)
+                    .map(|i| i.to_string())
+                    .collect::<Vec<_>>()
+                    .join(",")
+            ),
+            "too_many_posts",
+        ),
+    ] {
+        expect_error(get(query.clone()).await, StatusCode::BAD_REQUEST, code).await;
+    }
+    // Exactly the maximum is fine, and repeats of one id count once.
+    let full = (1..=MAX_BATCH_POSTS as u64)
+        .map(|i| i.to_string())
+        .collect::<Vec<_>>()
+        .join(",");
+    let batch: BatchLikes = ok_json(get(format!("?posts={full},1,1")).await).await;
+    assert_eq!(batch.posts.len(), 1, "only post 1 exists");
+    t.stop().await;
+}
+
+#[tokio::test]
+async fn wrong_methods_are_405_and_unknown_routes_404() {
+    let t = TestServer::start().await;
+    for (method, path) in [
+        (Method::PUT, "/posts/1/like"),
+        (Method::GET, "/posts/1/like"),
+        (Method::POST, "/posts/1/likes"),
+        (Method::DELETE, "/likes"),
+        (Method::POST, "/healthz"),
+        (Method::GET, "/admin/users"),
+        (Method::POST, "/admin/faults"),
+    ] {
+        let r = t
+            .as_user(1, method.clone(), path)
+            .header("X-Admin-Key", common::ADMIN_KEY)
+            .send()
+            .await
+            .unwrap();
+        assert!(r.headers().contains_key(header::ALLOW), "{method} {path}");
+        expect_error(r, StatusCode::METHOD_NOT_ALLOWED, "method_not_allowed").await;
+    }
+    for path in [
+        "/",
+        "/posts",
+        "/posts/1",
+        "/posts/1/like/extra",
+        "/admin",
+        "/nope",
+    ] {
+        let r = t.as_user(1, Method::GET, path).send().await.unwrap();
+        expect_error(r, StatusCode::NOT_FOUND, "not_found").await;
+    }
+    t.stop().await;
+}
+
+#[tokio::test]
+async fn oversize_bodies_are_413() {
+    let t = TestServer::start().await;
+    t.setup(&[], &[1]).await;
+    let big = "x".repeat(100 * 1024);
+    let r = t
+        .http
+        .post(t.url("/admin/users"))
+        .header("X-Admin-Key", common::ADMIN_KEY)
+        .header(header::CONTENT_TYPE, "application/json")
+        .body(format!(r#"{{"id": 1, "name": "{big}"}}"#))
+        .send()
+        .await
+        .unwrap();
+    expect_error(r, StatusCode::PAYLOAD_TOO_LARGE, "payload_too_large").await;
+    let r = t
+        .as_user(1, Method::POST, "/posts/1/like")
+        .body(big.clone())
+        .send()
+        .await
+        .unwrap();
+    expect_error(r, StatusCode::PAYLOAD_TOO_LARGE, "payload_too_large").await;
+    t.stop().await;
+}
+
+#[tokio::test]
+async fn admin_json_errors() {
+    let t = TestServer::start().await;
+    let post = |content_type: &'static str, body: &'static str| {
+        let t = &t;
+        async move {
+            t.http
+                .post(t.url("/admin/users"))
+                .header("X-Admin-Key", common::ADMIN_KEY)
+                .header(header::CONTENT_TYPE, content_type)
+                .body(body)
+                .send()
+                .await
+                .unwrap()
+        }
+    };
+    expect_error(
+        post("text/plain", r#"{"id": 1, "name": "Ana"}"#).await,
+        StatusCode::UNSUPPORTED_MEDIA_TYPE,
+        "unsupported_media_type",
+    )
+    .await;
+    let r = t
+        .http
+        .post(t.url("/admin/posts"))
+        .header("X-Admin-Key", common::ADMIN_KEY)
+        .body(r#"{"id": 1}"#)
+        .send()
+        .await
+        .unwrap();
+    expect_error(
+        r,
+        StatusCode::UNSUPPORTED_MEDIA_TYPE,
+        "unsupported_media_type",
+    )
+    .await;
+    for body in [
+        "{",
+        "",
+        "[]",
+        r#"{"id": "one", "name": "Ana"}"#,
+        r#"{"name": "Ana"}"#,
+        r#"{"id": -1, "name": "Ana"}"#,
+        r#"{"id": 18446744073709551616, "name": "Ana"}"#,
+    ] {
+        expect_error(
+            post("application/json", body).await,
+            StatusCode::BAD_REQUEST,
+            "bad_json",
+        )
+        .await;
+    }
+    expect_error(
+        post("application/json", r#"{"id": 0, "name": "Ana"}"#).await,
+        StatusCode::BAD_REQUEST,
+        "bad_user_id",
+    )
+    .await;
+    expect_error(
+        post(
+            "application/json",
+            r#"{"id": 9223372036854775808, "name": "Ana"}"#,
+        )
+        .await,
+        StatusCode::BAD_REQUEST,
+        "bad_user_id",
+    )
+    .await;
+    expect_error(
+        post("application/json", r#"{"id": 1, "name": "  "}"#).await,
+        StatusCode::BAD_REQUEST,
+        "bad_name",
+    )
+    .await;
+    t.stop().await;
+}
+
+#[tokio::test]
+async fn writes_over_the_rate_limit_get_429_with_retry_after() {
+    let t = TestServer::with(Config {
+        write_rate_limit: Some(RateLimit {
+            per_second: NonZeroU32::new(1).unwrap(),
+            burst: NonZeroU32::new(3).unwrap(),
+        }),
+        ..test_config()
+    })
+    .await;
+    t.setup(&[], &[1]).await;
+    for _ in 0..3 {
+        ok_json::<LikeState>(t.like(7, 1).await).await;
+    }
+    let r = t.unlike(7, 1).await;
+    let retry_after: u64 = r.headers()[header::RETRY_AFTER]
+        .to_str()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!((1..=2).contains(&retry_after), "Retry-After {retry_after}");
+    expect_error(r, StatusCode::TOO_MANY_REQUESTS, "rate_limited").await;
+    // The refused unlike was not applied; other users and reads are not limited.
+    let view: PostLikes = ok_json(t.view(7, 1).await).await;
+    assert!(view.liked_by_me);
+    ok_json::<LikeState>(t.like(8, 1).await).await;
+    t.stop().await;
+}
+
+#[tokio::test]
+async fn slow_requests_time_out_with_json() {
+    let t = TestServer::with(Config {
+        request_timeout: Duration::from_millis(300),
+        ..test_config()
+    })
+    .await;
+    t.setup(&[], &[1]).await;
+    t.server
+        .set_faults(FaultRules {
+            rules: vec![FaultRule {
+                latency_ms: 5_000,
+                ..FaultRule::new(FaultRoute::Likes)
+            }],
+        })
+        .unwrap();
+    expect_error(
+        t.view(1, 1).await,
+        StatusCode::SERVICE_UNAVAILABLE,
+        "timeout",
+    )
+    .await;
+    t.stop().await;
+}
+
+#[tokio::test]
+async fn cors_only_for_configured_origins() {
+    let preflight = |t: &TestServer, origin: &'static str| {
+        t.http
+            .request(Method::OPTIONS, t.url("/posts/1/like"))
+            .header(header::ORIGIN, origin)
+            .header(header::ACCESS_CONTROL_REQUEST_METHOD, "POST")
+            .header(header::ACCESS_CONTROL_REQUEST_HEADERS, "authorization")
+            .send()
+    };
+
+    let t = TestServer::with(Config {
+        cors_origins: vec!["http://app.example".into()],
+        ..test_config()
+    })
+    .await;
+    t.setup(&[], &[1]).await;
+    let r = preflight(&t, "http://app.example").await.unwrap();
+    assert!(r.status().is_success());
+    assert_eq!(
+        r.headers()[header::ACCESS_CONTROL_ALLOW_ORIGIN],
+        "http://app.example"
+    );
+    let r = preflight(&t, "http://evil.example").await.unwrap();
+    assert!(
+        !r.headers()
+            .contains_key(header::ACCESS_CONTROL_ALLOW_ORIGIN)
+    );
+    let r = t
+        .as_user(1, Method::POST, "/posts/1/like")
+        .header(header::ORIGIN, "http://app.example")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        r.headers()[header::ACCESS_CONTROL_ALLOW_ORIGIN],
+        "http://app.example"
+    );
+    t.stop().await;
+
+    // None by default.
+    let t = TestServer::start().await;
+    let r = t
+        .http
+        .get(t.url("/healthz"))
+        .header(header::ORIGIN, "http://app.example")
+        .send()
+        .await
+        .unwrap();
+    assert!(
+        !r.headers()
+            .contains_key(header::ACCESS_CONTROL_ALLOW_ORIGIN)
+    );
+    t.stop().await;
+}
