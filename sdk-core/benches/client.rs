@@ -1,0 +1,108 @@
+//! Speed of the client through its driver (`cargo xtask bench`), with the
+//! in-memory transport so that no network is measured.
+//!
+//! * `client/tap_to_callback`: one tap until the observer hears the
+//!   server's confirmation — the tap, the optimistic callback, the call
+//!   spawned on the runtime, the transport's answer fed back into the
+//!   machine, and the confirming callback.
+//! * `client/tap_to_optimistic_callback`: one tap until the observer hears
+//!   the optimistic change (called on the tapping thread, before any I/O).
+
+use std::hint::black_box;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use criterion::{Criterion, criterion_group, criterion_main};
+use likekit_core::{LikeClient, LikeEvent, MemoryTransport};
+
+const POST: u64 = 42;
+
+/// A client on a two-thread runtime, and counters of the callbacks its
+/// observer got: optimistic (pending) and confirmed ones.
+fn setup() -> (
+    tokio::runtime::Runtime,
+    LikeClient,
+    Arc<AtomicU64>,
+    Arc<AtomicU64>,
+    likekit_core::Subscription,
+) {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("a runtime");
+    let client = LikeClient::builder()
+        .transport(MemoryTransport::new().with_post(POST, 1203))
+        .runtime(runtime.handle().clone())
+        .build()
+        .expect("a client");
+    let optimistic = Arc::new(AtomicU64::new(0));
+    let confirmed = Arc::new(AtomicU64::new(0));
+    let (o, c) = (Arc::clone(&optimistic), Arc::clone(&confirmed));
+    let subscription = client.subscribe(POST, move |event: &LikeEvent| {
+        if let LikeEvent::Changed(view) = event {
+            if view.pending {
+                o.fetch_add(1, Ordering::Release);
+            } else {
+                c.fetch_add(1, Ordering::Release);
+            }
+        }
+    });
+    (runtime, client, optimistic, confirmed, subscription)
+}
+
+/// Spins until `counter` passes `seen` (a cross-thread handoff measured
+/// without the scheduler's wake-up delay).
+fn wait_past(counter: &AtomicU64, seen: u64) -> u64 {
+    let deadline = Instant::now() + Duration::from_secs(5);
+    loop {
+        let now = counter.load(Ordering::Acquire);
+        if now > seen {
+            return now;
+        }
+        assert!(Instant::now() < deadline, "no callback");
+        std::hint::spin_loop();
+    }
+}
+
+fn bench(c: &mut Criterion) {
+    let mut group = c.benchmark_group("client");
+
+    group.bench_function("tap_to_callback", |b| {
+        let (_runtime, client, _optimistic, confirmed, _sub) = setup();
+        let mut seen = 0;
+        b.iter_custom(|iters| {
+            let mut total = Duration::ZERO;
+            for _ in 0..iters {
+                let start = Instant::now();
+                black_box(client.toggle(POST));
+                seen = wait_past(&confirmed, seen);
+                total += start.elapsed();
+            }
+            total
+        });
+    });
+
+    group.bench_function("tap_to_optimistic_callback", |b| {
+        let (_runtime, client, optimistic, confirmed, _sub) = setup();
+        let (mut seen, mut done) = (0, 0);
+        b.iter_custom(|iters| {
+            let mut total = Duration::ZERO;
+            for _ in 0..iters {
+                let start = Instant::now();
+                black_box(client.toggle(POST));
+                seen = wait_past(&optimistic, seen);
+                total += start.elapsed();
+                // let the call finish before the next tap (not timed)
+                done = wait_past(&confirmed, done);
+            }
+            total
+        });
+    });
+
+    group.finish();
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);
