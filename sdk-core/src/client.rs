@@ -199,6 +199,16 @@ impl LikeClient {
     }
 
     /// [`subscribe`](Self::subscribe) with an observer shared with others.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use likekit_core::{LikeEvent, LikeObserver};
+    /// # let client = likekit_core::LikeClient::builder()
+    /// #     .transport(likekit_core::MemoryTransport::new()).build().unwrap();
+    /// let redraw: Arc<dyn LikeObserver> = Arc::new(|_: &LikeEvent| {});
+    /// let _a = client.subscribe_shared(1, Arc::clone(&redraw));
+    /// let _b = client.subscribe_shared(2, redraw);
+    /// ```
     pub fn subscribe_shared(&self, post: PostId, observer: Arc<dyn LikeObserver>) -> Subscription {
         let id = self.driver.subscribe(Some(post), observer);
         Subscription {
@@ -232,6 +242,15 @@ impl LikeClient {
 
     /// [`subscribe_all`](Self::subscribe_all) with an observer shared with
     /// others.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use likekit_core::{LikeEvent, LikeObserver};
+    /// # let client = likekit_core::LikeClient::builder()
+    /// #     .transport(likekit_core::MemoryTransport::new()).build().unwrap();
+    /// let log: Arc<dyn LikeObserver> = Arc::new(|e: &LikeEvent| println!("{e:?}"));
+    /// let _subscription = client.subscribe_all_shared(log);
+    /// ```
     pub fn subscribe_all_shared(&self, observer: Arc<dyn LikeObserver>) -> Subscription {
         let id = self.driver.subscribe(None, observer);
         Subscription {
@@ -329,6 +348,17 @@ impl LikeClient {
     }
 
     /// Whether [`shutdown`](Self::shutdown) began.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// # let client = likekit_core::LikeClient::builder()
+    /// #     .transport(likekit_core::MemoryTransport::new()).build().unwrap();
+    /// assert!(!client.is_shut_down());
+    /// client.shutdown(std::time::Duration::from_secs(1)).await;
+    /// assert!(client.is_shut_down());
+    /// # }
+    /// ```
     pub fn is_shut_down(&self) -> bool {
         self.driver.is_closed()
     }
@@ -413,6 +443,17 @@ impl LikeClientBuilder {
 
     /// [`token_provider`](Self::token_provider) with a provider shared
     /// with others.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use likekit_core::{StaticToken, TokenProvider};
+    /// let tokens: Arc<dyn TokenProvider> = Arc::new(StaticToken::new("token"));
+    /// let client = likekit_core::LikeClient::builder()
+    ///     .base_url("http://127.0.0.1:8080")
+    ///     .shared_token_provider(tokens)
+    ///     .build();
+    /// # client.unwrap();
+    /// ```
     pub fn shared_token_provider(mut self, tokens: Arc<dyn TokenProvider>) -> Self {
         self.tokens = Some(tokens);
         self
@@ -469,6 +510,15 @@ impl LikeClientBuilder {
     }
 
     /// [`transport`](Self::transport) with a transport shared with others.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use likekit_core::{LikeClient, MemoryTransport};
+    /// let server = Arc::new(MemoryTransport::new().with_post(42, 0));
+    /// let phone = LikeClient::builder().shared_transport(server.clone()).build().unwrap();
+    /// let laptop = LikeClient::builder().shared_transport(server).build().unwrap();
+    /// # drop((phone, laptop));
+    /// ```
     pub fn shared_transport(mut self, transport: Arc<dyn Transport>) -> Self {
         self.transport = Some(transport);
         self
@@ -500,6 +550,14 @@ impl LikeClientBuilder {
     /// [`LikeError::Config`] when there is neither a base URL nor a
     /// transport, the base URL is not an absolute `http(s)` URL, or no
     /// runtime could be started.
+    ///
+    /// ```
+    /// use likekit_core::LikeClient;
+    /// assert!(LikeClient::builder().base_url("https://likes.example.com").build().is_ok());
+    /// assert_eq!(LikeClient::builder().build().unwrap_err().code(), "config");
+    /// ```
+    // On wasm nothing is Send: the client lives on the one JavaScript thread.
+    #[cfg_attr(target_arch = "wasm32", allow(clippy::arc_with_non_send_sync))]
     pub fn build(self) -> Result<LikeClient, LikeError> {
         let transport: Arc<dyn Transport> = match (self.transport, self.base_url) {
             (Some(transport), _) => transport,
@@ -530,6 +588,17 @@ impl LikeClientBuilder {
 }
 
 /// What an observer hears about.
+///
+/// ```
+/// use likekit_core::LikeEvent;
+/// # let client = likekit_core::LikeClient::builder()
+/// #     .transport(likekit_core::MemoryTransport::new().with_post(42, 0)).build().unwrap();
+/// let _subscription = client.subscribe(42, |event: &LikeEvent| match event {
+///     LikeEvent::Changed(view) => println!("redraw {}: {}", view.post_id, view.line),
+///     LikeEvent::Failed(failure) => println!("{failure}"),
+/// });
+/// client.toggle(42);
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum LikeEvent {
     /// A post's displayed state changed (a tap, an answer, a read, a
@@ -615,7 +684,21 @@ pub trait LikeObserver: SendOutsideWasm + SyncOutsideWasm {
     fn on_failure(&self, failure: &LikeFailure);
 
     /// Any event; calls [`on_change`](Self::on_change) or
-    /// [`on_failure`](Self::on_failure) unless overridden.
+    /// [`on_failure`](Self::on_failure) unless overridden. The client calls
+    /// this one.
+    ///
+    /// ```
+    /// use likekit_core::{LikeEvent, LikeObserver, PostView, LikeFailure};
+    /// struct Count(std::sync::atomic::AtomicUsize);
+    /// impl LikeObserver for Count {
+    ///     fn on_change(&self, _: &PostView) {}
+    ///     fn on_failure(&self, _: &LikeFailure) {}
+    ///     fn on_event(&self, _: &LikeEvent) {
+    ///         self.0.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    ///     }
+    /// }
+    /// # let _ = Count(Default::default());
+    /// ```
     fn on_event(&self, event: &LikeEvent) {
         match event {
             LikeEvent::Changed(view) => self.on_change(view),
@@ -659,12 +742,13 @@ pub struct Subscription {
 }
 
 impl Subscription {
-    /// The post watched, or `None` for every post.
+    /// The post watched, or `None` for every post (see the example on
+    /// [`Subscription`]).
     pub fn post_id(&self) -> Option<PostId> {
         self.post
     }
 
-    /// Unsubscribes now.
+    /// Unsubscribes now (see the example on [`Subscription`]).
     pub fn unsubscribe(self) {}
 }
 

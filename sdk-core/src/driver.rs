@@ -130,6 +130,8 @@ pub(crate) struct Driver {
 }
 
 impl Driver {
+    // On wasm nothing is Send: the client lives on the one JavaScript thread.
+    #[cfg_attr(target_arch = "wasm32", allow(clippy::arc_with_non_send_sync))]
     pub(crate) fn new(
         machine: Machine,
         transport: Arc<dyn Transport>,

@@ -30,6 +30,11 @@ use crate::LikeError;
 
 /// `Send` natively; nothing on wasm, where futures and callbacks hold
 /// JavaScript values that are not `Send`.
+///
+/// ```
+/// fn needs_it<T: likekit_core::runtime::SendOutsideWasm>(_: T) {}
+/// needs_it(42_u32); // every type that is Send natively
+/// ```
 #[cfg(not(target_arch = "wasm32"))]
 pub trait SendOutsideWasm: Send {}
 #[cfg(not(target_arch = "wasm32"))]
@@ -43,6 +48,11 @@ pub trait SendOutsideWasm {}
 impl<T: ?Sized> SendOutsideWasm for T {}
 
 /// `Sync` natively; nothing on wasm.
+///
+/// ```
+/// fn needs_it<T: likekit_core::runtime::SyncOutsideWasm>(_: &T) {}
+/// needs_it(&std::sync::Mutex::new(0));
+/// ```
 #[cfg(not(target_arch = "wasm32"))]
 pub trait SyncOutsideWasm: Sync {}
 #[cfg(not(target_arch = "wasm32"))]
@@ -56,6 +66,11 @@ impl<T: ?Sized> SyncOutsideWasm for T {}
 
 /// A boxed future, `Send` natively (not on wasm). What [`Transport`]
 /// methods return.
+///
+/// ```
+/// let answer: likekit_core::runtime::BoxFuture<'static, u8> = Box::pin(async { 7 });
+/// # drop(answer);
+/// ```
 ///
 /// [`Transport`]: crate::Transport
 #[cfg(not(target_arch = "wasm32"))]
@@ -129,6 +144,14 @@ impl Executor {
     ///
     /// [`LikeError::Config`] when a runtime was needed and could not be
     /// started.
+    ///
+    /// ```
+    /// // outside any runtime: the executor starts its own
+    /// let executor = likekit_core::runtime::Executor::current_or_new().unwrap();
+    /// let (tx, rx) = std::sync::mpsc::channel();
+    /// executor.spawn(async move { tx.send("ran").unwrap() });
+    /// assert_eq!(rx.recv().unwrap(), "ran");
+    /// ```
     pub fn current_or_new() -> Result<Self, LikeError> {
         #[cfg(not(target_arch = "wasm32"))]
         {
@@ -174,6 +197,16 @@ impl Executor {
 
     /// Starts `task` in the background. It runs to its end; nothing waits
     /// for it.
+    ///
+    /// ```
+    /// let executor = likekit_core::runtime::Executor::current_or_new().unwrap();
+    /// let (tx, rx) = std::sync::mpsc::channel();
+    /// executor.spawn(async move {
+    ///     likekit_core::runtime::sleep(std::time::Duration::from_millis(1)).await;
+    ///     tx.send(()).unwrap();
+    /// });
+    /// rx.recv().unwrap();
+    /// ```
     pub fn spawn<F>(&self, task: F)
     where
         F: Future<Output = ()> + SendOutsideWasm + 'static,

@@ -62,13 +62,43 @@ use crate::{Action, LikeError, PostId};
 pub trait Transport: SendOutsideWasm + SyncOutsideWasm + 'static {
     /// Likes (`POST /posts/{post}/like`) or unlikes
     /// (`DELETE /posts/{post}/like`) the post.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// use likekit_core::{Action, MemoryTransport, Transport};
+    /// let server = MemoryTransport::new().with_post(42, 0);
+    /// assert!(server.send(42, Action::Like).await.unwrap().liked_by_me);
+    /// # }
+    /// ```
     fn send(&self, post: PostId, action: Action) -> BoxFuture<'_, Result<LikeState, LikeError>>;
 
     /// Reads one post (`GET /posts/{post}/likes`).
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// use likekit_core::{MemoryTransport, Transport};
+    /// let server = MemoryTransport::new().with_post(42, 3);
+    /// assert_eq!(server.read(42).await.unwrap().count, 3);
+    /// # }
+    /// ```
     fn read(&self, post: PostId) -> BoxFuture<'_, Result<PostLikes, LikeError>>;
 
     /// Reads a feed page (`GET /likes?posts=1,2,3`). The client never asks
-    /// for more than [`MAX_BATCH_POSTS`] posts at once.
+    /// for more than [`MAX_BATCH_POSTS`] posts at once. Posts that do not
+    /// exist are left out.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// use likekit_core::{MemoryTransport, Transport};
+    /// let server = MemoryTransport::new().with_post(1, 0).with_post(2, 5);
+    /// let page = server.read_many(&[1, 2, 3]).await.unwrap();
+    /// assert_eq!(page.posts.len(), 2);
+    /// assert_eq!(page.posts["2"].count, 5);
+    /// # }
+    /// ```
     fn read_many<'a>(&'a self, posts: &'a [PostId])
     -> BoxFuture<'a, Result<BatchLikes, LikeError>>;
 }
@@ -120,6 +150,12 @@ impl<T: Transport + ?Sized> Transport for Arc<T> {
 pub trait TokenProvider: SendOutsideWasm + SyncOutsideWasm {
     /// The token to send, or `None` to send none. `refresh` is `true` when
     /// the server refused the last one.
+    ///
+    /// ```
+    /// use likekit_core::TokenProvider;
+    /// let anonymous = |_refresh: bool| None::<String>;
+    /// assert_eq!(anonymous.token(false), None);
+    /// ```
     fn token(&self, refresh: bool) -> Option<String>;
 }
 
@@ -147,6 +183,11 @@ pub struct StaticToken(String);
 
 impl StaticToken {
     /// Wraps the token.
+    ///
+    /// ```
+    /// let token = likekit_core::StaticToken::new(String::from("eyJ…"));
+    /// # drop(token);
+    /// ```
     pub fn new(token: impl Into<String>) -> Self {
         Self(token.into())
     }
@@ -174,6 +215,11 @@ impl TokenProvider for NoToken {
 }
 
 /// The default per-request timeout of [`HttpTransport`]: 10 seconds.
+///
+/// ```
+/// let t = likekit_core::HttpTransport::new("http://127.0.0.1:8080").unwrap();
+/// assert_eq!(t.timeout(), likekit_core::DEFAULT_REQUEST_TIMEOUT);
+/// ```
 pub const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// The LikeKit wire protocol over HTTP, with reqwest (rustls natively, the
@@ -213,6 +259,12 @@ impl HttpTransport {
     ///
     /// [`LikeError::Config`] when `base_url` is not an absolute `http(s)`
     /// URL without a query, or the HTTP client cannot be set up.
+    ///
+    /// ```
+    /// use likekit_core::HttpTransport;
+    /// assert!(HttpTransport::new("http://127.0.0.1:8080").is_ok());
+    /// assert_eq!(HttpTransport::new("127.0.0.1:8080").unwrap_err().code(), "config");
+    /// ```
     pub fn new(base_url: &str) -> Result<Self, LikeError> {
         let url = reqwest::Url::parse(base_url).map_err(|e| LikeError::Config {
             message: format!("bad base URL {base_url:?}: {e}"),
@@ -244,11 +296,26 @@ impl HttpTransport {
     }
 
     /// Sends the tokens `tokens` supplies.
+    ///
+    /// ```
+    /// let t = likekit_core::HttpTransport::new("http://127.0.0.1:8080")
+    ///     .unwrap()
+    ///     .with_token_provider(|_refresh: bool| Some("token".to_string()));
+    /// # drop(t);
+    /// ```
     pub fn with_token_provider(self, tokens: impl TokenProvider + 'static) -> Self {
         self.with_shared_token_provider(Arc::new(tokens))
     }
 
     /// Sends the tokens `tokens` supplies (a provider shared with others).
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use likekit_core::{HttpTransport, StaticToken, TokenProvider};
+    /// let tokens: Arc<dyn TokenProvider> = Arc::new(StaticToken::new("token"));
+    /// let t = HttpTransport::new("http://127.0.0.1:8080").unwrap().with_shared_token_provider(tokens);
+    /// # drop(t);
+    /// ```
     pub fn with_shared_token_provider(mut self, tokens: Arc<dyn TokenProvider>) -> Self {
         self.tokens = tokens;
         self
@@ -256,17 +323,30 @@ impl HttpTransport {
 
     /// Gives up on a request (and its answer) after `timeout`; the call
     /// then fails with [`LikeError::Timeout`].
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// let t = likekit_core::HttpTransport::new("http://127.0.0.1:8080")
+    ///     .unwrap()
+    ///     .with_timeout(Duration::from_secs(3));
+    /// assert_eq!(t.timeout(), Duration::from_secs(3));
+    /// ```
     pub fn with_timeout(mut self, timeout: Duration) -> Self {
         self.timeout = timeout;
         self
     }
 
     /// The server's base URL, without a trailing slash.
+    ///
+    /// ```
+    /// let t = likekit_core::HttpTransport::new("http://127.0.0.1:8080/").unwrap();
+    /// assert_eq!(t.base_url(), "http://127.0.0.1:8080");
+    /// ```
     pub fn base_url(&self) -> &str {
         &self.base
     }
 
-    /// The per-request timeout.
+    /// The per-request timeout (see [`with_timeout`](Self::with_timeout)).
     pub fn timeout(&self) -> Duration {
         self.timeout
     }
@@ -396,17 +476,33 @@ impl MemoryPost {
 
 impl MemoryTransport {
     /// A server with no posts.
+    ///
+    /// ```
+    /// let server = likekit_core::MemoryTransport::new();
+    /// assert_eq!(server.liked(42), None);
+    /// ```
     pub fn new() -> Self {
         Self::default()
     }
 
     /// Adds a post that `others` other users like (the viewer does not).
+    ///
+    /// ```
+    /// let server = likekit_core::MemoryTransport::new().with_post(42, 1203);
+    /// assert_eq!(server.liked(42), Some(false));
+    /// ```
     pub fn with_post(self, post: PostId, others: u64) -> Self {
         self.add_post(post, others);
         self
     }
 
     /// Adds (or resets) a post that `others` other users like.
+    ///
+    /// ```
+    /// let server = likekit_core::MemoryTransport::new();
+    /// server.add_post(7, 0);
+    /// assert_eq!(server.liked(7), Some(false));
+    /// ```
     pub fn add_post(&self, post: PostId, others: u64) {
         self.lock().posts.insert(
             post,
@@ -419,22 +515,31 @@ impl MemoryTransport {
     }
 
     /// Removes a post: calls for it get [`LikeError::NotFound`] from now on.
+    ///
+    /// ```
+    /// let server = likekit_core::MemoryTransport::new().with_post(7, 0);
+    /// server.remove_post(7);
+    /// assert_eq!(server.liked(7), None);
+    /// ```
     pub fn remove_post(&self, post: PostId) {
         self.lock().posts.remove(&post);
     }
 
     /// The next like or unlike call fails with `error` (queued: call it
-    /// twice to fail two calls). A failed call changes nothing.
+    /// twice to fail two calls). A failed call changes nothing (see the
+    /// example on [`MemoryTransport`]).
     pub fn fail_next(&self, error: LikeError) {
         self.lock().failures.push_back(error);
     }
 
-    /// How many like and unlike calls arrived, failed ones included.
+    /// How many like and unlike calls arrived, failed ones included (see
+    /// the example on [`MemoryTransport`]).
     pub fn calls(&self) -> u64 {
         self.lock().calls
     }
 
-    /// Whether the viewer likes the post on the server.
+    /// Whether the viewer likes the post on the server; `None` for a post
+    /// it does not have (see the example on [`MemoryTransport`]).
     pub fn liked(&self, post: PostId) -> Option<bool> {
         self.lock().posts.get(&post).map(|p| p.liked)
     }
