@@ -1,1 +1,90 @@
-//! Kotlin, Swift and Python bindings for LikeKit (filled by the uniffi issue).
+//! # LikeKit for Kotlin, Swift and Python
+//!
+//! A thin [uniffi](https://mozilla.github.io/uniffi-rs/) layer over
+//! [`likekit_core`]: it converts types and forwards calls, and holds no rule
+//! about likes. The generated APIs (run `cargo xtask bindings`) are:
+//!
+//! | Rust here | Kotlin (`com.likekit`) | Swift (`LikeKit`) | Python (`likekit`) |
+//! |---|---|---|---|
+//! | [`LikeClient`] | `LikeClient` (`AutoCloseable`) | `LikeClient` | `LikeClient` |
+//! | [`LikeClientOptions`] | `LikeClientOptions` (all defaults) | `LikeClientOptions` | `LikeClientOptions` |
+//! | [`PostView`], [`LikeLine`], [`Stats`] | data classes | structs | dataclass-like |
+//! | [`LikeError`] | `LikeException` (sealed) | `LikeError` (`Error`) | `LikeError` (`Exception`) |
+//! | [`LikeObserver`], [`TokenProvider`] | interfaces | protocols | abstract classes |
+//! | [`LikeSubscription`] | `LikeSubscription` (`AutoCloseable`) | `LikeSubscription` | `LikeSubscription` |
+//! | `refresh`, `refresh_many`, `wait_idle`, `shutdown` | `suspend fun` | `async` | `async def` |
+//!
+//! ## Ids and counts
+//!
+//! Post ids, counts and stats are signed 64-bit integers on the foreign side
+//! (`Long`, `Int64`, `int`): that is what Kotlin and Swift code uses for ids,
+//! and every id the server accepts (1 to 2⁶³−1) fits. The core's ids are
+//! `u64`; an id is passed through bit for bit (`as u64` and back), so a
+//! negative id reaches the server as one it does not accept and fails like
+//! any other refused id: the tap rolls back with [`LikeError::Rejected`].
+//!
+//! ## Threads
+//!
+//! Every method may be called from any thread. Taps return at once; the
+//! calls they cause run on one tokio runtime owned by this library (two
+//! worker threads, named `likekit-ffi`), shared by every client. Observers
+//! hear of a tap's change on the tapping thread before the tap returns, and
+//! of answers, retries and rollbacks on the runtime's threads: hand UI work
+//! to the main thread.
+//!
+//! ## Memory
+//!
+//! A client owns its token provider and a subscription its observer; the
+//! core holds only weak references to them, so a foreign object is released
+//! on the thread that closes its owner, never on a runtime thread (where the
+//! foreign runtime may already be exiting). [`live_objects`] counts clients,
+//! subscriptions and the core's references to observers and token
+//! providers, so that tests can show that creating and dropping them leaks
+//! nothing.
+
+// uniffi's generated scaffolding (`setup_scaffolding!` and the export
+// macros) is `extern "C"` glue that must use `unsafe`; this crate holds only
+// that glue and plain conversions, and writes no `unsafe` of its own.
+#![allow(unsafe_code)]
+
+mod client;
+mod error;
+mod types;
+
+pub use client::{LikeClient, LikeObserver, LikeSubscription, TokenProvider};
+pub use error::LikeError;
+pub use types::{LikeClientOptions, LikeLine, PostView, Stats};
+
+use std::sync::atomic::{AtomicI64, Ordering};
+
+uniffi::setup_scaffolding!("likekit");
+
+/// How many objects this library currently holds for the foreign side:
+/// clients, subscriptions, and the core's references to observers and
+/// token providers. A debugging aid: it goes back to where it was once
+/// everything created has been closed (the core lets go of a closed
+/// client's references when its background work ends, within moments).
+#[uniffi::export]
+pub fn live_objects() -> i64 {
+    LIVE.load(Ordering::SeqCst)
+}
+
+static LIVE: AtomicI64 = AtomicI64::new(0);
+
+/// Counts itself in [`live_objects`] while it exists; embedded in every
+/// object handed to, or taken from, the foreign side.
+#[derive(Debug)]
+struct Live(());
+
+impl Live {
+    fn new() -> Self {
+        LIVE.fetch_add(1, Ordering::SeqCst);
+        Live(())
+    }
+}
+
+impl Drop for Live {
+    fn drop(&mut self) {
+        LIVE.fetch_sub(1, Ordering::SeqCst);
+    }
+}

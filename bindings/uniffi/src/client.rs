@@ -1,0 +1,339 @@
+//! [`LikeClient`], its subscriptions, and the foreign traits it calls:
+//! [`LikeObserver`] and [`TokenProvider`].
+
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::{Arc, LazyLock, Mutex, PoisonError, Weak};
+use std::time::Duration;
+
+use crate::types::{core_id, foreign_id};
+use crate::{LikeClientOptions, LikeError, Live, PostView, Stats};
+
+/// Hears about a client's changes and failures (see
+/// [`LikeClient::subscribe`]). Implemented in Kotlin, Swift or Python.
+///
+/// Calls come one at a time and in order, from the thread that tapped (for
+/// the tap's own change, before the tap returns) or from the library's
+/// runtime threads (answers, retries, rollbacks, reads): return quickly and
+/// hand UI work to the main thread. An exception thrown here is reported on
+/// standard error and otherwise ignored.
+#[uniffi::export(with_foreign)]
+pub trait LikeObserver: Send + Sync {
+    /// A post's displayed state changed (a tap, an answer, a read, a
+    /// rollback): redraw it.
+    fn on_change(&self, view: PostView);
+
+    /// The viewer's latest like (`wanted` true) or unlike (`wanted` false)
+    /// of `post_id` did not save, after any retries; the post is back at its
+    /// confirmed state (an `on_change` with that state follows). Tell the
+    /// viewer "your like didn't save".
+    fn on_failure(&self, post_id: i64, wanted: bool, error: LikeError);
+}
+
+/// Supplies the sign-in token sent as `Authorization: Bearer <token>`.
+/// Implemented in Kotlin, Swift or Python.
+///
+/// Asked before every request with `refresh` false; after a 401 asked once
+/// more with `refresh` true (return the newest token, or null/nil/None to
+/// give up: the call then fails with [`LikeError::Unauthorized`]). It is
+/// called on the library's runtime threads, so return a cached token at
+/// once and renew it elsewhere.
+#[uniffi::export(with_foreign)]
+pub trait TokenProvider: Send + Sync {
+    /// The token to send, or none.
+    fn token(&self, refresh: bool) -> Option<String>;
+}
+
+/// The one runtime every client's calls and timers run on.
+static RUNTIME: LazyLock<Result<tokio::runtime::Runtime, String>> = LazyLock::new(|| {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .thread_name("likekit-ffi")
+        .enable_all()
+        .build()
+        .map_err(|e| format!("could not start the LikeKit runtime: {e}"))
+});
+
+fn runtime() -> Result<tokio::runtime::Handle, LikeError> {
+    match &*RUNTIME {
+        Ok(runtime) => Ok(runtime.handle().clone()),
+        Err(message) => Err(LikeError::Config {
+            message: message.clone(),
+        }),
+    }
+}
+
+/// The LikeKit client for one signed-in viewer: taps that show at once,
+/// calls that go one at a time per post and retry, and observers that hear
+/// what to redraw. Use it from any thread.
+///
+/// Close it (Kotlin `close()`/`use`, Python `del`, or let it be collected)
+/// when the viewer signs out. Closing releases the token provider at once,
+/// on the closing thread; calls still out go on in the background, without
+/// a token. To let them finish first, await [`shutdown`](Self::shutdown).
+#[derive(uniffi::Object)]
+pub struct LikeClient {
+    inner: likekit_core::LikeClient,
+    /// The foreign token provider, owned here so that it is released on the
+    /// thread that releases the client, never on a runtime thread (where a
+    /// foreign runtime may already be shutting down); the core holds a weak
+    /// reference.
+    _tokens: Option<Arc<dyn TokenProvider>>,
+    _live: Live,
+}
+
+impl std::fmt::Debug for LikeClient {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LikeClient")
+            .field("inner", &self.inner)
+            .finish_non_exhaustive()
+    }
+}
+
+#[uniffi::export]
+impl LikeClient {
+    /// A client for the server at `base_url` (such as
+    /// `https://likes.example.com`), with the viewer's token from
+    /// `token_provider` (none: requests carry no token) and `options`.
+    ///
+    /// # Errors
+    ///
+    /// [`LikeError::Config`] when `base_url` is not an absolute http(s) URL.
+    #[uniffi::constructor(default(token_provider = None, options))]
+    pub fn new(
+        base_url: String,
+        token_provider: Option<Arc<dyn TokenProvider>>,
+        options: LikeClientOptions,
+    ) -> Result<Arc<Self>, LikeError> {
+        let mut builder = likekit_core::LikeClient::builder()
+            .base_url(base_url)
+            .request_timeout(options.request_timeout())
+            .retry_policy(options.retry_policy())
+            .max_posts(options.max_posts())
+            .runtime(runtime()?);
+        if let Some(tokens) = &token_provider {
+            builder = builder.token_provider(TokenAdapter {
+                inner: Arc::downgrade(tokens),
+                _live: Live::new(),
+            });
+        }
+        Ok(Arc::new(Self {
+            inner: builder.build()?,
+            _tokens: token_provider,
+            _live: Live::new(),
+        }))
+    }
+
+    /// The viewer wants the post liked (`true`) or not (`false`). Returns
+    /// the new view at once, before any I/O; the call follows in the
+    /// background and observers hear how it went. After shutdown the view
+    /// is unchanged and carries [`LikeError::Shutdown`].
+    pub fn set_liked(&self, post_id: i64, liked: bool) -> PostView {
+        self.inner.set_liked(core_id(post_id), liked).into()
+    }
+
+    /// The viewer taps the heart: like if it shows empty, unlike if
+    /// filled. Otherwise as [`set_liked`](Self::set_liked).
+    pub fn toggle(&self, post_id: i64) -> PostView {
+        self.inner.toggle(core_id(post_id)).into()
+    }
+
+    /// What the post shows now, or none if the client knows nothing of it
+    /// yet (never tapped, read or watched, or forgotten since).
+    pub fn view(&self, post_id: i64) -> Option<PostView> {
+        self.inner.view(core_id(post_id)).map(Into::into)
+    }
+
+    /// Calls `observer` with every change of `post_id` and every failure of
+    /// the viewer's tap on it, until the subscription is cancelled or
+    /// dropped. A watched post is never forgotten. No event is sent for the
+    /// current state: read it with [`view`](Self::view).
+    pub fn subscribe(
+        &self,
+        post_id: i64,
+        observer: Arc<dyn LikeObserver>,
+    ) -> Arc<LikeSubscription> {
+        let adapter = ObserverAdapter::new(&observer);
+        LikeSubscription::new(self.inner.subscribe(core_id(post_id), adapter), observer)
+    }
+
+    /// Calls `observer` with the changes and failures of every post, until
+    /// the subscription is cancelled or dropped.
+    pub fn subscribe_all(&self, observer: Arc<dyn LikeObserver>) -> Arc<LikeSubscription> {
+        let adapter = ObserverAdapter::new(&observer);
+        LikeSubscription::new(self.inner.subscribe_all(adapter), observer)
+    }
+
+    /// The counters so far: taps, calls sent, taps coalesced away, retries,
+    /// rollbacks, evictions.
+    pub fn stats(&self) -> Stats {
+        self.inner.stats().into()
+    }
+
+    /// Whether any post has a call in flight or waiting to be retried.
+    pub fn has_pending_calls(&self) -> bool {
+        self.inner.has_pending_calls()
+    }
+
+    /// Whether [`shutdown`](Self::shutdown) began.
+    pub fn is_shut_down(&self) -> bool {
+        self.inner.is_shut_down()
+    }
+}
+
+#[uniffi::export(async_runtime = "tokio")]
+impl LikeClient {
+    /// Reads the post from the server and returns its view. Others' likes
+    /// and the friends line update; the viewer's pending tap stays on top.
+    ///
+    /// # Errors
+    ///
+    /// The read's error ([`LikeError::NotFound`] for an unknown post), or
+    /// [`LikeError::Shutdown`] after shutdown began.
+    pub async fn refresh(&self, post_id: i64) -> Result<PostView, LikeError> {
+        Ok(self.inner.refresh(core_id(post_id)).await?.into())
+    }
+
+    /// Reads a feed page in as few requests as possible and returns the
+    /// views of the posts that exist, in the order asked (duplicates once).
+    ///
+    /// # Errors
+    ///
+    /// The first failed read's error; pages that did arrive are applied.
+    pub async fn refresh_many(&self, post_ids: Vec<i64>) -> Result<Vec<PostView>, LikeError> {
+        let posts: Vec<likekit_core::PostId> = post_ids.into_iter().map(core_id).collect();
+        let views = self.inner.refresh_many(&posts).await?;
+        Ok(views.into_iter().map(Into::into).collect())
+    }
+
+    /// Waits until no call is in flight or waiting to be retried, at most
+    /// `timeout_ms`. Returns whether that happened.
+    pub async fn wait_idle(&self, timeout_ms: i64) -> bool {
+        self.inner.wait_idle(millis(timeout_ms)).await
+    }
+
+    /// Shuts the client down: taps change nothing from now on and reads
+    /// fail with [`LikeError::Shutdown`]. Calls already asked for go on for
+    /// up to `deadline_ms`; those unfinished then roll back with a failure.
+    /// Returns whether every call finished in time. Harmless to repeat.
+    pub async fn shutdown(&self, deadline_ms: i64) -> bool {
+        self.inner.shutdown(millis(deadline_ms)).await
+    }
+}
+
+fn millis(ms: i64) -> Duration {
+    Duration::from_millis(u64::try_from(ms).unwrap_or(0))
+}
+
+/// A live subscription. `cancel()` it, or drop it (Kotlin `close()`), to
+/// stop its observer hearing anything more (an event already being
+/// delivered may still arrive).
+#[derive(uniffi::Object)]
+pub struct LikeSubscription {
+    /// The core's subscription and the foreign observer, released together
+    /// by `cancel` or with the handle (so on a foreign thread; the core
+    /// holds a weak reference to the observer).
+    inner: Mutex<Option<(likekit_core::Subscription, Arc<dyn LikeObserver>)>>,
+    post_id: Option<i64>,
+    _live: Live,
+}
+
+impl std::fmt::Debug for LikeSubscription {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LikeSubscription")
+            .field("post_id", &self.post_id)
+            .field("active", &self.is_active())
+            .finish()
+    }
+}
+
+impl LikeSubscription {
+    fn new(inner: likekit_core::Subscription, observer: Arc<dyn LikeObserver>) -> Arc<Self> {
+        Arc::new(Self {
+            post_id: inner.post_id().map(foreign_id),
+            inner: Mutex::new(Some((inner, observer))),
+            _live: Live::new(),
+        })
+    }
+}
+
+#[uniffi::export]
+impl LikeSubscription {
+    /// Unsubscribes now. Harmless to repeat.
+    pub fn cancel(&self) {
+        let subscription = self
+            .inner
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take();
+        // Dropped outside the lock: unsubscribing may deliver queued events.
+        drop(subscription);
+    }
+
+    /// Whether it still delivers events (it was not cancelled).
+    pub fn is_active(&self) -> bool {
+        self.inner
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .is_some()
+    }
+
+    /// The post watched, or none for a subscription to every post.
+    pub fn post_id(&self) -> Option<i64> {
+        self.post_id
+    }
+}
+
+/// A foreign observer as the core sees it: a weak reference (the
+/// subscription owns the observer), counted in [`live_objects`](crate::live_objects)
+/// while the core holds it.
+struct ObserverAdapter {
+    inner: Weak<dyn LikeObserver>,
+    _live: Live,
+}
+
+impl ObserverAdapter {
+    fn new(inner: &Arc<dyn LikeObserver>) -> Self {
+        Self {
+            inner: Arc::downgrade(inner),
+            _live: Live::new(),
+        }
+    }
+}
+
+impl likekit_core::LikeObserver for ObserverAdapter {
+    fn on_change(&self, view: &likekit_core::PostView) {
+        let Some(observer) = self.inner.upgrade() else {
+            return;
+        };
+        let view = PostView::from(view.clone());
+        // uniffi turns an exception thrown by the foreign observer into a
+        // panic; keep it from unwinding into the client's delivery loop.
+        let _ = catch_unwind(AssertUnwindSafe(|| observer.on_change(view)));
+    }
+
+    fn on_failure(&self, failure: &likekit_core::LikeFailure) {
+        let Some(observer) = self.inner.upgrade() else {
+            return;
+        };
+        let (post_id, wanted) = (foreign_id(failure.post_id), failure.wanted);
+        let error = LikeError::from(failure.error.clone());
+        let _ = catch_unwind(AssertUnwindSafe(|| {
+            observer.on_failure(post_id, wanted, error);
+        }));
+    }
+}
+
+/// A foreign token provider as the core sees it: a weak reference (the
+/// client owns the provider).
+struct TokenAdapter {
+    inner: Weak<dyn TokenProvider>,
+    _live: Live,
+}
+
+impl likekit_core::TokenProvider for TokenAdapter {
+    fn token(&self, refresh: bool) -> Option<String> {
+        let provider = self.inner.upgrade()?;
+        // A provider that throws gives no token.
+        catch_unwind(AssertUnwindSafe(|| provider.token(refresh))).unwrap_or(None)
+    }
+}

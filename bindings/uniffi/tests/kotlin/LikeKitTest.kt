@@ -1,0 +1,382 @@
+// The generated Kotlin bindings against the real reference server.
+//
+// Run by `cargo xtask test --only kotlin`, which builds the library,
+// generates the bindings, compiles this program with kotlinc against JNA and
+// kotlinx-coroutines, starts `likekit-server` on a free loopback port and
+// passes LIKEKIT_URL and LIKEKIT_ADMIN_KEY. Prints PASS/FAIL per test and
+// ends with `kotlin: N passed, N failed`; exits non-zero on any failure.
+package com.likekit.tests
+
+import com.likekit.LikeClient
+import com.likekit.LikeClientOptions
+import com.likekit.LikeException
+import com.likekit.LikeObserver
+import com.likekit.PostView
+import com.likekit.TokenProvider
+import com.likekit.defaultOptions
+import com.likekit.liveObjects
+import java.util.concurrent.CopyOnWriteArrayList
+import java.util.concurrent.CountDownLatch
+import java.util.concurrent.TimeUnit
+import kotlin.system.exitProcess
+import kotlinx.coroutines.runBlocking
+
+/** Retries fast and without jitter, so that failure tests take milliseconds. */
+val FAST_RETRY = LikeClientOptions(
+    retryMinDelayMs = 10,
+    retryMaxDelayMs = 20,
+    maxRetries = 2,
+    retryJitter = false,
+)
+
+fun main() {
+    val admin = Admin.fromEnv()
+    val url = admin.url
+    val t = Harness("kotlin")
+    val mainThread = Thread.currentThread().name
+
+    // One viewer for most tests; tests use fresh posts so they never interfere.
+    val ana = admin.user("Ana")
+    val anaToken = FixedToken(admin.token(ana))
+
+    fun client(options: LikeClientOptions = LikeClientOptions(), tokens: TokenProvider? = anaToken) =
+        LikeClient(url, tokens, options)
+
+    fun idle(c: LikeClient) = expect(runBlocking { c.waitIdle(10_000) }) { "the client did not become idle" }
+
+    t.test("LikeClientOptions() carries the core's defaults") {
+        expectEqual(defaultOptions(), LikeClientOptions(), "options")
+        expectEqual(10_000L, LikeClientOptions().requestTimeoutMs, "request timeout")
+    }
+
+    t.test("a bad base URL is a typed LikeException.Config") {
+        try {
+            LikeClient("not a url", null, LikeClientOptions()).close()
+            throw AssertionError("no exception")
+        } catch (e: LikeException.Config) {
+            expect(e.message!!.contains("base URL")) { "message: ${e.message}" }
+        }
+    }
+
+    t.test("optimistic tap: the view changes before the server answers") {
+        val post = admin.post()
+        admin.faults("""{"route": "like", "latency_ms": 1500}""")
+        try {
+            client().use { c ->
+                val rec = Recorder()
+                c.subscribe(post, rec).use {
+                    val tapped = System.nanoTime()
+                    val view = c.setLiked(post, true)
+                    expect(view.liked && view.pending) { "tap view $view" }
+                    expectEqual(1L, view.count, "count at once")
+                    expectEqual("Liked by you", view.line.text, "line at once")
+                    expect(c.hasPendingCalls()) { "the call should still be out" }
+                    // The observer heard of the tap before setLiked returned.
+                    expect(rec.changes.isNotEmpty() && rec.changes[0].view.liked) { "no change before the tap returned" }
+                    val confirmed = rec.awaitChange(10_000) { !it.pending }
+                    val answeredAfterMs = (confirmed.atNanos - tapped) / 1_000_000
+                    expect(answeredAfterMs >= 1400) { "the server answered after only $answeredAfterMs ms" }
+                    expect(confirmed.view.liked && confirmed.view.count == 1L) { "confirmed ${confirmed.view}" }
+                }
+            }
+        } finally {
+            admin.clearFaults()
+        }
+    }
+
+    t.test("rollback: failures past the retries call onFailure and restore the count") {
+        val post = admin.post()
+        admin.faults("""{"route": "like", "error_rate": 1.0, "status": 503}""")
+        try {
+            client(FAST_RETRY).use { c ->
+                val rec = Recorder()
+                c.subscribe(post, rec).use {
+                    expect(c.setLiked(post, true).liked) { "the tap shows at once" }
+                    val failure = rec.awaitFailure()
+                    expectEqual(post, failure.postId, "failed post")
+                    expect(failure.wanted) { "a like was wanted" }
+                    expect(failure.error is LikeException.Server) { "error ${failure.error}" }
+                    expect(failure.error.message!!.contains("503")) { "message ${failure.error.message}" }
+                    rec.awaitChange { !it.liked && !it.pending }
+                    idle(c)
+                    val view = c.view(post)!!
+                    expect(!view.liked && view.count == 0L) { "rolled back view $view" }
+                    expect(view.error is LikeException.Server) { "the view carries the error: ${view.error}" }
+                    val stats = c.stats()
+                    expectEqual(2L, stats.retries, "retries")
+                    expectEqual(1L, stats.rollbacks, "rollbacks")
+                    expectEqual(3L, stats.callsSent, "calls sent")
+                }
+            }
+        } finally {
+            admin.clearFaults()
+        }
+    }
+
+    t.test("rapid taps coalesce into at most one more call") {
+        val post = admin.post()
+        admin.faults("""{"route": "like", "latency_ms": 300}""", """{"route": "unlike", "latency_ms": 300}""")
+        try {
+            client().use { c ->
+                c.toggle(post) // like: a call goes out
+                c.toggle(post) // unlike: waits for the like's answer
+                val last = c.toggle(post) // like: replaces it; the call out already carries it
+                expect(last.liked && last.count == 1L) { "after three taps $last" }
+                idle(c)
+                var stats = c.stats()
+                expectEqual(Triple(3L, 1L, 2L), Triple(stats.taps, stats.callsSent, stats.coalesced), "(taps, calls, coalesced)")
+                expectEqual(stats.taps, stats.intentsSent + stats.coalesced, "taps = intents + coalesced")
+
+                repeat(10) { c.toggle(post) } // ends where it started: liked
+                idle(c)
+                stats = c.stats()
+                expect(stats.callsSent - 1 <= 2) { "10 rapid taps sent ${stats.callsSent - 1} calls" }
+                val server = runBlocking { c.refresh(post) }
+                expect(server.liked && server.count == 1L) { "server state $server" }
+            }
+        } finally {
+            admin.clearFaults()
+        }
+    }
+
+    t.test("refresh and refreshMany read others' likes and the friends line") {
+        val ben = admin.user("Ben")
+        val cleo = admin.user("Cleo", friends = listOf(ben))
+        val (post, quiet, missing) = Triple(admin.post(), admin.post(), admin.nextId())
+        client(tokens = FixedToken(admin.token(ben))).use { benClient ->
+            benClient.setLiked(post, true)
+            idle(benClient)
+        }
+        client(tokens = FixedToken(admin.token(cleo))).use { c ->
+            val rec = Recorder()
+            c.subscribeAll(rec).use {
+                val view = runBlocking { c.refresh(post) }
+                expect(!view.liked && view.count == 1L) { "read $view" }
+                expectEqual(listOf("Ben"), view.friends, "friends")
+                expectEqual("Liked by Ben", view.line.text, "line")
+                rec.awaitChange { it.postId == post && it.count == 1L }
+                val mine = c.toggle(post)
+                expectEqual("Liked by you and Ben", mine.line.text, "line after my tap")
+                expectEqual(2L, mine.count, "count after my tap")
+                idle(c)
+                val views = runBlocking { c.refreshMany(listOf(post, quiet, missing, post)) }
+                expectEqual(listOf(post, quiet), views.map { it.postId }, "posts read (the missing one left out)")
+                expectEqual(2L, views[0].count, "count read back")
+                expectEqual("", views[1].line.text, "no line at zero likes")
+            }
+        }
+    }
+
+    t.test("an unknown post is a typed LikeException.NotFound") {
+        val missing = admin.nextId()
+        client(FAST_RETRY).use { c ->
+            try {
+                runBlocking { c.refresh(missing) }
+                throw AssertionError("no exception")
+            } catch (e: LikeException.NotFound) {
+                expect(e.message!!.contains("not found")) { "message: ${e.message}" }
+            }
+            val rec = Recorder()
+            c.subscribe(missing, rec).use {
+                c.setLiked(missing, true)
+                val failure = rec.awaitFailure()
+                expect(failure.error is LikeException.NotFound) { "tap failure ${failure.error}" }
+                idle(c)
+                expectEqual(0L, c.stats().retries, "a 404 is not retried")
+                expect(!c.view(missing)!!.liked) { "rolled back" }
+            }
+        }
+    }
+
+    t.test("observer callbacks arrive off the main thread without crashing") {
+        val post = admin.post()
+        // The answer comes 200 ms after the tap, well after the tap's own
+        // change was delivered.
+        admin.faults("""{"route": "like", "latency_ms": 200}""")
+        try {
+            client().use { c ->
+                val rec = Recorder()
+                c.subscribe(post, rec).use {
+                    c.setLiked(post, true)
+                    expectEqual(mainThread, rec.changes[0].thread, "the tap's own change comes on the tapping thread")
+                    val confirmed = rec.awaitChange { !it.pending }
+                    expect(confirmed.thread != mainThread) { "the answer came on ${confirmed.thread}" }
+                    println("  the answer's change arrived on thread ${confirmed.thread}")
+                }
+            }
+        } finally {
+            admin.clearFaults()
+        }
+        // Taps from many threads at once, every event delivered.
+        client().use { c ->
+            val all = Recorder()
+            c.subscribeAll(all).use {
+                val posts = List(4) { admin.post() }
+                val threads = posts.map { p ->
+                    Thread { repeat(25) { c.toggle(p) } } // odd: each ends liked
+                }
+                threads.forEach(Thread::start)
+                threads.forEach(Thread::join)
+                idle(c)
+                for (p in posts) {
+                    val view = c.view(p)!!
+                    expect(view.liked && view.count == 1L && !view.pending) { "post $p ended $view" }
+                }
+                expect(all.changes.size >= 100) { "only ${all.changes.size} changes for 100 taps" }
+            }
+        }
+    }
+
+    t.test("an observer that throws breaks neither the client nor other observers") {
+        val post = admin.post()
+        client().use { c ->
+            val rec = Recorder()
+            val thrower = object : LikeObserver {
+                override fun onChange(view: PostView) = throw IllegalStateException("observer bug (expected in this test)")
+                override fun onFailure(postId: Long, wanted: Boolean, error: LikeException) = throw IllegalStateException("observer bug")
+            }
+            c.subscribe(post, rec).use {
+                c.subscribe(post, thrower).use { c.setLiked(post, true) }
+                expect(rec.changes.isNotEmpty()) { "the other observer heard nothing" }
+                idle(c)
+                c.setLiked(post, false)
+                idle(c)
+                val view = c.view(post)!!
+                expect(!view.liked && !view.pending && view.error == null) { "after a throwing observer $view" }
+                rec.awaitChange { !it.liked && !it.pending }
+            }
+        }
+    }
+
+    t.test("cancel() and close() stop callbacks") {
+        val post = admin.post()
+        client().use { c ->
+            val rec = Recorder()
+            val sub = c.subscribe(post, rec)
+            expectEqual(post, sub.postId(), "watched post")
+            c.setLiked(post, true)
+            idle(c)
+            val heard = rec.changes.size
+            expect(heard >= 2) { "heard $heard changes" }
+            sub.cancel()
+            sub.cancel() // harmless
+            expect(!sub.isActive()) { "still active after cancel" }
+            c.setLiked(post, false)
+            idle(c)
+            expectEqual(heard, rec.changes.size, "changes after cancel")
+            sub.close()
+
+            val all = Recorder()
+            c.subscribeAll(all).use { s ->
+                expectEqual(null, s.postId(), "subscribeAll watches every post")
+                c.setLiked(post, true)
+                idle(c)
+            }
+            val heardAll = all.changes.size
+            c.setLiked(post, false)
+            idle(c)
+            expectEqual(heardAll, all.changes.size, "changes after close")
+        }
+    }
+
+    t.test("the token provider is asked for a fresh token after a 401") {
+        val post = admin.post()
+        val good = admin.token(ana)
+        val asked = CopyOnWriteArrayList<Boolean>()
+        val rotating = object : TokenProvider {
+            override fun token(refresh: Boolean): String? {
+                asked.add(refresh)
+                return if (refresh) good else "expired"
+            }
+        }
+        client(tokens = rotating).use { c ->
+            c.setLiked(post, true)
+            idle(c)
+            val view = c.view(post)!!
+            expect(view.liked && !view.pending && view.error == null) { "with a fresh token $view" }
+            expectEqual(listOf(false, true), asked.take(2), "asked for (refresh)")
+        }
+        val other = admin.post()
+        client(FAST_RETRY, tokens = null).use { c ->
+            val rec = Recorder()
+            c.subscribe(other, rec).use {
+                c.setLiked(other, true)
+                expect(rec.awaitFailure().error is LikeException.Unauthorized) { "without a token" }
+            }
+        }
+    }
+
+    t.test("shutdown finishes the calls out, then refuses taps and reads") {
+        val post = admin.post()
+        client().use { c ->
+            c.setLiked(post, true)
+            expect(runBlocking { c.shutdown(5_000) }) { "shutdown did not finish in time" }
+            expect(c.isShutDown()) { "isShutDown" }
+            val late = c.setLiked(post, false)
+            expect(late.liked && !late.pending) { "a tap after shutdown changed the view: $late" }
+            expect(late.error is LikeException.Shutdown) { "error ${late.error}" }
+            try {
+                runBlocking { c.refresh(post) }
+                throw AssertionError("no exception")
+            } catch (_: LikeException.Shutdown) {
+            }
+        }
+    }
+
+    t.test("10,000 clients and 10,000 subscriptions created and dropped leave no live objects") {
+        val post = admin.post()
+        val noop = object : LikeObserver {
+            override fun onChange(view: PostView) {}
+            override fun onFailure(postId: Long, wanted: Boolean, error: LikeException) {}
+        }
+        val baseline = liveObjects()
+        var highest = baseline
+        val started = System.nanoTime()
+        for (i in 0 until 10_000) {
+            client().use { c ->
+                c.subscribe(post, noop).use {
+                    if (i % 1_000 == 0) c.toggle(post) // some clients close with a call out
+                    highest = maxOf(highest, liveObjects())
+                }
+            }
+        }
+        client().use { c ->
+            for (i in 0 until 10_000) {
+                val observer = object : LikeObserver {
+                    override fun onChange(view: PostView) {}
+                    override fun onFailure(postId: Long, wanted: Boolean, error: LikeException) {}
+                }
+                (if (i % 2 == 0) c.subscribe(post, observer) else c.subscribeAll(observer)).close()
+            }
+        }
+        println("  20,000 objects in ${(System.nanoTime() - started) / 1_000_000} ms; live at most $highest (baseline $baseline)")
+        expect(highest <= baseline + 10) { "live objects grew to $highest during the loop" }
+        // Clients closed with a call out let go of their references when it ends.
+        val deadline = System.currentTimeMillis() + 10_000
+        while (liveObjects() != baseline && System.currentTimeMillis() < deadline) Thread.sleep(20)
+        expectEqual(baseline, liveObjects(), "live objects after the loop")
+    }
+
+    t.test("clients and subscriptions left to the garbage collector are released") {
+        val post = admin.post()
+        val baseline = liveObjects()
+        val released = CountDownLatch(1)
+        fun leak() {
+            repeat(200) {
+                val c = client()
+                c.subscribe(post, Recorder())
+            }
+        }
+        leak()
+        expect(liveObjects() >= baseline + 400) { "expected 400 more live objects, have ${liveObjects() - baseline}" }
+        val deadline = System.currentTimeMillis() + 20_000
+        while (liveObjects() != baseline && System.currentTimeMillis() < deadline) {
+            System.gc()
+            released.await(50, TimeUnit.MILLISECONDS)
+        }
+        expectEqual(baseline, liveObjects(), "live objects after collection")
+    }
+
+    println(t.summary())
+    exitProcess(if (t.failed == 0 && t.passed > 0) 0 else 1)
+}

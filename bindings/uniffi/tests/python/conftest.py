@@ -1,0 +1,155 @@
+"""Fixtures for the Python tests of the generated LikeKit bindings.
+
+Run by `cargo xtask test --only python`, which generates the `likekit`
+module next to the library, starts `likekit-server` on a free loopback port
+and passes LIKEKIT_URL and LIKEKIT_ADMIN_KEY.
+"""
+
+import asyncio
+import itertools
+import json
+import os
+import threading
+import time
+import urllib.request
+
+import pytest
+
+import likekit
+
+_ids = itertools.count(1000)
+
+# Retries fast and without jitter, so that failure tests take milliseconds.
+FAST_RETRY = likekit.LikeClientOptions(
+    retry_min_delay_ms=10, retry_max_delay_ms=20, max_retries=2, retry_jitter=False
+)
+
+
+class Admin:
+    """The reference server's admin API (X-Admin-Key)."""
+
+    def __init__(self, url, key):
+        self.url = url
+        self.key = key
+
+    def next_id(self):
+        return next(_ids)
+
+    def call(self, method, path, body=None):
+        data = None if body is None else json.dumps(body).encode()
+        request = urllib.request.Request(
+            self.url + path,
+            data=data,
+            method=method,
+            headers={"X-Admin-Key": self.key, "Content-Type": "application/json"},
+        )
+        with urllib.request.urlopen(request, timeout=10) as response:
+            text = response.read().decode()
+        return json.loads(text) if text else None
+
+    def user(self, name, friends=()):
+        user_id = self.next_id()
+        self.call("POST", "/admin/users", {"id": user_id, "name": name})
+        if friends:
+            self.call("PUT", f"/admin/users/{user_id}/friends", {"friends": list(friends)})
+        return user_id
+
+    def post(self):
+        post_id = self.next_id()
+        self.call("POST", "/admin/posts", {"id": post_id})
+        return post_id
+
+    def token(self, user_id):
+        return self.call("POST", "/admin/tokens", {"user_id": user_id, "ttl_secs": 3600})["token"]
+
+    def faults(self, *rules):
+        self.call("PUT", "/admin/faults", {"rules": list(rules)})
+
+    def clear_faults(self):
+        self.call("DELETE", "/admin/faults")
+
+
+class FixedToken(likekit.TokenProvider):
+    """Always the same token, as an app with a signed-in user would give."""
+
+    def __init__(self, token):
+        self._token = token
+
+    def token(self, refresh):
+        return None if refresh else self._token
+
+
+class Recorder(likekit.LikeObserver):
+    """Records every event with the thread it arrived on."""
+
+    def __init__(self):
+        self.changes = []  # (view, thread name, monotonic ns)
+        self.failures = []  # (post_id, wanted, error, thread name)
+        self._arrived = threading.Condition()
+
+    def on_change(self, view):
+        with self._arrived:
+            self.changes.append((view, threading.current_thread().name, time.monotonic_ns()))
+            self._arrived.notify_all()
+
+    def on_failure(self, post_id, wanted, error):
+        with self._arrived:
+            self.failures.append((post_id, wanted, error, threading.current_thread().name))
+            self._arrived.notify_all()
+
+    def _await(self, find, what, timeout):
+        with self._arrived:
+            if not self._arrived.wait_for(find, timeout):
+                raise AssertionError(f"{what} within {timeout} s; saw {[c[0] for c in self.changes]}")
+            return find()
+
+    def await_change(self, matches, timeout=5.0):
+        return self._await(
+            lambda: next((c for c in self.changes if matches(c[0])), None), "no matching change", timeout
+        )
+
+    def await_failure(self, timeout=5.0):
+        return self._await(lambda: self.failures[0] if self.failures else None, "no failure", timeout)
+
+
+def wait_idle(client, timeout_ms=10_000):
+    assert asyncio.run(client.wait_idle(timeout_ms)), "the client did not become idle"
+
+
+@pytest.fixture(scope="session")
+def admin():
+    url = os.environ.get("LIKEKIT_URL")
+    key = os.environ.get("LIKEKIT_ADMIN_KEY")
+    if not url or not key:
+        pytest.fail("LIKEKIT_URL and LIKEKIT_ADMIN_KEY are not set (run `cargo xtask test --only python`)")
+    return Admin(url, key)
+
+
+@pytest.fixture(scope="session")
+def viewer(admin):
+    """A signed-in viewer: (user id, token provider)."""
+    user_id = admin.user("Ana")
+    return user_id, FixedToken(admin.token(user_id))
+
+
+@pytest.fixture
+def faults(admin):
+    """Sets fault rules for one test and clears them after it."""
+    yield admin.faults
+    admin.clear_faults()
+
+
+@pytest.fixture
+def make_client(admin, viewer):
+    """Makes clients for one test and shuts them down after it, so that no
+    background work outlives the test."""
+    made = []
+
+    def make(options=None, tokens=viewer[1]):
+        client = likekit.LikeClient(admin.url, tokens, options or likekit.LikeClientOptions())
+        made.append(client)
+        return client
+
+    yield make
+    for client in made:
+        asyncio.run(client.shutdown(1_000))

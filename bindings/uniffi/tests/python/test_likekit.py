@@ -1,0 +1,278 @@
+"""The generated Python bindings against the real reference server."""
+
+import asyncio
+import threading
+import time
+
+import pytest
+
+import likekit
+from conftest import FAST_RETRY, FixedToken, Recorder, wait_idle
+
+
+def test_options_carry_the_core_defaults():
+    assert likekit.LikeClientOptions() == likekit.default_options()
+    assert likekit.LikeClientOptions().request_timeout_ms == 10_000
+
+
+def test_bad_base_url_is_a_typed_config_error():
+    with pytest.raises(likekit.LikeError.Config, match="base URL"):
+        likekit.LikeClient("not a url")
+
+
+def test_optimistic_tap_shows_before_the_server_answers(admin, faults, make_client):
+    post = admin.post()
+    faults({"route": "like", "latency_ms": 1500})
+    client = make_client()
+    rec = Recorder()
+    sub = client.subscribe(post, rec)
+    tapped = time.monotonic_ns()
+    view = client.set_liked(post, True)
+    assert view.liked and view.pending and view.count == 1
+    assert view.line.text == "Liked by you"
+    assert client.has_pending_calls()
+    # The observer heard of the tap before set_liked returned.
+    assert rec.changes and rec.changes[0][0].liked
+    confirmed, _, at = rec.await_change(lambda v: not v.pending, timeout=10)
+    assert (at - tapped) / 1e6 >= 1400, "the server answered too early"
+    assert confirmed.liked and confirmed.count == 1
+    sub.cancel()
+
+
+def test_rollback_calls_on_failure_and_restores_the_count(admin, faults, make_client):
+    post = admin.post()
+    faults({"route": "like", "error_rate": 1.0, "status": 503})
+    client = make_client(FAST_RETRY)
+    rec = Recorder()
+    sub = client.subscribe(post, rec)
+    assert client.set_liked(post, True).liked
+    post_id, wanted, error, _ = rec.await_failure()
+    assert (post_id, wanted) == (post, True)
+    assert isinstance(error, likekit.LikeError.Server) and "503" in str(error)
+    rec.await_change(lambda v: not v.liked and not v.pending)
+    wait_idle(client)
+    view = client.view(post)
+    assert not view.liked and view.count == 0
+    assert isinstance(view.error, likekit.LikeError.Server)
+    stats = client.stats()
+    assert (stats.retries, stats.rollbacks, stats.calls_sent) == (2, 1, 3)
+    sub.cancel()
+
+
+def test_rapid_taps_coalesce(admin, faults, make_client):
+    post = admin.post()
+    faults({"route": "like", "latency_ms": 300}, {"route": "unlike", "latency_ms": 300})
+    client = make_client()
+    client.toggle(post)  # like: a call goes out
+    client.toggle(post)  # unlike: waits for the like's answer
+    last = client.toggle(post)  # like: replaces it; the call out already carries it
+    assert last.liked and last.count == 1
+    wait_idle(client)
+    stats = client.stats()
+    assert (stats.taps, stats.calls_sent, stats.coalesced) == (3, 1, 2)
+    assert stats.taps == stats.intents_sent + stats.coalesced
+    for _ in range(10):  # ends where it started: liked
+        client.toggle(post)
+    wait_idle(client)
+    assert client.stats().calls_sent - 1 <= 2
+    server = asyncio.run(client.refresh(post))
+    assert server.liked and server.count == 1
+
+
+def test_refresh_reads_others_likes_and_the_friends_line(admin, make_client):
+    ben = admin.user("Ben")
+    cleo = admin.user("Cleo", friends=[ben])
+    post, quiet, missing = admin.post(), admin.post(), admin.next_id()
+    ben_client = make_client(tokens=FixedToken(admin.token(ben)))
+    ben_client.set_liked(post, True)
+    wait_idle(ben_client)
+
+    client = make_client(tokens=FixedToken(admin.token(cleo)))
+    rec = Recorder()
+    sub = client.subscribe_all(rec)
+    view = asyncio.run(client.refresh(post))
+    assert not view.liked and view.count == 1
+    assert view.friends == ["Ben"]
+    assert view.line.text == "Liked by Ben"
+    rec.await_change(lambda v: v.post_id == post and v.count == 1)
+    mine = client.toggle(post)
+    assert (mine.line.text, mine.count) == ("Liked by you and Ben", 2)
+    wait_idle(client)
+    views = asyncio.run(client.refresh_many([post, quiet, missing, post]))
+    assert [v.post_id for v in views] == [post, quiet]
+    assert views[0].count == 2 and views[1].line.text == ""
+    sub.cancel()
+
+
+def test_unknown_post_is_a_typed_not_found(admin, make_client):
+    missing = admin.next_id()
+    client = make_client(FAST_RETRY)
+    with pytest.raises(likekit.LikeError.NotFound, match="not found"):
+        asyncio.run(client.refresh(missing))
+    rec = Recorder()
+    sub = client.subscribe(missing, rec)
+    client.set_liked(missing, True)
+    assert isinstance(rec.await_failure()[2], likekit.LikeError.NotFound)
+    wait_idle(client)
+    assert client.stats().retries == 0
+    assert not client.view(missing).liked
+    sub.cancel()
+
+
+def test_callbacks_arrive_off_the_main_thread(admin, faults, make_client):
+    post = admin.post()
+    faults({"route": "like", "latency_ms": 200})
+    client = make_client()
+    rec = Recorder()
+    sub = client.subscribe(post, rec)
+    client.set_liked(post, True)
+    main = threading.current_thread().name
+    assert rec.changes[0][1] == main, "the tap's own change comes on the tapping thread"
+    _, thread, _ = rec.await_change(lambda v: not v.pending)
+    assert thread != main
+    sub.cancel()
+
+
+def test_taps_from_many_threads(admin, make_client):
+    client = make_client()
+    rec = Recorder()
+    sub = client.subscribe_all(rec)
+    posts = [admin.post() for _ in range(4)]
+    threads = [
+        threading.Thread(target=lambda p=p: [client.toggle(p) for _ in range(25)]) for p in posts
+    ]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    wait_idle(client)
+    for p in posts:
+        view = client.view(p)
+        assert view.liked and view.count == 1 and not view.pending
+    assert len(rec.changes) >= 100
+    sub.cancel()
+
+
+def test_a_throwing_observer_breaks_nothing(admin, make_client):
+    class Thrower(likekit.LikeObserver):
+        def on_change(self, view):
+            raise RuntimeError("observer bug (expected in this test)")
+
+        def on_failure(self, post_id, wanted, error):
+            raise RuntimeError("observer bug")
+
+    post = admin.post()
+    client = make_client()
+    rec = Recorder()
+    sub = client.subscribe(post, rec)
+    thrower = client.subscribe(post, Thrower())
+    client.set_liked(post, True)
+    thrower.cancel()
+    assert rec.changes, "the other observer heard nothing"
+    wait_idle(client)
+    client.set_liked(post, False)
+    wait_idle(client)
+    view = client.view(post)
+    assert not view.liked and not view.pending and view.error is None
+    sub.cancel()
+
+
+def test_cancel_and_release_stop_callbacks(admin, make_client):
+    post = admin.post()
+    client = make_client()
+    rec = Recorder()
+    sub = client.subscribe(post, rec)
+    assert sub.post_id() == post
+    client.set_liked(post, True)
+    wait_idle(client)
+    heard = len(rec.changes)
+    assert heard >= 2
+    sub.cancel()
+    sub.cancel()  # harmless
+    assert not sub.is_active()
+    client.set_liked(post, False)
+    wait_idle(client)
+    assert len(rec.changes) == heard
+
+    everything = Recorder()
+    sub = client.subscribe_all(everything)
+    assert sub.post_id() is None
+    client.set_liked(post, True)
+    wait_idle(client)
+    del sub  # releasing the handle unsubscribes
+    heard = len(everything.changes)
+    client.set_liked(post, False)
+    wait_idle(client)
+    assert len(everything.changes) == heard
+
+
+def test_token_provider_is_asked_again_after_a_401(admin, viewer, make_client):
+    post = admin.post()
+    good = admin.token(viewer[0])
+    asked = []
+
+    class Rotating(likekit.TokenProvider):
+        def token(self, refresh):
+            asked.append(refresh)
+            return good if refresh else "expired"
+
+    client = make_client(tokens=Rotating())
+    client.set_liked(post, True)
+    wait_idle(client)
+    view = client.view(post)
+    assert view.liked and not view.pending and view.error is None
+    assert asked[:2] == [False, True]
+
+    other = admin.post()
+    anonymous = make_client(FAST_RETRY, tokens=None)
+    rec = Recorder()
+    sub = anonymous.subscribe(other, rec)
+    anonymous.set_liked(other, True)
+    assert isinstance(rec.await_failure()[2], likekit.LikeError.Unauthorized)
+    sub.cancel()
+
+
+def test_shutdown_finishes_calls_then_refuses(admin, make_client):
+    post = admin.post()
+    client = make_client()
+    client.set_liked(post, True)
+    assert asyncio.run(client.shutdown(5_000))
+    assert client.is_shut_down()
+    late = client.set_liked(post, False)
+    assert late.liked and not late.pending
+    assert isinstance(late.error, likekit.LikeError.Shutdown)
+    with pytest.raises(likekit.LikeError.Shutdown):
+        asyncio.run(client.refresh(post))
+
+
+def test_creating_and_dropping_leaves_no_live_objects(admin, viewer):
+    post = admin.post()
+    tokens = viewer[1]
+
+    class Quiet(likekit.LikeObserver):
+        def on_change(self, view):
+            pass
+
+        def on_failure(self, post_id, wanted, error):
+            pass
+
+    baseline = likekit.live_objects()
+    highest = baseline
+    for i in range(10_000):
+        client = likekit.LikeClient(admin.url, tokens)
+        sub = client.subscribe(post, Quiet())
+        if i % 1_000 == 0:
+            client.toggle(post)  # some clients go with a call out
+        highest = max(highest, likekit.live_objects())
+        del sub, client
+    client = likekit.LikeClient(admin.url, tokens)
+    for i in range(10_000):
+        sub = client.subscribe(post, Quiet()) if i % 2 == 0 else client.subscribe_all(Quiet())
+        del sub
+    del client
+    assert highest <= baseline + 10, f"live objects grew to {highest}"
+    # Clients dropped with a call out let go of their references when it ends.
+    deadline = time.monotonic() + 10
+    while likekit.live_objects() != baseline and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert likekit.live_objects() == baseline
