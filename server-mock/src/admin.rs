@@ -201,7 +201,8 @@ pub(crate) async fn mint_token(
         ));
     }
     let token = app
-        .tokens
+        .auth
+        .tokens()
         .mint(request.user_id, Duration::from_secs(request.ttl_secs));
     Ok(Json(TokenResponse { token }))
 }

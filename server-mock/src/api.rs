@@ -4,8 +4,8 @@ use std::{sync::Arc, time::Instant};
 
 use axum::{
     Json,
-    extract::{Path, Query, Request, State, rejection::PathRejection},
-    http::{HeaderMap, HeaderValue, StatusCode, header},
+    extract::{FromRequestParts, Path, Query, Request, State, rejection::PathRejection},
+    http::{HeaderValue, StatusCode, header, request::Parts},
     middleware::Next,
     response::{IntoResponse, Response},
 };
@@ -42,8 +42,16 @@ fn truncate(text: &str) -> String {
     text.chars().take(40).collect()
 }
 
-fn viewer(app: &App, headers: &HeaderMap) -> Result<UserId, ApiError> {
-    authenticate(&app.tokens, headers.get(header::AUTHORIZATION))
+/// The signed-in caller, from `Authorization: Bearer <token>` (read in
+/// place, without copying the headers).
+pub(crate) struct Viewer(pub(crate) UserId);
+
+impl FromRequestParts<Arc<App>> for Viewer {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, app: &Arc<App>) -> Result<Self, ApiError> {
+        authenticate(&app.auth, parts.headers.get(header::AUTHORIZATION)).map(Viewer)
+    }
 }
 
 /// Like a post (idempotent).
@@ -66,10 +74,10 @@ fn viewer(app: &App, headers: &HeaderMap) -> Result<UserId, ApiError> {
 )]
 pub(crate) async fn like(
     State(app): State<Arc<App>>,
-    headers: HeaderMap,
+    Viewer(user): Viewer,
     post: Result<Path<String>, PathRejection>,
 ) -> Result<Json<LikeState>, ApiError> {
-    write(&app, &headers, post, true).await
+    write(&app, user, post, true).await
 }
 
 /// Unlike a post (idempotent).
@@ -92,19 +100,18 @@ pub(crate) async fn like(
 )]
 pub(crate) async fn unlike(
     State(app): State<Arc<App>>,
-    headers: HeaderMap,
+    Viewer(user): Viewer,
     post: Result<Path<String>, PathRejection>,
 ) -> Result<Json<LikeState>, ApiError> {
-    write(&app, &headers, post, false).await
+    write(&app, user, post, false).await
 }
 
 async fn write(
     app: &App,
-    headers: &HeaderMap,
+    user: UserId,
     post: Result<Path<String>, PathRejection>,
     like: bool,
 ) -> Result<Json<LikeState>, ApiError> {
-    let user = viewer(app, headers)?;
     let post = parse_post_id(post)?;
     app.check_rate(user)?;
     let outcome = if like {
@@ -144,10 +151,9 @@ async fn write(
 )]
 pub(crate) async fn post_likes(
     State(app): State<Arc<App>>,
-    headers: HeaderMap,
+    Viewer(user): Viewer,
     post: Result<Path<String>, PathRejection>,
 ) -> Result<Json<PostLikes>, ApiError> {
-    let user = viewer(&app, &headers)?;
     let post = parse_post_id(post)?;
     match app.views.view(user, post).await? {
         Some(view) => Ok(Json(view)),
@@ -213,10 +219,9 @@ pub(crate) fn parse_post_list(pairs: &[(String, String)]) -> Result<Vec<PostId>,
 )]
 pub(crate) async fn batch_likes(
     State(app): State<Arc<App>>,
-    headers: HeaderMap,
+    Viewer(user): Viewer,
     query: Result<Query<Vec<(String, String)>>, axum::extract::rejection::QueryRejection>,
 ) -> Result<Json<BatchLikes>, ApiError> {
-    let user = viewer(&app, &headers)?;
     let Query(pairs) = query?;
     let posts = parse_post_list(&pairs)?;
     Ok(Json(app.views.view_many(user, &posts).await?))

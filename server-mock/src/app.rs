@@ -19,14 +19,21 @@ use tower_http::{
 };
 
 use crate::{
-    admin, api, auth::Tokens, config::Config, error::ApiError, error::Error, faults::Faults,
-    metrics::Metrics, store::Store, views::Views,
+    admin, api,
+    auth::{Authenticator, Tokens},
+    config::Config,
+    error::ApiError,
+    error::Error,
+    faults::Faults,
+    metrics::Metrics,
+    store::Store,
+    views::Views,
 };
 
 pub(crate) struct App {
     pub(crate) store: Arc<dyn Store>,
     pub(crate) views: Views,
-    pub(crate) tokens: Tokens,
+    pub(crate) auth: Authenticator,
     pub(crate) faults: Faults,
     pub(crate) metrics: Arc<Metrics>,
     pub(crate) limiter: Option<DefaultKeyedRateLimiter<UserId>>,
@@ -58,13 +65,12 @@ impl App {
         Self {
             views: Views::new(
                 store.clone(),
-                config.cache_ttl,
-                config.friends_ttl,
-                config.cache_capacity,
+                (config.cache_ttl, config.cache_capacity),
+                (config.friends_ttl, config.friends_capacity),
                 metrics.clone(),
             ),
             store,
-            tokens,
+            auth: Authenticator::new(tokens),
             faults: Faults::default(),
             metrics,
             limiter,
@@ -84,6 +90,12 @@ impl App {
             let wait = not_until.wait_time_from(limiter.clock().now());
             ApiError::rate_limited(wait.as_secs() + u64::from(wait.subsec_nanos() > 0))
         })
+    }
+
+    /// Drops expired cache entries; call every second or so.
+    pub(crate) fn sweep_caches(&self) {
+        self.views.sweep();
+        self.auth.sweep();
     }
 
     /// Forgets rate-limit state of users who are back to a full allowance.

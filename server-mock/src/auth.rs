@@ -9,7 +9,7 @@ use jsonwebtoken::{Algorithm, DecodingKey, EncodingKey, Header, Validation, erro
 use likekit_core::wire::UserId;
 use serde::{Deserialize, Serialize};
 
-use crate::error::ApiError;
+use crate::{error::ApiError, ttl_cache::TtlCache};
 
 /// The claims of a LikeKit token.
 #[derive(Debug, Serialize, Deserialize)]
@@ -99,6 +99,11 @@ impl Tokens {
 
     /// The user a token signs in, if it is valid now.
     pub fn verify(&self, token: &str) -> Result<UserId, TokenError> {
+        self.verify_with_expiry(token).map(|(user, _)| user)
+    }
+
+    /// The user and the expiry (`exp`) of a token valid now.
+    fn verify_with_expiry(&self, token: &str) -> Result<(UserId, u64), TokenError> {
         let data = jsonwebtoken::decode::<Claims>(token, &self.decoding, &self.validation)
             .map_err(|err| match err.kind() {
                 ErrorKind::ExpiredSignature => TokenError::Expired,
@@ -111,8 +116,57 @@ impl Tokens {
                 }
                 _ => TokenError::Invalid("not a well-formed token".into()),
             })?;
-        parse_user_id(&data.claims.sub)
-            .ok_or_else(|| TokenError::Invalid("`sub` must be a user id".into()))
+        let user = parse_user_id(&data.claims.sub)
+            .ok_or_else(|| TokenError::Invalid("`sub` must be a user id".into()))?;
+        Ok((user, data.claims.exp))
+    }
+}
+
+/// Checks tokens, remembering the ones that passed: a client sends the same
+/// token on every call, and a lookup is far cheaper than an HMAC and two JSON
+/// parses. Only successes are remembered, and expiry is checked on every use.
+pub(crate) struct Authenticator {
+    tokens: Tokens,
+    verified: TtlCache<String, (UserId, u64)>,
+}
+
+impl fmt::Debug for Authenticator {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Authenticator")
+            .field("remembered", &self.verified.len())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Authenticator {
+    pub(crate) fn new(tokens: Tokens) -> Self {
+        Self {
+            tokens,
+            verified: TtlCache::new(Duration::from_secs(60), 100_000),
+        }
+    }
+
+    pub(crate) fn tokens(&self) -> &Tokens {
+        &self.tokens
+    }
+
+    pub(crate) fn verify(&self, token: &str) -> Result<UserId, TokenError> {
+        if let Some((user, exp)) = self.verified.get(token) {
+            // The same rule as the full check (no leeway).
+            return if exp < now_secs() {
+                Err(TokenError::Expired)
+            } else {
+                Ok(user)
+            };
+        }
+        let (user, exp) = self.tokens.verify_with_expiry(token)?;
+        self.verified.insert(token.to_owned(), (user, exp));
+        Ok(user)
+    }
+
+    /// Drops expired entries.
+    pub(crate) fn sweep(&self) {
+        self.verified.sweep();
     }
 }
 
@@ -127,7 +181,7 @@ pub(crate) fn parse_user_id(text: &str) -> Option<u64> {
 
 /// Reads `Authorization: Bearer <token>` and checks it.
 pub(crate) fn authenticate(
-    tokens: &Tokens,
+    tokens: &Authenticator,
     authorization: Option<&axum::http::HeaderValue>,
 ) -> Result<UserId, ApiError> {
     let Some(value) = authorization else {
@@ -184,6 +238,23 @@ mod tests {
         )
         .expect("sign");
         assert_eq!(tokens.verify(&token), Err(TokenError::Expired));
+    }
+
+    #[test]
+    fn remembered_tokens_still_expire() {
+        let tokens = Tokens::new(b"secret").expect("secret");
+        let auth = Authenticator::new(tokens.clone());
+        let token = tokens.mint(3, Duration::from_secs(60));
+        assert_eq!(auth.verify(&token), Ok(3));
+        assert_eq!(auth.verify(&token), Ok(3), "remembered");
+        assert!(auth.verify("garbage").is_err());
+        assert!(
+            auth.verify("garbage").is_err(),
+            "failures are not remembered"
+        );
+        // A remembered entry whose expiry has passed is refused.
+        auth.verified.insert("old".to_string(), (3, now_secs() - 1));
+        assert_eq!(auth.verify("old"), Err(TokenError::Expired));
     }
 
     #[test]

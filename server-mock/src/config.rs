@@ -126,7 +126,9 @@ pub struct Config {
     /// names take effect at once on this server regardless.
     pub friends_ttl: Duration,
     /// The most posts the view cache holds.
-    pub cache_capacity: u64,
+    pub cache_capacity: usize,
+    /// The most viewers whose friend sets are cached.
+    pub friends_capacity: usize,
     /// Requests taking longer (injected latency included) are answered `503`.
     pub request_timeout: Duration,
     /// The largest request body accepted; larger ones get `413`.
@@ -154,6 +156,7 @@ impl Default for Config {
             cache_ttl: Duration::from_secs(1),
             friends_ttl: Duration::from_secs(30),
             cache_capacity: 200_000,
+            friends_capacity: 50_000,
             request_timeout: Duration::from_secs(30),
             max_body_bytes: 64 * 1024,
             shutdown_grace: Duration::from_secs(10),
@@ -179,6 +182,7 @@ impl fmt::Debug for Config {
             .field("cache_ttl", &self.cache_ttl)
             .field("friends_ttl", &self.friends_ttl)
             .field("cache_capacity", &self.cache_capacity)
+            .field("friends_capacity", &self.friends_capacity)
             .field("request_timeout", &self.request_timeout)
             .field("max_body_bytes", &self.max_body_bytes)
             .field("shutdown_grace", &self.shutdown_grace)

@@ -48,6 +48,7 @@ mod net;
 mod openapi;
 mod server;
 pub mod store;
+mod ttl_cache;
 mod views;
 
 pub use auth::{TokenError, Tokens};

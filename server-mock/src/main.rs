@@ -17,6 +17,11 @@ use likekit_core::wire::admin::Seed;
 use likekit_server::{Config, Database, RateLimit, Tokens};
 use tracing_subscriber::EnvFilter;
 
+// mimalloc: markedly less time in malloc/free than the system allocator on
+// the view path (many small, short-lived allocations per request).
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 /// The LikeKit reference server: exact like counts, friends lines, sign-in
 /// tokens, and an admin/fault-injection API for client tests.
 #[derive(Debug, Parser)]

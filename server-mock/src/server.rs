@@ -113,10 +113,13 @@ async fn start(
     let housekeeping = {
         let app = app.clone();
         tokio::spawn(async move {
-            let mut every = tokio::time::interval(Duration::from_secs(10));
-            loop {
+            let mut every = tokio::time::interval(Duration::from_secs(1));
+            for tick in 0u64.. {
                 every.tick().await;
-                app.housekeeping();
+                app.sweep_caches();
+                if tick % 10 == 0 {
+                    app.housekeeping();
+                }
             }
         })
     };
@@ -198,12 +201,12 @@ impl ServerHandle {
 
     /// A sign-in token for `user`, valid for `ttl`.
     pub fn mint_token(&self, user: UserId, ttl: Duration) -> String {
-        self.app.tokens.mint(user, ttl)
+        self.app.auth.tokens().mint(user, ttl)
     }
 
     /// The server's token minter and checker.
     pub fn tokens(&self) -> &Tokens {
-        &self.app.tokens
+        self.app.auth.tokens()
     }
 
     /// The admin key, when the admin API is on.

@@ -20,15 +20,16 @@ use std::{
 };
 
 use likekit_core::wire::{BatchLikes, PostId, PostLikes, UserId};
-use moka::{ops::compute::Op, sync::Cache};
 
 use crate::{
     metrics::Metrics,
     store::{PostSnapshot, Store, StoreError},
+    ttl_cache::TtlCache,
 };
 
-/// A viewer's friends: id → display name.
-type FriendSet = HashMap<UserId, Arc<str>>;
+/// A viewer's friends: id → display name. Up to 100 lookups per post view,
+/// so a fast hasher.
+type FriendSet = HashMap<UserId, Arc<str>, foldhash::fast::RandomState>;
 
 /// Hit and miss tallies of one cache.
 #[derive(Debug, Default)]
@@ -48,8 +49,8 @@ impl CacheStats {
 
 pub(crate) struct Views {
     store: Arc<dyn Store>,
-    posts: Cache<PostId, Arc<PostSnapshot>>,
-    friends: Cache<UserId, Arc<FriendSet>>,
+    posts: TtlCache<PostId, Arc<PostSnapshot>>,
+    friends: TtlCache<UserId, Arc<FriendSet>>,
     pub(crate) post_stats: CacheStats,
     pub(crate) friend_stats: CacheStats,
     metrics: Arc<Metrics>,
@@ -58,8 +59,8 @@ pub(crate) struct Views {
 impl std::fmt::Debug for Views {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Views")
-            .field("cached_posts", &self.posts.entry_count())
-            .field("cached_viewers", &self.friends.entry_count())
+            .field("cached_posts", &self.posts.len())
+            .field("cached_viewers", &self.friends.len())
             .finish_non_exhaustive()
     }
 }
@@ -67,21 +68,14 @@ impl std::fmt::Debug for Views {
 impl Views {
     pub(crate) fn new(
         store: Arc<dyn Store>,
-        cache_ttl: Duration,
-        friends_ttl: Duration,
-        capacity: u64,
+        (cache_ttl, cache_capacity): (Duration, usize),
+        (friends_ttl, friends_capacity): (Duration, usize),
         metrics: Arc<Metrics>,
     ) -> Self {
         Self {
             store,
-            posts: Cache::builder()
-                .max_capacity(capacity)
-                .time_to_live(cache_ttl)
-                .build(),
-            friends: Cache::builder()
-                .max_capacity(capacity)
-                .time_to_live(friends_ttl)
-                .build(),
+            posts: TtlCache::new(cache_ttl, cache_capacity),
+            friends: TtlCache::new(friends_ttl, friends_capacity),
             post_stats: CacheStats::default(),
             friend_stats: CacheStats::default(),
             metrics,
@@ -91,11 +85,7 @@ impl Views {
     /// Keeps `snapshot` unless the cache already has this version or newer.
     pub(crate) fn offer(&self, post: PostId, snapshot: Arc<PostSnapshot>) {
         self.posts
-            .entry(post)
-            .and_compute_with(|current| match current {
-                Some(entry) if entry.value().version >= snapshot.version => Op::Nop,
-                _ => Op::Put(snapshot),
-            });
+            .insert_if_newer(post, snapshot, |new, old| new.version > old.version);
     }
 
     async fn post(&self, post: PostId) -> Result<Option<Arc<PostSnapshot>>, StoreError> {
@@ -197,17 +187,23 @@ impl Views {
 
     /// Forgets `user`'s cached friend set.
     pub(crate) fn forget_friends_of(&self, user: UserId) {
-        self.friends.invalidate(&user);
+        self.friends.remove(&user);
     }
 
     /// Forgets every cached friend set (a user was renamed).
     pub(crate) fn forget_all_friends(&self) {
-        self.friends.invalidate_all();
+        self.friends.clear();
     }
 
     /// Forgets everything (after a reset or seed).
     pub(crate) fn clear(&self) {
-        self.posts.invalidate_all();
-        self.friends.invalidate_all();
+        self.posts.clear();
+        self.friends.clear();
+    }
+
+    /// Drops expired cache entries.
+    pub(crate) fn sweep(&self) {
+        self.posts.sweep();
+        self.friends.sweep();
     }
 }
