@@ -195,3 +195,35 @@ pub(crate) fn router(app: Arc<App>, config: &Config) -> Result<Router, Error> {
         .layer(CatchPanicLayer::custom(panic_response))
         .with_state(app))
 }
+
+#[cfg(test)]
+mod tests {
+    use axum::http::StatusCode;
+
+    use super::*;
+
+    #[tokio::test]
+    async fn a_panic_becomes_a_json_500() {
+        let response = panic_response(Box::new("boom"));
+        assert_eq!(response.status(), StatusCode::INTERNAL_SERVER_ERROR);
+        assert_eq!(response.headers()[header::CONTENT_TYPE], "application/json");
+        let body = axum::body::to_bytes(response.into_body(), 1024)
+            .await
+            .expect("body");
+        let body: likekit_core::wire::ErrorBody =
+            serde_json::from_slice(&body).expect("an error body");
+        assert_eq!(body.error.code, "internal");
+    }
+
+    #[test]
+    fn cors_origins_must_be_header_values() {
+        assert!(cors_layer(&[]).expect("no origins").is_none());
+        assert!(
+            cors_layer(&["http://a.example".into()])
+                .expect("one")
+                .is_some()
+        );
+        assert!(cors_layer(&["*".into()]).expect("any").is_some());
+        assert!(cors_layer(&["bad\norigin".into()]).is_err());
+    }
+}
