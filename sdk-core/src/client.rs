@@ -656,10 +656,13 @@ impl fmt::Display for LikeFailure {
 ///
 /// Implement [`on_change`](Self::on_change) and
 /// [`on_failure`](Self::on_failure), or pass a closure taking
-/// `&LikeEvent`. Calls come from whichever thread fed the machine (the one
-/// that tapped, or one of the client's runtime threads), never under the
-/// client's lock, one event at a time and in order. Return quickly: hand
-/// the work to the UI thread.
+/// `&LikeEvent`. Calls come one event at a time, in the order the events
+/// happened, never under the client's lock. A tap's own change is usually
+/// delivered on the tapping thread before the tap returns; when another
+/// thread is delivering events at that moment (an answer arriving on one of
+/// the client's runtime threads), that thread delivers it right after its
+/// own. Answers, retries, rollbacks and reads arrive on the client's
+/// runtime threads. Return quickly: hand the work to the UI thread.
 ///
 /// ```
 /// use likekit_core::{LikeFailure, LikeObserver, PostView};

@@ -339,16 +339,19 @@ impl Driver {
         rx.await.unwrap_or(Err(LikeError::Shutdown))
     }
 
-    /// Starts the jobs, wakes idle waiters and delivers queued events.
+    /// Delivers queued events, starts the jobs and wakes idle waiters.
+    ///
+    /// Events go first: the observer hears of a tap before the call is
+    /// started (which may wake a runtime thread).
     fn follow_up(self: &Arc<Self>, followup: Followup) {
+        if followup.deliver {
+            self.deliver();
+        }
         for job in followup.jobs {
             self.start(job);
         }
         for waiter in followup.idle {
             let _ = waiter.send(());
-        }
-        if followup.deliver {
-            self.deliver();
         }
     }
 
