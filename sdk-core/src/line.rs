@@ -9,7 +9,7 @@ pub const MAX_NAMED_FRIENDS: usize = 2;
 ///
 /// `total == you as u64 + friends.len() as u64 + others` always holds, so a
 /// platform can build its own localised sentence from the parts. The English
-/// sentence is [`LikeLine::to_string`] (via [`fmt::Display`]).
+/// sentence is its [`fmt::Display`] (`line.to_string()`).
 ///
 /// ```
 /// use likekit_core::LikeLine;

@@ -286,13 +286,16 @@ impl PostState {
 
     fn view(&self, post_id: PostId) -> PostView {
         let liked = self.liked();
-        let count = self.count();
+        // A count read from the server's one-second cache can lag behind the
+        // viewer's own (fresh) heart or the friends named: never show fewer
+        // likes than the line names.
+        let line = LikeLine::new(liked, &self.confirmed.friends, self.count());
         PostView {
             post_id,
             liked,
-            count,
+            count: line.total,
             friends: self.confirmed.friends.clone(),
-            line: LikeLine::new(liked, &self.confirmed.friends, count),
+            line,
             pending: self.pending(),
             error: self.error.as_deref().cloned(),
         }

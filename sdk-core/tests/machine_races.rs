@@ -481,6 +481,18 @@ fn retry_after_is_honoured() {
 }
 
 #[test]
+fn count_never_shows_fewer_likes_than_the_line_names() {
+    let mut p = Probe::new();
+    // The heart comes from the viewer's own row, the count from a cache a
+    // second old that does not have the like yet.
+    p.seen(0, true, &["Ana"], 4);
+    let v = p.m.view(POST).unwrap();
+    assert_eq!(v.count, 2);
+    assert_eq!(v.count, v.line.total);
+    assert_eq!(v.line.to_string(), "Liked by you and Ana");
+}
+
+#[test]
 fn unlike_of_a_stale_zero_count_never_goes_below_zero() {
     let mut p = Probe::new();
     p.seen(0, true, &[], 4);
