@@ -113,8 +113,6 @@ pub struct SqliteStore {
     queue: mpsc::Sender<Command>,
     writer_done: watch::Receiver<bool>,
     readers: ReadPool,
-    /// Stops the read-lock anchor thread when dropped.
-    _anchor: std::sync::mpsc::Sender<()>,
     database: Database,
     _temp_dir: Option<Arc<tempfile::TempDir>>,
 }
@@ -203,7 +201,6 @@ impl SqliteStore {
             readers: ReadPool {
                 connections: connections.into_boxed_slice(),
             },
-            _anchor: spawn_anchor(&path)?,
             database: options.database,
             _temp_dir: temp_dir,
         })
@@ -277,44 +274,6 @@ fn open_reader(path: &PathBuf) -> Result<Connection, StoreError> {
     conn.pragma_update(None, "mmap_size", 256 * 1024 * 1024)?;
     conn.set_prepared_statement_cache_capacity(64);
     Ok(conn)
-}
-
-/// How long the anchor keeps one snapshot before taking a fresh one.
-const ANCHOR_REFRESH: Duration = Duration::from_millis(200);
-
-/// Starts a thread that keeps one read transaction open at all times,
-/// renewed every [`ANCHOR_REFRESH`].
-///
-/// SQLite takes a shared lock on the database file at the start of every
-/// read transaction and drops it at the end: four `fcntl` calls per point
-/// read when no other connection of the process holds the lock. While this
-/// connection holds it, the readers' locks are reference counts inside
-/// SQLite and cost no system call — about a tenth of a view's CPU time. The
-/// anchor reads nothing; its only cost is that a checkpoint may lag up to
-/// one refresh period behind the newest commit.
-fn spawn_anchor(path: &PathBuf) -> Result<std::sync::mpsc::Sender<()>, StoreError> {
-    let conn = open_reader(path)?;
-    let (stop, stopped) = std::sync::mpsc::channel::<()>();
-    std::thread::Builder::new()
-        .name("likekit-read-anchor".into())
-        .spawn(move || {
-            loop {
-                let renewed = conn.execute_batch("BEGIN").and_then(|()| {
-                    conn.prepare_cached("SELECT 1 FROM posts LIMIT 1")?
-                        .exists([])
-                });
-                if let Err(err) = renewed {
-                    tracing::debug!(error = %err, "read anchor not renewed");
-                }
-                match stopped.recv_timeout(ANCHOR_REFRESH) {
-                    Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {}
-                    _ => break,
-                }
-                let _ = conn.execute_batch("COMMIT");
-            }
-        })
-        .map_err(|e| StoreError::Backend(format!("cannot start the read anchor: {e}")))?;
-    Ok(stop)
 }
 
 /// Read-only connections, each behind its own lock. A thread first tries the
