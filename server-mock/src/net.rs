@@ -132,7 +132,6 @@ impl axum::serve::Listener for KillableListener {
 /// What each request knows about its connection.
 #[derive(Debug, Clone)]
 pub(crate) struct ConnInfo {
-    #[allow(dead_code)]
     pub(crate) remote: SocketAddr,
     pub(crate) kill: KillSwitch,
 }
