@@ -182,8 +182,11 @@ pub(crate) fn router(app: Arc<App>, config: &Config) -> Result<Router, Error> {
             ));
         router = router.nest("/admin", admin);
     }
+    let router = match &config.web_root {
+        Some(root) => crate::web::serve_files(router, root)?,
+        None => router.fallback(api::not_found),
+    };
     let mut router = router
-        .fallback(api::not_found)
         .method_not_allowed_fallback(api::method_not_allowed)
         .layer(DefaultBodyLimit::max(config.max_body_bytes))
         .layer(RequestBodyLimitLayer::new(config.max_body_bytes))

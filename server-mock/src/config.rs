@@ -141,6 +141,10 @@ pub struct Config {
     pub read_connections: usize,
     /// The most likes/unlikes committed in one group-commit transaction.
     pub max_group_commit: usize,
+    /// A folder of static files (the web demo page) served at `/` for every
+    /// path no API route matches; missing files get the JSON 404. `None`
+    /// (the default) serves no files.
+    pub web_root: Option<PathBuf>,
 }
 
 impl Default for Config {
@@ -162,6 +166,7 @@ impl Default for Config {
             shutdown_grace: Duration::from_secs(10),
             read_connections: 0,
             max_group_commit: 1024,
+            web_root: None,
         }
     }
 }
@@ -188,6 +193,7 @@ impl fmt::Debug for Config {
             .field("shutdown_grace", &self.shutdown_grace)
             .field("read_connections", &self.read_connections)
             .field("max_group_commit", &self.max_group_commit)
+            .field("web_root", &self.web_root)
             .finish()
     }
 }

@@ -50,6 +50,7 @@ mod server;
 pub mod store;
 mod ttl_cache;
 mod views;
+mod web;
 
 pub use auth::{TokenError, Tokens};
 pub use config::{Config, Database, RateLimit};

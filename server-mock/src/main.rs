@@ -90,6 +90,10 @@ struct ServeArgs {
     /// Read-only SQLite connections (0: twice the CPUs, at least 4).
     #[arg(long, default_value_t = 0)]
     read_connections: usize,
+    /// Serve the static files in this folder at `/` (the web demo); API
+    /// routes take precedence.
+    #[arg(long, value_name = "DIR")]
+    web_root: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]
@@ -143,6 +147,7 @@ fn config_from(args: ServeArgs) -> Result<Config, String> {
         max_body_bytes: args.max_body_bytes,
         shutdown_grace: Duration::from_secs(args.shutdown_grace_secs),
         read_connections: args.read_connections,
+        web_root: args.web_root,
         ..Config::default()
     })
 }

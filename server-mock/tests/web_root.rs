@@ -1,0 +1,139 @@
+//! `--web-root`: static files at `/` beside the API, API routes first, JSON
+//! 404s for everything else.
+
+#![allow(clippy::unwrap_used)]
+
+mod common;
+
+use std::fs;
+
+use common::{ServerProcess, TestServer, client, expect_error, ok_json, test_config};
+use likekit_server::{Config, wire::LikeState};
+use reqwest::{Method, StatusCode, header};
+
+/// A web root with a page, a module and a file the API shadows.
+fn site() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    fs::write(
+        dir.path().join("index.html"),
+        "<!doctype html><h1>Likes</h1>",
+    )
+    .unwrap();
+    fs::create_dir(dir.path().join("pkg")).unwrap();
+    fs::write(dir.path().join("pkg/app.js"), "export const x = 1;").unwrap();
+    fs::write(dir.path().join("healthz"), "a file named like a route").unwrap();
+    dir
+}
+
+#[tokio::test]
+async fn files_are_served_and_the_api_still_wins() {
+    let root = site();
+    let t = TestServer::with(Config {
+        web_root: Some(root.path().to_path_buf()),
+        ..test_config()
+    })
+    .await;
+
+    let page = t.http.get(t.url("/")).send().await.unwrap();
+    assert_eq!(page.status(), StatusCode::OK);
+    assert!(
+        page.headers()[header::CONTENT_TYPE]
+            .to_str()
+            .unwrap()
+            .starts_with("text/html")
+    );
+    assert!(page.text().await.unwrap().contains("<h1>Likes</h1>"));
+
+    let module = t.http.get(t.url("/pkg/app.js")).send().await.unwrap();
+    assert_eq!(module.status(), StatusCode::OK);
+    let content_type = module.headers()[header::CONTENT_TYPE].to_str().unwrap();
+    assert!(content_type.contains("javascript"), "{content_type}");
+
+    // Routes take precedence over files of the same name.
+    let health = t.http.get(t.url("/healthz")).send().await.unwrap();
+    assert_eq!(health.status(), StatusCode::OK);
+    assert!(health.text().await.unwrap().contains("\"status\""));
+
+    // The API behaves as without a web root.
+    t.setup(&[], &[42]).await;
+    let state: LikeState = ok_json(t.like(7, 42).await).await;
+    assert!(state.liked_by_me);
+    let anonymous = t.http.get(t.url("/posts/42/likes")).send().await.unwrap();
+    expect_error(anonymous, StatusCode::UNAUTHORIZED, "missing_token").await;
+    let wrong_method = t
+        .as_user(7, Method::PUT, "/posts/42/like")
+        .send()
+        .await
+        .unwrap();
+    expect_error(
+        wrong_method,
+        StatusCode::METHOD_NOT_ALLOWED,
+        "method_not_allowed",
+    )
+    .await;
+    t.stop().await;
+}
+
+#[tokio::test]
+async fn missing_files_and_escapes_get_the_json_404() {
+    let root = site();
+    let outside = root
+        .path()
+        .parent()
+        .unwrap()
+        .join("likekit-web-root-secret.txt");
+    fs::write(&outside, "secret").unwrap();
+    let t = TestServer::with(Config {
+        web_root: Some(root.path().to_path_buf()),
+        ..test_config()
+    })
+    .await;
+    for path in [
+        "/nothing-here.js",
+        "/pkg/missing.wasm",
+        "/posts/42/nope",
+        "/../likekit-web-root-secret.txt",
+        "/%2e%2e/likekit-web-root-secret.txt",
+    ] {
+        let r = t.http.get(t.url(path)).send().await.unwrap();
+        let body = expect_error(r, StatusCode::NOT_FOUND, "not_found").await;
+        assert!(!body.error.message.contains("secret"), "{path}");
+    }
+    let post = t.http.post(t.url("/nothing-here")).send().await.unwrap();
+    expect_error(post, StatusCode::NOT_FOUND, "not_found").await;
+    t.stop().await;
+    fs::remove_file(outside).unwrap();
+}
+
+#[tokio::test]
+async fn a_web_root_that_is_not_a_folder_is_refused() {
+    let root = site();
+    let err = likekit_server::spawn(Config {
+        web_root: Some(root.path().join("index.html")),
+        ..test_config()
+    })
+    .await
+    .unwrap_err();
+    assert!(matches!(err, likekit_server::Error::Config(_)), "{err}");
+    assert!(err.to_string().contains("index.html"), "{err}");
+}
+
+#[tokio::test]
+async fn the_binary_serves_its_web_root() {
+    let root = site();
+    let log = root.path().join("server.log");
+    let server = ServerProcess::start(
+        &[
+            "--db",
+            ":memory:",
+            "--web-root",
+            root.path().to_str().unwrap(),
+        ],
+        &log,
+    );
+    let page = client().get(server.url("/")).send().await.unwrap();
+    assert_eq!(page.status(), StatusCode::OK);
+    assert!(page.text().await.unwrap().contains("<h1>Likes</h1>"));
+    let missing = client().get(server.url("/missing")).send().await.unwrap();
+    expect_error(missing, StatusCode::NOT_FOUND, "not_found").await;
+}
