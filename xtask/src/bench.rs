@@ -32,11 +32,20 @@ pub struct Suite {
 }
 
 /// Every benchmark suite, in the order they run.
-pub const SUITES: &[Suite] = &[Suite {
-    name: "machine",
-    about: "criterion: cargo bench -p likekit-core --bench machine",
-    run: |ctx, figures| cargo_bench(ctx, &["-p", "likekit-core", "--bench", "machine"], figures),
-}];
+pub const SUITES: &[Suite] = &[
+    Suite {
+        name: "machine",
+        about: "criterion: cargo bench -p likekit-core --bench machine",
+        run: |ctx, figures| {
+            cargo_bench(ctx, &["-p", "likekit-core", "--bench", "machine"], figures)
+        },
+    },
+    Suite {
+        name: "kotlin",
+        about: "a Kotlin program on the release library: tap to observer callback",
+        run: crate::uniffi::bench_kotlin,
+    },
+];
 
 /// The unit a row's figure and target are in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -102,6 +111,14 @@ pub const ROWS: &[Row] = &[
         figure: "memory_per_post_bytes",
         unit: Unit::Bytes,
         target: Target::AtMost(256.0),
+        ratio_to: None,
+    },
+    Row {
+        suite: "kotlin",
+        what: "Tap from Kotlin to its observer callback, median, in µs",
+        figure: "kotlin_tap_to_callback_us",
+        unit: Unit::Plain,
+        target: Target::AtMost(100.0),
         ratio_to: None,
     },
 ];

@@ -9,6 +9,7 @@ mod json;
 mod proc;
 mod runner;
 mod select;
+mod uniffi;
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -57,8 +58,8 @@ commands:
                                 Suites: {suites}
   demo [--listen HOST:PORT]     start the reference server with the demo data
                                 (examples/demo-seed.json) and print its URL
-  bindings                      generate the Kotlin, Swift, Python and web bindings
-                                (arrives with the uniffi and web issues)
+  bindings [--release]          build the library and generate the Kotlin, Swift
+                                and Python bindings into bindings/uniffi/generated
   doctor [--install [TOOL…]]    show which tools are installed and which are
                                 missing; --install installs the missing ones
                                 (or only the named ones)
@@ -72,14 +73,18 @@ packages, npm and PyPI packages under .tools/) and say what they install.
     )
 }
 
-fn bindings(args: &[String]) -> Result<ExitCode, String> {
-    if !args.is_empty() {
-        return Err(format!(
-            "`cargo xtask bindings` takes no options yet (got `{}`)",
-            args.join(" ")
-        ));
-    }
-    println!("xtask: bindings arrive with the uniffi and web issues; nothing is generated yet");
+fn bindings(ctx: &Ctx, args: &[String]) -> Result<ExitCode, String> {
+    let release = match args {
+        [] => false,
+        [flag] if flag == "--release" => true,
+        _ => {
+            return Err(format!(
+                "`cargo xtask bindings` takes only `--release` (got `{}`)",
+                args.join(" ")
+            ));
+        }
+    };
+    uniffi::bindings(ctx, release)?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -99,7 +104,7 @@ fn main() -> ExitCode {
         "test" => runner::main(&ctx, rest),
         "bench" => bench::main(&ctx, rest),
         "demo" => demo::main(&ctx, rest),
-        "bindings" => bindings(rest),
+        "bindings" => bindings(&ctx, rest),
         "doctor" => doctor::main(&ctx, rest),
         "help" | "-h" | "--help" => {
             print!("{}", usage());

@@ -13,7 +13,7 @@
 
 use std::process::{Command, ExitCode};
 
-use crate::{Ctx, cargo_test, proc, select};
+use crate::{Ctx, cargo_test, proc, select, uniffi};
 
 /// A test suite that `cargo xtask test` runs.
 #[derive(Debug)]
@@ -27,11 +27,28 @@ pub struct Runner {
 }
 
 /// Every runner, in the order they run.
-pub const RUNNERS: &[Runner] = &[Runner {
-    name: "rust",
-    about: "cargo test --workspace --all-targets --no-fail-fast, then the doc tests",
-    run: cargo_test::run,
-}];
+pub const RUNNERS: &[Runner] = &[
+    Runner {
+        name: "rust",
+        about: "cargo test --workspace --all-targets --no-fail-fast, then the doc tests",
+        run: cargo_test::run,
+    },
+    Runner {
+        name: "kotlin",
+        about: "the generated Kotlin on the JVM (kotlinc + JNA) against the real server",
+        run: uniffi::run_kotlin,
+    },
+    Runner {
+        name: "python",
+        about: "pytest over the generated Python module against the real server",
+        run: uniffi::run_python,
+    },
+    Runner {
+        name: "swift",
+        about: "the generated Swift package's tests; skipped without a Swift toolchain",
+        run: uniffi::run_swift,
+    },
+];
 
 /// Results of one runner (or of all of them, summed).
 #[derive(Debug, Default, Clone, PartialEq, Eq)]

@@ -1,0 +1,873 @@
+//! The Kotlin, Swift and Python bindings (`bindings/uniffi`): generating
+//! them (`cargo xtask bindings`), their test runners (`kotlin`, `python`,
+//! `swift`) and the Kotlin bench.
+//!
+//! Generation builds `likekit-ffi` and runs the workspace's own
+//! `uniffi-bindgen` in library mode, then lays the output out in
+//! `bindings/uniffi/generated/` (gitignored):
+//!
+//! ```text
+//! kotlin/com/likekit/likekit.kt       the Kotlin package com.likekit
+//! python/likekit.py                   the Python module, with the library beside it
+//! swift/Package.swift                 a Swift package: LikeKit (sources) over LikeKitFFI
+//! swift/Sources/LikeKit/LikeKit.swift
+//! swift/Sources/LikeKitFFI/           the C header and module map
+//! swift/Tests/LikeKitTests/           the Swift tests (from bindings/uniffi/tests/swift)
+//! ```
+//!
+//! Each runner starts the real `likekit-server` (in-memory database, a
+//! random admin key, no write rate limit) on a free loopback port and hands
+//! the tests `LIKEKIT_URL` and `LIKEKIT_ADMIN_KEY`; the tests make their own
+//! users, posts, tokens and faults through the admin API.
+
+use std::collections::hash_map::DefaultHasher;
+use std::fs;
+use std::hash::{Hash, Hasher};
+use std::io::{BufRead, BufReader, Read};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
+use std::time::Duration;
+
+use crate::bench::{self, Figures};
+use crate::runner::{self, Counter, Tally};
+use crate::{Ctx, install, proc};
+
+const FFI_PACKAGE: &str = "likekit-ffi";
+const BINDGEN_PACKAGE: &str = "uniffi-bindgen";
+/// The cdylib's file name on this machine.
+const CDYLIB: &str = "liblikekit_ffi.so";
+const GENERATED: &str = "bindings/uniffi/generated";
+const TESTS: &str = "bindings/uniffi/tests";
+const SERVER_BIN: &str = "likekit-server";
+const SERVER_STARTUP: Duration = Duration::from_secs(60);
+
+/// Which build of the library.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Profile {
+    Debug,
+    Release,
+}
+
+impl Profile {
+    fn dir(self) -> &'static str {
+        match self {
+            Profile::Debug => "debug",
+            Profile::Release => "release",
+        }
+    }
+}
+
+/// Where generation put things.
+#[derive(Debug, Clone)]
+pub struct Generated {
+    /// The folder holding the built library (for `-Djna.library.path`).
+    pub lib_dir: PathBuf,
+    pub kotlin: PathBuf,
+    pub python: PathBuf,
+    pub swift: PathBuf,
+}
+
+fn say(what: &str) {
+    println!("xtask: {what}");
+}
+
+fn io_error(what: &str, path: &Path, e: std::io::Error) -> String {
+    format!("could not {what} {}: {e}", path.display())
+}
+
+fn write(path: &Path, text: &str) -> Result<(), String> {
+    if let Some(dir) = path.parent() {
+        fs::create_dir_all(dir).map_err(|e| io_error("create", dir, e))?;
+    }
+    fs::write(path, text).map_err(|e| io_error("write", path, e))
+}
+
+fn copy(from: &Path, to: &Path) -> Result<(), String> {
+    if let Some(dir) = to.parent() {
+        fs::create_dir_all(dir).map_err(|e| io_error("create", dir, e))?;
+    }
+    fs::copy(from, to)
+        .map(drop)
+        .map_err(|e| io_error("copy", from, e))
+}
+
+fn remove(path: &Path) -> Result<(), String> {
+    if path.is_dir() {
+        fs::remove_dir_all(path).map_err(|e| io_error("remove", path, e))
+    } else if path.exists() {
+        fs::remove_file(path).map_err(|e| io_error("remove", path, e))
+    } else {
+        Ok(())
+    }
+}
+
+// ---------------------------------------------------------------- generation
+
+/// `cargo xtask bindings [--release]`: builds the library and generates the
+/// Kotlin, Swift and Python bindings.
+pub fn bindings(ctx: &Ctx, release: bool) -> Result<(), String> {
+    let profile = if release {
+        Profile::Release
+    } else {
+        Profile::Debug
+    };
+    let generated = generate(ctx, profile)?;
+    say(&format!(
+        "Kotlin  {}  (compile with kotlinc against JNA and kotlinx-coroutines; see the README)",
+        generated.kotlin.display()
+    ));
+    say(&format!(
+        "Python  {}  (import likekit; the library sits beside it)",
+        generated.python.display()
+    ));
+    say(&format!(
+        "Swift   {}  (a Swift package; add LikeKitFFI.xcframework for iOS, see the README)",
+        generated.swift.display()
+    ));
+    say(&format!(
+        "library {}",
+        generated.lib_dir.join(CDYLIB).display()
+    ));
+    Ok(())
+}
+
+/// Builds `likekit-ffi` and generates the three bindings from it.
+pub fn generate(ctx: &Ctx, profile: Profile) -> Result<Generated, String> {
+    let mut build = proc::cargo();
+    build
+        .current_dir(&ctx.root)
+        .args(["build", "--package", FFI_PACKAGE]);
+    if profile == Profile::Release {
+        build.arg("--release");
+    }
+    say(&format!("building the library ({})", proc::display(&build)));
+    proc::run(&mut build)?;
+    let lib_dir = ctx.target_dir.join(profile.dir());
+    let library = lib_dir.join(CDYLIB);
+    if !library.is_file() {
+        return Err(format!("the build left no {}", library.display()));
+    }
+
+    let out = ctx.root.join(GENERATED);
+    let raw = out.join(".raw");
+    remove(&raw)?;
+    let mut bindgen = proc::cargo();
+    bindgen
+        .current_dir(&ctx.root)
+        .args(["run", "--quiet", "--package", BINDGEN_PACKAGE, "--"])
+        .args(["generate", "--library"])
+        .arg(&library)
+        .args([
+            "-l",
+            "kotlin",
+            "-l",
+            "python",
+            "-l",
+            "swift",
+            "--no-format",
+            "-o",
+        ])
+        .arg(&raw);
+    say(&format!(
+        "generating bindings ({})",
+        proc::display(&bindgen)
+    ));
+    proc::run(&mut bindgen)?;
+
+    let generated = Generated {
+        lib_dir,
+        kotlin: out.join("kotlin"),
+        python: out.join("python"),
+        swift: out.join("swift"),
+    };
+
+    // Kotlin: the package folder as generated.
+    remove(&generated.kotlin)?;
+    let kotlin_file = generated
+        .kotlin
+        .join("com")
+        .join("likekit")
+        .join("likekit.kt");
+    copy(&raw.join("com/likekit/likekit.kt"), &kotlin_file)?;
+
+    // Python: the module with the library beside it, where it looks first.
+    remove(&generated.python)?;
+    copy(
+        &raw.join("likekit.py"),
+        &generated.python.join("likekit.py"),
+    )?;
+    copy(&library, &generated.python.join(CDYLIB))?;
+
+    // Swift: a package (its .build cache is kept between runs).
+    let swift = &generated.swift;
+    for stale in ["Package.swift", "Sources", "Tests"] {
+        remove(&swift.join(stale))?;
+    }
+    write(&swift.join("Package.swift"), PACKAGE_SWIFT)?;
+    copy(
+        &raw.join("LikeKit.swift"),
+        &swift.join("Sources/LikeKit/LikeKit.swift"),
+    )?;
+    copy(
+        &raw.join("LikeKitFFI.h"),
+        &swift.join("Sources/LikeKitFFI/LikeKitFFI.h"),
+    )?;
+    write(
+        &swift.join("Sources/LikeKitFFI/module.modulemap"),
+        MODULE_MAP,
+    )?;
+    let swift_tests = ctx.root.join(TESTS).join("swift");
+    for entry in fs::read_dir(&swift_tests).map_err(|e| io_error("read", &swift_tests, e))? {
+        let path = entry.map_err(|e| io_error("read", &swift_tests, e))?.path();
+        if path.extension().is_some_and(|e| e == "swift") {
+            let name = path.file_name().unwrap_or_default();
+            copy(&path, &swift.join("Tests/LikeKitTests").join(name))?;
+        }
+    }
+    remove(&raw)?;
+    say(&format!(
+        "generated Kotlin, Python and Swift into {}",
+        out.display()
+    ));
+    Ok(generated)
+}
+
+/// The module map of the C module the generated Swift imports. For Linux
+/// and macOS builds against the plain library it links `likekit_ffi`; an
+/// iOS app uses `LikeKitFFI.xcframework` instead, which carries its own.
+const MODULE_MAP: &str = r#"module LikeKitFFI {
+    header "LikeKitFFI.h"
+    link "likekit_ffi"
+    export *
+}
+"#;
+
+/// The Swift package laid out around the generated sources.
+const PACKAGE_SWIFT: &str = r#"// swift-tools-version:5.9
+// LikeKit for Swift, generated by `cargo xtask bindings` (do not edit: the
+// next run replaces it).
+//
+// * iOS / macOS apps: build `LikeKitFFI.xcframework` from the static
+//   library (see the README's iOS section) and put it next to this file;
+//   the package then uses it as a binary target.
+// * Anywhere else (Linux, the tests): the package links `liblikekit_ffi`
+//   from LIKEKIT_LIB_DIR (default: the workspace's target/debug).
+import Foundation
+import PackageDescription
+
+let root = Context.packageDirectory
+let xcframework = "LikeKitFFI.xcframework"
+let useXCFramework = FileManager.default.fileExists(atPath: root + "/" + xcframework)
+let libDir = Context.environment["LIKEKIT_LIB_DIR"] ?? root + "/../../../../target/debug"
+let linkLibDir: [LinkerSetting] = useXCFramework
+    ? []
+    : [.unsafeFlags(["-L", libDir, "-Xlinker", "-rpath", "-Xlinker", libDir])]
+
+let package = Package(
+    name: "LikeKit",
+    platforms: [.iOS(.v15), .macOS(.v12)],
+    products: [.library(name: "LikeKit", targets: ["LikeKit"])],
+    targets: [
+        useXCFramework
+            ? .binaryTarget(name: "LikeKitFFI", path: xcframework)
+            : .systemLibrary(name: "LikeKitFFI", path: "Sources/LikeKitFFI"),
+        .target(
+            name: "LikeKit",
+            dependencies: ["LikeKitFFI"],
+            path: "Sources/LikeKit",
+            linkerSettings: linkLibDir
+        ),
+        .testTarget(
+            name: "LikeKitTests",
+            dependencies: ["LikeKit"],
+            path: "Tests/LikeKitTests",
+            linkerSettings: linkLibDir
+        ),
+    ]
+)
+"#;
+
+// ---------------------------------------------------------------- the server
+
+/// The reference server, running for one runner; stopped when dropped.
+struct TestServer {
+    child: Child,
+    url: String,
+    admin_key: String,
+}
+
+impl Drop for TestServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl TestServer {
+    /// Builds and starts `likekit-server` on a free loopback port; its log
+    /// goes to `target/uniffi-tests/<name>-server.log`.
+    fn start(ctx: &Ctx, name: &str) -> Result<TestServer, String> {
+        let mut build = proc::cargo();
+        build
+            .current_dir(&ctx.root)
+            .args(["build", "--package", SERVER_BIN, "--bin", SERVER_BIN]);
+        say(&format!("building the server ({})", proc::display(&build)));
+        proc::run(&mut build)?;
+        let binary = ctx.target_dir.join("debug").join(SERVER_BIN);
+
+        let logs = ctx.target_dir.join("uniffi-tests");
+        fs::create_dir_all(&logs).map_err(|e| io_error("create", &logs, e))?;
+        let log_path = logs.join(format!("{name}-server.log"));
+        let log = fs::File::create(&log_path).map_err(|e| io_error("create", &log_path, e))?;
+
+        let admin_key = random_hex(16);
+        let mut cmd = Command::new(&binary);
+        cmd.args(["--listen", "127.0.0.1:0", "--db", ":memory:"])
+            .args(["--admin-key", &admin_key])
+            .args(["--write-rate-limit", "0"])
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(log);
+        let mut child = cmd.spawn().map_err(|e| proc::spawn_error(&cmd, &e))?;
+        let stdout = child.stdout.take();
+        let (tx, rx) = mpsc::channel();
+        std::thread::spawn(move || {
+            let Some(stdout) = stdout else { return };
+            let mut lines = BufReader::new(stdout).lines();
+            let url = lines.by_ref().map_while(Result::ok).find_map(|line| {
+                line.strip_prefix("listening on ")
+                    .map(|url| url.trim().trim_end_matches('/').to_owned())
+            });
+            let _ = tx.send(url);
+            // Keep draining so the server never blocks on a full pipe.
+            for _ in lines {}
+        });
+        let mut server = TestServer {
+            child,
+            url: String::new(),
+            admin_key,
+        };
+        match rx.recv_timeout(SERVER_STARTUP) {
+            Ok(Some(url)) => server.url = url,
+            Ok(None) => {
+                return Err(format!(
+                    "the server exited without listening; see {}",
+                    log_path.display()
+                ));
+            }
+            Err(_) => {
+                return Err(format!(
+                    "the server did not start within {} s; see {}",
+                    SERVER_STARTUP.as_secs(),
+                    log_path.display()
+                ));
+            }
+        }
+        say(&format!(
+            "server for the {name} tests at {} (log: {})",
+            server.url,
+            log_path.display()
+        ));
+        Ok(server)
+    }
+
+    /// Passes the server to a test program.
+    fn env(&self, cmd: &mut Command) {
+        cmd.env("LIKEKIT_URL", &self.url)
+            .env("LIKEKIT_ADMIN_KEY", &self.admin_key)
+            // Tests make observers throw on purpose; one line per panic is enough.
+            .env("RUST_BACKTRACE", "0");
+    }
+}
+
+/// Random hex from the OS.
+fn random_hex(bytes: usize) -> String {
+    let mut buf = vec![0u8; bytes];
+    if fs::File::open("/dev/urandom")
+        .and_then(|mut f| f.read_exact(&mut buf))
+        .is_err()
+    {
+        let seed = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos());
+        let mut hasher = DefaultHasher::new();
+        (seed, std::process::id()).hash(&mut hasher);
+        buf = hasher.finish().to_le_bytes().repeat(bytes.div_ceil(8));
+        buf.truncate(bytes);
+    }
+    buf.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// The memory tests build 10,000 clients. Each client's HTTP stack loads
+/// and parses the system's root certificates (about 20 ms in a debug
+/// build), which would make that loop measure PEM parsing for minutes. The
+/// tests talk plain HTTP on loopback, so they get a root store of one
+/// certificate (`SSL_CERT_FILE`, and `SSL_CERT_DIR` pointing at an empty
+/// folder); nothing else about the client changes.
+fn one_root_certificate(ctx: &Ctx, cmd: &mut Command) {
+    let Ok(entries) = fs::read_dir("/etc/ssl/certs") else {
+        say("no /etc/ssl/certs: the 10,000-client loops load the full root store and run slowly");
+        return;
+    };
+    let mut pems: Vec<PathBuf> = entries
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|e| e == "pem") && p.is_file())
+        .collect();
+    pems.sort();
+    let empty = ctx.target_dir.join("uniffi-tests").join("no-more-certs");
+    if let (Some(first), Ok(())) = (pems.first(), fs::create_dir_all(&empty)) {
+        cmd.env("SSL_CERT_FILE", first).env("SSL_CERT_DIR", &empty);
+    }
+}
+
+// ---------------------------------------------------------------- Kotlin
+
+/// The Kotlin test and bench programs, compiled against the generated
+/// bindings: two jars under `target/uniffi-kotlin`, rebuilt only when their
+/// sources change.
+struct KotlinBuild {
+    classpath: String,
+}
+
+fn digest(parts: &[&[u8]]) -> String {
+    let mut hasher = DefaultHasher::new();
+    for part in parts {
+        part.hash(&mut hasher);
+    }
+    format!("{:016x}", hasher.finish())
+}
+
+/// Compiles `sources` into `jar` unless the stamp says they are unchanged.
+fn kotlinc_cached(
+    kotlin: &install::Kotlin,
+    sources: &[PathBuf],
+    classpath: &str,
+    jar: &Path,
+) -> Result<(), String> {
+    let mut parts: Vec<Vec<u8>> = vec![
+        install::KOTLIN_COMPILER_VERSION.as_bytes().to_vec(),
+        classpath.as_bytes().to_vec(),
+    ];
+    for source in sources {
+        parts.push(fs::read(source).map_err(|e| io_error("read", source, e))?);
+    }
+    let refs: Vec<&[u8]> = parts.iter().map(Vec::as_slice).collect();
+    let stamp = jar.with_extension("stamp");
+    let wanted = digest(&refs);
+    if jar.is_file() && fs::read_to_string(&stamp).is_ok_and(|s| s == wanted) {
+        say(&format!("{} is up to date", jar.display()));
+        return Ok(());
+    }
+    let mut cmd = Command::new(&kotlin.kotlinc);
+    cmd.args(sources)
+        .args(["-cp", classpath, "-nowarn", "-d"])
+        .arg(jar);
+    say(&format!(
+        "compiling {} ({} file(s)) with kotlinc",
+        jar.display(),
+        sources.len()
+    ));
+    let _ = fs::remove_file(&stamp);
+    proc::run(&mut cmd)?;
+    write(&stamp, &wanted)
+}
+
+fn build_kotlin(ctx: &Ctx, generated: &Generated) -> Result<KotlinBuild, String> {
+    let kotlin = install::kotlinc(ctx, install::KOTLIN_COMPILER_VERSION)?;
+    let jna = install::jna_jar()?;
+    let out = ctx.target_dir.join("uniffi-kotlin");
+    fs::create_dir_all(&out).map_err(|e| io_error("create", &out, e))?;
+    let deps = [&jna, &kotlin.coroutines_jar]
+        .iter()
+        .map(|p| p.display().to_string())
+        .collect::<Vec<_>>()
+        .join(":");
+
+    let bindings_jar = out.join("likekit.jar");
+    let generated_kt = generated.kotlin.join("com/likekit/likekit.kt");
+    kotlinc_cached(&kotlin, &[generated_kt], &deps, &bindings_jar)?;
+
+    let tests_dir = ctx.root.join(TESTS).join("kotlin");
+    let mut sources: Vec<PathBuf> = fs::read_dir(&tests_dir)
+        .map_err(|e| io_error("read", &tests_dir, e))?
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|e| e == "kt"))
+        .collect();
+    sources.sort();
+    let tests_jar = out.join("likekit-tests.jar");
+    let with_bindings = format!("{deps}:{}", bindings_jar.display());
+    kotlinc_cached(&kotlin, &sources, &with_bindings, &tests_jar)?;
+
+    Ok(KotlinBuild {
+        classpath: format!(
+            "{with_bindings}:{}:{}",
+            kotlin.stdlib_jar.display(),
+            tests_jar.display()
+        ),
+    })
+}
+
+fn java(build: &KotlinBuild, generated: &Generated, main_class: &str) -> Command {
+    let mut cmd = Command::new("java");
+    cmd.arg(format!(
+        "-Djna.library.path={}",
+        generated.lib_dir.display()
+    ))
+    .args(["-cp", &build.classpath, main_class]);
+    cmd
+}
+
+/// The `kotlin` runner.
+pub fn run_kotlin(ctx: &Ctx) -> Result<Tally, String> {
+    let generated = generate(ctx, Profile::Debug)?;
+    let build = build_kotlin(ctx, &generated)?;
+    let server = TestServer::start(ctx, "kotlin")?;
+    let mut cmd = java(&build, &generated, "com.likekit.tests.LikeKitTestKt");
+    cmd.current_dir(&ctx.root);
+    server.env(&mut cmd);
+    one_root_certificate(ctx, &mut cmd);
+    let tally = runner::run_counted(cmd, KotlinLog::default());
+    drop(server);
+    tally
+}
+
+/// Counts the Kotlin test program's `PASS name` / `FAIL name: why` lines
+/// and reads its closing `kotlin: N passed, N failed`.
+#[derive(Debug, Default)]
+pub struct KotlinLog {
+    passed: u64,
+    failed: Vec<String>,
+    summary: Option<(u64, u64)>,
+}
+
+impl Counter for KotlinLog {
+    fn line(&mut self, line: &str) {
+        if line.starts_with("PASS ") {
+            self.passed += 1;
+        } else if let Some(what) = line.strip_prefix("FAIL ") {
+            self.failed.push(what.to_owned());
+        } else if let Some(rest) = line.strip_prefix("kotlin: ") {
+            self.summary = parse_passed_failed(rest).or(self.summary);
+        }
+    }
+
+    fn tally(self) -> Tally {
+        let mut notes = self.failed.clone();
+        let (passed, failed) = match self.summary {
+            Some((passed, failed)) => {
+                if (passed, failed) != (self.passed, self.failed.len() as u64) {
+                    notes.push(format!(
+                        "the summary says {passed} passed, {failed} failed but the log shows {} and {}",
+                        self.passed,
+                        self.failed.len()
+                    ));
+                }
+                (
+                    passed.max(self.passed),
+                    failed.max(self.failed.len() as u64),
+                )
+            }
+            None => {
+                notes.push("the Kotlin test program ended without its summary line".to_owned());
+                (self.passed, self.failed.len() as u64 + 1)
+            }
+        };
+        let failed = if passed + failed == 0 {
+            notes.push("the Kotlin test program ran no test".to_owned());
+            1
+        } else {
+            failed
+        };
+        Tally {
+            passed,
+            failed,
+            skipped: 0,
+            notes,
+        }
+    }
+}
+
+/// `N passed, N failed` (the rest of the line ignored).
+pub fn parse_passed_failed(text: &str) -> Option<(u64, u64)> {
+    let (passed, rest) = text.trim().split_once(" passed, ")?;
+    let failed = rest.split_whitespace().next()?;
+    Some((passed.parse().ok()?, failed.parse().ok()?))
+}
+
+/// The `kotlin` bench suite: tap to observer callback through the release
+/// library.
+pub fn bench_kotlin(ctx: &Ctx, figures: &mut Figures) -> Result<(), String> {
+    let generated = generate(ctx, Profile::Release)?;
+    let build = build_kotlin(ctx, &generated)?;
+    let server = TestServer::start(ctx, "kotlin-bench")?;
+    let mut cmd = java(&build, &generated, "com.likekit.tests.LikeKitBenchKt");
+    cmd.current_dir(&ctx.root);
+    server.env(&mut cmd);
+    let shown = proc::display(&cmd);
+    say(&shown);
+    let status = proc::stream(cmd, |line| figures.extend(bench::parse_metrics(line)))?;
+    drop(server);
+    if status.success() {
+        Ok(())
+    } else {
+        Err(format!("`{shown}` failed ({status})"))
+    }
+}
+
+// ---------------------------------------------------------------- Python
+
+/// The `python` runner: pytest over `bindings/uniffi/tests/python`.
+pub fn run_python(ctx: &Ctx) -> Result<Tally, String> {
+    let python = install::pip(ctx, &[install::PYTEST])?;
+    let generated = generate(ctx, Profile::Debug)?;
+    let server = TestServer::start(ctx, "python")?;
+    let mut cmd = Command::new(python);
+    cmd.current_dir(&ctx.root)
+        .args(["-m", "pytest", "-p", "no:cacheprovider", "-v"])
+        .arg(ctx.root.join(TESTS).join("python"))
+        .env("PYTHONPATH", &generated.python)
+        .env("PYTHONDONTWRITEBYTECODE", "1");
+    server.env(&mut cmd);
+    one_root_certificate(ctx, &mut cmd);
+    let tally = runner::run_counted(cmd, PytestLog::default());
+    drop(server);
+    tally
+}
+
+/// Reads pytest's closing line, `== 12 passed, 1 failed, 2 skipped in 3.4s ==`,
+/// and names the failed tests from its `FAILED path::test - why` lines.
+#[derive(Debug, Default)]
+pub struct PytestLog {
+    counts: Option<(u64, u64, u64)>,
+    failed: Vec<String>,
+    no_tests: bool,
+}
+
+impl Counter for PytestLog {
+    fn line(&mut self, line: &str) {
+        let trimmed = line.trim();
+        if let Some(what) = trimmed
+            .strip_prefix("FAILED ")
+            .or(trimmed.strip_prefix("ERROR "))
+        {
+            self.failed.push(what.to_owned());
+            return;
+        }
+        if !(trimmed.starts_with('=') && trimmed.ends_with('=') && trimmed.contains(" in ")) {
+            return;
+        }
+        let body = trimmed.trim_matches('=').trim();
+        if body.starts_with("no tests ran") {
+            self.no_tests = true;
+        }
+        let mut counts = (0, 0, 0);
+        let mut any = false;
+        for part in body.split(',') {
+            let mut words = part.split_whitespace();
+            let (Some(n), Some(word)) = (words.next(), words.next()) else {
+                continue;
+            };
+            let Ok(n) = n.parse::<u64>() else { continue };
+            any = true;
+            match word {
+                "passed" | "xpassed" => counts.0 += n,
+                "failed" | "error" | "errors" => counts.1 += n,
+                "skipped" | "xfailed" | "deselected" => counts.2 += n,
+                _ => {}
+            }
+        }
+        if any || self.no_tests {
+            self.counts = Some(counts);
+        }
+    }
+
+    fn tally(self) -> Tally {
+        let (passed, mut failed, skipped) = self.counts.unwrap_or_default();
+        let mut notes = self.failed;
+        if self.counts.is_none() {
+            notes.push("pytest ended without its summary line".to_owned());
+            failed += 1;
+        } else if passed + failed == 0 {
+            // pytest's exit code 5: nothing was collected.
+            notes.push("pytest ran no test (exit code 5)".to_owned());
+            failed += 1;
+        }
+        Tally {
+            passed,
+            failed,
+            skipped,
+            notes,
+        }
+    }
+}
+
+// ---------------------------------------------------------------- Swift
+
+/// The `swift` runner: generates the Swift package every run; builds it and
+/// runs its tests only where a Swift toolchain is installed.
+pub fn run_swift(ctx: &Ctx) -> Result<Tally, String> {
+    let generated = generate(ctx, Profile::Debug)?;
+    let Some(swift) = proc::which("swift") else {
+        let note = format!(
+            "Swift skipped: no Swift toolchain on this machine (`swift` is not on PATH); the package was generated at {} but not compiled or tested",
+            generated.swift.display()
+        );
+        say(&note);
+        return Ok(Tally {
+            skipped: 1,
+            notes: vec![note],
+            ..Tally::default()
+        });
+    };
+    let server = TestServer::start(ctx, "swift")?;
+    let mut cmd = Command::new(swift);
+    cmd.current_dir(&generated.swift)
+        .arg("test")
+        .env("LIKEKIT_LIB_DIR", &generated.lib_dir)
+        .env("LD_LIBRARY_PATH", &generated.lib_dir);
+    server.env(&mut cmd);
+    one_root_certificate(ctx, &mut cmd);
+    let tally = runner::run_counted(cmd, XcTestLog::default());
+    drop(server);
+    tally
+}
+
+/// Reads XCTest's `Executed N tests, with M failures (…)` lines (the last
+/// one is the total) and names failing test cases.
+#[derive(Debug, Default)]
+pub struct XcTestLog {
+    counts: Option<(u64, u64)>,
+    failed: Vec<String>,
+}
+
+impl Counter for XcTestLog {
+    fn line(&mut self, line: &str) {
+        let trimmed = line.trim();
+        if let Some(rest) = trimmed.strip_prefix("Executed ") {
+            let words: Vec<&str> = rest.split_whitespace().collect();
+            // Executed 9 tests, with 1 failure (0 unexpected) in 2.1 (2.1) seconds
+            if let (Some(n), Some(f)) = (words.first(), words.get(3)) {
+                if let (Ok(n), Ok(f)) = (n.parse::<u64>(), f.parse::<u64>()) {
+                    self.counts = Some((n.saturating_sub(f), f));
+                }
+            }
+        } else if trimmed.starts_with("Test Case") && trimmed.contains("' failed") {
+            self.failed.push(trimmed.to_owned());
+        }
+    }
+
+    fn tally(self) -> Tally {
+        let mut notes = self.failed;
+        let (passed, mut failed) = self.counts.unwrap_or_default();
+        if self.counts.is_none() || passed + failed == 0 {
+            notes.push("swift test reported no executed tests".to_owned());
+            failed += 1;
+        }
+        Tally {
+            passed,
+            failed,
+            skipped: 0,
+            notes,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn count(counter: impl Counter, lines: &[&str]) -> Tally {
+        let mut counter = counter;
+        for line in lines {
+            counter.line(line);
+        }
+        counter.tally()
+    }
+
+    #[test]
+    fn kotlin_log() {
+        let tally = count(
+            KotlinLog::default(),
+            &[
+                "PASS optimistic tap (1500 ms)",
+                "FAIL rollback: java.lang.AssertionError: retries",
+                "  at Foo.kt:1",
+                "kotlin: 1 passed, 1 failed",
+            ],
+        );
+        assert_eq!((tally.passed, tally.failed), (1, 1));
+        assert_eq!(tally.notes, ["rollback: java.lang.AssertionError: retries"]);
+
+        let crashed = count(KotlinLog::default(), &["PASS a (1 ms)", "PASS b (2 ms)"]);
+        assert_eq!((crashed.passed, crashed.failed), (2, 1));
+
+        let nothing = count(KotlinLog::default(), &["kotlin: 0 passed, 0 failed"]);
+        assert_eq!(nothing.failed, 1);
+    }
+
+    #[test]
+    fn pytest_log() {
+        let tally = count(
+            PytestLog::default(),
+            &[
+                "test_likekit.py::test_a PASSED",
+                "FAILED test_likekit.py::test_b - AssertionError",
+                "==== 12 passed, 1 failed, 2 skipped in 3.40s ====",
+            ],
+        );
+        assert_eq!((tally.passed, tally.failed, tally.skipped), (12, 1, 2));
+        assert_eq!(tally.notes, ["test_likekit.py::test_b - AssertionError"]);
+
+        let errors = count(
+            PytestLog::default(),
+            &["=== 3 passed, 2 errors in 0.5s ==="],
+        );
+        assert_eq!((errors.passed, errors.failed), (3, 2));
+
+        let empty = count(
+            PytestLog::default(),
+            &["============ no tests ran in 0.01s ============"],
+        );
+        assert_eq!((empty.passed, empty.failed), (0, 1));
+        assert_eq!(empty.notes, ["pytest ran no test (exit code 5)"]);
+
+        let crashed = count(PytestLog::default(), &["Fatal Python error: Aborted"]);
+        assert_eq!(crashed.failed, 1);
+    }
+
+    #[test]
+    fn xctest_log() {
+        let tally = count(
+            XcTestLog::default(),
+            &[
+                "Test Case 'LikeKitTests.testRollback' failed (0.2 seconds)",
+                "Executed 5 tests, with 1 failure (0 unexpected) in 1.0 (1.0) seconds",
+                "Test Suite 'All tests' failed at 2026-01-01",
+                "Executed 9 tests, with 1 failure (0 unexpected) in 2.1 (2.1) seconds",
+            ],
+        );
+        assert_eq!((tally.passed, tally.failed), (8, 1));
+        assert_eq!(tally.notes.len(), 1);
+        assert_eq!(count(XcTestLog::default(), &[]).failed, 1);
+    }
+
+    #[test]
+    fn passed_failed() {
+        assert_eq!(parse_passed_failed("14 passed, 0 failed"), Some((14, 0)));
+        assert_eq!(
+            parse_passed_failed("3 passed, 2 failed, 1 skipped"),
+            Some((3, 2))
+        );
+        assert_eq!(parse_passed_failed("nothing"), None);
+    }
+
+    #[test]
+    fn the_package_links_the_ffi_module() {
+        assert!(MODULE_MAP.contains("link \"likekit_ffi\""));
+        assert!(PACKAGE_SWIFT.contains(".binaryTarget(name: \"LikeKitFFI\""));
+        assert!(PACKAGE_SWIFT.contains(".systemLibrary(name: \"LikeKitFFI\""));
+    }
+}
