@@ -12,6 +12,7 @@
 //! swift/Package.swift                 a Swift package: LikeKit (sources) over LikeKitFFI
 //! swift/Sources/LikeKit/LikeKit.swift
 //! swift/Sources/LikeKitFFI/           the C header and module map
+//! swift/XCFrameworkHeaders/           the same, for `xcodebuild -create-xcframework`
 //! swift/Tests/LikeKitTests/           the Swift tests (from bindings/uniffi/tests/swift)
 //! ```
 //!
@@ -35,8 +36,12 @@ use crate::{Ctx, install, proc};
 
 const FFI_PACKAGE: &str = "likekit-ffi";
 const BINDGEN_PACKAGE: &str = "uniffi-bindgen";
-/// The cdylib's file name on this machine.
-const CDYLIB: &str = "liblikekit_ffi.so";
+/// The cdylib's file name on this machine (`liblikekit_ffi.so` on Linux,
+/// `.dylib` on macOS).
+fn cdylib() -> String {
+    use std::env::consts::{DLL_PREFIX, DLL_SUFFIX};
+    format!("{DLL_PREFIX}likekit_ffi{DLL_SUFFIX}")
+}
 const GENERATED: &str = "bindings/uniffi/generated";
 const TESTS: &str = "bindings/uniffi/tests";
 const SERVER_BIN: &str = "likekit-server";
@@ -127,7 +132,7 @@ pub fn bindings(ctx: &Ctx, release: bool) -> Result<(), String> {
     ));
     say(&format!(
         "library {}",
-        generated.lib_dir.join(CDYLIB).display()
+        generated.lib_dir.join(cdylib()).display()
     ));
     Ok(())
 }
@@ -144,7 +149,7 @@ pub fn generate(ctx: &Ctx, profile: Profile) -> Result<Generated, String> {
     say(&format!("building the library ({})", proc::display(&build)));
     proc::run(&mut build)?;
     let lib_dir = ctx.target_dir.join(profile.dir());
-    let library = lib_dir.join(CDYLIB);
+    let library = lib_dir.join(cdylib());
     if !library.is_file() {
         return Err(format!("the build left no {}", library.display()));
     }
@@ -197,11 +202,11 @@ pub fn generate(ctx: &Ctx, profile: Profile) -> Result<Generated, String> {
         &raw.join("likekit.py"),
         &generated.python.join("likekit.py"),
     )?;
-    copy(&library, &generated.python.join(CDYLIB))?;
+    copy(&library, &generated.python.join(cdylib()))?;
 
     // Swift: a package (its .build cache is kept between runs).
     let swift = &generated.swift;
-    for stale in ["Package.swift", "Sources", "Tests"] {
+    for stale in ["Package.swift", "Sources", "Tests", "XCFrameworkHeaders"] {
         remove(&swift.join(stale))?;
     }
     write(&swift.join("Package.swift"), PACKAGE_SWIFT)?;
@@ -216,6 +221,16 @@ pub fn generate(ctx: &Ctx, profile: Profile) -> Result<Generated, String> {
     write(
         &swift.join("Sources/LikeKitFFI/module.modulemap"),
         MODULE_MAP,
+    )?;
+    // The headers `xcodebuild -create-xcframework` packs with the static
+    // library for iOS (the library is linked from the framework itself).
+    copy(
+        &raw.join("LikeKitFFI.h"),
+        &swift.join("XCFrameworkHeaders/LikeKitFFI.h"),
+    )?;
+    write(
+        &swift.join("XCFrameworkHeaders/module.modulemap"),
+        XCFRAMEWORK_MODULE_MAP,
     )?;
     let swift_tests = ctx.root.join(TESTS).join("swift");
     for entry in fs::read_dir(&swift_tests).map_err(|e| io_error("read", &swift_tests, e))? {
@@ -239,6 +254,13 @@ pub fn generate(ctx: &Ctx, profile: Profile) -> Result<Generated, String> {
 const MODULE_MAP: &str = r#"module LikeKitFFI {
     header "LikeKitFFI.h"
     link "likekit_ffi"
+    export *
+}
+"#;
+
+/// The module map inside `LikeKitFFI.xcframework`.
+const XCFRAMEWORK_MODULE_MAP: &str = r#"module LikeKitFFI {
+    header "LikeKitFFI.h"
     export *
 }
 "#;
