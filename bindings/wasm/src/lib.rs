@@ -1,1 +1,44 @@
-//! The web binding for LikeKit (filled by the web issue).
+//! # LikeKit for the web
+//!
+//! The LikeKit client core (`likekit-core`) as a wasm-bindgen package: a
+//! `LikeClient` class with a callback API, Promises and TypeScript types,
+//! for browsers and Node. `cargo xtask bindings` builds the npm-shaped
+//! package into `bindings/wasm/pkg/`.
+//!
+//! This crate holds no rule of the like button: it converts JavaScript
+//! values to Rust and back, and forwards each call to the core. On wasm the
+//! core runs its calls on the JavaScript event loop (`wasm-bindgen-futures`
+//! and timers) and speaks HTTP through `fetch`.
+//!
+//! ```js
+//! import { LikeClient } from "likekit-wasm";
+//!
+//! const client = new LikeClient("https://likes.example.com", {
+//!   token: () => session.token,
+//! });
+//! const view = client.toggle(42); // instant: view.liked, view.count, view.line
+//! ```
+//!
+//! Post ids are JavaScript numbers: whole numbers from 1 to
+//! `Number.MAX_SAFE_INTEGER` ([`args::post_id`]). Errors are `Error`
+//! objects named `LikeError` with a `code` (the core's
+//! [`LikeError::code`](likekit_core::LikeError::code), or
+//! `"invalid_argument"` for a value of the wrong type).
+//!
+//! Off wasm32 the crate builds only its pure argument checks ([`args`]),
+//! so the workspace builds and tests on any host.
+
+pub mod args;
+
+#[cfg(target_arch = "wasm32")]
+mod client;
+#[cfg(target_arch = "wasm32")]
+pub mod convert;
+
+#[cfg(target_arch = "wasm32")]
+pub use client::LikeClient;
+
+/// The TypeScript shapes of the plain objects the class takes and returns.
+#[cfg(target_arch = "wasm32")]
+#[wasm_bindgen::prelude::wasm_bindgen(typescript_custom_section)]
+const TYPES: &str = include_str!("types.d.ts");

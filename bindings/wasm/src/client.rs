@@ -1,0 +1,384 @@
+//! The `LikeClient` class JavaScript sees (wasm only). Each method converts
+//! its arguments, calls `likekit_core::LikeClient`, and converts the answer.
+
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::rc::{Rc, Weak};
+use std::time::Duration;
+
+use js_sys::{Function, Promise};
+use likekit_core::{
+    LikeEvent, LikeFailure, LikeObserver, PostView, StaticToken, Subscription, TokenProvider,
+};
+use wasm_bindgen::JsCast;
+use wasm_bindgen::prelude::*;
+use wasm_bindgen_futures::future_to_promise;
+
+use crate::args;
+use crate::convert::{self, TokenOption};
+
+#[wasm_bindgen]
+extern "C" {
+    #[wasm_bindgen(js_namespace = console, js_name = error)]
+    fn console_error(message: &str, detail: &JsValue);
+
+    /// `PostView` in the TypeScript types.
+    #[derive(Debug, Clone)]
+    #[wasm_bindgen(typescript_type = "PostView")]
+    pub type JsPostView;
+    /// `PostView | undefined`.
+    #[derive(Debug, Clone)]
+    #[wasm_bindgen(typescript_type = "PostView | undefined")]
+    pub type JsMaybePostView;
+    /// `LikeClientOptions`.
+    #[derive(Debug, Clone)]
+    #[wasm_bindgen(typescript_type = "LikeClientOptions")]
+    pub type JsOptions;
+    /// `LikeListener`.
+    #[derive(Debug, Clone)]
+    #[wasm_bindgen(typescript_type = "LikeListener")]
+    pub type JsListener;
+    /// `LikeStats`.
+    #[derive(Debug, Clone)]
+    #[wasm_bindgen(typescript_type = "LikeStats")]
+    pub type JsStats;
+    /// The function `subscribe` returns.
+    #[derive(Debug, Clone)]
+    #[wasm_bindgen(typescript_type = "() => void")]
+    pub type JsUnsubscribe;
+}
+
+/// How long `shutdown()` lets calls finish when no deadline is given.
+const DEFAULT_SHUTDOWN_MS: f64 = 5_000.0;
+
+fn post(id: f64) -> Result<likekit_core::PostId, JsValue> {
+    args::post_id(id).map_err(|e| convert::invalid_argument(&e))
+}
+
+/// The token callback of the options.
+struct JsTokens(Function);
+
+impl TokenProvider for JsTokens {
+    fn token(&self, refresh: bool) -> Option<String> {
+        match self.0.call1(&JsValue::NULL, &JsValue::from_bool(refresh)) {
+            Ok(token) if token.is_null() || token.is_undefined() => None,
+            Ok(token) => token.as_string().or_else(|| {
+                console_error(
+                    "LikeKit: the token callback must return a string (or null), synchronously; got",
+                    &token,
+                );
+                None
+            }),
+            Err(thrown) => {
+                console_error("LikeKit: the token callback threw", &thrown);
+                None
+            }
+        }
+    }
+}
+
+/// A listener: a function taking every event, or an object with
+/// `onChange` / `onFailure` methods.
+struct JsObserver(JsValue);
+
+impl JsObserver {
+    fn call(&self, method: &str, argument: &JsValue) {
+        let listener = &self.0;
+        let result = if let Some(function) = listener.dyn_ref::<Function>() {
+            function.call1(&JsValue::NULL, argument)
+        } else {
+            match js_sys::Reflect::get(listener, &JsValue::from_str(method)) {
+                Ok(method) => match method.dyn_ref::<Function>() {
+                    Some(method) => method.call1(listener, argument),
+                    None => Ok(JsValue::UNDEFINED),
+                },
+                Err(thrown) => Err(thrown),
+            }
+        };
+        if let Err(thrown) = result {
+            console_error("LikeKit: a listener threw", &thrown);
+        }
+    }
+}
+
+impl LikeObserver for JsObserver {
+    fn on_change(&self, view: &PostView) {
+        self.on_event(&LikeEvent::Changed(view.clone()));
+    }
+
+    fn on_failure(&self, failure: &LikeFailure) {
+        self.on_event(&LikeEvent::Failed(failure.clone()));
+    }
+
+    fn on_event(&self, event: &LikeEvent) {
+        if self.0.is_function() {
+            self.call("", &convert::event(event));
+            return;
+        }
+        match event {
+            LikeEvent::Changed(view) => self.call("onChange", &convert::view(view)),
+            LikeEvent::Failed(failure) => self.call("onFailure", &convert::failure(failure)),
+        }
+    }
+}
+
+/// Live subscriptions, kept until unsubscribed or the client is freed (so
+/// that a discarded unsubscribe function never ends one by itself).
+#[derive(Default)]
+struct Subscriptions {
+    next: u32,
+    live: HashMap<u32, Subscription>,
+}
+
+/// The LikeKit client for one signed-in viewer.
+///
+/// Taps (`setLiked`, `toggle`) return the new view at once, before any
+/// network call; the call follows in the background, one at a time per
+/// post, coalesced to the latest tap, retried on transient failures, and
+/// rolled back with a "failed" event when the latest tap does not save.
+///
+/// ```js
+/// const client = new LikeClient("https://likes.example.com", {
+///   token: () => session.token,
+/// });
+/// const stop = client.subscribe(42, (event) => {
+///   if (event.kind === "changed") render(event.view);
+///   else toast(event.failure.message); // "Your like didn't save: …"
+/// });
+/// render(await client.refresh(42));
+/// button.onclick = () => render(client.toggle(42)); // instant
+/// ```
+#[wasm_bindgen]
+pub struct LikeClient {
+    inner: likekit_core::LikeClient,
+    subscriptions: Rc<RefCell<Subscriptions>>,
+}
+
+#[wasm_bindgen]
+impl LikeClient {
+    /// A client for the server at `baseUrl` (`http(s)://host[:port][/prefix]`).
+    ///
+    /// Throws a `LikeError` with code `"config"` for a bad URL or a bad
+    /// option.
+    #[wasm_bindgen(constructor)]
+    pub fn new(
+        #[wasm_bindgen(js_name = baseUrl)] base_url: &str,
+        #[wasm_bindgen(unchecked_optional_param_type = "LikeClientOptions")] options: JsValue,
+    ) -> Result<LikeClient, JsValue> {
+        let options = convert::options(&options).map_err(convert::config_error)?;
+        let mut builder = likekit_core::LikeClient::builder()
+            .base_url(base_url)
+            .retry_policy(options.retry);
+        builder = match options.token {
+            TokenOption::None => builder,
+            TokenOption::Fixed(token) => builder.token_provider(StaticToken::new(token)),
+            TokenOption::Callback(callback) => builder.token_provider(JsTokens(callback)),
+        };
+        if let Some(timeout) = options.timeout {
+            builder = builder.request_timeout(timeout);
+        }
+        if let Some(max_posts) = options.max_posts {
+            builder = builder.max_posts(max_posts);
+        }
+        let inner = builder.build().map_err(|e| convert::error(&e))?;
+        Ok(Self::from_core(inner))
+    }
+
+    /// The viewer wants the post liked (`true`) or not (`false`). Returns
+    /// the new view at once; the call follows in the background.
+    #[wasm_bindgen(js_name = setLiked)]
+    pub fn set_liked(
+        &self,
+        #[wasm_bindgen(js_name = postId)] post_id: f64,
+        liked: bool,
+    ) -> Result<JsPostView, JsValue> {
+        let view = self.inner.set_liked(post(post_id)?, liked);
+        Ok(convert::view(&view).unchecked_into())
+    }
+
+    /// The viewer taps the heart: like if it shows empty, unlike if it shows
+    /// filled. Returns the new view at once.
+    pub fn toggle(
+        &self,
+        #[wasm_bindgen(js_name = postId)] post_id: f64,
+    ) -> Result<JsPostView, JsValue> {
+        let view = self.inner.toggle(post(post_id)?);
+        Ok(convert::view(&view).unchecked_into())
+    }
+
+    /// What the post shows now, or `undefined` if the client knows nothing
+    /// of it yet (never tapped, read or watched).
+    pub fn view(
+        &self,
+        #[wasm_bindgen(js_name = postId)] post_id: f64,
+    ) -> Result<JsMaybePostView, JsValue> {
+        let view = self.inner.view(post(post_id)?);
+        Ok(view
+            .as_ref()
+            .map_or(JsValue::UNDEFINED, convert::view)
+            .unchecked_into())
+    }
+
+    /// Reads the post from the server. Resolves with its view; rejects with
+    /// a `LikeError` (`"post_not_found"`, `"network"`…). The viewer's
+    /// pending tap stays on top of what the server says.
+    #[wasm_bindgen(unchecked_return_type = "Promise<PostView>")]
+    pub fn refresh(
+        &self,
+        #[wasm_bindgen(js_name = postId)] post_id: f64,
+    ) -> Result<Promise, JsValue> {
+        let post_id = post(post_id)?;
+        let client = self.inner.clone();
+        Ok(future_to_promise(async move {
+            match client.refresh(post_id).await {
+                Ok(view) => Ok(convert::view(&view)),
+                Err(e) => Err(convert::error(&e)),
+            }
+        }))
+    }
+
+    /// Reads a feed page in as few requests as possible. Resolves with the
+    /// views of the posts that exist, in the order asked.
+    #[wasm_bindgen(js_name = refreshMany, unchecked_return_type = "Promise<PostView[]>")]
+    pub fn refresh_many(
+        &self,
+        #[wasm_bindgen(js_name = postIds, unchecked_param_type = "Iterable<PostId>")]
+        post_ids: JsValue,
+    ) -> Result<Promise, JsValue> {
+        let ids = convert::post_ids(&post_ids)?;
+        let client = self.inner.clone();
+        Ok(future_to_promise(async move {
+            match client.refresh_many(&ids).await {
+                Ok(views) => Ok(views
+                    .iter()
+                    .map(convert::view)
+                    .collect::<js_sys::Array>()
+                    .into()),
+                Err(e) => Err(convert::error(&e)),
+            }
+        }))
+    }
+
+    /// Calls `listener` with every change of the post and every failure of
+    /// the viewer's tap on it, until the returned function is called.
+    /// There is no event for the current state: read it with `view`.
+    pub fn subscribe(
+        &self,
+        #[wasm_bindgen(js_name = postId)] post_id: f64,
+        listener: JsListener,
+    ) -> Result<JsUnsubscribe, JsValue> {
+        let post_id = post(post_id)?;
+        let observer = observer(listener.into())?;
+        let subscription = self.inner.subscribe(post_id, observer);
+        Ok(self.keep(subscription))
+    }
+
+    /// Calls `listener` with the changes and failures of every post, until
+    /// the returned function is called.
+    #[wasm_bindgen(js_name = subscribeAll)]
+    pub fn subscribe_all(&self, listener: JsListener) -> Result<JsUnsubscribe, JsValue> {
+        let observer = observer(listener.into())?;
+        let subscription = self.inner.subscribe_all(observer);
+        Ok(self.keep(subscription))
+    }
+
+    /// Counters so far: taps, calls sent, taps coalesced, retries, rollbacks.
+    pub fn stats(&self) -> JsStats {
+        convert::stats(&self.inner.stats()).unchecked_into()
+    }
+
+    /// Whether any post has a call in flight or waiting to be retried.
+    #[wasm_bindgen(js_name = hasPendingCalls)]
+    pub fn has_pending_calls(&self) -> bool {
+        self.inner.has_pending_calls()
+    }
+
+    /// Resolves `true` once no call is in flight or waiting to be retried,
+    /// or `false` after `timeoutMs`.
+    #[wasm_bindgen(js_name = waitIdle, unchecked_return_type = "Promise<boolean>")]
+    pub fn wait_idle(
+        &self,
+        #[wasm_bindgen(js_name = timeoutMs)] timeout_ms: f64,
+    ) -> Result<Promise, JsValue> {
+        let timeout = millis(timeout_ms, "timeoutMs")?;
+        let client = self.inner.clone();
+        Ok(future_to_promise(async move {
+            Ok(JsValue::from_bool(client.wait_idle(timeout).await))
+        }))
+    }
+
+    /// Stops the client: later taps change nothing and reads reject with
+    /// `"shutdown"`. Calls already asked for may finish within `deadlineMs`
+    /// (default 5000); resolves `true` when all did.
+    #[wasm_bindgen(unchecked_return_type = "Promise<boolean>")]
+    pub fn shutdown(
+        &self,
+        #[wasm_bindgen(js_name = deadlineMs)] deadline_ms: Option<f64>,
+    ) -> Result<Promise, JsValue> {
+        let deadline = millis(deadline_ms.unwrap_or(DEFAULT_SHUTDOWN_MS), "deadlineMs")?;
+        let client = self.inner.clone();
+        Ok(future_to_promise(async move {
+            Ok(JsValue::from_bool(client.shutdown(deadline).await))
+        }))
+    }
+
+    /// Whether `shutdown` was called.
+    #[wasm_bindgen(js_name = isShutDown)]
+    pub fn is_shut_down(&self) -> bool {
+        self.inner.is_shut_down()
+    }
+}
+
+impl std::fmt::Debug for LikeClient {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LikeClient")
+            .field("inner", &self.inner)
+            .field("subscriptions", &self.subscriptions.borrow().live.len())
+            .finish()
+    }
+}
+
+impl LikeClient {
+    /// Wraps a client built in Rust (any transport): for Rust code that
+    /// hands a client to JavaScript, and for tests.
+    pub fn from_core(inner: likekit_core::LikeClient) -> LikeClient {
+        LikeClient {
+            inner,
+            subscriptions: Rc::default(),
+        }
+    }
+
+    /// Keeps `subscription` until the returned function is called.
+    fn keep(&self, subscription: Subscription) -> JsUnsubscribe {
+        let id = {
+            let mut subscriptions = self.subscriptions.borrow_mut();
+            let id = subscriptions.next;
+            subscriptions.next = subscriptions.next.wrapping_add(1);
+            subscriptions.live.insert(id, subscription);
+            id
+        };
+        let weak: Weak<RefCell<Subscriptions>> = Rc::downgrade(&self.subscriptions);
+        let unsubscribe = Closure::<dyn FnMut()>::new(move || {
+            let removed = weak
+                .upgrade()
+                .and_then(|subscriptions| subscriptions.borrow_mut().live.remove(&id));
+            // Dropped outside the borrow: dropping unsubscribes.
+            drop(removed);
+        });
+        unsubscribe.into_js_value().unchecked_into()
+    }
+}
+
+fn observer(listener: JsValue) -> Result<JsObserver, JsValue> {
+    if listener.is_function() || listener.is_object() {
+        Ok(JsObserver(listener))
+    } else {
+        Err(convert::invalid_argument(
+            "a listener must be a function or an object with onChange/onFailure methods",
+        ))
+    }
+}
+
+fn millis(value: f64, what: &str) -> Result<Duration, JsValue> {
+    args::millis(value, what).map_err(|e| convert::invalid_argument(&e))
+}

@@ -1,0 +1,137 @@
+/**
+ * A post id: a whole number from 1 to `Number.MAX_SAFE_INTEGER`
+ * (2^53 − 1). Other values throw a `LikeError` with code
+ * `"invalid_argument"`.
+ */
+export type PostId = number;
+
+/** The parts of the "Liked by …" line, for building a localised sentence. */
+export interface LikeLineParts {
+  /** The viewer likes the post. */
+  you: boolean;
+  /** Friends to name, newest first (at most two). */
+  friends: string[];
+  /** Everyone else who likes the post. */
+  others: number;
+  /** Everyone who likes the post: `you + friends.length + others`. */
+  total: number;
+}
+
+/** What a post's heart, count and line show right now, for the viewer. */
+export interface PostView {
+  postId: PostId;
+  /** Whether the heart is filled. */
+  liked: boolean;
+  /** The count to show under the heart. */
+  count: number;
+  /** The viewer's friends among the post's recent likers, newest first. */
+  friends: string[];
+  /** The line in English: "Liked by Ana and 1,203 others"; "" at 0 likes. */
+  line: string;
+  /** The same line in parts. */
+  lineParts: LikeLineParts;
+  /** A like or unlike is on its way (or waiting to be retried). */
+  pending: boolean;
+  /** Why the viewer's last tap did not save, until the next tap or answer. */
+  error: LikeError | null;
+}
+
+/**
+ * Stable error codes. Server errors (5xx) and other refusals (4xx) carry the
+ * server's own code, such as `"http_503"` or `"bad_post_id"`.
+ */
+export type LikeErrorCode =
+  | "network"
+  | "timeout"
+  | "rate_limited"
+  | "invalid_response"
+  | "unauthorized"
+  | "forbidden"
+  | "post_not_found"
+  | "config"
+  | "shutdown"
+  | "invalid_argument"
+  | (string & {});
+
+/** Every error LikeKit throws or reports is an `Error` with these fields. */
+export interface LikeError extends Error {
+  name: "LikeError";
+  code: LikeErrorCode;
+  /** Whether sending the same call again may succeed (the client retries these). */
+  transient: boolean;
+  /** The HTTP status, for server errors and refusals. */
+  status?: number;
+  /** The server's `Retry-After`, for `"rate_limited"`. */
+  retryAfterMs?: number;
+}
+
+/** The viewer's latest like or unlike did not save and was rolled back. */
+export interface LikeFailure {
+  postId: PostId;
+  /** `true` for a like, `false` for an unlike. */
+  wanted: boolean;
+  /** A sentence for the UI: "Your like didn't save: the request timed out". */
+  message: string;
+  error: LikeError;
+}
+
+/** What a listener hears: a change to redraw, or a failure to tell. */
+export type LikeEvent =
+  | { kind: "changed"; postId: PostId; view: PostView }
+  | { kind: "failed"; postId: PostId; failure: LikeFailure };
+
+/** An observer object: either method may be left out. */
+export interface LikeObserver {
+  onChange?(view: PostView): void;
+  onFailure?(failure: LikeFailure): void;
+}
+
+/** A function that takes every event, or an observer object. */
+export type LikeListener = ((event: LikeEvent) => void) | LikeObserver;
+
+/**
+ * Returns the sign-in token sent as `Authorization: Bearer <token>`, or
+ * null/undefined for none. Called before every request with
+ * `refresh = false`; after a 401 once more with `refresh = true`, when it
+ * should return a renewed token. It must answer synchronously: keep the
+ * token in a variable and renew it elsewhere.
+ */
+export type TokenCallback = (refresh: boolean) => string | null | undefined;
+
+/** How failed calls are retried; every field is optional. */
+export interface RetryOptions {
+  /** The first retry's delay before jitter (default 500). */
+  minDelayMs?: number;
+  /** The longest delay before jitter (default 8000). */
+  maxDelayMs?: number;
+  /** How much each delay grows (default 2). */
+  factor?: number;
+  /** Retries after the first attempt; 0 never retries (default 4). */
+  maxRetries?: number;
+  /** Add 0–100 % random jitter to each delay (default true). */
+  jitter?: boolean;
+  /** Seed the jitter, for reproducible tests. */
+  seed?: number;
+}
+
+/** Options of `new LikeClient(baseUrl, options)`; every field is optional. */
+export interface LikeClientOptions {
+  /** A fixed token, or a callback that returns the current one. */
+  token?: string | TokenCallback;
+  retry?: RetryOptions;
+  /** How long one request may take, answer included (default 10000). */
+  timeoutMs?: number;
+  /** How many posts the client keeps before forgetting idle ones (default 10000). */
+  maxPosts?: number;
+}
+
+/** Counters since the client was made. */
+export interface LikeStats {
+  taps: number;
+  callsSent: number;
+  intentsSent: number;
+  coalesced: number;
+  retries: number;
+  rollbacks: number;
+  evictions: number;
+}

@@ -1,0 +1,422 @@
+//! The binding's own surface, run in Node by wasm-bindgen-test
+//! (`cargo xtask test --only wasm`): the shapes of the objects JavaScript
+//! gets, errors as `Error` objects with a `code`, argument checks, options,
+//! listeners and Promises. The client runs on an in-memory server here; the
+//! Node test (`tests/js/client.test.mjs`) covers the real one.
+
+#![cfg(target_arch = "wasm32")]
+#![allow(clippy::unwrap_used, clippy::float_cmp)]
+
+use std::cell::RefCell;
+use std::rc::Rc;
+use std::sync::Arc;
+
+use js_sys::{Array, Function, Object, Reflect};
+use likekit_core::{LikeError, MemoryTransport, RetryPolicy};
+use likekit_wasm::{LikeClient, convert};
+use wasm_bindgen::prelude::*;
+use wasm_bindgen::{JsCast, JsValue};
+use wasm_bindgen_futures::JsFuture;
+use wasm_bindgen_test::wasm_bindgen_test;
+
+fn get(value: &JsValue, key: &str) -> JsValue {
+    Reflect::get(value, &JsValue::from_str(key)).unwrap()
+}
+
+fn keys(value: &JsValue) -> Vec<String> {
+    Object::keys(value.unchecked_ref::<Object>())
+        .iter()
+        .map(|k| k.as_string().unwrap())
+        .collect()
+}
+
+fn strings(value: &JsValue) -> Vec<String> {
+    value
+        .dyn_ref::<Array>()
+        .expect("an array")
+        .iter()
+        .map(|s| s.as_string().unwrap())
+        .collect()
+}
+
+/// A client on an in-memory server with post 42 (1,203 other likers) and
+/// post 7 (no likers).
+fn client() -> (LikeClient, Arc<MemoryTransport>) {
+    let server = Arc::new(MemoryTransport::new().with_post(42, 1203).with_post(7, 0));
+    let core = likekit_core::LikeClient::builder()
+        .shared_transport(server.clone())
+        .retry_policy(RetryPolicy {
+            max_retries: 0,
+            ..RetryPolicy::default()
+        })
+        .build()
+        .unwrap();
+    (LikeClient::from_core(core), server)
+}
+
+async fn settle(client: &LikeClient) {
+    let idle = JsFuture::from(client.wait_idle(5_000.0).unwrap())
+        .await
+        .unwrap();
+    assert_eq!(idle.as_bool(), Some(true));
+}
+
+fn assert_like_error(err: &JsValue, code: &str) {
+    assert!(err.is_instance_of::<js_sys::Error>(), "{err:?}");
+    assert_eq!(get(err, "name").as_string().as_deref(), Some("LikeError"));
+    assert_eq!(
+        get(err, "code").as_string().as_deref(),
+        Some(code),
+        "{err:?}"
+    );
+    assert!(
+        get(err, "message")
+            .as_string()
+            .is_some_and(|m| !m.is_empty())
+    );
+    assert!(get(err, "transient").as_bool().is_some());
+}
+
+/// Collects what a listener function receives.
+fn recorder() -> (Function, Rc<RefCell<Vec<JsValue>>>) {
+    let seen = Rc::new(RefCell::new(Vec::new()));
+    let log = seen.clone();
+    let f = Closure::<dyn FnMut(JsValue)>::new(move |event: JsValue| log.borrow_mut().push(event));
+    (f.into_js_value().unchecked_into(), seen)
+}
+
+#[wasm_bindgen_test]
+async fn a_tap_returns_a_plain_view_with_camel_case_fields() {
+    let (client, _) = client();
+    JsFuture::from(client.refresh(42.0).unwrap()).await.unwrap();
+    let view: JsValue = client.set_liked(42.0, true).unwrap().into();
+    assert_eq!(
+        keys(&view),
+        [
+            "postId",
+            "liked",
+            "count",
+            "friends",
+            "line",
+            "lineParts",
+            "pending",
+            "error"
+        ]
+    );
+    assert_eq!(get(&view, "postId").as_f64(), Some(42.0));
+    assert_eq!(get(&view, "liked").as_bool(), Some(true));
+    assert_eq!(get(&view, "count").as_f64(), Some(1204.0));
+    assert!(strings(&get(&view, "friends")).is_empty());
+    assert_eq!(
+        get(&view, "line").as_string().as_deref(),
+        Some("Liked by you and 1,203 others")
+    );
+    assert_eq!(get(&view, "pending").as_bool(), Some(true));
+    assert!(get(&view, "error").is_null());
+
+    let parts = get(&view, "lineParts");
+    assert_eq!(keys(&parts), ["you", "friends", "others", "total"]);
+    assert_eq!(get(&parts, "you").as_bool(), Some(true));
+    assert_eq!(get(&parts, "others").as_f64(), Some(1203.0));
+    assert_eq!(get(&parts, "total").as_f64(), Some(1204.0));
+}
+
+#[wasm_bindgen_test]
+async fn toggle_view_and_the_confirmed_state() {
+    let (client, server) = client();
+    let unknown: JsValue = client.view(42.0).unwrap().into();
+    assert!(unknown.is_undefined());
+
+    let liked: JsValue = client.toggle(7.0).unwrap().into();
+    assert_eq!(get(&liked, "liked").as_bool(), Some(true));
+    assert_eq!(
+        get(&liked, "line").as_string().as_deref(),
+        Some("Liked by you")
+    );
+    settle(&client).await;
+    let confirmed: JsValue = client.view(7.0).unwrap().into();
+    assert_eq!(get(&confirmed, "pending").as_bool(), Some(false));
+    assert_eq!(get(&confirmed, "count").as_f64(), Some(1.0));
+    assert_eq!(server.liked(7), Some(true));
+
+    let unliked: JsValue = client.toggle(7.0).unwrap().into();
+    assert_eq!(get(&unliked, "liked").as_bool(), Some(false));
+    assert_eq!(get(&unliked, "line").as_string().as_deref(), Some(""));
+    settle(&client).await;
+    assert_eq!(server.liked(7), Some(false));
+}
+
+#[wasm_bindgen_test]
+fn post_ids_must_be_safe_whole_numbers() {
+    let (client, _) = client();
+    for bad in [
+        0.0,
+        -1.0,
+        1.5,
+        f64::NAN,
+        f64::INFINITY,
+        9_007_199_254_740_992.0,
+    ] {
+        let err = client.toggle(bad).unwrap_err();
+        assert_like_error(&err, "invalid_argument");
+        assert!(
+            get(&err, "message")
+                .as_string()
+                .unwrap()
+                .contains("Number.MAX_SAFE_INTEGER")
+        );
+        assert_like_error(
+            &client.set_liked(bad, true).unwrap_err(),
+            "invalid_argument",
+        );
+        assert_like_error(&client.view(bad).unwrap_err(), "invalid_argument");
+        assert_like_error(&client.refresh(bad).unwrap_err(), "invalid_argument");
+    }
+    // Nothing was tapped.
+    let stats: JsValue = client.stats().into();
+    assert_eq!(get(&stats, "taps").as_f64(), Some(0.0));
+}
+
+#[wasm_bindgen_test]
+fn errors_are_error_objects_with_a_code() {
+    let server_error = convert::error(&LikeError::Server {
+        status: 503,
+        code: "http_503".into(),
+        message: "down".into(),
+    });
+    assert_like_error(&server_error, "http_503");
+    assert_eq!(get(&server_error, "status").as_f64(), Some(503.0));
+    assert_eq!(get(&server_error, "transient").as_bool(), Some(true));
+
+    let limited = convert::error(&LikeError::RateLimited {
+        retry_after_ms: Some(2000),
+    });
+    assert_like_error(&limited, "rate_limited");
+    assert_eq!(get(&limited, "retryAfterMs").as_f64(), Some(2000.0));
+
+    let missing = convert::error(&LikeError::NotFound {
+        message: "no post 9".into(),
+    });
+    assert_like_error(&missing, "post_not_found");
+    assert_eq!(get(&missing, "transient").as_bool(), Some(false));
+    assert!(get(&missing, "status").is_undefined());
+    assert_eq!(
+        get(&missing, "message").as_string().as_deref(),
+        Some("post not found: no post 9")
+    );
+}
+
+fn options(json: &str) -> JsValue {
+    js_sys::JSON::parse(json).unwrap()
+}
+
+#[wasm_bindgen_test]
+fn the_constructor_checks_the_url_and_the_options() {
+    assert_like_error(
+        &LikeClient::new("not a url", JsValue::UNDEFINED).unwrap_err(),
+        "config",
+    );
+    assert!(LikeClient::new("http://127.0.0.1:1", JsValue::UNDEFINED).is_ok());
+    assert!(LikeClient::new("http://127.0.0.1:1", JsValue::NULL).is_ok());
+    let full = options(
+        r#"{"token":"t","timeoutMs":2500,"maxPosts":100,
+            "retry":{"minDelayMs":10,"maxDelayMs":50,"factor":1.5,"maxRetries":2,"jitter":false,"seed":7}}"#,
+    );
+    assert!(LikeClient::new("https://likes.example.com/api", full).is_ok());
+
+    let callback = Function::new_with_args("refresh", "return refresh ? 'new' : 'old'");
+    let with_callback = Object::new();
+    Reflect::set(&with_callback, &"token".into(), &callback).unwrap();
+    assert!(LikeClient::new("http://127.0.0.1:1", with_callback.into()).is_ok());
+
+    for (bad, field) in [
+        (r#"{"token":5}"#, "options.token"),
+        (r#"{"timeoutMs":"10"}"#, "options.timeoutMs"),
+        (r#"{"timeoutMs":-1}"#, "options.timeoutMs"),
+        (r#"{"maxPosts":1.5}"#, "options.maxPosts"),
+        (r#"{"retry":3}"#, "options.retry"),
+        (r#"{"retry":{"maxRetries":-1}}"#, "options.retry.maxRetries"),
+        (r#"{"retry":{"factor":0}}"#, "options.retry.factor"),
+        (r#"{"retry":{"jitter":"yes"}}"#, "options.retry.jitter"),
+        (r#"{"retry":{"seed":0.5}}"#, "options.retry.seed"),
+    ] {
+        let err = LikeClient::new("http://127.0.0.1:1", options(bad)).unwrap_err();
+        assert_like_error(&err, "config");
+        let message = get(&err, "message").as_string().unwrap();
+        assert!(message.contains(field), "{bad}: {message}");
+    }
+    assert_like_error(
+        &LikeClient::new("http://127.0.0.1:1", JsValue::from_str("x")).unwrap_err(),
+        "config",
+    );
+}
+
+#[wasm_bindgen_test]
+async fn refresh_resolves_views_and_rejects_with_like_errors() {
+    let (client, _) = client();
+    let view = JsFuture::from(client.refresh(42.0).unwrap()).await.unwrap();
+    assert_eq!(get(&view, "count").as_f64(), Some(1203.0));
+    assert_eq!(
+        get(&view, "line").as_string().as_deref(),
+        Some("1,203 likes")
+    );
+
+    let err = JsFuture::from(client.refresh(404.0).unwrap())
+        .await
+        .unwrap_err();
+    assert_like_error(&err, "post_not_found");
+
+    let ids: JsValue = [7.0, 404.0, 42.0, 7.0]
+        .iter()
+        .map(|&n| JsValue::from_f64(n))
+        .collect::<Array>()
+        .into();
+    let views = JsFuture::from(client.refresh_many(ids).unwrap())
+        .await
+        .unwrap();
+    let ids: Vec<f64> = views
+        .dyn_ref::<Array>()
+        .unwrap()
+        .iter()
+        .map(|v| get(&v, "postId").as_f64().unwrap())
+        .collect();
+    assert_eq!(ids, [7.0, 42.0]);
+
+    let set = js_sys::Set::new(&JsValue::UNDEFINED);
+    set.add(&JsValue::from_f64(42.0));
+    let views = JsFuture::from(client.refresh_many(set.into()).unwrap())
+        .await
+        .unwrap();
+    assert_eq!(views.dyn_ref::<Array>().unwrap().length(), 1);
+
+    assert_like_error(
+        &client.refresh_many(JsValue::from_f64(42.0)).unwrap_err(),
+        "invalid_argument",
+    );
+    let mixed: JsValue = Array::of2(&JsValue::from_f64(1.0), &JsValue::from_str("2")).into();
+    assert_like_error(&client.refresh_many(mixed).unwrap_err(), "invalid_argument");
+}
+
+#[wasm_bindgen_test]
+async fn a_listener_function_gets_events_until_unsubscribed() {
+    let (client, _) = client();
+    let (listener, seen) = recorder();
+    let unsubscribe: Function = client
+        .subscribe(42.0, listener.unchecked_into())
+        .unwrap()
+        .unchecked_into();
+
+    client.toggle(42.0).unwrap();
+    settle(&client).await;
+    {
+        let events = seen.borrow();
+        assert!(events.len() >= 2, "the tap and the answer: {events:?}");
+        let first = &events[0];
+        assert_eq!(keys(first), ["postId", "kind", "view"]);
+        assert_eq!(get(first, "kind").as_string().as_deref(), Some("changed"));
+        assert_eq!(get(first, "postId").as_f64(), Some(42.0));
+        assert_eq!(get(&get(first, "view"), "liked").as_bool(), Some(true));
+        let last = events.last().unwrap();
+        assert_eq!(get(&get(last, "view"), "pending").as_bool(), Some(false));
+    }
+
+    let before = seen.borrow().len();
+    unsubscribe.call0(&JsValue::NULL).unwrap();
+    unsubscribe.call0(&JsValue::NULL).unwrap(); // twice is harmless
+    client.toggle(42.0).unwrap();
+    settle(&client).await;
+    assert_eq!(seen.borrow().len(), before);
+}
+
+#[wasm_bindgen_test]
+async fn an_observer_object_hears_the_rollback_and_the_failure() {
+    let (client, server) = client();
+    let (on_change, changes) = recorder();
+    let (on_failure, failures) = recorder();
+    let observer = Object::new();
+    Reflect::set(&observer, &"onChange".into(), &on_change).unwrap();
+    Reflect::set(&observer, &"onFailure".into(), &on_failure).unwrap();
+    let _unsubscribe = client.subscribe(7.0, observer.unchecked_into()).unwrap();
+
+    server.fail_next(LikeError::Forbidden {
+        message: "read-only account".into(),
+    });
+    let tapped: JsValue = client.set_liked(7.0, true).unwrap().into();
+    assert_eq!(get(&tapped, "liked").as_bool(), Some(true));
+    settle(&client).await;
+
+    let failures = failures.borrow();
+    assert_eq!(failures.len(), 1);
+    let failure = &failures[0];
+    assert_eq!(keys(failure), ["postId", "wanted", "message", "error"]);
+    assert_eq!(get(failure, "postId").as_f64(), Some(7.0));
+    assert_eq!(get(failure, "wanted").as_bool(), Some(true));
+    assert_eq!(
+        get(failure, "message").as_string().as_deref(),
+        Some("Your like didn't save: not allowed: read-only account")
+    );
+    assert_like_error(&get(failure, "error"), "forbidden");
+
+    let last = changes.borrow().last().cloned().unwrap();
+    assert_eq!(get(&last, "liked").as_bool(), Some(false), "rolled back");
+    let view: JsValue = client.view(7.0).unwrap().into();
+    assert_like_error(&get(&view, "error"), "forbidden");
+}
+
+#[wasm_bindgen_test]
+async fn a_throwing_listener_does_not_break_the_client() {
+    let (client, _) = client();
+    let thrower = Function::new_no_args("throw new Error('listener bug')");
+    let _a = client.subscribe(42.0, thrower.unchecked_into()).unwrap();
+    let (listener, seen) = recorder();
+    let _b = client.subscribe_all(listener.unchecked_into()).unwrap();
+    client.toggle(42.0).unwrap();
+    settle(&client).await;
+    assert!(!seen.borrow().is_empty());
+    let view: JsValue = client.view(42.0).unwrap().into();
+    assert_eq!(get(&view, "count").as_f64(), Some(1204.0));
+
+    assert_like_error(
+        &client
+            .subscribe(42.0, JsValue::from_f64(1.0).unchecked_into())
+            .unwrap_err(),
+        "invalid_argument",
+    );
+}
+
+#[wasm_bindgen_test]
+async fn stats_and_shutdown() {
+    let (client, _) = client();
+    client.toggle(42.0).unwrap();
+    client.toggle(42.0).unwrap();
+    client.toggle(42.0).unwrap();
+    settle(&client).await;
+    let stats: JsValue = client.stats().into();
+    assert_eq!(
+        keys(&stats),
+        [
+            "taps",
+            "callsSent",
+            "intentsSent",
+            "coalesced",
+            "retries",
+            "rollbacks",
+            "evictions"
+        ]
+    );
+    assert_eq!(get(&stats, "taps").as_f64(), Some(3.0));
+    assert_eq!(get(&stats, "callsSent").as_f64(), Some(1.0));
+    assert_eq!(get(&stats, "coalesced").as_f64(), Some(2.0));
+    assert!(!client.has_pending_calls());
+
+    let clean = JsFuture::from(client.shutdown(Some(1000.0)).unwrap())
+        .await
+        .unwrap();
+    assert_eq!(clean.as_bool(), Some(true));
+    assert!(client.is_shut_down());
+    let err = JsFuture::from(client.refresh(42.0).unwrap())
+        .await
+        .unwrap_err();
+    assert_like_error(&err, "shutdown");
+    assert_like_error(&client.wait_idle(-1.0).unwrap_err(), "invalid_argument");
+}
