@@ -45,6 +45,11 @@ pub const SUITES: &[Suite] = &[
         about: "a Kotlin program on the release library: tap to observer callback",
         run: crate::uniffi::bench_kotlin,
     },
+    Suite {
+        name: "wasm",
+        about: "the web package's .wasm, raw and gzipped",
+        run: crate::web::bench_size,
+    },
 ];
 
 /// The unit a row's figure and target are in.
@@ -119,6 +124,14 @@ pub const ROWS: &[Row] = &[
         figure: "kotlin_tap_to_callback_us",
         unit: Unit::Plain,
         target: Target::AtMost(100.0),
+        ratio_to: None,
+    },
+    Row {
+        suite: "wasm",
+        what: "Web package (.wasm), gzipped",
+        figure: "wasm_pkg_gzip_bytes",
+        unit: Unit::Bytes,
+        target: Target::AtMost(262_144.0),
         ratio_to: None,
     },
 ];

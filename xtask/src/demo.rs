@@ -1,6 +1,6 @@
-//! `cargo xtask demo`: the reference server with demo data, on loopback.
-//! The web page arrives with the web issue; until then the command says so
-//! and runs the server alone.
+//! `cargo xtask demo`: the reference server with demo data on loopback,
+//! serving the web demo page (`examples/web` and the wasm package, staged
+//! under `target/web-demo`) from the same origin.
 
 use std::fs;
 use std::io::{Read, Write};
@@ -56,6 +56,7 @@ pub fn main(ctx: &Ctx, args: &[String]) -> Result<ExitCode, String> {
     println!("xtask: building the server ({})", proc::display(&build));
     proc::run(&mut build)?;
     let binary = target_dir.join("debug").join(SERVER_BIN);
+    let site = crate::web::stage_site(ctx)?;
 
     let db = fresh_database(&target_dir.join("demo"))?;
     let admin_key = random_hex(16);
@@ -69,7 +70,9 @@ pub fn main(ctx: &Ctx, args: &[String]) -> Result<ExitCode, String> {
         .arg("--admin-key")
         .arg(&admin_key)
         .arg("--db")
-        .arg(&db);
+        .arg(&db)
+        .arg("--web-root")
+        .arg(&site);
     println!("xtask: starting {}", proc::display(&server));
     let mut child = server.spawn().map_err(|e| proc::spawn_error(&server, &e))?;
 
@@ -79,7 +82,13 @@ pub fn main(ctx: &Ctx, args: &[String]) -> Result<ExitCode, String> {
         return Err(e);
     }
     println!();
-    println!("xtask: web demo not yet built; the server is running at {url}");
+    println!(
+        "xtask: the demo is running. Open this URL (the admin key for its network panel rides in the fragment):"
+    );
+    println!();
+    println!("    {url}#admin={admin_key}");
+    println!();
+    println!("xtask:   page        {} (served at /)", site.display());
     println!("xtask:   demo data   {SEED} (users Ana 1, Ben 2, Cleo 3, Dev 4, Eve 5)");
     println!("xtask:   admin key   {admin_key}  (header X-Admin-Key)");
     println!(

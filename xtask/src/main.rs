@@ -10,6 +10,7 @@ mod proc;
 mod runner;
 mod select;
 mod uniffi;
+mod web;
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -56,10 +57,12 @@ commands:
   bench [--only NAME[,NAME…]]   run the benchmarks and write bench/REPORT.md
                                 (what, figure, ratio, target, pass/short).
                                 Suites: {suites}
-  demo [--listen HOST:PORT]     start the reference server with the demo data
-                                (examples/demo-seed.json) and print its URL
+  demo [--listen HOST:PORT]     build the web package, start the reference server
+                                with the demo data and the demo page, and print
+                                the page's URL
   bindings [--release]          build the library and generate the Kotlin, Swift
-                                and Python bindings into bindings/uniffi/generated
+                                and Python bindings into bindings/uniffi/generated,
+                                and the web package into bindings/wasm/pkg
   doctor [--install [TOOL…]]    show which tools are installed and which are
                                 missing; --install installs the missing ones
                                 (or only the named ones)
@@ -85,6 +88,7 @@ fn bindings(ctx: &Ctx, args: &[String]) -> Result<ExitCode, String> {
         }
     };
     uniffi::bindings(ctx, release)?;
+    web::bindings(ctx)?;
     Ok(ExitCode::SUCCESS)
 }
 

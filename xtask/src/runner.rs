@@ -13,7 +13,7 @@
 
 use std::process::{Command, ExitCode};
 
-use crate::{Ctx, cargo_test, proc, select, uniffi};
+use crate::{Ctx, cargo_test, proc, select, uniffi, web};
 
 /// A test suite that `cargo xtask test` runs.
 #[derive(Debug)]
@@ -47,6 +47,21 @@ pub const RUNNERS: &[Runner] = &[
         name: "swift",
         about: "the generated Swift package's tests; skipped without a Swift toolchain",
         run: uniffi::run_swift,
+    },
+    Runner {
+        name: "wasm",
+        about: "the web binding's own tests in Node (wasm-bindgen-test)",
+        run: web::run_wasm,
+    },
+    Runner {
+        name: "node",
+        about: "node --test: the built web package against the real server",
+        run: web::run_node,
+    },
+    Runner {
+        name: "browser",
+        about: "the demo page in headless Chromium (playwright-core)",
+        run: web::run_browser,
     },
 ];
 

@@ -1,0 +1,261 @@
+// The built web package in Node against the real likekit-server on
+// loopback: the train scenarios. Run it with `cargo xtask test --only node`,
+// which builds bindings/wasm/pkg, starts the server, links the package as
+// node_modules/likekit-wasm and passes LIKEKIT_URL and LIKEKIT_ADMIN_KEY.
+
+import { after, afterEach, before, test } from "node:test";
+import assert from "node:assert/strict";
+
+import init, { LikeClient } from "likekit-wasm";
+
+const SERVER = process.env.LIKEKIT_URL;
+const ADMIN_KEY = process.env.LIKEKIT_ADMIN_KEY;
+if (!SERVER || !ADMIN_KEY) {
+  throw new Error("run with `cargo xtask test --only node` (LIKEKIT_URL and LIKEKIT_ADMIN_KEY are unset)");
+}
+
+/** Retries quickly, so a rollback takes milliseconds, not seconds. */
+const FAST_RETRY = { minDelayMs: 10, maxDelayMs: 40, maxRetries: 2, jitter: false };
+
+const USERS = { ana: 1, ben: 2, cleo: 3 };
+const tokens = {};
+const clients = [];
+
+async function admin(method, path, body) {
+  const response = await fetch(SERVER + path, {
+    method,
+    headers: { "X-Admin-Key": ADMIN_KEY, "Content-Type": "application/json" },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await response.text();
+  if (!response.ok) throw new Error(`${method} ${path}: ${response.status} ${text}`);
+  return text ? JSON.parse(text) : null;
+}
+
+const faults = (rules) => admin("PUT", "/admin/faults", { rules });
+
+/** A client for one viewer; shut down after each test. */
+function clientFor(viewer, options = {}) {
+  const client = new LikeClient(SERVER, { token: () => tokens[viewer], ...options });
+  clients.push(client);
+  return client;
+}
+
+/** Waits until `check()` is truthy; fails after `ms` (a bound, not a speed target). */
+async function waitFor(check, what, ms = 15_000) {
+  const deadline = Date.now() + ms;
+  while (!check()) {
+    if (Date.now() > deadline) assert.fail(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
+
+before(async () => {
+  await init(); // a no-op in Node, where the module loads on import
+  await admin("POST", "/admin/users", { id: USERS.ana, name: "Ana" });
+  await admin("POST", "/admin/users", { id: USERS.ben, name: "Ben" });
+  await admin("POST", "/admin/users", { id: USERS.cleo, name: "Cleo" });
+  await admin("PUT", `/admin/users/${USERS.ana}/friends`, { friends: [USERS.ben, USERS.cleo] });
+  await admin("PUT", `/admin/users/${USERS.ben}/friends`, { friends: [USERS.ana] });
+  for (let id = 100; id <= 112; id++) await admin("POST", "/admin/posts", { id });
+  for (const [name, id] of Object.entries(USERS)) {
+    tokens[name] = (await admin("POST", "/admin/tokens", { user_id: id, ttl_secs: 3600 })).token;
+  }
+});
+
+afterEach(async () => {
+  await admin("DELETE", "/admin/faults");
+  while (clients.length) {
+    const client = clients.pop();
+    await client.shutdown(2_000);
+    client.free();
+  }
+});
+
+after(() => admin("DELETE", "/admin/faults"));
+
+test("a tap shows at once, while the call takes 2 s", async () => {
+  const post = 101;
+  const ana = clientFor("ana");
+  const before = await ana.refresh(post);
+  assert.equal(before.count, 0);
+  await faults([{ route: "like", latency_ms: 2000 }]);
+
+  const events = [];
+  const unsubscribe = ana.subscribe(post, (event) => events.push(event));
+  const view = ana.toggle(post);
+  // Checked before anything is awaited: the call cannot have answered yet.
+  assert.equal(view.liked, true);
+  assert.equal(view.count, 1);
+  assert.equal(view.pending, true);
+  assert.equal(view.line, "Liked by you");
+  assert.deepEqual(view.lineParts, { you: true, friends: [], others: 0, total: 1 });
+  assert.equal(view.error, null);
+  assert.equal(ana.view(post).liked, true);
+  assert.equal(events[0]?.kind, "changed", "the tap's own change is delivered at once");
+  assert.equal(events[0].view.liked, true);
+
+  await waitFor(() => !ana.view(post).pending, "the server's answer");
+  const confirmed = ana.view(post);
+  assert.equal(confirmed.liked, true);
+  assert.equal(confirmed.count, 1);
+  assert.equal(events.at(-1).view.pending, false);
+  unsubscribe();
+
+  // Ben (Ana's friend) sees Ana's like.
+  const ben = clientFor("ben");
+  const seenByBen = await ben.refresh(post);
+  assert.equal(seenByBen.count, 1);
+  assert.equal(seenByBen.liked, false);
+  assert.equal(seenByBen.line, "Liked by Ana");
+});
+
+test("a like that keeps failing rolls back and reports one failure", async () => {
+  const post = 102;
+  const ana = clientFor("ana", { retry: FAST_RETRY });
+  await ana.refresh(post);
+  await faults([{ route: "like", error_rate: 1.0, status: 503 }]);
+
+  const changes = [];
+  const failures = [];
+  ana.subscribe(post, {
+    onChange: (view) => changes.push(view),
+    onFailure: (failure) => failures.push(failure),
+  });
+  const tapped = ana.setLiked(post, true);
+  assert.equal(tapped.liked, true);
+  assert.equal(tapped.count, 1);
+
+  await waitFor(() => failures.length > 0, "the failure callback");
+  assert.equal(await ana.waitIdle(10_000), true);
+  assert.equal(failures.length, 1);
+  const [failure] = failures;
+  assert.equal(failure.postId, post);
+  assert.equal(failure.wanted, true);
+  assert.match(failure.message, /^Your like didn't save: /);
+  assert.ok(failure.error instanceof Error);
+  assert.equal(failure.error.name, "LikeError");
+  assert.equal(failure.error.code, "injected_fault");
+  assert.equal(failure.error.status, 503);
+  assert.equal(failure.error.transient, true);
+
+  const rolledBack = ana.view(post);
+  assert.equal(rolledBack.liked, false);
+  assert.equal(rolledBack.count, 0);
+  assert.equal(rolledBack.pending, false);
+  assert.equal(rolledBack.error.code, "injected_fault");
+  assert.equal(changes.at(-1).liked, false);
+
+  const stats = ana.stats();
+  assert.equal(stats.retries, 2);
+  assert.equal(stats.rollbacks, 1);
+  await admin("DELETE", "/admin/faults");
+  assert.equal((await clientFor("ben").refresh(post)).count, 0, "nothing was saved");
+});
+
+test("rapid taps coalesce: five taps, one call", async () => {
+  const post = 103;
+  const ana = clientFor("ana");
+  await ana.refresh(post);
+  await faults([{ route: "*", latency_ms: 200 }]);
+
+  for (let i = 0; i < 5; i++) ana.toggle(post); // like, unlike, like, unlike, like
+  assert.equal(ana.view(post).liked, true);
+  assert.equal(await ana.waitIdle(10_000), true);
+
+  const stats = ana.stats();
+  assert.equal(stats.taps, 5);
+  assert.equal(stats.callsSent, 1, "the call already out carried the final state");
+  assert.equal(stats.coalesced, 4);
+  assert.equal(ana.view(post).liked, true);
+  assert.equal(ana.view(post).count, 1);
+  assert.equal((await clientFor("cleo").refresh(post)).count, 1);
+});
+
+test("rapid taps ending in an unlike send exactly one more call", async () => {
+  const post = 104;
+  const ana = clientFor("ana");
+  await ana.refresh(post);
+  await faults([{ route: "*", latency_ms: 200 }]);
+
+  for (let i = 0; i < 4; i++) ana.toggle(post); // like, unlike, like, unlike
+  assert.equal(ana.view(post).liked, false);
+  assert.equal(await ana.waitIdle(10_000), true);
+  assert.equal(ana.stats().callsSent, 2, "the like that was out, then the unlike");
+  assert.equal(ana.view(post).liked, false);
+  assert.equal((await clientFor("cleo").refresh(post)).count, 0);
+});
+
+test("refresh reads others' likes and friends; a feed page in one call", async () => {
+  const post = 105;
+  for (const viewer of ["ben", "cleo"]) {
+    const client = clientFor(viewer);
+    client.setLiked(post, true);
+    assert.equal(await client.waitIdle(10_000), true);
+  }
+  const ana = clientFor("ana");
+  const view = await ana.refresh(post);
+  assert.equal(view.postId, post);
+  assert.equal(view.count, 2);
+  assert.equal(view.liked, false);
+  assert.deepEqual(view.friends, ["Cleo", "Ben"], "newest first");
+  assert.equal(view.line, "Liked by Cleo and Ben");
+  assert.deepEqual(view.lineParts, { you: false, friends: ["Cleo", "Ben"], others: 0, total: 2 });
+
+  const page = await ana.refreshMany([post, 999_999, 106]);
+  assert.deepEqual(page.map((v) => v.postId), [post, 106]);
+
+  // A read that lands while a tap is pending does not flip the heart.
+  await faults([{ route: "like", latency_ms: 1500 }]);
+  const tapped = ana.toggle(post);
+  assert.equal(tapped.line, "Liked by you, Cleo and Ben");
+  const read = await ana.refresh(post);
+  assert.equal(read.liked, true);
+  assert.equal(read.count, 3);
+  assert.equal(await ana.waitIdle(10_000), true);
+  assert.equal(ana.view(post).count, 3);
+
+  await assert.rejects(ana.refresh(999_999), (err) => {
+    assert.ok(err instanceof Error);
+    assert.equal(err.code, "post_not_found");
+    assert.equal(err.transient, false);
+    return true;
+  });
+});
+
+test("the token callback is asked again with refresh = true after a 401", async () => {
+  const asked = [];
+  const client = new LikeClient(SERVER, {
+    token: (refresh) => {
+      asked.push(refresh);
+      return refresh ? tokens.ana : "not-a-valid-token";
+    },
+  });
+  clients.push(client);
+  const view = await client.refresh(107);
+  assert.equal(view.postId, 107);
+  assert.deepEqual(asked, [false, true]);
+
+  const signedOut = new LikeClient(SERVER, { token: () => null });
+  clients.push(signedOut);
+  await assert.rejects(signedOut.refresh(107), { name: "LikeError", code: "unauthorized" });
+});
+
+test("network errors, timeouts, bad arguments and shutdown are LikeErrors", async () => {
+  const nowhere = new LikeClient("http://127.0.0.1:9", { retry: { maxRetries: 0 } });
+  clients.push(nowhere);
+  await assert.rejects(nowhere.refresh(1), { code: "network", transient: true });
+
+  await faults([{ route: "likes", latency_ms: 3000 }]);
+  const impatient = clientFor("ana", { timeoutMs: 200 });
+  await assert.rejects(impatient.refresh(108), { code: "timeout" });
+
+  assert.throws(() => impatient.toggle(1.5), { name: "LikeError", code: "invalid_argument" });
+  assert.throws(() => impatient.toggle(-1), { code: "invalid_argument" });
+  assert.throws(() => new LikeClient("ftp://x"), { code: "config" });
+  assert.throws(() => new LikeClient(SERVER, { retry: { maxRetries: -1 } }), { code: "config" });
+
+  assert.equal(await impatient.shutdown(1000), true);
+  assert.equal(impatient.isShutDown(), true);
+  await assert.rejects(impatient.refresh(108), { code: "shutdown" });
+});

@@ -1,0 +1,730 @@
+//! The web: the wasm package (`cargo xtask bindings`), the demo site that
+//! `cargo xtask demo` serves, the `wasm`, `node` and `browser` test runners
+//! and the package-size bench.
+//!
+//! The package is built with the `wasm-release` profile (opt-level z, LTO,
+//! one codegen unit, panic=abort), turned into an ES module by
+//! wasm-bindgen-cli (exactly the `wasm-bindgen` version in Cargo.lock) and
+//! written to `bindings/wasm/pkg/` with a `package.json`, so it can be
+//! imported from a page, a bundler or Node.
+//!
+//! No wasm-opt pass: Debian 12's binaryen (108) rewrites wasm-bindgen
+//! 0.2.130's externref table into one the engines reject at start-up, and
+//! even where it worked it shrank the raw module by 13 % but grew the
+//! gzipped one by 2 %, which is what a page downloads.
+
+use std::collections::hash_map::DefaultHasher;
+use std::fs;
+use std::hash::{Hash, Hasher};
+use std::io::{BufRead, BufReader, Read};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
+use std::time::Duration;
+
+use crate::bench::Figures;
+use crate::cargo_test::CargoLog;
+use crate::install::{self, CargoTool, NpmPackage, WASM_TARGET};
+use crate::runner::{self, Counter, Tally};
+use crate::{Ctx, proc};
+
+const CRATE: &str = "likekit-wasm";
+/// The library's file stem, and so the stem of wasm-bindgen's files.
+const LIB: &str = "likekit_wasm";
+const PROFILE: &str = "wasm-release";
+/// The package's name on npm.
+pub const NPM_NAME: &str = "likekit-wasm";
+const SERVER_BIN: &str = "likekit-server";
+pub const DEMO_SEED: &str = "examples/demo-seed.json";
+const SERVER_STARTUP: Duration = Duration::from_secs(60);
+
+fn say(what: &str) {
+    println!("xtask: {what}");
+}
+
+fn io_error(what: &str, path: &Path, e: std::io::Error) -> String {
+    format!("could not {what} {}: {e}", path.display())
+}
+
+fn write(path: &Path, text: &str) -> Result<(), String> {
+    fs::write(path, text).map_err(|e| io_error("write", path, e))
+}
+
+// ---------------------------------------------------------------- the package
+
+/// The package folder, `bindings/wasm/pkg`.
+pub fn package_dir(ctx: &Ctx) -> PathBuf {
+    ctx.root.join("bindings").join("wasm").join("pkg")
+}
+
+/// A built package and the size of its `.wasm`.
+#[derive(Debug, Clone)]
+pub struct Package {
+    pub dir: PathBuf,
+    pub wasm_bytes: u64,
+    pub wasm_gzip_bytes: u64,
+}
+
+/// The Node entry point: loads the module synchronously from disk on import,
+/// so `init()` is a no-op there and the same code runs in browsers and Node.
+const NODE_ENTRY: &str = "\
+// Node entry point: the WebAssembly module is loaded from disk on import.
+// `await init()` is harmless here, so code written for browsers runs as is.
+import { readFileSync } from \"node:fs\";
+import { initSync } from \"./likekit_wasm.js\";
+
+initSync({ module: readFileSync(new URL(\"./likekit_wasm_bg.wasm\", import.meta.url)) });
+
+export { default } from \"./likekit_wasm.js\";
+export * from \"./likekit_wasm.js\";
+";
+
+const PACKAGE_README: &str = "\
+# likekit-wasm
+
+LikeKit for the web: a like button whose heart fills and count moves at
+once, with calls that go one at a time per post, coalesce, retry, and roll
+back with a \"your like didn't save\" event. The Rust client core compiled
+to WebAssembly, with TypeScript types.
+
+```js
+import init, { LikeClient } from \"likekit-wasm\";
+
+await init(); // loads the .wasm once (already done on import in Node)
+const client = new LikeClient(\"https://likes.example.com\", { token: () => myToken });
+const stop = client.subscribe(42, (event) => {
+  if (event.kind === \"changed\") render(event.view);
+  else showToast(event.failure.message);
+});
+render(await client.refresh(42));
+heart.onclick = () => render(client.toggle(42)); // instant
+```
+
+Post ids are JavaScript numbers (whole, 1 to `Number.MAX_SAFE_INTEGER`).
+Errors are `Error` objects named `LikeError` with a `code`. See the
+project README's Web section for the whole API and a React hook.
+";
+
+fn package_json(version: &str) -> String {
+    format!(
+        r#"{{
+  "name": "{NPM_NAME}",
+  "version": "{version}",
+  "description": "LikeKit for the web: an instant, exact like button (Rust core compiled to WebAssembly)",
+  "license": "MIT OR Apache-2.0",
+  "type": "module",
+  "main": "./{LIB}.js",
+  "module": "./{LIB}.js",
+  "types": "./{LIB}.d.ts",
+  "exports": {{
+    ".": {{
+      "types": "./{LIB}.d.ts",
+      "node": "./node.js",
+      "default": "./{LIB}.js"
+    }},
+    "./{LIB}_bg.wasm": "./{LIB}_bg.wasm",
+    "./package.json": "./package.json"
+  }},
+  "files": [
+    "{LIB}.js",
+    "{LIB}.d.ts",
+    "{LIB}_bg.wasm",
+    "{LIB}_bg.wasm.d.ts",
+    "node.js",
+    "README.md"
+  ],
+  "sideEffects": [
+    "./node.js"
+  ],
+  "engines": {{
+    "node": ">=18"
+  }},
+  "keywords": ["like", "button", "optimistic", "wasm"]
+}}
+"#
+    )
+}
+
+/// The crate version, from the workspace manifest.
+fn workspace_version(ctx: &Ctx) -> String {
+    let manifest = fs::read_to_string(ctx.root.join("Cargo.toml")).unwrap_or_default();
+    manifest
+        .lines()
+        .skip_while(|l| l.trim() != "[workspace.package]")
+        .find_map(|l| {
+            l.trim()
+                .strip_prefix("version = \"")
+                .and_then(|v| v.strip_suffix('"'))
+        })
+        .unwrap_or("0.0.0")
+        .to_owned()
+}
+
+/// wasm-bindgen-cli at the version Cargo.lock pins, on PATH or installed
+/// into `.tools/cargo`. Its folder also holds `wasm-bindgen-test-runner`.
+pub fn wasm_bindgen_cli(ctx: &Ctx) -> Result<PathBuf, String> {
+    let version = install::pinned_wasm_bindgen(ctx).ok_or_else(|| {
+        "Cargo.lock does not pin exactly one wasm-bindgen version; run `cargo build -p likekit-wasm --target wasm32-unknown-unknown` first".to_owned()
+    })?;
+    install::cargo_tool(
+        ctx,
+        CargoTool {
+            krate: "wasm-bindgen-cli",
+            bin: "wasm-bindgen",
+            version: &version,
+        },
+    )
+}
+
+/// The bytes of `file` gzipped at level 9 (by `gzip`), or `None` without
+/// gzip.
+fn gzip_size(file: &Path) -> Option<u64> {
+    let out = Command::new("gzip")
+        .args(["-9", "-c"])
+        .arg(file)
+        .stderr(Stdio::null())
+        .output()
+        .ok()?;
+    out.status.success().then_some(out.stdout.len() as u64)
+}
+
+fn group_thousands(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// What the package is made from, so an unchanged build is not redone.
+fn stamp(wasm: &Path, bindgen: &Path) -> Option<String> {
+    let meta = fs::metadata(wasm).ok()?;
+    let modified = meta
+        .modified()
+        .ok()?
+        .duration_since(std::time::UNIX_EPOCH)
+        .ok()?;
+    let mut hasher = DefaultHasher::new();
+    (NODE_ENTRY, PACKAGE_README, package_json("")).hash(&mut hasher);
+    bindgen.hash(&mut hasher);
+    Some(format!(
+        "{} {} {:x}",
+        meta.len(),
+        modified.as_nanos(),
+        hasher.finish()
+    ))
+}
+
+/// Builds `bindings/wasm/pkg/`: installs the wasm32 target and
+/// wasm-bindgen-cli when missing, builds the crate with the `wasm-release`
+/// profile, generates the ES module and its `.d.ts`, adds `node.js`,
+/// `package.json` and a README, and prints the `.wasm`'s size raw and
+/// gzipped.
+pub fn build_package(ctx: &Ctx) -> Result<Package, String> {
+    install::rustup_target(WASM_TARGET)?;
+    let bindgen = wasm_bindgen_cli(ctx)?;
+
+    let mut build = proc::cargo();
+    build.current_dir(&ctx.root).args([
+        "build",
+        "--package",
+        CRATE,
+        "--lib",
+        "--target",
+        WASM_TARGET,
+        "--profile",
+        PROFILE,
+    ]);
+    say(&format!(
+        "building the web package ({})",
+        proc::display(&build)
+    ));
+    proc::run(&mut build)?;
+    let wasm = ctx
+        .target_dir
+        .join(WASM_TARGET)
+        .join(PROFILE)
+        .join(format!("{LIB}.wasm"));
+
+    let dir = package_dir(ctx);
+    let stamp_file = ctx.target_dir.join("wasm-pkg.stamp");
+    let stamp = stamp(&wasm, &bindgen);
+    let module = dir.join(format!("{LIB}_bg.wasm"));
+    let unchanged = stamp.is_some()
+        && fs::read_to_string(&stamp_file).ok() == stamp
+        && module.is_file()
+        && dir.join("package.json").is_file();
+
+    if unchanged {
+        say(&format!("{} is up to date", dir.display()));
+    } else {
+        let staging = ctx.root.join("bindings").join("wasm").join(".pkg.partial");
+        if staging.exists() {
+            fs::remove_dir_all(&staging).map_err(|e| io_error("remove", &staging, e))?;
+        }
+        let mut generate = Command::new(&bindgen);
+        generate
+            .args([
+                "--target",
+                "web",
+                "--remove-name-section",
+                "--remove-producers-section",
+                "--out-name",
+                LIB,
+                "--out-dir",
+            ])
+            .arg(&staging)
+            .arg(&wasm);
+        say(&format!(
+            "generating the ES module ({})",
+            proc::display(&generate)
+        ));
+        proc::run(&mut generate)?;
+        write(&staging.join("node.js"), NODE_ENTRY)?;
+        write(&staging.join("README.md"), PACKAGE_README)?;
+        write(
+            &staging.join("package.json"),
+            &package_json(&workspace_version(ctx)),
+        )?;
+        if dir.exists() {
+            fs::remove_dir_all(&dir).map_err(|e| io_error("remove", &dir, e))?;
+        }
+        fs::rename(&staging, &dir).map_err(|e| io_error("move", &staging, e))?;
+        if let Some(stamp) = &stamp {
+            fs::create_dir_all(&ctx.target_dir)
+                .map_err(|e| io_error("create", &ctx.target_dir, e))?;
+            write(&stamp_file, stamp)?;
+        }
+    }
+
+    let wasm_bytes = fs::metadata(&module)
+        .map_err(|e| io_error("read", &module, e))?
+        .len();
+    let wasm_gzip_bytes =
+        gzip_size(&module).ok_or_else(|| format!("could not gzip {}", module.display()))?;
+    let package = Package {
+        dir,
+        wasm_bytes,
+        wasm_gzip_bytes,
+    };
+    say(&format!(
+        "web package {}: {LIB}_bg.wasm is {} bytes, {} gzipped (-9)",
+        package.dir.display(),
+        group_thousands(wasm_bytes),
+        group_thousands(wasm_gzip_bytes),
+    ));
+    Ok(package)
+}
+
+/// `cargo xtask bindings`, the web half.
+pub fn bindings(ctx: &Ctx) -> Result<(), String> {
+    build_package(ctx).map(drop)
+}
+
+// ---------------------------------------------------------------- the demo site
+
+/// The folder `cargo xtask demo` serves: `examples/web/*`, the demo seed
+/// (the page reads its users and posts) and the package under `pkg/`.
+pub fn site_dir(ctx: &Ctx) -> PathBuf {
+    ctx.target_dir.join("web-demo")
+}
+
+fn copy_dir(from: &Path, to: &Path) -> Result<(), String> {
+    fs::create_dir_all(to).map_err(|e| io_error("create", to, e))?;
+    for entry in fs::read_dir(from).map_err(|e| io_error("read", from, e))? {
+        let entry = entry.map_err(|e| io_error("read", from, e))?;
+        let path = entry.path();
+        let target = to.join(entry.file_name());
+        if path.is_dir() {
+            copy_dir(&path, &target)?;
+        } else {
+            fs::copy(&path, &target).map_err(|e| io_error("copy", &path, e))?;
+        }
+    }
+    Ok(())
+}
+
+/// Builds the package and stages the demo site; returns its folder.
+pub fn stage_site(ctx: &Ctx) -> Result<PathBuf, String> {
+    let package = build_package(ctx)?;
+    let site = site_dir(ctx);
+    if site.exists() {
+        fs::remove_dir_all(&site).map_err(|e| io_error("remove", &site, e))?;
+    }
+    copy_dir(&ctx.root.join("examples").join("web"), &site)?;
+    // The page's own tests are not served.
+    let _ = fs::remove_dir_all(site.join("tests"));
+    let seed = ctx.root.join(DEMO_SEED);
+    fs::copy(&seed, site.join("demo-seed.json")).map_err(|e| io_error("copy", &seed, e))?;
+    copy_dir(&package.dir, &site.join("pkg"))?;
+    say(&format!("demo site staged in {}", site.display()));
+    Ok(site)
+}
+
+// ---------------------------------------------------------------- the server
+
+/// Random hex from the OS, for admin keys.
+pub fn random_hex(bytes: usize) -> String {
+    let mut buf = vec![0u8; bytes];
+    if fs::File::open("/dev/urandom")
+        .and_then(|mut f| f.read_exact(&mut buf))
+        .is_err()
+    {
+        let mut hasher = DefaultHasher::new();
+        (std::time::SystemTime::now(), std::process::id()).hash(&mut hasher);
+        buf = hasher.finish().to_le_bytes().repeat(bytes.div_ceil(8));
+        buf.truncate(bytes);
+    }
+    buf.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// `likekit-server` on a free loopback port with an in-memory database and
+/// an admin key, for one runner; stopped when dropped.
+struct Server {
+    child: Child,
+    url: String,
+    admin_key: String,
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Server {
+    /// Builds and starts the server with `args` added; its log goes to
+    /// `target/web-test/<name>-server.log`.
+    fn start(ctx: &Ctx, name: &str, args: &[&std::ffi::OsStr]) -> Result<Server, String> {
+        let mut build = proc::cargo();
+        build
+            .current_dir(&ctx.root)
+            .args(["build", "--package", SERVER_BIN, "--bin", SERVER_BIN]);
+        say(&format!("building the server ({})", proc::display(&build)));
+        proc::run(&mut build)?;
+        let binary = ctx.target_dir.join("debug").join(SERVER_BIN);
+
+        let out = test_output(ctx)?;
+        let log_path = out.join(format!("{name}-server.log"));
+        let log = fs::File::create(&log_path).map_err(|e| io_error("create", &log_path, e))?;
+        let admin_key = random_hex(16);
+        let mut cmd = Command::new(&binary);
+        cmd.current_dir(&ctx.root)
+            .args(["--listen", "127.0.0.1:0", "--db", ":memory:"])
+            .args(["--admin-key", &admin_key])
+            .args(args)
+            .env_remove("LIKEKIT_TOKEN_SECRET")
+            .env_remove("LIKEKIT_ADMIN_KEY")
+            .env_remove("LIKEKIT_DB")
+            .env_remove("LIKEKIT_LISTEN")
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(log);
+        let mut child = cmd.spawn().map_err(|e| proc::spawn_error(&cmd, &e))?;
+        let stdout = child.stdout.take();
+        let (tx, rx) = mpsc::channel();
+        std::thread::spawn(move || {
+            let Some(stdout) = stdout else { return };
+            let mut lines = BufReader::new(stdout).lines();
+            let url = lines.by_ref().map_while(Result::ok).find_map(|line| {
+                line.strip_prefix("listening on ")
+                    .map(|url| url.trim().trim_end_matches('/').to_owned())
+            });
+            let _ = tx.send(url);
+            for _ in lines {}
+        });
+        let mut server = Server {
+            child,
+            url: String::new(),
+            admin_key,
+        };
+        server.url = match rx.recv_timeout(SERVER_STARTUP) {
+            Ok(Some(url)) => url,
+            Ok(None) => {
+                return Err(format!(
+                    "the server exited without listening; see {}",
+                    log_path.display()
+                ));
+            }
+            Err(_) => {
+                return Err(format!(
+                    "the server did not start within {} s; see {}",
+                    SERVER_STARTUP.as_secs(),
+                    log_path.display()
+                ));
+            }
+        };
+        say(&format!(
+            "server for the {name} tests at {} (log: {})",
+            server.url,
+            log_path.display()
+        ));
+        Ok(server)
+    }
+}
+
+/// `target/web-test`: server logs, screenshots.
+fn test_output(ctx: &Ctx) -> Result<PathBuf, String> {
+    let out = ctx.target_dir.join("web-test");
+    fs::create_dir_all(&out).map_err(|e| io_error("create", &out, e))?;
+    Ok(out)
+}
+
+// ---------------------------------------------------------------- runners
+
+/// The `wasm` runner: the binding's own tests (`bindings/wasm/tests/surface.rs`)
+/// compiled to wasm32 and run in Node by wasm-bindgen-test-runner.
+pub fn run_wasm(ctx: &Ctx) -> Result<Tally, String> {
+    install::rustup_target(WASM_TARGET)?;
+    let bindgen = wasm_bindgen_cli(ctx)?;
+    let test_runner = bindgen.with_file_name("wasm-bindgen-test-runner");
+    if !proc::is_executable(&test_runner) {
+        return Err(format!(
+            "{} is missing (it comes with wasm-bindgen-cli)",
+            test_runner.display()
+        ));
+    }
+    let mut cmd = proc::cargo();
+    cmd.current_dir(&ctx.root)
+        .args(["test", "--package", CRATE, "--target", WASM_TARGET])
+        .args(["--test", "surface", "--no-fail-fast"])
+        .env("CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUNNER", &test_runner);
+    runner::run_counted(cmd, CargoLog::default())
+}
+
+/// The npm packages the browser test uses.
+const BROWSER_PACKAGES: &[NpmPackage] = &[install::PLAYWRIGHT_CORE];
+
+fn js_test(ctx: &Ctx, file: &str) -> PathBuf {
+    ctx.root
+        .join("bindings")
+        .join("wasm")
+        .join("tests")
+        .join("js")
+        .join(file)
+}
+
+/// Makes `import … from "likekit-wasm"` in the JavaScript tests resolve to
+/// the built package, through its `package.json` as an app would:
+/// `bindings/wasm/tests/js/node_modules/likekit-wasm` links to `pkg/`.
+fn link_package(ctx: &Ctx) -> Result<(), String> {
+    let modules = js_test(ctx, "node_modules");
+    fs::create_dir_all(&modules).map_err(|e| io_error("create", &modules, e))?;
+    let link = modules.join(NPM_NAME);
+    if let Ok(meta) = link.symlink_metadata() {
+        let removed = if meta.is_dir() {
+            fs::remove_dir_all(&link)
+        } else {
+            fs::remove_file(&link)
+        };
+        removed.map_err(|e| io_error("remove", &link, e))?;
+    }
+    std::os::unix::fs::symlink(package_dir(ctx), &link).map_err(|e| io_error("link", &link, e))
+}
+
+fn node_test(ctx: &Ctx, file: &Path) -> Result<Command, String> {
+    if proc::which("node").is_none() {
+        return Err("`node` (Node.js 18 or newer) is not on PATH".into());
+    }
+    link_package(ctx)?;
+    let mut cmd = Command::new("node");
+    cmd.current_dir(&ctx.root)
+        .args(["--test", "--test-reporter=tap"])
+        .arg(file)
+        .env("LIKEKIT_PKG", package_dir(ctx))
+        .env("LIKEKIT_TEST_OUT", test_output(ctx)?);
+    Ok(cmd)
+}
+
+/// The `node` runner: `node --test` loads the built package and plays the
+/// train against the real server on loopback.
+pub fn run_node(ctx: &Ctx) -> Result<Tally, String> {
+    build_package(ctx)?;
+    let server = Server::start(
+        ctx,
+        "node",
+        &[
+            "--write-rate-limit".as_ref(),
+            "0".as_ref(),
+            "--cache-ttl-ms".as_ref(),
+            "0".as_ref(),
+        ],
+    )?;
+    let mut cmd = node_test(ctx, &js_test(ctx, "client.test.mjs"))?;
+    cmd.env("LIKEKIT_URL", &server.url)
+        .env("LIKEKIT_ADMIN_KEY", &server.admin_key);
+    let tally = runner::run_counted(cmd, NodeLog::default());
+    drop(server);
+    tally
+}
+
+/// The `browser` runner: the demo page in Debian's headless Chromium,
+/// driven by playwright-core, against a server set up as `cargo xtask demo`
+/// sets it up.
+pub fn run_browser(ctx: &Ctx) -> Result<Tally, String> {
+    let chromium = install::chromium()?;
+    let node_modules = install::npm(ctx, BROWSER_PACKAGES)?;
+    let site = stage_site(ctx)?;
+    let server = Server::start(
+        ctx,
+        "browser",
+        &[
+            "--seed".as_ref(),
+            ctx.root.join(DEMO_SEED).as_os_str(),
+            "--web-root".as_ref(),
+            site.as_os_str(),
+        ],
+    )?;
+    let mut cmd = node_test(ctx, &js_test(ctx, "demo-page.test.mjs"))?;
+    cmd.env("LIKEKIT_DEMO_URL", format!("{}/", server.url))
+        .env("LIKEKIT_ADMIN_KEY", &server.admin_key)
+        .env("LIKEKIT_NODE_MODULES", &node_modules)
+        .env("LIKEKIT_CHROMIUM", &chromium);
+    let tally = runner::run_counted(cmd, NodeLog::default());
+    drop(server);
+    tally
+}
+
+/// Counts `node --test --test-reporter=tap` output: the `# pass N`,
+/// `# fail N`, `# cancelled N`, `# skipped N` and `# todo N` summary lines,
+/// and names the failing tests (`not ok N - name`).
+#[derive(Debug, Default)]
+pub struct NodeLog {
+    tally: Tally,
+    summary_seen: bool,
+}
+
+impl Counter for NodeLog {
+    fn line(&mut self, line: &str) {
+        let trimmed = line.trim_start();
+        if let Some(name) = trimmed
+            .strip_prefix("not ok ")
+            .and_then(|rest| rest.split_once(" - ").map(|(_, name)| name))
+        {
+            // Nested results are indented; only top-level tests are named.
+            if !line.starts_with(' ') {
+                self.tally.notes.push(format!("failed: {}", name.trim()));
+            }
+            return;
+        }
+        let Some(rest) = line.strip_prefix("# ") else {
+            return;
+        };
+        let mut words = rest.split_whitespace();
+        let (Some(word), Some(number), None) = (words.next(), words.next(), words.next()) else {
+            return;
+        };
+        let Ok(n) = number.parse::<u64>() else {
+            return;
+        };
+        match word {
+            "pass" => self.tally.passed = n,
+            "fail" => self.tally.failed += n,
+            "cancelled" => self.tally.failed += n,
+            "skipped" | "todo" => self.tally.skipped += n,
+            _ => return,
+        }
+        self.summary_seen = true;
+    }
+
+    fn tally(mut self) -> Tally {
+        if !self.summary_seen {
+            self.tally.failed += 1;
+            self.tally
+                .notes
+                .push("node --test printed no summary".to_owned());
+        }
+        self.tally
+    }
+}
+
+// ---------------------------------------------------------------- bench
+
+/// The `wasm` bench suite: the package's `.wasm` size, raw and gzipped.
+pub fn bench_size(ctx: &Ctx, figures: &mut Figures) -> Result<(), String> {
+    let package = build_package(ctx)?;
+    #[allow(clippy::cast_precision_loss)]
+    {
+        figures.insert("wasm_pkg_bytes".into(), package.wasm_bytes as f64);
+        figures.insert("wasm_pkg_gzip_bytes".into(), package.wasm_gzip_bytes as f64);
+    }
+    println!(
+        "likekit-metric wasm_pkg_bytes={} wasm_pkg_gzip_bytes={}",
+        package.wasm_bytes, package.wasm_gzip_bytes
+    );
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn count(lines: &[&str]) -> Tally {
+        let mut log = NodeLog::default();
+        for line in lines {
+            log.line(line);
+        }
+        log.tally()
+    }
+
+    #[test]
+    fn counts_node_tap_summaries() {
+        let tally = count(&[
+            "TAP version 13",
+            "# Subtest: instant",
+            "ok 1 - instant",
+            "not ok 2 - rollback",
+            "    not ok 1 - nested detail",
+            "# tests 3",
+            "# suites 0",
+            "# pass 2",
+            "# fail 1",
+            "# cancelled 0",
+            "# skipped 1",
+            "# todo 0",
+            "# duration_ms 812.5",
+        ]);
+        assert_eq!((tally.passed, tally.failed, tally.skipped), (2, 1, 1));
+        assert_eq!(tally.notes, ["failed: rollback"]);
+    }
+
+    #[test]
+    fn cancelled_tests_fail_and_no_summary_is_a_failure() {
+        let tally = count(&["# pass 1", "# fail 0", "# cancelled 2"]);
+        assert_eq!((tally.passed, tally.failed), (1, 2));
+        let tally = count(&["ok 1 - something", "Error: boom"]);
+        assert_eq!(tally.failed, 1);
+        assert_eq!(tally.notes, ["node --test printed no summary"]);
+    }
+
+    #[test]
+    fn the_package_json_is_valid_and_points_at_real_files() {
+        let text = package_json("1.2.3");
+        let json = crate::json::Json::parse(&text).expect("valid JSON");
+        assert_eq!(json.get("name").and_then(|v| v.as_str()), Some(NPM_NAME));
+        assert_eq!(json.get("version").and_then(|v| v.as_str()), Some("1.2.3"));
+        let exports = json.get(".").or_else(|| json.get("exports")?.get("."));
+        let exports = exports.expect("exports");
+        assert_eq!(
+            exports.get("node").and_then(|v| v.as_str()),
+            Some("./node.js")
+        );
+        assert_eq!(
+            exports.get("default").and_then(|v| v.as_str()),
+            Some("./likekit_wasm.js")
+        );
+        assert!(NODE_ENTRY.contains("initSync"));
+    }
+
+    #[test]
+    fn sizes_are_grouped() {
+        assert_eq!(group_thousands(537_746), "537,746");
+        assert_eq!(group_thousands(999), "999");
+        assert_eq!(group_thousands(1_000), "1,000");
+    }
+}
