@@ -32,6 +32,11 @@
 //! of answers, retries and rollbacks on the runtime's threads: hand UI work
 //! to the main thread.
 //!
+//! Python: the generated async methods are resumed from the runtime's
+//! threads. CPython ends any other thread that touches the interpreter
+//! while it is exiting, so let the last `await` settle (or await
+//! `shutdown`) before the process ends, rather than exiting right after it.
+//!
 //! ## Memory
 //!
 //! A client owns its token provider and a subscription its observer; the
