@@ -26,6 +26,7 @@ use crate::{
     error::Error,
     faults::Faults,
     metrics::Metrics,
+    naive::{self, NaiveViews},
     store::Store,
     views::Views,
 };
@@ -150,9 +151,21 @@ fn cors_layer(origins: &[String]) -> Result<Option<CorsLayer>, Error> {
 
 /// Every route, with JSON errors everywhere.
 pub(crate) fn router(app: Arc<App>, config: &Config) -> Result<Router, Error> {
+    let view = if config.naive_views {
+        let naive = Arc::new(NaiveViews::open(
+            &config.database,
+            config.read_connections.max(4),
+        )?);
+        tracing::warn!(
+            "naive views: every view is computed from the like rows (benchmark baseline)"
+        );
+        get(move |state, viewer, post| naive::post_likes(naive.clone(), state, viewer, post))
+    } else {
+        get(api::post_likes)
+    };
     let public = Router::new()
         .route("/posts/{post_id}/like", post(api::like).delete(api::unlike))
-        .route("/posts/{post_id}/likes", get(api::post_likes))
+        .route("/posts/{post_id}/likes", view)
         .route("/likes", get(api::batch_likes))
         .route_layer(middleware::from_fn_with_state(
             app.clone(),

@@ -145,6 +145,12 @@ pub struct Config {
     /// path no API route matches; missing files get the JSON 404. `None`
     /// (the default) serves no files.
     pub web_root: Option<PathBuf>,
+    /// Benchmark baseline only: answer `GET /posts/{id}/likes` the naive way
+    /// (`COUNT(*)` over the like rows and a join against the viewer's
+    /// friends on every request, no cache). Needs a database file. Off by
+    /// default; never turn it on in a real deployment.
+    #[doc(hidden)]
+    pub naive_views: bool,
 }
 
 impl Default for Config {
@@ -167,6 +173,7 @@ impl Default for Config {
             read_connections: 0,
             max_group_commit: 1024,
             web_root: None,
+            naive_views: false,
         }
     }
 }
@@ -194,6 +201,7 @@ impl fmt::Debug for Config {
             .field("read_connections", &self.read_connections)
             .field("max_group_commit", &self.max_group_commit)
             .field("web_root", &self.web_root)
+            .field("naive_views", &self.naive_views)
             .finish()
     }
 }

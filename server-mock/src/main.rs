@@ -44,6 +44,10 @@ enum Command {
     Serve(ServeArgs),
     /// Print a sign-in token for a user (for development and scripts).
     Token(TokenArgs),
+    /// Benchmark support for `cargo xtask bench` (data sets, tokens in bulk,
+    /// the bare route, the exact-count check).
+    #[command(subcommand, hide = true)]
+    Bench(likekit_server::bench::BenchCommand),
 }
 
 #[derive(Debug, Args)]
@@ -94,6 +98,9 @@ struct ServeArgs {
     /// routes take precedence.
     #[arg(long, value_name = "DIR")]
     web_root: Option<PathBuf>,
+    /// Benchmark baseline: compute every view from the like rows, no cache.
+    #[arg(long, hide = true)]
+    naive_views: bool,
 }
 
 #[derive(Debug, Args)]
@@ -148,6 +155,7 @@ fn config_from(args: ServeArgs) -> Result<Config, String> {
         shutdown_grace: Duration::from_secs(args.shutdown_grace_secs),
         read_connections: args.read_connections,
         web_root: args.web_root,
+        naive_views: args.naive_views,
         ..Config::default()
     })
 }
@@ -192,6 +200,9 @@ async fn serve(args: ServeArgs) -> Result<(), String> {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    if let Some(Command::Bench(command)) = cli.command {
+        return likekit_server::bench::run(command);
+    }
     if let Some(Command::Token(args)) = &cli.command {
         if !(1..=i64::MAX as u64).contains(&args.user) {
             eprintln!("error: --user must be from 1 to {}", i64::MAX);
