@@ -11,7 +11,13 @@ use std::{
 
 use likekit_core::wire::admin::Seed;
 
+use crate::store::HotPostOptions;
+
 /// Where the server keeps its data.
+///
+/// A `--db` value starting with `postgres://` or `postgresql://` is a
+/// PostgreSQL database; `:memory:` a throwaway SQLite one; anything else a
+/// SQLite file.
 ///
 /// ```
 /// use likekit_server::Database;
@@ -20,6 +26,13 @@ use likekit_core::wire::admin::Seed;
 ///     "likes.db".parse::<Database>().unwrap(),
 ///     Database::File("likes.db".into())
 /// );
+/// assert_eq!(
+///     "postgres://likekit@db/likes".parse::<Database>().unwrap(),
+///     Database::Postgres("postgres://likekit@db/likes".into())
+/// );
+/// // Shown without its password.
+/// let db: Database = "postgresql://ana:s3cret@db/likes".parse().unwrap();
+/// assert_eq!(db.to_string(), "postgresql://ana:***@db/likes");
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub enum Database {
@@ -31,6 +44,10 @@ pub enum Database {
     /// A SQLite file, created when missing. Commits are fsynced (WAL,
     /// `synchronous=FULL`) before any write is acknowledged.
     File(PathBuf),
+    /// A PostgreSQL database, by URL (`postgres://user:password@host:port/db`).
+    /// The schema is created or migrated at start; every commit is durable
+    /// (`synchronous_commit = on`) before a write is acknowledged.
+    Postgres(String),
 }
 
 impl FromStr for Database {
@@ -39,6 +56,8 @@ impl FromStr for Database {
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         Ok(if s == ":memory:" {
             Self::Memory
+        } else if s.starts_with("postgres://") || s.starts_with("postgresql://") {
+            Self::Postgres(s.to_owned())
         } else {
             Self::File(PathBuf::from(s))
         })
@@ -50,6 +69,7 @@ impl fmt::Display for Database {
         match self {
             Self::Memory => f.write_str(":memory:"),
             Self::File(path) => write!(f, "{}", path.display()),
+            Self::Postgres(url) => f.write_str(&crate::store::redact_url(url)),
         }
     }
 }
@@ -105,7 +125,7 @@ pub struct Config {
     /// The address to listen on; port 0 picks a free port (see
     /// [`ServerHandle::addr`](crate::ServerHandle::addr)).
     pub listen: SocketAddr,
-    /// The SQLite database.
+    /// The database: SQLite (a file or a throwaway one) or PostgreSQL.
     pub database: Database,
     /// Users, friendships, posts and likes to load at start (idempotent:
     /// loading the same seed twice changes nothing).
@@ -141,6 +161,12 @@ pub struct Config {
     pub read_connections: usize,
     /// The most likes/unlikes committed in one group-commit transaction.
     pub max_group_commit: usize,
+    /// PostgreSQL connections in the pool; 0 picks one from the number of
+    /// CPUs. Not used with SQLite.
+    pub db_connections: usize,
+    /// When a post counts as hot and how many shard rows its count spreads
+    /// over then (both backends).
+    pub hot_posts: HotPostOptions,
     /// A folder of static files (the web demo page) served at `/` for every
     /// path no API route matches; missing files get the JSON 404. `None`
     /// (the default) serves no files.
@@ -172,6 +198,8 @@ impl Default for Config {
             shutdown_grace: Duration::from_secs(10),
             read_connections: 0,
             max_group_commit: 1024,
+            db_connections: 0,
+            hot_posts: HotPostOptions::default(),
             web_root: None,
             naive_views: false,
         }
@@ -200,6 +228,8 @@ impl fmt::Debug for Config {
             .field("shutdown_grace", &self.shutdown_grace)
             .field("read_connections", &self.read_connections)
             .field("max_group_commit", &self.max_group_commit)
+            .field("db_connections", &self.db_connections)
+            .field("hot_posts", &self.hot_posts)
             .field("web_root", &self.web_root)
             .field("naive_views", &self.naive_views)
             .finish()

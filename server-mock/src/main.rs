@@ -14,7 +14,10 @@ use std::{
 
 use clap::{Args, Parser, Subcommand};
 use likekit_core::wire::admin::Seed;
-use likekit_server::{Config, Database, RateLimit, Tokens};
+use likekit_server::{
+    Config, Database, RateLimit, Tokens,
+    store::{HotPostOptions, MAX_SHARDS},
+};
 use tracing_subscriber::EnvFilter;
 
 // mimalloc: markedly less time in malloc/free than the system allocator on
@@ -55,7 +58,8 @@ struct ServeArgs {
     /// Address to listen on (port 0 picks a free one).
     #[arg(long, env = "LIKEKIT_LISTEN", default_value = "127.0.0.1:8080")]
     listen: SocketAddr,
-    /// SQLite database file, or `:memory:` for a throwaway one.
+    /// SQLite database file, `:memory:` for a throwaway one, or a
+    /// PostgreSQL URL (`postgres://user:password@host:port/database`).
     #[arg(long, env = "LIKEKIT_DB", default_value = "likekit.db")]
     db: String,
     /// JSON seed document (users, friends, posts, likers) loaded at start.
@@ -94,6 +98,17 @@ struct ServeArgs {
     /// Read-only SQLite connections (0: twice the CPUs, at least 4).
     #[arg(long, default_value_t = 0)]
     read_connections: usize,
+    /// PostgreSQL connections in the pool (0: four per CPU, at least 8).
+    #[arg(long, default_value_t = 0)]
+    db_connections: usize,
+    /// A post whose writes on this server pass this many a second is hot:
+    /// its count spreads over shard rows (0: every post is hot).
+    #[arg(long, default_value_t = HotPostOptions::default().threshold)]
+    hot_post_threshold: u32,
+    /// How many shard rows a hot post's count spreads over (0 or 1: none).
+    #[arg(long, default_value_t = HotPostOptions::default().shards,
+          value_parser = clap::value_parser!(u16).range(0..=i64::from(MAX_SHARDS)))]
+    hot_post_shards: u16,
     /// Serve the static files in this folder at `/` (the web demo); API
     /// routes take precedence.
     #[arg(long, value_name = "DIR")]
@@ -154,6 +169,12 @@ fn config_from(args: ServeArgs) -> Result<Config, String> {
         max_body_bytes: args.max_body_bytes,
         shutdown_grace: Duration::from_secs(args.shutdown_grace_secs),
         read_connections: args.read_connections,
+        db_connections: args.db_connections,
+        hot_posts: HotPostOptions {
+            threshold: args.hot_post_threshold,
+            shards: args.hot_post_shards,
+            ..HotPostOptions::default()
+        },
         web_root: args.web_root,
         naive_views: args.naive_views,
         ..Config::default()

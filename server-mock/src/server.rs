@@ -11,16 +11,17 @@ use tokio::{net::TcpListener, sync::watch, task::JoinHandle};
 use crate::{
     app::{App, router},
     auth::Tokens,
-    config::Config,
+    config::{Config, Database},
     error::Error,
     faults,
     metrics::Metrics,
     net::{ConnInfo, KillableListener},
-    store::{SqliteOptions, SqliteStore, Store},
+    store::{PostgresOptions, PostgresStore, SqliteOptions, SqliteStore, Store},
 };
 
-/// Starts a server on the current tokio runtime with the SQLite store that
-/// `config.database` names, and returns once it accepts connections.
+/// Starts a server on the current tokio runtime with the store that
+/// `config.database` names (SQLite, or PostgreSQL for a `postgres://` URL),
+/// and returns once it accepts connections.
 ///
 /// ```
 /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
@@ -35,21 +36,37 @@ use crate::{
 /// ```
 pub async fn spawn(config: Config) -> Result<ServerHandle, Error> {
     let metrics = Metrics::new();
-    let options = SqliteOptions {
-        database: config.database.clone(),
-        read_connections: config.read_connections,
-        max_group_commit: config.max_group_commit,
-        group_commit_sizes: Some(metrics.group_commit_size.clone()),
+    let store: Arc<dyn Store> = match &config.database {
+        Database::Postgres(url) => Arc::new(
+            PostgresStore::connect(PostgresOptions {
+                url: url.clone(),
+                connections: config.db_connections,
+                hot_posts: config.hot_posts,
+            })
+            .await?,
+        ),
+        Database::Memory | Database::File(_) => {
+            let options = SqliteOptions {
+                database: config.database.clone(),
+                read_connections: config.read_connections,
+                max_group_commit: config.max_group_commit,
+                group_commit_sizes: Some(metrics.group_commit_size.clone()),
+                hot_posts: config.hot_posts,
+            };
+            Arc::new(
+                tokio::task::spawn_blocking(move || SqliteStore::open(options))
+                    .await
+                    .map_err(|e| Error::Task(e.to_string()))??,
+            )
+        }
     };
-    let store = tokio::task::spawn_blocking(move || SqliteStore::open(options))
-        .await
-        .map_err(|e| Error::Task(e.to_string()))??;
-    start(config, Arc::new(store), metrics).await
+    start(config, store, metrics).await
 }
 
 /// Like [`spawn`], but on a store of your choice (another backend, or one
 /// shared with the test that starts the server). `config.database`,
-/// `read_connections` and `max_group_commit` are not used.
+/// `read_connections`, `max_group_commit`, `db_connections` and `hot_posts`
+/// are not used.
 pub async fn spawn_with_store(
     config: Config,
     store: Arc<dyn Store>,

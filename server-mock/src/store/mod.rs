@@ -1,23 +1,32 @@
-//! Storage behind the server: the [`Store`] trait, its SQLite backend, and a
-//! test suite every backend must pass.
+//! Storage behind the server: the [`Store`] trait, its SQLite and PostgreSQL
+//! backends, hot-post sharding shared by both, and a test suite every backend
+//! must pass.
 //!
 //! A backend keeps, per post, its exact `count`, a `version` that grows by one
 //! with every real change, and its last [`RECENT_LIKERS`] likers (newest
 //! first), beside the like rows themselves; a like or unlike changes the row
 //! and the post in one transaction.
 //!
-//! The server reaches storage only through `Arc<dyn Store>`, so a second
-//! backend (PostgreSQL) plugs in without touching the HTTP layer, and proves
-//! itself with the same [`suite`] (see [`store_suite!`](crate::store_suite)).
+//! A hot post's count and version may be spread over shard rows and summed on
+//! read; see [`hot`] for the rules that keep them exact.
+//!
+//! The server reaches storage only through `Arc<dyn Store>`; each backend
+//! proves itself with the same [`suite`] (see
+//! [`store_suite!`](crate::store_suite)).
 
 use std::{fmt, sync::Arc};
 
 use async_trait::async_trait;
 use likekit_core::wire::{LikeState, PostId, UserId, admin::Seed};
 
+pub mod hot;
+mod postgres;
 mod sqlite;
 pub mod suite;
 
+pub use hot::{HotPostOptions, HotPosts, MAX_SHARDS};
+pub(crate) use postgres::redact_url;
+pub use postgres::{MIGRATIONS as POSTGRES_MIGRATIONS, PostgresOptions, PostgresStore};
 pub use sqlite::{SqliteOptions, SqliteStore};
 
 /// How many recent likers each post keeps for the friends line.
@@ -57,12 +66,15 @@ pub struct WriteOutcome {
 pub struct PostAudit {
     /// The post.
     pub post: PostId,
-    /// The stored count.
+    /// The stored count (the post's row plus its shard rows).
     pub count: u64,
     /// The number of like rows for the post.
     pub rows: u64,
-    /// The stored version.
+    /// The stored version (the post's row plus its shard rows).
     pub version: u64,
+    /// How many shard rows the post's count is spread over (0 unless the
+    /// post has been hot).
+    pub shard_rows: u64,
 }
 
 /// Whether an admin "create" made something new.
@@ -167,4 +179,10 @@ pub trait Store: Send + Sync + fmt::Debug + 'static {
     /// Commits every write already accepted, then refuses new ones with
     /// [`StoreError::Closed`]. Reads keep working. Idempotent.
     async fn close(&self) -> Result<(), StoreError>;
+
+    /// The hot-post tracker, for backends that spread hot posts' counts over
+    /// shard rows (its threshold and shard count can be changed at run time).
+    fn hot_posts(&self) -> Option<&HotPosts> {
+        None
+    }
 }

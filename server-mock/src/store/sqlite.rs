@@ -13,12 +13,21 @@
 //!   other and there is no global lock on the read path.
 //! * **Rows beside counts.** `likes(post_id, user_id)` is keyed by post first,
 //!   and each `posts` row carries `count`, `version` and its recent likers (a
-//!   BLOB of little-endian user ids, newest first), all changed in the like's
-//!   transaction.
+//!   BLOB of little-endian user ids, newest first, and one of the times they
+//!   liked), all changed in the like's transaction.
+//! * **Hot posts** (see [`hot`](super::hot)): a hot post's writes go to
+//!   random `post_count_shards` rows, exactly as in PostgreSQL, so both
+//!   backends behave the same. The single writer already serialises every
+//!   write, so here sharding saves nothing and costs a little; answers stay
+//!   exact write by write (1, 2, 3, …) even for a hot post, and the writer's
+//!   first write to a post after it cools folds the shard rows back into the
+//!   post's row (safe here, with one writer).
+//! * **Migrations**: `PRAGMA user_version` counts the [`MIGRATIONS`] applied;
+//!   older database files are brought up to date when opened.
 
 use std::{
     cell::Cell,
-    collections::{HashMap, HashSet, hash_map::Entry},
+    collections::{BTreeMap, HashMap, HashSet, hash_map::Entry},
     fmt,
     path::PathBuf,
     sync::{
@@ -30,16 +39,22 @@ use std::{
 
 use async_trait::async_trait;
 use likekit_core::wire::{LikeState, PostId, UserId, admin::Seed};
-use rusqlite::{CachedStatement, Connection, OpenFlags, OptionalExtension, TransactionBehavior};
+use rusqlite::{Connection, OpenFlags, OptionalExtension, TransactionBehavior};
 use tokio::sync::{mpsc, oneshot, watch};
 
 use super::{
-    MAX_FRIENDS, PostAudit, PostSnapshot, RECENT_LIKERS, Store, StoreError, Upsert, WriteOutcome,
-    check_id,
+    HotPostOptions, HotPosts, MAX_FRIENDS, PostAudit, PostSnapshot, RECENT_LIKERS, Store,
+    StoreError, Upsert, WriteOutcome, check_id,
+    hot::{liked_at, merge_likers, merge_timed},
 };
 use crate::config::Database;
 
-const SCHEMA: &str = "
+/// The schema, one migration per entry, applied in order when a database is
+/// opened (`PRAGMA user_version` records how many are applied). The first
+/// uses `IF NOT EXISTS` because files made before migrations were counted
+/// already have its tables.
+pub const MIGRATIONS: &[&str] = &[
+    "
 CREATE TABLE IF NOT EXISTS users (
     id   INTEGER PRIMARY KEY,
     name TEXT NOT NULL
@@ -60,10 +75,34 @@ CREATE TABLE IF NOT EXISTS likes (
     user_id INTEGER NOT NULL,
     PRIMARY KEY (post_id, user_id)
 ) WITHOUT ROWID;
-";
+",
+    // Times of the recent likers (little-endian i64 microseconds, one per
+    // liker) and hot posts' count shards. A post's count and version are its
+    // row's plus its shard rows'; a shard row may go below zero.
+    "
+ALTER TABLE posts ADD COLUMN likers_at BLOB NOT NULL DEFAULT x'';
+CREATE TABLE post_count_shards (
+    post_id   INTEGER NOT NULL REFERENCES posts (id),
+    shard     INTEGER NOT NULL,
+    count     INTEGER NOT NULL DEFAULT 0,
+    version   INTEGER NOT NULL DEFAULT 0,
+    likers    BLOB NOT NULL DEFAULT x'',
+    likers_at BLOB NOT NULL DEFAULT x'',
+    PRIMARY KEY (post_id, shard)
+) WITHOUT ROWID;
+",
+];
 
-const SELECT_POST: &str = "SELECT count, version, likers FROM posts WHERE id = ?1";
-const UPDATE_POST: &str = "UPDATE posts SET count = ?2, version = ?3, likers = ?4 WHERE id = ?1";
+const SELECT_POST: &str = "SELECT count, version, likers, likers_at FROM posts WHERE id = ?1";
+const SELECT_SHARDS: &str = "SELECT shard, count, version, likers, likers_at \
+     FROM post_count_shards WHERE post_id = ?1 ORDER BY shard";
+const UPDATE_POST: &str =
+    "UPDATE posts SET count = ?2, version = ?3, likers = ?4, likers_at = ?5 WHERE id = ?1";
+const UPSERT_SHARD: &str = "INSERT INTO post_count_shards \
+     (post_id, shard, count, version, likers, likers_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6) \
+     ON CONFLICT (post_id, shard) DO UPDATE SET count = excluded.count, \
+     version = excluded.version, likers = excluded.likers, likers_at = excluded.likers_at";
+const DELETE_SHARDS: &str = "DELETE FROM post_count_shards WHERE post_id = ?1";
 const INSERT_LIKE: &str =
     "INSERT INTO likes (post_id, user_id) VALUES (?1, ?2) ON CONFLICT DO NOTHING";
 const DELETE_LIKE: &str = "DELETE FROM likes WHERE post_id = ?1 AND user_id = ?2";
@@ -83,6 +122,8 @@ pub struct SqliteOptions {
     pub max_group_commit: usize,
     /// Receives the number of writes in each group commit.
     pub group_commit_sizes: Option<metrics::Histogram>,
+    /// When a post counts as hot and how far its count spreads then.
+    pub hot_posts: HotPostOptions,
 }
 
 impl Default for SqliteOptions {
@@ -92,6 +133,7 @@ impl Default for SqliteOptions {
             read_connections: 0,
             max_group_commit: 1024,
             group_commit_sizes: None,
+            hot_posts: HotPostOptions::default(),
         }
     }
 }
@@ -114,6 +156,7 @@ pub struct SqliteStore {
     writer_done: watch::Receiver<bool>,
     readers: ReadPool,
     database: Database,
+    hot: HotPosts,
     _temp_dir: Option<Arc<tempfile::TempDir>>,
 }
 
@@ -138,6 +181,8 @@ struct WriteOp {
     user: UserId,
     post: PostId,
     like: bool,
+    /// The shard row for a hot post's write; `None`: the post's own row.
+    shard: Option<u16>,
     reply: oneshot::Sender<Result<WriteOutcome, StoreError>>,
 }
 
@@ -150,6 +195,11 @@ fn from_sql_count(value: i64) -> u64 {
     u64::try_from(value).unwrap_or(0)
 }
 
+/// Sums of counters that may be negative one by one.
+fn to_total(value: i64) -> u64 {
+    u64::try_from(value).unwrap_or(0)
+}
+
 impl SqliteStore {
     /// Opens (creating when missing) the database, starts the writer thread
     /// and the reader pool. Blocks briefly; call it from a blocking context or
@@ -157,6 +207,11 @@ impl SqliteStore {
     pub fn open(options: SqliteOptions) -> Result<Self, StoreError> {
         let (path, temp_dir, durable) = match &options.database {
             Database::File(path) => (path.clone(), None, true),
+            Database::Postgres(_) => {
+                return Err(StoreError::Invalid(
+                    "a PostgreSQL URL is not a SQLite database; use PostgresStore".into(),
+                ));
+            }
             Database::Memory => {
                 let dir = tempfile::Builder::new()
                     .prefix("likekit-memory-")
@@ -202,6 +257,7 @@ impl SqliteStore {
                 connections: connections.into_boxed_slice(),
             },
             database: options.database,
+            hot: HotPosts::new(options.hot_posts),
             _temp_dir: temp_dir,
         })
     }
@@ -214,12 +270,14 @@ impl SqliteStore {
     ) -> Result<WriteOutcome, StoreError> {
         check_id("user", user)?;
         check_id("post", post)?;
+        let shard = self.hot.on_write(post);
         let (reply, answer) = oneshot::channel();
         self.queue
             .send(Command::Write(WriteOp {
                 user,
                 post,
                 like,
+                shard,
                 reply,
             }))
             .await
@@ -246,7 +304,7 @@ impl SqliteStore {
 }
 
 fn open_writer(path: &PathBuf, durable: bool) -> Result<Connection, StoreError> {
-    let conn = Connection::open(path)?;
+    let mut conn = Connection::open(path)?;
     conn.busy_timeout(Duration::from_secs(5))?;
     let mode: String = conn.query_row("PRAGMA journal_mode = WAL", [], |row| row.get(0))?;
     if !mode.eq_ignore_ascii_case("wal") {
@@ -258,8 +316,27 @@ fn open_writer(path: &PathBuf, durable: bool) -> Result<Connection, StoreError> 
     conn.pragma_update(None, "synchronous", if durable { "FULL" } else { "OFF" })?;
     conn.pragma_update(None, "foreign_keys", "ON")?;
     conn.set_prepared_statement_cache_capacity(64);
-    conn.execute_batch(SCHEMA)?;
+    migrate(&mut conn)?;
     Ok(conn)
+}
+
+/// Applies the [`MIGRATIONS`] the file lacks, in one transaction.
+fn migrate(conn: &mut Connection) -> Result<(), StoreError> {
+    let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+    let applied: i64 = tx.query_row("PRAGMA user_version", [], |row| row.get(0))?;
+    let applied = usize::try_from(applied).unwrap_or(usize::MAX);
+    if applied > MIGRATIONS.len() {
+        return Err(StoreError::Backend(format!(
+            "the database schema is at version {applied}, newer than this server knows ({})",
+            MIGRATIONS.len()
+        )));
+    }
+    for sql in &MIGRATIONS[applied..] {
+        tx.execute_batch(sql)?;
+    }
+    tx.pragma_update(None, "user_version", MIGRATIONS.len() as i64)?;
+    tx.commit()?;
+    Ok(())
 }
 
 fn open_reader(path: &PathBuf) -> Result<Connection, StoreError> {
@@ -317,59 +394,208 @@ impl ReadPool {
     }
 }
 
-/// A post row held by the writer during one transaction.
-#[derive(Debug, Clone)]
-struct PostRow {
-    count: u64,
-    version: u64,
+/// One counter row — the post's own or one of its shard rows — as the
+/// writer holds it during one transaction.
+#[derive(Debug, Clone, Default)]
+struct Counter {
+    count: i64,
+    version: i64,
+    /// Newest first, each with the time it was liked (same length).
     likers: Vec<UserId>,
+    likers_at: Vec<i64>,
     dirty: bool,
 }
 
-impl PostRow {
-    fn load(stmt: &mut CachedStatement<'_>, post: PostId) -> rusqlite::Result<Option<Self>> {
-        stmt.query_row([to_sql_id(post)], |row| {
-            Ok(Self {
-                count: from_sql_count(row.get(0)?),
-                version: from_sql_count(row.get(1)?),
-                likers: decode_likers(row.get_ref(2)?.as_blob().unwrap_or_default()),
-                dirty: false,
-            })
-        })
-        .optional()
+impl Counter {
+    fn from_columns(count: i64, version: i64, likers: &[u8], likers_at: &[u8]) -> Self {
+        let likers = decode_likers(likers);
+        let mut likers_at = decode_times(likers_at);
+        // Rows from before times were kept: their likers are older than any.
+        likers_at.resize(likers.len(), i64::MIN);
+        Self {
+            count,
+            version,
+            likers,
+            likers_at,
+            dirty: false,
+        }
     }
 
-    fn store(&self, stmt: &mut CachedStatement<'_>, post: PostId) -> rusqlite::Result<()> {
-        stmt.execute(rusqlite::params![
-            to_sql_id(post),
-            to_sql_id(self.count),
-            to_sql_id(self.version),
-            encode_likers(&self.likers),
-        ])?;
-        Ok(())
+    fn lists(&self, user: UserId) -> bool {
+        self.likers.contains(&user)
     }
 
-    fn liked_by(&mut self, user: UserId) {
+    fn liked_by(&mut self, user: UserId, at: i64) {
         self.count += 1;
         self.version += 1;
-        self.likers.retain(|&u| u != user);
+        self.unlist(user);
         self.likers.insert(0, user);
+        self.likers_at.insert(0, at);
         self.likers.truncate(RECENT_LIKERS);
+        self.likers_at.truncate(RECENT_LIKERS);
         self.dirty = true;
     }
 
     fn unliked_by(&mut self, user: UserId) {
-        self.count = self.count.saturating_sub(1);
+        self.count -= 1;
         self.version += 1;
-        self.likers.retain(|&u| u != user);
+        self.unlist(user);
         self.dirty = true;
     }
 
+    fn unlist(&mut self, user: UserId) {
+        if let Some(at) = self.likers.iter().position(|&u| u == user) {
+            self.likers.remove(at);
+            self.likers_at.remove(at);
+        }
+    }
+}
+
+/// A post held by the writer during one transaction: its own row and its
+/// shard rows (only a post that has been hot has any).
+#[derive(Debug, Clone, Default)]
+struct PostRow {
+    base: Counter,
+    shards: BTreeMap<u16, Counter>,
+    /// The shard rows were folded into the post's row: delete them.
+    folded: bool,
+}
+
+impl PostRow {
+    fn load(conn: &Connection, post: PostId) -> rusqlite::Result<Option<Self>> {
+        let base = conn
+            .prepare_cached(SELECT_POST)?
+            .query_row([to_sql_id(post)], |row| {
+                Ok(Counter::from_columns(
+                    row.get(0)?,
+                    row.get(1)?,
+                    row.get_ref(2)?.as_blob().unwrap_or_default(),
+                    row.get_ref(3)?.as_blob().unwrap_or_default(),
+                ))
+            })
+            .optional()?;
+        let Some(base) = base else {
+            return Ok(None);
+        };
+        let mut select = conn.prepare_cached(SELECT_SHARDS)?;
+        let shards = select
+            .query_map([to_sql_id(post)], |row| {
+                Ok((
+                    u16::try_from(row.get::<_, i64>(0)?).unwrap_or(u16::MAX),
+                    Counter::from_columns(
+                        row.get(1)?,
+                        row.get(2)?,
+                        row.get_ref(3)?.as_blob().unwrap_or_default(),
+                        row.get_ref(4)?.as_blob().unwrap_or_default(),
+                    ),
+                ))
+            })?
+            .collect::<rusqlite::Result<BTreeMap<_, _>>>()?;
+        Ok(Some(Self {
+            base,
+            shards,
+            folded: false,
+        }))
+    }
+
+    fn store(&self, conn: &Connection, post: PostId) -> rusqlite::Result<()> {
+        if self.folded {
+            conn.prepare_cached(DELETE_SHARDS)?
+                .execute([to_sql_id(post)])?;
+        }
+        if self.base.dirty {
+            conn.prepare_cached(UPDATE_POST)?
+                .execute(rusqlite::params![
+                    to_sql_id(post),
+                    self.base.count,
+                    self.base.version,
+                    encode_likers(&self.base.likers),
+                    encode_times(&self.base.likers_at),
+                ])?;
+        }
+        let mut upsert = conn.prepare_cached(UPSERT_SHARD)?;
+        for (shard, counter) in self.shards.iter().filter(|(_, c)| c.dirty) {
+            upsert.execute(rusqlite::params![
+                to_sql_id(post),
+                shard,
+                counter.count,
+                counter.version,
+                encode_likers(&counter.likers),
+                encode_times(&counter.likers_at),
+            ])?;
+        }
+        Ok(())
+    }
+
+    fn rows(&self) -> impl Iterator<Item = &Counter> {
+        std::iter::once(&self.base).chain(self.shards.values())
+    }
+
+    /// The post's count and version: its row plus its shard rows.
+    fn totals(&self) -> (u64, u64) {
+        let (count, version) = self
+            .rows()
+            .fold((0i64, 0i64), |(c, v), row| (c + row.count, v + row.version));
+        (to_total(count), to_total(version))
+    }
+
+    /// Moves every shard row's count, version and likers into the post's
+    /// own row (the writer's first write after the post cooled).
+    fn fold(&mut self) {
+        if self.shards.is_empty() {
+            return;
+        }
+        let merged = merge_timed(
+            self.rows()
+                .map(|row| (row.likers.as_slice(), row.likers_at.as_slice())),
+        );
+        for shard in std::mem::take(&mut self.shards).into_values() {
+            self.base.count += shard.count;
+            self.base.version += shard.version;
+        }
+        (self.base.likers, self.base.likers_at) = merged.into_iter().unzip();
+        self.base.dirty = true;
+        self.folded = true;
+    }
+
+    /// Counts a like or unlike whose like row really changed. A hot write
+    /// (`shard`) goes to that shard row; an unlike goes to the row that lists
+    /// its user, if any, so the user leaves every list.
+    fn apply(&mut self, user: UserId, like: bool, shard: Option<u16>) {
+        if like {
+            let at = liked_at();
+            match shard {
+                Some(shard) => self.shards.entry(shard).or_default().liked_by(user, at),
+                None => self.base.liked_by(user, at),
+            }
+            return;
+        }
+        if self.base.lists(user) {
+            self.base.unliked_by(user);
+        } else if let Some(row) = self.shards.values_mut().find(|row| row.lists(user)) {
+            row.unliked_by(user);
+        } else {
+            match shard {
+                Some(shard) => self.shards.entry(shard).or_default().unliked_by(user),
+                None => self.base.unliked_by(user),
+            }
+        }
+    }
+
     fn snapshot(&self) -> PostSnapshot {
+        let (count, version) = self.totals();
+        let recent_likers = if self.shards.is_empty() {
+            self.base.likers.clone()
+        } else {
+            merge_likers(
+                self.rows()
+                    .map(|row| (row.likers.as_slice(), row.likers_at.as_slice())),
+            )
+        };
         PostSnapshot {
-            count: self.count,
-            version: self.version,
-            recent_likers: self.likers.clone(),
+            count,
+            version,
+            recent_likers,
         }
     }
 }
@@ -384,6 +610,20 @@ fn decode_likers(blob: &[u8]) -> Vec<UserId> {
             let mut bytes = [0u8; 8];
             bytes.copy_from_slice(chunk);
             u64::from_le_bytes(bytes)
+        })
+        .collect()
+}
+
+fn encode_times(times: &[i64]) -> Vec<u8> {
+    times.iter().flat_map(|at| at.to_le_bytes()).collect()
+}
+
+fn decode_times(blob: &[u8]) -> Vec<i64> {
+    blob.chunks_exact(8)
+        .map(|chunk| {
+            let mut bytes = [0u8; 8];
+            bytes.copy_from_slice(chunk);
+            i64::from_le_bytes(bytes)
         })
         .collect()
 }
@@ -457,18 +697,21 @@ fn apply_batch(
     // The last write of each post in this batch carries the post's snapshot.
     let mut last_write: HashMap<PostId, usize> = HashMap::new();
     {
-        let mut select = tx.prepare_cached(SELECT_POST)?;
         let mut insert = tx.prepare_cached(INSERT_LIKE)?;
         let mut delete = tx.prepare_cached(DELETE_LIKE)?;
         for (index, op) in batch.iter().enumerate() {
             let row = match rows.entry(op.post) {
                 Entry::Occupied(entry) => entry.into_mut(),
-                Entry::Vacant(entry) => entry.insert(PostRow::load(&mut select, op.post)?),
+                Entry::Vacant(entry) => entry.insert(PostRow::load(&tx, op.post)?),
             };
             let Some(row) = row else {
                 outcomes.push(Err(StoreError::PostNotFound(op.post)));
                 continue;
             };
+            if op.shard.is_none() {
+                // Not (or no longer) hot: the post's own row takes it all.
+                row.fold();
+            }
             let params = [to_sql_id(op.post), to_sql_id(op.user)];
             let changed = if op.like {
                 insert.execute(params)? == 1
@@ -476,28 +719,24 @@ fn apply_batch(
                 delete.execute(params)? == 1
             };
             if changed {
-                if op.like {
-                    row.liked_by(op.user);
-                } else {
-                    row.unliked_by(op.user);
-                }
+                row.apply(op.user, op.like, op.shard);
             }
+            let (count, version) = row.totals();
             last_write.insert(op.post, index);
             outcomes.push(Ok(WriteOutcome {
                 state: LikeState {
-                    count: row.count,
+                    count,
                     liked_by_me: op.like,
-                    version: row.version,
+                    version,
                 },
                 changed,
                 snapshot: None,
             }));
         }
-        let mut update = tx.prepare_cached(UPDATE_POST)?;
-        for (post, row) in &rows {
-            if let Some(row) = row.as_ref().filter(|row| row.dirty) {
-                row.store(&mut update, *post)?;
-            }
+    }
+    for (post, row) in &rows {
+        if let Some(row) = row {
+            row.store(&tx, *post)?;
         }
     }
     tx.commit()?;
@@ -578,21 +817,16 @@ fn apply_seed(conn: &mut Connection, seed: &Seed) -> Result<(), StoreError> {
         }
         let mut insert_post =
             tx.prepare_cached("INSERT INTO posts (id) VALUES (?1) ON CONFLICT DO NOTHING")?;
-        let mut select = tx.prepare_cached(SELECT_POST)?;
         let mut insert_like = tx.prepare_cached(INSERT_LIKE)?;
-        let mut update = tx.prepare_cached(UPDATE_POST)?;
         for post in &seed.posts {
             insert_post.execute([to_sql_id(post.id)])?;
-            let mut row =
-                PostRow::load(&mut select, post.id)?.ok_or(StoreError::PostNotFound(post.id))?;
+            let mut row = PostRow::load(&tx, post.id)?.ok_or(StoreError::PostNotFound(post.id))?;
             for &user in &post.likers {
                 if insert_like.execute([to_sql_id(post.id), to_sql_id(user)])? == 1 {
-                    row.liked_by(user);
+                    row.base.liked_by(user, liked_at());
                 }
             }
-            if row.dirty {
-                row.store(&mut update, post.id)?;
-            }
+            row.store(&tx, post.id)?;
         }
     }
     tx.commit()?;
@@ -613,14 +847,8 @@ impl Store for SqliteStore {
         if check_id("post", post).is_err() {
             return Ok(None);
         }
-        self.readers.with(|conn| {
-            let mut select = conn.prepare_cached(SELECT_POST)?;
-            Ok(PostRow::load(&mut select, post)?.map(|row| PostSnapshot {
-                count: row.count,
-                version: row.version,
-                recent_likers: row.likers,
-            }))
-        })
+        self.readers
+            .with(|conn| Ok(PostRow::load(conn, post)?.map(|row| row.snapshot())))
     }
 
     async fn liked(&self, user: UserId, posts: &[PostId]) -> Result<Vec<bool>, StoreError> {
@@ -718,7 +946,8 @@ impl Store for SqliteStore {
         self.on_writer(|conn| {
             let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
             tx.execute_batch(
-                "DELETE FROM likes; UPDATE posts SET count = 0, version = 0, likers = x'';",
+                "DELETE FROM likes; DELETE FROM post_count_shards; \
+                 UPDATE posts SET count = 0, version = 0, likers = x'', likers_at = x'';",
             )?;
             tx.commit()?;
             Ok(())
@@ -729,16 +958,22 @@ impl Store for SqliteStore {
     async fn audit(&self) -> Result<Vec<PostAudit>, StoreError> {
         self.readers.with(|conn| {
             let mut select = conn.prepare(
-                "SELECT p.id, p.count, p.version, \
-                 (SELECT COUNT(*) FROM likes l WHERE l.post_id = p.id) \
-                 FROM posts p ORDER BY p.id",
+                "SELECT p.id, p.count + coalesce(s.count, 0), p.version + coalesce(s.version, 0), \
+                 (SELECT COUNT(*) FROM likes l WHERE l.post_id = p.id), coalesce(s.rows, 0) \
+                 FROM posts p LEFT JOIN ( \
+                     SELECT post_id, sum(count) AS count, sum(version) AS version, \
+                            count(*) AS rows \
+                     FROM post_count_shards GROUP BY post_id \
+                 ) s ON s.post_id = p.id \
+                 ORDER BY p.id",
             )?;
             let rows = select.query_map([], |row| {
                 Ok(PostAudit {
                     post: from_sql_count(row.get(0)?),
-                    count: from_sql_count(row.get(1)?),
-                    version: from_sql_count(row.get(2)?),
+                    count: to_total(row.get(1)?),
+                    version: to_total(row.get(2)?),
                     rows: from_sql_count(row.get(3)?),
+                    shard_rows: from_sql_count(row.get(4)?),
                 })
             })?;
             rows.collect()
@@ -753,6 +988,10 @@ impl Store for SqliteStore {
             .await
             .map(|_| ())
             .map_err(|_| StoreError::Backend("the writer thread stopped unexpectedly".into()))
+    }
+
+    fn hot_posts(&self) -> Option<&HotPosts> {
+        Some(&self.hot)
     }
 }
 
@@ -769,20 +1008,75 @@ mod tests {
 
     #[test]
     fn recent_likers_are_newest_first_and_bounded() {
-        let mut row = PostRow {
-            count: 0,
-            version: 0,
-            likers: Vec::new(),
-            dirty: false,
-        };
+        let mut row = PostRow::default();
         for user in 1..=150 {
-            row.liked_by(user);
+            row.apply(user, true, None);
         }
-        assert_eq!(row.likers.len(), RECENT_LIKERS);
-        assert_eq!(row.likers[0], 150);
-        assert_eq!(row.likers[99], 51);
-        row.unliked_by(150);
-        assert_eq!(row.likers[0], 149);
-        assert_eq!((row.count, row.version), (149, 151));
+        assert_eq!(row.base.likers.len(), RECENT_LIKERS);
+        assert_eq!(row.base.likers_at.len(), RECENT_LIKERS);
+        assert_eq!(row.base.likers[0], 150);
+        assert_eq!(row.base.likers[99], 51);
+        row.apply(150, false, None);
+        assert_eq!(row.base.likers[0], 149);
+        assert_eq!(row.totals(), (149, 151));
+    }
+
+    #[test]
+    fn hot_writes_spread_and_fold_back_exactly() {
+        let mut row = PostRow::default();
+        for user in 1..=10 {
+            row.apply(user, true, None);
+        }
+        for user in 11..=40 {
+            row.apply(user, true, Some(u16::try_from(user % 4).unwrap_or(0)));
+        }
+        assert_eq!(row.shards.len(), 4);
+        assert_eq!(row.totals(), (40, 40));
+        // An unlike counts on the row that lists its user.
+        row.apply(5, false, Some(3));
+        row.apply(13, false, Some(0));
+        assert_eq!(row.base.count, 9);
+        assert_eq!(row.shards[&1].count, 6, "13 was listed on shard 1");
+        assert_eq!(row.totals(), (38, 42));
+        let snapshot = row.snapshot();
+        assert_eq!(snapshot.recent_likers[..3], [40, 39, 38]);
+        assert!(!snapshot.recent_likers.contains(&13));
+        row.fold();
+        assert!(row.shards.is_empty() && row.folded);
+        assert_eq!((row.base.count, row.base.version), (38, 42));
+        assert_eq!(row.snapshot(), snapshot);
+    }
+
+    #[test]
+    fn rows_from_before_times_were_kept_still_decode() {
+        let counter = Counter::from_columns(2, 2, &encode_likers(&[8, 9]), &[]);
+        assert_eq!(counter.likers_at, [i64::MIN, i64::MIN]);
+        let times = [5, -7, i64::MAX];
+        assert_eq!(decode_times(&encode_times(&times)), times);
+    }
+
+    #[test]
+    fn an_old_database_file_is_migrated() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let path = dir.path().join("old.db");
+        {
+            let conn = Connection::open(&path).expect("open");
+            conn.execute_batch(MIGRATIONS[0]).expect("old schema");
+            conn.execute_batch(
+                "INSERT INTO posts (id, count, version, likers) VALUES (1, 1, 1, x'0700000000000000'); \
+                 INSERT INTO likes (post_id, user_id) VALUES (1, 7);",
+            )
+            .expect("old data");
+        }
+        let conn = open_writer(&path, false).expect("migrate");
+        let version: i64 = conn
+            .query_row("PRAGMA user_version", [], |row| row.get(0))
+            .expect("version");
+        assert_eq!(version, MIGRATIONS.len() as i64);
+        let row = PostRow::load(&conn, 1).expect("load").expect("post");
+        assert_eq!(row.snapshot().recent_likers, [7]);
+        drop(conn);
+        // Opening again changes nothing.
+        open_writer(&path, false).expect("reopen");
     }
 }

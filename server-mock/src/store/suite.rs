@@ -5,8 +5,8 @@
 //! `#[tokio::test]`s for one backend:
 //!
 //! ```ignore
-//! // in tests/store_postgres.rs of a future backend
-//! likekit_server::store_suite!(async { PostgresStore::connect(&test_url()).await.unwrap() });
+//! // tests/store_postgres.rs
+//! likekit_server::store_suite!(async { fresh_store().await });
 //! ```
 
 use std::{collections::BTreeMap, sync::Arc};
@@ -16,7 +16,7 @@ use likekit_core::wire::{
     admin::{Seed, SeedPost, SeedUser},
 };
 
-use super::{MAX_ID, PostAudit, RECENT_LIKERS, Store, StoreError, Upsert};
+use super::{HotPosts, MAX_ID, PostAudit, RECENT_LIKERS, Store, StoreError, Upsert};
 
 /// Expands to one `#[tokio::test]` per case of [`suite`](crate::store::suite),
 /// each with a fresh store made by the given async expression (evaluated once
@@ -44,7 +44,10 @@ macro_rules! store_suite {
             seed_loads_once,
             concurrent_duplicates_stay_exact,
             group_commit_answers_each_write,
-            close_commits_then_refuses
+            close_commits_then_refuses,
+            hot_post_concurrent_likes_and_unlikes,
+            hot_post_duplicates_stay_exact,
+            hot_post_cools_and_stays_exact
         );
     };
     (@cases $make:expr; $($case:ident),* $(,)?) => {
@@ -453,8 +456,13 @@ pub async fn concurrent_duplicates_stay_exact(store: Arc<dyn Store>) {
 
 /// Concurrent writes to one post each get their own exact answer: with N
 /// distinct likers the answers are exactly the counts and versions 1..=N.
+/// (Not for hot posts, whose writes may run side by side on different shard
+/// rows: sharding is off here; see the `hot_post_*` cases.)
 pub async fn group_commit_answers_each_write(store: Arc<dyn Store>) {
     const N: u64 = 200;
+    if let Some(hot) = store.hot_posts() {
+        hot.set_shards(0);
+    }
     store.put_post(1).await.expect("post");
     let likes: Vec<_> = (1..=N)
         .map(|user| {
@@ -526,4 +534,185 @@ pub async fn close_commits_then_refuses(store: Arc<dyn Store>) {
         Err(StoreError::Closed)
     );
     assert_exact(&*store).await;
+}
+
+fn hot_posts(store: &dyn Store) -> &HotPosts {
+    store
+        .hot_posts()
+        .expect("the backend spreads hot posts' counts over shard rows")
+}
+
+/// Spawns `like` (or unlike) of `post` by each of `users` at once and returns
+/// every answer.
+async fn all_at_once(
+    store: &Arc<dyn Store>,
+    users: impl IntoIterator<Item = UserId>,
+    post: PostId,
+    like: bool,
+) -> Vec<super::WriteOutcome> {
+    let writes: Vec<_> = users
+        .into_iter()
+        .map(|user| {
+            let store = store.clone();
+            tokio::spawn(async move {
+                if like {
+                    store.like(user, post).await
+                } else {
+                    store.unlike(user, post).await
+                }
+            })
+        })
+        .collect();
+    let mut outcomes = Vec::with_capacity(writes.len());
+    for write in writes {
+        outcomes.push(write.await.expect("task").expect("write"));
+    }
+    outcomes
+}
+
+/// 2,500 distinct users like one hot post at once, then all unlike it: every
+/// write changes the post once, each answer is within what is possible, and
+/// afterwards count == rows and the version counts every change exactly.
+pub async fn hot_post_concurrent_likes_and_unlikes(store: Arc<dyn Store>) {
+    const N: u64 = 2_500;
+    let hot = hot_posts(&*store);
+    hot.set_threshold(0);
+    hot.set_shards(16);
+    store.put_post(1).await.expect("post");
+
+    for outcome in all_at_once(&store, 1..=N, 1, true).await {
+        assert!(outcome.changed && outcome.state.liked_by_me);
+        assert!((1..=N).contains(&outcome.state.count), "{outcome:?}");
+        assert!((1..=N).contains(&outcome.state.version), "{outcome:?}");
+    }
+    let audit = assert_exact(&*store).await;
+    assert_eq!((audit[0].count, audit[0].rows, audit[0].version), (N, N, N));
+    assert!(
+        audit[0].shard_rows >= 2,
+        "the count was spread over {} shard rows",
+        audit[0].shard_rows
+    );
+    let post = store.post(1).await.expect("read").expect("exists");
+    assert_eq!((post.count, post.version), (N, N));
+    assert_eq!(post.recent_likers.len(), RECENT_LIKERS);
+    let mut distinct = post.recent_likers.clone();
+    distinct.sort_unstable();
+    distinct.dedup();
+    assert_eq!(distinct.len(), RECENT_LIKERS, "each liker once");
+    assert!(distinct.iter().all(|user| (1..=N).contains(user)));
+    assert_eq!(store.liked(N, &[1]).await.expect("read"), [true], "own row");
+
+    for outcome in all_at_once(&store, 1..=N, 1, false).await {
+        assert!(outcome.changed && !outcome.state.liked_by_me);
+        assert!(outcome.state.count < N, "{outcome:?}");
+        assert!(
+            (N + 1..=2 * N).contains(&outcome.state.version),
+            "{outcome:?}"
+        );
+    }
+    let audit = assert_exact(&*store).await;
+    assert_eq!(
+        (audit[0].count, audit[0].rows, audit[0].version),
+        (0, 0, 2 * N)
+    );
+    let post = store.post(1).await.expect("read").expect("exists");
+    assert_eq!((post.count, post.version), (0, 2 * N));
+    assert!(post.recent_likers.is_empty(), "{:?}", post.recent_likers);
+}
+
+/// Random likes and unlikes delivered twice at once, with every post hot.
+pub async fn hot_post_duplicates_stay_exact(store: Arc<dyn Store>) {
+    let hot = hot_posts(&*store);
+    hot.set_threshold(0);
+    hot.set_shards(8);
+    concurrent_duplicates_stay_exact(store.clone()).await;
+    assert!(
+        store
+            .audit()
+            .await
+            .expect("audit")
+            .iter()
+            .any(|post| post.shard_rows > 0),
+        "hot writes went to shard rows"
+    );
+}
+
+/// A post gets likes while cold, turns hot (concurrent likes and unlikes,
+/// some of users listed on the post's own row), then cools: the count, the
+/// version and the recent likers stay exact through every phase.
+pub async fn hot_post_cools_and_stays_exact(store: Arc<dyn Store>) {
+    let hot = hot_posts(&*store);
+    hot.set_shards(0);
+    store.put_post(1).await.expect("post");
+    let mut changes = 0u64;
+    let check = |count: u64, changes: u64| {
+        let store = store.clone();
+        async move {
+            let audit = assert_exact(&*store).await;
+            assert_eq!((audit[0].count, audit[0].version), (count, changes));
+            let post = store.post(1).await.expect("read").expect("exists");
+            assert_eq!((post.count, post.version), (count, changes));
+            audit[0]
+        }
+    };
+
+    // Cold: 150 likes on the post's own row (it lists users 150 down to 51).
+    for user in 1..=150 {
+        changes += u64::from(store.like(user, 1).await.expect("like").changed);
+    }
+    check(150, changes).await;
+
+    // Hot: 1,000 new likes and 60 unlikes at once; users 51..=60 are listed
+    // on the post's own row, 1..=50 nowhere.
+    hot.set_shards(8);
+    hot.set_threshold(0);
+    let (likes, unlikes) = tokio::join!(
+        all_at_once(&store, 151..=1_150, 1, true),
+        all_at_once(&store, 1..=60, 1, false)
+    );
+    changes += likes.iter().chain(&unlikes).filter(|o| o.changed).count() as u64;
+    assert_eq!(changes, 150 + 1_060);
+    let audit = check(1_090, changes).await;
+    assert!(audit.shard_rows >= 2, "{audit:?}");
+
+    // Hot, one at a time: the newest likers come first across shard rows.
+    for user in 2_001..=2_005 {
+        changes += u64::from(store.like(user, 1).await.expect("like").changed);
+    }
+    changes += u64::from(store.unlike(2_003, 1).await.expect("unlike").changed);
+    let post = store.post(1).await.expect("read").expect("exists");
+    assert_eq!(post.recent_likers[..4], [2_005, 2_004, 2_002, 2_001]);
+    assert!(!post.recent_likers.contains(&2_003));
+    check(1_094, changes).await;
+
+    // Cooled: writes go to the post's own row again; the spread counts and
+    // likers still add up.
+    hot.set_shards(0);
+    for user in 3_001..=3_003 {
+        changes += u64::from(store.like(user, 1).await.expect("like").changed);
+    }
+    for user in [2_004, 151, 700] {
+        changes += u64::from(store.unlike(user, 1).await.expect("unlike").changed);
+    }
+    let post = store.post(1).await.expect("read").expect("exists");
+    assert_eq!(
+        post.recent_likers[..6],
+        [3_003, 3_002, 3_001, 2_005, 2_002, 2_001]
+    );
+    check(1_094, changes).await;
+
+    // Everyone left unlikes at once.
+    let left: Vec<UserId> = (61..=150)
+        .chain(152..=1_150)
+        .chain([2_001, 2_002, 2_005, 3_001, 3_002, 3_003])
+        .filter(|&user| user != 700)
+        .collect();
+    assert_eq!(left.len(), 1_094);
+    let outcomes = all_at_once(&store, left, 1, false).await;
+    assert!(outcomes.iter().all(|o| o.changed));
+    changes += outcomes.len() as u64;
+    let audit = check(0, changes).await;
+    assert_eq!(audit.rows, 0);
+    let post = store.post(1).await.expect("read").expect("exists");
+    assert!(post.recent_likers.is_empty(), "{:?}", post.recent_likers);
 }

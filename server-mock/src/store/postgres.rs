@@ -1,0 +1,1048 @@
+//! The PostgreSQL backend: the production and scale-out store.
+//!
+//! * **One statement per like.** A like is a single statement: `INSERT …
+//!   ON CONFLICT DO NOTHING` on `likes` feeding, only when a row was really
+//!   inserted, the `+1` on the post's row (or on one shard row of a hot
+//!   post) and the user's move to the front of its recent likers; the
+//!   statement returns the count and version it left. An unlike is the same
+//!   with `DELETE … RETURNING` feeding the `-1`. One statement is one
+//!   transaction, so the row and the count never disagree, and each commit is
+//!   durable before the answer (`synchronous_commit = on` on every
+//!   connection).
+//! * **Exact answers.** For a post with no shard rows the count and version
+//!   come from the updated row itself, under its row lock: concurrent likes
+//!   of one post get the answers 1, 2, 3, … exactly. A write that changed
+//!   nothing (a retry) reads the post again in a fresh statement, so it sees
+//!   the write it duplicates.
+//! * **Hot posts** (see [`hot`](super::hot)): the write goes to a random
+//!   shard row and its answer adds the other rows as its statement saw them
+//!   (every write committed before it, but not writes to other shard rows
+//!   still in flight, so two concurrent writes may report the same count;
+//!   the sums at rest are always exact). Shard rows are kept after a post
+//!   cools: with several servers writing, folding them back into the post's
+//!   row would race their writes, and summing a few more rows on a cache
+//!   miss costs little.
+//! * **Pool.** Connections come from a deadpool pool with per-connection
+//!   prepared-statement caches. Migrations run at start, under an advisory
+//!   lock, so any number of servers may start at once.
+//!
+//! The schema (see [`MIGRATIONS`]) distributes like rows, post rows and shard
+//! rows by post id, so on Citus one like's statement stays on one shard.
+
+use std::{
+    collections::{HashMap, HashSet},
+    fmt,
+    str::FromStr,
+    time::Duration,
+};
+
+use async_trait::async_trait;
+use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod};
+use likekit_core::wire::{LikeState, PostId, UserId, admin::Seed};
+use tokio::sync::{RwLock, RwLockReadGuard};
+use tokio_postgres::NoTls;
+
+use super::{
+    HotPostOptions, HotPosts, MAX_FRIENDS, PostAudit, PostSnapshot, RECENT_LIKERS, Store,
+    StoreError, Upsert, WriteOutcome, check_id,
+    hot::{liked_at, merge_likers},
+};
+
+/// The schema, one migration per entry, applied in order at start and
+/// recorded in `likekit_schema`. Never edit an applied migration; add one.
+///
+/// Citus layout (run once on the coordinator after the first start, while
+/// the tables are still empty or small):
+///
+/// ```sql
+/// SELECT create_reference_table('users');
+/// SELECT create_reference_table('friends');
+/// SELECT create_distributed_table('posts', 'id');
+/// SELECT create_distributed_table('likes', 'post_id', colocate_with => 'posts');
+/// SELECT create_distributed_table('post_count_shards', 'post_id', colocate_with => 'posts');
+/// ```
+///
+/// Every key of the three distributed tables starts with the post id, so a
+/// post's row, its like rows and its shard rows live on the same worker and
+/// one like's statement (which names only that post id) runs there alone.
+pub const MIGRATIONS: &[(i32, &str)] = &[(
+    1,
+    "
+-- Users and who they follow: small and read by every view; on Citus,
+-- reference tables (a copy on every worker).
+CREATE TABLE users (
+    id   bigint PRIMARY KEY,
+    name text   NOT NULL
+);
+CREATE TABLE friends (
+    user_id   bigint NOT NULL REFERENCES users (id),
+    friend_id bigint NOT NULL REFERENCES users (id),
+    PRIMARY KEY (user_id, friend_id)
+);
+
+-- Posts, their like rows and their count shards: distributed by post id and
+-- co-located, so one like's statement stays on one shard.
+--
+-- A post's count (and version) is posts.count plus the count of each of its
+-- post_count_shards rows; each real change adds to exactly one of them.
+-- likers: the row's recent likers, newest first (at most 100), and
+-- likers_at: when each of them liked (microseconds since the epoch), for
+-- merging the rows' lists. A user is listed in at most one row.
+CREATE TABLE posts (
+    id        bigint   PRIMARY KEY,
+    count     bigint   NOT NULL DEFAULT 0,
+    version   bigint   NOT NULL DEFAULT 0,
+    likers    bigint[] NOT NULL DEFAULT '{}',
+    likers_at bigint[] NOT NULL DEFAULT '{}'
+);
+-- No foreign key to posts: the like statement checks the post exists (posts
+-- are never deleted), and a key check would share-lock a hot post's row on
+-- every like.
+CREATE TABLE likes (
+    post_id bigint NOT NULL,
+    user_id bigint NOT NULL,
+    PRIMARY KEY (post_id, user_id)
+);
+-- A hot post's count spread over rows picked at random per write. A single
+-- row may go below zero (a like counted here, its unlike elsewhere).
+CREATE TABLE post_count_shards (
+    post_id   bigint   NOT NULL,
+    shard     integer  NOT NULL,
+    count     bigint   NOT NULL DEFAULT 0,
+    version   bigint   NOT NULL DEFAULT 0,
+    likers    bigint[] NOT NULL DEFAULT '{}',
+    likers_at bigint[] NOT NULL DEFAULT '{}',
+    PRIMARY KEY (post_id, shard)
+);
+",
+)];
+
+/// The advisory lock taken while migrating (any constant both servers use).
+const MIGRATION_LOCK: i64 = 0x4c69_6b65_4b69_7400; // "LikeKit\0"
+
+// Parameters: $1 post, $2 user, $3 the row to count on (-1: the post's own
+// row, otherwise a shard), $4 when (for the recent likers).
+//
+// Returns no row when the post does not exist; otherwise whether a row was
+// inserted and, if so, the post's count and version after it (the updated
+// row's values plus the other rows as this statement saw them), the post
+// row's recent likers when that row was updated, and how many other shard
+// rows the post has. The `100`s are RECENT_LIKERS.
+const LIKE: &str = "
+WITH ins AS (
+    INSERT INTO likes (post_id, user_id)
+    SELECT $1::bigint, $2::bigint
+    WHERE EXISTS (SELECT 1 FROM posts WHERE id = $1::bigint)
+    ON CONFLICT DO NOTHING
+    RETURNING post_id
+), base AS (
+    UPDATE posts SET
+        count = count + 1,
+        version = version + 1,
+        likers = (ARRAY[$2::bigint] || likers)[1:100],
+        likers_at = (ARRAY[$4::bigint] || likers_at)[1:100]
+    WHERE id = $1::bigint AND $3::integer < 0 AND EXISTS (SELECT 1 FROM ins)
+    RETURNING count, version, likers
+), shard AS (
+    INSERT INTO post_count_shards AS s (post_id, shard, count, version, likers, likers_at)
+    SELECT $1::bigint, $3::integer, 1, 1, ARRAY[$2::bigint], ARRAY[$4::bigint]
+    FROM ins WHERE $3::integer >= 0
+    ON CONFLICT (post_id, shard) DO UPDATE SET
+        count = s.count + 1,
+        version = s.version + 1,
+        likers = (ARRAY[$2::bigint] || s.likers)[1:100],
+        likers_at = (ARRAY[$4::bigint] || s.likers_at)[1:100]
+    RETURNING count, version
+)
+SELECT
+    EXISTS (SELECT 1 FROM ins),
+    coalesce((SELECT count FROM base), p.count)
+        + coalesce((SELECT count FROM shard), 0) + o.count,
+    coalesce((SELECT version FROM base), p.version)
+        + coalesce((SELECT version FROM shard), 0) + o.version,
+    (SELECT likers FROM base),
+    o.rows
+FROM posts p,
+LATERAL (
+    SELECT coalesce(sum(count), 0)::bigint AS count,
+           coalesce(sum(version), 0)::bigint AS version,
+           count(*) AS rows
+    FROM post_count_shards WHERE post_id = $1::bigint AND shard <> $3::integer
+) o
+WHERE p.id = $1::bigint
+";
+
+// Parameters: $1 post, $2 user, $3 the row to count on when no row lists
+// the user (-1: the post's own row, otherwise a shard). The unlike counts on
+// the row that lists the user, so it changes exactly one counter row and the
+// user leaves every list. Returns what LIKE returns.
+const UNLIKE: &str = "
+WITH del AS (
+    DELETE FROM likes WHERE post_id = $1::bigint AND user_id = $2::bigint
+    RETURNING post_id
+), target AS (
+    SELECT coalesce(
+        (SELECT -1 FROM posts WHERE id = $1::bigint AND $2::bigint = ANY (likers)),
+        (SELECT shard FROM post_count_shards
+          WHERE post_id = $1::bigint AND $2::bigint = ANY (likers) LIMIT 1),
+        $3::integer) AS shard
+    FROM del
+), base AS (
+    UPDATE posts SET
+        count = count - 1,
+        version = version + 1,
+        likers = array_remove(likers, $2::bigint),
+        likers_at = CASE WHEN array_position(likers, $2::bigint) IS NULL THEN likers_at
+            ELSE likers_at[:array_position(likers, $2::bigint) - 1]
+                 || likers_at[array_position(likers, $2::bigint) + 1:] END
+    WHERE id = $1::bigint AND (SELECT shard FROM target) = -1
+    RETURNING count, version, likers
+), shard AS (
+    INSERT INTO post_count_shards AS s (post_id, shard, count, version)
+    SELECT $1::bigint, t.shard, -1, 1 FROM target t WHERE t.shard >= 0
+    ON CONFLICT (post_id, shard) DO UPDATE SET
+        count = s.count - 1,
+        version = s.version + 1,
+        likers = array_remove(s.likers, $2::bigint),
+        likers_at = CASE WHEN array_position(s.likers, $2::bigint) IS NULL THEN s.likers_at
+            ELSE s.likers_at[:array_position(s.likers, $2::bigint) - 1]
+                 || s.likers_at[array_position(s.likers, $2::bigint) + 1:] END
+    RETURNING count, version
+)
+SELECT
+    EXISTS (SELECT 1 FROM del),
+    coalesce((SELECT count FROM base), p.count)
+        + coalesce((SELECT count FROM shard), 0) + o.count,
+    coalesce((SELECT version FROM base), p.version)
+        + coalesce((SELECT version FROM shard), 0) + o.version,
+    (SELECT likers FROM base),
+    o.rows
+FROM posts p,
+LATERAL (
+    SELECT coalesce(sum(count), 0)::bigint AS count,
+           coalesce(sum(version), 0)::bigint AS version,
+           count(*) AS rows
+    FROM post_count_shards
+    WHERE post_id = $1::bigint AND shard <> coalesce((SELECT shard FROM target), -1)
+) o
+WHERE p.id = $1::bigint
+";
+
+/// A post's count and version, summed over its rows.
+const TOTALS: &str = "
+SELECT p.count + coalesce(sum(s.count), 0)::bigint,
+       p.version + coalesce(sum(s.version), 0)::bigint
+FROM posts p LEFT JOIN post_count_shards s ON s.post_id = p.id
+WHERE p.id = $1::bigint
+GROUP BY p.id
+";
+
+/// A post's own row (shard -1) and its shard rows.
+const POST_ROWS: &str = "
+SELECT -1, count, version, likers, likers_at FROM posts WHERE id = $1::bigint
+UNION ALL
+SELECT shard, count, version, likers, likers_at FROM post_count_shards WHERE post_id = $1::bigint
+";
+
+const LIKED: &str =
+    "SELECT post_id FROM likes WHERE user_id = $1::bigint AND post_id = ANY ($2::bigint[])";
+
+const FRIENDS: &str = "SELECT f.friend_id, u.name FROM friends f \
+     JOIN users u ON u.id = f.friend_id WHERE f.user_id = $1::bigint";
+
+/// The first of `$1` (in order) that is not a user.
+const FIRST_MISSING_USER: &str = "
+SELECT t.id FROM unnest($1::bigint[]) WITH ORDINALITY AS t(id, n)
+WHERE NOT EXISTS (SELECT 1 FROM users u WHERE u.id = t.id)
+ORDER BY t.n LIMIT 1
+";
+
+const UPSERT_USERS: &str = "
+INSERT INTO users (id, name) SELECT * FROM unnest($1::bigint[], $2::text[])
+ON CONFLICT (id) DO UPDATE SET name = excluded.name
+";
+
+const INSERT_FRIENDS: &str = "
+INSERT INTO friends (user_id, friend_id) SELECT * FROM unnest($1::bigint[], $2::bigint[])
+ON CONFLICT DO NOTHING
+";
+
+const AUDIT: &str = "
+SELECT p.id,
+       p.count + coalesce(s.count, 0),
+       p.version + coalesce(s.version, 0),
+       coalesce(l.rows, 0),
+       coalesce(s.rows, 0)
+FROM posts p
+LEFT JOIN (
+    SELECT post_id, sum(count)::bigint AS count, sum(version)::bigint AS version,
+           count(*) AS rows
+    FROM post_count_shards GROUP BY post_id
+) s ON s.post_id = p.id
+LEFT JOIN (SELECT post_id, count(*) AS rows FROM likes GROUP BY post_id) l
+    ON l.post_id = p.id
+ORDER BY p.id
+";
+
+/// How to connect a [`PostgresStore`].
+#[derive(Clone)]
+pub struct PostgresOptions {
+    /// A libpq-style URL, `postgres://user:password@host:port/database`
+    /// (key/value strings work too).
+    pub url: String,
+    /// Connections in the pool; 0 picks `max(8, 4 × CPUs)`.
+    pub connections: usize,
+    /// When posts count as hot and how far their counts spread.
+    pub hot_posts: HotPostOptions,
+}
+
+impl fmt::Debug for PostgresOptions {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("PostgresOptions")
+            .field("url", &redact_url(&self.url))
+            .field("connections", &self.connections)
+            .field("hot_posts", &self.hot_posts)
+            .finish()
+    }
+}
+
+impl PostgresOptions {
+    /// Options for `url` with the default pool size and hot-post settings.
+    pub fn new(url: impl Into<String>) -> Self {
+        Self {
+            url: url.into(),
+            connections: 0,
+            hot_posts: HotPostOptions::default(),
+        }
+    }
+}
+
+/// `url` with any password replaced by `***`, for logs.
+pub(crate) fn redact_url(url: &str) -> String {
+    let Some((scheme, rest)) = url.split_once("://") else {
+        // key=value form: hide the value of password=…
+        return url
+            .split_whitespace()
+            .map(|pair| {
+                if pair.starts_with("password=") {
+                    "password=***"
+                } else {
+                    pair
+                }
+            })
+            .collect::<Vec<_>>()
+            .join(" ");
+    };
+    let authority_end = rest.find(['/', '?']).unwrap_or(rest.len());
+    let (authority, tail) = rest.split_at(authority_end);
+    let shown = match authority.rsplit_once('@') {
+        Some((userinfo, host)) => match userinfo.split_once(':') {
+            Some((user, _password)) => format!("{user}:***@{host}"),
+            None => authority.to_owned(),
+        },
+        None => authority.to_owned(),
+    };
+    let tail = match tail.split_once('?') {
+        Some((path, query)) => {
+            let query: Vec<String> = query
+                .split('&')
+                .map(|pair| {
+                    if pair.starts_with("password=") {
+                        "password=***".to_owned()
+                    } else {
+                        pair.to_owned()
+                    }
+                })
+                .collect();
+            format!("{path}?{}", query.join("&"))
+        }
+        None => tail.to_owned(),
+    };
+    format!("{scheme}://{shown}{tail}")
+}
+
+/// The PostgreSQL [`Store`]. See the module docs for how it works.
+pub struct PostgresStore {
+    pool: Pool,
+    /// Writes hold it shared; `close` takes it exclusively, so it waits for
+    /// the writes in flight and then refuses new ones.
+    closed: RwLock<bool>,
+    hot: HotPosts,
+    url: String,
+}
+
+impl fmt::Debug for PostgresStore {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("PostgresStore")
+            .field("url", &redact_url(&self.url))
+            .field("pool", &self.pool.status())
+            .finish_non_exhaustive()
+    }
+}
+
+fn pg_error(err: tokio_postgres::Error) -> StoreError {
+    match err.as_db_error() {
+        Some(db) => StoreError::Backend(format!(
+            "PostgreSQL {} ({}): {}",
+            db.severity(),
+            db.code().code(),
+            db.message()
+        )),
+        None => StoreError::Backend(format!("PostgreSQL: {err}")),
+    }
+}
+
+impl From<tokio_postgres::Error> for StoreError {
+    fn from(err: tokio_postgres::Error) -> Self {
+        pg_error(err)
+    }
+}
+
+impl From<deadpool_postgres::PoolError> for StoreError {
+    fn from(err: deadpool_postgres::PoolError) -> Self {
+        match err {
+            deadpool_postgres::PoolError::Backend(err) => pg_error(err),
+            other => StoreError::Backend(format!("PostgreSQL connection pool: {other}")),
+        }
+    }
+}
+
+fn to_sql(id: u64) -> i64 {
+    // Ids are checked to be in 1..=i64::MAX before they reach SQL.
+    i64::try_from(id).unwrap_or(i64::MAX)
+}
+
+fn from_sql(value: i64) -> u64 {
+    u64::try_from(value).unwrap_or(0)
+}
+
+fn check_name(name: &str) -> Result<(), StoreError> {
+    if name.trim().is_empty() || name.chars().count() > 200 {
+        return Err(StoreError::Invalid(
+            "a name must have 1 to 200 characters and not be blank".into(),
+        ));
+    }
+    Ok(())
+}
+
+fn check_friends(friends: &[UserId]) -> Result<(), StoreError> {
+    if friends.len() > MAX_FRIENDS {
+        return Err(StoreError::Invalid(format!(
+            "at most {MAX_FRIENDS} friends per user"
+        )));
+    }
+    friends.iter().try_for_each(|&f| check_id("friend", f))
+}
+
+/// Each id once, first occurrence first.
+fn unique(ids: &[UserId]) -> Vec<UserId> {
+    let mut seen = HashSet::with_capacity(ids.len());
+    ids.iter().copied().filter(|id| seen.insert(*id)).collect()
+}
+
+impl PostgresStore {
+    /// Connects, creates the pool and brings the schema up to date.
+    ///
+    /// Every connection runs with `synchronous_commit = on`, so a write is
+    /// on disk (and on synchronous standbys, if any) before it is answered.
+    pub async fn connect(options: PostgresOptions) -> Result<Self, StoreError> {
+        let shown = redact_url(&options.url);
+        let mut config = tokio_postgres::Config::from_str(&options.url)
+            .map_err(|e| StoreError::Backend(format!("bad PostgreSQL URL {shown}: {e}")))?;
+        let session = "-c synchronous_commit=on";
+        let merged = match config.get_options() {
+            Some(given) if !given.trim().is_empty() => format!("{given} {session}"),
+            _ => session.to_owned(),
+        };
+        config.options(merged);
+        if config.get_application_name().is_none() {
+            config.application_name("likekit-server");
+        }
+        if config.get_connect_timeout().is_none() {
+            config.connect_timeout(Duration::from_secs(10));
+        }
+        let connections = if options.connections == 0 {
+            std::thread::available_parallelism()
+                .map(|n| n.get() * 4)
+                .unwrap_or(8)
+                .max(8)
+        } else {
+            options.connections
+        };
+        let manager = Manager::from_config(
+            config,
+            NoTls,
+            ManagerConfig {
+                recycling_method: RecyclingMethod::Fast,
+            },
+        );
+        let pool = Pool::builder(manager)
+            .max_size(connections)
+            .build()
+            .map_err(|e| StoreError::Backend(format!("PostgreSQL connection pool: {e}")))?;
+        let store = Self {
+            pool,
+            closed: RwLock::new(false),
+            hot: HotPosts::new(options.hot_posts),
+            url: options.url,
+        };
+        store
+            .migrate()
+            .await
+            .map_err(|e| StoreError::Backend(format!("{shown}: {e}")))?;
+        Ok(store)
+    }
+
+    /// Applies the migrations this database lacks, in one transaction under
+    /// an advisory lock (servers starting together wait for each other).
+    async fn migrate(&self) -> Result<(), StoreError> {
+        let mut client = self.pool.get().await?;
+        let tx = client.transaction().await?;
+        tx.execute("SELECT pg_advisory_xact_lock($1)", &[&MIGRATION_LOCK])
+            .await?;
+        tx.batch_execute(
+            "CREATE TABLE IF NOT EXISTS likekit_schema (
+                 version    integer     PRIMARY KEY,
+                 applied_at timestamptz NOT NULL DEFAULT now()
+             )",
+        )
+        .await?;
+        let applied: i32 = tx
+            .query_one("SELECT coalesce(max(version), 0) FROM likekit_schema", &[])
+            .await?
+            .get(0);
+        let latest = MIGRATIONS.last().map_or(0, |(version, _)| *version);
+        if applied > latest {
+            return Err(StoreError::Backend(format!(
+                "the database schema is at version {applied}, newer than this server knows ({latest})"
+            )));
+        }
+        for (version, sql) in MIGRATIONS.iter().filter(|(v, _)| *v > applied) {
+            tx.batch_execute(sql).await?;
+            tx.execute(
+                "INSERT INTO likekit_schema (version) VALUES ($1)",
+                &[version],
+            )
+            .await?;
+            tracing::info!(version, "PostgreSQL schema migrated");
+        }
+        tx.commit().await?;
+        Ok(())
+    }
+
+    /// The schema version of the database (the last migration applied).
+    pub async fn schema_version(&self) -> Result<i32, StoreError> {
+        let client = self.pool.get().await?;
+        Ok(client
+            .query_one("SELECT coalesce(max(version), 0) FROM likekit_schema", &[])
+            .await?
+            .get(0))
+    }
+
+    async fn write(
+        &self,
+        user: UserId,
+        post: PostId,
+        like: bool,
+    ) -> Result<WriteOutcome, StoreError> {
+        check_id("user", user)?;
+        check_id("post", post)?;
+        let closed = self.closed.read().await;
+        if *closed {
+            return Err(StoreError::Closed);
+        }
+        let shard = self.hot.on_write(post).map_or(-1, i32::from);
+        let (post_sql, user_sql) = (to_sql(post), to_sql(user));
+        let client = self.pool.get().await?;
+        let row = if like {
+            let statement = client.prepare_cached(LIKE).await?;
+            client
+                .query_opt(&statement, &[&post_sql, &user_sql, &shard, &liked_at()])
+                .await?
+        } else {
+            let statement = client.prepare_cached(UNLIKE).await?;
+            client
+                .query_opt(&statement, &[&post_sql, &user_sql, &shard])
+                .await?
+        };
+        let Some(row) = row else {
+            return Err(StoreError::PostNotFound(post));
+        };
+        let changed: bool = row.get(0);
+        if !changed {
+            // A retry or a stray unlike. Read the post in a new statement: it
+            // sees the write this one duplicates, which its own statement may
+            // have waited for but not seen.
+            let statement = client.prepare_cached(TOTALS).await?;
+            let row = client
+                .query_opt(&statement, &[&post_sql])
+                .await?
+                .ok_or(StoreError::PostNotFound(post))?;
+            return Ok(WriteOutcome {
+                state: LikeState {
+                    count: from_sql(row.get(0)),
+                    liked_by_me: like,
+                    version: from_sql(row.get(1)),
+                },
+                changed: false,
+                snapshot: None,
+            });
+        }
+        let count = from_sql(row.get(1));
+        let version = from_sql(row.get(2));
+        let base_likers: Option<Vec<i64>> = row.get(3);
+        let other_shard_rows: i64 = row.get(4);
+        // The post's own row changed and it has no shard rows: the answer is
+        // the whole post, fit for the view cache.
+        let snapshot = base_likers
+            .filter(|_| other_shard_rows == 0)
+            .map(|likers| PostSnapshot {
+                count,
+                version,
+                recent_likers: likers.into_iter().map(from_sql).collect(),
+            })
+            .map(std::sync::Arc::new);
+        Ok(WriteOutcome {
+            state: LikeState {
+                count,
+                liked_by_me: like,
+                version,
+            },
+            changed: true,
+            snapshot,
+        })
+    }
+
+    /// A connection for an admin change, with the gate held (refused once
+    /// the store is closed).
+    async fn admin(
+        &self,
+    ) -> Result<(RwLockReadGuard<'_, bool>, deadpool_postgres::Object), StoreError> {
+        let closed = self.closed.read().await;
+        if *closed {
+            return Err(StoreError::Closed);
+        }
+        Ok((closed, self.pool.get().await?))
+    }
+}
+
+/// One post's row or shard row as read.
+struct CounterRow {
+    count: i64,
+    version: i64,
+    likers: Vec<i64>,
+    likers_at: Vec<i64>,
+}
+
+async fn replace_friends(
+    tx: &deadpool_postgres::Transaction<'_>,
+    users: &[(UserId, Vec<UserId>)],
+) -> Result<(), StoreError> {
+    // Every user and every friend must exist; the first missing one (in
+    // order) is the error.
+    let wanted: Vec<i64> = users
+        .iter()
+        .flat_map(|(user, friends)| std::iter::once(user).chain(friends))
+        .map(|&id| to_sql(id))
+        .collect();
+    let missing = tx.prepare_cached(FIRST_MISSING_USER).await?;
+    if let Some(row) = tx.query_opt(&missing, &[&wanted]).await? {
+        return Err(StoreError::UserNotFound(from_sql(row.get(0))));
+    }
+    let owners: Vec<i64> = users.iter().map(|(user, _)| to_sql(*user)).collect();
+    tx.execute(
+        "DELETE FROM friends WHERE user_id = ANY ($1::bigint[])",
+        &[&owners],
+    )
+    .await?;
+    let (mut from, mut to) = (Vec::new(), Vec::new());
+    for (user, friends) in users {
+        for friend in friends {
+            from.push(to_sql(*user));
+            to.push(to_sql(*friend));
+        }
+    }
+    if !from.is_empty() {
+        tx.execute(INSERT_FRIENDS, &[&from, &to]).await?;
+    }
+    Ok(())
+}
+
+async fn apply_seed(client: &mut deadpool_postgres::Object, seed: &Seed) -> Result<(), StoreError> {
+    for user in &seed.users {
+        check_id("user", user.id)?;
+        check_name(&user.name)?;
+        check_friends(&user.friends)?;
+    }
+    for post in &seed.posts {
+        check_id("post", post.id)?;
+        post.likers.iter().try_for_each(|&u| check_id("user", u))?;
+    }
+    let tx = client.transaction().await?;
+
+    // Users (a later entry for the same id wins, as with one upsert each).
+    let mut names: HashMap<UserId, &str> = HashMap::new();
+    let mut order = Vec::new();
+    for user in &seed.users {
+        if names.insert(user.id, &user.name).is_none() {
+            order.push(user.id);
+        }
+    }
+    let ids: Vec<i64> = order.iter().map(|&id| to_sql(id)).collect();
+    let texts: Vec<&str> = order.iter().map(|id| names[id]).collect();
+    if !ids.is_empty() {
+        tx.execute(UPSERT_USERS, &[&ids, &texts]).await?;
+    }
+    let mut lists: HashMap<UserId, Vec<UserId>> = HashMap::new();
+    for user in &seed.users {
+        lists.insert(user.id, unique(&user.friends));
+    }
+    let lists: Vec<(UserId, Vec<UserId>)> = order
+        .iter()
+        .filter_map(|id| lists.remove(id).map(|friends| (*id, friends)))
+        .collect();
+    replace_friends(&tx, &lists).await?;
+
+    // Posts, then likes in the order given (oldest first).
+    let post_ids: Vec<i64> = seed.posts.iter().map(|p| to_sql(p.id)).collect();
+    if !post_ids.is_empty() {
+        tx.execute(
+            "INSERT INTO posts (id) SELECT unnest($1::bigint[]) ON CONFLICT DO NOTHING",
+            &[&post_ids],
+        )
+        .await?;
+    }
+    let mut seen = HashSet::new();
+    let (mut like_posts, mut like_users) = (Vec::new(), Vec::new());
+    for post in &seed.posts {
+        for &user in &post.likers {
+            if seen.insert((post.id, user)) {
+                like_posts.push(to_sql(post.id));
+                like_users.push(to_sql(user));
+            }
+        }
+    }
+    if like_posts.is_empty() {
+        tx.commit().await?;
+        return Ok(());
+    }
+    let inserted: HashSet<(i64, i64)> = tx
+        .query(
+            "INSERT INTO likes (post_id, user_id) \
+             SELECT * FROM unnest($1::bigint[], $2::bigint[]) \
+             ON CONFLICT DO NOTHING RETURNING post_id, user_id",
+            &[&like_posts, &like_users],
+        )
+        .await?
+        .iter()
+        .map(|row| (row.get(0), row.get(1)))
+        .collect();
+    if inserted.is_empty() {
+        tx.commit().await?;
+        return Ok(());
+    }
+
+    // The touched posts' rows, locked in id order, updated in memory.
+    let mut touched: Vec<i64> = inserted.iter().map(|(post, _)| *post).collect();
+    touched.sort_unstable();
+    touched.dedup();
+    let mut rows: HashMap<i64, CounterRow> = tx
+        .query(
+            "SELECT id, count, version, likers, likers_at FROM posts \
+             WHERE id = ANY ($1::bigint[]) ORDER BY id FOR UPDATE",
+            &[&touched],
+        )
+        .await?
+        .iter()
+        .map(|row| {
+            (
+                row.get(0),
+                CounterRow {
+                    count: row.get(1),
+                    version: row.get(2),
+                    likers: row.get(3),
+                    likers_at: row.get(4),
+                },
+            )
+        })
+        .collect();
+    for (&post, &user) in like_posts.iter().zip(&like_users) {
+        if !inserted.contains(&(post, user)) {
+            continue;
+        }
+        let row = rows
+            .get_mut(&post)
+            .ok_or(StoreError::PostNotFound(from_sql(post)))?;
+        row.count += 1;
+        row.version += 1;
+        row.likers.insert(0, user);
+        row.likers_at.insert(0, liked_at());
+        row.likers.truncate(RECENT_LIKERS);
+        row.likers_at.truncate(RECENT_LIKERS);
+    }
+    // One statement for every touched post: counts and versions side by
+    // side, the likers flattened with their position and regrouped.
+    let (mut ids, mut counts, mut versions) = (Vec::new(), Vec::new(), Vec::new());
+    let (mut flat_post, mut flat_user, mut flat_at, mut flat_pos) =
+        (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    for (&id, row) in &rows {
+        ids.push(id);
+        counts.push(row.count);
+        versions.push(row.version);
+        for (pos, (&user, &at)) in row.likers.iter().zip(&row.likers_at).enumerate() {
+            flat_post.push(id);
+            flat_user.push(user);
+            flat_at.push(at);
+            flat_pos.push(i32::try_from(pos).unwrap_or(i32::MAX));
+        }
+    }
+    tx.execute(
+        "UPDATE posts p SET count = c.count, version = c.version, \
+             likers = coalesce(l.likers, '{}'), likers_at = coalesce(l.likers_at, '{}') \
+         FROM unnest($1::bigint[], $2::bigint[], $3::bigint[]) AS c(id, count, version) \
+         LEFT JOIN ( \
+             SELECT post, array_agg(user_id ORDER BY pos) AS likers, \
+                    array_agg(at ORDER BY pos) AS likers_at \
+             FROM unnest($4::bigint[], $5::bigint[], $6::bigint[], $7::integer[]) \
+                  AS f(post, user_id, at, pos) \
+             GROUP BY post \
+         ) l ON l.post = c.id \
+         WHERE p.id = c.id",
+        &[
+            &ids, &counts, &versions, &flat_post, &flat_user, &flat_at, &flat_pos,
+        ],
+    )
+    .await?;
+    tx.commit().await?;
+    Ok(())
+}
+
+#[async_trait]
+impl Store for PostgresStore {
+    async fn like(&self, user: UserId, post: PostId) -> Result<WriteOutcome, StoreError> {
+        self.write(user, post, true).await
+    }
+
+    async fn unlike(&self, user: UserId, post: PostId) -> Result<WriteOutcome, StoreError> {
+        self.write(user, post, false).await
+    }
+
+    async fn post(&self, post: PostId) -> Result<Option<PostSnapshot>, StoreError> {
+        if check_id("post", post).is_err() {
+            return Ok(None);
+        }
+        let client = self.pool.get().await?;
+        let statement = client.prepare_cached(POST_ROWS).await?;
+        let rows = client.query(&statement, &[&to_sql(post)]).await?;
+        let mut found = false;
+        let (mut count, mut version) = (0i64, 0i64);
+        let mut lists: Vec<(i32, CounterRow)> = Vec::with_capacity(rows.len());
+        for row in &rows {
+            let shard: i32 = row.get(0);
+            found |= shard < 0;
+            let counter = CounterRow {
+                count: row.get(1),
+                version: row.get(2),
+                likers: row.get(3),
+                likers_at: row.get(4),
+            };
+            count += counter.count;
+            version += counter.version;
+            lists.push((shard, counter));
+        }
+        if !found {
+            return Ok(None);
+        }
+        // The post's own row first, so equal times keep its order.
+        lists.sort_by_key(|(shard, _)| *shard);
+        let recent_likers = if lists.len() == 1 {
+            lists[0].1.likers.iter().map(|&id| from_sql(id)).collect()
+        } else {
+            let ids: Vec<Vec<UserId>> = lists
+                .iter()
+                .map(|(_, row)| row.likers.iter().map(|&id| from_sql(id)).collect())
+                .collect();
+            merge_likers(
+                ids.iter()
+                    .zip(&lists)
+                    .map(|(ids, (_, row))| (ids.as_slice(), row.likers_at.as_slice())),
+            )
+        };
+        Ok(Some(PostSnapshot {
+            count: from_sql(count),
+            version: from_sql(version),
+            recent_likers,
+        }))
+    }
+
+    async fn liked(&self, user: UserId, posts: &[PostId]) -> Result<Vec<bool>, StoreError> {
+        if check_id("user", user).is_err() || posts.is_empty() {
+            return Ok(vec![false; posts.len()]);
+        }
+        let ids: Vec<i64> = posts
+            .iter()
+            .filter(|&&post| check_id("post", post).is_ok())
+            .map(|&post| to_sql(post))
+            .collect();
+        let client = self.pool.get().await?;
+        let statement = client.prepare_cached(LIKED).await?;
+        let liked: HashSet<i64> = client
+            .query(&statement, &[&to_sql(user), &ids])
+            .await?
+            .iter()
+            .map(|row| row.get(0))
+            .collect();
+        Ok(posts
+            .iter()
+            .map(|&post| check_id("post", post).is_ok() && liked.contains(&to_sql(post)))
+            .collect())
+    }
+
+    async fn friends(&self, user: UserId) -> Result<Vec<(UserId, String)>, StoreError> {
+        if check_id("user", user).is_err() {
+            return Ok(Vec::new());
+        }
+        let client = self.pool.get().await?;
+        let statement = client.prepare_cached(FRIENDS).await?;
+        Ok(client
+            .query(&statement, &[&to_sql(user)])
+            .await?
+            .iter()
+            .map(|row| (from_sql(row.get(0)), row.get(1)))
+            .collect())
+    }
+
+    async fn put_user(&self, user: UserId, name: &str) -> Result<Upsert, StoreError> {
+        check_id("user", user)?;
+        check_name(name)?;
+        let (_gate, client) = self.admin().await?;
+        {
+            // xmax is 0 on a freshly inserted row version.
+            let row = client
+                .query_one(
+                    "INSERT INTO users (id, name) VALUES ($1, $2) \
+                     ON CONFLICT (id) DO UPDATE SET name = excluded.name \
+                     RETURNING xmax = 0",
+                    &[&to_sql(user), &name],
+                )
+                .await?;
+            Ok(if row.get(0) {
+                Upsert::Created
+            } else {
+                Upsert::Updated
+            })
+        }
+    }
+
+    async fn put_post(&self, post: PostId) -> Result<Upsert, StoreError> {
+        check_id("post", post)?;
+        let (_gate, client) = self.admin().await?;
+        {
+            let inserted = client
+                .execute(
+                    "INSERT INTO posts (id) VALUES ($1) ON CONFLICT DO NOTHING",
+                    &[&to_sql(post)],
+                )
+                .await?;
+            Ok(if inserted == 1 {
+                Upsert::Created
+            } else {
+                Upsert::Updated
+            })
+        }
+    }
+
+    async fn set_friends(&self, user: UserId, friends: &[UserId]) -> Result<(), StoreError> {
+        check_id("user", user)?;
+        check_friends(friends)?;
+        let friends = unique(friends);
+        let (_gate, mut client) = self.admin().await?;
+        let tx = client.transaction().await?;
+        replace_friends(&tx, &[(user, friends)]).await?;
+        tx.commit().await?;
+        Ok(())
+    }
+
+    async fn seed(&self, seed: &Seed) -> Result<(), StoreError> {
+        let (_gate, mut client) = self.admin().await?;
+        apply_seed(&mut client, seed).await
+    }
+
+    async fn reset(&self) -> Result<(), StoreError> {
+        let (_gate, mut client) = self.admin().await?;
+        let tx = client.transaction().await?;
+        tx.batch_execute(
+            "TRUNCATE likes, post_count_shards; \
+             UPDATE posts SET count = 0, version = 0, likers = '{}', likers_at = '{}' \
+             WHERE count <> 0 OR version <> 0 OR likers <> '{}';",
+        )
+        .await?;
+        tx.commit().await?;
+        Ok(())
+    }
+
+    async fn audit(&self) -> Result<Vec<PostAudit>, StoreError> {
+        let client = self.pool.get().await?;
+        Ok(client
+            .query(AUDIT, &[])
+            .await?
+            .iter()
+            .map(|row| PostAudit {
+                post: from_sql(row.get(0)),
+                count: from_sql(row.get(1)),
+                version: from_sql(row.get(2)),
+                rows: from_sql(row.get(3)),
+                shard_rows: from_sql(row.get(4)),
+            })
+            .collect())
+    }
+
+    async fn close(&self) -> Result<(), StoreError> {
+        // Waits for every write holding the gate, then shuts it.
+        *self.closed.write().await = true;
+        Ok(())
+    }
+
+    fn hot_posts(&self) -> Option<&HotPosts> {
+        Some(&self.hot)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn urls_are_shown_without_passwords() {
+        assert_eq!(
+            redact_url("postgres://ana:s3cret@db.example:5432/likes?sslmode=disable"),
+            "postgres://ana:***@db.example:5432/likes?sslmode=disable"
+        );
+        assert_eq!(
+            redact_url("postgresql://ana@localhost/likes?password=s3cret&application_name=x"),
+            "postgresql://ana@localhost/likes?password=***&application_name=x"
+        );
+        assert_eq!(
+            redact_url("postgres://localhost/likes"),
+            "postgres://localhost/likes"
+        );
+        assert_eq!(
+            redact_url("host=db user=ana password=s3cret dbname=likes"),
+            "host=db user=ana password=*** dbname=likes"
+        );
+    }
+
+    #[test]
+    fn the_sql_keeps_as_many_likers_as_the_store() {
+        // The statements spell the limit out as 100.
+        assert_eq!(RECENT_LIKERS, 100);
+        assert!(LIKE.contains("[1:100]"));
+    }
+
+    #[test]
+    fn migrations_are_numbered_in_order() {
+        let versions: Vec<i32> = MIGRATIONS.iter().map(|(v, _)| *v).collect();
+        let expected: Vec<i32> = (1..=MIGRATIONS.len() as i32).collect();
+        assert_eq!(versions, expected);
+    }
+}
