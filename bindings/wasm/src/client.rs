@@ -189,7 +189,7 @@ impl LikeClient {
     #[wasm_bindgen(js_name = setLiked)]
     pub fn set_liked(
         &self,
-        #[wasm_bindgen(js_name = postId)] post_id: f64,
+        #[wasm_bindgen(js_name = postId, unchecked_param_type = "PostId")] post_id: f64,
         liked: bool,
     ) -> Result<JsPostView, JsValue> {
         let view = self.inner.set_liked(post(post_id)?, liked);
@@ -200,7 +200,7 @@ impl LikeClient {
     /// filled. Returns the new view at once.
     pub fn toggle(
         &self,
-        #[wasm_bindgen(js_name = postId)] post_id: f64,
+        #[wasm_bindgen(js_name = postId, unchecked_param_type = "PostId")] post_id: f64,
     ) -> Result<JsPostView, JsValue> {
         let view = self.inner.toggle(post(post_id)?);
         Ok(convert::view(&view).unchecked_into())
@@ -210,7 +210,7 @@ impl LikeClient {
     /// of it yet (never tapped, read or watched).
     pub fn view(
         &self,
-        #[wasm_bindgen(js_name = postId)] post_id: f64,
+        #[wasm_bindgen(js_name = postId, unchecked_param_type = "PostId")] post_id: f64,
     ) -> Result<JsMaybePostView, JsValue> {
         let view = self.inner.view(post(post_id)?);
         Ok(view
@@ -225,7 +225,7 @@ impl LikeClient {
     #[wasm_bindgen(unchecked_return_type = "Promise<PostView>")]
     pub fn refresh(
         &self,
-        #[wasm_bindgen(js_name = postId)] post_id: f64,
+        #[wasm_bindgen(js_name = postId, unchecked_param_type = "PostId")] post_id: f64,
     ) -> Result<Promise, JsValue> {
         let post_id = post(post_id)?;
         let client = self.inner.clone();
@@ -264,7 +264,7 @@ impl LikeClient {
     /// There is no event for the current state: read it with `view`.
     pub fn subscribe(
         &self,
-        #[wasm_bindgen(js_name = postId)] post_id: f64,
+        #[wasm_bindgen(js_name = postId, unchecked_param_type = "PostId")] post_id: f64,
         listener: JsListener,
     ) -> Result<JsUnsubscribe, JsValue> {
         let post_id = post(post_id)?;
