@@ -4,7 +4,7 @@
 use std::io::IsTerminal;
 
 use crate::runner::{self, Counter, Tally};
-use crate::{Ctx, proc};
+use crate::{Ctx, install, proc};
 
 /// The two cargo invocations: every target (unit, integration, examples and
 /// benches in test mode), then doc tests, which `--all-targets` leaves out and
@@ -18,10 +18,20 @@ const INVOCATIONS: [&[&str]; 2] = [
 const MAX_NAMED_FAILURES: usize = 20;
 
 pub fn run(ctx: &Ctx) -> Result<Tally, String> {
+    // The PostgreSQL store tests start their own throwaway cluster and need
+    // PostgreSQL's server programs; without them those tests fail and say so.
+    let postgres = install::postgres_bin()
+        .map_err(|e| {
+            println!("xtask: PostgreSQL is not available, so its store tests will fail: {e}")
+        })
+        .ok();
     let mut total = Tally::default();
     for args in INVOCATIONS {
         let mut cmd = proc::cargo();
         cmd.current_dir(&ctx.root).args(args);
+        if let Some(dir) = &postgres {
+            cmd.env("LIKEKIT_PG_BIN", dir);
+        }
         if std::io::stdout().is_terminal() {
             cmd.arg("--color=always");
         }
