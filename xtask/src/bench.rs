@@ -50,6 +50,11 @@ pub const SUITES: &[Suite] = &[
         about: "the web package's .wasm, raw and gzipped",
         run: crate::web::bench_size,
     },
+    Suite {
+        name: "server",
+        about: "wrk on loopback: views, likes and a hot post against the bare route and the naive baseline",
+        run: crate::server_bench::run,
+    },
 ];
 
 /// The unit a row's figure and target are in.
@@ -60,19 +65,16 @@ pub enum Unit {
     PerSecond,
     Millis,
     Plain,
+    /// A multiple of another figure: `0.82×`.
+    Ratio,
+    /// 1 is yes, anything else no.
+    YesNo,
 }
 
 /// What a figure should reach.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Target {
     AtMost(f64),
-    #[cfg_attr(
-        not(test),
-        expect(
-            dead_code,
-            reason = "throughput rows (views/s) arrive with the server bench"
-        )
-    )]
     AtLeast(f64),
     /// A reference point for ratios, with no target of its own.
     Baseline,
@@ -134,6 +136,118 @@ pub const ROWS: &[Row] = &[
         target: Target::AtMost(262_144.0),
         ratio_to: None,
     },
+    Row {
+        suite: "server",
+        what: "Post views, GET /posts/{id}/likes, SQLite, 100,000 posts / 1,000,000 likes / 300 friends",
+        figure: "sqlite_views_per_s",
+        unit: Unit::PerSecond,
+        target: Target::AtLeast(60_000.0),
+        ratio_to: Some(("bare_views_per_s", "bare route")),
+    },
+    Row {
+        suite: "server",
+        what: "Views as a share of the bare route (this or 60,000/s meets the target)",
+        figure: "sqlite_views_vs_bare",
+        unit: Unit::Ratio,
+        target: Target::AtLeast(0.8),
+        ratio_to: None,
+    },
+    Row {
+        suite: "server",
+        what: "Views, p99 latency",
+        figure: "sqlite_views_p99_ms",
+        unit: Unit::Millis,
+        target: Target::AtMost(10.0),
+        ratio_to: None,
+    },
+    Row {
+        suite: "server",
+        what: "Views, p50 latency",
+        figure: "sqlite_views_p50_ms",
+        unit: Unit::Millis,
+        target: Target::Baseline,
+        ratio_to: None,
+    },
+    Row {
+        suite: "server",
+        what: "Views as a multiple of the naive baseline",
+        figure: "sqlite_views_vs_naive",
+        unit: Unit::Ratio,
+        target: Target::AtLeast(20.0),
+        ratio_to: None,
+    },
+    Row {
+        suite: "server",
+        what: "Naive baseline: COUNT(*) over the like rows + friends join, no cache, SQLite",
+        figure: "sqlite_naive_views_per_s",
+        unit: Unit::PerSecond,
+        target: Target::Baseline,
+        ratio_to: None,
+    },
+    Row {
+        suite: "server",
+        what: "Bare axum route, fixed JSON body, under the view load",
+        figure: "bare_views_per_s",
+        unit: Unit::PerSecond,
+        target: Target::Baseline,
+        ratio_to: None,
+    },
+    Row {
+        suite: "server",
+        what: "Bare route, p99 latency",
+        figure: "bare_views_p99_ms",
+        unit: Unit::Millis,
+        target: Target::Baseline,
+        ratio_to: None,
+    },
+    Row {
+        suite: "server",
+        what: "Durable likes + unlikes over many posts (fsynced before the answer), SQLite",
+        figure: "sqlite_likes_per_s",
+        unit: Unit::PerSecond,
+        target: Target::AtLeast(3_000.0),
+        ratio_to: Some(("bare_likes_per_s", "bare route")),
+    },
+    Row {
+        suite: "server",
+        what: "Likes as a share of the bare route",
+        figure: "sqlite_likes_vs_bare",
+        unit: Unit::Ratio,
+        target: Target::AtLeast(0.5),
+        ratio_to: None,
+    },
+    Row {
+        suite: "server",
+        what: "Bare route under the like load",
+        figure: "bare_likes_per_s",
+        unit: Unit::PerSecond,
+        target: Target::Baseline,
+        ratio_to: None,
+    },
+    Row {
+        suite: "server",
+        what: "Exact after the like load (every post's count == its rows)",
+        figure: "sqlite_likes_exact",
+        unit: Unit::YesNo,
+        target: Target::AtLeast(1.0),
+        ratio_to: None,
+    },
+    Row {
+        suite: "server",
+        what: "One hot post: durable likes + unlikes by many users, SQLite",
+        figure: "sqlite_hot_likes_per_s",
+        unit: Unit::PerSecond,
+        target: Target::AtLeast(2_500.0),
+        ratio_to: None,
+    },
+    Row {
+        suite: "server",
+        what: "Exact after the hot-post load",
+        figure: "sqlite_hot_exact",
+        unit: Unit::YesNo,
+        target: Target::AtLeast(1.0),
+        ratio_to: None,
+    },
 ];
 
 /// The verdict on one row.
@@ -179,6 +293,9 @@ pub fn format_value(value: f64, unit: Unit) -> String {
         Unit::Millis => format!("{value:.2} ms"),
         Unit::Plain if value.fract() == 0.0 => group_thousands(value),
         Unit::Plain => format!("{value:.3}"),
+        Unit::Ratio => format!("{value:.2}×"),
+        Unit::YesNo if value == 1.0 => "yes".to_owned(),
+        Unit::YesNo => "no".to_owned(),
     }
 }
 
@@ -199,6 +316,7 @@ fn group_thousands(value: f64) -> String {
 
 fn format_target(target: Target, unit: Unit) -> String {
     match target {
+        _ if unit == Unit::YesNo => "yes".to_owned(),
         Target::AtMost(t) => format!("≤ {}", format_value(t, unit)),
         Target::AtLeast(t) => format!("≥ {}", format_value(t, unit)),
         Target::Baseline => "—".to_owned(),
@@ -471,6 +589,10 @@ mod tests {
         assert_eq!(format_value(61_234.4, Unit::PerSecond), "61,234/s");
         assert_eq!(format_value(1_000_000.0, Unit::Plain), "1,000,000");
         assert_eq!(format_value(0.25, Unit::Plain), "0.250");
+        assert_eq!(format_value(0.8149, Unit::Ratio), "0.81×");
+        assert_eq!(format_value(1.0, Unit::YesNo), "yes");
+        assert_eq!(format_value(0.0, Unit::YesNo), "no");
+        assert_eq!(format_target(Target::AtLeast(1.0), Unit::YesNo), "yes");
         assert_eq!(
             format_target(Target::AtMost(1_000.0), Unit::Nanos),
             "≤ 1.00 µs"
