@@ -34,7 +34,7 @@ use crate::store::HotPostOptions;
 /// let db: Database = "postgresql://ana:s3cret@db/likes".parse().unwrap();
 /// assert_eq!(db.to_string(), "postgresql://ana:***@db/likes");
 /// ```
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[derive(Clone, PartialEq, Eq, Default)]
 pub enum Database {
     /// A throwaway database that lives as long as the server. It is kept in a
     /// private temporary directory (deleted at shutdown) so that readers and
@@ -61,6 +61,20 @@ impl FromStr for Database {
         } else {
             Self::File(PathBuf::from(s))
         })
+    }
+}
+
+/// Like `Display`: a PostgreSQL URL is shown without its password.
+impl fmt::Debug for Database {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Memory => f.write_str("Memory"),
+            Self::File(path) => f.debug_tuple("File").field(path).finish(),
+            Self::Postgres(url) => f
+                .debug_tuple("Postgres")
+                .field(&crate::store::redact_url(url))
+                .finish(),
+        }
     }
 }
 
@@ -245,11 +259,14 @@ mod tests {
         let config = Config {
             admin_key: Some("hunter2".into()),
             token_secret: Some("s3cret".into()),
+            database: Database::Postgres("postgres://ana:pa55word@db/likes".into()),
             ..Config::default()
         };
         let shown = format!("{config:?}");
         assert!(!shown.contains("hunter2"), "{shown}");
         assert!(!shown.contains("s3cret"), "{shown}");
+        assert!(!shown.contains("pa55word"), "{shown}");
+        assert!(shown.contains("postgres://ana:***@db/likes"), "{shown}");
         assert!(shown.contains("<set>"), "{shown}");
     }
 }
