@@ -39,7 +39,7 @@ use std::{
 
 use async_trait::async_trait;
 use likekit_core::wire::{LikeState, PostId, UserId, admin::Seed};
-use rusqlite::{Connection, OpenFlags, OptionalExtension, TransactionBehavior};
+use rusqlite::{Connection, OpenFlags, OptionalExtension, TransactionBehavior, config::DbConfig};
 use tokio::sync::{mpsc, oneshot, watch};
 
 use super::{
@@ -316,6 +316,7 @@ fn open_writer(path: &PathBuf, durable: bool) -> Result<Connection, StoreError> 
     conn.pragma_update(None, "synchronous", if durable { "FULL" } else { "OFF" })?;
     conn.pragma_update(None, "foreign_keys", "ON")?;
     conn.set_prepared_statement_cache_capacity(64);
+    stable_plans(&conn)?;
     migrate(&mut conn)?;
     Ok(conn)
 }
@@ -339,6 +340,15 @@ fn migrate(conn: &mut Connection) -> Result<(), StoreError> {
     Ok(())
 }
 
+/// Bound values never change a cached statement's plan (SQLite's query
+/// planner stability guarantee). Without it this build of SQLite (with
+/// STAT4) recompiles some statements — the shard read among them — on every
+/// new binding, which costs more than the read itself.
+fn stable_plans(conn: &Connection) -> rusqlite::Result<()> {
+    conn.set_db_config(DbConfig::SQLITE_DBCONFIG_ENABLE_QPSG, true)
+        .map(|_| ())
+}
+
 fn open_reader(path: &PathBuf) -> Result<Connection, StoreError> {
     let conn = Connection::open_with_flags(
         path,
@@ -349,6 +359,7 @@ fn open_reader(path: &PathBuf) -> Result<Connection, StoreError> {
     conn.busy_timeout(Duration::from_secs(5))?;
     conn.pragma_update(None, "query_only", "ON")?;
     conn.pragma_update(None, "mmap_size", 256 * 1024 * 1024)?;
+    stable_plans(&conn)?;
     conn.set_prepared_statement_cache_capacity(64);
     Ok(conn)
 }
