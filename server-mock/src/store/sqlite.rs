@@ -303,8 +303,26 @@ impl SqliteStore {
     }
 }
 
+/// The server owns its database file: the first connection takes an
+/// exclusive lock on it for the whole process (SQLite's `unix-excl` VFS).
+/// Connections within the process still coordinate as usual, but WAL read
+/// transactions no longer take and drop a lock on the `-shm` file with a
+/// system call each (two `fcntl`s per read, under a mutex every reader
+/// shares, were most of a cached view's database time); the WAL index lives
+/// in the process's memory. Other processes cannot open the file while the
+/// server runs.
+#[cfg(unix)]
+const VFS: &str = "unix-excl";
+
+fn open_connection(path: &PathBuf, flags: OpenFlags) -> rusqlite::Result<Connection> {
+    #[cfg(unix)]
+    return Connection::open_with_flags_and_vfs(path, flags, VFS);
+    #[cfg(not(unix))]
+    return Connection::open_with_flags(path, flags);
+}
+
 fn open_writer(path: &PathBuf, durable: bool) -> Result<Connection, StoreError> {
-    let mut conn = Connection::open(path)?;
+    let mut conn = open_connection(path, OpenFlags::default())?;
     conn.busy_timeout(Duration::from_secs(5))?;
     let mode: String = conn.query_row("PRAGMA journal_mode = WAL", [], |row| row.get(0))?;
     if !mode.eq_ignore_ascii_case("wal") {
@@ -350,7 +368,7 @@ fn stable_plans(conn: &Connection) -> rusqlite::Result<()> {
 }
 
 fn open_reader(path: &PathBuf) -> Result<Connection, StoreError> {
-    let conn = Connection::open_with_flags(
+    let conn = open_connection(
         path,
         OpenFlags::SQLITE_OPEN_READ_ONLY
             | OpenFlags::SQLITE_OPEN_NO_MUTEX
