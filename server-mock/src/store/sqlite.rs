@@ -876,8 +876,16 @@ impl Store for SqliteStore {
         if check_id("post", post).is_err() {
             return Ok(None);
         }
-        self.readers
-            .with(|conn| Ok(PostRow::load(conn, post)?.map(|row| row.snapshot())))
+        self.readers.with(|conn| {
+            // One read transaction, so the post's row and its shard rows come
+            // from the same snapshot (a fold or a shard write committing
+            // between the two reads would skew the sum), and one WAL read
+            // lock instead of two.
+            conn.prepare_cached("BEGIN")?.execute([])?;
+            let row = PostRow::load(conn, post);
+            conn.prepare_cached("COMMIT")?.execute([])?;
+            Ok(row?.map(|row| row.snapshot()))
+        })
     }
 
     async fn liked(&self, user: UserId, posts: &[PostId]) -> Result<Vec<bool>, StoreError> {
