@@ -59,7 +59,7 @@ pub fn main(ctx: &Ctx, args: &[String]) -> Result<ExitCode, String> {
     let site = crate::web::stage_site(ctx)?;
 
     let db = fresh_database(&target_dir.join("demo"))?;
-    let admin_key = random_hex(16);
+    let admin_key = crate::server::random_hex(16);
     let mut server = Command::new(&binary);
     server
         .current_dir(&ctx.root)
@@ -244,22 +244,6 @@ fn fresh_database(dir: &Path) -> Result<PathBuf, String> {
     Ok(db)
 }
 
-/// Random hex for the admin key, from the OS's random source.
-fn random_hex(bytes: usize) -> String {
-    let mut buf = vec![0u8; bytes];
-    let from_os = fs::File::open("/dev/urandom").and_then(|mut f| f.read_exact(&mut buf));
-    if from_os.is_err() {
-        // No /dev/urandom: fall back on std's per-process random hash keys.
-        use std::hash::{BuildHasher, Hasher};
-        for chunk in buf.chunks_mut(8) {
-            let mut h = std::collections::hash_map::RandomState::new().build_hasher();
-            h.write_u128(Instant::now().elapsed().as_nanos());
-            chunk.copy_from_slice(&h.finish().to_le_bytes()[..chunk.len()]);
-        }
-    }
-    buf.iter().map(|b| format!("{b:02x}")).collect()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -319,14 +303,6 @@ mod tests {
         let closed_addr = closed.local_addr().expect("addr");
         drop(closed);
         assert!(!answers_http(closed_addr));
-    }
-
-    #[test]
-    fn admin_keys_are_random_hex() {
-        let (a, b) = (random_hex(16), random_hex(16));
-        assert_eq!(a.len(), 32);
-        assert!(a.chars().all(|c| c.is_ascii_hexdigit()));
-        assert_ne!(a, b);
     }
 
     /// The demo seed matches the `Seed` document in sdk-core's wire types

@@ -9,6 +9,7 @@ mod json;
 mod proc;
 mod runner;
 mod select;
+mod server;
 mod server_bench;
 mod uniffi;
 mod web;

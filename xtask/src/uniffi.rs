@@ -24,14 +24,12 @@
 use std::collections::hash_map::DefaultHasher;
 use std::fs;
 use std::hash::{Hash, Hasher};
-use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-use std::sync::mpsc;
-use std::time::Duration;
+use std::process::Command;
 
 use crate::bench::{self, Figures};
 use crate::runner::{self, Counter, Tally};
+use crate::server::TestServer;
 use crate::{Ctx, install, proc};
 
 const FFI_PACKAGE: &str = "likekit-ffi";
@@ -44,8 +42,6 @@ fn cdylib() -> String {
 }
 const GENERATED: &str = "bindings/uniffi/generated";
 const TESTS: &str = "bindings/uniffi/tests";
-const SERVER_BIN: &str = "likekit-server";
-const SERVER_STARTUP: Duration = Duration::from_secs(60);
 
 /// Which build of the library.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -312,113 +308,23 @@ let package = Package(
 
 // ---------------------------------------------------------------- the server
 
-/// The reference server, running for one runner; stopped when dropped.
-struct TestServer {
-    child: Child,
-    url: String,
-    admin_key: String,
+/// Starts the reference server for one runner (no write rate limit: the
+/// tests tap fast on purpose); its log goes to `target/uniffi-tests`.
+fn start_server(ctx: &Ctx, name: &str) -> Result<TestServer, String> {
+    let logs = ctx.target_dir.join("uniffi-tests");
+    TestServer::start(
+        ctx,
+        name,
+        &logs,
+        &["--write-rate-limit".as_ref(), "0".as_ref()],
+    )
 }
 
-impl Drop for TestServer {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-impl TestServer {
-    /// Builds and starts `likekit-server` on a free loopback port; its log
-    /// goes to `target/uniffi-tests/<name>-server.log`.
-    fn start(ctx: &Ctx, name: &str) -> Result<TestServer, String> {
-        let mut build = proc::cargo();
-        build
-            .current_dir(&ctx.root)
-            .args(["build", "--package", SERVER_BIN, "--bin", SERVER_BIN]);
-        say(&format!("building the server ({})", proc::display(&build)));
-        proc::run(&mut build)?;
-        let binary = ctx.target_dir.join("debug").join(SERVER_BIN);
-
-        let logs = ctx.target_dir.join("uniffi-tests");
-        fs::create_dir_all(&logs).map_err(|e| io_error("create", &logs, e))?;
-        let log_path = logs.join(format!("{name}-server.log"));
-        let log = fs::File::create(&log_path).map_err(|e| io_error("create", &log_path, e))?;
-
-        let admin_key = random_hex(16);
-        let mut cmd = Command::new(&binary);
-        cmd.args(["--listen", "127.0.0.1:0", "--db", ":memory:"])
-            .args(["--admin-key", &admin_key])
-            .args(["--write-rate-limit", "0"])
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(log);
-        let mut child = cmd.spawn().map_err(|e| proc::spawn_error(&cmd, &e))?;
-        let stdout = child.stdout.take();
-        let (tx, rx) = mpsc::channel();
-        std::thread::spawn(move || {
-            let Some(stdout) = stdout else { return };
-            let mut lines = BufReader::new(stdout).lines();
-            let url = lines.by_ref().map_while(Result::ok).find_map(|line| {
-                line.strip_prefix("listening on ")
-                    .map(|url| url.trim().trim_end_matches('/').to_owned())
-            });
-            let _ = tx.send(url);
-            // Keep draining so the server never blocks on a full pipe.
-            for _ in lines {}
-        });
-        let mut server = TestServer {
-            child,
-            url: String::new(),
-            admin_key,
-        };
-        match rx.recv_timeout(SERVER_STARTUP) {
-            Ok(Some(url)) => server.url = url,
-            Ok(None) => {
-                return Err(format!(
-                    "the server exited without listening; see {}",
-                    log_path.display()
-                ));
-            }
-            Err(_) => {
-                return Err(format!(
-                    "the server did not start within {} s; see {}",
-                    SERVER_STARTUP.as_secs(),
-                    log_path.display()
-                ));
-            }
-        }
-        say(&format!(
-            "server for the {name} tests at {} (log: {})",
-            server.url,
-            log_path.display()
-        ));
-        Ok(server)
-    }
-
-    /// Passes the server to a test program.
-    fn env(&self, cmd: &mut Command) {
-        cmd.env("LIKEKIT_URL", &self.url)
-            .env("LIKEKIT_ADMIN_KEY", &self.admin_key)
-            // Tests make observers throw on purpose; one line per panic is enough.
-            .env("RUST_BACKTRACE", "0");
-    }
-}
-
-/// Random hex from the OS.
-fn random_hex(bytes: usize) -> String {
-    let mut buf = vec![0u8; bytes];
-    if fs::File::open("/dev/urandom")
-        .and_then(|mut f| f.read_exact(&mut buf))
-        .is_err()
-    {
-        let seed = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_nanos());
-        let mut hasher = DefaultHasher::new();
-        (seed, std::process::id()).hash(&mut hasher);
-        buf = hasher.finish().to_le_bytes().repeat(bytes.div_ceil(8));
-        buf.truncate(bytes);
-    }
-    buf.iter().map(|b| format!("{b:02x}")).collect()
+/// Passes the server to a test program.
+fn pass_server(server: &TestServer, cmd: &mut Command) {
+    server.env(cmd);
+    // Tests make observers throw on purpose; one line per panic is enough.
+    cmd.env("RUST_BACKTRACE", "0");
 }
 
 /// The memory tests build 10,000 clients. Each client's HTTP stack loads
@@ -546,10 +452,10 @@ fn java(build: &KotlinBuild, generated: &Generated, main_class: &str) -> Command
 pub fn run_kotlin(ctx: &Ctx) -> Result<Tally, String> {
     let generated = generate(ctx, Profile::Debug)?;
     let build = build_kotlin(ctx, &generated)?;
-    let server = TestServer::start(ctx, "kotlin")?;
+    let server = start_server(ctx, "kotlin")?;
     let mut cmd = java(&build, &generated, "com.likekit.tests.LikeKitTestKt");
     cmd.current_dir(&ctx.root);
-    server.env(&mut cmd);
+    pass_server(&server, &mut cmd);
     one_root_certificate(ctx, &mut cmd);
     let tally = runner::run_counted(cmd, KotlinLog::default());
     drop(server);
@@ -624,10 +530,10 @@ pub fn parse_passed_failed(text: &str) -> Option<(u64, u64)> {
 pub fn bench_kotlin(ctx: &Ctx, figures: &mut Figures) -> Result<(), String> {
     let generated = generate(ctx, Profile::Release)?;
     let build = build_kotlin(ctx, &generated)?;
-    let server = TestServer::start(ctx, "kotlin-bench")?;
+    let server = start_server(ctx, "kotlin-bench")?;
     let mut cmd = java(&build, &generated, "com.likekit.tests.LikeKitBenchKt");
     cmd.current_dir(&ctx.root);
-    server.env(&mut cmd);
+    pass_server(&server, &mut cmd);
     let shown = proc::display(&cmd);
     say(&shown);
     let status = proc::stream(cmd, |line| figures.extend(bench::parse_metrics(line)))?;
@@ -645,14 +551,14 @@ pub fn bench_kotlin(ctx: &Ctx, figures: &mut Figures) -> Result<(), String> {
 pub fn run_python(ctx: &Ctx) -> Result<Tally, String> {
     let python = install::pip(ctx, &[install::PYTEST])?;
     let generated = generate(ctx, Profile::Debug)?;
-    let server = TestServer::start(ctx, "python")?;
+    let server = start_server(ctx, "python")?;
     let mut cmd = Command::new(python);
     cmd.current_dir(&ctx.root)
         .args(["-m", "pytest", "-p", "no:cacheprovider", "-v"])
         .arg(ctx.root.join(TESTS).join("python"))
         .env("PYTHONPATH", &generated.python)
         .env("PYTHONDONTWRITEBYTECODE", "1");
-    server.env(&mut cmd);
+    pass_server(&server, &mut cmd);
     one_root_certificate(ctx, &mut cmd);
     let tally = runner::run_counted(cmd, PytestLog::default());
     drop(server);
@@ -744,13 +650,13 @@ pub fn run_swift(ctx: &Ctx) -> Result<Tally, String> {
             ..Tally::default()
         });
     };
-    let server = TestServer::start(ctx, "swift")?;
+    let server = start_server(ctx, "swift")?;
     let mut cmd = Command::new(swift);
     cmd.current_dir(&generated.swift)
         .arg("test")
         .env("LIKEKIT_LIB_DIR", &generated.lib_dir)
         .env("LD_LIBRARY_PATH", &generated.lib_dir);
-    server.env(&mut cmd);
+    pass_server(&server, &mut cmd);
     one_root_certificate(ctx, &mut cmd);
     let tally = runner::run_counted(cmd, XcTestLog::default());
     drop(server);

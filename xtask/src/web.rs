@@ -16,16 +16,14 @@
 use std::collections::hash_map::DefaultHasher;
 use std::fs;
 use std::hash::{Hash, Hasher};
-use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-use std::sync::mpsc;
-use std::time::Duration;
+use std::process::{Command, Stdio};
 
 use crate::bench::Figures;
 use crate::cargo_test::CargoLog;
 use crate::install::{self, CargoTool, NpmPackage, WASM_TARGET};
 use crate::runner::{self, Counter, Tally};
+use crate::server::TestServer;
 use crate::{Ctx, proc};
 
 const CRATE: &str = "likekit-wasm";
@@ -34,9 +32,7 @@ const LIB: &str = "likekit_wasm";
 const PROFILE: &str = "wasm-release";
 /// The package's name on npm.
 pub const NPM_NAME: &str = "likekit-wasm";
-const SERVER_BIN: &str = "likekit-server";
 pub const DEMO_SEED: &str = "examples/demo-seed.json";
-const SERVER_STARTUP: Duration = Duration::from_secs(60);
 
 fn say(what: &str) {
     println!("xtask: {what}");
@@ -367,107 +363,6 @@ pub fn stage_site(ctx: &Ctx) -> Result<PathBuf, String> {
 
 // ---------------------------------------------------------------- the server
 
-/// Random hex from the OS, for admin keys.
-pub fn random_hex(bytes: usize) -> String {
-    let mut buf = vec![0u8; bytes];
-    if fs::File::open("/dev/urandom")
-        .and_then(|mut f| f.read_exact(&mut buf))
-        .is_err()
-    {
-        let mut hasher = DefaultHasher::new();
-        (std::time::SystemTime::now(), std::process::id()).hash(&mut hasher);
-        buf = hasher.finish().to_le_bytes().repeat(bytes.div_ceil(8));
-        buf.truncate(bytes);
-    }
-    buf.iter().map(|b| format!("{b:02x}")).collect()
-}
-
-/// `likekit-server` on a free loopback port with an in-memory database and
-/// an admin key, for one runner; stopped when dropped.
-struct Server {
-    child: Child,
-    url: String,
-    admin_key: String,
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-impl Server {
-    /// Builds and starts the server with `args` added; its log goes to
-    /// `target/web-test/<name>-server.log`.
-    fn start(ctx: &Ctx, name: &str, args: &[&std::ffi::OsStr]) -> Result<Server, String> {
-        let mut build = proc::cargo();
-        build
-            .current_dir(&ctx.root)
-            .args(["build", "--package", SERVER_BIN, "--bin", SERVER_BIN]);
-        say(&format!("building the server ({})", proc::display(&build)));
-        proc::run(&mut build)?;
-        let binary = ctx.target_dir.join("debug").join(SERVER_BIN);
-
-        let out = test_output(ctx)?;
-        let log_path = out.join(format!("{name}-server.log"));
-        let log = fs::File::create(&log_path).map_err(|e| io_error("create", &log_path, e))?;
-        let admin_key = random_hex(16);
-        let mut cmd = Command::new(&binary);
-        cmd.current_dir(&ctx.root)
-            .args(["--listen", "127.0.0.1:0", "--db", ":memory:"])
-            .args(["--admin-key", &admin_key])
-            .args(args)
-            .env_remove("LIKEKIT_TOKEN_SECRET")
-            .env_remove("LIKEKIT_ADMIN_KEY")
-            .env_remove("LIKEKIT_DB")
-            .env_remove("LIKEKIT_LISTEN")
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(log);
-        let mut child = cmd.spawn().map_err(|e| proc::spawn_error(&cmd, &e))?;
-        let stdout = child.stdout.take();
-        let (tx, rx) = mpsc::channel();
-        std::thread::spawn(move || {
-            let Some(stdout) = stdout else { return };
-            let mut lines = BufReader::new(stdout).lines();
-            let url = lines.by_ref().map_while(Result::ok).find_map(|line| {
-                line.strip_prefix("listening on ")
-                    .map(|url| url.trim().trim_end_matches('/').to_owned())
-            });
-            let _ = tx.send(url);
-            for _ in lines {}
-        });
-        let mut server = Server {
-            child,
-            url: String::new(),
-            admin_key,
-        };
-        server.url = match rx.recv_timeout(SERVER_STARTUP) {
-            Ok(Some(url)) => url,
-            Ok(None) => {
-                return Err(format!(
-                    "the server exited without listening; see {}",
-                    log_path.display()
-                ));
-            }
-            Err(_) => {
-                return Err(format!(
-                    "the server did not start within {} s; see {}",
-                    SERVER_STARTUP.as_secs(),
-                    log_path.display()
-                ));
-            }
-        };
-        say(&format!(
-            "server for the {name} tests at {} (log: {})",
-            server.url,
-            log_path.display()
-        ));
-        Ok(server)
-    }
-}
-
 /// `target/web-test`: server logs, screenshots.
 fn test_output(ctx: &Ctx) -> Result<PathBuf, String> {
     let out = ctx.target_dir.join("web-test");
@@ -545,9 +440,10 @@ fn node_test(ctx: &Ctx, file: &Path) -> Result<Command, String> {
 /// train against the real server on loopback.
 pub fn run_node(ctx: &Ctx) -> Result<Tally, String> {
     build_package(ctx)?;
-    let server = Server::start(
+    let server = TestServer::start(
         ctx,
         "node",
+        &test_output(ctx)?,
         &[
             "--write-rate-limit".as_ref(),
             "0".as_ref(),
@@ -556,8 +452,7 @@ pub fn run_node(ctx: &Ctx) -> Result<Tally, String> {
         ],
     )?;
     let mut cmd = node_test(ctx, &js_test(ctx, "client.test.mjs"))?;
-    cmd.env("LIKEKIT_URL", &server.url)
-        .env("LIKEKIT_ADMIN_KEY", &server.admin_key);
+    server.env(&mut cmd);
     let tally = runner::run_counted(cmd, NodeLog::default());
     drop(server);
     tally
@@ -570,9 +465,10 @@ pub fn run_browser(ctx: &Ctx) -> Result<Tally, String> {
     let chromium = install::chromium()?;
     let node_modules = install::npm(ctx, BROWSER_PACKAGES)?;
     let site = stage_site(ctx)?;
-    let server = Server::start(
+    let server = TestServer::start(
         ctx,
         "browser",
+        &test_output(ctx)?,
         &[
             "--seed".as_ref(),
             ctx.root.join(DEMO_SEED).as_os_str(),

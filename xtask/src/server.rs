@@ -1,0 +1,154 @@
+//! The reference server as the foreign-language test runners use it: built
+//! once, started on a free loopback port with an in-memory database and a
+//! random admin key, and stopped when dropped.
+
+use std::ffi::OsStr;
+use std::fs;
+use std::io::{BufRead, BufReader, Read};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
+use std::time::Duration;
+
+use crate::{Ctx, proc};
+
+/// The server's binary (and package) name.
+pub const SERVER_BIN: &str = "likekit-server";
+
+/// How long a debug build of the server may take to start listening.
+const STARTUP: Duration = Duration::from_secs(60);
+
+/// Random hex from the OS's random source, for admin keys and secrets.
+pub fn random_hex(bytes: usize) -> String {
+    let mut buf = vec![0u8; bytes];
+    let from_os = fs::File::open("/dev/urandom").and_then(|mut f| f.read_exact(&mut buf));
+    if from_os.is_err() {
+        // No /dev/urandom: fall back on std's per-process random hash keys.
+        use std::hash::{BuildHasher, Hasher};
+        for chunk in buf.chunks_mut(8) {
+            let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+            h.write_u128(
+                std::time::SystemTime::now()
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .map_or(0, |d| d.as_nanos()),
+            );
+            chunk.copy_from_slice(&h.finish().to_le_bytes()[..chunk.len()]);
+        }
+    }
+    buf.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// Builds the server (debug profile) and returns its binary.
+pub fn build(ctx: &Ctx) -> Result<PathBuf, String> {
+    let mut build = proc::cargo();
+    build
+        .current_dir(&ctx.root)
+        .args(["build", "--package", SERVER_BIN, "--bin", SERVER_BIN]);
+    println!("xtask: building the server ({})", proc::display(&build));
+    proc::run(&mut build)?;
+    Ok(ctx.target_dir.join("debug").join(SERVER_BIN))
+}
+
+/// `likekit-server` running for one runner; stopped when dropped.
+#[derive(Debug)]
+pub struct TestServer {
+    child: Child,
+    /// `http://127.0.0.1:<port>`, no trailing slash.
+    pub url: String,
+    /// The admin key it was started with.
+    pub admin_key: String,
+}
+
+impl Drop for TestServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl TestServer {
+    /// Builds and starts the server with `args` added to an in-memory
+    /// database, a free loopback port and a random admin key; its log goes
+    /// to `<logs>/<name>-server.log`.
+    pub fn start(ctx: &Ctx, name: &str, logs: &Path, args: &[&OsStr]) -> Result<Self, String> {
+        let binary = build(ctx)?;
+        fs::create_dir_all(logs).map_err(|e| format!("cannot create {}: {e}", logs.display()))?;
+        let log_path = logs.join(format!("{name}-server.log"));
+        let log = fs::File::create(&log_path)
+            .map_err(|e| format!("cannot create {}: {e}", log_path.display()))?;
+        let admin_key = random_hex(16);
+        let mut cmd = Command::new(&binary);
+        cmd.current_dir(&ctx.root)
+            .args(["--listen", "127.0.0.1:0", "--db", ":memory:"])
+            .args(["--admin-key", &admin_key])
+            .args(args)
+            // The test's own settings only, whatever the shell has.
+            .env_remove("LIKEKIT_TOKEN_SECRET")
+            .env_remove("LIKEKIT_ADMIN_KEY")
+            .env_remove("LIKEKIT_DB")
+            .env_remove("LIKEKIT_LISTEN")
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(log);
+        let mut child = cmd.spawn().map_err(|e| proc::spawn_error(&cmd, &e))?;
+        let stdout = child.stdout.take();
+        let (tx, rx) = mpsc::channel();
+        std::thread::spawn(move || {
+            let Some(stdout) = stdout else { return };
+            let mut lines = BufReader::new(stdout).lines();
+            let url = lines.by_ref().map_while(Result::ok).find_map(|line| {
+                line.strip_prefix("listening on ")
+                    .map(|url| url.trim().trim_end_matches('/').to_owned())
+            });
+            let _ = tx.send(url);
+            // Keep draining so the server never blocks on a full pipe.
+            for _ in lines {}
+        });
+        let mut server = TestServer {
+            child,
+            url: String::new(),
+            admin_key,
+        };
+        server.url = match rx.recv_timeout(STARTUP) {
+            Ok(Some(url)) => url,
+            Ok(None) => {
+                return Err(format!(
+                    "the server exited without listening; see {}",
+                    log_path.display()
+                ));
+            }
+            Err(_) => {
+                return Err(format!(
+                    "the server did not start within {} s; see {}",
+                    STARTUP.as_secs(),
+                    log_path.display()
+                ));
+            }
+        };
+        println!(
+            "xtask: server for the {name} tests at {} (log: {})",
+            server.url,
+            log_path.display()
+        );
+        Ok(server)
+    }
+
+    /// Passes the server to a test program: `LIKEKIT_URL`, `LIKEKIT_ADMIN_KEY`.
+    pub fn env(&self, cmd: &mut Command) {
+        cmd.env("LIKEKIT_URL", &self.url)
+            .env("LIKEKIT_ADMIN_KEY", &self.admin_key);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn admin_keys_are_random_hex() {
+        let (a, b) = (random_hex(16), random_hex(16));
+        assert_eq!(a.len(), 32);
+        assert!(a.chars().all(|c| c.is_ascii_hexdigit()));
+        assert_ne!(a, b);
+    }
+}
