@@ -649,3 +649,96 @@ fn tap_after_an_uncertain_rollback_is_sent_even_if_it_matches_the_heart() {
     let (_, action) = p.one_send();
     assert_eq!(action, Action::Unlike);
 }
+
+/// The seed table, with one machine per viewer against a server that keeps
+/// a row per (user, post) and moves the count only when a row changes.
+#[test]
+fn seed_table() {
+    use std::collections::BTreeSet;
+
+    #[derive(Default)]
+    struct Server {
+        rows: BTreeSet<&'static str>,
+        version: u64,
+    }
+    impl Server {
+        fn apply(&mut self, user: &'static str, action: Action) -> LikeState {
+            let changed = match action {
+                Action::Like => self.rows.insert(user),
+                Action::Unlike => self.rows.remove(user),
+            };
+            self.version += u64::from(changed);
+            LikeState {
+                count: self.rows.len() as u64,
+                liked_by_me: self.rows.contains(user),
+                version: self.version,
+            }
+        }
+    }
+
+    let mut server = Server::default();
+    let mut ana = Probe::new();
+    let mut ben = Probe::new();
+
+    // Ana's first like: +1.
+    ana.m.tap(POST, true);
+    let (call, action) = ana.one_send();
+    let first = server.apply("ana", action);
+    assert_eq!(first.count, 1);
+    // Its answer is lost, so the machine retries the same state: no change.
+    ana.err(call, LikeError::Timeout);
+    let (timer, _) = Probe::waits(&ana.take())[0];
+    ana.m.timer(POST, timer);
+    let (retry, action) = ana.one_send();
+    assert_eq!(
+        action,
+        Action::Like,
+        "the retry carries the state, not a toggle"
+    );
+    let retried = server.apply("ana", action);
+    assert_eq!((retried.count, retried.version), (1, first.version));
+    ana.ok(retry, retried.count, retried.liked_by_me, retried.version);
+    assert_eq!(ana.shown(), (true, 1, false));
+
+    // Ana's unlike: -1; retried: no change.
+    ana.m.tap(POST, false);
+    let (call, action) = ana.one_send();
+    let unliked = server.apply("ana", action);
+    assert_eq!(unliked.count, 0);
+    ana.err(call, LikeError::Timeout);
+    let (timer, _) = Probe::waits(&ana.take())[0];
+    ana.m.timer(POST, timer);
+    let (retry, action) = ana.one_send();
+    assert_eq!(action, Action::Unlike);
+    let retried = server.apply("ana", action);
+    assert_eq!((retried.count, retried.version), (0, unliked.version));
+    ana.ok(retry, retried.count, retried.liked_by_me, retried.version);
+    assert_eq!(ana.shown(), (false, 0, false));
+
+    // Ben's unlike of a post he never liked: no change, never below zero.
+    ben.m.snapshot(
+        POST,
+        PostLikes {
+            count: 0,
+            liked_by_me: true,
+            friends: vec![],
+            version: 0,
+        },
+    );
+    ben.take();
+    ben.m.tap(POST, false);
+    let (call, action) = ben.one_send();
+    let stray = server.apply("ben", action);
+    assert_eq!((stray.count, stray.version), (0, unliked.version));
+    ben.ok(call, stray.count, stray.liked_by_me, stray.version);
+    assert_eq!(ben.shown(), (false, 0, false));
+
+    // Ana likes again, later: +1.
+    ana.m.tap(POST, true);
+    let (call, action) = ana.one_send();
+    let again = server.apply("ana", action);
+    assert_eq!(again.count, 1);
+    ana.ok(call, again.count, again.liked_by_me, again.version);
+    assert_eq!(ana.shown(), (true, 1, false));
+    assert!(ana.failures().is_empty() && ben.failures().is_empty());
+}
