@@ -10,7 +10,7 @@ use axum::{
     response::{IntoResponse, Response},
 };
 use likekit_core::wire::{
-    BatchLikes, LikeState, MAX_BATCH_POSTS, PostId, PostLikes, UserId, admin::FaultRoute,
+    BatchLikes, LikeState, MAX_BATCH_POSTS, PostId, UserId, admin::FaultRoute,
 };
 use serde::Serialize;
 
@@ -153,10 +153,18 @@ pub(crate) async fn post_likes(
     State(app): State<Arc<App>>,
     Viewer(user): Viewer,
     post: Result<Path<String>, PathRejection>,
-) -> Result<Json<PostLikes>, ApiError> {
+) -> Result<Response, ApiError> {
     let post = parse_post_id(post)?;
-    match app.views.view(user, post).await? {
-        Some(view) => Ok(Json(view)),
+    match app.views.view_json(user, post).await? {
+        // The body of a `PostLikes`, written by the view path itself.
+        Some(json) => Ok((
+            [(
+                header::CONTENT_TYPE,
+                HeaderValue::from_static("application/json"),
+            )],
+            json,
+        )
+            .into_response()),
         None => Err(ApiError::post_not_found(post)),
     }
 }
@@ -272,10 +280,9 @@ pub(crate) async fn openapi_json(State(app): State<Arc<App>>) -> Response {
     responses((status = 200, description = "Prometheus text exposition", content_type = "text/plain"))
 )]
 pub(crate) async fn metrics_text(State(app): State<Arc<App>>) -> Response {
-    let text = app.metrics.render(
-        app.views.post_stats.hit_ratio(),
-        app.views.friend_stats.hit_ratio(),
-    );
+    let text = app
+        .metrics
+        .render(&app.views.post_stats, &app.views.friend_stats);
     (
         [(
             header::CONTENT_TYPE,

@@ -68,7 +68,6 @@ impl App {
                 store.clone(),
                 (config.cache_ttl, config.cache_capacity),
                 (config.friends_ttl, config.friends_capacity),
-                metrics.clone(),
             ),
             store,
             auth: Authenticator::new(tokens),

@@ -10,6 +10,8 @@ use axum::http::{Method, StatusCode};
 use metrics::{Counter, Histogram, Key, Label, Metadata, Recorder, Unit};
 use metrics_exporter_prometheus::{Matcher, PrometheusBuilder, PrometheusHandle};
 
+use crate::views::CacheStats;
+
 /// The routes metrics are kept for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Route {
@@ -80,10 +82,12 @@ pub(crate) struct Metrics {
     routes: Vec<RouteMetrics>,
     pub(crate) likes_written: Counter,
     pub(crate) unlikes_written: Counter,
-    pub(crate) cache_post_hit: Counter,
-    pub(crate) cache_post_miss: Counter,
-    pub(crate) cache_friends_hit: Counter,
-    pub(crate) cache_friends_miss: Counter,
+    // The view path keeps its own cache tallies; these are set from them when
+    // the metrics are rendered, so a view bumps no shared counter for them.
+    cache_post_hit: Counter,
+    cache_post_miss: Counter,
+    cache_friends_hit: Counter,
+    cache_friends_miss: Counter,
     pub(crate) group_commit_size: Histogram,
     pub(crate) rate_limited: Counter,
     pub(crate) faults_injected: Counter,
@@ -229,12 +233,16 @@ impl Metrics {
         route.latency.record(seconds);
     }
 
-    /// The Prometheus text exposition.
-    pub(crate) fn render(&self, post_ratio: Option<f64>, friends_ratio: Option<f64>) -> String {
-        if let Some(ratio) = post_ratio {
+    /// The Prometheus text exposition, with the view caches' tallies.
+    pub(crate) fn render(&self, posts: &CacheStats, friends: &CacheStats) -> String {
+        self.cache_post_hit.absolute(posts.hits.sum());
+        self.cache_post_miss.absolute(posts.misses.sum());
+        self.cache_friends_hit.absolute(friends.hits.sum());
+        self.cache_friends_miss.absolute(friends.misses.sum());
+        if let Some(ratio) = posts.hit_ratio() {
             self.cache_post_ratio.set(ratio);
         }
-        if let Some(ratio) = friends_ratio {
+        if let Some(ratio) = friends.hit_ratio() {
             self.cache_friends_ratio.set(ratio);
         }
         self.handle.render()

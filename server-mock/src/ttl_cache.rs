@@ -69,6 +69,17 @@ where
         (entry.expires_at > self.now()).then(|| entry.value.clone())
     }
 
+    /// Runs `read` on the value, unless missing or expired, without cloning
+    /// it (no reference count touched: hot entries are read from every core).
+    pub(crate) fn read<Q, T>(&self, key: &Q, read: impl FnOnce(&V) -> T) -> Option<T>
+    where
+        Q: papaya::Equivalent<K> + Hash + ?Sized,
+    {
+        let map = self.map.pin();
+        let entry = map.get(key)?;
+        (entry.expires_at > self.now()).then(|| read(&entry.value))
+    }
+
     /// Caches `value` for the full TTL.
     pub(crate) fn insert(&self, key: K, value: V) {
         let map = self.map.pin();
@@ -126,8 +137,10 @@ mod tests {
         let cache = TtlCache::new(Duration::from_millis(30), 10);
         cache.insert(1, "a");
         assert_eq!(cache.get(&1), Some("a"));
+        assert_eq!(cache.read(&1, |v| v.len()), Some(1));
         std::thread::sleep(Duration::from_millis(60));
         assert_eq!(cache.get(&1), None);
+        assert_eq!(cache.read(&1, |v| v.len()), None);
         assert_eq!(cache.len(), 1);
         cache.sweep();
         assert_eq!(cache.len(), 0);

@@ -11,10 +11,11 @@
 //!   request) ∩ the recent likers, as display names, newest first.
 
 use std::{
+    cell::Cell,
     collections::{BTreeMap, HashMap},
     sync::{
         Arc,
-        atomic::{AtomicU64, Ordering},
+        atomic::{AtomicU64, AtomicUsize, Ordering},
     },
     time::Duration,
 };
@@ -22,27 +23,104 @@ use std::{
 use likekit_core::wire::{BatchLikes, PostId, PostLikes, UserId};
 
 use crate::{
-    metrics::Metrics,
     store::{PostSnapshot, Store, StoreError},
     ttl_cache::TtlCache,
 };
 
-/// A viewer's friends: id → display name. Up to 100 lookups per post view,
-/// so a fast hasher.
-type FriendSet = HashMap<UserId, Arc<str>, foldhash::fast::RandomState>;
+/// Words in a friend set's filter: 64 × 64 = 4,096 bits.
+const FILTER_WORDS: usize = 64;
+
+/// A viewer's friends: id → display name, behind a one-hash bit filter.
+///
+/// A view checks each of a post's (up to 100) recent likers against the set.
+/// Most likers are not friends; for them one bit test (4,096 bits for a few
+/// hundred friends: a few percent false positives) replaces a hash lookup.
+#[derive(Debug, Default)]
+pub(crate) struct FriendSet {
+    filter: Box<[u64]>,
+    names: HashMap<UserId, Arc<str>, foldhash::fast::RandomState>,
+}
+
+impl FriendSet {
+    fn new(friends: Vec<(UserId, String)>) -> Self {
+        let mut filter = vec![0u64; FILTER_WORDS].into_boxed_slice();
+        let mut names = HashMap::with_capacity_and_hasher(friends.len(), Default::default());
+        for (id, name) in friends {
+            let (word, bit) = Self::slot(id);
+            filter[word] |= bit;
+            names.insert(id, Arc::from(name));
+        }
+        Self { filter, names }
+    }
+
+    /// The filter word and bit of a user id (Fibonacci hashing).
+    #[inline]
+    fn slot(id: UserId) -> (usize, u64) {
+        let h = (id.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 52) as usize;
+        (h / 64 % FILTER_WORDS, 1u64 << (h % 64))
+    }
+
+    /// The friend's display name, if `id` is a friend.
+    #[inline]
+    pub(crate) fn get(&self, id: UserId) -> Option<&str> {
+        let (word, bit) = Self::slot(id);
+        if self.filter.get(word).is_none_or(|w| w & bit == 0) {
+            return None;
+        }
+        self.names.get(&id).map(|name| &**name)
+    }
+
+    pub(crate) fn is_empty(&self) -> bool {
+        self.names.is_empty()
+    }
+}
+
+/// A counter bumped from every core: spread over padded slots (one per
+/// thread, round robin) so the cores do not fight over one cache line.
+#[derive(Debug, Default)]
+pub(crate) struct Tally([PaddedCounter; TALLY_SLOTS]);
+
+const TALLY_SLOTS: usize = 8;
+
+#[derive(Debug, Default)]
+#[repr(align(128))]
+struct PaddedCounter(AtomicU64);
+
+thread_local! {
+    static TALLY_SLOT: Cell<usize> = const { Cell::new(usize::MAX) };
+}
+
+static NEXT_TALLY_SLOT: AtomicUsize = AtomicUsize::new(0);
+
+impl Tally {
+    #[inline]
+    pub(crate) fn add(&self, n: u64) {
+        let slot = TALLY_SLOT.with(|slot| {
+            if slot.get() == usize::MAX {
+                slot.set(NEXT_TALLY_SLOT.fetch_add(1, Ordering::Relaxed) % TALLY_SLOTS);
+            }
+            slot.get()
+        });
+        self.0[slot].0.fetch_add(n, Ordering::Relaxed);
+    }
+
+    pub(crate) fn sum(&self) -> u64 {
+        self.0.iter().map(|c| c.0.load(Ordering::Relaxed)).sum()
+    }
+}
 
 /// Hit and miss tallies of one cache.
 #[derive(Debug, Default)]
 pub(crate) struct CacheStats {
-    pub(crate) hits: AtomicU64,
-    pub(crate) misses: AtomicU64,
+    pub(crate) hits: Tally,
+    pub(crate) misses: Tally,
 }
 
 impl CacheStats {
     /// Hits ÷ lookups since start, or `None` before the first lookup.
     pub(crate) fn hit_ratio(&self) -> Option<f64> {
-        let hits = self.hits.load(Ordering::Relaxed) as f64;
-        let total = hits + self.misses.load(Ordering::Relaxed) as f64;
+        let hits = self.hits.sum() as f64;
+        let total = hits + self.misses.sum() as f64;
         (total > 0.0).then(|| hits / total)
     }
 }
@@ -53,7 +131,6 @@ pub(crate) struct Views {
     friends: TtlCache<UserId, Arc<FriendSet>>,
     pub(crate) post_stats: CacheStats,
     pub(crate) friend_stats: CacheStats,
-    metrics: Arc<Metrics>,
 }
 
 impl std::fmt::Debug for Views {
@@ -70,7 +147,6 @@ impl Views {
         store: Arc<dyn Store>,
         (cache_ttl, cache_capacity): (Duration, usize),
         (friends_ttl, friends_capacity): (Duration, usize),
-        metrics: Arc<Metrics>,
     ) -> Self {
         Self {
             store,
@@ -78,7 +154,6 @@ impl Views {
             friends: TtlCache::new(friends_ttl, friends_capacity),
             post_stats: CacheStats::default(),
             friend_stats: CacheStats::default(),
-            metrics,
         }
     }
 
@@ -90,12 +165,10 @@ impl Views {
 
     async fn post(&self, post: PostId) -> Result<Option<Arc<PostSnapshot>>, StoreError> {
         if let Some(snapshot) = self.posts.get(&post) {
-            self.post_stats.hits.fetch_add(1, Ordering::Relaxed);
-            self.metrics.cache_post_hit.increment(1);
+            self.post_stats.hits.add(1);
             return Ok(Some(snapshot));
         }
-        self.post_stats.misses.fetch_add(1, Ordering::Relaxed);
-        self.metrics.cache_post_miss.increment(1);
+        self.post_stats.misses.add(1);
         let Some(snapshot) = self.store.post(post).await? else {
             return Ok(None);
         };
@@ -106,58 +179,98 @@ impl Views {
 
     async fn friend_set(&self, viewer: UserId) -> Result<Arc<FriendSet>, StoreError> {
         if let Some(set) = self.friends.get(&viewer) {
-            self.friend_stats.hits.fetch_add(1, Ordering::Relaxed);
-            self.metrics.cache_friends_hit.increment(1);
+            self.friend_stats.hits.add(1);
             return Ok(set);
         }
-        self.friend_stats.misses.fetch_add(1, Ordering::Relaxed);
-        self.metrics.cache_friends_miss.increment(1);
-        let set: FriendSet = self
-            .store
-            .friends(viewer)
-            .await?
-            .into_iter()
-            .map(|(id, name)| (id, Arc::from(name)))
-            .collect();
-        let set = Arc::new(set);
+        self.friend_stats.misses.add(1);
+        let set = Arc::new(FriendSet::new(self.store.friends(viewer).await?));
         self.friends.insert(viewer, set.clone());
         Ok(set)
     }
 
-    fn render(snapshot: &PostSnapshot, liked_by_me: bool, friends: &FriendSet) -> PostLikes {
-        let friends = if friends.is_empty() {
-            Vec::new()
+    /// The viewer's friends among the post's recent likers, newest first.
+    fn friend_names<'a>(
+        snapshot: &'a PostSnapshot,
+        friends: &'a FriendSet,
+    ) -> impl Iterator<Item = &'a str> + 'a {
+        let likers: &[UserId] = if friends.is_empty() {
+            &[]
         } else {
-            snapshot
-                .recent_likers
-                .iter()
-                .filter_map(|liker| friends.get(liker).map(|name| name.to_string()))
-                .collect()
+            &snapshot.recent_likers
         };
+        likers.iter().filter_map(|&liker| friends.get(liker))
+    }
+
+    fn render(snapshot: &PostSnapshot, liked_by_me: bool, friends: &FriendSet) -> PostLikes {
         PostLikes {
             count: snapshot.count,
             liked_by_me,
-            friends,
+            friends: Self::friend_names(snapshot, friends)
+                .map(str::to_owned)
+                .collect(),
             version: snapshot.version,
         }
     }
 
-    /// One post as `viewer` sees it; `None` if the post does not exist.
-    pub(crate) async fn view(
+    /// The JSON body of [`render`](Self::render), written straight into one
+    /// buffer: the same bytes `serde_json` makes of a [`PostLikes`], without
+    /// building one (no string per friend, no intermediate value).
+    fn render_json(snapshot: &PostSnapshot, liked_by_me: bool, friends: &FriendSet) -> Vec<u8> {
+        let mut out = Vec::with_capacity(96);
+        out.extend_from_slice(b"{\"count\":");
+        push_u64(&mut out, snapshot.count);
+        out.extend_from_slice(if liked_by_me {
+            b",\"liked_by_me\":true,\"friends\":["
+        } else {
+            b",\"liked_by_me\":false,\"friends\":["
+        });
+        for (i, name) in Self::friend_names(snapshot, friends).enumerate() {
+            if i > 0 {
+                out.push(b',');
+            }
+            // Writing to a Vec cannot fail.
+            let _ = serde_json::to_writer(&mut out, name);
+        }
+        out.extend_from_slice(b"],\"version\":");
+        push_u64(&mut out, snapshot.version);
+        out.push(b'}');
+        out
+    }
+
+    /// One post as `viewer` sees it, as the JSON body of a [`PostLikes`];
+    /// `None` if the post does not exist.
+    ///
+    /// The viewer's own row is read first (always from the store). When the
+    /// post and the viewer's friends are both cached, the answer is written
+    /// from the cached values in place — nothing is cloned, no reference
+    /// count is touched, so readers on every core share them freely.
+    pub(crate) async fn view_json(
         &self,
         viewer: UserId,
         post: PostId,
-    ) -> Result<Option<PostLikes>, StoreError> {
+    ) -> Result<Option<Vec<u8>>, StoreError> {
+        let liked = self
+            .store
+            .liked(viewer, &[post])
+            .await?
+            .first()
+            .copied()
+            .unwrap_or(false);
+        let cached = self.posts.read(&post, |snapshot| {
+            self.friends.read(&viewer, |friends| {
+                Self::render_json(snapshot, liked, friends)
+            })
+        });
+        if let Some(Some(json)) = cached {
+            self.post_stats.hits.add(1);
+            self.friend_stats.hits.add(1);
+            return Ok(Some(json));
+        }
         let Some(snapshot) = self.post(post).await? else {
             return Ok(None);
         };
-        let liked = self.store.liked(viewer, &[post]).await?;
         let friends = self.friend_set(viewer).await?;
-        Ok(Some(Self::render(
-            &snapshot,
-            liked.first().copied().unwrap_or(false),
-            &friends,
-        )))
+        Ok(Some(Self::render_json(&snapshot, liked, &friends)))
     }
 
     /// A feed page: every existing post of `posts` as `viewer` sees it.
@@ -205,5 +318,117 @@ impl Views {
     pub(crate) fn sweep(&self) {
         self.posts.sweep();
         self.friends.sweep();
+    }
+}
+
+/// Appends the decimal digits of `n`.
+fn push_u64(out: &mut Vec<u8>, mut n: u64) {
+    let mut digits = [0u8; 20];
+    let mut i = digits.len();
+    loop {
+        i -= 1;
+        digits[i] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    out.extend_from_slice(&digits[i..]);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn friends(list: &[(UserId, &str)]) -> FriendSet {
+        FriendSet::new(list.iter().map(|(id, n)| (*id, (*n).to_owned())).collect())
+    }
+
+    #[test]
+    fn numbers_are_written_in_full() {
+        for n in [0, 7, 10, 1204, 99_999, u64::from(u32::MAX), u64::MAX] {
+            let mut out = Vec::new();
+            push_u64(&mut out, n);
+            assert_eq!(out, n.to_string().as_bytes());
+        }
+    }
+
+    #[test]
+    fn the_friend_filter_never_hides_a_friend() {
+        let list: Vec<(UserId, String)> = (1..=3000u64)
+            .map(|i| (i.wrapping_mul(7_919) % 1_000_003 + 1, format!("user {i}")))
+            .collect();
+        let set = FriendSet::new(list.clone());
+        for (id, name) in &list {
+            assert_eq!(set.get(*id), Some(name.as_str()));
+        }
+        let strangers = (2_000_000..2_010_000u64)
+            .filter(|id| set.get(*id).is_some())
+            .count();
+        assert_eq!(strangers, 0);
+        assert_eq!(FriendSet::default().get(5), None, "empty filter");
+    }
+
+    #[test]
+    fn the_json_body_is_what_serde_makes_of_the_view() {
+        let set = friends(&[
+            (2, "Ana"),
+            (3, "Ben \"the Tall\""),
+            (5, "Chloé\\Zoë"),
+            (7, "tab\there\u{1}"),
+            (11, "日本"),
+        ]);
+        let cases = [
+            PostSnapshot::default(),
+            PostSnapshot {
+                count: 1204,
+                version: 9,
+                recent_likers: vec![11, 4, 2, 3, 99, 7, 5],
+            },
+            PostSnapshot {
+                count: u64::MAX,
+                version: u64::MAX - 1,
+                recent_likers: (1..=100).rev().collect(),
+            },
+        ];
+        for snapshot in &cases {
+            for liked in [false, true] {
+                for set in [&set, &FriendSet::default()] {
+                    let fast = Views::render_json(snapshot, liked, set);
+                    let slow = serde_json::to_vec(&Views::render(snapshot, liked, set))
+                        .expect("serialise");
+                    assert_eq!(
+                        String::from_utf8(fast).expect("utf-8"),
+                        String::from_utf8(slow).expect("utf-8")
+                    );
+                }
+            }
+        }
+        let view = Views::render(&cases[1], true, &set);
+        assert_eq!(
+            view.friends,
+            [
+                "日本",
+                "Ana",
+                "Ben \"the Tall\"",
+                "tab\there\u{1}",
+                "Chloé\\Zoë"
+            ]
+        );
+    }
+
+    #[test]
+    fn tallies_add_up_across_threads() {
+        let tally = Arc::new(Tally::default());
+        let threads: Vec<_> = (0..4)
+            .map(|_| {
+                let tally = tally.clone();
+                std::thread::spawn(move || (0..1000).for_each(|_| tally.add(1)))
+            })
+            .collect();
+        for t in threads {
+            t.join().expect("thread");
+        }
+        assert_eq!(tally.sum(), 4000);
     }
 }
