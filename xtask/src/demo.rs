@@ -257,7 +257,7 @@ mod tests {
                 {"name":"likekit-server","targets":[
                     {"name":"likekit_server","kind":["lib"]},
                     {"name":"likekit-server","kind":["bin"]}]}],
-               "target_directory":"/work/main/target"}"#,
+               "target_directory":"/src/likekit/target"}"#,
         )
         .expect("valid");
         assert!(has_bin(&metadata, "likekit-server", "likekit-server"));
