@@ -41,6 +41,11 @@ pub const SUITES: &[Suite] = &[
         },
     },
     Suite {
+        name: "client",
+        about: "criterion: cargo bench -p likekit-core --bench client",
+        run: |ctx, figures| cargo_bench(ctx, &["-p", "likekit-core", "--bench", "client"], figures),
+    },
+    Suite {
         name: "kotlin",
         about: "a Kotlin program on the release library: tap to observer callback",
         run: crate::uniffi::bench_kotlin,
@@ -118,6 +123,22 @@ pub const ROWS: &[Row] = &[
         figure: "memory_per_post_bytes",
         unit: Unit::Bytes,
         target: Target::AtMost(256.0),
+        ratio_to: None,
+    },
+    Row {
+        suite: "client",
+        what: "Tap through the driver until the server-confirmed observer callback (in-memory transport)",
+        figure: "client/tap_to_callback",
+        unit: Unit::Nanos,
+        target: Target::AtMost(20_000.0),
+        ratio_to: None,
+    },
+    Row {
+        suite: "client",
+        what: "Tap through the driver to its optimistic observer callback",
+        figure: "client/tap_to_optimistic_callback",
+        unit: Unit::Nanos,
+        target: Target::Baseline,
         ratio_to: None,
     },
     Row {
