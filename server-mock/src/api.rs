@@ -307,28 +307,27 @@ pub(crate) async fn method_not_allowed() -> ApiError {
     )
 }
 
-/// Applies fault rules to the public like/view routes.
-pub(crate) async fn inject_faults(
-    State(app): State<Arc<App>>,
-    request: Request,
-    next: Next,
-) -> Response {
-    let route = Route::of(
-        request.method(),
-        request
-            .extensions()
-            .get::<axum::extract::MatchedPath>()
-            .map(|p| p.as_str()),
-    );
-    let fault_route = match route {
-        Route::Like => FaultRoute::Like,
-        Route::Unlike => FaultRoute::Unlike,
-        Route::Likes => FaultRoute::Likes,
-        Route::Batch => FaultRoute::Batch,
-        _ => return next.run(request).await,
-    };
-    match app.faults.decide(fault_route).await {
-        Decision::Pass => next.run(request).await,
+/// The public routes fault rules apply to.
+fn fault_route(route: Route) -> Option<FaultRoute> {
+    match route {
+        Route::Like => Some(FaultRoute::Like),
+        Route::Unlike => Some(FaultRoute::Unlike),
+        Route::Likes => Some(FaultRoute::Likes),
+        Route::Batch => Some(FaultRoute::Batch),
+        _ => None,
+    }
+}
+
+/// The fault rules' verdict on a request to a public route: `None` to
+/// handle it, or the answer to give instead (an injected error, or a cut
+/// connection).
+async fn injected_fault(
+    app: &App,
+    route: FaultRoute,
+    connection: Option<ConnInfo>,
+) -> Option<Response> {
+    match app.faults.decide(route).await {
+        Decision::Pass => None,
         Decision::Fail(status) => {
             app.metrics.faults_injected.increment(1);
             let mut error = ApiError::new(
@@ -339,34 +338,35 @@ pub(crate) async fn inject_faults(
             if status == StatusCode::TOO_MANY_REQUESTS {
                 error.retry_after_secs = Some(1);
             }
-            error.into_response()
+            Some(error.into_response())
         }
         Decision::Drop => {
             app.metrics.faults_injected.increment(1);
-            match request
-                .extensions()
-                .get::<axum::extract::ConnectInfo<ConnInfo>>()
-            {
+            match connection {
                 Some(info) => {
-                    tracing::debug!(remote = %info.0.remote, "fault rule: dropping the connection");
-                    info.0.kill.trigger();
+                    tracing::debug!(remote = %info.remote, "fault rule: dropping the connection");
+                    info.kill.trigger();
                 }
                 None => tracing::warn!("fault rule: cannot drop a connection served elsewhere"),
             }
             // Never written when the connection was cut.
-            ApiError::new(
-                StatusCode::SERVICE_UNAVAILABLE,
-                "connection_dropped",
-                "fault rule: connection dropped",
+            Some(
+                ApiError::new(
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    "connection_dropped",
+                    "fault rule: connection dropped",
+                )
+                .into_response(),
             )
-            .into_response()
         }
     }
 }
 
-/// Records metrics and a log line, bounds the time a request may take, and
-/// turns any error answer that is not JSON (axum's built-in rejections) into
-/// an `{"error": …}` body.
+/// Applies the fault rules to the public like/view routes, records metrics
+/// and a log line, bounds the time a request may take (injected latency
+/// included), and turns any error answer that is not JSON (axum's built-in
+/// rejections) into an `{"error": …}` body. One layer for all of it, so a
+/// request pays for one middleware, not two.
 pub(crate) async fn observe(State(app): State<Arc<App>>, request: Request, next: Next) -> Response {
     let started = Instant::now();
     let method = request.method().clone();
@@ -377,7 +377,21 @@ pub(crate) async fn observe(State(app): State<Arc<App>>, request: Request, next:
             .get::<axum::extract::MatchedPath>()
             .map(|p| p.as_str()),
     );
-    let mut response = match tokio::time::timeout(app.request_timeout, next.run(request)).await {
+    let handle = async {
+        if let Some(fault_route) = fault_route(route)
+            && !app.faults.is_empty()
+        {
+            let connection = request
+                .extensions()
+                .get::<axum::extract::ConnectInfo<ConnInfo>>()
+                .map(|info| info.0.clone());
+            if let Some(answer) = injected_fault(&app, fault_route, connection).await {
+                return answer;
+            }
+        }
+        next.run(request).await
+    };
+    let mut response = match tokio::time::timeout(app.request_timeout, handle).await {
         Ok(response) => response,
         Err(_) => ApiError::new(
             StatusCode::SERVICE_UNAVAILABLE,

@@ -165,11 +165,7 @@ pub(crate) fn router(app: Arc<App>, config: &Config) -> Result<Router, Error> {
     let public = Router::new()
         .route("/posts/{post_id}/like", post(api::like).delete(api::unlike))
         .route("/posts/{post_id}/likes", view)
-        .route("/likes", get(api::batch_likes))
-        .route_layer(middleware::from_fn_with_state(
-            app.clone(),
-            api::inject_faults,
-        ));
+        .route("/likes", get(api::batch_likes));
 
     let mut router = public
         .route("/healthz", get(api::healthz))

@@ -53,8 +53,10 @@ use likekit_core::wire::{
 use tokio::net::TcpListener;
 
 use crate::{
-    Tokens,
+    Config, Error, Tokens,
+    app::App,
     config::Database,
+    metrics::Metrics,
     net::{ConnInfo, KillableListener},
     store::{SqliteOptions, SqliteStore, Store},
 };
@@ -385,8 +387,9 @@ fn open_sqlite(path: &Path) -> Result<SqliteStore, String> {
     .map_err(|e| format!("cannot open {}: {e}", path.display()))
 }
 
-/// Builds the data set into `dir` unless it is there already.
-async fn seed(dir: &Path, params: &SeedParams) -> Result<(), String> {
+/// Builds the data set into `dir` (`likekit.db`, `views.txt`, `seed.txt`)
+/// unless it is there already.
+pub async fn seed(dir: &Path, params: &SeedParams) -> Result<(), String> {
     params.check()?;
     let marker = dir.join("seed.txt");
     let db = dir.join("likekit.db");
@@ -450,6 +453,20 @@ fn tokens(args: &TokensArgs) -> Result<(), String> {
     }
     out.flush()
         .map_err(|e| format!("cannot write {}: {e}", args.out.display()))
+}
+
+/// The server's whole router on `store`, without a listener, and the
+/// token minter it checks against: for driving requests in process (the
+/// view-path benchmark). `config.token_secret` must be set.
+pub fn app_router(config: &Config, store: Arc<dyn Store>) -> Result<(Router, Tokens), Error> {
+    let secret = config
+        .token_secret
+        .as_deref()
+        .filter(|s| !s.is_empty())
+        .ok_or_else(|| Error::Config("a token secret is needed".into()))?;
+    let tokens = Tokens::new(secret.as_bytes())?;
+    let app = Arc::new(App::new(config, store, tokens.clone(), Metrics::new()));
+    Ok((crate::app::router(app, config)?, tokens))
 }
 
 const BARE_VIEW: &str = r#"{"count":1204,"liked_by_me":false,"friends":["Ana K."],"version":9}"#;

@@ -94,6 +94,12 @@ impl Faults {
     }
 
     /// Applies the rules for `route` (waiting out any latency).
+    /// Whether there are no rules (the common case: one cheap load, no
+    /// reference count touched).
+    pub(crate) fn is_empty(&self) -> bool {
+        self.rules.load().is_empty()
+    }
+
     pub(crate) async fn decide(&self, route: FaultRoute) -> Decision {
         let rules = self.rules.load_full();
         for active in rules.iter() {

@@ -38,7 +38,15 @@ const FILTER_WORDS: usize = 64;
 #[derive(Debug, Default)]
 pub(crate) struct FriendSet {
     filter: Box<[u64]>,
-    names: HashMap<UserId, Arc<str>, foldhash::fast::RandomState>,
+    names: HashMap<UserId, Friend, foldhash::fast::RandomState>,
+}
+
+/// A friend's display name, and the same as a JSON string (quoted and
+/// escaped once, when the set is read, not on every view).
+#[derive(Debug)]
+pub(crate) struct Friend {
+    name: Box<str>,
+    json: Box<str>,
 }
 
 impl FriendSet {
@@ -48,7 +56,14 @@ impl FriendSet {
         for (id, name) in friends {
             let (word, bit) = Self::slot(id);
             filter[word] |= bit;
-            names.insert(id, Arc::from(name));
+            let json = serde_json::to_string(&name).unwrap_or_else(|_| "\"\"".into());
+            names.insert(
+                id,
+                Friend {
+                    name: name.into_boxed_str(),
+                    json: json.into_boxed_str(),
+                },
+            );
         }
         Self { filter, names }
     }
@@ -60,14 +75,14 @@ impl FriendSet {
         (h / 64 % FILTER_WORDS, 1u64 << (h % 64))
     }
 
-    /// The friend's display name, if `id` is a friend.
+    /// The friend, if `id` is a friend.
     #[inline]
-    pub(crate) fn get(&self, id: UserId) -> Option<&str> {
+    pub(crate) fn get(&self, id: UserId) -> Option<&Friend> {
         let (word, bit) = Self::slot(id);
         if self.filter.get(word).is_none_or(|w| w & bit == 0) {
             return None;
         }
-        self.names.get(&id).map(|name| &**name)
+        self.names.get(&id)
     }
 
     pub(crate) fn is_empty(&self) -> bool {
@@ -192,7 +207,7 @@ impl Views {
     fn friend_names<'a>(
         snapshot: &'a PostSnapshot,
         friends: &'a FriendSet,
-    ) -> impl Iterator<Item = &'a str> + 'a {
+    ) -> impl Iterator<Item = &'a Friend> + 'a {
         let likers: &[UserId] = if friends.is_empty() {
             &[]
         } else {
@@ -206,7 +221,7 @@ impl Views {
             count: snapshot.count,
             liked_by_me,
             friends: Self::friend_names(snapshot, friends)
-                .map(str::to_owned)
+                .map(|friend| friend.name.to_string())
                 .collect(),
             version: snapshot.version,
         }
@@ -224,12 +239,11 @@ impl Views {
         } else {
             b",\"liked_by_me\":false,\"friends\":["
         });
-        for (i, name) in Self::friend_names(snapshot, friends).enumerate() {
+        for (i, friend) in Self::friend_names(snapshot, friends).enumerate() {
             if i > 0 {
                 out.push(b',');
             }
-            // Writing to a Vec cannot fail.
-            let _ = serde_json::to_writer(&mut out, name);
+            out.extend_from_slice(friend.json.as_bytes());
         }
         out.extend_from_slice(b"],\"version\":");
         push_u64(&mut out, snapshot.version);
@@ -360,13 +374,13 @@ mod tests {
             .collect();
         let set = FriendSet::new(list.clone());
         for (id, name) in &list {
-            assert_eq!(set.get(*id), Some(name.as_str()));
+            assert_eq!(set.get(*id).map(|f| &*f.name), Some(name.as_str()));
         }
         let strangers = (2_000_000..2_010_000u64)
             .filter(|id| set.get(*id).is_some())
             .count();
         assert_eq!(strangers, 0);
-        assert_eq!(FriendSet::default().get(5), None, "empty filter");
+        assert!(FriendSet::default().get(5).is_none(), "empty filter");
     }
 
     #[test]
