@@ -7,14 +7,18 @@
 //!    `likekit-server bench seed` (cached under `target/bench/`, rebuilt only
 //!    when its parameters or generator change), and mints one token per user;
 //! 2. the **bare route** (`likekit-server bench bare`: the same HTTP stack
-//!    answering a fixed JSON body) under the view load and the like load: the
-//!    ceiling the real routes are compared with;
+//!    answering a fixed JSON body), running throughout: the ceiling. Each of
+//!    the real server's view and like loads runs right after the bare
+//!    route's same load, so the two see the machine in the same state;
 //! 3. per backend in [`BACKENDS`] (SQLite today), on a fresh copy of the data:
 //!    the **naive baseline** (`--naive-views`: `COUNT(*)` and a friends join
 //!    on every view), then the real server: **views**, durable **likes**
 //!    spread over all posts, and one **hot post**; after each write load the
 //!    server is stopped gracefully and the store's audit checks every count
 //!    against its rows (`exact`).
+//!
+//! Last, `cargo bench -p likekit-server --bench view_path` times one view
+//! through the whole router in process (no network), beside the bare route.
 //!
 //! Every load uses the same wrk settings ([`Settings`]) and `bench/load.lua`.
 //! The view load draws posts in proportion to their popularity (see the
@@ -129,7 +133,7 @@ fn io_error(what: &str, path: &Path, e: std::io::Error) -> String {
 /// The suite's entry in `bench::SUITES`.
 pub fn run(ctx: &Ctx, figures: &mut Figures) -> Result<(), String> {
     let load_start = load_average();
-    let wrk = install::wrk()?;
+    let wrk_path = install::wrk()?;
     let server = build_server(ctx)?;
     let dir = ctx.target_dir.join("bench");
     let run_dir = dir.join("run");
@@ -166,7 +170,7 @@ pub fn run(ctx: &Ctx, figures: &mut Figures) -> Result<(), String> {
 
     let bench = Bench {
         server,
-        wrk,
+        wrk: wrk_path,
         script: ctx.root.join("bench").join("load.lua"),
         views: seed_dir.join("views.txt"),
         seed_dir,
@@ -189,13 +193,29 @@ pub fn run(ctx: &Ctx, figures: &mut Figures) -> Result<(), String> {
 
     let mut found = Figures::new();
     let mut problems = Vec::new();
-    if let Err(e) = bare(&bench, &mut found) {
-        problems.push(format!("bare route: {e}"));
-    }
+    say("the bare route");
+    let bare = Server::start(
+        &bench,
+        "bare",
+        &["bench", "bare", "--listen", "127.0.0.1:0"],
+    )?;
+    wrk(&bench, &bare.url, Load::Views, bench.settings.warmup)?;
     for backend in BACKENDS {
-        if let Err(e) = measure_backend(&bench, backend, &mut found) {
+        if let Err(e) = measure_backend(&bench, backend, &bare.url, &mut found) {
             problems.push(format!("{}: {e}", backend.name));
         }
+    }
+    if let Err(e) = bare.stop() {
+        problems.push(format!("bare route: {e}"));
+    }
+    // The view path in process (criterion): CPU per view without the
+    // kernel and the load generator.
+    if let Err(e) = bench::cargo_bench(
+        ctx,
+        &["-p", "likekit-server", "--bench", "view_path"],
+        &mut found,
+    ) {
+        problems.push(format!("view_path: {e}"));
     }
     derive_ratios(&mut found);
     if let Some(load) = load_start
@@ -436,20 +456,6 @@ fn record_views(found: &mut Figures, prefix: &str, result: WrkResult) {
     found.insert(format!("{prefix}_p99_ms"), result.p99_ms);
 }
 
-fn bare(bench: &Bench, found: &mut Figures) -> Result<(), String> {
-    say("the bare route");
-    let server = Server::start(bench, "bare", &["bench", "bare", "--listen", "127.0.0.1:0"])?;
-    wrk(bench, &server.url, Load::Views, bench.settings.warmup)?;
-    record_views(
-        found,
-        "bare_views",
-        wrk(bench, &server.url, Load::Views, bench.settings.views)?,
-    );
-    let likes = wrk(bench, &server.url, Load::Likes, bench.settings.views)?;
-    found.insert("bare_likes_per_s".into(), likes.per_second());
-    server.stop()
-}
-
 fn serve_args<'a>(bench: &'a Bench, db: &'a str) -> Vec<&'a str> {
     vec![
         "--listen",
@@ -461,7 +467,41 @@ fn serve_args<'a>(bench: &'a Bench, db: &'a str) -> Vec<&'a str> {
     ]
 }
 
-fn measure_backend(bench: &Bench, backend: &Backend, found: &mut Figures) -> Result<(), String> {
+/// The bare route under `load`, measured right before the real server's
+/// same load, so both see the machine in the same state. The first
+/// backend's figures are the report's `bare_*`; each backend's ratio uses
+/// its own neighbour (`<backend>_bare_*`).
+fn bare_beside(
+    bench: &Bench,
+    bare_url: &str,
+    load: Load,
+    length: Duration,
+    found: &mut Figures,
+    name: &str,
+) -> Result<(), String> {
+    let result = wrk(bench, bare_url, load, length)?;
+    let what = if matches!(load, Load::Likes) {
+        "likes"
+    } else {
+        "views"
+    };
+    if !found.contains_key(&format!("bare_{what}_per_s")) {
+        if what == "views" {
+            record_views(found, "bare_views", result);
+        } else {
+            found.insert("bare_likes_per_s".into(), result.per_second());
+        }
+    }
+    found.insert(format!("{name}_bare_{what}_per_s"), result.per_second());
+    Ok(())
+}
+
+fn measure_backend(
+    bench: &Bench,
+    backend: &Backend,
+    bare_url: &str,
+    found: &mut Figures,
+) -> Result<(), String> {
     let name = backend.name;
     say(&format!("{name}: preparing the data set"));
     let prepared = (backend.prepare)(bench)?;
@@ -486,8 +526,11 @@ fn measure_backend(bench: &Bench, backend: &Backend, found: &mut Figures) -> Res
         server.stop()?;
     }
 
-    say(&format!("{name}: LikeKit"));
+    say(&format!(
+        "{name}: LikeKit, each load right after the bare route's"
+    ));
     let server = Server::start(bench, name, &serve_args(bench, &prepared.db))?;
+    bare_beside(bench, bare_url, Load::Views, s.views, found, name)?;
     wrk(bench, &server.url, Load::Views, s.warmup)?;
     record_views(
         found,
@@ -500,6 +543,7 @@ fn measure_backend(bench: &Bench, backend: &Backend, found: &mut Figures) -> Res
         wrk(bench, &server.url, Load::ViewsUniform, s.views)?,
     );
 
+    bare_beside(bench, bare_url, Load::Likes, s.views, found, name)?;
     let before = written(&server.url);
     let likes = wrk(bench, &server.url, Load::Likes, s.likes)?;
     found.insert(format!("{name}_likes_per_s"), likes.per_second());
@@ -544,7 +588,7 @@ fn derive_ratios(found: &mut Figures) {
             (
                 format!("{b}_views_vs_bare"),
                 format!("{b}_views_per_s"),
-                "bare_views_per_s".to_owned(),
+                format!("{b}_bare_views_per_s"),
             ),
             (
                 format!("{b}_views_vs_naive"),
@@ -559,7 +603,7 @@ fn derive_ratios(found: &mut Figures) {
             (
                 format!("{b}_likes_vs_bare"),
                 format!("{b}_likes_per_s"),
-                "bare_likes_per_s".to_owned(),
+                format!("{b}_bare_likes_per_s"),
             ),
         ];
         for (name, numerator, denominator) in pairs {
@@ -956,10 +1000,10 @@ mod tests {
     #[test]
     fn ratios_come_from_the_same_run() {
         let mut found: Figures = [
-            ("bare_views_per_s", 100_000.0),
+            ("sqlite_bare_views_per_s", 100_000.0),
             ("sqlite_views_per_s", 85_000.0),
             ("sqlite_naive_views_per_s", 2_000.0),
-            ("bare_likes_per_s", 40_000.0),
+            ("sqlite_bare_likes_per_s", 40_000.0),
             ("sqlite_likes_per_s", 25_000.0),
         ]
         .into_iter()
