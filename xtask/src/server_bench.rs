@@ -910,10 +910,13 @@ pub fn chart_svg(found: &Figures, settings: &Settings) -> String {
     let _ = writeln!(
         svg,
         r##"<rect width="100%" height="100%" fill="#ffffff"/>
-<text x="16" y="26" font-size="16" font-weight="bold">LikeKit server on loopback (wrk -t{} -c{}, {} s per load)</text>"##,
+<text x="16" y="26" font-size="16" font-weight="bold">LikeKit server on loopback (wrk -t{} -c{}, {} s per load{})</text>"##,
         settings.threads,
         settings.connections,
-        settings.views.as_secs()
+        settings.views.as_secs(),
+        get("server_bench_load_1m_start")
+            .map(|load| format!(", load average {load:.1} at the start"))
+            .unwrap_or_default()
     );
     let mut y = 56.0;
     for panel in &panels {
