@@ -58,7 +58,7 @@ use crate::{
     config::Database,
     metrics::Metrics,
     net::{ConnInfo, KillableListener},
-    store::{SqliteOptions, SqliteStore, Store},
+    store::{HotPostOptions, PostgresOptions, PostgresStore, SqliteOptions, SqliteStore, Store},
 };
 
 /// Bumped whenever [`generate`] changes what it makes, so cached data sets
@@ -301,9 +301,14 @@ pub enum BenchCommand {
 
 #[derive(Debug, Args)]
 pub struct SeedArgs {
-    /// The folder to build in.
+    /// The folder to build in (`likekit.db` is the SQLite data set unless
+    /// `--db` names another database).
     #[arg(long)]
     pub dir: PathBuf,
+    /// Seed this database instead (a PostgreSQL URL); always seeded anew, and
+    /// the folder gets only `views.txt` and `seed.txt`.
+    #[arg(long)]
+    pub db: Option<String>,
     #[command(flatten)]
     pub params: SeedParams,
 }
@@ -352,7 +357,10 @@ pub fn run(command: BenchCommand) -> ExitCode {
     };
     let result = runtime.block_on(async {
         match command {
-            BenchCommand::Seed(args) => seed(&args.dir, &args.params).await,
+            BenchCommand::Seed(args) => match &args.db {
+                Some(db) => seed_database(db, &args.dir, &args.params).await,
+                None => seed(&args.dir, &args.params).await,
+            },
             BenchCommand::Tokens(args) => tokens(&args),
             BenchCommand::Bare(args) => serve_bare(args.listen).await,
             BenchCommand::Audit(args) => audit(&args.db).await,
@@ -387,6 +395,62 @@ fn open_sqlite(path: &Path) -> Result<SqliteStore, String> {
     .map_err(|e| format!("cannot open {}: {e}", path.display()))
 }
 
+/// Opens the store `db` names: a SQLite file or a PostgreSQL URL.
+async fn open_store(db: &str) -> Result<Arc<dyn Store>, String> {
+    match db.parse::<Database>() {
+        Ok(Database::File(path)) if path.is_file() => Ok(Arc::new(open_sqlite(&path)?)),
+        Ok(Database::Postgres(url)) => Ok(Arc::new(
+            PostgresStore::connect(PostgresOptions {
+                url,
+                connections: 4,
+                hot_posts: HotPostOptions::default(),
+            })
+            .await
+            .map_err(|e| format!("cannot connect to {db}: {e}"))?,
+        )),
+        _ => Err(format!("{db} is not a database file or a PostgreSQL URL")),
+    }
+}
+
+/// Writes the view mix and the marker of a data set into `dir`.
+fn write_mix(dir: &Path, params: &SeedParams) -> Result<(), String> {
+    let mut text = String::new();
+    for post in view_mix(params, 1 << 16) {
+        let _ = writeln!(text, "{post}");
+    }
+    let views = dir.join("views.txt");
+    fs::write(&views, text).map_err(|e| format!("cannot write {}: {e}", views.display()))?;
+    let marker = dir.join("seed.txt");
+    fs::write(&marker, marker_text(params))
+        .map_err(|e| format!("cannot write {}: {e}", marker.display()))
+}
+
+fn marker_text(params: &SeedParams) -> String {
+    format!("{}\nhot_post={}\n", params.describe(), hot_post(params))
+}
+
+/// Seeds a database that is not a file in `dir` (PostgreSQL), always anew,
+/// and writes the view mix and marker into `dir`.
+pub async fn seed_database(db: &str, dir: &Path, params: &SeedParams) -> Result<(), String> {
+    params.check()?;
+    fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    let started = Instant::now();
+    let store = open_store(db).await?;
+    store
+        .seed(&generate(params))
+        .await
+        .map_err(|e| format!("seeding failed: {e}"))?;
+    store.close().await.map_err(|e| e.to_string())?;
+    write_mix(dir, params)?;
+    println!(
+        "bench seed: seeded {} in {:.1} s: {}",
+        Database::Postgres(db.to_owned()),
+        started.elapsed().as_secs_f64(),
+        params.describe()
+    );
+    Ok(())
+}
+
 /// Builds the data set into `dir` (`likekit.db`, `views.txt`, `seed.txt`)
 /// unless it is there already.
 pub async fn seed(dir: &Path, params: &SeedParams) -> Result<(), String> {
@@ -394,7 +458,7 @@ pub async fn seed(dir: &Path, params: &SeedParams) -> Result<(), String> {
     let marker = dir.join("seed.txt");
     let db = dir.join("likekit.db");
     let views = dir.join("views.txt");
-    let wanted = format!("{}\nhot_post={}\n", params.describe(), hot_post(params));
+    let wanted = marker_text(params);
     if fs::read_to_string(&marker).is_ok_and(|m| m == wanted) && db.is_file() && views.is_file() {
         println!(
             "bench seed: reusing {} ({})",
@@ -425,12 +489,7 @@ pub async fn seed(dir: &Path, params: &SeedParams) -> Result<(), String> {
     fs::rename(&building, &db).map_err(|e| format!("cannot rename into {}: {e}", db.display()))?;
     remove_database(&building)?;
 
-    let mut text = String::new();
-    for post in view_mix(params, 1 << 16) {
-        let _ = writeln!(text, "{post}");
-    }
-    fs::write(&views, text).map_err(|e| format!("cannot write {}: {e}", views.display()))?;
-    fs::write(&marker, wanted).map_err(|e| format!("cannot write {}: {e}", marker.display()))?;
+    write_mix(dir, params)?;
     println!(
         "bench seed: built {} in {:.1} s (generating {:.1} s): {}",
         db.display(),
@@ -543,10 +602,7 @@ fn stop_signal() -> io::Result<impl std::future::Future<Output = ()>> {
 /// Prints `exact: yes|no` with the totals and a `likekit-metric` line;
 /// fails when any post's count differs from its rows.
 async fn audit(db: &str) -> Result<(), String> {
-    let store: Arc<dyn Store> = match db.parse::<Database>() {
-        Ok(Database::File(path)) if path.is_file() => Arc::new(open_sqlite(&path)?),
-        _ => return Err(format!("{db} is not a database file")),
-    };
+    let store = open_store(db).await?;
     let started = Instant::now();
     let posts = store.audit().await.map_err(|e| e.to_string())?;
     store.close().await.map_err(|e| e.to_string())?;

@@ -26,8 +26,12 @@
 //! Figures are printed as `likekit-metric` lines and become report rows;
 //! `bench/server.svg` charts them against their targets.
 //!
-//! A second backend is one more [`Backend`] entry (its `prepare` gets a
-//! seeded database ready and names it for `--db`) plus its report rows.
+//! A second backend is one more [`Backend`] entry plus its report rows. For
+//! PostgreSQL its `prepare` starts a throwaway cluster, creates an empty
+//! database, runs `likekit-server bench seed --dir <run dir> --db <url>`
+//! (the same generator and the store's own seed path), and returns
+//! `Prepared { db: url, naive: false }`; `bench audit --db <url>` checks it
+//! afterwards like the SQLite file.
 
 use std::fmt::Write as _;
 use std::fs;
