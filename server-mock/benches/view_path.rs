@@ -63,13 +63,24 @@ async fn call(router: &Router, request: Request<Body>) -> usize {
         .len()
 }
 
+/// `cargo test` runs benchmarks once each as a check: a small data set then.
+const CHECK_PARAMS: SeedParams = SeedParams {
+    posts: 500,
+    likes: 5_000,
+    users: 500,
+    friends: 30,
+    rng_seed: 1,
+};
+
 fn views(c: &mut Criterion) {
+    let benchmarking = std::env::args().any(|a| a == "--bench");
+    let params = if benchmarking { PARAMS } else { CHECK_PARAMS };
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .unwrap();
     let dir = tempfile::tempdir().unwrap();
-    rt.block_on(seed(dir.path(), &PARAMS)).unwrap();
+    rt.block_on(seed(dir.path(), &params)).unwrap();
     let db = dir.path().join("likekit.db");
 
     let router_with_ttl = |ttl: Duration| {
@@ -90,13 +101,13 @@ fn views(c: &mut Criterion) {
     let (uncached, _) = router_with_ttl(Duration::ZERO);
     let bare = bare_router();
 
-    let posts = view_mix(&PARAMS, 4096);
+    let posts = view_mix(&params, 4096);
     let load = || Load {
         requests: posts
             .iter()
             .enumerate()
             .map(|(i, post)| {
-                let viewer = (i as u64 * 7_919) % PARAMS.users + 1;
+                let viewer = (i as u64 * 7_919) % params.users + 1;
                 let token = tokens.mint(viewer, Duration::from_secs(3600));
                 (
                     format!("/posts/{post}/likes"),
