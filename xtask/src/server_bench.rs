@@ -229,6 +229,11 @@ pub fn run(ctx: &Ctx, figures: &mut Figures) -> Result<(), String> {
     {
         found.insert("server_bench_load_1m_start".into(), load);
     }
+    // A short run (LIKEKIT_BENCH_QUICK) shows in the report.
+    found.insert(
+        "server_bench_seconds_per_load".into(),
+        bench.settings.views.as_secs_f64(),
+    );
     let load_end = load_average();
     if let Some(load) = load_end
         .split_whitespace()
