@@ -164,7 +164,7 @@ pub fn run(ctx: &Ctx, figures: &mut Figures) -> Result<(), String> {
         .and_then(|v| v.trim().parse().ok())
         .ok_or_else(|| format!("{} names no hot post", marker.display()))?;
 
-    let token_secret = random_hex(32);
+    let token_secret = crate::server::random_hex(32);
     let tokens = run_dir.join("tokens.txt");
     let mut mint = Command::new(&server);
     mint.args(["bench", "tokens", "--users", &USERS.to_string(), "--out"])
@@ -773,23 +773,6 @@ impl Drop for Server {
             let _ = child.wait();
         }
     }
-}
-
-/// Hex from the OS's random source (the run's token secret).
-fn random_hex(bytes: usize) -> String {
-    let mut buf = vec![0u8; bytes];
-    if fs::File::open("/dev/urandom")
-        .and_then(|mut f| f.read_exact(&mut buf))
-        .is_err()
-    {
-        let nanos = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_nanos());
-        for (i, b) in buf.iter_mut().enumerate() {
-            *b = (nanos >> ((i % 16) * 8)) as u8 ^ (i as u8).wrapping_mul(151);
-        }
-    }
-    buf.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 // ---------------------------------------------------------------- the chart
