@@ -6,6 +6,7 @@ mod demo;
 mod doctor;
 mod install;
 mod json;
+mod pg_cluster;
 mod proc;
 mod runner;
 mod select;

@@ -10,12 +10,12 @@
 //!    answering a fixed JSON body), running throughout: the ceiling. Each of
 //!    the real server's view and like loads runs right after the bare
 //!    route's same load, so the two see the machine in the same state;
-//! 3. per backend in [`BACKENDS`] (SQLite today), on a fresh copy of the data:
-//!    the **naive baseline** (`--naive-views`: `COUNT(*)` and a friends join
-//!    on every view), then the real server: **views**, durable **likes**
-//!    spread over all posts, and one **hot post**; after each write load the
-//!    server is stopped gracefully and the store's audit checks every count
-//!    against its rows (`exact`).
+//! 3. per backend in [`BACKENDS`] (SQLite, then PostgreSQL), on a fresh copy
+//!    of the data: the **naive baseline** (`--naive-views`: `COUNT(*)` and a
+//!    friends join on every view), then the real server: **views**, durable
+//!    **likes** spread over all posts, and one **hot post**; after each write
+//!    load the server is stopped gracefully and the store's audit checks
+//!    every count against its rows (`exact`).
 //!
 //! Last, `cargo bench -p likekit-server --bench view_path` times one view
 //! through the whole router in process (no network), beside the bare route.
@@ -26,12 +26,16 @@
 //! Figures are printed as `likekit-metric` lines and become report rows;
 //! `bench/server.svg` charts them against their targets.
 //!
-//! A second backend is one more [`Backend`] entry plus its report rows. For
-//! PostgreSQL its `prepare` starts a throwaway cluster, creates an empty
-//! database, runs `likekit-server bench seed --dir <run dir> --db <url>`
-//! (the same generator and the store's own seed path), and returns
-//! `Prepared { db: url, naive: false }`; `bench audit --db <url>` checks it
-//! afterwards like the SQLite file.
+//! A backend is one [`Backend`] entry plus its report rows (`bench::ROWS`,
+//! checked by a test here). PostgreSQL's `prepare` starts a throwaway
+//! cluster under the run folder ([`pg_cluster`](crate::pg_cluster): tuned
+//! for a durable server, stopped and deleted when the backend's part ends,
+//! also on failure), creates an empty database, runs `likekit-server bench
+//! seed --dir <run dir>/pg-seed --db <url>` (the same generator and
+//! parameters, through the store's own seed path; about 15 s), vacuums and
+//! analyzes it, and returns `Prepared { db: url, naive: true, cluster }`;
+//! `bench audit --db <url>` checks it after each write load like the SQLite
+//! file. The cluster is made anew every run, so it is never stale.
 
 use std::fmt::Write as _;
 use std::fs;
@@ -43,6 +47,7 @@ use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use crate::bench::{self, Figures};
+use crate::pg_cluster::Cluster;
 use crate::{Ctx, install, proc};
 
 const SERVER: &str = "likekit-server";
@@ -91,6 +96,10 @@ impl Settings {
 pub struct Backend {
     /// The prefix of its figures (`sqlite_views_per_s`).
     pub name: &'static str,
+    /// Its name in the chart.
+    pub label: &'static str,
+    /// Its bars' colours: views and spread likes, the hot post.
+    pub colours: (&'static str, &'static str),
     /// Gets a freshly seeded database ready for one run.
     pub prepare: fn(&Bench) -> Result<Prepared, String>,
 }
@@ -102,12 +111,25 @@ pub struct Prepared {
     pub db: String,
     /// Whether `--naive-views` works on it.
     pub naive: bool,
+    /// The database server, for backends that run one: kept while the
+    /// backend is measured; dropping it stops the server and deletes it.
+    pub cluster: Option<Cluster>,
 }
 
-pub const BACKENDS: &[Backend] = &[Backend {
-    name: "sqlite",
-    prepare: prepare_sqlite,
-}];
+pub const BACKENDS: &[Backend] = &[
+    Backend {
+        name: "sqlite",
+        label: "SQLite",
+        colours: (BLUE, LIGHT_BLUE),
+        prepare: prepare_sqlite,
+    },
+    Backend {
+        name: "postgres",
+        label: "PostgreSQL",
+        colours: (PURPLE, LIGHT_PURPLE),
+        prepare: prepare_postgres,
+    },
+];
 
 /// What every part of one run shares.
 #[derive(Debug)]
@@ -144,16 +166,7 @@ pub fn run(ctx: &Ctx, figures: &mut Figures) -> Result<(), String> {
     fs::create_dir_all(&run_dir).map_err(|e| io_error("create", &run_dir, e))?;
 
     let seed_dir = dir.join(format!("seed-{POSTS}-{LIKES}-{USERS}-{FRIENDS}"));
-    let mut seed = Command::new(&server);
-    seed.args(["bench", "seed", "--dir"])
-        .arg(&seed_dir)
-        .args(["--posts", &POSTS.to_string(), "--likes", &LIKES.to_string()])
-        .args([
-            "--users",
-            &USERS.to_string(),
-            "--friends",
-            &FRIENDS.to_string(),
-        ]);
+    let mut seed = seed_command(&server, &seed_dir);
     say(&proc::display(&seed));
     proc::run(&mut seed)?;
     let marker = seed_dir.join("seed.txt");
@@ -259,6 +272,21 @@ pub fn run(ctx: &Ctx, figures: &mut Figures) -> Result<(), String> {
     }
 }
 
+/// `likekit-server bench seed --dir <dir>` with the data set's parameters.
+fn seed_command(server: &Path, dir: &Path) -> Command {
+    let mut seed = Command::new(server);
+    seed.args(["bench", "seed", "--dir"])
+        .arg(dir)
+        .args(["--posts", &POSTS.to_string(), "--likes", &LIKES.to_string()])
+        .args([
+            "--users",
+            &USERS.to_string(),
+            "--friends",
+            &FRIENDS.to_string(),
+        ]);
+    seed
+}
+
 fn build_server(ctx: &Ctx) -> Result<PathBuf, String> {
     let mut build = proc::cargo();
     build
@@ -296,6 +324,55 @@ fn prepare_sqlite(bench: &Bench) -> Result<Prepared, String> {
     Ok(Prepared {
         db: copy.display().to_string(),
         naive: true,
+        cluster: None,
+    })
+}
+
+/// A throwaway PostgreSQL cluster with the data set seeded into a new
+/// database. Made anew every run (a seed takes about 15 s), so it never
+/// lags behind the generator, the schema or the store's seed path.
+fn prepare_postgres(bench: &Bench) -> Result<Prepared, String> {
+    let dir = bench.run_dir.join("pg");
+    let started = Instant::now();
+    let cluster = Cluster::start(&dir)?;
+    say(&format!(
+        "postgres: a throwaway cluster on 127.0.0.1:{} in {} (log: {}) in {:.1} s",
+        cluster.port,
+        dir.display(),
+        cluster.log().display(),
+        started.elapsed().as_secs_f64()
+    ));
+    cluster.psql("postgres", &["CREATE DATABASE likekit"])?;
+    let url = cluster.url("likekit");
+    let seed_dir = bench.run_dir.join("pg-seed");
+    let mut seed = seed_command(&bench.server, &seed_dir);
+    seed.args(["--db", &url]);
+    say(&proc::display(&seed));
+    proc::run(&mut seed)?;
+    // The same data as the SQLite file: the same generator and parameters.
+    let marker = |dir: &Path| {
+        let path = dir.join("seed.txt");
+        fs::read_to_string(&path).map_err(|e| io_error("read", &path, e))
+    };
+    if marker(&seed_dir)? != marker(&bench.seed_dir)? {
+        return Err(format!(
+            "{} and {} describe different data sets",
+            seed_dir.join("seed.txt").display(),
+            bench.seed_dir.join("seed.txt").display()
+        ));
+    }
+    // Statistics for the planner and a visibility map for index-only
+    // scans, as a database that has been running a while has.
+    say("postgres: VACUUM (ANALYZE)");
+    cluster.psql("likekit", &["VACUUM (ANALYZE)"])?;
+    say(&format!(
+        "postgres: ready in {:.1} s",
+        started.elapsed().as_secs_f64()
+    ));
+    Ok(Prepared {
+        db: url,
+        naive: true,
+        cluster: Some(cluster),
     })
 }
 
@@ -585,6 +662,9 @@ fn measure_backend(
     }
     server.stop()?;
     found.insert(format!("{name}_hot_exact"), audit(bench, &prepared.db)?);
+    if let Some(cluster) = prepared.cluster {
+        cluster.stop()?;
+    }
     Ok(())
 }
 
@@ -801,6 +881,8 @@ const LIGHT_BLUE: &str = "#7baaf7";
 const ORANGE: &str = "#e8710a";
 const GREEN: &str = "#188038";
 const RED: &str = "#d93025";
+const PURPLE: &str = "#9334e6";
+const LIGHT_PURPLE: &str = "#c58af9";
 
 /// `bench/server.svg`: views/s and likes/s beside their targets and the
 /// bare-route ceiling, one panel each.
@@ -827,6 +909,13 @@ pub fn chart_svg(found: &Figures, settings: &Settings) -> String {
             value: 0.8 * v,
             colour: GREEN,
         });
+        if get("postgres_views_per_s").is_some() {
+            views.marks.push(Mark {
+                label: "0.5 × bare".into(),
+                value: 0.5 * v,
+                colour: GREEN,
+            });
+        }
     }
     if let Some(v) = get("bare_likes_per_s") {
         likes.bars.push(Bar {
@@ -856,33 +945,34 @@ pub fn chart_svg(found: &Figures, settings: &Settings) -> String {
         colour: ORANGE,
     });
     for backend in BACKENDS {
-        let b = backend.name;
+        let (b, label) = (backend.name, backend.label);
+        let (colour, light) = backend.colours;
         if let Some(v) = get(&format!("{b}_views_per_s")) {
             views.bars.push(Bar {
-                label: format!("LikeKit, {b}"),
+                label: format!("LikeKit, {label}"),
                 value: v,
-                colour: BLUE,
+                colour,
             });
         }
         if let Some(v) = get(&format!("{b}_naive_views_per_s")) {
             views.bars.push(Bar {
-                label: format!("naive COUNT(*) + join, {b}"),
+                label: format!("naive COUNT(*) + join, {label}"),
                 value: v,
                 colour: ORANGE,
             });
         }
         if let Some(v) = get(&format!("{b}_likes_per_s")) {
             likes.bars.push(Bar {
-                label: format!("LikeKit, {b}, many posts"),
+                label: format!("LikeKit, {label}, many posts"),
                 value: v,
-                colour: BLUE,
+                colour,
             });
         }
         if let Some(v) = get(&format!("{b}_hot_likes_per_s")) {
             likes.bars.push(Bar {
-                label: format!("LikeKit, {b}, one hot post"),
+                label: format!("LikeKit, {label}, one hot post"),
                 value: v,
-                colour: LIGHT_BLUE,
+                colour: light,
             });
         }
     }
@@ -1000,6 +1090,11 @@ mod tests {
             ("sqlite_naive_views_per_s", 2_000.0),
             ("sqlite_bare_likes_per_s", 40_000.0),
             ("sqlite_likes_per_s", 25_000.0),
+            ("postgres_bare_views_per_s", 90_000.0),
+            ("postgres_views_per_s", 45_000.0),
+            ("postgres_naive_views_per_s", 3_000.0),
+            ("postgres_bare_likes_per_s", 40_000.0),
+            ("postgres_likes_per_s", 8_000.0),
         ]
         .into_iter()
         .map(|(k, v)| (k.to_owned(), v))
@@ -1009,25 +1104,71 @@ mod tests {
         assert_eq!(found["sqlite_views_vs_naive"], 42.5);
         assert_eq!(found["sqlite_likes_vs_bare"], 0.625);
         assert!(!found.contains_key("sqlite_views_uniform_vs_naive"));
+        // Each backend against its own neighbouring bare-route load.
+        assert_eq!(found["postgres_views_vs_bare"], 0.5);
+        assert_eq!(found["postgres_views_vs_naive"], 15.0);
+        assert_eq!(found["postgres_likes_vs_bare"], 0.2);
     }
 
     #[test]
     fn every_backend_has_report_rows() {
+        let names: Vec<&str> = BACKENDS.iter().map(|b| b.name).collect();
+        assert_eq!(names, ["sqlite", "postgres"]);
         for backend in BACKENDS {
             for figure in [
                 "views_per_s",
+                "views_vs_bare",
                 "views_p99_ms",
+                "views_p50_ms",
+                "views_vs_naive",
+                "naive_views_per_s",
                 "likes_per_s",
-                "hot_likes_per_s",
+                "likes_vs_bare",
                 "likes_exact",
+                "hot_likes_per_s",
+                "hot_exact",
             ] {
                 let name = format!("{}_{figure}", backend.name);
-                assert!(
-                    bench::ROWS.iter().any(|r| r.figure == name),
-                    "no report row for {name}"
-                );
+                let row = bench::ROWS.iter().find(|r| r.figure == name);
+                let row = row.unwrap_or_else(|| panic!("no report row for {name}"));
+                assert_eq!(row.suite, "server", "{name}");
+                if figure.ends_with("_exact") {
+                    assert_eq!(row.target, bench::Target::AtLeast(1.0), "{name}");
+                }
             }
+            // A backend's ratio column uses its own neighbouring bare-route
+            // load (the first backend's is also the report's `bare_*`).
+            let views = format!("{}_views_per_s", backend.name);
+            let row = bench::ROWS.iter().find(|r| r.figure == views);
+            let base = row.and_then(|r| r.ratio_to).map(|(base, _)| base);
+            assert!(
+                base == Some("bare_views_per_s")
+                    || base == Some(&format!("{}_bare_views_per_s", backend.name)),
+                "{views}: {base:?}"
+            );
         }
+    }
+
+    #[test]
+    fn the_postgres_targets_are_the_agreed_ones() {
+        let target = |name: &str| {
+            bench::ROWS
+                .iter()
+                .find(|r| r.figure == name)
+                .map(|r| r.target)
+        };
+        assert_eq!(
+            target("postgres_views_vs_bare"),
+            Some(bench::Target::AtLeast(0.5))
+        );
+        assert_eq!(
+            target("postgres_likes_per_s"),
+            Some(bench::Target::AtLeast(3_000.0))
+        );
+        assert_eq!(
+            target("postgres_hot_likes_per_s"),
+            Some(bench::Target::AtLeast(2_500.0))
+        );
     }
 
     #[test]
@@ -1039,6 +1180,10 @@ mod tests {
             ("bare_likes_per_s", 40_000.0),
             ("sqlite_likes_per_s", 25_000.0),
             ("sqlite_hot_likes_per_s", 30_000.0),
+            ("postgres_views_per_s", 45_000.0),
+            ("postgres_naive_views_per_s", 3_000.0),
+            ("postgres_likes_per_s", 8_000.0),
+            ("postgres_hot_likes_per_s", 7_000.0),
         ]
         .into_iter()
         .map(|(k, v)| (k.to_owned(), v))
@@ -1054,10 +1199,25 @@ mod tests {
             "30,000/s",
             "60,000/s",
             "0.8 × bare",
+            "0.5 × bare",
             "3,000/s floor",
+            "LikeKit, SQLite",
+            "LikeKit, PostgreSQL",
+            "naive COUNT(*) + join, PostgreSQL",
+            "LikeKit, PostgreSQL, one hot post",
+            "45,000/s",
+            "3,000/s",
+            "8,000/s",
+            "7,000/s",
+            PURPLE,
+            LIGHT_PURPLE,
         ] {
             assert!(svg.contains(text), "{text} missing");
         }
+        // The background, five view bars (the bare route, each backend's
+        // real and naive) and five like bars (the bare route, each
+        // backend's spread and hot loads).
+        assert_eq!(svg.matches("<rect").count(), 1 + 5 + 5);
         // Balanced tags: every element is self-closed or closed.
         assert_eq!(svg.matches("<text").count(), svg.matches("</text>").count());
     }
