@@ -1,7 +1,8 @@
 //! The shared store suite against the PostgreSQL backend, on a throwaway
 //! cluster this binary starts itself (see `postgres_cluster`), plus what only
-//! PostgreSQL has: migrations, connection errors, and the HTTP seed table and
-//! concurrency run against a PostgreSQL-backed server.
+//! PostgreSQL has: migrations, connection errors, large seeds, the HTTP seed
+//! table and concurrency run against a PostgreSQL-backed server, and the
+//! benchmark's naive view and `bench seed`/`bench audit` on PostgreSQL.
 //!
 //! Without PostgreSQL's server programs these tests fail, saying how to
 //! install them (`cargo xtask doctor --install postgresql`).
@@ -11,12 +12,18 @@
 mod common;
 mod postgres_cluster;
 
-use std::{collections::BTreeMap, sync::Arc};
+use std::{
+    collections::{BTreeMap, BTreeSet},
+    sync::Arc,
+};
 
 use likekit_server::{
     Config, Database,
     store::{POSTGRES_MIGRATIONS, PostgresOptions, PostgresStore, Store, StoreError, suite},
-    wire::LikeState,
+    wire::{
+        LikeState, PostLikes,
+        admin::{Seed, SeedPost, SeedUser},
+    },
 };
 use postgres_cluster::{Cluster, find_bin_in, fresh_database, fresh_store};
 
@@ -210,4 +217,153 @@ async fn http_random_likes_with_duplicates_stay_exact_on_postgres() {
         );
     }
     Arc::into_inner(t).unwrap().stop().await;
+}
+
+/// `likekit-server bench …` as a child process.
+fn bench_command(args: &[&str]) -> std::process::Output {
+    std::process::Command::new(env!("CARGO_BIN_EXE_likekit-server"))
+        .arg("bench")
+        .args(args)
+        .env_remove("LIKEKIT_TOKEN_SECRET")
+        .output()
+        .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_naive_view_agrees_with_the_cached_one_on_postgres() {
+    let url = fresh_database().await;
+    let dir = tempfile::tempdir().unwrap();
+    let out = bench_command(&[
+        "seed",
+        "--dir",
+        dir.path().to_str().unwrap(),
+        "--db",
+        &url,
+        "--posts",
+        "30",
+        "--likes",
+        "400",
+        "--users",
+        "40",
+        "--friends",
+        "12",
+    ]);
+    assert!(out.status.success(), "{out:?}");
+    assert!(dir.path().join("views.txt").is_file());
+
+    let config = |naive_views| Config {
+        database: Database::Postgres(url.clone()),
+        db_connections: 4,
+        naive_views,
+        ..common::test_config()
+    };
+    let real = common::TestServer::with(config(false)).await;
+    let naive = common::TestServer::with(config(true)).await;
+    for viewer in [1, 7, 40] {
+        for post in [1, 2, 15, 30] {
+            let a: PostLikes = common::ok_json(real.view(viewer, post).await).await;
+            let b: PostLikes = common::ok_json(naive.view(viewer, post).await).await;
+            assert_eq!(
+                (a.count, a.liked_by_me, a.version),
+                (b.count, b.liked_by_me, b.version),
+                "viewer {viewer}, post {post}"
+            );
+            // Fewer than 100 likers per post: both list every friend who
+            // liked it (the naive view in no particular order).
+            let a: BTreeSet<_> = a.friends.into_iter().collect();
+            let b: BTreeSet<_> = b.friends.into_iter().collect();
+            assert_eq!(a, b, "viewer {viewer}, post {post}");
+        }
+    }
+    // A like shows in the naive view at once (nothing is cached).
+    let before: PostLikes = common::ok_json(naive.view(3, 30).await).await;
+    let response = if before.liked_by_me {
+        naive.unlike(3, 30).await
+    } else {
+        naive.like(3, 30).await
+    };
+    assert_eq!(response.status(), reqwest::StatusCode::OK);
+    let after: PostLikes = common::ok_json(naive.view(3, 30).await).await;
+    assert_eq!(after.liked_by_me, !before.liked_by_me);
+    assert_eq!(after.version, before.version + 1);
+    assert_eq!(
+        naive.view(3, 31).await.status(),
+        reqwest::StatusCode::NOT_FOUND
+    );
+    real.stop().await;
+    naive.stop().await;
+
+    let out = bench_command(&["audit", "--db", &url]);
+    assert!(out.status.success(), "{out:?}");
+    assert!(String::from_utf8_lossy(&out.stdout).starts_with("exact: yes (30 posts"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_large_seed_keeps_the_friends_keys() {
+    // 260 users × 200 friends: past the size where the seed adds the
+    // foreign keys back after the insert instead of checking every row.
+    const USERS: u64 = 260;
+    const FRIENDS: u64 = 200;
+    let url = fresh_database().await;
+    let store = postgres_cluster::connect(&url).await;
+    let users: Vec<SeedUser> = (1..=USERS)
+        .map(|id| SeedUser {
+            id,
+            name: format!("User {id}"),
+            friends: (1..=FRIENDS).map(|k| (id + k - 1) % USERS + 1).collect(),
+        })
+        .collect();
+    let mut broken = Seed {
+        users: users.clone(),
+        posts: vec![SeedPost {
+            id: 1,
+            likers: vec![1, 2],
+        }],
+    };
+    broken.users[100].friends[7] = 999;
+    assert_eq!(
+        store.seed(&broken).await,
+        Err(StoreError::UserNotFound(999))
+    );
+    assert!(store.friends(1).await.unwrap().is_empty(), "nothing kept");
+
+    let seed = Seed {
+        users,
+        posts: broken.posts.clone(),
+    };
+    store.seed(&seed).await.unwrap();
+    store.seed(&seed).await.unwrap();
+    assert_eq!(store.friends(5).await.unwrap().len() as u64, FRIENDS);
+    assert_eq!(
+        store.set_friends(5, &[6, 1000]).await,
+        Err(StoreError::UserNotFound(1000))
+    );
+    suite::assert_exact(&store).await;
+
+    // Both foreign keys are back and enforced.
+    let (client, connection) = tokio_postgres::connect(&url, tokio_postgres::NoTls)
+        .await
+        .unwrap();
+    let connection = tokio::spawn(connection);
+    let keys: i64 = client
+        .query_one(
+            "SELECT count(*) FROM pg_constraint \
+             WHERE conrelid = 'friends'::regclass AND contype = 'f'",
+            &[],
+        )
+        .await
+        .unwrap()
+        .get(0);
+    assert_eq!(keys, 2);
+    let refused = client
+        .execute("INSERT INTO friends VALUES (1, 5000)", &[])
+        .await
+        .unwrap_err();
+    assert_eq!(
+        refused.code(),
+        Some(&tokio_postgres::error::SqlState::FOREIGN_KEY_VIOLATION)
+    );
+    drop(client);
+    let _ = connection.await;
+    store.close().await.unwrap();
 }

@@ -224,7 +224,13 @@ impl Cluster {
     /// `initdb` and `pg_ctl start` a new cluster in `dir` (replacing
     /// whatever is there). Installs PostgreSQL when it is missing.
     pub fn start(dir: &Path) -> Result<Cluster, String> {
+        // The real folder of the server programs (PATH may hold links to
+        // a few of them), where psql is too.
         let bin = install::postgres_bin()?;
+        let bin = fs::canonicalize(bin.join("initdb"))
+            .ok()
+            .and_then(|initdb| initdb.parent().map(Path::to_path_buf))
+            .unwrap_or(bin);
         let user = run_as()?;
         let mut cluster = Cluster {
             port: 0,
@@ -292,7 +298,12 @@ impl Cluster {
     /// Runs SQL statements with `psql` (each `-c` in its own transaction;
     /// stops at the first error).
     pub fn psql(&self, database: &str, statements: &[&str]) -> Result<String, String> {
-        let mut cmd = Command::new(self.bin.join("psql"));
+        let beside = self.bin.join("psql");
+        let mut cmd = if proc::is_executable(&beside) {
+            Command::new(beside)
+        } else {
+            Command::new("psql")
+        };
         cmd.args(["-X", "-q", "-A", "-t", "-v", "ON_ERROR_STOP=1"])
             .arg("-d")
             .arg(self.url(database));
