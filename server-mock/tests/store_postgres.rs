@@ -367,3 +367,53 @@ async fn a_large_seed_keeps_the_friends_keys() {
     let _ = connection.await;
     store.close().await.unwrap();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn concurrent_own_row_lookups_are_batched_and_exact() {
+    let store = Arc::new(fresh_store().await);
+    let likes = |user: u64, post: u64| (user + post) % 3 == 0;
+    for post in 1..=20 {
+        store.put_post(post).await.unwrap();
+    }
+    for user in 1..=30 {
+        for post in 1..=20 {
+            if likes(user, post) {
+                store.like(user, post).await.unwrap();
+            }
+        }
+    }
+    // Many one-post lookups at once: they go out in shared statements and
+    // each gets its own answer.
+    let mut tasks = Vec::new();
+    for user in 1..=30 {
+        for post in 1..=21 {
+            let store = store.clone();
+            tasks.push(tokio::spawn(async move {
+                (user, post, store.liked(user, &[post]).await.unwrap())
+            }));
+        }
+    }
+    for task in tasks {
+        let (user, post, liked) = task.await.unwrap();
+        assert_eq!(liked, [post <= 20 && likes(user, post)], "{user} {post}");
+    }
+    // Read-your-writes under the same concurrency.
+    let mut tasks = Vec::new();
+    for user in 31..=50 {
+        let store = store.clone();
+        tasks.push(tokio::spawn(async move {
+            for post in 1..=4 {
+                store.like(user, post).await.unwrap();
+                assert_eq!(store.liked(user, &[post]).await.unwrap(), [true]);
+                store.unlike(user, post).await.unwrap();
+                assert_eq!(store.liked(user, &[post]).await.unwrap(), [false]);
+            }
+        }));
+    }
+    for task in tasks {
+        task.await.unwrap();
+    }
+    assert_eq!(store.liked(3, &[u64::MAX]).await.unwrap(), [false]);
+    assert_eq!(store.liked(u64::MAX, &[3]).await.unwrap(), [false]);
+    suite::assert_exact(store.as_ref()).await;
+}
