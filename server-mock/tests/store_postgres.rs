@@ -369,7 +369,7 @@ async fn a_large_seed_keeps_the_friends_keys() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn concurrent_own_row_lookups_are_batched_and_exact() {
+async fn concurrent_view_reads_are_batched_and_exact() {
     let store = Arc::new(fresh_store().await);
     let likes = |user: u64, post: u64| (user + post) % 3 == 0;
     for post in 1..=20 {
@@ -396,6 +396,31 @@ async fn concurrent_own_row_lookups_are_batched_and_exact() {
     for task in tasks {
         let (user, post, liked) = task.await.unwrap();
         assert_eq!(liked, [post <= 20 && likes(user, post)], "{user} {post}");
+    }
+    // Post reads too, the same post many times in one batch among others.
+    let mut tasks = Vec::new();
+    for round in 0..10 {
+        for post in 1..=21 {
+            let store = store.clone();
+            tasks.push(tokio::spawn(async move {
+                (round, post, store.post(post).await.unwrap())
+            }));
+        }
+    }
+    for task in tasks {
+        let (round, post, snapshot) = task.await.unwrap();
+        if post > 20 {
+            assert_eq!(snapshot, None, "round {round}");
+            continue;
+        }
+        let snapshot = snapshot.unwrap();
+        let likers: Vec<u64> = (1..=30).rev().filter(|&u| likes(u, post)).collect();
+        assert_eq!(
+            (snapshot.count, snapshot.version),
+            (likers.len() as u64, likers.len() as u64),
+            "round {round}, post {post}"
+        );
+        assert_eq!(snapshot.recent_likers, likers, "newest first");
     }
     // Read-your-writes under the same concurrency.
     let mut tasks = Vec::new();

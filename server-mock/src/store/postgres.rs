@@ -25,16 +25,19 @@
 //! * **Pool.** Connections come from a deadpool pool with per-connection
 //!   prepared-statement caches. Migrations run at start, under an advisory
 //!   lock, so any number of servers may start at once.
-//! * **The viewer's own rows, batched.** Every view reads the viewer's own
-//!   (user, post) row, never cached: on PostgreSQL a round trip each. A
-//!   one-post `liked` goes to a batcher instead, which answers every lookup
-//!   waiting at that moment with one statement (`unnest` of the pairs
-//!   against the primary key). At most half the pool's connections run
-//!   such statements at once; lookups that arrive while they are busy
-//!   queue and go together in the next. An idle server answers a lone
-//!   lookup at once, alone, so batching adds no wait; a busy one makes far
-//!   fewer statements. Each statement starts after its lookups were asked,
-//!   so a viewer still sees their own committed writes.
+//! * **The view's reads, batched.** Every view reads the viewer's own
+//!   (user, post) row, never cached, and a view whose post is not cached
+//!   reads the post: on PostgreSQL a round trip each. A one-post `liked`
+//!   and `post` go to a batcher instead, which answers every lookup of its
+//!   kind waiting at that moment with one statement (`unnest` of the pairs
+//!   against the primary key; `= ANY` of the post ids). At most half the
+//!   pool's connections run such statements at once; lookups that arrive
+//!   while they are busy queue and go together in the next. An idle server
+//!   answers a lone lookup at once, alone, so batching adds no wait; a busy
+//!   one makes far fewer statements. Each statement starts after its
+//!   lookups were asked, so a viewer still sees their own committed writes,
+//!   and a post's rows are read in one statement, as one consistent
+//!   snapshot.
 //!
 //! The schema (see [`MIGRATIONS`]) distributes like rows, post rows and shard
 //! rows by post id, so on Citus one like's statement stays on one shard.
@@ -248,11 +251,12 @@ WHERE p.id = $1::bigint
 GROUP BY p.id
 ";
 
-/// A post's own row (shard -1) and its shard rows.
-const POST_ROWS: &str = "
-SELECT -1, count, version, likers, likers_at FROM posts WHERE id = $1::bigint
+/// The own rows (shard -1) and shard rows of the posts `$1`.
+const POSTS_ROWS: &str = "
+SELECT id, -1, count, version, likers, likers_at FROM posts WHERE id = ANY ($1::bigint[])
 UNION ALL
-SELECT shard, count, version, likers, likers_at FROM post_count_shards WHERE post_id = $1::bigint
+SELECT post_id, shard, count, version, likers, likers_at FROM post_count_shards
+WHERE post_id = ANY ($1::bigint[])
 ";
 
 const LIKED: &str =
@@ -401,18 +405,27 @@ pub(crate) fn redact_url(url: &str) -> String {
     format!("{scheme}://{shown}{tail}")
 }
 
-/// One viewer's own-row lookup waiting for its batch.
-struct Lookup {
-    post: i64,
-    user: i64,
-    answer: oneshot::Sender<Result<bool, StoreError>>,
-}
+/// A lookup waiting for its batch, and where its answer goes.
+type Waiting<K, V> = (K, oneshot::Sender<Result<V, StoreError>>);
 
-/// Gathers one-post `liked` lookups into batched statements (see the
-/// module docs). The task ends when the store (the sender) is dropped.
-fn spawn_batcher(pool: Pool, statements: usize) -> mpsc::UnboundedSender<Lookup> {
-    let (sender, mut queue) = mpsc::unbounded_channel::<Lookup>();
-    let slots = Arc::new(Semaphore::new(statements.max(1)));
+/// Gathers one-key lookups into batched statements (see the module docs):
+/// `answer` gets every key waiting when a slot is free (at most
+/// [`MAX_BATCH`]) and returns one answer per key, in order. `slots` bounds
+/// the statements in flight, shared by every batcher of the store. The
+/// task ends when the store (the sender) is dropped.
+fn spawn_batcher<K, V, F, Fut>(
+    pool: Pool,
+    slots: Arc<Semaphore>,
+    answer: F,
+) -> mpsc::UnboundedSender<Waiting<K, V>>
+where
+    K: Send + 'static,
+    V: Clone + Send + 'static,
+    F: Fn(Pool, Vec<K>) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = Result<Vec<V>, StoreError>> + Send + 'static,
+{
+    let (sender, mut queue) = mpsc::unbounded_channel::<Waiting<K, V>>();
+    let answer = Arc::new(answer);
     tokio::spawn(async move {
         while let Some(first) = queue.recv().await {
             // Waiting for a free slot is when the next batch fills up.
@@ -422,20 +435,26 @@ fn spawn_batcher(pool: Pool, statements: usize) -> mpsc::UnboundedSender<Lookup>
             let mut batch = vec![first];
             while batch.len() < MAX_BATCH {
                 match queue.try_recv() {
-                    Ok(lookup) => batch.push(lookup),
+                    Ok(waiting) => batch.push(waiting),
                     Err(_) => break,
                 }
             }
-            let pool = pool.clone();
+            let (pool, answer) = (pool.clone(), answer.clone());
             tokio::spawn(async move {
-                let found = liked_pairs(&pool, &batch).await;
+                let (keys, senders): (Vec<K>, Vec<_>) = batch.into_iter().unzip();
+                let answers = answer(pool, keys).await;
                 drop(slot);
-                for (i, lookup) in batch.into_iter().enumerate() {
-                    let answer = match &found {
-                        Ok(found) => Ok(found.binary_search(&(i as i64 + 1)).is_ok()),
-                        Err(e) => Err(e.clone()),
-                    };
-                    let _ = lookup.answer.send(answer);
+                match answers {
+                    Ok(answers) => {
+                        for (sender, value) in senders.into_iter().zip(answers) {
+                            let _ = sender.send(Ok(value));
+                        }
+                    }
+                    Err(e) => {
+                        for sender in senders {
+                            let _ = sender.send(Err(e.clone()));
+                        }
+                    }
                 }
             });
         }
@@ -443,28 +462,105 @@ fn spawn_batcher(pool: Pool, statements: usize) -> mpsc::UnboundedSender<Lookup>
     sender
 }
 
-/// The 1-based positions in `batch` of the pairs that have a like row,
-/// ascending.
-async fn liked_pairs(pool: &Pool, batch: &[Lookup]) -> Result<Vec<i64>, StoreError> {
-    let posts: Vec<i64> = batch.iter().map(|l| l.post).collect();
-    let users: Vec<i64> = batch.iter().map(|l| l.user).collect();
+/// Asks a batcher; `None` when it is gone (its runtime shut down), for the
+/// caller to ask directly.
+async fn ask<K, V>(
+    batcher: &mpsc::UnboundedSender<Waiting<K, V>>,
+    key: K,
+) -> Option<Result<V, StoreError>> {
+    let (sender, answer) = oneshot::channel();
+    batcher.send((key, sender)).ok()?;
+    answer.await.ok()
+}
+
+/// Whether each (post, user) pair has a like row.
+async fn liked_pairs(pool: Pool, pairs: Vec<(i64, i64)>) -> Result<Vec<bool>, StoreError> {
+    let (posts, users): (Vec<i64>, Vec<i64>) = pairs.iter().copied().unzip();
     let client = pool.get().await?;
     let statement = client.prepare_cached(LIKED_PAIRS).await?;
-    let mut found: Vec<i64> = client
-        .query(&statement, &[&posts, &users])
-        .await?
-        .iter()
-        .map(|row| row.get(0))
-        .collect();
-    found.sort_unstable();
-    Ok(found)
+    let mut liked = vec![false; pairs.len()];
+    for row in client.query(&statement, &[&posts, &users]).await? {
+        let n: i64 = row.get(0);
+        if let Some(slot) = usize::try_from(n - 1).ok().and_then(|i| liked.get_mut(i)) {
+            *slot = true;
+        }
+    }
+    Ok(liked)
 }
+
+/// Each post's snapshot (`None` for a post that does not exist), all read
+/// in one statement.
+async fn read_posts(
+    pool: Pool,
+    posts: Vec<i64>,
+) -> Result<Vec<Option<Arc<PostSnapshot>>>, StoreError> {
+    let client = pool.get().await?;
+    let statement = client.prepare_cached(POSTS_ROWS).await?;
+    let mut wanted = posts.clone();
+    wanted.sort_unstable();
+    wanted.dedup();
+    let mut rows: HashMap<i64, Vec<(i32, CounterRow)>> = HashMap::with_capacity(wanted.len());
+    for row in client.query(&statement, &[&wanted]).await? {
+        rows.entry(row.get(0)).or_default().push((
+            row.get(1),
+            CounterRow {
+                count: row.get(2),
+                version: row.get(3),
+                likers: row.get(4),
+                likers_at: row.get(5),
+            },
+        ));
+    }
+    let snapshots: HashMap<i64, Arc<PostSnapshot>> = rows
+        .into_iter()
+        .filter_map(|(post, rows)| Some((post, Arc::new(snapshot(rows)?))))
+        .collect();
+    Ok(posts
+        .iter()
+        .map(|post| snapshots.get(post).cloned())
+        .collect())
+}
+
+/// A post from its own row (shard -1) and shard rows; `None` without its
+/// own row.
+fn snapshot(mut rows: Vec<(i32, CounterRow)>) -> Option<PostSnapshot> {
+    if !rows.iter().any(|(shard, _)| *shard < 0) {
+        return None;
+    }
+    let count: i64 = rows.iter().map(|(_, row)| row.count).sum();
+    let version: i64 = rows.iter().map(|(_, row)| row.version).sum();
+    // The post's own row first, so equal times keep its order.
+    rows.sort_by_key(|(shard, _)| *shard);
+    let recent_likers = if rows.len() == 1 {
+        rows[0].1.likers.iter().map(|&id| from_sql(id)).collect()
+    } else {
+        let ids: Vec<Vec<UserId>> = rows
+            .iter()
+            .map(|(_, row)| row.likers.iter().map(|&id| from_sql(id)).collect())
+            .collect();
+        merge_likers(
+            ids.iter()
+                .zip(&rows)
+                .map(|(ids, (_, row))| (ids.as_slice(), row.likers_at.as_slice())),
+        )
+    };
+    Some(PostSnapshot {
+        count: from_sql(count),
+        version: from_sql(version),
+        recent_likers,
+    })
+}
+
+type LikedBatcher = mpsc::UnboundedSender<Waiting<(i64, i64), bool>>;
+type PostBatcher = mpsc::UnboundedSender<Waiting<i64, Option<Arc<PostSnapshot>>>>;
 
 /// The PostgreSQL [`Store`]. See the module docs for how it works.
 pub struct PostgresStore {
     pool: Pool,
     /// One-post `liked` lookups, batched.
-    lookups: mpsc::UnboundedSender<Lookup>,
+    liked_batcher: LikedBatcher,
+    /// One-post `post` reads, batched.
+    post_batcher: PostBatcher,
     /// Writes hold it shared; `close` takes it exclusively, so it waits for
     /// the writes in flight and then refuses new ones.
     closed: RwLock<bool>,
@@ -581,8 +677,10 @@ impl PostgresStore {
             .max_size(connections)
             .build()
             .map_err(|e| StoreError::Backend(format!("PostgreSQL connection pool: {e}")))?;
+        let slots = Arc::new(Semaphore::new((connections / 2).max(1)));
         let store = Self {
-            lookups: spawn_batcher(pool.clone(), connections / 2),
+            liked_batcher: spawn_batcher(pool.clone(), slots.clone(), liked_pairs),
+            post_batcher: spawn_batcher(pool.clone(), slots, read_posts),
             pool,
             closed: RwLock::new(false),
             hot: HotPosts::new(options.hot_posts),
@@ -703,7 +801,7 @@ impl PostgresStore {
                 version,
                 recent_likers: likers.into_iter().map(from_sql).collect(),
             })
-            .map(std::sync::Arc::new);
+            .map(Arc::new);
         Ok(WriteOutcome {
             state: LikeState {
                 count,
@@ -943,48 +1041,14 @@ impl Store for PostgresStore {
         if check_id("post", post).is_err() {
             return Ok(None);
         }
-        let client = self.pool.get().await?;
-        let statement = client.prepare_cached(POST_ROWS).await?;
-        let rows = client.query(&statement, &[&to_sql(post)]).await?;
-        let mut found = false;
-        let (mut count, mut version) = (0i64, 0i64);
-        let mut lists: Vec<(i32, CounterRow)> = Vec::with_capacity(rows.len());
-        for row in &rows {
-            let shard: i32 = row.get(0);
-            found |= shard < 0;
-            let counter = CounterRow {
-                count: row.get(1),
-                version: row.get(2),
-                likers: row.get(3),
-                likers_at: row.get(4),
-            };
-            count += counter.count;
-            version += counter.version;
-            lists.push((shard, counter));
-        }
-        if !found {
-            return Ok(None);
-        }
-        // The post's own row first, so equal times keep its order.
-        lists.sort_by_key(|(shard, _)| *shard);
-        let recent_likers = if lists.len() == 1 {
-            lists[0].1.likers.iter().map(|&id| from_sql(id)).collect()
-        } else {
-            let ids: Vec<Vec<UserId>> = lists
-                .iter()
-                .map(|(_, row)| row.likers.iter().map(|&id| from_sql(id)).collect())
-                .collect();
-            merge_likers(
-                ids.iter()
-                    .zip(&lists)
-                    .map(|(ids, (_, row))| (ids.as_slice(), row.likers_at.as_slice())),
-            )
+        let found = match ask(&self.post_batcher, to_sql(post)).await {
+            Some(found) => found?,
+            None => read_posts(self.pool.clone(), vec![to_sql(post)])
+                .await?
+                .pop()
+                .flatten(),
         };
-        Ok(Some(PostSnapshot {
-            count: from_sql(count),
-            version: from_sql(version),
-            recent_likers,
-        }))
+        Ok(found.map(Arc::unwrap_or_clone))
     }
 
     async fn liked(&self, user: UserId, posts: &[PostId]) -> Result<Vec<bool>, StoreError> {
@@ -996,15 +1060,7 @@ impl Store for PostgresStore {
             if check_id("post", *post).is_err() {
                 return Ok(vec![false]);
             }
-            let (answer, answered) = oneshot::channel();
-            let lookup = Lookup {
-                post: to_sql(*post),
-                user: to_sql(user),
-                answer,
-            };
-            if self.lookups.send(lookup).is_ok()
-                && let Ok(liked) = answered.await
-            {
+            if let Some(liked) = ask(&self.liked_batcher, (to_sql(*post), to_sql(user))).await {
                 return Ok(vec![liked?]);
             }
             // The batcher is gone (its runtime shut down): ask directly.
