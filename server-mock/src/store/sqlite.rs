@@ -544,6 +544,16 @@ struct PostRow {
 
 impl PostRow {
     fn load(conn: &Connection, post: PostId) -> rusqlite::Result<Option<Self>> {
+        Self::load_with(conn, post, true)
+    }
+
+    /// The post's row, and its shard rows when `may_have_shards` (the
+    /// writer knows which posts have any, and skips the read for the rest).
+    fn load_with(
+        conn: &Connection,
+        post: PostId,
+        may_have_shards: bool,
+    ) -> rusqlite::Result<Option<Self>> {
         let base = conn
             .prepare_cached(SELECT_POST)?
             .query_row([to_sql_id(post)], |row| {
@@ -558,6 +568,12 @@ impl PostRow {
         let Some(base) = base else {
             return Ok(None);
         };
+        if !may_have_shards {
+            return Ok(Some(Self {
+                base,
+                ..Self::default()
+            }));
+        }
         let mut select = conn.prepare_cached(SELECT_SHARDS)?;
         let shards = select
             .query_map([to_sql_id(post)], |row| {
@@ -577,6 +593,11 @@ impl PostRow {
             shards,
             folded: false,
         }))
+    }
+
+    /// Whether the post has shard rows once [`store`](Self::store)d.
+    fn has_shards(&self) -> bool {
+        !self.shards.is_empty()
     }
 
     fn store(&self, conn: &Connection, post: PostId) -> rusqlite::Result<()> {
@@ -723,6 +744,7 @@ impl Writer {
     /// every pending answer.
     fn run(self, mut conn: Connection, mut queue: mpsc::Receiver<Command>) {
         let mut next: Option<Command> = None;
+        let mut sharded = sharded_posts(&conn);
         loop {
             let command = match next.take() {
                 Some(command) => command,
@@ -735,6 +757,8 @@ impl Writer {
             match command {
                 Command::Task(task) => {
                     let reply = task(&mut conn);
+                    // A task may add or remove shard rows (seed, reset).
+                    sharded = sharded_posts(&conn);
                     self.syncer.after_sync(wal::Pending::Task(reply));
                     let _ = self.commits.try_send(());
                 }
@@ -755,7 +779,7 @@ impl Writer {
                     if let Some(sizes) = &self.sizes {
                         sizes.record(batch.len() as f64);
                     }
-                    let answers = group_commit(&mut conn, batch);
+                    let answers = group_commit(&mut conn, batch, &mut sharded);
                     self.syncer.after_sync(wal::Pending::Writes(answers));
                     let _ = self.commits.try_send(());
                 }
@@ -770,8 +794,9 @@ impl Writer {
 fn group_commit(
     conn: &mut Connection,
     batch: Vec<WriteOp>,
+    sharded: &mut Option<HashSet<PostId>>,
 ) -> Vec<(wal::Reply, Result<WriteOutcome, StoreError>)> {
-    match apply_batch(conn, &batch) {
+    match apply_batch(conn, &batch, sharded) {
         Ok(outcomes) => batch
             .into_iter()
             .zip(outcomes)
@@ -788,9 +813,25 @@ fn group_commit(
     }
 }
 
+/// The posts that have shard rows, read when the writer starts and after
+/// each writer task; kept by [`apply_batch`] as it commits. Only the writer
+/// changes the file, so the set is exact, and a write to any other post
+/// skips the shard read. `None` (the read failed): read every post's shards.
+fn sharded_posts(conn: &Connection) -> Option<HashSet<PostId>> {
+    let read = || -> rusqlite::Result<HashSet<PostId>> {
+        let mut select = conn.prepare_cached("SELECT DISTINCT post_id FROM post_count_shards")?;
+        let posts = select.query_map([], |row| Ok(from_sql_count(row.get(0)?)))?;
+        posts.collect()
+    };
+    read()
+        .inspect_err(|err| tracing::warn!(error = %err, "cannot list the sharded posts"))
+        .ok()
+}
+
 fn apply_batch(
     conn: &mut Connection,
     batch: &[WriteOp],
+    sharded: &mut Option<HashSet<PostId>>,
 ) -> rusqlite::Result<Vec<Result<WriteOutcome, StoreError>>> {
     let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
     let mut outcomes = Vec::with_capacity(batch.len());
@@ -803,7 +844,11 @@ fn apply_batch(
         for (index, op) in batch.iter().enumerate() {
             let row = match rows.entry(op.post) {
                 Entry::Occupied(entry) => entry.into_mut(),
-                Entry::Vacant(entry) => entry.insert(PostRow::load(&tx, op.post)?),
+                Entry::Vacant(entry) => entry.insert(PostRow::load_with(
+                    &tx,
+                    op.post,
+                    sharded.as_ref().is_none_or(|set| set.contains(&op.post)),
+                )?),
             };
             let Some(row) = row else {
                 outcomes.push(Err(StoreError::PostNotFound(op.post)));
@@ -841,6 +886,14 @@ fn apply_batch(
         }
     }
     tx.commit()?;
+    if let Some(set) = sharded {
+        for (post, row) in &rows {
+            match row {
+                Some(row) if row.has_shards() => set.insert(*post),
+                _ => set.remove(post),
+            };
+        }
+    }
     for (post, index) in last_write {
         if let (Some(Some(row)), Some(Ok(outcome))) = (rows.get(&post), outcomes.get_mut(index)) {
             outcome.snapshot = Some(Arc::new(row.snapshot()));
@@ -1251,5 +1304,66 @@ mod tests {
             }
             store.close().await.expect("close");
         });
+    }
+
+    fn shard_rows(db: &std::path::Path) -> i64 {
+        let conn = Connection::open(db).expect("open");
+        conn.query_row("SELECT COUNT(*) FROM post_count_shards", [], |row| {
+            row.get(0)
+        })
+        .expect("count")
+    }
+
+    #[test]
+    fn shard_rows_left_by_an_earlier_run_are_folded_after_a_restart() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let db = dir.path().join("likekit.db");
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_time()
+            .build()
+            .expect("runtime");
+        let open = |hot_posts| {
+            SqliteStore::open(SqliteOptions {
+                database: Database::File(db.clone()),
+                hot_posts,
+                ..SqliteOptions::default()
+            })
+            .expect("open")
+        };
+        rt.block_on(async {
+            // Every write hot: the likes go to shard rows.
+            let store = open(HotPostOptions {
+                threshold: 0,
+                shards: 4,
+                cool_down: Duration::from_secs(60),
+            });
+            store.put_post(1).await.expect("post");
+            store.put_post(2).await.expect("post");
+            for user in 1..=20 {
+                store.like(user, 1).await.expect("like");
+            }
+            store.like(1, 2).await.expect("like");
+            store.close().await.expect("close");
+        });
+        drop(rt);
+        assert!(shard_rows(&db) > 0, "the hot likes went to shard rows");
+
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_time()
+            .build()
+            .expect("runtime");
+        rt.block_on(async {
+            // Nothing is hot now: the first write to post 1 must find its
+            // shard rows (the writer lists them when it starts) and fold them.
+            let store = open(HotPostOptions::default());
+            let outcome = store.like(21, 1).await.expect("like");
+            assert_eq!((outcome.state.count, outcome.state.version), (21, 21));
+            let outcome = store.unlike(3, 1).await.expect("unlike");
+            assert_eq!(outcome.state.count, 20);
+            let outcome = store.like(2, 2).await.expect("like");
+            assert_eq!(outcome.state.count, 2);
+            store.close().await.expect("close");
+        });
+        assert_eq!(shard_rows(&db), 0, "every shard row folded back");
     }
 }
