@@ -150,9 +150,7 @@ impl NaiveViews {
             i64::try_from(viewer).unwrap_or(i64::MAX),
         );
         match self {
-            Self::Sqlite { connections, next } => {
-                Ok(sqlite_view(connections, next, viewer, post)?)
-            }
+            Self::Sqlite { connections, next } => Ok(sqlite_view(connections, next, viewer, post)?),
             Self::Postgres(pool) => {
                 let client = pool.get().await?;
                 let statement = client.prepare_cached(PG_POST).await?;
