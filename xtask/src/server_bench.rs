@@ -661,11 +661,7 @@ fn measure_backend(
     server.stop()?;
     found.insert(format!("{name}_likes_exact"), audit(bench, &prepared.db)?);
 
-    let server = Server::start(
-        bench,
-        &format!("{name}-hot"),
-        &serve_args(bench, &prepared),
-    )?;
+    let server = Server::start(bench, &format!("{name}-hot"), &serve_args(bench, &prepared))?;
     let before = written(&server.url);
     let hot = wrk(bench, &server.url, Load::Hot(bench.hot_post), s.hot)?;
     found.insert(format!("{name}_hot_likes_per_s"), hot.per_second());
