@@ -3,11 +3,17 @@
 //! [`Cluster::start`] runs `initdb` into a folder (the bench uses
 //! `target/bench/run/pg`) and `pg_ctl start` on a free loopback port:
 //! TCP on 127.0.0.1 only, the Unix socket in the same folder, trust
-//! authentication for the superuser `likekit`. Dropping the [`Cluster`]
-//! stops the server and deletes the folder, so a failed step cleans up too;
-//! a folder left by a run that was killed is stopped and deleted by the next
-//! start. (Ctrl-C reaches the server as well: PostgreSQL takes SIGINT as a
-//! fast shutdown.)
+//! authentication for the superuser `likekit`.
+//!
+//! Clean-up is a guard process started before `initdb`, in its own process
+//! group (Ctrl-C does not reach it): it waits for its standard input to
+//! close, then stops the server, keeps its log beside the folder (`pg.log`)
+//! and deletes the folder. Dropping the [`Cluster`] closes that pipe and
+//! waits for the guard, so a failed step cleans up too; when xtask ends any
+//! other way (Ctrl-C, a panic, SIGKILL) the kernel closes the pipe and the
+//! guard cleans up all the same. (`pg_ctl` starts the server in a session of
+//! its own, so nothing else would stop it.) A folder left behind anyway is
+//! stopped and deleted by the next start.
 //!
 //! PostgreSQL refuses to run as root. When xtask runs as root the folder is
 //! given to the `postgres` system user (or `nobody`) and every PostgreSQL
@@ -43,8 +49,9 @@ use std::fs::{self, OpenOptions};
 use std::io::Write as _;
 use std::net::TcpListener;
 use std::os::unix::fs::PermissionsExt as _;
+use std::os::unix::process::CommandExt as _;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::{Child, ChildStdin, Command, Stdio};
 
 use crate::{install, proc};
 
@@ -210,6 +217,17 @@ pub fn conf_text(port: u16, socket_dir: &Path) -> String {
     text
 }
 
+/// Waits for standard input to close, then runs its arguments (the
+/// server's stop command), keeps the log and deletes the folder
+/// (`$LIKEKIT_PG_DIR`). Immune to the terminal's signals.
+const GUARD_SCRIPT: &str = r#"
+trap '' INT TERM HUP
+cat >/dev/null
+"$@" >/dev/null 2>&1
+cp "$LIKEKIT_PG_DIR/postgres.log" "$LIKEKIT_PG_DIR.log" 2>/dev/null
+rm -rf "$LIKEKIT_PG_DIR"
+"#;
+
 /// A running throwaway cluster; dropping it stops the server and deletes
 /// its folder.
 #[derive(Debug)]
@@ -220,6 +238,8 @@ pub struct Cluster {
     pub dir: PathBuf,
     bin: PathBuf,
     user: Option<RunAs>,
+    guard: Option<Child>,
+    guard_pipe: Option<ChildStdin>,
 }
 
 impl Cluster {
@@ -248,9 +268,29 @@ impl Cluster {
             dir: dir.to_path_buf(),
             bin,
             user,
+            guard: None,
+            guard_pipe: None,
         };
         cluster.clean_up();
         fs::create_dir_all(dir).map_err(|e| format!("could not create {}: {e}", dir.display()))?;
+        // The guard next, so that whatever happens from here is cleaned up.
+        let stop = cluster.stop_command("immediate");
+        let mut guard = Command::new("/bin/sh");
+        guard
+            .args(["-c", GUARD_SCRIPT, "likekit-pg-guard"])
+            .arg(stop.get_program())
+            .args(stop.get_args())
+            .env("LIKEKIT_PG_DIR", dir)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .process_group(0);
+        let mut child = guard.spawn().map_err(|e| {
+            let _ = fs::remove_dir_all(dir);
+            format!("could not start the clean-up guard: {e}")
+        })?;
+        cluster.guard_pipe = child.stdin.take();
+        cluster.guard = Some(child);
         if let Some(user) = &cluster.user {
             std::os::unix::fs::chown(dir, Some(user.uid), Some(user.gid))
                 .map_err(|e| format!("could not give {} to {}: {e}", dir.display(), user.name))?;
@@ -324,24 +364,29 @@ impl Cluster {
         run(&mut cmd)
     }
 
+    /// `pg_ctl stop` in `mode` (`fast`: finish a checkpoint; `immediate`:
+    /// just stop), as the cluster's owner.
+    fn stop_command(&self, mode: &str) -> Command {
+        let mut cmd = command(self.user.as_ref(), &self.bin.join("pg_ctl"));
+        cmd.arg("-D")
+            .arg(self.data())
+            .args(["-m", mode, "-w", "-t", "60", "stop"]);
+        cmd
+    }
+
     /// Stops the server (finishing a checkpoint) and deletes the folder; an
     /// error if the server does not stop.
     pub fn stop(self) -> Result<(), String> {
-        let stopped = run(command(self.user.as_ref(), &self.bin.join("pg_ctl"))
-            .arg("-D")
-            .arg(self.data())
-            .args(["-m", "fast", "-w", "-t", "60", "stop"]));
+        let stopped = run(&mut self.stop_command("fast"));
         drop(self);
         stopped.map(drop)
     }
 
-    /// Stops a server running in the folder (if any) and deletes it.
+    /// Stops a server left running in the folder (if any) and deletes it.
     fn clean_up(&self) {
         if self.data().join("postmaster.pid").exists() {
-            let _ = command(self.user.as_ref(), &self.bin.join("pg_ctl"))
-                .arg("-D")
-                .arg(self.data())
-                .args(["-m", "immediate", "-w", "stop"])
+            let _ = self
+                .stop_command("immediate")
                 .stdin(Stdio::null())
                 .stdout(Stdio::null())
                 .stderr(Stdio::null())
@@ -355,9 +400,12 @@ impl Cluster {
 
 impl Drop for Cluster {
     fn drop(&mut self) {
-        // The server's log outlives the folder, beside it (`pg.log`).
-        let _ = fs::copy(self.log(), self.dir.with_extension("log"));
-        self.clean_up();
+        // Closing the pipe tells the guard to stop the server, keep its log
+        // and delete the folder; wait until it has.
+        drop(self.guard_pipe.take());
+        if let Some(mut guard) = self.guard.take() {
+            let _ = guard.wait();
+        }
     }
 }
 
@@ -381,5 +429,43 @@ mod tests {
         for (name, _, why) in SETTINGS {
             assert!(!why.is_empty(), "{name} has no reason");
         }
+    }
+
+    /// Starts a real cluster (installing PostgreSQL when missing), so it
+    /// runs only when asked: `cargo test -p xtask -- --ignored`.
+    #[test]
+    #[ignore = "starts PostgreSQL"]
+    fn a_cluster_runs_sql_and_is_cleaned_up() {
+        let base = std::env::temp_dir().join(format!("likekit-xtask-pg-{}", std::process::id()));
+        fs::create_dir_all(&base).expect("temp folder");
+        let dir = base.join("pg");
+        let cluster = Cluster::start(&dir).expect("started");
+        let port = cluster.port;
+        assert_eq!(
+            cluster
+                .psql("postgres", &["SHOW synchronous_commit"])
+                .expect("psql")
+                .trim(),
+            "on"
+        );
+        assert_eq!(
+            cluster
+                .psql("postgres", &["SHOW shared_buffers"])
+                .expect("psql")
+                .trim(),
+            "1GB"
+        );
+        cluster.stop().expect("stopped");
+        assert!(!dir.exists(), "{} is left behind", dir.display());
+        assert!(base.join("pg.log").is_file(), "the log is kept");
+        assert!(std::net::TcpStream::connect(("127.0.0.1", port)).is_err());
+
+        // Dropped without stopping (a failed step): cleaned up all the same.
+        let cluster = Cluster::start(&dir).expect("started again");
+        let port = cluster.port;
+        drop(cluster);
+        assert!(!dir.exists(), "{} is left behind", dir.display());
+        assert!(std::net::TcpStream::connect(("127.0.0.1", port)).is_err());
+        fs::remove_dir_all(&base).expect("clean up");
     }
 }

@@ -32,7 +32,7 @@
 //! for a durable server, stopped and deleted when the backend's part ends,
 //! also on failure), creates an empty database, runs `likekit-server bench
 //! seed --dir <run dir>/pg-seed --db <url>` (the same generator and
-//! parameters, through the store's own seed path; about 15 s), vacuums and
+//! parameters, through the store's own seed path; about 20 s), vacuums and
 //! analyzes it, and returns `Prepared { db: url, naive: true, server_args:
 //! ["--db-connections", "32"], cluster }`;
 //! `bench audit --db <url>` checks it after each write load like the SQLite
@@ -337,7 +337,7 @@ fn prepare_sqlite(bench: &Bench) -> Result<Prepared, String> {
 }
 
 /// A throwaway PostgreSQL cluster with the data set seeded into a new
-/// database. Made anew every run (a seed takes about 15 s), so it never
+/// database. Made anew every run (seeding takes about 20 s), so it never
 /// lags behind the generator, the schema or the store's seed path.
 fn prepare_postgres(bench: &Bench) -> Result<Prepared, String> {
     let dir = bench.run_dir.join("pg");
