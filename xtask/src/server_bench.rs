@@ -33,10 +33,11 @@
 //! also on failure), creates an empty database, runs `likekit-server bench
 //! seed --dir <run dir>/pg-seed --db <url>` (the same generator and
 //! parameters, through the store's own seed path; about 20 s), vacuums and
-//! analyzes it, and returns `Prepared { db: url, naive: true, server_args:
-//! ["--db-connections", "32"], cluster }`;
-//! `bench audit --db <url>` checks it after each write load like the SQLite
-//! file. The cluster is made anew every run, so it is never stale.
+//! analyzes it, and returns the URL with the server's pool size
+//! ([`POSTGRES_POOL`]) and the cluster. `bench audit --db <url>` checks it
+//! after each write load like the SQLite file. The cluster is made anew
+//! every run, so it is never stale. The naive baseline runs on it too (the
+//! same two statements per view as on SQLite).
 
 use std::fmt::Write as _;
 use std::fs;
