@@ -17,8 +17,10 @@
 //!
 //! PostgreSQL refuses to run as root. When xtask runs as root the folder is
 //! given to the `postgres` system user (or `nobody`) and every PostgreSQL
-//! server program runs as that user through `setpriv`. `psql` connects over
-//! TCP and runs as whoever we are.
+//! server program runs as that user through `setpriv`; if that user cannot
+//! reach the folder (the project under `/root`), the cluster goes to a
+//! temporary folder instead. `psql` connects over TCP and runs as whoever we
+//! are.
 //!
 //! # Settings
 //!
@@ -153,6 +155,25 @@ fn run_as() -> Result<Option<RunAs>, String> {
     )
 }
 
+/// Whether `user` can reach `dir`'s parent (the folder's own mode is set
+/// later): every folder above it searchable.
+fn reachable(user: &RunAs, dir: &Path) -> bool {
+    let Some(parent) = dir.parent() else {
+        return false;
+    };
+    if fs::create_dir_all(parent).is_err() {
+        return false;
+    }
+    command(Some(user), Path::new("/bin/sh"))
+        .args(["-c", r#"test -x "$1""#, "likekit-pg-probe"])
+        .arg(parent)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|status| status.success())
+}
+
 /// `program` as a command that runs as `user` (when set).
 fn command(user: Option<&RunAs>, program: &Path) -> Command {
     match user {
@@ -263,6 +284,15 @@ impl Cluster {
             .and_then(|initdb| initdb.parent().map(Path::to_path_buf))
             .unwrap_or(bin);
         let user = run_as()?;
+        // The user PostgreSQL runs as must reach the folder; when a parent
+        // is closed to it (a project under /root), use a temporary folder.
+        let mut dir = dir.to_path_buf();
+        if let Some(user) = &user
+            && !reachable(user, &dir)
+        {
+            dir = std::env::temp_dir().join(format!("likekit-bench-pg-{}", std::process::id()));
+        }
+        let dir = dir.as_path();
         let mut cluster = Cluster {
             port: 0,
             dir: dir.to_path_buf(),
@@ -466,6 +496,31 @@ mod tests {
         drop(cluster);
         assert!(!dir.exists(), "{} is left behind", dir.display());
         assert!(std::net::TcpStream::connect(("127.0.0.1", port)).is_err());
+
+        // A folder the server's user cannot reach (only when we are root
+        // and it is another user): a temporary folder instead.
+        let closed = base.join("closed");
+        fs::create_dir_all(&closed).expect("folder");
+        fs::set_permissions(&closed, fs::Permissions::from_mode(0o700)).expect("chmod");
+        let cluster = Cluster::start(&closed.join("pg")).expect("started in a closed folder");
+        if run_as().expect("user").is_some() {
+            assert!(
+                !cluster.dir.starts_with(&closed),
+                "{}",
+                cluster.dir.display()
+            );
+        }
+        assert_eq!(
+            cluster
+                .psql("postgres", &["SELECT 1"])
+                .expect("psql")
+                .trim(),
+            "1"
+        );
+        let moved = cluster.dir.clone();
+        cluster.stop().expect("stopped");
+        assert!(!moved.exists(), "{} is left behind", moved.display());
+        let _ = fs::remove_file(moved.with_extension("log"));
         fs::remove_dir_all(&base).expect("clean up");
     }
 }

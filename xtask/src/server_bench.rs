@@ -347,7 +347,7 @@ fn prepare_postgres(bench: &Bench) -> Result<Prepared, String> {
     say(&format!(
         "postgres: a throwaway cluster on 127.0.0.1:{} in {} (log: {}) in {:.1} s",
         cluster.port,
-        dir.display(),
+        cluster.dir.display(),
         cluster.log().display(),
         started.elapsed().as_secs_f64()
     ));
