@@ -301,13 +301,28 @@ impl Views {
         viewer: UserId,
         post: PostId,
     ) -> Result<Option<Vec<u8>>, StoreError> {
-        let liked = self
-            .store
-            .liked(viewer, &[post])
-            .await?
-            .first()
-            .copied()
-            .unwrap_or(false);
+        let own_row = async {
+            Ok::<_, StoreError>(
+                self.store
+                    .liked(viewer, &[post])
+                    .await?
+                    .first()
+                    .copied()
+                    .unwrap_or(false),
+            )
+        };
+        if !self.posts.contains(&post) {
+            // A cache miss: the post's row and the viewer's own row are two
+            // independent reads, so wait for both at once (on PostgreSQL
+            // that is one round trip's wait instead of two).
+            let (snapshot, liked) = tokio::join!(self.post(post), own_row);
+            let Some(snapshot) = snapshot? else {
+                return Ok(None);
+            };
+            let friends = self.friend_set(viewer).await?;
+            return Ok(Some(Self::render_json(&snapshot, liked?, &friends)));
+        }
+        let liked = own_row.await?;
         let cached = self.posts.read(&post, |snapshot| {
             self.friends.read(&viewer, |friends| {
                 Self::render_json(snapshot, liked, friends)
