@@ -199,6 +199,14 @@ pub const ROWS: &[Row] = &[
     },
     Row {
         suite: "server",
+        what: "The ceiling for that multiple: the bare route over the naive baseline (a view cannot beat the bare route)",
+        figure: "sqlite_bare_vs_naive",
+        unit: Unit::Ratio,
+        target: Target::Baseline,
+        ratio_to: None,
+    },
+    Row {
+        suite: "server",
         what: "Naive baseline: COUNT(*) over the like rows + friends join, no cache, SQLite",
         figure: "sqlite_naive_views_per_s",
         unit: Unit::PerSecond,
@@ -330,7 +338,15 @@ pub const ROWS: &[Row] = &[
         what: "PostgreSQL views as a multiple of the naive baseline",
         figure: "postgres_views_vs_naive",
         unit: Unit::Ratio,
-        target: Target::AtLeast(5.0),
+        target: Target::AtLeast(20.0),
+        ratio_to: None,
+    },
+    Row {
+        suite: "server",
+        what: "The ceiling for that multiple: the bare route over the PostgreSQL naive baseline",
+        figure: "postgres_bare_vs_naive",
+        unit: Unit::Ratio,
+        target: Target::Baseline,
         ratio_to: None,
     },
     Row {
