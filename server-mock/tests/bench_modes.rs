@@ -94,13 +94,21 @@ async fn the_naive_view_agrees_with_the_cached_one() {
 }
 
 #[tokio::test]
-async fn naive_views_need_a_database_file() {
-    let result = likekit_server::spawn(Config {
+async fn naive_views_need_a_database_file_or_a_postgres_url() {
+    // The test configuration's database is `:memory:`: the naive baseline
+    // opens its own connections, so it refuses it with a clear error.
+    let error = likekit_server::spawn(Config {
         naive_views: true,
         ..test_config()
     })
-    .await;
-    assert!(result.is_err());
+    .await
+    .expect_err("refused on :memory:");
+    assert!(
+        error
+            .to_string()
+            .contains("needs a SQLite database file or a PostgreSQL URL"),
+        "{error}"
+    );
 }
 
 #[test]
