@@ -27,10 +27,9 @@ use axum::{
     Json,
     extract::{Path as UrlPath, State, rejection::PathRejection},
 };
-use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod};
+use deadpool_postgres::Pool;
 use likekit_core::wire::{PostId, PostLikes, UserId};
 use rusqlite::{Connection, OpenFlags, OptionalExtension};
-use tokio_postgres::NoTls;
 
 use crate::{
     api::{Viewer, parse_post_id},
@@ -120,17 +119,8 @@ impl NaiveViews {
                     .map_err(|e| Error::Config(format!("bad PostgreSQL URL {shown}: {e}")))?;
                 config.application_name("likekit-server-naive");
                 config.connect_timeout(Duration::from_secs(10));
-                let manager = Manager::from_config(
-                    config,
-                    NoTls,
-                    ManagerConfig {
-                        recycling_method: RecyclingMethod::Fast,
-                    },
-                );
-                let pool = Pool::builder(manager)
-                    .max_size(connections.max(8))
-                    .build()
-                    .map_err(|e| Error::Config(format!("PostgreSQL connection pool: {e}")))?;
+                let pool = crate::store::connection_pool(config, connections.max(8))
+                    .map_err(Error::Config)?;
                 Ok(Self::Postgres(pool))
             }
             Database::Memory => Err(Error::Config(

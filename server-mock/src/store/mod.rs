@@ -25,8 +25,8 @@ mod sqlite;
 pub mod suite;
 
 pub use hot::{HotPostOptions, HotPosts, MAX_SHARDS};
-pub(crate) use postgres::redact_url;
 pub use postgres::{MIGRATIONS as POSTGRES_MIGRATIONS, PostgresOptions, PostgresStore};
+pub(crate) use postgres::{connection_pool, redact_url};
 pub use sqlite::{SqliteOptions, SqliteStore};
 
 /// How many recent likers each post keeps for the friends line.

@@ -368,6 +368,22 @@ impl PostgresOptions {
     }
 }
 
+/// A pool of up to `size` connections made from `config` (without TLS:
+/// the database is on loopback or a private network).
+pub(crate) fn connection_pool(config: tokio_postgres::Config, size: usize) -> Result<Pool, String> {
+    let manager = Manager::from_config(
+        config,
+        NoTls,
+        ManagerConfig {
+            recycling_method: RecyclingMethod::Fast,
+        },
+    );
+    Pool::builder(manager)
+        .max_size(size)
+        .build()
+        .map_err(|e| format!("PostgreSQL connection pool: {e}"))
+}
+
 /// `url` with any password replaced by `***`, for logs.
 pub(crate) fn redact_url(url: &str) -> String {
     let Some((scheme, rest)) = url.split_once("://") else {
@@ -673,17 +689,7 @@ impl PostgresStore {
         } else {
             options.connections
         };
-        let manager = Manager::from_config(
-            config,
-            NoTls,
-            ManagerConfig {
-                recycling_method: RecyclingMethod::Fast,
-            },
-        );
-        let pool = Pool::builder(manager)
-            .max_size(connections)
-            .build()
-            .map_err(|e| StoreError::Backend(format!("PostgreSQL connection pool: {e}")))?;
+        let pool = connection_pool(config, connections).map_err(StoreError::Backend)?;
         let slots = Arc::new(Semaphore::new((connections / 2).clamp(1, MAX_BATCHES)));
         let store = Self {
             liked_batcher: spawn_batcher(pool.clone(), slots.clone(), liked_pairs),

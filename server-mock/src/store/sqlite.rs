@@ -1242,6 +1242,13 @@ mod tests {
         open_writer(&path, false).expect("reopen");
     }
 
+    fn runtime() -> tokio::runtime::Runtime {
+        tokio::runtime::Builder::new_current_thread()
+            .enable_time()
+            .build()
+            .expect("runtime")
+    }
+
     /// The likes in the database file itself, leaving its WAL aside: a copy
     /// of the file alone, opened on its own (0 before even the schema is
     /// there).
@@ -1261,10 +1268,7 @@ mod tests {
     fn the_checkpoint_thread_moves_commits_into_the_file() {
         let dir = tempfile::tempdir().expect("temp dir");
         let db = dir.path().join("likekit.db");
-        let rt = tokio::runtime::Builder::new_current_thread()
-            .enable_time()
-            .build()
-            .expect("runtime");
+        let rt = runtime();
         rt.block_on(async {
             let store = SqliteStore::open(SqliteOptions {
                 database: Database::File(db.clone()),
@@ -1318,10 +1322,7 @@ mod tests {
     fn shard_rows_left_by_an_earlier_run_are_folded_after_a_restart() {
         let dir = tempfile::tempdir().expect("temp dir");
         let db = dir.path().join("likekit.db");
-        let rt = tokio::runtime::Builder::new_current_thread()
-            .enable_time()
-            .build()
-            .expect("runtime");
+        let rt = runtime();
         let open = |hot_posts| {
             SqliteStore::open(SqliteOptions {
                 database: Database::File(db.clone()),
@@ -1348,10 +1349,7 @@ mod tests {
         drop(rt);
         assert!(shard_rows(&db) > 0, "the hot likes went to shard rows");
 
-        let rt = tokio::runtime::Builder::new_current_thread()
-            .enable_time()
-            .build()
-            .expect("runtime");
+        let rt = runtime();
         rt.block_on(async {
             // Nothing is hot now: the first write to post 1 must find its
             // shard rows (the writer lists them when it starts) and fold them.
