@@ -20,7 +20,7 @@
 //!   lists its user in the row it counted on, and an unlike counts on the row
 //!   that lists its user (when one does), taking the user off. The post's
 //!   recent likers are all rows' lists merged newest first (see
-//!   [`merge_likers`]).
+//!   `merge_likers`).
 //! * Reads sum the rows (behind the server's one-second view cache), so they
 //!   cost one more keyed range read for a post that was ever hot.
 //!
