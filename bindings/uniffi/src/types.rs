@@ -65,7 +65,7 @@ pub struct Stats {
 
 /// How a [`LikeClient`](crate::LikeClient) behaves. Every field has the
 /// core's default, so `LikeClientOptions()` (Kotlin, Python) or
-/// `LikeClientOptions()` (Swift) is the usual start; [`default_options`]
+/// `LikeClientOptions()` (Swift) is the usual start; `default_options()`
 /// returns the same values. Times are in milliseconds; negative values
 /// count as zero.
 #[derive(Debug, Clone, PartialEq, uniffi::Record)]
