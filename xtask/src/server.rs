@@ -66,6 +66,37 @@ impl Drop for TestServer {
     }
 }
 
+/// Reads the server's "listening on URL" line from its piped stdout (and
+/// keeps draining it, so the server never blocks on a full pipe); waits at
+/// most [`STARTUP`]. `what` names the server in errors, `log` is where its
+/// log went.
+pub fn wait_for_url(child: &mut Child, what: &str, log: &Path) -> Result<String, String> {
+    let stdout = child.stdout.take();
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        let Some(stdout) = stdout else { return };
+        let mut lines = BufReader::new(stdout).lines();
+        let url = lines.by_ref().map_while(Result::ok).find_map(|line| {
+            line.strip_prefix("listening on ")
+                .map(|url| url.trim().trim_end_matches('/').to_owned())
+        });
+        let _ = tx.send(url);
+        for _ in lines {}
+    });
+    match rx.recv_timeout(STARTUP) {
+        Ok(Some(url)) => Ok(url),
+        Ok(None) => Err(format!(
+            "{what} server exited without listening; see {}",
+            log.display()
+        )),
+        Err(_) => Err(format!(
+            "{what} server did not start within {} s; see {}",
+            STARTUP.as_secs(),
+            log.display()
+        )),
+    }
+}
+
 impl TestServer {
     /// Builds and starts the server with `args` added to an in-memory
     /// database, a free loopback port and a random admin key; its log goes
@@ -90,41 +121,13 @@ impl TestServer {
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(log);
-        let mut child = cmd.spawn().map_err(|e| proc::spawn_error(&cmd, &e))?;
-        let stdout = child.stdout.take();
-        let (tx, rx) = mpsc::channel();
-        std::thread::spawn(move || {
-            let Some(stdout) = stdout else { return };
-            let mut lines = BufReader::new(stdout).lines();
-            let url = lines.by_ref().map_while(Result::ok).find_map(|line| {
-                line.strip_prefix("listening on ")
-                    .map(|url| url.trim().trim_end_matches('/').to_owned())
-            });
-            let _ = tx.send(url);
-            // Keep draining so the server never blocks on a full pipe.
-            for _ in lines {}
-        });
+        let child = cmd.spawn().map_err(|e| proc::spawn_error(&cmd, &e))?;
         let mut server = TestServer {
             child,
             url: String::new(),
             admin_key,
         };
-        server.url = match rx.recv_timeout(STARTUP) {
-            Ok(Some(url)) => url,
-            Ok(None) => {
-                return Err(format!(
-                    "the server exited without listening; see {}",
-                    log_path.display()
-                ));
-            }
-            Err(_) => {
-                return Err(format!(
-                    "the server did not start within {} s; see {}",
-                    STARTUP.as_secs(),
-                    log_path.display()
-                ));
-            }
-        };
+        server.url = wait_for_url(&mut server.child, &format!("the {name}"), &log_path)?;
         println!(
             "xtask: server for the {name} tests at {} (log: {})",
             server.url,

@@ -53,7 +53,6 @@ use crate::pg_cluster::Cluster;
 use crate::{Ctx, install, proc};
 
 const SERVER: &str = "likekit-server";
-const STARTUP: Duration = Duration::from_secs(60);
 
 /// The data set, as `likekit-server bench seed` flags.
 const POSTS: u64 = 100_000;
@@ -803,39 +802,17 @@ impl Server {
         let shown = proc::display(&cmd).replace(&bench.token_secret, "…");
         say(&shown);
         let mut child = cmd.spawn().map_err(|e| proc::spawn_error(&cmd, &e))?;
-        let stdout = child.stdout.take();
-        let (tx, rx) = mpsc::channel();
-        std::thread::spawn(move || {
-            let Some(stdout) = stdout else { return };
-            let mut lines = BufReader::new(stdout).lines();
-            let url = lines.by_ref().map_while(Result::ok).find_map(|line| {
-                line.strip_prefix("listening on ")
-                    .map(|url| url.trim().trim_end_matches('/').to_owned())
-            });
-            let _ = tx.send(url);
-            for _ in lines {}
-        });
         let mut server = Server {
-            child: Some(child),
+            child: None,
             url: String::new(),
             name: name.to_owned(),
         };
-        match rx.recv_timeout(STARTUP) {
-            Ok(Some(url)) => server.url = url,
-            Ok(None) => {
-                return Err(format!(
-                    "the {name} server exited without listening; see {}",
-                    log_path.display()
-                ));
-            }
-            Err(_) => {
-                return Err(format!(
-                    "the {name} server did not start within {} s; see {}",
-                    STARTUP.as_secs(),
-                    log_path.display()
-                ));
-            }
-        }
+        server.url = crate::server::wait_for_url(&mut child, &format!("the {name}"), &log_path)
+            .inspect_err(|_| {
+                let _ = child.kill();
+                let _ = child.wait();
+            })?;
+        server.child = Some(child);
         Ok(server)
     }
 
