@@ -1,0 +1,144 @@
+//! # LikeKit wire protocol
+//!
+//! The contract between the LikeKit client core and the reference server:
+//! the JSON bodies, the post and user ids with their one range rule, and
+//! the stable error codes. Both sides depend on this crate and neither
+//! redefines what is here; it has no runtime, no HTTP client and no server.
+//!
+//! ```text
+//! POST   /posts/{post_id}/like   -> 200 LikeState
+//! DELETE /posts/{post_id}/like   -> 200 LikeState
+//! GET    /posts/{post_id}/likes  -> 200 PostLikes
+//! GET    /likes?posts=1,2,3      -> 200 BatchLikes
+//! any error                      -> 4xx/5xx ErrorBody
+//! ```
+//!
+//! The wire carries *state*, never "toggle": POST means "I like this",
+//! DELETE means "I don't", and both are idempotent.
+//!
+//! Features: `admin` adds [`admin`], the bodies of the reference server's
+//! admin, fault and seed API (no app needs them); `openapi` derives
+//! `utoipa::ToSchema` on every body for the server's OpenAPI document.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+#[cfg(feature = "admin")]
+pub mod admin;
+pub mod code;
+mod ids;
+
+pub use ids::{IdError, IdKind, MAX_ID, PostId, UserId};
+
+/// The most posts one `GET /likes?posts=…` read may name.
+pub const MAX_BATCH_POSTS: usize = 100;
+
+/// How many of a post's most recent likers the server keeps beside its
+/// count, and so the most friends a view can name.
+pub const RECENT_LIKERS: usize = 100;
+
+/// The answer to a like (`POST`) or an unlike (`DELETE`): the post's exact
+/// count and version, read in the write's own transaction.
+///
+/// ```
+/// let s: likekit_proto::LikeState =
+///     serde_json::from_str(r#"{"count": 1204, "liked_by_me": true, "version": 9}"#).unwrap();
+/// assert_eq!(s.count, 1204);
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct LikeState {
+    /// How many users like the post, exactly.
+    pub count: u64,
+    /// Whether the caller likes the post after the write.
+    pub liked_by_me: bool,
+    /// Grows by one with every real change of the post's likes.
+    pub version: u64,
+}
+
+/// The read of one post as one viewer sees it (`GET /posts/{id}/likes`).
+///
+/// `count` and `version` may lag up to about a second (they come from the
+/// server's per-post cache); `liked_by_me` is always the viewer's own row.
+///
+/// ```
+/// let p: likekit_proto::PostLikes = serde_json::from_str(
+///     r#"{"count": 1204, "liked_by_me": false, "friends": ["Ana"], "version": 9}"#,
+/// ).unwrap();
+/// assert_eq!(p.friends, ["Ana"]);
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct PostLikes {
+    /// How many users like the post.
+    pub count: u64,
+    /// Whether the viewer likes the post.
+    pub liked_by_me: bool,
+    /// Display names of the viewer's friends among the post's recent likers,
+    /// newest first.
+    #[serde(default)]
+    pub friends: Vec<String>,
+    /// The version of `count` and `friends`.
+    pub version: u64,
+}
+
+/// A feed page in one read (`GET /likes?posts=1,2,3`). Keys are post ids
+/// (decimal strings in JSON); posts that do not exist are left out.
+///
+/// ```
+/// use likekit_proto::{BatchLikes, PostId};
+/// let page: BatchLikes = serde_json::from_str(
+///     r#"{"posts": {"7": {"count": 1, "liked_by_me": true, "version": 1}}}"#,
+/// ).unwrap();
+/// assert_eq!(page.posts[&PostId::new(7).unwrap()].count, 1);
+/// ```
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct BatchLikes {
+    /// One entry per existing post that was asked for.
+    #[cfg_attr(feature = "openapi", schema(value_type = BTreeMap<String, PostLikes>))]
+    pub posts: BTreeMap<PostId, PostLikes>,
+}
+
+/// Every error answer: `{"error": {"code": "post_not_found", "message": "…"}}`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct ErrorBody {
+    /// The error itself.
+    pub error: ErrorDetail,
+}
+
+/// The inside of an [`ErrorBody`].
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct ErrorDetail {
+    /// A stable `snake_case` code a program can match on ([`code`]).
+    pub code: String,
+    /// A human-readable explanation.
+    pub message: String,
+}
+
+impl ErrorBody {
+    /// Builds an error body.
+    ///
+    /// ```
+    /// let e = likekit_proto::ErrorBody::new("post_not_found", "no post 42");
+    /// assert_eq!(serde_json::to_string(&e).unwrap(),
+    ///     r#"{"error":{"code":"post_not_found","message":"no post 42"}}"#);
+    /// ```
+    pub fn new(code: impl Into<String>, message: impl Into<String>) -> Self {
+        Self {
+            error: ErrorDetail {
+                code: code.into(),
+                message: message.into(),
+            },
+        }
+    }
+}
+
+impl From<&IdError> for ErrorBody {
+    fn from(e: &IdError) -> Self {
+        Self::new(e.code(), e.to_string())
+    }
+}
