@@ -1,0 +1,16 @@
+//! # LikeKit test support
+//!
+//! What the project's tests and benchmarks share, kept out of the product
+//! crates:
+//!
+//! * [`postgres`]: the one throwaway PostgreSQL cluster helper (`initdb` in
+//!   a folder on a free loopback port, cleaned up however the parent ends).
+//!   Always built; it needs nothing but the standard library, so build tools
+//!   can take it with `default-features = false`.
+//! * `suite` (feature `store-suite`): the behaviour every
+//!   `likekit_server::store::Store` backend must have, as async functions,
+//!   and [`store_suite!`] to stamp them out as tests for one backend.
+//! * `admin` (feature `admin-client`): [`admin::AdminClient`], a typed
+//!   client for the mock server's admin and fault API.
+
+pub mod postgres;
