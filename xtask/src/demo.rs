@@ -9,56 +9,26 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitCode};
 use std::time::{Duration, Instant};
 
-use crate::json::Json;
 use crate::{Ctx, proc};
 
-const SERVER_PACKAGE: &str = "likekit-server";
-const SERVER_BIN: &str = "likekit-server";
 const SEED: &str = "examples/demo-seed.json";
 /// Used when free; otherwise any free port.
 const PREFERRED_LISTEN: &str = "127.0.0.1:8787";
 const STARTUP_TIMEOUT: Duration = Duration::from_secs(60);
 
-pub fn main(ctx: &Ctx, args: &[String]) -> Result<ExitCode, String> {
-    let listen = match args {
-        [] => free_listen_addr()?,
-        [flag, addr] if flag == "--listen" => addr.clone(),
-        [arg] if arg.starts_with("--listen=") => arg["--listen=".len()..].to_owned(),
-        _ => {
-            return Err(format!(
-                "unknown option `{}` for `cargo xtask demo` (see `cargo xtask help`)",
-                args.join(" ")
-            ));
-        }
+pub fn main(ctx: &Ctx, listen: Option<&str>) -> Result<ExitCode, String> {
+    let listen = match listen {
+        Some(listen) => listen.to_owned(),
+        None => free_listen_addr()?,
     };
     let url = url_for(&listen)?;
-
-    let metadata = cargo_metadata(ctx)?;
-    if !has_bin(&metadata, SERVER_PACKAGE, SERVER_BIN) {
-        return Err(format!(
-            "the demo needs the reference server, but the `{SERVER_PACKAGE}` crate (server-mock/) has no `{SERVER_BIN}` binary yet"
-        ));
-    }
-    let target_dir = metadata
-        .get("target_directory")
-        .and_then(Json::as_str)
-        .map_or_else(|| ctx.target_dir.clone(), PathBuf::from);
-
     let seed = ctx.root.join(SEED);
     if !seed.is_file() {
         return Err(format!("the demo data {} is missing", seed.display()));
     }
-
-    let mut build = proc::cargo();
-    build
-        .current_dir(&ctx.root)
-        .args(["build", "--package", SERVER_PACKAGE, "--bin", SERVER_BIN]);
-    println!("xtask: building the server ({})", proc::display(&build));
-    proc::run(&mut build)?;
-    let binary = target_dir.join("debug").join(SERVER_BIN);
+    let binary = crate::server::build(ctx)?;
     let site = crate::web::stage_site(ctx)?;
-
-    let db = fresh_database(&target_dir.join("demo"))?;
+    let db = fresh_database(&ctx.target_dir.join("demo"))?;
     let admin_key = crate::server::random_hex(16);
     let mut server = Command::new(&binary);
     server
@@ -91,63 +61,19 @@ pub fn main(ctx: &Ctx, args: &[String]) -> Result<ExitCode, String> {
     println!("xtask:   page        {} (served at /)", site.display());
     println!("xtask:   demo data   {SEED} (users Ana 1, Ben 2, Cleo 3, Dev 4, Eve 5)");
     println!("xtask:   admin key   {admin_key}  (header X-Admin-Key)");
-    println!(
-        "xtask:   database    {} (made fresh on every run)",
-        db.display()
-    );
+    println!("xtask:   database    {} (made fresh on every run)", db.display());
     println!(
         "xtask:   try         curl -s -X POST -H 'X-Admin-Key: {admin_key}' -H 'Content-Type: application/json' -d '{{\"user_id\":1,\"ttl_secs\":3600}}' {url}admin/tokens"
     );
     println!("xtask:               curl -s -H 'Authorization: Bearer <token>' {url}posts/42/likes");
     println!("xtask: press Ctrl-C to stop");
 
-    let status = child
-        .wait()
-        .map_err(|e| format!("waiting for the server failed: {e}"))?;
+    let status = child.wait().map_err(|e| format!("waiting for the server failed: {e}"))?;
     if status.success() {
         Ok(ExitCode::SUCCESS)
     } else {
         Err(format!("the server stopped ({status})"))
     }
-}
-
-fn cargo_metadata(ctx: &Ctx) -> Result<Json, String> {
-    let mut cmd = proc::cargo();
-    cmd.current_dir(&ctx.root)
-        .args(["metadata", "--no-deps", "--format-version", "1"]);
-    let out = cmd.output().map_err(|e| proc::spawn_error(&cmd, &e))?;
-    if !out.status.success() {
-        return Err(format!(
-            "`{}` failed: {}",
-            proc::display(&cmd),
-            String::from_utf8_lossy(&out.stderr).trim()
-        ));
-    }
-    Json::parse(&String::from_utf8_lossy(&out.stdout)).map_err(|e| {
-        format!(
-            "could not read the output of `{}`: {e}",
-            proc::display(&cmd)
-        )
-    })
-}
-
-/// Whether `cargo metadata` lists a binary target `bin` in `package`.
-pub fn has_bin(metadata: &Json, package: &str, bin: &str) -> bool {
-    metadata
-        .get("packages")
-        .map(Json::as_array)
-        .unwrap_or_default()
-        .iter()
-        .filter(|p| p.get("name").and_then(Json::as_str) == Some(package))
-        .flat_map(|p| p.get("targets").map(Json::as_array).unwrap_or_default())
-        .any(|t| {
-            t.get("name").and_then(Json::as_str) == Some(bin)
-                && t.get("kind")
-                    .map(Json::as_array)
-                    .unwrap_or_default()
-                    .iter()
-                    .any(|k| k.as_str() == Some("bin"))
-        })
 }
 
 /// The preferred demo address when it is free, else a free loopback port.
@@ -191,9 +117,8 @@ fn wait_until_listening(listen: &str, child: &mut Child) -> Result<(), String> {
     let addr = connect_addr(listen)?;
     let deadline = Instant::now() + STARTUP_TIMEOUT;
     loop {
-        if let Some(status) = child
-            .try_wait()
-            .map_err(|e| format!("checking on the server failed: {e}"))?
+        if let Some(status) =
+            child.try_wait().map_err(|e| format!("checking on the server failed: {e}"))?
         {
             return Err(format!(
                 "the server exited during start-up ({status}) without listening on {addr}; see its output above"
@@ -234,10 +159,7 @@ fn fresh_database(dir: &Path) -> Result<PathBuf, String> {
         let file = PathBuf::from(format!("{}{suffix}", db.display()));
         if file.exists() {
             fs::remove_file(&file).map_err(|e| {
-                format!(
-                    "could not remove the old demo database {}: {e}",
-                    file.display()
-                )
+                format!("could not remove the old demo database {}: {e}", file.display())
             })?;
         }
     }
@@ -250,35 +172,9 @@ mod tests {
     use std::collections::BTreeSet;
 
     #[test]
-    fn finds_binaries_in_cargo_metadata() {
-        let metadata = Json::parse(
-            r#"{"packages":[
-                {"name":"likekit-core","targets":[{"name":"likekit_core","kind":["lib"]}]},
-                {"name":"likekit-server","targets":[
-                    {"name":"likekit_server","kind":["lib"]},
-                    {"name":"likekit-server","kind":["bin"]}]}],
-               "target_directory":"/src/likekit/target"}"#,
-        )
-        .expect("valid");
-        assert!(has_bin(&metadata, "likekit-server", "likekit-server"));
-        assert!(!has_bin(&metadata, "likekit-core", "likekit-server"));
-        let library_only = Json::parse(
-            r#"{"packages":[{"name":"likekit-server","targets":[{"name":"likekit_server","kind":["lib"]}]}]}"#,
-        )
-        .expect("valid");
-        assert!(!has_bin(&library_only, "likekit-server", "likekit-server"));
-    }
-
-    #[test]
     fn urls_for_listen_addresses() {
-        assert_eq!(
-            url_for("127.0.0.1:8787").as_deref(),
-            Ok("http://127.0.0.1:8787/")
-        );
-        assert_eq!(
-            url_for("0.0.0.0:9000").as_deref(),
-            Ok("http://127.0.0.1:9000/")
-        );
+        assert_eq!(url_for("127.0.0.1:8787").as_deref(), Ok("http://127.0.0.1:8787/"));
+        assert_eq!(url_for("0.0.0.0:9000").as_deref(), Ok("http://127.0.0.1:9000/"));
         assert_eq!(url_for("[::]:9000").as_deref(), Ok("http://[::1]:9000/"));
         assert!(url_for("no-port").is_err());
     }
@@ -291,8 +187,7 @@ mod tests {
             let (mut conn, _) = listener.accept().expect("accept");
             let mut request = [0u8; 64];
             let _ = conn.read(&mut request);
-            conn.write_all(b"HTTP/1.1 404 Not Found\r\ncontent-length: 0\r\n\r\n")
-                .expect("answer");
+            conn.write_all(b"HTTP/1.1 404 Not Found\r\ncontent-length: 0\r\n\r\n").expect("answer");
             request
         });
         assert!(answers_http(addr));
@@ -305,59 +200,36 @@ mod tests {
         assert!(!answers_http(closed_addr));
     }
 
-    /// The demo seed matches the `Seed` document in sdk-core's wire types
-    /// (no unknown fields) and every id it mentions exists.
+    /// The demo seed is a `Seed` document (no unknown fields) and every id
+    /// it mentions exists.
     #[test]
     fn demo_seed_is_consistent() {
         let text = include_str!("../../examples/demo-seed.json");
-        let seed = Json::parse(text).expect("demo seed is JSON");
-        let keys = |value: &Json| -> Vec<String> {
-            value.as_object().iter().map(|(k, _)| k.clone()).collect()
+        let seed: serde_json::Value = serde_json::from_str(text).expect("demo seed is JSON");
+        let keys = |v: &serde_json::Value| -> Vec<String> {
+            v.as_object().expect("object").keys().cloned().collect()
         };
-        assert_eq!(keys(&seed), ["users", "posts"]);
-
-        let users = seed.get("users").map(Json::as_array).unwrap_or_default();
-        let ids: BTreeSet<u64> = users
-            .iter()
-            .map(|u| u.get("id").and_then(Json::as_f64).expect("user id") as u64)
-            .collect();
+        let ids_in = |v: &serde_json::Value| -> Vec<u64> {
+            let list = v.as_array().map(Vec::as_slice).unwrap_or_default();
+            list.iter().map(|id| id.as_u64().expect("id")).collect()
+        };
+        assert_eq!(keys(&seed), ["posts", "users"]);
+        let users = seed["users"].as_array().expect("users");
+        let ids: BTreeSet<u64> = users.iter().map(|u| u["id"].as_u64().expect("id")).collect();
         assert_eq!(ids.len(), users.len(), "user ids are unique");
-        let names: Vec<&str> = users
-            .iter()
-            .map(|u| u.get("name").and_then(Json::as_str).expect("user name"))
-            .collect();
+        let names: Vec<&str> = users.iter().filter_map(|u| u["name"].as_str()).collect();
         assert_eq!(names, ["Ana", "Ben", "Cleo", "Dev", "Eve"]);
         for user in users {
-            assert!(
-                keys(user)
-                    .iter()
-                    .all(|k| ["id", "name", "friends"].contains(&k.as_str()))
-            );
-            for friend in user.get("friends").map(Json::as_array).unwrap_or_default() {
-                let friend = friend.as_f64().expect("friend id") as u64;
-                assert!(ids.contains(&friend), "friend {friend} is a user");
-            }
+            assert!(keys(user).iter().all(|k| ["id", "name", "friends"].contains(&k.as_str())));
+            assert!(ids_in(&user["friends"]).iter().all(|f| ids.contains(f)), "friends are users");
         }
-
-        let posts = seed.get("posts").map(Json::as_array).unwrap_or_default();
+        let posts = seed["posts"].as_array().expect("posts");
         assert!(posts.len() >= 5);
         let mut post_ids = BTreeSet::new();
         for post in posts {
-            assert!(
-                keys(post)
-                    .iter()
-                    .all(|k| ["id", "likers"].contains(&k.as_str()))
-            );
-            assert!(
-                post_ids.insert(post.get("id").and_then(Json::as_f64).expect("post id") as u64)
-            );
-            let likers: Vec<u64> = post
-                .get("likers")
-                .map(Json::as_array)
-                .unwrap_or_default()
-                .iter()
-                .map(|l| l.as_f64().expect("liker id") as u64)
-                .collect();
+            assert!(keys(post).iter().all(|k| ["id", "likers"].contains(&k.as_str())));
+            assert!(post_ids.insert(post["id"].as_u64().expect("post id")));
+            let likers = ids_in(&post["likers"]);
             let unique: BTreeSet<u64> = likers.iter().copied().collect();
             assert_eq!(unique.len(), likers.len(), "no one likes a post twice");
             assert!(unique.is_subset(&ids), "likers are users");

@@ -32,10 +32,10 @@ struct Tool {
 
 fn version_of(program: &str, args: &[&str]) -> Option<String> {
     let out = proc::capture_any(Command::new(program).args(args))?;
-    Some(install::version_in(&out).map_or_else(
-        || out.lines().next().unwrap_or("").to_owned(),
-        str::to_owned,
-    ))
+    Some(
+        install::version_in(&out)
+            .map_or_else(|| out.lines().next().unwrap_or("").to_owned(), str::to_owned),
+    )
 }
 
 fn program(program: &'static str, args: &[&str], hint: &str) -> Found {
@@ -49,11 +49,7 @@ fn wasm_bindgen_tool(ctx: &Ctx) -> Option<(String, Option<std::path::PathBuf>)> 
     let version = install::pinned_wasm_bindgen(ctx)?;
     let found = install::find_cargo_tool(
         ctx,
-        CargoTool {
-            krate: "wasm-bindgen-cli",
-            bin: "wasm-bindgen",
-            version: &version,
-        },
+        CargoTool { krate: "wasm-bindgen-cli", bin: "wasm-bindgen", version: &version },
     );
     Some((version, found))
 }
@@ -89,11 +85,7 @@ const TOOLS: &[Tool] = &[
             None => Ok(()),
             Some(version) => install::cargo_tool(
                 ctx,
-                CargoTool {
-                    krate: "wasm-bindgen-cli",
-                    bin: "wasm-bindgen",
-                    version: &version,
-                },
+                CargoTool { krate: "wasm-bindgen-cli", bin: "wasm-bindgen", version: &version },
             )
             .map(drop),
         }),
@@ -134,13 +126,7 @@ const TOOLS: &[Tool] = &[
     Tool {
         name: "java",
         used_for: "Kotlin tests",
-        probe: |_| {
-            program(
-                "java",
-                &["-version"],
-                "apt-get install default-jre-headless",
-            )
-        },
+        probe: |_| program("java", &["-version"], "apt-get install default-jre-headless"),
         install: Some(|_| install::apt(&["default-jre-headless"])),
     },
     Tool {
@@ -149,11 +135,7 @@ const TOOLS: &[Tool] = &[
         probe: |ctx| {
             let home = install::kotlin_home(ctx, install::KOTLIN_COMPILER_VERSION);
             if proc::is_executable(&home.join("bin").join("kotlinc")) {
-                Found::Yes(format!(
-                    "{} in {}",
-                    install::KOTLIN_COMPILER_VERSION,
-                    home.display()
-                ))
+                Found::Yes(format!("{} in {}", install::KOTLIN_COMPILER_VERSION, home.display()))
             } else {
                 Found::No(format!(
                     "npm pack kotlin-compiler@{}, unpacked into .tools",
@@ -215,6 +197,18 @@ const TOOLS: &[Tool] = &[
         install: Some(|_| install::postgres_bin().map(drop)),
     },
     Tool {
+        name: "cargo-nextest",
+        used_for: "Rust tests",
+        probe: |ctx| match install::find_cargo_tool(ctx, install::NEXTEST) {
+            Some(path) => Found::Yes(path.display().to_string()),
+            None => Found::No(format!(
+                "cargo install cargo-nextest --version ={}",
+                install::NEXTEST.version
+            )),
+        },
+        install: Some(|ctx| install::nextest(ctx).map(drop)),
+    },
+    Tool {
         name: "wrk",
         used_for: "server benches",
         probe: |_| match proc::which("wrk") {
@@ -227,15 +221,9 @@ const TOOLS: &[Tool] = &[
 
 fn table(rows: &[(&Tool, Found)]) -> String {
     let name_width = rows.iter().map(|(t, _)| t.name.len()).max().unwrap_or(4);
-    let use_width = rows
-        .iter()
-        .map(|(t, _)| t.used_for.len())
-        .max()
-        .unwrap_or(8);
-    let mut out = format!(
-        "{:<name_width$}  {:<7}  {:<use_width$}  detail\n",
-        "tool", "status", "used for"
-    );
+    let use_width = rows.iter().map(|(t, _)| t.used_for.len()).max().unwrap_or(8);
+    let mut out =
+        format!("{:<name_width$}  {:<7}  {:<use_width$}  detail\n", "tool", "status", "used for");
     for (tool, found) in rows {
         let (status, detail) = match found {
             Found::Yes(d) => ("ok", d),
@@ -251,26 +239,11 @@ fn table(rows: &[(&Tool, Found)]) -> String {
 }
 
 /// `cargo xtask doctor [--install [TOOL…]]`.
-pub fn main(ctx: &Ctx, args: &[String]) -> Result<ExitCode, String> {
-    let (install, only) = match args.split_first() {
-        None => (false, &[][..]),
-        Some((flag, names)) if flag == "--install" => (true, names),
-        Some(_) => {
-            return Err(format!(
-                "unknown option `{}` for `cargo xtask doctor` (see `cargo xtask help`)",
-                args.join(" ")
-            ));
-        }
-    };
-    if let Some(unknown) = only
-        .iter()
-        .find(|n| !TOOLS.iter().any(|t| t.name == n.as_str()))
-    {
+pub fn main(ctx: &Ctx, install: Option<&[String]>) -> Result<ExitCode, String> {
+    let (install, only) = (install.is_some(), install.unwrap_or_default());
+    if let Some(unknown) = only.iter().find(|n| !TOOLS.iter().any(|t| t.name == n.as_str())) {
         let known: Vec<&str> = TOOLS.iter().map(|t| t.name).collect();
-        return Err(format!(
-            "no tool named `{unknown}`; known: {}",
-            known.join(", ")
-        ));
+        return Err(format!("no tool named `{unknown}`; known: {}", known.join(", ")));
     }
     let rows: Vec<(&Tool, Found)> = TOOLS
         .iter()
@@ -299,10 +272,8 @@ pub fn main(ctx: &Ctx, args: &[String]) -> Result<ExitCode, String> {
     let mut failed = Vec::new();
     for tool in missing {
         match tool.install {
-            None => failed.push(format!(
-                "{}: xtask cannot install this; see the detail above",
-                tool.name
-            )),
+            None => failed
+                .push(format!("{}: xtask cannot install this; see the detail above", tool.name)),
             Some(install) => {
                 if let Err(e) = install(ctx) {
                     failed.push(format!("{}: {e}", tool.name));
@@ -330,10 +301,7 @@ mod tests {
     fn table_shows_status_and_detail() {
         let rows = [
             (&TOOLS[0], Found::Yes("1.95.0".into())),
-            (
-                &TOOLS[1],
-                Found::No("rustup target add wasm32-unknown-unknown".into()),
-            ),
+            (&TOOLS[1], Found::No("rustup target add wasm32-unknown-unknown".into())),
         ];
         let text = table(&rows);
         let lines: Vec<&str> = text.lines().collect();

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use crate::json::Json;
+use crate::proc::say;
 use crate::{Ctx, proc};
 
 /// The target the web package builds for.
@@ -16,14 +16,7 @@ pub const WASM_TARGET: &str = "wasm32-unknown-unknown";
 /// The Kotlin compiler, from the npm package `kotlin-compiler`.
 pub const KOTLIN_COMPILER_VERSION: &str = "2.4.20";
 /// Drives Debian's chromium for the browser tests.
-pub const PLAYWRIGHT_CORE: NpmPackage = NpmPackage {
-    name: "playwright-core",
-    version: "1.65.1",
-};
-
-fn say(what: &str) {
-    println!("xtask: {what}");
-}
+pub const PLAYWRIGHT_CORE: NpmPackage = NpmPackage { name: "playwright-core", version: "1.65.1" };
 
 // ---------------------------------------------------------------- versions
 
@@ -156,6 +149,25 @@ pub fn cargo_tool(ctx: &Ctx, tool: CargoTool<'_>) -> Result<PathBuf, String> {
     }
 }
 
+/// cargo-nextest, the Rust test runner `cargo xtask test` uses: on PATH at
+/// this version, or installed into `.tools/cargo`.
+pub const NEXTEST: CargoTool<'static> =
+    CargoTool { krate: "cargo-nextest", bin: "cargo-nextest", version: "0.9.143" };
+
+/// The `cargo-nextest` binary (run as `cargo-nextest nextest run …`); a
+/// version on PATH other than the pinned one is used too, with a note,
+/// rather than compiling another.
+pub fn nextest(ctx: &Ctx) -> Result<PathBuf, String> {
+    if let Some(path) = find_cargo_tool(ctx, NEXTEST) {
+        return Ok(path);
+    }
+    if let Some(path) = proc::which(NEXTEST.bin).filter(|p| tool_version(p).is_some()) {
+        say(&format!("using {} (not the pinned {})", path.display(), NEXTEST.version));
+        return Ok(path);
+    }
+    cargo_tool(ctx, NEXTEST)
+}
+
 // ---------------------------------------------------------------- apt
 
 static APT_UPDATED: AtomicBool = AtomicBool::new(false);
@@ -248,16 +260,10 @@ pub fn node_dir(ctx: &Ctx) -> PathBuf {
 
 /// The version of an npm package installed in `.tools/node`, if any.
 pub fn npm_installed_version(ctx: &Ctx, name: &str) -> Option<String> {
-    let manifest = node_dir(ctx)
-        .join("node_modules")
-        .join(name)
-        .join("package.json");
+    let manifest = node_dir(ctx).join("node_modules").join(name).join("package.json");
     let text = fs::read_to_string(manifest).ok()?;
-    Json::parse(&text)
-        .ok()?
-        .get("version")?
-        .as_str()
-        .map(str::to_owned)
+    let manifest: serde_json::Value = serde_json::from_str(&text).ok()?;
+    manifest["version"].as_str().map(str::to_owned)
 }
 
 /// Installs npm packages into `.tools/node` when missing or at another
@@ -271,11 +277,7 @@ pub fn npm(ctx: &Ctx, packages: &[NpmPackage]) -> Result<PathBuf, String> {
         .collect();
     if !wanted.is_empty() {
         fs::create_dir_all(&dir).map_err(|e| format!("could not create {}: {e}", dir.display()))?;
-        say(&format!(
-            "installing {} via npm into {}…",
-            wanted.join(" "),
-            dir.display()
-        ));
+        say(&format!("installing {} via npm into {}…", wanted.join(" "), dir.display()));
         let mut cmd = Command::new("npm");
         cmd.arg("install")
             .arg("--prefix")
@@ -297,10 +299,7 @@ pub struct PyPackage {
 }
 
 /// The Python test runner.
-pub const PYTEST: PyPackage = PyPackage {
-    name: "pytest",
-    version: "9.2.0",
-};
+pub const PYTEST: PyPackage = PyPackage { name: "pytest", version: "9.2.0" };
 
 /// The interpreter of the project-local virtual environment `.tools/python`.
 pub fn venv_python(ctx: &Ctx) -> PathBuf {
@@ -310,9 +309,7 @@ pub fn venv_python(ctx: &Ctx) -> PathBuf {
 /// The version of a package installed in `.tools/python`, if any.
 pub fn pip_installed_version(ctx: &Ctx, name: &str) -> Option<String> {
     let out = proc::capture(Command::new(venv_python(ctx)).args(["-m", "pip", "show", name]))?;
-    out.lines()
-        .find_map(|line| line.strip_prefix("Version:"))
-        .map(|v| v.trim().to_owned())
+    out.lines().find_map(|line| line.strip_prefix("Version:")).map(|v| v.trim().to_owned())
 }
 
 /// Creates the virtual environment `.tools/python` when missing, installs
@@ -322,10 +319,7 @@ pub fn pip(ctx: &Ctx, packages: &[PyPackage]) -> Result<PathBuf, String> {
     let python = venv_python(ctx);
     if !proc::is_executable(&python) {
         let dir = ctx.tools().join("python");
-        say(&format!(
-            "creating a Python virtual environment in {}…",
-            dir.display()
-        ));
+        say(&format!("creating a Python virtual environment in {}…", dir.display()));
         let mut venv = Command::new("python3");
         venv.args(["-m", "venv"]).arg(&dir);
         proc::run(&mut venv).map_err(|e| {
@@ -338,19 +332,9 @@ pub fn pip(ctx: &Ctx, packages: &[PyPackage]) -> Result<PathBuf, String> {
         .map(|p| format!("{}=={}", p.name, p.version))
         .collect();
     if !wanted.is_empty() {
-        say(&format!(
-            "installing {} via pip into .tools/python…",
-            wanted.join(" ")
-        ));
+        say(&format!("installing {} via pip into .tools/python…", wanted.join(" ")));
         let mut cmd = Command::new(&python);
-        cmd.args([
-            "-m",
-            "pip",
-            "install",
-            "--quiet",
-            "--disable-pip-version-check",
-        ])
-        .args(&wanted);
+        cmd.args(["-m", "pip", "install", "--quiet", "--disable-pip-version-check"]).args(&wanted);
         proc::run(&mut cmd)?;
     }
     Ok(python)
@@ -418,13 +402,8 @@ pub fn kotlinc(ctx: &Ctx, version: &str) -> Result<Kotlin, String> {
         kotlin.home.display()
     ));
     let mut pack = Command::new("npm");
-    pack.args([
-        "pack",
-        &format!("kotlin-compiler@{version}"),
-        "--silent",
-        "--pack-destination",
-    ])
-    .arg(&downloads);
+    pack.args(["pack", &format!("kotlin-compiler@{version}"), "--silent", "--pack-destination"])
+        .arg(&downloads);
     proc::run(&mut pack)?;
     let tarball = downloads.join(format!("kotlin-compiler-{version}.tgz"));
     if !tarball.is_file() {
@@ -436,12 +415,7 @@ pub fn kotlinc(ctx: &Ctx, version: &str) -> Result<Kotlin, String> {
     }
     fs::create_dir_all(&staging).map_err(|e| io("create", &staging, e))?;
     let mut untar = Command::new("tar");
-    untar
-        .arg("--no-same-owner")
-        .arg("-xzf")
-        .arg(&tarball)
-        .arg("-C")
-        .arg(&staging);
+    untar.arg("--no-same-owner").arg("-xzf").arg(&tarball).arg("-C").arg(&staging);
     proc::run(&mut untar)?;
     if kotlin.home.exists() {
         fs::remove_dir_all(&kotlin.home).map_err(|e| io("remove", &kotlin.home, e))?;
@@ -535,23 +509,11 @@ mod tests {
         assert_eq!(version_in("wasm-bindgen 0.2.130"), Some("0.2.130"));
         assert_eq!(version_in("v20.20.2"), Some("20.20.2"));
         assert_eq!(version_in("Version 1.65.1"), Some("1.65.1"));
-        assert_eq!(
-            version_in("openjdk version \"17.0.15\" 2025-04-15"),
-            Some("17.0.15")
-        );
-        assert_eq!(
-            version_in("cargo 1.95.0 (f2d3ce0bd 2026-03-21)"),
-            Some("1.95.0")
-        );
-        assert_eq!(
-            version_in("wrk 4.1.0 [epoll] Copyright (C) 2012 Will Glozer"),
-            Some("4.1.0")
-        );
+        assert_eq!(version_in("openjdk version \"17.0.15\" 2025-04-15"), Some("17.0.15"));
+        assert_eq!(version_in("cargo 1.95.0 (f2d3ce0bd 2026-03-21)"), Some("1.95.0"));
+        assert_eq!(version_in("wrk 4.1.0 [epoll] Copyright (C) 2012 Will Glozer"), Some("4.1.0"));
         assert_eq!(version_in("pytest 8.3.4"), Some("8.3.4"));
-        assert_eq!(
-            version_in("info: kotlinc-jvm 2.4.20 (JRE 17.0.15+6)"),
-            Some("2.4.20")
-        );
+        assert_eq!(version_in("info: kotlinc-jvm 2.4.20 (JRE 17.0.15+6)"), Some("2.4.20"));
         assert_eq!(version_in("no version here"), None);
         assert_eq!(version_in("x86_64 build"), None);
     }
@@ -568,10 +530,7 @@ source = "registry+https://github.com/rust-lang/crates.io-index"
 name = "wasm-bindgen-backend"
 version = "0.2.130"
 "#;
-        assert_eq!(
-            locked_version(lock, "wasm-bindgen"),
-            Some("0.2.130".to_owned())
-        );
+        assert_eq!(locked_version(lock, "wasm-bindgen"), Some("0.2.130".to_owned()));
         assert_eq!(locked_version(lock, "wasm-bindgen-futures"), None);
     }
 
@@ -589,9 +548,6 @@ version = "0.2.130"
             "sudo -n env DEBIAN_FRONTEND=noninteractive apt-get install -y wrk"
         );
         let cmd = apt_command(&[], &["update"]);
-        assert_eq!(
-            proc::display(&cmd),
-            "env DEBIAN_FRONTEND=noninteractive apt-get update"
-        );
+        assert_eq!(proc::display(&cmd), "env DEBIAN_FRONTEND=noninteractive apt-get update");
     }
 }

@@ -1,22 +1,19 @@
 //! `cargo xtask`: LikeKit's one build entry point. See `cargo xtask help`.
 
 mod bench;
-mod cargo_test;
 mod demo;
 mod doctor;
 mod install;
-mod json;
-mod pg_cluster;
 mod proc;
 mod runner;
-mod select;
 mod server;
-mod server_bench;
 mod uniffi;
 mod web;
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
 
 /// Where things are.
 #[derive(Debug, Clone)]
@@ -44,89 +41,70 @@ impl Ctx {
     }
 }
 
-fn usage() -> String {
-    let runners: Vec<&str> = runner::RUNNERS.iter().map(|r| r.name).collect();
-    let suites: Vec<&str> = bench::SUITES.iter().map(|s| s.name).collect();
-    format!(
-        "\
-cargo xtask — build, test, bench and demo LikeKit
-
-usage: cargo xtask <command> [options]
-
-commands:
-  test [--only NAME[,NAME…]]    run every test suite and end with one line
-                                `N passed, N failed[, N skipped]`; exits non-zero
-                                on any failure. Suites: {runners}
-  bench [--only NAME[,NAME…]]   run the benchmarks and write bench/REPORT.md
-                                (what, figure, ratio, target, pass/short).
-                                Suites: {suites}
-  demo [--listen HOST:PORT]     build the web package, start the reference server
-                                with the demo data and the demo page, and print
-                                the page's URL
-  bindings [--release]          build the library and generate the Kotlin, Swift
-                                and Python bindings into bindings/uniffi/generated,
-                                and the web package into bindings/wasm/pkg
-  doctor [--install [TOOL…]]    show which tools are installed and which are
-                                missing; --install installs the missing ones
-                                (or only the named ones)
-  help                          show this text
-
-Commands install what they need (rustup targets, pinned cargo tools, Debian
-packages, npm and PyPI packages under .tools/) and say what they install.
-",
-        runners = runners.join(", "),
-        suites = suites.join(", ")
-    )
+/// cargo xtask — build, test, bench and demo LikeKit.
+///
+/// Commands install what they need (rustup targets, pinned cargo tools,
+/// Debian packages, npm and PyPI packages under .tools/) and say what they
+/// install.
+#[derive(Debug, Parser)]
+#[command(name = "cargo xtask", bin_name = "cargo xtask")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
 }
 
-fn bindings(ctx: &Ctx, args: &[String]) -> Result<ExitCode, String> {
-    let release = match args {
-        [] => false,
-        [flag] if flag == "--release" => true,
-        _ => {
-            return Err(format!(
-                "`cargo xtask bindings` takes only `--release` (got `{}`)",
-                args.join(" ")
-            ));
-        }
-    };
-    uniffi::bindings(ctx, release)?;
-    web::bindings(ctx)?;
-    Ok(ExitCode::SUCCESS)
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Run every test suite and end with one line `N passed, N failed[, N
+    /// skipped]`; exits non-zero on any failure.
+    Test {
+        /// Only these runners: rust, kotlin, python, swift, wasm, node, browser.
+        #[arg(long, value_delimiter = ',', value_parser = runner::names())]
+        only: Vec<String>,
+    },
+    /// Run the benchmarks and write bench/REPORT.md (what, figure, ratio,
+    /// target, pass/short).
+    Bench {
+        /// Only these suites: machine, client, kotlin, wasm, server.
+        #[arg(long, value_delimiter = ',', value_parser = bench::names())]
+        only: Vec<String>,
+    },
+    /// Build the web package, start the reference server with the demo data
+    /// and the demo page, and print the page's URL.
+    Demo {
+        /// Where the server listens (default 127.0.0.1:8787 when free, else
+        /// any free port).
+        #[arg(long, value_name = "HOST:PORT")]
+        listen: Option<String>,
+    },
+    /// Build the library and generate the Kotlin, Swift and Python bindings
+    /// into bindings/uniffi/generated, and the web package into
+    /// bindings/wasm/pkg.
+    Bindings {
+        #[arg(long)]
+        release: bool,
+    },
+    /// Show which tools are installed and which are missing; --install
+    /// installs the missing ones (or only the named ones).
+    Doctor {
+        #[arg(long, num_args = 0.., value_name = "TOOL")]
+        install: Option<Vec<String>>,
+    },
 }
 
 fn main() -> ExitCode {
-    let args: Vec<String> = std::env::args().skip(1).collect();
     let ctx = Ctx::new();
-    let (command, rest) = match args.split_first() {
-        Some((command, rest)) => (command.as_str(), rest),
-        None => ("help", &[][..]),
+    let result = match Cli::parse().command {
+        Command::Test { only } => runner::main(&ctx, &only),
+        Command::Bench { only } => bench::main(&ctx, &only),
+        Command::Demo { listen } => demo::main(&ctx, listen.as_deref()),
+        Command::Bindings { release } => uniffi::bindings(&ctx, release)
+            .and_then(|()| web::bindings(&ctx))
+            .map(|()| ExitCode::SUCCESS),
+        Command::Doctor { install } => doctor::main(&ctx, install.as_deref()),
     };
-    let wants_help = rest.iter().any(|a| a == "-h" || a == "--help");
-    let result = match command {
-        _ if wants_help => {
-            print!("{}", usage());
-            Ok(ExitCode::SUCCESS)
-        }
-        "test" => runner::main(&ctx, rest),
-        "bench" => bench::main(&ctx, rest),
-        "demo" => demo::main(&ctx, rest),
-        "bindings" => bindings(&ctx, rest),
-        "doctor" => doctor::main(&ctx, rest),
-        "help" | "-h" | "--help" => {
-            print!("{}", usage());
-            Ok(ExitCode::SUCCESS)
-        }
-        other => Err(format!(
-            "unknown command `{other}`\n\n{}",
-            usage().trim_end()
-        )),
-    };
-    match result {
-        Ok(code) => code,
-        Err(message) => {
-            eprintln!("error: {message}");
-            ExitCode::FAILURE
-        }
-    }
+    result.unwrap_or_else(|message| {
+        eprintln!("error: {message}");
+        ExitCode::FAILURE
+    })
 }

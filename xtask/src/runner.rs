@@ -1,26 +1,26 @@
 //! `cargo xtask test`: every test suite the project has, one runner each,
 //! summed into one final line `N passed, N failed[, N skipped]`.
 //!
-//! To add a suite (Kotlin, Python, Node, browser…), write a function
-//! `fn(&Ctx) -> Result<Tally, String>` that installs what it needs (see
-//! `install`), runs the suite and counts its results, then add one entry to
-//! [`RUNNERS`]. Return `Err` only when the suite could not run at all; that
-//! counts as one failure with the message shown. For a suite that is one
-//! command, implement [`Counter`] for its output (pytest's
-//! `N passed, N failed` line, node's `# pass N` lines…) and call
-//! [`run_counted`]: it streams the output and turns a failed exit that
-//! reported no failing test into a counted failure.
+//! A runner installs what its suite needs (see `install`), runs it and
+//! counts its results. Suites whose runner can write JUnit XML do
+//! (cargo-nextest through the `xtask` profile in `.config/nextest.toml`,
+//! pytest's `--junitxml`, node's junit reporter, `swift test
+//! --xunit-output`) and [`run_junit`] reads the file; the doc tests and the
+//! wasm tests end with libtest's `test result:` line ([`run_libtest`]); the
+//! Kotlin program prints its own `PASS`/`FAIL` lines. Whatever the source,
+//! a failed exit that reported no failing test counts as one failure.
 
+use std::path::Path;
 use std::process::{Command, ExitCode};
 
-use crate::{Ctx, cargo_test, proc, select, uniffi, web};
+use crate::{Ctx, install, proc, uniffi, web};
 
 /// A test suite that `cargo xtask test` runs.
 #[derive(Debug)]
 pub struct Runner {
     /// Short name for `--only` and the summary table.
     pub name: &'static str,
-    /// What it runs, for the usage text.
+    /// What it runs.
     pub about: &'static str,
     /// Runs the suite and counts its results.
     pub run: fn(&Ctx) -> Result<Tally, String>,
@@ -30,8 +30,8 @@ pub struct Runner {
 pub const RUNNERS: &[Runner] = &[
     Runner {
         name: "rust",
-        about: "cargo test --workspace --all-targets --no-fail-fast, then the doc tests",
-        run: cargo_test::run,
+        about: "cargo nextest run --workspace --all-targets, then cargo test --doc",
+        run: run_rust,
     },
     Runner {
         name: "kotlin",
@@ -65,6 +65,11 @@ pub const RUNNERS: &[Runner] = &[
     },
 ];
 
+/// The runner names, for `--only`.
+pub fn names() -> clap::builder::PossibleValuesParser {
+    RUNNERS.iter().map(|r| r.name).collect::<Vec<_>>().into()
+}
+
 /// Results of one runner (or of all of them, summed).
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub struct Tally {
@@ -75,6 +80,9 @@ pub struct Tally {
     pub notes: Vec<String>,
 }
 
+/// At most this many failing tests are named per suite.
+const MAX_NAMED: usize = 20;
+
 impl Tally {
     /// Adds another tally's counts and notes to this one.
     pub fn add(&mut self, other: &Tally) {
@@ -84,49 +92,141 @@ impl Tally {
         self.notes.extend(other.notes.iter().cloned());
     }
 
-    /// A failure that produced no test results, such as a suite that did not
-    /// build or a tool that is missing.
+    /// A failure that produced no test results.
     pub fn broken(note: String) -> Tally {
-        Tally {
-            failed: 1,
-            notes: vec![note],
-            ..Tally::default()
+        Tally { failed: 1, notes: vec![note], ..Tally::default() }
+    }
+
+    /// Names a failing test (the first [`MAX_NAMED`] of them).
+    fn name_failure(&mut self, name: String) {
+        if self.notes.len() < MAX_NAMED {
+            self.notes.push(format!("{name} failed"));
+        }
+    }
+
+    /// Makes sure a failed exit is never a silent pass.
+    pub fn settle(mut self, success: bool, command: &str) -> Tally {
+        if !success && self.failed == 0 {
+            self.failed += 1;
+            self.notes.push(format!(
+                "`{command}` failed without reporting a failing test; see its output above"
+            ));
+        }
+        self
+    }
+}
+
+/// Counts the test cases of a JUnit XML report: a case with a `failure` or
+/// `error` child failed, one with `skipped` was skipped, the rest passed.
+pub fn junit_tally(xml: &str) -> Result<Tally, String> {
+    let doc = roxmltree::Document::parse(xml).map_err(|e| format!("not JUnit XML: {e}"))?;
+    let mut tally = Tally::default();
+    for case in doc.descendants().filter(|n| n.has_tag_name("testcase")) {
+        let has = |tag: &str| case.children().any(|c| c.has_tag_name(tag));
+        if has("failure") || has("error") {
+            tally.failed += 1;
+            let class = case.attribute("classname").unwrap_or_default();
+            let name = case.attribute("name").unwrap_or_default();
+            tally.name_failure(format!("{class} {name}").trim().to_owned());
+        } else if has("skipped") {
+            tally.skipped += 1;
+        } else {
+            tally.passed += 1;
+        }
+    }
+    Ok(tally)
+}
+
+/// Runs a test command that writes a JUnit report to `report`, with its
+/// output streamed, and counts the report.
+pub fn run_junit(cmd: &Command, report: &Path) -> Result<Tally, String> {
+    let _ = std::fs::remove_file(report);
+    let shown = proc::display(cmd);
+    println!("xtask: {shown}");
+    let status = proc::stream(cmd, |_| {})?;
+    let tally = match std::fs::read_to_string(report) {
+        Ok(xml) => junit_tally(&xml).map_err(|e| format!("{}: {e}", report.display()))?,
+        Err(_) => Tally::broken(format!("`{shown}` wrote no report ({})", report.display())),
+    };
+    Ok(tally.settle(status.success(), &shown))
+}
+
+/// Reads libtest's `test result: ok. 3 passed; 1 failed; 2 ignored; …` and
+/// `test NAME ... FAILED` lines (the doc tests, the wasm tests).
+#[derive(Debug, Default)]
+pub struct LibtestLog(pub Tally);
+
+impl LibtestLog {
+    pub fn line(&mut self, line: &str) {
+        let line = line.trim();
+        if let Some(name) = line.strip_prefix("test ").and_then(|l| l.strip_suffix(" ... FAILED")) {
+            self.0.name_failure(name.to_owned());
+        }
+        let Some((_, counts)) = line.strip_prefix("test result: ").and_then(|r| r.split_once(". "))
+        else {
+            return;
+        };
+        for part in counts.split(';') {
+            let mut words = part.split_whitespace();
+            let (Some(n), Some(word)) =
+                (words.next().and_then(|n| n.parse::<u64>().ok()), words.next())
+            else {
+                continue;
+            };
+            match word {
+                "passed" => self.0.passed += n,
+                "failed" => self.0.failed += n,
+                "ignored" => self.0.skipped += n,
+                _ => {}
+            }
         }
     }
 }
 
-/// Counts results from a test command's output, one line at a time (colour
-/// codes already removed).
-pub trait Counter {
-    fn line(&mut self, line: &str);
-    /// The counts once the command has exited.
-    fn tally(self) -> Tally;
-}
-
-/// Runs one test command with its output streamed to the terminal and
-/// counted by `counter`. A command that fails without reporting a failure
-/// (it crashed, or did not build) counts as one failure.
-pub fn run_counted(cmd: Command, mut counter: impl Counter) -> Result<Tally, String> {
-    let shown = proc::display(&cmd);
+/// Runs a command whose test binaries print libtest's summary lines.
+pub fn run_libtest(cmd: &Command) -> Result<Tally, String> {
+    let shown = proc::display(cmd);
     println!("xtask: {shown}");
-    let status = proc::stream(cmd, |line| counter.line(line))?;
-    Ok(settle(
-        counter.tally(),
-        status.success(),
-        &status.to_string(),
-        &shown,
-    ))
+    let mut log = LibtestLog::default();
+    let status = proc::stream(cmd, |line| log.line(line))?;
+    Ok(log.0.settle(status.success(), &shown))
 }
 
-/// Makes sure a failed exit is never a silent pass.
-pub fn settle(mut tally: Tally, success: bool, status: &str, command: &str) -> Tally {
-    if !success && tally.failed == 0 {
-        tally.failed += 1;
-        tally.notes.push(format!(
-            "`{command}` failed ({status}) without reporting a failing test; see its output above"
-        ));
+/// The `rust` runner: every target of the workspace under cargo-nextest
+/// (the JUnit report comes from the `xtask` profile in
+/// `.config/nextest.toml`), then the doc tests, which nextest does not run.
+fn run_rust(ctx: &Ctx) -> Result<Tally, String> {
+    let nextest = install::nextest(ctx)?;
+    // The PostgreSQL store tests start their own throwaway cluster and need
+    // PostgreSQL's server programs; without them those tests fail and say so.
+    let postgres = install::postgres_bin()
+        .map_err(|e| {
+            println!("xtask: PostgreSQL is not available, so its store tests will fail: {e}")
+        })
+        .ok();
+    let mut run = Command::new(&nextest);
+    run.current_dir(&ctx.root).args([
+        "nextest",
+        "run",
+        "--workspace",
+        "--all-targets",
+        "--no-fail-fast",
+        "--profile",
+        "xtask",
+    ]);
+    let mut doc = proc::cargo();
+    doc.current_dir(&ctx.root).args(["test", "--workspace", "--doc", "--no-fail-fast"]);
+    for cmd in [&mut run, &mut doc] {
+        if let Some(dir) = &postgres {
+            cmd.env("LIKEKIT_PG_BIN", dir);
+        }
     }
-    tally
+    // nextest keeps its store under the workspace's `target/`, whatever
+    // CARGO_TARGET_DIR says (`[store] dir` in its config).
+    let report = ctx.root.join("target").join("nextest").join("xtask").join("junit.xml");
+    let mut total = run_junit(&run, &report)?;
+    total.add(&run_libtest(&doc)?);
+    Ok(total)
 }
 
 /// The last line of `cargo xtask test`.
@@ -140,21 +240,16 @@ pub fn final_line(total: &Tally) -> String {
 
 /// The per-runner table printed before the final line.
 pub fn summary_table(results: &[(&str, Tally)]) -> String {
-    let width = results
-        .iter()
-        .map(|(name, _)| name.len())
-        .chain(["runner".len()])
-        .max()
-        .unwrap_or(6);
+    let width = results.iter().map(|(name, _)| name.len()).chain([6]).max().unwrap_or(6);
     let mut out = format!(
         "{:<width$}  {:>7}  {:>7}  {:>7}  result\n",
         "runner", "passed", "failed", "skipped"
     );
-    for (name, tally) in results {
-        let result = if tally.failed > 0 { "FAILED" } else { "ok" };
+    for (name, t) in results {
+        let result = if t.failed > 0 { "FAILED" } else { "ok" };
         out.push_str(&format!(
             "{name:<width$}  {:>7}  {:>7}  {:>7}  {result}\n",
-            tally.passed, tally.failed, tally.skipped
+            t.passed, t.failed, t.skipped
         ));
     }
     for (name, tally) in results {
@@ -166,21 +261,14 @@ pub fn summary_table(results: &[(&str, Tally)]) -> String {
 }
 
 /// `cargo xtask test [--only NAME[,NAME…]]`.
-pub fn main(ctx: &Ctx, args: &[String]) -> Result<ExitCode, String> {
-    let names: Vec<&str> = RUNNERS.iter().map(|r| r.name).collect();
-    let chosen = select::parse_only(args, &names, "test")?;
-
+pub fn main(ctx: &Ctx, only: &[String]) -> Result<ExitCode, String> {
     let mut results = Vec::new();
-    for runner in RUNNERS.iter().filter(|r| chosen.contains(&r.name)) {
-        println!(
-            "xtask: running the {} tests ({})",
-            runner.name, runner.about
-        );
+    for runner in RUNNERS.iter().filter(|r| only.is_empty() || only.iter().any(|o| o == r.name)) {
+        println!("xtask: running the {} tests ({})", runner.name, runner.about);
         let tally = (runner.run)(ctx)
             .unwrap_or_else(|reason| Tally::broken(format!("could not run: {reason}")));
         results.push((runner.name, tally));
     }
-
     let mut total = Tally::default();
     for (_, tally) in &results {
         total.add(tally);
@@ -188,11 +276,7 @@ pub fn main(ctx: &Ctx, args: &[String]) -> Result<ExitCode, String> {
     println!();
     print!("{}", summary_table(&results));
     println!("{}", final_line(&total));
-    Ok(if total.failed == 0 {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::FAILURE
-    })
+    Ok(if total.failed == 0 { ExitCode::SUCCESS } else { ExitCode::FAILURE })
 }
 
 #[cfg(test)]
@@ -200,32 +284,13 @@ mod tests {
     use super::*;
 
     fn tally(passed: u64, failed: u64, skipped: u64) -> Tally {
-        Tally {
-            passed,
-            failed,
-            skipped,
-            notes: Vec::new(),
-        }
+        Tally { passed, failed, skipped, notes: Vec::new() }
     }
 
     #[test]
     fn final_line_shows_skipped_only_when_some_were() {
         assert_eq!(final_line(&tally(12, 0, 0)), "12 passed, 0 failed");
-        assert_eq!(
-            final_line(&tally(12, 1, 3)),
-            "12 passed, 1 failed, 3 skipped"
-        );
-        assert_eq!(final_line(&Tally::default()), "0 passed, 0 failed");
-    }
-
-    #[test]
-    fn totals_sum_every_runner() {
-        let mut total = Tally::default();
-        total.add(&tally(10, 0, 2));
-        total.add(&Tally::broken("kotlin: kotlinc is missing".into()));
-        total.add(&tally(5, 2, 0));
-        assert_eq!((total.passed, total.failed, total.skipped), (15, 3, 2));
-        assert_eq!(total.notes, ["kotlin: kotlinc is missing"]);
+        assert_eq!(final_line(&tally(12, 1, 3)), "12 passed, 1 failed, 3 skipped");
     }
 
     #[test]
@@ -242,27 +307,45 @@ mod tests {
 
     #[test]
     fn a_failed_exit_is_never_a_pass() {
-        let settled = settle(
-            tally(3, 0, 0),
-            false,
-            "exit status: 2",
-            "pytest tests/python",
-        );
+        let settled = tally(3, 0, 0).settle(false, "pytest tests/python");
         assert_eq!((settled.passed, settled.failed), (3, 1));
+        assert_eq!(tally(3, 1, 0).settle(false, "x").failed, 1);
+        assert_eq!(tally(3, 0, 0).settle(true, "x").failed, 0);
+    }
+
+    #[test]
+    fn counts_junit_reports() {
+        let xml = r#"<?xml version="1.0" encoding="UTF-8"?>
+<testsuites name="xtask" tests="4" failures="1" errors="1">
+  <testsuite name="likekit-core::machine" tests="4">
+    <testcase name="tap_is_instant" classname="likekit-core::machine" time="0.01"/>
+    <testcase name="rollback" classname="likekit-core::machine"><failure type="test failure">boom</failure></testcase>
+    <testcase name="crash" classname="likekit-server::crash"><error message="SIGABRT"/></testcase>
+    <testcase name="later" classname="likekit-core::machine"><skipped/></testcase>
+  </testsuite>
+</testsuites>"#;
+        let t = junit_tally(xml).expect("parses");
+        assert_eq!((t.passed, t.failed, t.skipped), (1, 2, 1));
         assert_eq!(
-            settled.notes,
-            [
-                "`pytest tests/python` failed (exit status: 2) without reporting a failing test; see its output above"
-            ]
+            t.notes,
+            ["likekit-core::machine rollback failed", "likekit-server::crash crash failed"]
         );
-        assert_eq!(
-            settle(tally(3, 1, 0), false, "exit status: 1", "x").failed,
-            1
-        );
-        assert_eq!(
-            settle(tally(3, 0, 0), true, "exit status: 0", "x").failed,
-            0
-        );
+        assert!(junit_tally("not xml").is_err());
+    }
+
+    #[test]
+    fn counts_libtest_summaries() {
+        let mut log = LibtestLog::default();
+        for line in [
+            "test a/src/lib.rs - f (line 1) ... FAILED",
+            "test result: FAILED. 1 passed; 1 failed; 2 ignored; 0 measured; 0 filtered out; finished in 0.10s",
+            "test result: ok. 4 passed; 0 failed; 0 ignored; 0 measured; 0 filtered out; finished in 0.00s",
+            "running 3 tests",
+        ] {
+            log.line(line);
+        }
+        assert_eq!((log.0.passed, log.0.failed, log.0.skipped), (5, 1, 2));
+        assert_eq!(log.0.notes, ["a/src/lib.rs - f (line 1) failed"]);
     }
 
     #[test]

@@ -21,29 +21,16 @@ const STARTUP: Duration = Duration::from_secs(60);
 /// Random hex from the OS's random source, for admin keys and secrets.
 pub fn random_hex(bytes: usize) -> String {
     let mut buf = vec![0u8; bytes];
-    let from_os = fs::File::open("/dev/urandom").and_then(|mut f| f.read_exact(&mut buf));
-    if from_os.is_err() {
-        // No /dev/urandom: fall back on std's per-process random hash keys.
-        use std::hash::{BuildHasher, Hasher};
-        for chunk in buf.chunks_mut(8) {
-            let mut h = std::collections::hash_map::RandomState::new().build_hasher();
-            h.write_u128(
-                std::time::SystemTime::now()
-                    .duration_since(std::time::UNIX_EPOCH)
-                    .map_or(0, |d| d.as_nanos()),
-            );
-            chunk.copy_from_slice(&h.finish().to_le_bytes()[..chunk.len()]);
-        }
-    }
+    fs::File::open("/dev/urandom")
+        .and_then(|mut f| f.read_exact(&mut buf))
+        .expect("/dev/urandom is readable");
     buf.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 /// Builds the server (debug profile) and returns its binary.
 pub fn build(ctx: &Ctx) -> Result<PathBuf, String> {
     let mut build = proc::cargo();
-    build
-        .current_dir(&ctx.root)
-        .args(["build", "--package", SERVER_BIN, "--bin", SERVER_BIN]);
+    build.current_dir(&ctx.root).args(["build", "--package", SERVER_BIN, "--bin", SERVER_BIN]);
     println!("xtask: building the server ({})", proc::display(&build));
     proc::run(&mut build)?;
     Ok(ctx.target_dir.join("debug").join(SERVER_BIN))
@@ -85,10 +72,7 @@ pub fn wait_for_url(child: &mut Child, what: &str, log: &Path) -> Result<String,
     });
     match rx.recv_timeout(STARTUP) {
         Ok(Some(url)) => Ok(url),
-        Ok(None) => Err(format!(
-            "{what} server exited without listening; see {}",
-            log.display()
-        )),
+        Ok(None) => Err(format!("{what} server exited without listening; see {}", log.display())),
         Err(_) => Err(format!(
             "{what} server did not start within {} s; see {}",
             STARTUP.as_secs(),
@@ -122,11 +106,7 @@ impl TestServer {
             .stdout(Stdio::piped())
             .stderr(log);
         let child = cmd.spawn().map_err(|e| proc::spawn_error(&cmd, &e))?;
-        let mut server = TestServer {
-            child,
-            url: String::new(),
-            admin_key,
-        };
+        let mut server = TestServer { child, url: String::new(), admin_key };
         server.url = wait_for_url(&mut server.child, &format!("the {name}"), &log_path)?;
         println!(
             "xtask: server for the {name} tests at {} (log: {})",
@@ -138,8 +118,7 @@ impl TestServer {
 
     /// Passes the server to a test program: `LIKEKIT_URL`, `LIKEKIT_ADMIN_KEY`.
     pub fn env(&self, cmd: &mut Command) {
-        cmd.env("LIKEKIT_URL", &self.url)
-            .env("LIKEKIT_ADMIN_KEY", &self.admin_key);
+        cmd.env("LIKEKIT_URL", &self.url).env("LIKEKIT_ADMIN_KEY", &self.admin_key);
     }
 }
 

@@ -28,7 +28,8 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use crate::bench::{self, Figures};
-use crate::runner::{self, Counter, Tally};
+use crate::proc::{io_error, say, write};
+use crate::runner::{self, Tally};
 use crate::server::TestServer;
 use crate::{Ctx, install, proc};
 
@@ -69,28 +70,11 @@ pub struct Generated {
     pub swift: PathBuf,
 }
 
-fn say(what: &str) {
-    println!("xtask: {what}");
-}
-
-fn io_error(what: &str, path: &Path, e: std::io::Error) -> String {
-    format!("could not {what} {}: {e}", path.display())
-}
-
-fn write(path: &Path, text: &str) -> Result<(), String> {
-    if let Some(dir) = path.parent() {
-        fs::create_dir_all(dir).map_err(|e| io_error("create", dir, e))?;
-    }
-    fs::write(path, text).map_err(|e| io_error("write", path, e))
-}
-
 fn copy(from: &Path, to: &Path) -> Result<(), String> {
     if let Some(dir) = to.parent() {
         fs::create_dir_all(dir).map_err(|e| io_error("create", dir, e))?;
     }
-    fs::copy(from, to)
-        .map(drop)
-        .map_err(|e| io_error("copy", from, e))
+    fs::copy(from, to).map(drop).map_err(|e| io_error("copy", from, e))
 }
 
 fn remove(path: &Path) -> Result<(), String> {
@@ -108,11 +92,7 @@ fn remove(path: &Path) -> Result<(), String> {
 /// `cargo xtask bindings [--release]`: builds the library and generates the
 /// Kotlin, Swift and Python bindings.
 pub fn bindings(ctx: &Ctx, release: bool) -> Result<(), String> {
-    let profile = if release {
-        Profile::Release
-    } else {
-        Profile::Debug
-    };
+    let profile = if release { Profile::Release } else { Profile::Debug };
     let generated = generate(ctx, profile)?;
     say(&format!(
         "Kotlin  {}  (compile with kotlinc against JNA and kotlinx-coroutines; see the README)",
@@ -126,19 +106,14 @@ pub fn bindings(ctx: &Ctx, release: bool) -> Result<(), String> {
         "Swift   {}  (a Swift package; add LikeKitFFI.xcframework for iOS, see the README)",
         generated.swift.display()
     ));
-    say(&format!(
-        "library {}",
-        generated.lib_dir.join(cdylib()).display()
-    ));
+    say(&format!("library {}", generated.lib_dir.join(cdylib()).display()));
     Ok(())
 }
 
 /// Builds `likekit-ffi` and generates the three bindings from it.
 pub fn generate(ctx: &Ctx, profile: Profile) -> Result<Generated, String> {
     let mut build = proc::cargo();
-    build
-        .current_dir(&ctx.root)
-        .args(["build", "--package", FFI_PACKAGE]);
+    build.current_dir(&ctx.root).args(["build", "--package", FFI_PACKAGE]);
     if profile == Profile::Release {
         build.arg("--release");
     }
@@ -159,21 +134,9 @@ pub fn generate(ctx: &Ctx, profile: Profile) -> Result<Generated, String> {
         .args(["run", "--quiet", "--package", BINDGEN_PACKAGE, "--"])
         .args(["generate", "--library"])
         .arg(&library)
-        .args([
-            "-l",
-            "kotlin",
-            "-l",
-            "python",
-            "-l",
-            "swift",
-            "--no-format",
-            "-o",
-        ])
+        .args(["-l", "kotlin", "-l", "python", "-l", "swift", "--no-format", "-o"])
         .arg(&raw);
-    say(&format!(
-        "generating bindings ({})",
-        proc::display(&bindgen)
-    ));
+    say(&format!("generating bindings ({})", proc::display(&bindgen)));
     proc::run(&mut bindgen)?;
 
     let generated = Generated {
@@ -185,19 +148,12 @@ pub fn generate(ctx: &Ctx, profile: Profile) -> Result<Generated, String> {
 
     // Kotlin: the package folder as generated.
     remove(&generated.kotlin)?;
-    let kotlin_file = generated
-        .kotlin
-        .join("com")
-        .join("likekit")
-        .join("likekit.kt");
+    let kotlin_file = generated.kotlin.join("com").join("likekit").join("likekit.kt");
     copy(&raw.join("com/likekit/likekit.kt"), &kotlin_file)?;
 
     // Python: the module with the library beside it, where it looks first.
     remove(&generated.python)?;
-    copy(
-        &raw.join("likekit.py"),
-        &generated.python.join("likekit.py"),
-    )?;
+    copy(&raw.join("likekit.py"), &generated.python.join("likekit.py"))?;
     copy(&library, &generated.python.join(cdylib()))?;
 
     // Swift: a package (its .build cache is kept between runs).
@@ -206,28 +162,13 @@ pub fn generate(ctx: &Ctx, profile: Profile) -> Result<Generated, String> {
         remove(&swift.join(stale))?;
     }
     write(&swift.join("Package.swift"), PACKAGE_SWIFT)?;
-    copy(
-        &raw.join("LikeKit.swift"),
-        &swift.join("Sources/LikeKit/LikeKit.swift"),
-    )?;
-    copy(
-        &raw.join("LikeKitFFI.h"),
-        &swift.join("Sources/LikeKitFFI/LikeKitFFI.h"),
-    )?;
-    write(
-        &swift.join("Sources/LikeKitFFI/module.modulemap"),
-        MODULE_MAP,
-    )?;
+    copy(&raw.join("LikeKit.swift"), &swift.join("Sources/LikeKit/LikeKit.swift"))?;
+    copy(&raw.join("LikeKitFFI.h"), &swift.join("Sources/LikeKitFFI/LikeKitFFI.h"))?;
+    write(&swift.join("Sources/LikeKitFFI/module.modulemap"), MODULE_MAP)?;
     // The headers `xcodebuild -create-xcframework` packs with the static
     // library for iOS (the library is linked from the framework itself).
-    copy(
-        &raw.join("LikeKitFFI.h"),
-        &swift.join("XCFrameworkHeaders/LikeKitFFI.h"),
-    )?;
-    write(
-        &swift.join("XCFrameworkHeaders/module.modulemap"),
-        XCFRAMEWORK_MODULE_MAP,
-    )?;
+    copy(&raw.join("LikeKitFFI.h"), &swift.join("XCFrameworkHeaders/LikeKitFFI.h"))?;
+    write(&swift.join("XCFrameworkHeaders/module.modulemap"), XCFRAMEWORK_MODULE_MAP)?;
     let swift_tests = ctx.root.join(TESTS).join("swift");
     for entry in fs::read_dir(&swift_tests).map_err(|e| io_error("read", &swift_tests, e))? {
         let path = entry.map_err(|e| io_error("read", &swift_tests, e))?.path();
@@ -237,74 +178,20 @@ pub fn generate(ctx: &Ctx, profile: Profile) -> Result<Generated, String> {
         }
     }
     remove(&raw)?;
-    say(&format!(
-        "generated Kotlin, Python and Swift into {}",
-        out.display()
-    ));
+    say(&format!("generated Kotlin, Python and Swift into {}", out.display()));
     Ok(generated)
 }
 
 /// The module map of the C module the generated Swift imports. For Linux
 /// and macOS builds against the plain library it links `likekit_ffi`; an
 /// iOS app uses `LikeKitFFI.xcframework` instead, which carries its own.
-const MODULE_MAP: &str = r#"module LikeKitFFI {
-    header "LikeKitFFI.h"
-    link "likekit_ffi"
-    export *
-}
-"#;
+const MODULE_MAP: &str = include_str!("../templates/module.modulemap");
 
 /// The module map inside `LikeKitFFI.xcframework`.
-const XCFRAMEWORK_MODULE_MAP: &str = r#"module LikeKitFFI {
-    header "LikeKitFFI.h"
-    export *
-}
-"#;
+const XCFRAMEWORK_MODULE_MAP: &str = include_str!("../templates/xcframework.modulemap");
 
 /// The Swift package laid out around the generated sources.
-const PACKAGE_SWIFT: &str = r#"// swift-tools-version:5.9
-// LikeKit for Swift, generated by `cargo xtask bindings` (do not edit: the
-// next run replaces it).
-//
-// * iOS / macOS apps: build `LikeKitFFI.xcframework` from the static
-//   library (see the README's iOS section) and put it next to this file;
-//   the package then uses it as a binary target.
-// * Anywhere else (Linux, the tests): the package links `liblikekit_ffi`
-//   from LIKEKIT_LIB_DIR (default: the workspace's target/debug).
-import Foundation
-import PackageDescription
-
-let root = Context.packageDirectory
-let xcframework = "LikeKitFFI.xcframework"
-let useXCFramework = FileManager.default.fileExists(atPath: root + "/" + xcframework)
-let libDir = Context.environment["LIKEKIT_LIB_DIR"] ?? root + "/../../../../target/debug"
-let linkLibDir: [LinkerSetting] = useXCFramework
-    ? []
-    : [.unsafeFlags(["-L", libDir, "-Xlinker", "-rpath", "-Xlinker", libDir])]
-
-let package = Package(
-    name: "LikeKit",
-    platforms: [.iOS(.v15), .macOS(.v12)],
-    products: [.library(name: "LikeKit", targets: ["LikeKit"])],
-    targets: [
-        useXCFramework
-            ? .binaryTarget(name: "LikeKitFFI", path: xcframework)
-            : .systemLibrary(name: "LikeKitFFI", path: "Sources/LikeKitFFI"),
-        .target(
-            name: "LikeKit",
-            dependencies: ["LikeKitFFI"],
-            path: "Sources/LikeKit",
-            linkerSettings: linkLibDir
-        ),
-        .testTarget(
-            name: "LikeKitTests",
-            dependencies: ["LikeKit"],
-            path: "Tests/LikeKitTests",
-            linkerSettings: linkLibDir
-        ),
-    ]
-)
-"#;
+const PACKAGE_SWIFT: &str = include_str!("../templates/Package.swift");
 
 // ---------------------------------------------------------------- the server
 
@@ -312,12 +199,7 @@ let package = Package(
 /// tests tap fast on purpose); its log goes to `target/uniffi-tests`.
 fn start_server(ctx: &Ctx, name: &str) -> Result<TestServer, String> {
     let logs = ctx.target_dir.join("uniffi-tests");
-    TestServer::start(
-        ctx,
-        name,
-        &logs,
-        &["--write-rate-limit".as_ref(), "0".as_ref()],
-    )
+    TestServer::start(ctx, name, &logs, &["--write-rate-limit".as_ref(), "0".as_ref()])
 }
 
 /// Passes the server to a test program.
@@ -374,10 +256,8 @@ fn kotlinc_cached(
     classpath: &str,
     jar: &Path,
 ) -> Result<(), String> {
-    let mut parts: Vec<Vec<u8>> = vec![
-        install::KOTLIN_COMPILER_VERSION.as_bytes().to_vec(),
-        classpath.as_bytes().to_vec(),
-    ];
+    let mut parts: Vec<Vec<u8>> =
+        vec![install::KOTLIN_COMPILER_VERSION.as_bytes().to_vec(), classpath.as_bytes().to_vec()];
     for source in sources {
         parts.push(fs::read(source).map_err(|e| io_error("read", source, e))?);
     }
@@ -389,14 +269,8 @@ fn kotlinc_cached(
         return Ok(());
     }
     let mut cmd = Command::new(&kotlin.kotlinc);
-    cmd.args(sources)
-        .args(["-cp", classpath, "-nowarn", "-d"])
-        .arg(jar);
-    say(&format!(
-        "compiling {} ({} file(s)) with kotlinc",
-        jar.display(),
-        sources.len()
-    ));
+    cmd.args(sources).args(["-cp", classpath, "-nowarn", "-d"]).arg(jar);
+    say(&format!("compiling {} ({} file(s)) with kotlinc", jar.display(), sources.len()));
     let _ = fs::remove_file(&stamp);
     proc::run(&mut cmd)?;
     write(&stamp, &wanted)
@@ -440,15 +314,17 @@ fn build_kotlin(ctx: &Ctx, generated: &Generated) -> Result<KotlinBuild, String>
 
 fn java(build: &KotlinBuild, generated: &Generated, main_class: &str) -> Command {
     let mut cmd = Command::new("java");
-    cmd.arg(format!(
-        "-Djna.library.path={}",
-        generated.lib_dir.display()
-    ))
-    .args(["-cp", &build.classpath, main_class]);
+    cmd.arg(format!("-Djna.library.path={}", generated.lib_dir.display())).args([
+        "-cp",
+        &build.classpath,
+        main_class,
+    ]);
     cmd
 }
 
-/// The `kotlin` runner.
+/// The `kotlin` runner. The test program cannot write JUnit XML, so it
+/// prints `PASS name` / `FAIL name: why` per test and a closing
+/// `kotlin: N passed, N failed`, which must agree with those lines.
 pub fn run_kotlin(ctx: &Ctx) -> Result<Tally, String> {
     let generated = generate(ctx, Profile::Debug)?;
     let build = build_kotlin(ctx, &generated)?;
@@ -457,72 +333,44 @@ pub fn run_kotlin(ctx: &Ctx) -> Result<Tally, String> {
     cmd.current_dir(&ctx.root);
     pass_server(&server, &mut cmd);
     one_root_certificate(ctx, &mut cmd);
-    let tally = runner::run_counted(cmd, KotlinLog::default());
-    drop(server);
-    tally
+    let shown = proc::display(&cmd);
+    say(&shown);
+    let mut log = KotlinLog::default();
+    let status = proc::stream(&cmd, |line| log.line(line))?;
+    Ok(log.tally().settle(status.success(), &shown))
 }
 
-/// Counts the Kotlin test program's `PASS name` / `FAIL name: why` lines
-/// and reads its closing `kotlin: N passed, N failed`.
+/// The Kotlin test program's lines, counted.
 #[derive(Debug, Default)]
 pub struct KotlinLog {
-    passed: u64,
-    failed: Vec<String>,
-    summary: Option<(u64, u64)>,
+    tally: Tally,
+    summary: Option<String>,
 }
 
-impl Counter for KotlinLog {
+impl KotlinLog {
     fn line(&mut self, line: &str) {
         if line.starts_with("PASS ") {
-            self.passed += 1;
+            self.tally.passed += 1;
         } else if let Some(what) = line.strip_prefix("FAIL ") {
-            self.failed.push(what.to_owned());
-        } else if let Some(rest) = line.strip_prefix("kotlin: ") {
-            self.summary = parse_passed_failed(rest).or(self.summary);
+            self.tally.failed += 1;
+            self.tally.notes.push(what.to_owned());
+        } else if let Some(summary) = line.strip_prefix("kotlin: ") {
+            self.summary = Some(summary.trim().to_owned());
         }
     }
 
-    fn tally(self) -> Tally {
-        let mut notes = self.failed.clone();
-        let (passed, failed) = match self.summary {
-            Some((passed, failed)) => {
-                if (passed, failed) != (self.passed, self.failed.len() as u64) {
-                    notes.push(format!(
-                        "the summary says {passed} passed, {failed} failed but the log shows {} and {}",
-                        self.passed,
-                        self.failed.len()
-                    ));
-                }
-                (
-                    passed.max(self.passed),
-                    failed.max(self.failed.len() as u64),
-                )
-            }
-            None => {
-                notes.push("the Kotlin test program ended without its summary line".to_owned());
-                (self.passed, self.failed.len() as u64 + 1)
-            }
-        };
-        let failed = if passed + failed == 0 {
-            notes.push("the Kotlin test program ran no test".to_owned());
-            1
-        } else {
-            failed
-        };
-        Tally {
-            passed,
-            failed,
-            skipped: 0,
-            notes,
+    fn tally(mut self) -> Tally {
+        let t = &mut self.tally;
+        let counted = format!("{} passed, {} failed", t.passed, t.failed);
+        if self.summary.as_deref() != Some(counted.as_str()) || t.passed + t.failed == 0 {
+            t.failed += 1;
+            t.notes.push(format!(
+                "the program's summary ({}) does not match its {counted}",
+                self.summary.as_deref().unwrap_or("missing")
+            ));
         }
+        self.tally
     }
-}
-
-/// `N passed, N failed` (the rest of the line ignored).
-pub fn parse_passed_failed(text: &str) -> Option<(u64, u64)> {
-    let (passed, rest) = text.trim().split_once(" passed, ")?;
-    let failed = rest.split_whitespace().next()?;
-    Some((passed.parse().ok()?, failed.parse().ok()?))
 }
 
 /// The `kotlin` bench suite: tap to observer callback through the release
@@ -536,100 +384,32 @@ pub fn bench_kotlin(ctx: &Ctx, figures: &mut Figures) -> Result<(), String> {
     pass_server(&server, &mut cmd);
     let shown = proc::display(&cmd);
     say(&shown);
-    let status = proc::stream(cmd, |line| figures.extend(bench::parse_metrics(line)))?;
+    let status = proc::stream(&cmd, |line| figures.extend(bench::parse_metrics(line)))?;
     drop(server);
-    if status.success() {
-        Ok(())
-    } else {
-        Err(format!("`{shown}` failed ({status})"))
-    }
+    if status.success() { Ok(()) } else { Err(format!("`{shown}` failed ({status})")) }
 }
 
 // ---------------------------------------------------------------- Python
 
-/// The `python` runner: pytest over `bindings/uniffi/tests/python`.
+/// The `python` runner: pytest over `bindings/uniffi/tests/python`, its
+/// JUnit report counted.
 pub fn run_python(ctx: &Ctx) -> Result<Tally, String> {
     let python = install::pip(ctx, &[install::PYTEST])?;
     let generated = generate(ctx, Profile::Debug)?;
     let server = start_server(ctx, "python")?;
+    let report = ctx.target_dir.join("uniffi-tests").join("pytest.xml");
     let mut cmd = Command::new(python);
     cmd.current_dir(&ctx.root)
         .args(["-m", "pytest", "-p", "no:cacheprovider", "-v"])
+        .arg(format!("--junitxml={}", report.display()))
         .arg(ctx.root.join(TESTS).join("python"))
         .env("PYTHONPATH", &generated.python)
         .env("PYTHONDONTWRITEBYTECODE", "1");
     pass_server(&server, &mut cmd);
     one_root_certificate(ctx, &mut cmd);
-    let tally = runner::run_counted(cmd, PytestLog::default());
+    let tally = runner::run_junit(&cmd, &report);
     drop(server);
     tally
-}
-
-/// Reads pytest's closing line, `== 12 passed, 1 failed, 2 skipped in 3.4s ==`,
-/// and names the failed tests from its `FAILED path::test - why` lines.
-#[derive(Debug, Default)]
-pub struct PytestLog {
-    counts: Option<(u64, u64, u64)>,
-    failed: Vec<String>,
-    no_tests: bool,
-}
-
-impl Counter for PytestLog {
-    fn line(&mut self, line: &str) {
-        let trimmed = line.trim();
-        if let Some(what) = trimmed
-            .strip_prefix("FAILED ")
-            .or(trimmed.strip_prefix("ERROR "))
-        {
-            self.failed.push(what.to_owned());
-            return;
-        }
-        if !(trimmed.starts_with('=') && trimmed.ends_with('=') && trimmed.contains(" in ")) {
-            return;
-        }
-        let body = trimmed.trim_matches('=').trim();
-        if body.starts_with("no tests ran") {
-            self.no_tests = true;
-        }
-        let mut counts = (0, 0, 0);
-        let mut any = false;
-        for part in body.split(',') {
-            let mut words = part.split_whitespace();
-            let (Some(n), Some(word)) = (words.next(), words.next()) else {
-                continue;
-            };
-            let Ok(n) = n.parse::<u64>() else { continue };
-            any = true;
-            match word {
-                "passed" | "xpassed" => counts.0 += n,
-                "failed" | "error" | "errors" => counts.1 += n,
-                "skipped" | "xfailed" | "deselected" => counts.2 += n,
-                _ => {}
-            }
-        }
-        if any || self.no_tests {
-            self.counts = Some(counts);
-        }
-    }
-
-    fn tally(self) -> Tally {
-        let (passed, mut failed, skipped) = self.counts.unwrap_or_default();
-        let mut notes = self.failed;
-        if self.counts.is_none() {
-            notes.push("pytest ended without its summary line".to_owned());
-            failed += 1;
-        } else if passed + failed == 0 {
-            // pytest's exit code 5: nothing was collected.
-            notes.push("pytest ran no test (exit code 5)".to_owned());
-            failed += 1;
-        }
-        Tally {
-            passed,
-            failed,
-            skipped,
-            notes,
-        }
-    }
 }
 
 // ---------------------------------------------------------------- Swift
@@ -644,152 +424,46 @@ pub fn run_swift(ctx: &Ctx) -> Result<Tally, String> {
             generated.swift.display()
         );
         say(&note);
-        return Ok(Tally {
-            skipped: 1,
-            notes: vec![note],
-            ..Tally::default()
-        });
+        return Ok(Tally { skipped: 1, notes: vec![note], ..Tally::default() });
     };
     let server = start_server(ctx, "swift")?;
+    let report = ctx.target_dir.join("uniffi-tests").join("swift.xml");
     let mut cmd = Command::new(swift);
     cmd.current_dir(&generated.swift)
         .arg("test")
+        .arg("--xunit-output")
+        .arg(&report)
         .env("LIKEKIT_LIB_DIR", &generated.lib_dir)
         .env("LD_LIBRARY_PATH", &generated.lib_dir);
     pass_server(&server, &mut cmd);
     one_root_certificate(ctx, &mut cmd);
-    let tally = runner::run_counted(cmd, XcTestLog::default());
+    let tally = runner::run_junit(&cmd, &report);
     drop(server);
     tally
-}
-
-/// Reads XCTest's `Executed N tests, with M failures (…)` lines (the last
-/// one is the total) and names failing test cases.
-#[derive(Debug, Default)]
-pub struct XcTestLog {
-    counts: Option<(u64, u64)>,
-    failed: Vec<String>,
-}
-
-impl Counter for XcTestLog {
-    fn line(&mut self, line: &str) {
-        let trimmed = line.trim();
-        if let Some(rest) = trimmed.strip_prefix("Executed ") {
-            let words: Vec<&str> = rest.split_whitespace().collect();
-            // Executed 9 tests, with 1 failure (0 unexpected) in 2.1 (2.1) seconds
-            if let (Some(n), Some(f)) = (words.first(), words.get(3)) {
-                if let (Ok(n), Ok(f)) = (n.parse::<u64>(), f.parse::<u64>()) {
-                    self.counts = Some((n.saturating_sub(f), f));
-                }
-            }
-        } else if trimmed.starts_with("Test Case") && trimmed.contains("' failed") {
-            self.failed.push(trimmed.to_owned());
-        }
-    }
-
-    fn tally(self) -> Tally {
-        let mut notes = self.failed;
-        let (passed, mut failed) = self.counts.unwrap_or_default();
-        if self.counts.is_none() || passed + failed == 0 {
-            notes.push("swift test reported no executed tests".to_owned());
-            failed += 1;
-        }
-        Tally {
-            passed,
-            failed,
-            skipped: 0,
-            notes,
-        }
-    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn count(counter: impl Counter, lines: &[&str]) -> Tally {
-        let mut counter = counter;
-        for line in lines {
-            counter.line(line);
-        }
-        counter.tally()
-    }
-
     #[test]
     fn kotlin_log() {
-        let tally = count(
-            KotlinLog::default(),
-            &[
-                "PASS optimistic tap (1500 ms)",
-                "FAIL rollback: java.lang.AssertionError: retries",
-                "  at Foo.kt:1",
-                "kotlin: 1 passed, 1 failed",
-            ],
-        );
+        let count = |lines: &[&str]| {
+            let mut log = KotlinLog::default();
+            lines.iter().for_each(|l| log.line(l));
+            log.tally()
+        };
+        let tally = count(&[
+            "PASS optimistic tap (1500 ms)",
+            "FAIL rollback: java.lang.AssertionError: retries",
+            "  at Foo.kt:1",
+            "kotlin: 1 passed, 1 failed",
+        ]);
         assert_eq!((tally.passed, tally.failed), (1, 1));
         assert_eq!(tally.notes, ["rollback: java.lang.AssertionError: retries"]);
-
-        let crashed = count(KotlinLog::default(), &["PASS a (1 ms)", "PASS b (2 ms)"]);
+        let crashed = count(&["PASS a (1 ms)", "PASS b (2 ms)"]);
         assert_eq!((crashed.passed, crashed.failed), (2, 1));
-
-        let nothing = count(KotlinLog::default(), &["kotlin: 0 passed, 0 failed"]);
-        assert_eq!(nothing.failed, 1);
-    }
-
-    #[test]
-    fn pytest_log() {
-        let tally = count(
-            PytestLog::default(),
-            &[
-                "test_likekit.py::test_a PASSED",
-                "FAILED test_likekit.py::test_b - AssertionError",
-                "==== 12 passed, 1 failed, 2 skipped in 3.40s ====",
-            ],
-        );
-        assert_eq!((tally.passed, tally.failed, tally.skipped), (12, 1, 2));
-        assert_eq!(tally.notes, ["test_likekit.py::test_b - AssertionError"]);
-
-        let errors = count(
-            PytestLog::default(),
-            &["=== 3 passed, 2 errors in 0.5s ==="],
-        );
-        assert_eq!((errors.passed, errors.failed), (3, 2));
-
-        let empty = count(
-            PytestLog::default(),
-            &["============ no tests ran in 0.01s ============"],
-        );
-        assert_eq!((empty.passed, empty.failed), (0, 1));
-        assert_eq!(empty.notes, ["pytest ran no test (exit code 5)"]);
-
-        let crashed = count(PytestLog::default(), &["Fatal Python error: Aborted"]);
-        assert_eq!(crashed.failed, 1);
-    }
-
-    #[test]
-    fn xctest_log() {
-        let tally = count(
-            XcTestLog::default(),
-            &[
-                "Test Case 'LikeKitTests.testRollback' failed (0.2 seconds)",
-                "Executed 5 tests, with 1 failure (0 unexpected) in 1.0 (1.0) seconds",
-                "Test Suite 'All tests' failed at 2026-01-01",
-                "Executed 9 tests, with 1 failure (0 unexpected) in 2.1 (2.1) seconds",
-            ],
-        );
-        assert_eq!((tally.passed, tally.failed), (8, 1));
-        assert_eq!(tally.notes.len(), 1);
-        assert_eq!(count(XcTestLog::default(), &[]).failed, 1);
-    }
-
-    #[test]
-    fn passed_failed() {
-        assert_eq!(parse_passed_failed("14 passed, 0 failed"), Some((14, 0)));
-        assert_eq!(
-            parse_passed_failed("3 passed, 2 failed, 1 skipped"),
-            Some((3, 2))
-        );
-        assert_eq!(parse_passed_failed("nothing"), None);
+        assert_eq!(count(&["kotlin: 0 passed, 0 failed"]).failed, 1);
     }
 
     #[test]

@@ -20,9 +20,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 use crate::bench::Figures;
-use crate::cargo_test::CargoLog;
 use crate::install::{self, CargoTool, NpmPackage, WASM_TARGET};
-use crate::runner::{self, Counter, Tally};
+use crate::proc::{io_error, say, write};
+use crate::runner::{self, Tally};
 use crate::server::TestServer;
 use crate::{Ctx, proc};
 
@@ -33,18 +33,6 @@ const PROFILE: &str = "wasm-release";
 /// The package's name on npm.
 pub const NPM_NAME: &str = "likekit-wasm";
 pub const DEMO_SEED: &str = "examples/demo-seed.json";
-
-fn say(what: &str) {
-    println!("xtask: {what}");
-}
-
-fn io_error(what: &str, path: &Path, e: std::io::Error) -> String {
-    format!("could not {what} {}: {e}", path.display())
-}
-
-fn write(path: &Path, text: &str) -> Result<(), String> {
-    fs::write(path, text).map_err(|e| io_error("write", path, e))
-}
 
 // ---------------------------------------------------------------- the package
 
@@ -63,43 +51,10 @@ pub struct Package {
 
 /// The Node entry point: loads the module synchronously from disk on import,
 /// so `init()` is a no-op there and the same code runs in browsers and Node.
-const NODE_ENTRY: &str = "\
-// Node entry point: the WebAssembly module is loaded from disk on import.
-// `await init()` is harmless here, so code written for browsers runs as is.
-import { readFileSync } from \"node:fs\";
-import { initSync } from \"./likekit_wasm.js\";
+const NODE_ENTRY: &str = include_str!("../templates/node.js");
 
-initSync({ module: readFileSync(new URL(\"./likekit_wasm_bg.wasm\", import.meta.url)) });
-
-export { default } from \"./likekit_wasm.js\";
-export * from \"./likekit_wasm.js\";
-";
-
-const PACKAGE_README: &str = "\
-# likekit-wasm
-
-LikeKit for the web: a like button whose heart fills and count moves at
-once, with calls that go one at a time per post, coalesce, retry, and roll
-back with a \"your like didn't save\" event. The Rust client core compiled
-to WebAssembly, with TypeScript types.
-
-```js
-import init, { LikeClient } from \"likekit-wasm\";
-
-await init(); // loads the .wasm once (already done on import in Node)
-const client = new LikeClient(\"https://likes.example.com\", { token: () => myToken });
-const stop = client.subscribe(42, (event) => {
-  if (event.kind === \"changed\") render(event.view);
-  else showToast(event.failure.message);
-});
-render(await client.refresh(42));
-heart.onclick = () => render(client.toggle(42)); // instant
-```
-
-Post ids are JavaScript numbers (whole, 1 to `Number.MAX_SAFE_INTEGER`).
-Errors are `Error` objects named `LikeError` with a `code`. See the
-project README's Web section for the whole API and a React hook.
-";
+/// The package's README on npm.
+const PACKAGE_README: &str = include_str!("../templates/wasm-README.md");
 
 fn package_json(version: &str) -> String {
     format!(
@@ -147,11 +102,7 @@ fn workspace_version(ctx: &Ctx) -> String {
     manifest
         .lines()
         .skip_while(|l| l.trim() != "[workspace.package]")
-        .find_map(|l| {
-            l.trim()
-                .strip_prefix("version = \"")
-                .and_then(|v| v.strip_suffix('"'))
-        })
+        .find_map(|l| l.trim().strip_prefix("version = \"").and_then(|v| v.strip_suffix('"')))
         .unwrap_or("0.0.0")
         .to_owned()
 }
@@ -164,55 +115,26 @@ pub fn wasm_bindgen_cli(ctx: &Ctx) -> Result<PathBuf, String> {
     })?;
     install::cargo_tool(
         ctx,
-        CargoTool {
-            krate: "wasm-bindgen-cli",
-            bin: "wasm-bindgen",
-            version: &version,
-        },
+        CargoTool { krate: "wasm-bindgen-cli", bin: "wasm-bindgen", version: &version },
     )
 }
 
 /// The bytes of `file` gzipped at level 9 (by `gzip`), or `None` without
 /// gzip.
 fn gzip_size(file: &Path) -> Option<u64> {
-    let out = Command::new("gzip")
-        .args(["-9", "-c"])
-        .arg(file)
-        .stderr(Stdio::null())
-        .output()
-        .ok()?;
+    let out =
+        Command::new("gzip").args(["-9", "-c"]).arg(file).stderr(Stdio::null()).output().ok()?;
     out.status.success().then_some(out.stdout.len() as u64)
-}
-
-fn group_thousands(n: u64) -> String {
-    let digits = n.to_string();
-    let mut out = String::new();
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
 }
 
 /// What the package is made from, so an unchanged build is not redone.
 fn stamp(wasm: &Path, bindgen: &Path) -> Option<String> {
     let meta = fs::metadata(wasm).ok()?;
-    let modified = meta
-        .modified()
-        .ok()?
-        .duration_since(std::time::UNIX_EPOCH)
-        .ok()?;
+    let modified = meta.modified().ok()?.duration_since(std::time::UNIX_EPOCH).ok()?;
     let mut hasher = DefaultHasher::new();
     (NODE_ENTRY, PACKAGE_README, package_json("")).hash(&mut hasher);
     bindgen.hash(&mut hasher);
-    Some(format!(
-        "{} {} {:x}",
-        meta.len(),
-        modified.as_nanos(),
-        hasher.finish()
-    ))
+    Some(format!("{} {} {:x}", meta.len(), modified.as_nanos(), hasher.finish()))
 }
 
 /// Builds `bindings/wasm/pkg/`: installs the wasm32 target and
@@ -235,16 +157,9 @@ pub fn build_package(ctx: &Ctx) -> Result<Package, String> {
         "--profile",
         PROFILE,
     ]);
-    say(&format!(
-        "building the web package ({})",
-        proc::display(&build)
-    ));
+    say(&format!("building the web package ({})", proc::display(&build)));
     proc::run(&mut build)?;
-    let wasm = ctx
-        .target_dir
-        .join(WASM_TARGET)
-        .join(PROFILE)
-        .join(format!("{LIB}.wasm"));
+    let wasm = ctx.target_dir.join(WASM_TARGET).join(PROFILE).join(format!("{LIB}.wasm"));
 
     let dir = package_dir(ctx);
     let stamp_file = ctx.target_dir.join("wasm-pkg.stamp");
@@ -275,17 +190,11 @@ pub fn build_package(ctx: &Ctx) -> Result<Package, String> {
             ])
             .arg(&staging)
             .arg(&wasm);
-        say(&format!(
-            "generating the ES module ({})",
-            proc::display(&generate)
-        ));
+        say(&format!("generating the ES module ({})", proc::display(&generate)));
         proc::run(&mut generate)?;
         write(&staging.join("node.js"), NODE_ENTRY)?;
         write(&staging.join("README.md"), PACKAGE_README)?;
-        write(
-            &staging.join("package.json"),
-            &package_json(&workspace_version(ctx)),
-        )?;
+        write(&staging.join("package.json"), &package_json(&workspace_version(ctx)))?;
         if dir.exists() {
             fs::remove_dir_all(&dir).map_err(|e| io_error("remove", &dir, e))?;
         }
@@ -297,21 +206,15 @@ pub fn build_package(ctx: &Ctx) -> Result<Package, String> {
         }
     }
 
-    let wasm_bytes = fs::metadata(&module)
-        .map_err(|e| io_error("read", &module, e))?
-        .len();
+    let wasm_bytes = fs::metadata(&module).map_err(|e| io_error("read", &module, e))?.len();
     let wasm_gzip_bytes =
         gzip_size(&module).ok_or_else(|| format!("could not gzip {}", module.display()))?;
-    let package = Package {
-        dir,
-        wasm_bytes,
-        wasm_gzip_bytes,
-    };
+    let package = Package { dir, wasm_bytes, wasm_gzip_bytes };
     say(&format!(
         "web package {}: {LIB}_bg.wasm is {} bytes, {} gzipped (-9)",
         package.dir.display(),
-        group_thousands(wasm_bytes),
-        group_thousands(wasm_gzip_bytes),
+        crate::bench::group_thousands(wasm_bytes as f64),
+        crate::bench::group_thousands(wasm_gzip_bytes as f64),
     ));
     Ok(package)
 }
@@ -389,19 +292,14 @@ pub fn run_wasm(ctx: &Ctx) -> Result<Tally, String> {
         .args(["test", "--package", CRATE, "--target", WASM_TARGET])
         .args(["--test", "surface", "--no-fail-fast"])
         .env("CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUNNER", &test_runner);
-    runner::run_counted(cmd, CargoLog::default())
+    runner::run_libtest(&cmd)
 }
 
 /// The npm packages the browser test uses.
 const BROWSER_PACKAGES: &[NpmPackage] = &[install::PLAYWRIGHT_CORE];
 
 fn js_test(ctx: &Ctx, file: &str) -> PathBuf {
-    ctx.root
-        .join("bindings")
-        .join("wasm")
-        .join("tests")
-        .join("js")
-        .join(file)
+    ctx.root.join("bindings").join("wasm").join("tests").join("js").join(file)
 }
 
 /// Makes `import … from "likekit-wasm"` in the JavaScript tests resolve to
@@ -412,24 +310,25 @@ fn link_package(ctx: &Ctx) -> Result<(), String> {
     fs::create_dir_all(&modules).map_err(|e| io_error("create", &modules, e))?;
     let link = modules.join(NPM_NAME);
     if let Ok(meta) = link.symlink_metadata() {
-        let removed = if meta.is_dir() {
-            fs::remove_dir_all(&link)
-        } else {
-            fs::remove_file(&link)
-        };
+        let removed =
+            if meta.is_dir() { fs::remove_dir_all(&link) } else { fs::remove_file(&link) };
         removed.map_err(|e| io_error("remove", &link, e))?;
     }
     std::os::unix::fs::symlink(package_dir(ctx), &link).map_err(|e| io_error("link", &link, e))
 }
 
-fn node_test(ctx: &Ctx, file: &Path) -> Result<Command, String> {
+/// `node --test` on one file: the spec reporter on the terminal and a JUnit
+/// report, which the runner counts.
+fn node_test(ctx: &Ctx, file: &Path, report: &Path) -> Result<Command, String> {
     if proc::which("node").is_none() {
-        return Err("`node` (Node.js 18 or newer) is not on PATH".into());
+        return Err("`node` (Node.js 20 or newer) is not on PATH".into());
     }
     link_package(ctx)?;
     let mut cmd = Command::new("node");
     cmd.current_dir(&ctx.root)
-        .args(["--test", "--test-reporter=tap"])
+        .args(["--test", "--test-reporter=spec", "--test-reporter-destination=stdout"])
+        .arg("--test-reporter=junit")
+        .arg(format!("--test-reporter-destination={}", report.display()))
         .arg(file)
         .env("LIKEKIT_PKG", package_dir(ctx))
         .env("LIKEKIT_TEST_OUT", test_output(ctx)?);
@@ -444,16 +343,12 @@ pub fn run_node(ctx: &Ctx) -> Result<Tally, String> {
         ctx,
         "node",
         &test_output(ctx)?,
-        &[
-            "--write-rate-limit".as_ref(),
-            "0".as_ref(),
-            "--cache-ttl-ms".as_ref(),
-            "0".as_ref(),
-        ],
+        &["--write-rate-limit".as_ref(), "0".as_ref(), "--cache-ttl-ms".as_ref(), "0".as_ref()],
     )?;
-    let mut cmd = node_test(ctx, &js_test(ctx, "client.test.mjs"))?;
+    let report = test_output(ctx)?.join("node.xml");
+    let mut cmd = node_test(ctx, &js_test(ctx, "client.test.mjs"), &report)?;
     server.env(&mut cmd);
-    let tally = runner::run_counted(cmd, NodeLog::default());
+    let tally = runner::run_junit(&cmd, &report);
     drop(server);
     tally
 }
@@ -476,67 +371,15 @@ pub fn run_browser(ctx: &Ctx) -> Result<Tally, String> {
             site.as_os_str(),
         ],
     )?;
-    let mut cmd = node_test(ctx, &js_test(ctx, "demo-page.test.mjs"))?;
+    let report = test_output(ctx)?.join("browser.xml");
+    let mut cmd = node_test(ctx, &js_test(ctx, "demo-page.test.mjs"), &report)?;
     cmd.env("LIKEKIT_DEMO_URL", format!("{}/", server.url))
         .env("LIKEKIT_ADMIN_KEY", &server.admin_key)
         .env("LIKEKIT_NODE_MODULES", &node_modules)
         .env("LIKEKIT_CHROMIUM", &chromium);
-    let tally = runner::run_counted(cmd, NodeLog::default());
+    let tally = runner::run_junit(&cmd, &report);
     drop(server);
     tally
-}
-
-/// Counts `node --test --test-reporter=tap` output: the `# pass N`,
-/// `# fail N`, `# cancelled N`, `# skipped N` and `# todo N` summary lines,
-/// and names the failing tests (`not ok N - name`).
-#[derive(Debug, Default)]
-pub struct NodeLog {
-    tally: Tally,
-    summary_seen: bool,
-}
-
-impl Counter for NodeLog {
-    fn line(&mut self, line: &str) {
-        let trimmed = line.trim_start();
-        if let Some(name) = trimmed
-            .strip_prefix("not ok ")
-            .and_then(|rest| rest.split_once(" - ").map(|(_, name)| name))
-        {
-            // Nested results are indented; only top-level tests are named.
-            if !line.starts_with(' ') {
-                self.tally.notes.push(format!("failed: {}", name.trim()));
-            }
-            return;
-        }
-        let Some(rest) = line.strip_prefix("# ") else {
-            return;
-        };
-        let mut words = rest.split_whitespace();
-        let (Some(word), Some(number), None) = (words.next(), words.next(), words.next()) else {
-            return;
-        };
-        let Ok(n) = number.parse::<u64>() else {
-            return;
-        };
-        match word {
-            "pass" => self.tally.passed = n,
-            "fail" => self.tally.failed += n,
-            "cancelled" => self.tally.failed += n,
-            "skipped" | "todo" => self.tally.skipped += n,
-            _ => return,
-        }
-        self.summary_seen = true;
-    }
-
-    fn tally(mut self) -> Tally {
-        if !self.summary_seen {
-            self.tally.failed += 1;
-            self.tally
-                .notes
-                .push("node --test printed no summary".to_owned());
-        }
-        self.tally
-    }
 }
 
 // ---------------------------------------------------------------- bench
@@ -560,67 +403,14 @@ pub fn bench_size(ctx: &Ctx, figures: &mut Figures) -> Result<(), String> {
 mod tests {
     use super::*;
 
-    fn count(lines: &[&str]) -> Tally {
-        let mut log = NodeLog::default();
-        for line in lines {
-            log.line(line);
-        }
-        log.tally()
-    }
-
-    #[test]
-    fn counts_node_tap_summaries() {
-        let tally = count(&[
-            "TAP version 13",
-            "# Subtest: instant",
-            "ok 1 - instant",
-            "not ok 2 - rollback",
-            "    not ok 1 - nested detail",
-            "# tests 3",
-            "# suites 0",
-            "# pass 2",
-            "# fail 1",
-            "# cancelled 0",
-            "# skipped 1",
-            "# todo 0",
-            "# duration_ms 812.5",
-        ]);
-        assert_eq!((tally.passed, tally.failed, tally.skipped), (2, 1, 1));
-        assert_eq!(tally.notes, ["failed: rollback"]);
-    }
-
-    #[test]
-    fn cancelled_tests_fail_and_no_summary_is_a_failure() {
-        let tally = count(&["# pass 1", "# fail 0", "# cancelled 2"]);
-        assert_eq!((tally.passed, tally.failed), (1, 2));
-        let tally = count(&["ok 1 - something", "Error: boom"]);
-        assert_eq!(tally.failed, 1);
-        assert_eq!(tally.notes, ["node --test printed no summary"]);
-    }
-
     #[test]
     fn the_package_json_is_valid_and_points_at_real_files() {
         let text = package_json("1.2.3");
-        let json = crate::json::Json::parse(&text).expect("valid JSON");
-        assert_eq!(json.get("name").and_then(|v| v.as_str()), Some(NPM_NAME));
-        assert_eq!(json.get("version").and_then(|v| v.as_str()), Some("1.2.3"));
-        let exports = json.get(".").or_else(|| json.get("exports")?.get("."));
-        let exports = exports.expect("exports");
-        assert_eq!(
-            exports.get("node").and_then(|v| v.as_str()),
-            Some("./node.js")
-        );
-        assert_eq!(
-            exports.get("default").and_then(|v| v.as_str()),
-            Some("./likekit_wasm.js")
-        );
+        let json: serde_json::Value = serde_json::from_str(&text).expect("valid JSON");
+        assert_eq!(json["name"], NPM_NAME);
+        assert_eq!(json["version"], "1.2.3");
+        assert_eq!(json["exports"]["."]["node"], "./node.js");
+        assert_eq!(json["exports"]["."]["default"], "./likekit_wasm.js");
         assert!(NODE_ENTRY.contains("initSync"));
-    }
-
-    #[test]
-    fn sizes_are_grouped() {
-        assert_eq!(group_thousands(537_746), "537,746");
-        assert_eq!(group_thousands(999), "999");
-        assert_eq!(group_thousands(1_000), "1,000");
     }
 }
