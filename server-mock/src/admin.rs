@@ -1,35 +1,38 @@
 //! The admin and test-control API, mounted under `/admin` only when the
 //! server has an admin key, and guarded by `X-Admin-Key`.
 
-use std::{sync::Arc, time::Duration};
+use std::time::Duration;
 
 use axum::{
     Json,
-    extract::{Path, Request, State, rejection::PathRejection},
+    extract::{Request, State},
     http::StatusCode,
     middleware::Next,
     response::{IntoResponse, Response},
 };
-use likekit_core::wire::admin::{
-    FaultRules, Friends, NewPost, NewUser, Seed, TokenRequest, TokenResponse,
+use likekit_proto::{
+    ErrorBody, UserId,
+    admin::{FaultRules, Friends, NewPost, NewUser, Seed, TokenRequest, TokenResponse},
 };
 use serde::Serialize;
 use subtle::ConstantTimeEq;
+use utoipa::ToSchema;
 
 use crate::{
-    app::App,
-    auth::parse_user_id,
     error::{ApiError, AppJson},
+    extract::PathId,
     faults,
-    store::{MAX_ID, Upsert},
+    state::App,
+    store::{Upsert, rules},
 };
 
 /// The longest token lifetime the admin API mints: one year.
 pub const MAX_TOKEN_TTL_SECS: u64 = 365 * 24 * 3600;
 
 /// `{"ok": true}`
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, ToSchema)]
 pub(crate) struct Ack {
+    /// Always `true`.
     ok: bool,
 }
 
@@ -38,7 +41,7 @@ const ACK: Json<Ack> = Json(Ack { ok: true });
 /// Refuses admin requests without the right `X-Admin-Key` (compared in
 /// constant time).
 pub(crate) async fn require_key(
-    State(app): State<Arc<App>>,
+    State(App(app)): State<App>,
     request: Request,
     next: Next,
 ) -> Response {
@@ -59,17 +62,6 @@ pub(crate) async fn require_key(
     next.run(request).await
 }
 
-fn check_user_id(id: u64) -> Result<(), ApiError> {
-    if (1..=MAX_ID).contains(&id) {
-        Ok(())
-    } else {
-        Err(ApiError::bad_request(
-            "bad_user_id",
-            format!("user ids are whole numbers from 1 to {MAX_ID}"),
-        ))
-    }
-}
-
 fn created(upsert: Upsert) -> StatusCode {
     match upsert {
         Upsert::Created => StatusCode::CREATED,
@@ -82,27 +74,21 @@ fn created(upsert: Upsert) -> StatusCode {
     post,
     path = "/admin/users",
     tag = "admin",
-    request_body = crate::openapi::NewUserDoc,
+    request_body = NewUser,
     security(("admin_key" = [])),
     responses(
-        (status = 201, description = "Created", body = crate::openapi::NewUserDoc),
-        (status = 200, description = "Existed; renamed", body = crate::openapi::NewUserDoc),
-        (status = 400, description = "`bad_user_id`, `bad_name`, `bad_json`", body = crate::openapi::ErrorBodyDoc),
-        (status = 401, description = "`bad_admin_key`", body = crate::openapi::ErrorBodyDoc),
-        (status = 415, description = "`unsupported_media_type`", body = crate::openapi::ErrorBodyDoc),
+        (status = 201, description = "Created", body = NewUser),
+        (status = 200, description = "Existed; renamed", body = NewUser),
+        (status = 400, description = "`bad_user_id`, `bad_name`, `bad_json`", body = ErrorBody),
+        (status = 401, description = "`bad_admin_key`", body = ErrorBody),
+        (status = 415, description = "`unsupported_media_type`", body = ErrorBody),
     )
 )]
 pub(crate) async fn create_user(
-    State(app): State<Arc<App>>,
+    State(App(app)): State<App>,
     AppJson(user): AppJson<NewUser>,
 ) -> Result<(StatusCode, Json<NewUser>), ApiError> {
-    check_user_id(user.id)?;
-    if user.name.trim().is_empty() || user.name.chars().count() > 200 {
-        return Err(ApiError::bad_request(
-            "bad_name",
-            "a name must have 1 to 200 characters and not be blank",
-        ));
-    }
+    rules::check_name(&user.name)?;
     let upsert = app.store.put_user(user.id, &user.name).await?;
     if upsert == Upsert::Updated {
         // The name may appear in anyone's friends line.
@@ -116,25 +102,19 @@ pub(crate) async fn create_user(
     post,
     path = "/admin/posts",
     tag = "admin",
-    request_body = crate::openapi::NewPostDoc,
+    request_body = NewPost,
     security(("admin_key" = [])),
     responses(
-        (status = 201, description = "Created", body = crate::openapi::NewPostDoc),
-        (status = 200, description = "Already existed", body = crate::openapi::NewPostDoc),
-        (status = 400, description = "`bad_post_id`, `bad_json`", body = crate::openapi::ErrorBodyDoc),
-        (status = 401, description = "`bad_admin_key`", body = crate::openapi::ErrorBodyDoc),
+        (status = 201, description = "Created", body = NewPost),
+        (status = 200, description = "Already existed", body = NewPost),
+        (status = 400, description = "`bad_post_id`, `bad_json`", body = ErrorBody),
+        (status = 401, description = "`bad_admin_key`", body = ErrorBody),
     )
 )]
 pub(crate) async fn create_post(
-    State(app): State<Arc<App>>,
+    State(App(app)): State<App>,
     AppJson(post): AppJson<NewPost>,
 ) -> Result<(StatusCode, Json<NewPost>), ApiError> {
-    if !(1..=MAX_ID).contains(&post.id) {
-        return Err(ApiError::bad_request(
-            "bad_post_id",
-            format!("post ids are whole numbers from 1 to {MAX_ID}"),
-        ));
-    }
     let upsert = app.store.put_post(post.id).await?;
     Ok((created(upsert), Json(post)))
 }
@@ -144,34 +124,21 @@ pub(crate) async fn create_post(
     put,
     path = "/admin/users/{id}/friends",
     tag = "admin",
-    params(("id" = u64, Path, description = "The user")),
-    request_body = crate::openapi::FriendsDoc,
+    params(("id" = UserId, Path, description = "The user")),
+    request_body = Friends,
     security(("admin_key" = [])),
     responses(
-        (status = 200, description = "Replaced", body = crate::openapi::FriendsDoc),
-        (status = 400, description = "`bad_user_id`, `too_many_friends`, `bad_json`", body = crate::openapi::ErrorBodyDoc),
-        (status = 404, description = "`user_not_found` (the user or a friend)", body = crate::openapi::ErrorBodyDoc),
+        (status = 200, description = "Replaced", body = Friends),
+        (status = 400, description = "`bad_user_id`, `too_many_friends`, `bad_json`", body = ErrorBody),
+        (status = 404, description = "`user_not_found` (the user or a friend)", body = ErrorBody),
     )
 )]
 pub(crate) async fn set_friends(
-    State(app): State<Arc<App>>,
-    id: Result<Path<String>, PathRejection>,
+    State(App(app)): State<App>,
+    PathId(user): PathId<UserId>,
     AppJson(friends): AppJson<Friends>,
 ) -> Result<Json<Friends>, ApiError> {
-    let text = id.map(|Path(text)| text).unwrap_or_default();
-    let user = parse_user_id(&text).ok_or_else(|| {
-        ApiError::bad_request(
-            "bad_user_id",
-            format!("user ids are whole numbers from 1 to {MAX_ID}"),
-        )
-    })?;
-    friends.friends.iter().try_for_each(|&f| check_user_id(f))?;
-    if friends.friends.len() > crate::store::MAX_FRIENDS {
-        return Err(ApiError::bad_request(
-            "too_many_friends",
-            format!("at most {} friends per user", crate::store::MAX_FRIENDS),
-        ));
-    }
+    rules::check_friends(&friends.friends)?;
     app.store.set_friends(user, &friends.friends).await?;
     app.views.forget_friends_of(user);
     Ok(Json(friends))
@@ -182,18 +149,17 @@ pub(crate) async fn set_friends(
     post,
     path = "/admin/tokens",
     tag = "admin",
-    request_body = crate::openapi::TokenRequestDoc,
+    request_body = TokenRequest,
     security(("admin_key" = [])),
     responses(
-        (status = 200, description = "A signed token", body = crate::openapi::TokenResponseDoc),
-        (status = 400, description = "`bad_user_id`, `bad_ttl`, `bad_json`", body = crate::openapi::ErrorBodyDoc),
+        (status = 200, description = "A signed token", body = TokenResponse),
+        (status = 400, description = "`bad_user_id`, `bad_ttl`, `bad_json`", body = ErrorBody),
     )
 )]
 pub(crate) async fn mint_token(
-    State(app): State<Arc<App>>,
+    State(App(app)): State<App>,
     AppJson(request): AppJson<TokenRequest>,
 ) -> Result<Json<TokenResponse>, ApiError> {
-    check_user_id(request.user_id)?;
     if !(1..=MAX_TOKEN_TTL_SECS).contains(&request.ttl_secs) {
         return Err(ApiError::bad_request(
             "bad_ttl",
@@ -212,15 +178,15 @@ pub(crate) async fn mint_token(
     put,
     path = "/admin/faults",
     tag = "admin",
-    request_body = crate::openapi::FaultRulesDoc,
+    request_body = FaultRules,
     security(("admin_key" = [])),
     responses(
-        (status = 200, description = "The rules now in force", body = crate::openapi::FaultRulesDoc),
-        (status = 400, description = "`bad_fault_rules`, `bad_json`", body = crate::openapi::ErrorBodyDoc),
+        (status = 200, description = "The rules now in force", body = FaultRules),
+        (status = 400, description = "`bad_fault_rules`, `bad_json`", body = ErrorBody),
     )
 )]
 pub(crate) async fn set_faults(
-    State(app): State<Arc<App>>,
+    State(App(app)): State<App>,
     AppJson(rules): AppJson<FaultRules>,
 ) -> Result<Json<FaultRules>, ApiError> {
     faults::validate(&rules).map_err(|msg| ApiError::bad_request("bad_fault_rules", msg))?;
@@ -235,9 +201,9 @@ pub(crate) async fn set_faults(
     path = "/admin/faults",
     tag = "admin",
     security(("admin_key" = [])),
-    responses((status = 200, description = "No rules are in force", body = crate::openapi::FaultRulesDoc))
+    responses((status = 200, description = "No rules are in force", body = FaultRules))
 )]
-pub(crate) async fn clear_faults(State(app): State<Arc<App>>) -> Json<FaultRules> {
+pub(crate) async fn clear_faults(State(App(app)): State<App>) -> Json<FaultRules> {
     app.faults.clear();
     tracing::info!("fault rules cleared");
     Json(FaultRules::default())
@@ -251,9 +217,9 @@ pub(crate) async fn clear_faults(State(app): State<Arc<App>>) -> Json<FaultRules
     path = "/admin/reset",
     tag = "admin",
     security(("admin_key" = [])),
-    responses((status = 200, description = "Reset", body = crate::openapi::AckDoc))
+    responses((status = 200, description = "Reset", body = Ack))
 )]
-pub(crate) async fn reset(State(app): State<Arc<App>>) -> Result<Json<Ack>, ApiError> {
+pub(crate) async fn reset(State(App(app)): State<App>) -> Result<Json<Ack>, ApiError> {
     app.store.reset().await?;
     app.views.clear();
     tracing::info!("likes reset");
@@ -265,16 +231,16 @@ pub(crate) async fn reset(State(app): State<Arc<App>>) -> Result<Json<Ack>, ApiE
     post,
     path = "/admin/seed",
     tag = "admin",
-    request_body = crate::openapi::SeedDoc,
+    request_body = Seed,
     security(("admin_key" = [])),
     responses(
-        (status = 200, description = "Loaded", body = crate::openapi::AckDoc),
-        (status = 400, description = "`bad_request`, `bad_json`", body = crate::openapi::ErrorBodyDoc),
-        (status = 404, description = "`user_not_found` (a friend that is not a user)", body = crate::openapi::ErrorBodyDoc),
+        (status = 200, description = "Loaded", body = Ack),
+        (status = 400, description = "`bad_request`, `bad_json`", body = ErrorBody),
+        (status = 404, description = "`user_not_found` (a friend that is not a user)", body = ErrorBody),
     )
 )]
 pub(crate) async fn seed(
-    State(app): State<Arc<App>>,
+    State(App(app)): State<App>,
     AppJson(seed): AppJson<Seed>,
 ) -> Result<Json<Ack>, ApiError> {
     app.store.seed(&seed).await?;

@@ -6,7 +6,7 @@ use std::{
 };
 
 use jsonwebtoken::{Algorithm, DecodingKey, EncodingKey, Header, Validation, errors::ErrorKind};
-use likekit_core::wire::UserId;
+use likekit_proto::UserId;
 use serde::{Deserialize, Serialize};
 
 use crate::{error::ApiError, ttl_cache::TtlCache};
@@ -40,9 +40,11 @@ pub enum TokenError {
 ///
 /// ```
 /// use std::time::Duration;
+/// use likekit_server::wire::UserId;
 /// let tokens = likekit_server::Tokens::new(b"a secret of some length").unwrap();
-/// let token = tokens.mint(7, Duration::from_secs(3600));
-/// assert_eq!(tokens.verify(&token), Ok(7));
+/// let ana = UserId::new(7).unwrap();
+/// let token = tokens.mint(ana, Duration::from_secs(3600));
+/// assert_eq!(tokens.verify(&token), Ok(ana));
 /// let other = likekit_server::Tokens::new(b"another secret").unwrap();
 /// assert!(other.verify(&token).is_err());
 /// assert!(likekit_server::Tokens::new(b"").is_err());
@@ -116,8 +118,11 @@ impl Tokens {
                 }
                 _ => TokenError::Invalid("not a well-formed token".into()),
             })?;
-        let user = parse_user_id(&data.claims.sub)
-            .ok_or_else(|| TokenError::Invalid("`sub` must be a user id".into()))?;
+        let user = data
+            .claims
+            .sub
+            .parse::<UserId>()
+            .map_err(|_| TokenError::Invalid("`sub` must be a user id".into()))?;
         Ok((user, data.claims.exp))
     }
 }
@@ -170,15 +175,6 @@ impl Authenticator {
     }
 }
 
-/// A positive decimal id that fits in an `i64`, digits only.
-pub(crate) fn parse_user_id(text: &str) -> Option<u64> {
-    if text.is_empty() || text.len() > 20 || !text.bytes().all(|b| b.is_ascii_digit()) {
-        return None;
-    }
-    let id: u64 = text.parse().ok()?;
-    (1..=i64::MAX as u64).contains(&id).then_some(id)
-}
-
 /// Reads `Authorization: Bearer <token>` and checks it.
 pub(crate) fn authenticate(
     tokens: &Authenticator,
@@ -209,14 +205,19 @@ pub(crate) fn authenticate(
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
+
+    fn user(id: u64) -> UserId {
+        UserId::new(id).unwrap()
+    }
 
     #[test]
     fn round_trip_and_wrong_secret() {
         let tokens = Tokens::new(b"secret-one").expect("secret");
-        let token = tokens.mint(42, Duration::from_secs(60));
-        assert_eq!(tokens.verify(&token), Ok(42));
+        let token = tokens.mint(user(42), Duration::from_secs(60));
+        assert_eq!(tokens.verify(&token), Ok(user(42)));
         assert!(matches!(
             Tokens::new(b"secret-two").expect("secret").verify(&token),
             Err(TokenError::Invalid(_))
@@ -244,35 +245,39 @@ mod tests {
     fn remembered_tokens_still_expire() {
         let tokens = Tokens::new(b"secret").expect("secret");
         let auth = Authenticator::new(tokens.clone());
-        let token = tokens.mint(3, Duration::from_secs(60));
-        assert_eq!(auth.verify(&token), Ok(3));
-        assert_eq!(auth.verify(&token), Ok(3), "remembered");
+        let token = tokens.mint(user(3), Duration::from_secs(60));
+        assert_eq!(auth.verify(&token), Ok(user(3)));
+        assert_eq!(auth.verify(&token), Ok(user(3)), "remembered");
         assert!(auth.verify("garbage").is_err());
         assert!(
             auth.verify("garbage").is_err(),
             "failures are not remembered"
         );
         // A remembered entry whose expiry has passed is refused.
-        auth.verified.insert("old".to_string(), (3, now_secs() - 1));
+        auth.verified
+            .insert("old".to_string(), (user(3), now_secs() - 1));
         assert_eq!(auth.verify("old"), Err(TokenError::Expired));
     }
 
     #[test]
-    fn user_ids_are_strict() {
-        assert_eq!(parse_user_id("7"), Some(7));
-        assert_eq!(parse_user_id("9223372036854775807"), Some(i64::MAX as u64));
-        for bad in [
-            "",
-            "0",
-            "-1",
-            "+1",
-            " 1",
-            "1.0",
-            "9223372036854775808",
-            "99999999999999999999999",
-            "abc",
-        ] {
-            assert_eq!(parse_user_id(bad), None, "{bad:?}");
+    fn a_sub_that_is_not_a_user_id_is_invalid() {
+        let tokens = Tokens::new(b"secret").unwrap();
+        for sub in ["0", "-1", "+1", "abc", "9223372036854775808"] {
+            let claims = Claims {
+                sub: sub.into(),
+                exp: now_secs() + 60,
+                iat: None,
+            };
+            let token = jsonwebtoken::encode(
+                &Header::new(Algorithm::HS256),
+                &claims,
+                &EncodingKey::from_secret(b"secret").unwrap(),
+            )
+            .unwrap();
+            assert!(
+                matches!(tokens.verify(&token), Err(TokenError::Invalid(_))),
+                "{sub:?}"
+            );
         }
     }
 }

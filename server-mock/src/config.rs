@@ -5,88 +5,12 @@ use std::{
     net::{Ipv4Addr, SocketAddr},
     num::NonZeroU32,
     path::PathBuf,
-    str::FromStr,
     time::Duration,
 };
 
-use likekit_core::wire::admin::Seed;
+use likekit_proto::admin::Seed;
 
-use crate::store::HotPostOptions;
-
-/// Where the server keeps its data.
-///
-/// A `--db` value starting with `postgres://` or `postgresql://` is a
-/// PostgreSQL database; `:memory:` a throwaway SQLite one; anything else a
-/// SQLite file.
-///
-/// ```
-/// use likekit_server::Database;
-/// assert_eq!(":memory:".parse::<Database>().unwrap(), Database::Memory);
-/// assert_eq!(
-///     "likes.db".parse::<Database>().unwrap(),
-///     Database::File("likes.db".into())
-/// );
-/// assert_eq!(
-///     "postgres://likekit@db/likes".parse::<Database>().unwrap(),
-///     Database::Postgres("postgres://likekit@db/likes".into())
-/// );
-/// // Shown without its password.
-/// let db: Database = "postgresql://ana:s3cret@db/likes".parse().unwrap();
-/// assert_eq!(db.to_string(), "postgresql://ana:***@db/likes");
-/// ```
-#[derive(Clone, PartialEq, Eq, Default)]
-pub enum Database {
-    /// A throwaway database that lives as long as the server. It is kept in a
-    /// private temporary directory (deleted at shutdown) so that readers and
-    /// the writer still work side by side in WAL mode; it is not fsynced.
-    #[default]
-    Memory,
-    /// A SQLite file, created when missing. Commits are fsynced (WAL,
-    /// `synchronous=FULL`) before any write is acknowledged.
-    File(PathBuf),
-    /// A PostgreSQL database, by URL (`postgres://user:password@host:port/db`).
-    /// The schema is created or migrated at start; every commit is durable
-    /// (`synchronous_commit = on`) before a write is acknowledged.
-    Postgres(String),
-}
-
-impl FromStr for Database {
-    type Err = std::convert::Infallible;
-
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        Ok(if s == ":memory:" {
-            Self::Memory
-        } else if s.starts_with("postgres://") || s.starts_with("postgresql://") {
-            Self::Postgres(s.to_owned())
-        } else {
-            Self::File(PathBuf::from(s))
-        })
-    }
-}
-
-/// Like `Display`: a PostgreSQL URL is shown without its password.
-impl fmt::Debug for Database {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Self::Memory => f.write_str("Memory"),
-            Self::File(path) => f.debug_tuple("File").field(path).finish(),
-            Self::Postgres(url) => f
-                .debug_tuple("Postgres")
-                .field(&crate::store::redact_url(url))
-                .finish(),
-        }
-    }
-}
-
-impl fmt::Display for Database {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Self::Memory => f.write_str(":memory:"),
-            Self::File(path) => write!(f, "{}", path.display()),
-            Self::Postgres(url) => f.write_str(&crate::store::redact_url(url)),
-        }
-    }
-}
+use crate::store::{Database, HotPostOptions};
 
 /// A per-user limit on likes and unlikes (a token bucket).
 ///
@@ -185,12 +109,6 @@ pub struct Config {
     /// path no API route matches; missing files get the JSON 404. `None`
     /// (the default) serves no files.
     pub web_root: Option<PathBuf>,
-    /// Benchmark baseline only: answer `GET /posts/{id}/likes` the naive way
-    /// (`COUNT(*)` over the like rows and a join against the viewer's
-    /// friends on every request, no cache). Needs a database file. Off by
-    /// default; never turn it on in a real deployment.
-    #[doc(hidden)]
-    pub naive_views: bool,
 }
 
 impl Default for Config {
@@ -215,7 +133,6 @@ impl Default for Config {
             db_connections: 0,
             hot_posts: HotPostOptions::default(),
             web_root: None,
-            naive_views: false,
         }
     }
 }
@@ -245,7 +162,6 @@ impl fmt::Debug for Config {
             .field("db_connections", &self.db_connections)
             .field("hot_posts", &self.hot_posts)
             .field("web_root", &self.web_root)
-            .field("naive_views", &self.naive_views)
             .finish()
     }
 }

@@ -12,10 +12,10 @@ use axum::{
     http::{HeaderValue, StatusCode, header},
     response::{IntoResponse, Response},
 };
-use likekit_core::wire::ErrorBody;
+use likekit_proto::{ErrorBody, IdError, PostId, UserId};
 use serde::de::DeserializeOwned;
 
-use crate::store::StoreError;
+use crate::store::{StoreError, rules::RuleViolation};
 
 /// Why a server could not start, or failed while running.
 #[derive(Debug, thiserror::Error)]
@@ -42,9 +42,21 @@ pub enum Error {
 }
 
 /// An error answer of the HTTP API: a status and
-/// `{"error": {"code": "…", "message": "…"}}`.
+/// `{"error": {"code": "…", "message": "…"}}`, with `WWW-Authenticate` on a
+/// 401 and `Retry-After` on a 429. Every error the server answers is one;
+/// handlers added with [`App::wrap`](crate::App::wrap) may return them too.
+///
+/// ```
+/// use axum::{http::StatusCode, response::IntoResponse};
+/// use likekit_server::ApiError;
+///
+/// let answer = ApiError::new(StatusCode::CONFLICT, "already_there", "it exists").into_response();
+/// assert_eq!(answer.status(), StatusCode::CONFLICT);
+/// let bad: ApiError = "0".parse::<likekit_server::wire::PostId>().unwrap_err().into();
+/// assert_eq!((bad.status(), bad.code()), (StatusCode::BAD_REQUEST, "bad_post_id"));
+/// ```
 #[derive(Debug, Clone)]
-pub(crate) struct ApiError {
+pub struct ApiError {
     pub(crate) status: StatusCode,
     pub(crate) code: Cow<'static, str>,
     pub(crate) message: String,
@@ -53,7 +65,9 @@ pub(crate) struct ApiError {
 }
 
 impl ApiError {
-    pub(crate) fn new(
+    /// An answer with `status`, a stable `snake_case` `code` and a message
+    /// for people.
+    pub fn new(
         status: StatusCode,
         code: impl Into<Cow<'static, str>>,
         message: impl Into<String>,
@@ -71,7 +85,18 @@ impl ApiError {
         Self::new(StatusCode::BAD_REQUEST, code, message)
     }
 
-    pub(crate) fn post_not_found(post: u64) -> Self {
+    /// The status.
+    pub fn status(&self) -> StatusCode {
+        self.status
+    }
+
+    /// The error code.
+    pub fn code(&self) -> &str {
+        &self.code
+    }
+
+    /// 404 `post_not_found`.
+    pub fn post_not_found(post: PostId) -> Self {
         Self::new(
             StatusCode::NOT_FOUND,
             "post_not_found",
@@ -164,6 +189,23 @@ impl IntoResponse for ApiError {
     }
 }
 
+/// 400 `bad_post_id` or `bad_user_id`.
+impl From<IdError> for ApiError {
+    fn from(err: IdError) -> Self {
+        Self::bad_request(err.code(), err.to_string())
+    }
+}
+
+/// 400 with the rule's own code (`bad_name`, `too_many_friends`).
+impl From<RuleViolation> for ApiError {
+    fn from(violation: RuleViolation) -> Self {
+        Self::bad_request(violation.code, violation.message)
+    }
+}
+
+/// 404 `post_not_found` / `user_not_found`, 400 `bad_request`, 503
+/// `shutting_down`, 500 `storage_error` (logged; the message hides the
+/// details).
 impl From<StoreError> for ApiError {
     fn from(err: StoreError) -> Self {
         match err {
@@ -204,9 +246,29 @@ impl From<JsonRejection> for ApiError {
                 "payload_too_large",
                 "the request body is too large",
             ),
-            _ => Self::bad_request("bad_json", rejection.body_text()),
+            _ => {
+                let text = rejection.body_text();
+                match refused_id_code(&text) {
+                    Some(code) => Self::bad_request(code, text),
+                    None => Self::bad_request("bad_json", text),
+                }
+            }
         }
     }
+}
+
+/// The code of an id refused inside a JSON body (`{"id": 0}`), if that is
+/// what `text` reports. Deserializing keeps only an [`IdError`]'s message,
+/// so it is recognised by that message's fixed part, taken from the id types
+/// themselves. A number that is not even an unsigned integer (`-1`) stays
+/// `bad_json`.
+fn refused_id_code(text: &str) -> Option<&'static str> {
+    let refusals = [PostId::new(0).err(), UserId::new(0).err()];
+    refusals.into_iter().flatten().find_map(|err| {
+        let message = err.to_string();
+        let fixed = message.split("; got").next().unwrap_or(&message);
+        text.contains(fixed).then(|| err.code())
+    })
 }
 
 impl From<QueryRejection> for ApiError {

@@ -18,7 +18,7 @@ use std::{
 
 use arc_swap::ArcSwap;
 use axum::http::StatusCode;
-use likekit_core::wire::admin::{FaultRoute, FaultRule, FaultRules};
+use likekit_proto::admin::{FaultRoute, FaultRule, FaultRules};
 
 /// The most rules one `PUT /admin/faults` may set.
 pub const MAX_RULES: usize = 64;

@@ -7,7 +7,7 @@
 //! ```
 //! # tokio::runtime::Runtime::new().unwrap().block_on(async {
 //! use std::time::Duration;
-//! use likekit_server::{Config, spawn};
+//! use likekit_server::{Config, spawn, wire::{PostId, UserId}};
 //!
 //! // A private in-memory database on a free loopback port.
 //! let server = spawn(Config {
@@ -17,9 +17,10 @@
 //! })
 //! .await
 //! .unwrap();
-//! server.create_user(7, "Ana").await.unwrap();
-//! server.create_post(42).await.unwrap();
-//! let token = server.mint_token(7, Duration::from_secs(3600));
+//! let (ana, post) = (UserId::new(7).unwrap(), PostId::new(42).unwrap());
+//! server.create_user(ana, "Ana").await.unwrap();
+//! server.create_post(post).await.unwrap();
+//! let token = server.mint_token(ana, Duration::from_secs(3600));
 //! let url = format!("{}/posts/42/like", server.base_url());
 //! // POST `url` with `Authorization: Bearer {token}` to like post 42.
 //! # let _ = (token, url);
@@ -28,37 +29,53 @@
 //! ```
 //!
 //! * [`spawn`] / [`ServerHandle`]: start and stop a server.
+//! * [`App`]: the server without a listener — its router
+//!   ([`App::router`]), your routes under its middleware ([`App::wrap`]),
+//!   its store, tokens and admin operations; for embedding the API in your
+//!   own axum application or driving it in process. [`net`] serves a router
+//!   so that fault rules can cut connections.
+//! * [`Viewer`], [`PathId`], [`ApiError`]: the signed-in caller, an id from
+//!   the path, and the JSON error answer, for handlers of your own.
 //! * [`Config`]: every setting, with defaults for tests.
-//! * [`store`]: the [`Store`](store::Store) trait, the SQLite backend with
-//!   group commit, and the shared backend test suite.
+//! * [`store`]: the [`Store`](store::Store) trait, the SQLite and PostgreSQL
+//!   backends (cargo features `sqlite` and `postgres`, both on by default),
+//!   hot-post sharding, and the [rules](store::rules) every backend applies.
 //! * [`Tokens`]: HS256 sign-in tokens.
+//! * [`wire`]: the protocol crate `likekit-proto`, re-exported. Ids are
+//!   [`wire::PostId`] and [`wire::UserId`]; the server parses them only
+//!   through their constructors.
 //!
 //! The HTTP API is described in the crate README and served as OpenAPI at
 //! `GET /openapi.json`.
 
 mod admin;
 mod api;
-mod app;
 mod auth;
-pub mod bench;
 mod config;
 mod error;
+mod extract;
 mod faults;
 mod metrics;
-mod naive;
-mod net;
+mod middleware;
+pub mod net;
 mod openapi;
+mod routes;
 mod server;
+mod state;
 pub mod store;
 mod ttl_cache;
 mod views;
 mod web;
 
 pub use auth::{TokenError, Tokens};
-pub use config::{Config, Database, RateLimit};
-pub use error::Error;
+pub use config::{Config, RateLimit};
+pub use error::{ApiError, Error};
+pub use extract::{PathId, Viewer};
 pub use faults::{MAX_LATENCY_MS, MAX_RULES};
+/// The wire protocol: the bodies of the HTTP API, the [`PostId`](wire::PostId)
+/// and [`UserId`](wire::UserId) newtypes, error codes, and (`wire::admin`) the
+/// admin, fault and seed bodies — the `likekit-proto` crate, re-exported.
+pub use likekit_proto as wire;
 pub use server::{ServerHandle, spawn, spawn_with_store};
-
-/// Bodies of the HTTP API, re-exported from `likekit_core::wire`.
-pub use likekit_core::wire;
+pub use state::App;
+pub use store::Database;

@@ -13,10 +13,10 @@ use std::{
 };
 
 use clap::{Args, Parser, Subcommand};
-use likekit_core::wire::admin::Seed;
 use likekit_server::{
     Config, Database, RateLimit, Tokens,
     store::{HotPostOptions, MAX_SHARDS},
+    wire::{UserId, admin::Seed},
 };
 use tracing_subscriber::EnvFilter;
 
@@ -47,10 +47,6 @@ enum Command {
     Serve(ServeArgs),
     /// Print a sign-in token for a user (for development and scripts).
     Token(TokenArgs),
-    /// Benchmark support for `cargo xtask bench` (data sets, tokens in bulk,
-    /// the bare route, the exact-count check).
-    #[command(subcommand, hide = true)]
-    Bench(likekit_server::bench::BenchCommand),
 }
 
 #[derive(Debug, Args)]
@@ -113,16 +109,14 @@ struct ServeArgs {
     /// routes take precedence.
     #[arg(long, value_name = "DIR")]
     web_root: Option<PathBuf>,
-    /// Benchmark baseline: compute every view from the like rows, no cache.
-    #[arg(long, hide = true)]
-    naive_views: bool,
 }
 
 #[derive(Debug, Args)]
 struct TokenArgs {
-    /// The user id (the token's `sub`).
+    /// The user id (the token's `sub`): a whole number from 1 to
+    /// 9223372036854775807.
     #[arg(long)]
-    user: u64,
+    user: UserId,
     /// Lifetime in seconds.
     #[arg(long, default_value_t = 3600)]
     ttl: u64,
@@ -176,7 +170,6 @@ fn config_from(args: ServeArgs) -> Result<Config, String> {
             ..HotPostOptions::default()
         },
         web_root: args.web_root,
-        naive_views: args.naive_views,
         ..Config::default()
     })
 }
@@ -221,14 +214,7 @@ async fn serve(args: ServeArgs) -> Result<(), String> {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    if let Some(Command::Bench(command)) = cli.command {
-        return likekit_server::bench::run(command);
-    }
     if let Some(Command::Token(args)) = &cli.command {
-        if !(1..=i64::MAX as u64).contains(&args.user) {
-            eprintln!("error: --user must be from 1 to {}", i64::MAX);
-            return ExitCode::FAILURE;
-        }
         return match Tokens::new(args.token_secret.as_bytes()) {
             Ok(tokens) => {
                 println!("{}", tokens.mint(args.user, Duration::from_secs(args.ttl)));

@@ -88,6 +88,8 @@ pub(crate) struct Metrics {
     cache_post_miss: Counter,
     cache_friends_hit: Counter,
     cache_friends_miss: Counter,
+    // Fed by the SQLite store's group commits only.
+    #[cfg_attr(not(feature = "sqlite"), allow(dead_code))]
     pub(crate) group_commit_size: Histogram,
     pub(crate) rate_limited: Counter,
     pub(crate) faults_injected: Counter,

@@ -1,5 +1,25 @@
-//! A TCP listener whose connections a handler can cut, so an injected "drop"
-//! reaches the client as a broken connection rather than an HTTP answer.
+//! Serving the router on a TCP listener whose connections a handler can
+//! cut, so that a fault rule's "drop" reaches the client as a broken
+//! connection rather than an HTTP answer.
+//!
+//! [`spawn`](crate::spawn) serves with it; serve an [`App`](crate::App)'s
+//! router (or any router) the same way:
+//!
+//! ```no_run
+//! # async fn run(app: likekit_server::App) -> std::io::Result<()> {
+//! use likekit_server::net::{ConnInfo, Listener};
+//!
+//! let tcp = tokio::net::TcpListener::bind("127.0.0.1:8080").await?;
+//! axum::serve(
+//!     Listener::new(tcp),
+//!     app.router().into_make_service_with_connect_info::<ConnInfo>(),
+//! )
+//! .await
+//! # }
+//! ```
+//!
+//! Served any other way the server works the same, except that a drop rule
+//! answers 503 instead of cutting the connection.
 
 use std::{
     io,
@@ -40,9 +60,9 @@ impl KillSwitch {
     }
 }
 
-/// A [`TcpStream`] with a [`KillSwitch`].
+/// A [`TcpStream`] that a fault rule can cut (the I/O type of [`Listener`]).
 #[derive(Debug)]
-pub(crate) struct KillableStream {
+pub struct KillableStream {
     inner: TcpStream,
     kill: KillSwitch,
 }
@@ -95,11 +115,20 @@ impl AsyncWrite for KillableStream {
     }
 }
 
-/// Accepts [`KillableStream`]s.
+/// A TCP listener for `axum::serve` whose connections a fault rule can
+/// cut. Every accepted connection has `TCP_NODELAY` set; a failed accept
+/// (out of file descriptors…) is logged and retried after a pause.
 #[derive(Debug)]
-pub(crate) struct KillableListener(pub(crate) TcpListener);
+pub struct Listener(TcpListener);
 
-impl axum::serve::Listener for KillableListener {
+impl Listener {
+    /// Wraps a bound listener.
+    pub fn new(listener: TcpListener) -> Self {
+        Self(listener)
+    }
+}
+
+impl axum::serve::Listener for Listener {
     type Io = KillableStream;
     type Addr = SocketAddr;
 
@@ -129,15 +158,24 @@ impl axum::serve::Listener for KillableListener {
     }
 }
 
-/// What each request knows about its connection.
+/// What each request knows about its connection: serve with
+/// `into_make_service_with_connect_info::<ConnInfo>()` so that fault rules
+/// find the connection to cut.
 #[derive(Debug, Clone)]
-pub(crate) struct ConnInfo {
+pub struct ConnInfo {
     pub(crate) remote: SocketAddr,
     pub(crate) kill: KillSwitch,
 }
 
-impl Connected<IncomingStream<'_, KillableListener>> for ConnInfo {
-    fn connect_info(stream: IncomingStream<'_, KillableListener>) -> Self {
+impl ConnInfo {
+    /// The client's address.
+    pub fn remote(&self) -> SocketAddr {
+        self.remote
+    }
+}
+
+impl Connected<IncomingStream<'_, Listener>> for ConnInfo {
+    fn connect_info(stream: IncomingStream<'_, Listener>) -> Self {
         Self {
             remote: *stream.remote_addr(),
             kill: stream.io().kill.clone(),

@@ -1,206 +1,27 @@
-//! The OpenAPI document, generated from the handlers' annotations.
-//!
-//! The wire types live in `likekit_core::wire` (shared with the client, which
-//! does not depend on utoipa), so their schemas are described here by
-//! documentation-only twins; a test checks each twin has exactly the fields
-//! the real type serialises.
+//! The OpenAPI document, generated from the handlers' `#[utoipa::path]`
+//! annotations and the schemas derived on the real types (the wire types in
+//! `likekit_proto` with its `openapi` feature, and the server's own `Health`
+//! and `Ack`). This module imports the handlers; no handler imports it.
 
+use std::sync::OnceLock;
+
+use axum::{
+    http::{HeaderValue, header},
+    response::{IntoResponse, Response},
+};
+use likekit_proto::{
+    BatchLikes, ErrorBody, ErrorDetail, LikeState, PostId, PostLikes, UserId,
+    admin::{
+        FaultRoute, FaultRule, FaultRules, Friends, NewPost, NewUser, Seed, SeedPost, SeedUser,
+        TokenRequest, TokenResponse,
+    },
+};
 use utoipa::{
-    Modify, OpenApi, ToSchema,
+    Modify, OpenApi,
     openapi::security::{ApiKey, ApiKeyValue, Http, HttpAuthScheme, SecurityScheme},
 };
 
 use crate::{admin, api};
-
-/// `{"count": 1204, "liked_by_me": true, "version": 9}`
-#[derive(ToSchema)]
-#[schema(as = LikeState)]
-#[allow(dead_code)]
-pub(crate) struct LikeStateDoc {
-    /// How many users like the post, exactly (read in the write's transaction).
-    count: u64,
-    /// Whether the caller likes the post after the write.
-    liked_by_me: bool,
-    /// Grows by one with every real change of the post's likes.
-    version: u64,
-}
-
-/// One post as one viewer sees it.
-#[derive(ToSchema)]
-#[schema(as = PostLikes)]
-#[allow(dead_code)]
-pub(crate) struct PostLikesDoc {
-    /// How many users like the post (may lag about a second).
-    count: u64,
-    /// Whether the viewer likes the post (always current).
-    liked_by_me: bool,
-    /// The viewer's friends among the post's recent likers, newest first.
-    friends: Vec<String>,
-    /// The version of `count` and `friends`.
-    version: u64,
-}
-
-/// A feed page: post id (decimal string) → view; unknown posts are left out.
-#[derive(ToSchema)]
-#[schema(as = BatchLikes)]
-#[allow(dead_code)]
-pub(crate) struct BatchLikesDoc {
-    posts: std::collections::BTreeMap<String, PostLikesDoc>,
-}
-
-/// Every error answer.
-#[derive(ToSchema)]
-#[schema(as = ErrorBody)]
-#[allow(dead_code)]
-pub(crate) struct ErrorBodyDoc {
-    error: ErrorDetailDoc,
-}
-
-/// A stable code and a human message.
-#[derive(ToSchema)]
-#[schema(as = ErrorDetail)]
-#[allow(dead_code)]
-pub(crate) struct ErrorDetailDoc {
-    /// `snake_case`, e.g. `post_not_found`, `invalid_token`, `rate_limited`.
-    code: String,
-    /// Human-readable explanation.
-    message: String,
-}
-
-/// `POST /admin/users`
-#[derive(ToSchema)]
-#[schema(as = NewUser)]
-#[allow(dead_code)]
-pub(crate) struct NewUserDoc {
-    id: u64,
-    /// The display name friends see.
-    name: String,
-}
-
-/// `POST /admin/posts`
-#[derive(ToSchema)]
-#[schema(as = NewPost)]
-#[allow(dead_code)]
-pub(crate) struct NewPostDoc {
-    id: u64,
-}
-
-/// A user's own (directed) friend list.
-#[derive(ToSchema)]
-#[schema(as = Friends)]
-#[allow(dead_code)]
-pub(crate) struct FriendsDoc {
-    friends: Vec<u64>,
-}
-
-/// `POST /admin/tokens`
-#[derive(ToSchema)]
-#[schema(as = TokenRequest)]
-#[allow(dead_code)]
-pub(crate) struct TokenRequestDoc {
-    user_id: u64,
-    /// Lifetime in seconds (default 3600).
-    #[schema(default = 3600)]
-    ttl_secs: Option<u64>,
-}
-
-/// A signed HS256 JWT.
-#[derive(ToSchema)]
-#[schema(as = TokenResponse)]
-#[allow(dead_code)]
-pub(crate) struct TokenResponseDoc {
-    token: String,
-}
-
-/// Which public route a rule applies to.
-#[derive(ToSchema)]
-#[schema(as = FaultRoute)]
-#[allow(dead_code)]
-pub(crate) enum FaultRouteDoc {
-    #[schema(rename = "like")]
-    Like,
-    #[schema(rename = "unlike")]
-    Unlike,
-    #[schema(rename = "likes")]
-    Likes,
-    #[schema(rename = "batch")]
-    Batch,
-    #[schema(rename = "*")]
-    All,
-}
-
-/// One fault rule; every field but `route` defaults to "no fault".
-#[derive(ToSchema)]
-#[schema(as = FaultRule)]
-#[allow(dead_code)]
-pub(crate) struct FaultRuleDoc {
-    route: FaultRouteDoc,
-    /// Fixed delay before the request is handled.
-    latency_ms: Option<u64>,
-    /// Extra uniform random delay in `0..=jitter_ms`.
-    jitter_ms: Option<u64>,
-    /// Probability (0..=1) of answering `status`.
-    error_rate: Option<f64>,
-    /// Status of injected errors (default 503).
-    #[schema(default = 503)]
-    status: Option<u16>,
-    /// Probability (0..=1) of closing the connection without an answer.
-    drop_rate: Option<f64>,
-    /// Answer `status` to the next N matching requests.
-    fail_next: Option<u64>,
-}
-
-/// `PUT /admin/faults`: replaces every rule.
-#[derive(ToSchema)]
-#[schema(as = FaultRules)]
-#[allow(dead_code)]
-pub(crate) struct FaultRulesDoc {
-    rules: Vec<FaultRuleDoc>,
-}
-
-/// A user in a seed document.
-#[derive(ToSchema)]
-#[schema(as = SeedUser)]
-#[allow(dead_code)]
-pub(crate) struct SeedUserDoc {
-    id: u64,
-    name: String,
-    friends: Option<Vec<u64>>,
-}
-
-/// A post in a seed document, with its likers oldest first.
-#[derive(ToSchema)]
-#[schema(as = SeedPost)]
-#[allow(dead_code)]
-pub(crate) struct SeedPostDoc {
-    id: u64,
-    likers: Option<Vec<u64>>,
-}
-
-/// The `--seed FILE` document.
-#[derive(ToSchema)]
-#[schema(as = Seed)]
-#[allow(dead_code)]
-pub(crate) struct SeedDoc {
-    users: Option<Vec<SeedUserDoc>>,
-    posts: Option<Vec<SeedPostDoc>>,
-}
-
-/// `{"status": "ok"}`
-#[derive(ToSchema)]
-#[schema(as = Health)]
-#[allow(dead_code)]
-pub(crate) struct HealthDoc {
-    status: String,
-}
-
-/// `{"ok": true}`
-#[derive(ToSchema)]
-#[schema(as = Ack)]
-#[allow(dead_code)]
-pub(crate) struct AckDoc {
-    ok: bool,
-}
 
 struct Security;
 
@@ -235,7 +56,7 @@ impl Modify for Security {
         api::post_likes,
         api::batch_likes,
         api::healthz,
-        api::openapi_json,
+        openapi_json,
         api::metrics_text,
         admin::create_user,
         admin::create_post,
@@ -247,10 +68,10 @@ impl Modify for Security {
         admin::seed,
     ),
     components(schemas(
-        LikeStateDoc, PostLikesDoc, BatchLikesDoc, ErrorBodyDoc, ErrorDetailDoc,
-        NewUserDoc, NewPostDoc, FriendsDoc, TokenRequestDoc, TokenResponseDoc,
-        FaultRouteDoc, FaultRuleDoc, FaultRulesDoc, SeedDoc, SeedUserDoc, SeedPostDoc,
-        HealthDoc, AckDoc,
+        LikeState, PostLikes, BatchLikes, ErrorBody, ErrorDetail, PostId, UserId,
+        NewUser, NewPost, Friends, TokenRequest, TokenResponse,
+        FaultRoute, FaultRule, FaultRules, Seed, SeedUser, SeedPost,
+        api::Health, admin::Ack,
     )),
     modifiers(&Security),
     tags(
@@ -261,24 +82,38 @@ impl Modify for Security {
 )]
 struct ApiDoc;
 
-/// The OpenAPI document as JSON.
-pub(crate) fn document() -> String {
-    ApiDoc::openapi()
-        .to_json()
-        .unwrap_or_else(|_| "{}".to_string())
+/// The OpenAPI document as JSON, made once.
+pub(crate) fn document() -> &'static str {
+    static DOCUMENT: OnceLock<String> = OnceLock::new();
+    DOCUMENT.get_or_init(|| {
+        ApiDoc::openapi()
+            .to_json()
+            .unwrap_or_else(|_| "{}".to_string())
+    })
+}
+
+/// This document.
+#[utoipa::path(
+    get,
+    path = "/openapi.json",
+    tag = "ops",
+    responses((status = 200, description = "The OpenAPI 3.1 document", content_type = "application/json"))
+)]
+pub(crate) async fn openapi_json() -> Response {
+    (
+        [(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("application/json"),
+        )],
+        document(),
+    )
+        .into_response()
 }
 
 #[cfg(test)]
 mod tests {
     use std::collections::{BTreeMap, BTreeSet};
 
-    use likekit_core::wire::{
-        BatchLikes, ErrorBody, LikeState, PostLikes,
-        admin::{
-            FaultRoute, FaultRule, FaultRules, Friends, NewPost, NewUser, Seed, SeedPost, SeedUser,
-            TokenRequest, TokenResponse,
-        },
-    };
     use serde::Serialize;
     use serde_json::Value;
 
@@ -300,9 +135,11 @@ mod tests {
             .collect()
     }
 
+    /// The derived schemas have exactly the fields the types serialise.
     #[test]
-    fn twins_match_the_wire_types() {
-        let doc: Value = serde_json::from_str(&document()).expect("json");
+    fn schemas_match_the_wire_types() {
+        let doc: Value = serde_json::from_str(document()).expect("json");
+        let (post, user) = (PostId::MIN, UserId::MIN);
         let state = LikeState {
             count: 1,
             liked_by_me: true,
@@ -328,16 +165,16 @@ mod tests {
             (
                 "NewUser",
                 fields_of(&NewUser {
-                    id: 1,
+                    id: user,
                     name: "A".into(),
                 }),
             ),
-            ("NewPost", fields_of(&NewPost { id: 1 })),
+            ("NewPost", fields_of(&NewPost { id: post })),
             ("Friends", fields_of(&Friends { friends: vec![] })),
             (
                 "TokenRequest",
                 fields_of(&TokenRequest {
-                    user_id: 1,
+                    user_id: user,
                     ttl_secs: 1,
                 }),
             ),
@@ -351,7 +188,7 @@ mod tests {
             (
                 "SeedUser",
                 fields_of(&SeedUser {
-                    id: 1,
+                    id: user,
                     name: "A".into(),
                     friends: vec![],
                 }),
@@ -359,7 +196,7 @@ mod tests {
             (
                 "SeedPost",
                 fields_of(&SeedPost {
-                    id: 1,
+                    id: post,
                     likers: vec![],
                 }),
             ),
@@ -371,7 +208,7 @@ mod tests {
 
     #[test]
     fn every_route_is_documented() {
-        let doc: Value = serde_json::from_str(&document()).expect("json");
+        let doc: Value = serde_json::from_str(document()).expect("json");
         let paths = doc["paths"].as_object().expect("paths");
         for (path, method) in [
             ("/posts/{post_id}/like", "post"),

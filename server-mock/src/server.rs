@@ -2,21 +2,19 @@
 
 use std::{fmt, net::SocketAddr, sync::Arc, time::Duration};
 
-use likekit_core::wire::{
+use likekit_proto::{
     PostId, UserId,
     admin::{FaultRules, Seed},
 };
 use tokio::{net::TcpListener, sync::watch, task::JoinHandle};
 
 use crate::{
-    app::{App, router},
     auth::Tokens,
-    config::{Config, Database},
+    config::Config,
     error::Error,
-    faults,
-    metrics::Metrics,
-    net::{ConnInfo, KillableListener},
-    store::{PostgresOptions, PostgresStore, SqliteOptions, SqliteStore, Store},
+    net::{ConnInfo, Listener},
+    state::App,
+    store::Store,
 };
 
 /// Starts a server on the current tokio runtime with the store that
@@ -27,40 +25,17 @@ use crate::{
 /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
 /// use std::time::Duration;
 /// let server = likekit_server::spawn(likekit_server::Config::default()).await.unwrap();
-/// server.create_post(42).await.unwrap();
-/// let token = server.mint_token(7, Duration::from_secs(60));
+/// use likekit_server::wire::{PostId, UserId};
+/// server.create_post(PostId::new(42).unwrap()).await.unwrap();
+/// let token = server.mint_token(UserId::new(7).unwrap(), Duration::from_secs(60));
 /// assert!(server.base_url().starts_with("http://127.0.0.1:"));
 /// // … point a client at server.base_url() with `Authorization: Bearer {token}` …
 /// server.shutdown().await.unwrap();
 /// # });
 /// ```
 pub async fn spawn(config: Config) -> Result<ServerHandle, Error> {
-    let metrics = Metrics::new();
-    let store: Arc<dyn Store> = match &config.database {
-        Database::Postgres(url) => Arc::new(
-            PostgresStore::connect(PostgresOptions {
-                url: url.clone(),
-                connections: config.db_connections,
-                hot_posts: config.hot_posts,
-            })
-            .await?,
-        ),
-        Database::Memory | Database::File(_) => {
-            let options = SqliteOptions {
-                database: config.database.clone(),
-                read_connections: config.read_connections,
-                max_group_commit: config.max_group_commit,
-                group_commit_sizes: Some(metrics.group_commit_size.clone()),
-                hot_posts: config.hot_posts,
-            };
-            Arc::new(
-                tokio::task::spawn_blocking(move || SqliteStore::open(options))
-                    .await
-                    .map_err(|e| Error::Task(e.to_string()))??,
-            )
-        }
-    };
-    start(config, store, metrics).await
+    let app = App::open(&config).await?;
+    start(config, app).await
 }
 
 /// Like [`spawn`], but on a store of your choice (another backend, or one
@@ -71,44 +46,20 @@ pub async fn spawn_with_store(
     config: Config,
     store: Arc<dyn Store>,
 ) -> Result<ServerHandle, Error> {
-    start(config, store, Metrics::new()).await
+    let app = App::new(&config, store)?;
+    start(config, app).await
 }
 
-fn random_secret() -> Result<String, Error> {
-    let mut bytes = [0u8; 32];
-    getrandom::fill(&mut bytes)
-        .map_err(|e| Error::Config(format!("no randomness for a token secret: {e}")))?;
-    Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
-}
-
-async fn start(
-    config: Config,
-    store: Arc<dyn Store>,
-    metrics: Arc<Metrics>,
-) -> Result<ServerHandle, Error> {
-    let secret = match config.token_secret.clone().filter(|s| !s.is_empty()) {
-        Some(secret) => secret,
-        None => {
-            tracing::warn!(
-                "no token secret given: using a random one for this run; \
-                 tokens minted by other runs will be refused"
-            );
-            random_secret()?
-        }
-    };
-    let tokens = Tokens::new(secret.as_bytes())?;
-
+async fn start(config: Config, app: App) -> Result<ServerHandle, Error> {
     if let Some(seed) = &config.seed {
-        store.seed(seed).await?;
+        app.seed(seed).await?;
         tracing::info!(
             users = seed.users.len(),
             posts = seed.posts.len(),
             "seed loaded"
         );
     }
-
-    let app = Arc::new(App::new(&config, store.clone(), tokens, metrics));
-    let router = router(app.clone(), &config)?;
+    let router = app.router();
 
     let listener = TcpListener::bind(config.listen)
         .await
@@ -127,22 +78,10 @@ async fn start(
         let _ = stopped.wait_for(|stop| *stop).await;
     };
 
-    let housekeeping = {
-        let app = app.clone();
-        tokio::spawn(async move {
-            let mut every = tokio::time::interval(Duration::from_secs(1));
-            for tick in 0u64.. {
-                every.tick().await;
-                app.sweep_caches();
-                if tick % 10 == 0 {
-                    app.housekeeping();
-                }
-            }
-        })
-    };
+    let housekeeping = tokio::spawn(app.clone().run_housekeeping());
 
     let serve = axum::serve(
-        KillableListener(listener),
+        Listener::new(listener),
         router.into_make_service_with_connect_info::<ConnInfo>(),
     )
     .with_graceful_shutdown(stop_signal(stopped.clone()));
@@ -154,6 +93,7 @@ async fn start(
             tokio::time::sleep(grace).await;
         }
     };
+    let store = app.store().clone();
     let task = tokio::spawn(async move {
         tokio::select! {
             result = serve => {
@@ -174,8 +114,8 @@ async fn start(
 
     tracing::info!(
         %addr,
-        database = %config.database,
-        admin_api = app.admin_key.is_some(),
+        database = %app.0.database,
+        admin_api = app.admin_key().is_some(),
         "likekit-server listening"
     );
     Ok(ServerHandle {
@@ -190,7 +130,7 @@ async fn start(
 /// background; [`shutdown`](Self::shutdown) waits for it to finish.
 pub struct ServerHandle {
     addr: SocketAddr,
-    app: Arc<App>,
+    app: App,
     stop: watch::Sender<bool>,
     task: Option<JoinHandle<Result<(), Error>>>,
 }
@@ -216,70 +156,89 @@ impl ServerHandle {
         format!("http://{}", self.addr)
     }
 
+    /// The running server's [`App`]: its store, tokens and admin
+    /// operations.
+    pub fn app(&self) -> &App {
+        &self.app
+    }
+
     /// A sign-in token for `user`, valid for `ttl`.
     pub fn mint_token(&self, user: UserId, ttl: Duration) -> String {
-        self.app.auth.tokens().mint(user, ttl)
+        self.app.tokens().mint(user, ttl)
     }
 
     /// The server's token minter and checker.
     pub fn tokens(&self) -> &Tokens {
-        self.app.auth.tokens()
+        self.app.tokens()
     }
 
     /// The admin key, when the admin API is on.
     pub fn admin_key(&self) -> Option<&str> {
-        self.app.admin_key.as_deref()
+        self.app.admin_key()
     }
 
     /// The server's store, for checks such as [`Store::audit`].
     pub fn store(&self) -> Arc<dyn Store> {
-        self.app.store.clone()
+        self.app.store().clone()
     }
 
     /// Creates a user (or renames one), like `POST /admin/users`.
+    ///
+    /// # Errors
+    ///
+    /// As [`App::create_user`].
     pub async fn create_user(&self, user: UserId, name: &str) -> Result<(), Error> {
-        self.app.store.put_user(user, name).await?;
-        self.app.views.forget_all_friends();
-        Ok(())
+        self.app.create_user(user, name).await
     }
 
     /// Creates a post, like `POST /admin/posts`.
+    ///
+    /// # Errors
+    ///
+    /// As [`App::create_post`].
     pub async fn create_post(&self, post: PostId) -> Result<(), Error> {
-        self.app.store.put_post(post).await?;
-        Ok(())
+        self.app.create_post(post).await
     }
 
     /// Replaces a user's friend list, like `PUT /admin/users/{id}/friends`.
+    ///
+    /// # Errors
+    ///
+    /// As [`App::set_friends`].
     pub async fn set_friends(&self, user: UserId, friends: &[UserId]) -> Result<(), Error> {
-        self.app.store.set_friends(user, friends).await?;
-        self.app.views.forget_friends_of(user);
-        Ok(())
+        self.app.set_friends(user, friends).await
     }
 
     /// Loads a seed document, like `--seed FILE`.
+    ///
+    /// # Errors
+    ///
+    /// As [`App::seed`].
     pub async fn seed(&self, seed: &Seed) -> Result<(), Error> {
-        self.app.store.seed(seed).await?;
-        self.app.views.clear();
-        Ok(())
+        self.app.seed(seed).await
     }
 
     /// Drops every like, like `POST /admin/reset`.
+    ///
+    /// # Errors
+    ///
+    /// As [`App::reset`].
     pub async fn reset(&self) -> Result<(), Error> {
-        self.app.store.reset().await?;
-        self.app.views.clear();
-        Ok(())
+        self.app.reset().await
     }
 
     /// Replaces the fault rules, like `PUT /admin/faults`.
+    ///
+    /// # Errors
+    ///
+    /// As [`App::set_faults`].
     pub fn set_faults(&self, rules: FaultRules) -> Result<(), Error> {
-        faults::validate(&rules).map_err(Error::Config)?;
-        self.app.faults.set(rules);
-        Ok(())
+        self.app.set_faults(rules)
     }
 
     /// Removes every fault rule, like `DELETE /admin/faults`.
     pub fn clear_faults(&self) {
-        self.app.faults.clear();
+        self.app.clear_faults();
     }
 
     /// Stops accepting connections, lets in-flight requests finish (up to

@@ -20,7 +20,7 @@ use std::{
     time::Duration,
 };
 
-use likekit_core::wire::{BatchLikes, PostId, PostLikes, UserId};
+use likekit_proto::{BatchLikes, PostId, PostLikes, UserId};
 
 use crate::{
     store::{PostSnapshot, Store, StoreError},
@@ -103,7 +103,7 @@ impl FriendSet {
     /// The filter word and bit of a user id (Fibonacci hashing).
     #[inline]
     fn slot(id: UserId) -> (usize, u64) {
-        let h = (id.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 52) as usize;
+        let h = (id.get().wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 52) as usize;
         (h / 64 % FILTER_WORDS, 1u64 << (h % 64))
     }
 
@@ -355,12 +355,10 @@ impl Views {
         let ids: Vec<PostId> = found.iter().map(|(post, _)| *post).collect();
         let liked = self.store.liked(viewer, &ids).await?;
         let friends = self.friend_set(viewer).await?;
-        let posts: BTreeMap<String, PostLikes> = found
+        let posts: BTreeMap<PostId, PostLikes> = found
             .iter()
             .zip(liked)
-            .map(|((post, snapshot), liked)| {
-                (post.to_string(), Self::render(snapshot, liked, &friends))
-            })
+            .map(|((post, snapshot), liked)| (*post, Self::render(snapshot, liked, &friends)))
             .collect();
         Ok(BatchLikes { posts })
     }
@@ -404,11 +402,24 @@ fn push_u64(out: &mut Vec<u8>, mut n: u64) {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 
-    fn friends(list: &[(UserId, &str)]) -> FriendSet {
-        FriendSet::new(list.iter().map(|(id, n)| (*id, (*n).to_owned())).collect())
+    fn user(id: u64) -> UserId {
+        UserId::new(id).unwrap()
+    }
+
+    fn users(ids: impl IntoIterator<Item = u64>) -> Vec<UserId> {
+        ids.into_iter().map(user).collect()
+    }
+
+    fn friends(list: &[(u64, &str)]) -> FriendSet {
+        FriendSet::new(
+            list.iter()
+                .map(|(id, n)| (user(*id), (*n).to_owned()))
+                .collect(),
+        )
     }
 
     #[test]
@@ -423,17 +434,22 @@ mod tests {
     #[test]
     fn the_friend_filter_never_hides_a_friend() {
         let list: Vec<(UserId, String)> = (1..=3000u64)
-            .map(|i| (i.wrapping_mul(7_919) % 1_000_003 + 1, format!("user {i}")))
+            .map(|i| {
+                (
+                    user(i.wrapping_mul(7_919) % 1_000_003 + 1),
+                    format!("user {i}"),
+                )
+            })
             .collect();
         let set = FriendSet::new(list.clone());
         for (id, name) in &list {
             assert_eq!(set.get(*id).map(|f| f.name), Some(name.as_str()));
         }
         let strangers = (2_000_000..2_010_000u64)
-            .filter(|id| set.get(*id).is_some())
+            .filter(|id| set.get(user(*id)).is_some())
             .count();
         assert_eq!(strangers, 0);
-        assert!(FriendSet::default().get(5).is_none(), "empty filter");
+        assert!(FriendSet::default().get(user(5)).is_none(), "empty filter");
     }
 
     #[test]
@@ -450,12 +466,12 @@ mod tests {
             PostSnapshot {
                 count: 1204,
                 version: 9,
-                recent_likers: vec![11, 4, 2, 3, 99, 7, 5],
+                recent_likers: users([11, 4, 2, 3, 99, 7, 5]),
             },
             PostSnapshot {
                 count: u64::MAX,
                 version: u64::MAX - 1,
-                recent_likers: (1..=100).rev().collect(),
+                recent_likers: users((1..=100).rev()),
             },
         ];
         for snapshot in &cases {

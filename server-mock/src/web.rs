@@ -11,28 +11,19 @@ use std::path::Path;
 use axum::{Router, handler::HandlerWithoutStateExt};
 use tower_http::services::ServeDir;
 
-use crate::{api, error::Error};
+use crate::api;
 
 /// Makes `router` serve the files under `root` for every path no route
-/// matches (`/` is `index.html`).
-///
-/// # Errors
-///
-/// [`Error::Config`] when `root` is not a folder.
-pub(crate) fn serve_files<S>(router: Router<S>, root: &Path) -> Result<Router<S>, Error>
+/// matches (`/` is `index.html`). [`App::new`](crate::App::new) checks that
+/// `root` is a folder.
+pub(crate) fn serve_files<S>(router: Router<S>, root: &Path) -> Router<S>
 where
     S: Clone + Send + Sync + 'static,
 {
-    if !root.is_dir() {
-        return Err(Error::Config(format!(
-            "the web root {} is not a folder",
-            root.display()
-        )));
-    }
     let files = ServeDir::new(root)
         .append_index_html_on_directories(true)
         // POST /nothing-here is a 404 like any unknown route, not a 405.
         .call_fallback_on_method_not_allowed(true)
         .fallback(api::not_found.into_service());
-    Ok(router.fallback_service(files))
+    router.fallback_service(files)
 }

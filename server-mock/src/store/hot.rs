@@ -37,7 +37,7 @@ use std::{
     time::{Duration, Instant, SystemTime, UNIX_EPOCH},
 };
 
-use likekit_core::wire::{PostId, UserId};
+use likekit_proto::{PostId, UserId};
 
 use super::RECENT_LIKERS;
 
@@ -101,9 +101,10 @@ const BUCKETS: usize = 16;
 /// ```
 /// use likekit_server::store::{HotPostOptions, HotPosts};
 /// let hot = HotPosts::new(HotPostOptions { threshold: 0, ..HotPostOptions::default() });
-/// assert!(hot.on_write(42).is_some_and(|shard| shard < 16));
+/// let post = likekit_server::wire::PostId::new(42).unwrap();
+/// assert!(hot.on_write(post).is_some_and(|shard| shard < 16));
 /// hot.set_shards(0);
-/// assert_eq!(hot.on_write(42), None);
+/// assert_eq!(hot.on_write(post), None);
 /// ```
 #[derive(Debug)]
 pub struct HotPosts {
@@ -163,7 +164,7 @@ impl HotPosts {
     fn record(&self, post: PostId, now: u64) -> bool {
         let threshold = self.threshold.load(Ordering::Relaxed);
         // Post ids are mostly sequential, so the low bits spread them well.
-        let bucket = &self.buckets[(post % BUCKETS as u64) as usize];
+        let bucket = &self.buckets[(post.get() % BUCKETS as u64) as usize];
         let mut bucket = bucket.lock().unwrap_or_else(PoisonError::into_inner);
         let bucket = &mut *bucket;
         let cool_secs = self.cool_secs;
@@ -266,8 +267,17 @@ pub(crate) fn merge_likers<'a>(
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
+
+    fn p(id: u64) -> PostId {
+        PostId::new(id).unwrap()
+    }
+
+    fn users<const N: usize>(ids: [u64; N]) -> Vec<UserId> {
+        ids.map(|id| UserId::new(id).unwrap()).to_vec()
+    }
 
     fn tracker(threshold: u32) -> HotPosts {
         HotPosts::new(HotPostOptions {
@@ -282,17 +292,17 @@ mod tests {
         let hot = tracker(5);
         // Five writes in second 10: not more than the threshold.
         for _ in 0..5 {
-            assert!(!hot.record(1, 10));
+            assert!(!hot.record(p(1), 10));
         }
         // The sixth passes it.
-        assert!(hot.record(1, 10));
+        assert!(hot.record(p(1), 10));
         // Still hot for the cool-down after that second, even with one write.
         for second in 11..=13 {
-            assert!(hot.record(1, second), "second {second}");
+            assert!(hot.record(p(1), second), "second {second}");
         }
-        assert!(!hot.record(1, 14), "cooled after 3 quiet seconds");
+        assert!(!hot.record(p(1), 14), "cooled after 3 quiet seconds");
         // Another post is unaffected.
-        assert!(!hot.record(2, 10));
+        assert!(!hot.record(p(2), 10));
     }
 
     #[test]
@@ -300,7 +310,7 @@ mod tests {
         let hot = tracker(3);
         for second in 0..20 {
             for _ in 0..3 {
-                assert!(!hot.record(7, second));
+                assert!(!hot.record(p(7), second));
             }
         }
     }
@@ -308,29 +318,29 @@ mod tests {
     #[test]
     fn threshold_zero_makes_every_write_hot_and_few_shards_none() {
         let hot = tracker(0);
-        assert!(hot.record(1, 0));
+        assert!(hot.record(p(1), 0));
         for _ in 0..100 {
-            assert!(hot.on_write(1).is_some_and(|s| s < 8));
+            assert!(hot.on_write(p(1)).is_some_and(|s| s < 8));
         }
         hot.set_shards(1);
-        assert_eq!(hot.on_write(1), None);
+        assert_eq!(hot.on_write(p(1)), None);
         hot.set_shards(1000);
         assert_eq!(hot.options().shards, MAX_SHARDS);
         hot.set_threshold(u32::MAX);
         hot.set_shards(4);
         // Still inside the cool-down of the earlier hot writes.
-        assert!(hot.on_write(1).is_some());
-        assert_eq!(hot.on_write(2), None);
+        assert!(hot.on_write(p(1)).is_some());
+        assert_eq!(hot.on_write(p(2)), None);
     }
 
     #[test]
     fn idle_posts_are_forgotten() {
         let hot = tracker(100);
-        for post in 0..5_000 {
-            hot.record(post, 0);
+        for post in 1..=5_000 {
+            hot.record(p(post), 0);
         }
         for post in 5_000..10_000 {
-            hot.record(post, 50);
+            hot.record(p(post), 50);
         }
         assert!(hot.tracked() < 7_000, "tracked {}", hot.tracked());
     }
@@ -347,20 +357,22 @@ mod tests {
 
     #[test]
     fn likers_merge_newest_first_once_each() {
-        let base: (&[UserId], &[i64]) = (&[3, 2, 1], &[30, 20, 10]);
-        let shard_a: (&[UserId], &[i64]) = (&[6, 4], &[60, 40]);
-        let shard_b: (&[UserId], &[i64]) = (&[5, 2], &[50, 5]);
+        let (base, shard_a, shard_b) = (users([3, 2, 1]), users([6, 4]), users([5, 2]));
+        let base: (&[UserId], &[i64]) = (&base, &[30, 20, 10]);
+        let shard_a: (&[UserId], &[i64]) = (&shard_a, &[60, 40]);
+        let shard_b: (&[UserId], &[i64]) = (&shard_b, &[50, 5]);
         assert_eq!(
             merge_likers([base, shard_a, shard_b]),
-            vec![6, 5, 4, 3, 2, 1]
+            users([6, 5, 4, 3, 2, 1])
         );
         // Rows without times keep their order, after every timed one.
-        let old: (&[UserId], &[i64]) = (&[9, 8], &[]);
-        assert_eq!(merge_likers([old, shard_a]), vec![6, 4, 9, 8]);
-        let many: Vec<UserId> = (1..=150).rev().collect();
+        let old = users([9, 8]);
+        let old: (&[UserId], &[i64]) = (&old, &[]);
+        assert_eq!(merge_likers([old, shard_a]), users([6, 4, 9, 8]));
+        let many: Vec<UserId> = (1..=150).rev().map(|id| UserId::new(id).unwrap()).collect();
         let at: Vec<i64> = (1..=150).rev().collect();
         let merged = merge_likers([(many.as_slice(), at.as_slice())]);
         assert_eq!(merged.len(), RECENT_LIKERS);
-        assert_eq!((merged[0], merged[99]), (150, 51));
+        assert_eq!((merged[0].get(), merged[99].get()), (150, 51));
     }
 }

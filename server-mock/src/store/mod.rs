@@ -10,30 +10,151 @@
 //! A hot post's count and version may be spread over shard rows and summed on
 //! read; see [`hot`] for the rules that keep them exact.
 //!
-//! The server reaches storage only through `Arc<dyn Store>`; each backend
-//! proves itself with the same [`suite`] (see
-//! [`store_suite!`](crate::store_suite)).
+//! The server reaches storage only through `Arc<dyn Store>`. Each backend
+//! sits behind a cargo feature (`sqlite`, `postgres`; both on by default)
+//! and proves itself with the shared store suite of the `likekit-testing`
+//! crate. The rules every backend applies to its input (names, friend
+//! lists) live in [`rules`].
+//!
+//! Ids reach a store already valid: [`PostId`] and [`UserId`] can only hold
+//! `1..=i64::MAX` (their constructor in `likekit_proto` is the one home of
+//! that rule), so a backend stores them with [`PostId::as_i64`] as they are.
 
-use std::{fmt, sync::Arc};
+use std::{fmt, path::PathBuf, str::FromStr, sync::Arc};
 
 use async_trait::async_trait;
-use likekit_core::wire::{LikeState, PostId, UserId, admin::Seed};
+pub use likekit_proto::RECENT_LIKERS;
+use likekit_proto::{LikeState, PostId, UserId, admin::Seed};
 
 pub mod hot;
+#[cfg(feature = "postgres")]
 mod postgres;
+pub mod rules;
+#[cfg(feature = "sqlite")]
 mod sqlite;
-pub mod suite;
 
 pub use hot::{HotPostOptions, HotPosts, MAX_SHARDS};
+#[cfg(feature = "postgres")]
 pub use postgres::{MIGRATIONS as POSTGRES_MIGRATIONS, PostgresOptions, PostgresStore};
-pub(crate) use postgres::{connection_pool, redact_url};
+pub use rules::{MAX_FRIENDS, MAX_NAME_CHARS};
+#[cfg(feature = "sqlite")]
 pub use sqlite::{SqliteOptions, SqliteStore};
 
-/// How many recent likers each post keeps for the friends line.
-pub const RECENT_LIKERS: usize = 100;
+/// Where the server keeps its data.
+///
+/// A `--db` value starting with `postgres://` or `postgresql://` is a
+/// PostgreSQL database; `:memory:` a throwaway SQLite one; anything else a
+/// SQLite file.
+///
+/// ```
+/// use likekit_server::Database;
+/// assert_eq!(":memory:".parse::<Database>().unwrap(), Database::Memory);
+/// assert_eq!(
+///     "likes.db".parse::<Database>().unwrap(),
+///     Database::File("likes.db".into())
+/// );
+/// assert_eq!(
+///     "postgres://likekit@db/likes".parse::<Database>().unwrap(),
+///     Database::Postgres("postgres://likekit@db/likes".into())
+/// );
+/// // Shown without its password.
+/// let db: Database = "postgresql://ana:s3cret@db/likes".parse().unwrap();
+/// assert_eq!(db.to_string(), "postgresql://ana:***@db/likes");
+/// ```
+#[derive(Clone, PartialEq, Eq, Default)]
+pub enum Database {
+    /// A throwaway database that lives as long as the server. It is kept in a
+    /// private temporary directory (deleted at shutdown) so that readers and
+    /// the writer still work side by side in WAL mode; it is not fsynced.
+    #[default]
+    Memory,
+    /// A SQLite file, created when missing. Commits are fsynced (WAL,
+    /// `synchronous=FULL`) before any write is acknowledged.
+    File(PathBuf),
+    /// A PostgreSQL database, by URL (`postgres://user:password@host:port/db`).
+    /// The schema is created or migrated at start; every commit is durable
+    /// (`synchronous_commit = on`) before a write is acknowledged.
+    Postgres(String),
+}
 
-/// The most friends one user may have.
-pub const MAX_FRIENDS: usize = 5_000;
+impl FromStr for Database {
+    type Err = std::convert::Infallible;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Ok(if s == ":memory:" {
+            Self::Memory
+        } else if s.starts_with("postgres://") || s.starts_with("postgresql://") {
+            Self::Postgres(s.to_owned())
+        } else {
+            Self::File(PathBuf::from(s))
+        })
+    }
+}
+
+/// Like `Display`: a PostgreSQL URL is shown without its password.
+impl fmt::Debug for Database {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Memory => f.write_str("Memory"),
+            Self::File(path) => f.debug_tuple("File").field(path).finish(),
+            Self::Postgres(url) => f.debug_tuple("Postgres").field(&redact_url(url)).finish(),
+        }
+    }
+}
+
+impl fmt::Display for Database {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Memory => f.write_str(":memory:"),
+            Self::File(path) => write!(f, "{}", path.display()),
+            Self::Postgres(url) => f.write_str(&redact_url(url)),
+        }
+    }
+}
+
+/// `url` with any password replaced by `***`, for logs.
+pub(crate) fn redact_url(url: &str) -> String {
+    let Some((scheme, rest)) = url.split_once("://") else {
+        // key=value form: hide the value of password=…
+        return url
+            .split_whitespace()
+            .map(|pair| {
+                if pair.starts_with("password=") {
+                    "password=***"
+                } else {
+                    pair
+                }
+            })
+            .collect::<Vec<_>>()
+            .join(" ");
+    };
+    let authority_end = rest.find(['/', '?']).unwrap_or(rest.len());
+    let (authority, tail) = rest.split_at(authority_end);
+    let shown = match authority.rsplit_once('@') {
+        Some((userinfo, host)) => match userinfo.split_once(':') {
+            Some((user, _password)) => format!("{user}:***@{host}"),
+            None => authority.to_owned(),
+        },
+        None => authority.to_owned(),
+    };
+    let tail = match tail.split_once('?') {
+        Some((path, query)) => {
+            let query: Vec<String> = query
+                .split('&')
+                .map(|pair| {
+                    if pair.starts_with("password=") {
+                        "password=***".to_owned()
+                    } else {
+                        pair.to_owned()
+                    }
+                })
+                .collect();
+            format!("{path}?{}", query.join("&"))
+        }
+        None => tail.to_owned(),
+    };
+    format!("{scheme}://{shown}{tail}")
+}
 
 /// A post as the view path needs it: exact as of the moment it was read.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -96,7 +217,8 @@ pub enum StoreError {
     /// The user does not exist.
     #[error("there is no user {0}")]
     UserNotFound(UserId),
-    /// The input breaks a rule (an id out of range, too many friends, …).
+    /// The input breaks a rule of [`rules`] (a blank name, too many
+    /// friends).
     #[error("{0}")]
     Invalid(String),
     /// The store is shutting down and takes no more writes.
@@ -107,23 +229,10 @@ pub enum StoreError {
     Backend(String),
 }
 
+#[cfg(feature = "sqlite")]
 impl From<rusqlite::Error> for StoreError {
     fn from(err: rusqlite::Error) -> Self {
         Self::Backend(err.to_string())
-    }
-}
-
-/// Largest id the stores accept (ids are stored as signed 64-bit integers).
-pub const MAX_ID: u64 = i64::MAX as u64;
-
-/// Checks an id is in `1..=MAX_ID`.
-pub(crate) fn check_id(what: &str, id: u64) -> Result<(), StoreError> {
-    if (1..=MAX_ID).contains(&id) {
-        Ok(())
-    } else {
-        Err(StoreError::Invalid(format!(
-            "{what} id {id} is out of range (1..={MAX_ID})"
-        )))
     }
 }
 

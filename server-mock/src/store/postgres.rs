@@ -52,14 +52,16 @@ use std::{
 
 use async_trait::async_trait;
 use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod};
-use likekit_core::wire::{LikeState, PostId, UserId, admin::Seed};
+use likekit_proto::{IdError, LikeState, PostId, UserId, admin::Seed};
 use tokio::sync::{RwLock, RwLockReadGuard, Semaphore, mpsc, oneshot};
 use tokio_postgres::NoTls;
 
 use super::{
-    HotPostOptions, HotPosts, MAX_FRIENDS, PostAudit, PostSnapshot, RECENT_LIKERS, Store,
-    StoreError, Upsert, WriteOutcome, check_id,
+    HotPostOptions, HotPosts, PostAudit, PostSnapshot, RECENT_LIKERS, Store, StoreError, Upsert,
+    WriteOutcome,
     hot::{liked_at, merge_likers},
+    redact_url,
+    rules::{check_friends, check_name, check_seed, unique},
 };
 
 /// The schema, one migration per entry, applied in order at start and
@@ -384,50 +386,6 @@ pub(crate) fn connection_pool(config: tokio_postgres::Config, size: usize) -> Re
         .map_err(|e| format!("PostgreSQL connection pool: {e}"))
 }
 
-/// `url` with any password replaced by `***`, for logs.
-pub(crate) fn redact_url(url: &str) -> String {
-    let Some((scheme, rest)) = url.split_once("://") else {
-        // key=value form: hide the value of password=…
-        return url
-            .split_whitespace()
-            .map(|pair| {
-                if pair.starts_with("password=") {
-                    "password=***"
-                } else {
-                    pair
-                }
-            })
-            .collect::<Vec<_>>()
-            .join(" ");
-    };
-    let authority_end = rest.find(['/', '?']).unwrap_or(rest.len());
-    let (authority, tail) = rest.split_at(authority_end);
-    let shown = match authority.rsplit_once('@') {
-        Some((userinfo, host)) => match userinfo.split_once(':') {
-            Some((user, _password)) => format!("{user}:***@{host}"),
-            None => authority.to_owned(),
-        },
-        None => authority.to_owned(),
-    };
-    let tail = match tail.split_once('?') {
-        Some((path, query)) => {
-            let query: Vec<String> = query
-                .split('&')
-                .map(|pair| {
-                    if pair.starts_with("password=") {
-                        "password=***".to_owned()
-                    } else {
-                        pair.to_owned()
-                    }
-                })
-                .collect();
-            format!("{path}?{}", query.join("&"))
-        }
-        None => tail.to_owned(),
-    };
-    format!("{scheme}://{shown}{tail}")
-}
-
 /// A lookup waiting for its batch, and where its answer goes.
 type Waiting<K, V> = (K, oneshot::Sender<Result<V, StoreError>>);
 
@@ -555,11 +513,11 @@ fn snapshot(mut rows: Vec<(i32, CounterRow)>) -> Option<PostSnapshot> {
     // The post's own row first, so equal times keep its order.
     rows.sort_by_key(|(shard, _)| *shard);
     let recent_likers = if rows.len() == 1 {
-        rows[0].1.likers.iter().map(|&id| from_sql(id)).collect()
+        ids_from_sql(&rows[0].1.likers)
     } else {
         let ids: Vec<Vec<UserId>> = rows
             .iter()
-            .map(|(_, row)| row.likers.iter().map(|&id| from_sql(id)).collect())
+            .map(|(_, row)| ids_from_sql(&row.likers))
             .collect();
         merge_likers(
             ids.iter()
@@ -568,8 +526,8 @@ fn snapshot(mut rows: Vec<(i32, CounterRow)>) -> Option<PostSnapshot> {
         )
     };
     Some(PostSnapshot {
-        count: from_sql(count),
-        version: from_sql(version),
+        count: to_count(count),
+        version: to_count(version),
         recent_likers,
     })
 }
@@ -627,37 +585,22 @@ impl From<deadpool_postgres::PoolError> for StoreError {
     }
 }
 
-fn to_sql(id: u64) -> i64 {
-    // Ids are checked to be in 1..=i64::MAX before they reach SQL.
-    i64::try_from(id).unwrap_or(i64::MAX)
-}
-
-fn from_sql(value: i64) -> u64 {
+/// A count or version sum read back from SQL (never below zero at rest).
+fn to_count(value: i64) -> u64 {
     u64::try_from(value).unwrap_or(0)
 }
 
-fn check_name(name: &str) -> Result<(), StoreError> {
-    if name.trim().is_empty() || name.chars().count() > 200 {
-        return Err(StoreError::Invalid(
-            "a name must have 1 to 200 characters and not be blank".into(),
-        ));
-    }
-    Ok(())
+/// An id read back from SQL (only valid ids are ever stored).
+fn id_from_sql<T: TryFrom<i64, Error = IdError>>(value: i64) -> Result<T, StoreError> {
+    T::try_from(value).map_err(|e| StoreError::Backend(format!("a stored id is invalid: {e}")))
 }
 
-fn check_friends(friends: &[UserId]) -> Result<(), StoreError> {
-    if friends.len() > MAX_FRIENDS {
-        return Err(StoreError::Invalid(format!(
-            "at most {MAX_FRIENDS} friends per user"
-        )));
-    }
-    friends.iter().try_for_each(|&f| check_id("friend", f))
-}
-
-/// Each id once, first occurrence first.
-fn unique(ids: &[UserId]) -> Vec<UserId> {
-    let mut seen = HashSet::with_capacity(ids.len());
-    ids.iter().copied().filter(|id| seen.insert(*id)).collect()
+/// A list of ids read back from SQL; anything invalid is skipped.
+fn ids_from_sql(values: &[i64]) -> Vec<UserId> {
+    values
+        .iter()
+        .filter_map(|&id| UserId::try_from(id).ok())
+        .collect()
 }
 
 impl PostgresStore {
@@ -758,14 +701,12 @@ impl PostgresStore {
         post: PostId,
         like: bool,
     ) -> Result<WriteOutcome, StoreError> {
-        check_id("user", user)?;
-        check_id("post", post)?;
         let closed = self.closed.read().await;
         if *closed {
             return Err(StoreError::Closed);
         }
         let shard = self.hot.on_write(post).map_or(-1, i32::from);
-        let (post_sql, user_sql) = (to_sql(post), to_sql(user));
+        let (post_sql, user_sql) = (post.as_i64(), user.as_i64());
         let client = self.pool.get().await?;
         let row = if like {
             let statement = client.prepare_cached(LIKE).await?;
@@ -793,16 +734,16 @@ impl PostgresStore {
                 .ok_or(StoreError::PostNotFound(post))?;
             return Ok(WriteOutcome {
                 state: LikeState {
-                    count: from_sql(row.get(0)),
+                    count: to_count(row.get(0)),
                     liked_by_me: like,
-                    version: from_sql(row.get(1)),
+                    version: to_count(row.get(1)),
                 },
                 changed: false,
                 snapshot: None,
             });
         }
-        let count = from_sql(row.get(1));
-        let version = from_sql(row.get(2));
+        let count = to_count(row.get(1));
+        let version = to_count(row.get(2));
         let base_likers: Option<Vec<i64>> = row.get(3);
         let other_shard_rows: i64 = row.get(4);
         // The post's own row changed and it has no shard rows: the answer is
@@ -812,7 +753,7 @@ impl PostgresStore {
             .map(|likers| PostSnapshot {
                 count,
                 version,
-                recent_likers: likers.into_iter().map(from_sql).collect(),
+                recent_likers: ids_from_sql(&likers),
             })
             .map(Arc::new);
         Ok(WriteOutcome {
@@ -858,13 +799,13 @@ async fn replace_friends(
         .iter()
         .flat_map(|(user, friends)| std::iter::once(user).chain(friends))
         .filter(|&&id| distinct.insert(id))
-        .map(|&id| to_sql(id))
+        .map(|&id| id.as_i64())
         .collect();
     let missing = tx.prepare_cached(FIRST_MISSING_USER).await?;
     if let Some(row) = tx.query_opt(&missing, &[&wanted]).await? {
-        return Err(StoreError::UserNotFound(from_sql(row.get(0))));
+        return Err(StoreError::UserNotFound(id_from_sql(row.get(0))?));
     }
-    let owners: Vec<i64> = users.iter().map(|(user, _)| to_sql(*user)).collect();
+    let owners: Vec<i64> = users.iter().map(|(user, _)| user.as_i64()).collect();
     tx.execute(
         "DELETE FROM friends WHERE user_id = ANY ($1::bigint[])",
         &[&owners],
@@ -873,8 +814,8 @@ async fn replace_friends(
     let (mut from, mut to) = (Vec::new(), Vec::new());
     for (user, friends) in users {
         for friend in friends {
-            from.push(to_sql(*user));
-            to.push(to_sql(*friend));
+            from.push(user.as_i64());
+            to.push(friend.as_i64());
         }
     }
     if from.len() >= BULK_FRIENDS {
@@ -892,15 +833,7 @@ async fn replace_friends(
 }
 
 async fn apply_seed(client: &mut deadpool_postgres::Object, seed: &Seed) -> Result<(), StoreError> {
-    for user in &seed.users {
-        check_id("user", user.id)?;
-        check_name(&user.name)?;
-        check_friends(&user.friends)?;
-    }
-    for post in &seed.posts {
-        check_id("post", post.id)?;
-        post.likers.iter().try_for_each(|&u| check_id("user", u))?;
-    }
+    check_seed(seed)?;
     let tx = client.transaction().await?;
 
     // Users (a later entry for the same id wins, as with one upsert each).
@@ -911,7 +844,7 @@ async fn apply_seed(client: &mut deadpool_postgres::Object, seed: &Seed) -> Resu
             order.push(user.id);
         }
     }
-    let ids: Vec<i64> = order.iter().map(|&id| to_sql(id)).collect();
+    let ids: Vec<i64> = order.iter().map(|&id| id.as_i64()).collect();
     let texts: Vec<&str> = order.iter().map(|id| names[id]).collect();
     if !ids.is_empty() {
         tx.execute(UPSERT_USERS, &[&ids, &texts]).await?;
@@ -927,7 +860,7 @@ async fn apply_seed(client: &mut deadpool_postgres::Object, seed: &Seed) -> Resu
     replace_friends(&tx, &lists).await?;
 
     // Posts, then likes in the order given (oldest first).
-    let post_ids: Vec<i64> = seed.posts.iter().map(|p| to_sql(p.id)).collect();
+    let post_ids: Vec<i64> = seed.posts.iter().map(|p| p.id.as_i64()).collect();
     if !post_ids.is_empty() {
         tx.execute(
             "INSERT INTO posts (id) SELECT unnest($1::bigint[]) ON CONFLICT DO NOTHING",
@@ -940,8 +873,8 @@ async fn apply_seed(client: &mut deadpool_postgres::Object, seed: &Seed) -> Resu
     for post in &seed.posts {
         for &user in &post.likers {
             if seen.insert((post.id, user)) {
-                like_posts.push(to_sql(post.id));
-                like_users.push(to_sql(user));
+                like_posts.push(post.id.as_i64());
+                like_users.push(user.as_i64());
             }
         }
     }
@@ -993,9 +926,10 @@ async fn apply_seed(client: &mut deadpool_postgres::Object, seed: &Seed) -> Resu
         if !inserted.contains(&(post, user)) {
             continue;
         }
-        let row = rows
-            .get_mut(&post)
-            .ok_or(StoreError::PostNotFound(from_sql(post)))?;
+        let row = rows.get_mut(&post).ok_or_else(|| match id_from_sql(post) {
+            Ok(post) => StoreError::PostNotFound(post),
+            Err(e) => e,
+        })?;
         row.count += 1;
         row.version += 1;
         row.likers.insert(0, user);
@@ -1051,12 +985,9 @@ impl Store for PostgresStore {
     }
 
     async fn post(&self, post: PostId) -> Result<Option<PostSnapshot>, StoreError> {
-        if check_id("post", post).is_err() {
-            return Ok(None);
-        }
-        let found = match ask(&self.post_batcher, to_sql(post)).await {
+        let found = match ask(&self.post_batcher, post.as_i64()).await {
             Some(found) => found?,
-            None => read_posts(self.pool.clone(), vec![to_sql(post)])
+            None => read_posts(self.pool.clone(), vec![post.as_i64()])
                 .await?
                 .pop()
                 .flatten(),
@@ -1065,54 +996,43 @@ impl Store for PostgresStore {
     }
 
     async fn liked(&self, user: UserId, posts: &[PostId]) -> Result<Vec<bool>, StoreError> {
-        if check_id("user", user).is_err() || posts.is_empty() {
+        if posts.is_empty() {
             return Ok(vec![false; posts.len()]);
         }
         if let [post] = posts {
             // One view's own row: batched with the others waiting now.
-            if check_id("post", *post).is_err() {
-                return Ok(vec![false]);
-            }
-            if let Some(liked) = ask(&self.liked_batcher, (to_sql(*post), to_sql(user))).await {
+            if let Some(liked) = ask(&self.liked_batcher, (post.as_i64(), user.as_i64())).await {
                 return Ok(vec![liked?]);
             }
             // The batcher is gone (its runtime shut down): ask directly.
         }
-        let ids: Vec<i64> = posts
-            .iter()
-            .filter(|&&post| check_id("post", post).is_ok())
-            .map(|&post| to_sql(post))
-            .collect();
+        let ids: Vec<i64> = posts.iter().map(|&post| post.as_i64()).collect();
         let client = self.pool.get().await?;
         let statement = client.prepare_cached(LIKED).await?;
         let liked: HashSet<i64> = client
-            .query(&statement, &[&to_sql(user), &ids])
+            .query(&statement, &[&user.as_i64(), &ids])
             .await?
             .iter()
             .map(|row| row.get(0))
             .collect();
         Ok(posts
             .iter()
-            .map(|&post| check_id("post", post).is_ok() && liked.contains(&to_sql(post)))
+            .map(|&post| liked.contains(&post.as_i64()))
             .collect())
     }
 
     async fn friends(&self, user: UserId) -> Result<Vec<(UserId, String)>, StoreError> {
-        if check_id("user", user).is_err() {
-            return Ok(Vec::new());
-        }
         let client = self.pool.get().await?;
         let statement = client.prepare_cached(FRIENDS).await?;
         Ok(client
-            .query(&statement, &[&to_sql(user)])
+            .query(&statement, &[&user.as_i64()])
             .await?
             .iter()
-            .map(|row| (from_sql(row.get(0)), row.get(1)))
+            .filter_map(|row| Some((UserId::try_from(row.get::<_, i64>(0)).ok()?, row.get(1))))
             .collect())
     }
 
     async fn put_user(&self, user: UserId, name: &str) -> Result<Upsert, StoreError> {
-        check_id("user", user)?;
         check_name(name)?;
         let (_gate, client) = self.admin().await?;
         {
@@ -1122,7 +1042,7 @@ impl Store for PostgresStore {
                     "INSERT INTO users (id, name) VALUES ($1, $2) \
                      ON CONFLICT (id) DO UPDATE SET name = excluded.name \
                      RETURNING xmax = 0",
-                    &[&to_sql(user), &name],
+                    &[&user.as_i64(), &name],
                 )
                 .await?;
             Ok(if row.get(0) {
@@ -1134,13 +1054,12 @@ impl Store for PostgresStore {
     }
 
     async fn put_post(&self, post: PostId) -> Result<Upsert, StoreError> {
-        check_id("post", post)?;
         let (_gate, client) = self.admin().await?;
         {
             let inserted = client
                 .execute(
                     "INSERT INTO posts (id) VALUES ($1) ON CONFLICT DO NOTHING",
-                    &[&to_sql(post)],
+                    &[&post.as_i64()],
                 )
                 .await?;
             Ok(if inserted == 1 {
@@ -1152,7 +1071,6 @@ impl Store for PostgresStore {
     }
 
     async fn set_friends(&self, user: UserId, friends: &[UserId]) -> Result<(), StoreError> {
-        check_id("user", user)?;
         check_friends(friends)?;
         let friends = unique(friends);
         let (_gate, mut client) = self.admin().await?;
@@ -1182,18 +1100,20 @@ impl Store for PostgresStore {
 
     async fn audit(&self) -> Result<Vec<PostAudit>, StoreError> {
         let client = self.pool.get().await?;
-        Ok(client
+        client
             .query(AUDIT, &[])
             .await?
             .iter()
-            .map(|row| PostAudit {
-                post: from_sql(row.get(0)),
-                count: from_sql(row.get(1)),
-                version: from_sql(row.get(2)),
-                rows: from_sql(row.get(3)),
-                shard_rows: from_sql(row.get(4)),
+            .map(|row| {
+                Ok(PostAudit {
+                    post: id_from_sql(row.get(0))?,
+                    count: to_count(row.get(1)),
+                    version: to_count(row.get(2)),
+                    rows: to_count(row.get(3)),
+                    shard_rows: to_count(row.get(4)),
+                })
             })
-            .collect())
+            .collect()
     }
 
     async fn close(&self) -> Result<(), StoreError> {

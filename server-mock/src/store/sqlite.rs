@@ -45,16 +45,16 @@ use std::{
 };
 
 use async_trait::async_trait;
-use likekit_core::wire::{LikeState, PostId, UserId, admin::Seed};
+use likekit_proto::{LikeState, PostId, UserId, admin::Seed};
 use rusqlite::{Connection, OpenFlags, OptionalExtension, TransactionBehavior, config::DbConfig};
 use tokio::sync::{mpsc, oneshot, watch};
 
 use super::{
-    HotPostOptions, HotPosts, MAX_FRIENDS, PostAudit, PostSnapshot, RECENT_LIKERS, Store,
-    StoreError, Upsert, WriteOutcome, check_id,
+    Database, HotPostOptions, HotPosts, PostAudit, PostSnapshot, RECENT_LIKERS, Store, StoreError,
+    Upsert, WriteOutcome,
     hot::{liked_at, merge_likers, merge_timed},
+    rules::{check_friends, check_name, check_seed, unique},
 };
-use crate::config::Database;
 
 mod wal;
 
@@ -197,9 +197,9 @@ struct WriteOp {
     reply: oneshot::Sender<Result<WriteOutcome, StoreError>>,
 }
 
-fn to_sql_id(id: u64) -> i64 {
-    // Ids are checked to be in 1..=i64::MAX before they reach SQL.
-    i64::try_from(id).unwrap_or(i64::MAX)
+/// An id read back from SQL (only valid ids are ever stored).
+fn id_from_sql<T: TryFrom<i64>>(column: usize, value: i64) -> rusqlite::Result<T> {
+    T::try_from(value).map_err(|_| rusqlite::Error::IntegralValueOutOfRange(column, value))
 }
 
 fn from_sql_count(value: i64) -> u64 {
@@ -295,8 +295,6 @@ impl SqliteStore {
         post: PostId,
         like: bool,
     ) -> Result<WriteOutcome, StoreError> {
-        check_id("user", user)?;
-        check_id("post", post)?;
         let shard = self.hot.on_write(post);
         let (reply, answer) = oneshot::channel();
         self.queue
@@ -556,7 +554,7 @@ impl PostRow {
     ) -> rusqlite::Result<Option<Self>> {
         let base = conn
             .prepare_cached(SELECT_POST)?
-            .query_row([to_sql_id(post)], |row| {
+            .query_row([post.as_i64()], |row| {
                 Ok(Counter::from_columns(
                     row.get(0)?,
                     row.get(1)?,
@@ -576,7 +574,7 @@ impl PostRow {
         }
         let mut select = conn.prepare_cached(SELECT_SHARDS)?;
         let shards = select
-            .query_map([to_sql_id(post)], |row| {
+            .query_map([post.as_i64()], |row| {
                 Ok((
                     u16::try_from(row.get::<_, i64>(0)?).unwrap_or(u16::MAX),
                     Counter::from_columns(
@@ -603,12 +601,12 @@ impl PostRow {
     fn store(&self, conn: &Connection, post: PostId) -> rusqlite::Result<()> {
         if self.folded {
             conn.prepare_cached(DELETE_SHARDS)?
-                .execute([to_sql_id(post)])?;
+                .execute([post.as_i64()])?;
         }
         if self.base.dirty {
             conn.prepare_cached(UPDATE_POST)?
                 .execute(rusqlite::params![
-                    to_sql_id(post),
+                    post.as_i64(),
                     self.base.count,
                     self.base.version,
                     encode_likers(&self.base.likers),
@@ -618,7 +616,7 @@ impl PostRow {
         let mut upsert = conn.prepare_cached(UPSERT_SHARD)?;
         for (shard, counter) in self.shards.iter().filter(|(_, c)| c.dirty) {
             upsert.execute(rusqlite::params![
-                to_sql_id(post),
+                post.as_i64(),
                 shard,
                 counter.count,
                 counter.version,
@@ -703,15 +701,19 @@ impl PostRow {
 }
 
 fn encode_likers(likers: &[UserId]) -> Vec<u8> {
-    likers.iter().flat_map(|id| id.to_le_bytes()).collect()
+    likers
+        .iter()
+        .flat_map(|id| id.get().to_le_bytes())
+        .collect()
 }
 
+/// Only valid ids are ever written; anything else is skipped.
 fn decode_likers(blob: &[u8]) -> Vec<UserId> {
     blob.chunks_exact(8)
-        .map(|chunk| {
+        .filter_map(|chunk| {
             let mut bytes = [0u8; 8];
             bytes.copy_from_slice(chunk);
-            u64::from_le_bytes(bytes)
+            UserId::new(u64::from_le_bytes(bytes)).ok()
         })
         .collect()
 }
@@ -820,7 +822,7 @@ fn group_commit(
 fn sharded_posts(conn: &Connection) -> Option<HashSet<PostId>> {
     let read = || -> rusqlite::Result<HashSet<PostId>> {
         let mut select = conn.prepare_cached("SELECT DISTINCT post_id FROM post_count_shards")?;
-        let posts = select.query_map([], |row| Ok(from_sql_count(row.get(0)?)))?;
+        let posts = select.query_map([], |row| id_from_sql(0, row.get(0)?))?;
         posts.collect()
     };
     read()
@@ -858,7 +860,7 @@ fn apply_batch(
                 // Not (or no longer) hot: the post's own row takes it all.
                 row.fold();
             }
-            let params = [to_sql_id(op.post), to_sql_id(op.user)];
+            let params = [op.post.as_i64(), op.user.as_i64()];
             let changed = if op.like {
                 insert.execute(params)? == 1
             } else {
@@ -904,27 +906,9 @@ fn apply_batch(
 
 fn user_exists(conn: &Connection, user: UserId) -> rusqlite::Result<bool> {
     conn.prepare_cached(USER_EXISTS)?
-        .query_row([to_sql_id(user)], |_| Ok(()))
+        .query_row([user.as_i64()], |_| Ok(()))
         .optional()
         .map(|found| found.is_some())
-}
-
-fn check_name(name: &str) -> Result<(), StoreError> {
-    if name.trim().is_empty() || name.chars().count() > 200 {
-        return Err(StoreError::Invalid(
-            "a name must have 1 to 200 characters and not be blank".into(),
-        ));
-    }
-    Ok(())
-}
-
-fn check_friends(friends: &[UserId]) -> Result<(), StoreError> {
-    if friends.len() > MAX_FRIENDS {
-        return Err(StoreError::Invalid(format!(
-            "at most {MAX_FRIENDS} friends per user"
-        )));
-    }
-    friends.iter().try_for_each(|&f| check_id("friend", f))
 }
 
 fn replace_friends(conn: &Connection, user: UserId, friends: &[UserId]) -> Result<(), StoreError> {
@@ -937,26 +921,18 @@ fn replace_friends(conn: &Connection, user: UserId, friends: &[UserId]) -> Resul
         }
     }
     conn.prepare_cached("DELETE FROM friends WHERE user_id = ?1")?
-        .execute([to_sql_id(user)])?;
+        .execute([user.as_i64()])?;
     let mut insert = conn.prepare_cached(
         "INSERT INTO friends (user_id, friend_id) VALUES (?1, ?2) ON CONFLICT DO NOTHING",
     )?;
     for &friend in friends {
-        insert.execute([to_sql_id(user), to_sql_id(friend)])?;
+        insert.execute([user.as_i64(), friend.as_i64()])?;
     }
     Ok(())
 }
 
 fn apply_seed(conn: &mut Connection, seed: &Seed) -> Result<(), StoreError> {
-    for user in &seed.users {
-        check_id("user", user.id)?;
-        check_name(&user.name)?;
-        check_friends(&user.friends)?;
-    }
-    for post in &seed.posts {
-        check_id("post", post.id)?;
-        post.likers.iter().try_for_each(|&u| check_id("user", u))?;
-    }
+    check_seed(seed)?;
     let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
     {
         let mut upsert = tx.prepare_cached(
@@ -964,7 +940,7 @@ fn apply_seed(conn: &mut Connection, seed: &Seed) -> Result<(), StoreError> {
              ON CONFLICT (id) DO UPDATE SET name = excluded.name",
         )?;
         for user in &seed.users {
-            upsert.execute(rusqlite::params![to_sql_id(user.id), user.name])?;
+            upsert.execute(rusqlite::params![user.id.as_i64(), user.name])?;
         }
         for user in &seed.users {
             replace_friends(&tx, user.id, &user.friends)?;
@@ -973,10 +949,10 @@ fn apply_seed(conn: &mut Connection, seed: &Seed) -> Result<(), StoreError> {
             tx.prepare_cached("INSERT INTO posts (id) VALUES (?1) ON CONFLICT DO NOTHING")?;
         let mut insert_like = tx.prepare_cached(INSERT_LIKE)?;
         for post in &seed.posts {
-            insert_post.execute([to_sql_id(post.id)])?;
+            insert_post.execute([post.id.as_i64()])?;
             let mut row = PostRow::load(&tx, post.id)?.ok_or(StoreError::PostNotFound(post.id))?;
             for &user in &post.likers {
-                if insert_like.execute([to_sql_id(post.id), to_sql_id(user)])? == 1 {
+                if insert_like.execute([post.id.as_i64(), user.as_i64()])? == 1 {
                     row.base.liked_by(user, liked_at());
                 }
             }
@@ -998,9 +974,6 @@ impl Store for SqliteStore {
     }
 
     async fn post(&self, post: PostId) -> Result<Option<PostSnapshot>, StoreError> {
-        if check_id("post", post).is_err() {
-            return Ok(None);
-        }
         self.readers.with(|conn| {
             // One read transaction, so the post's row and its shard rows come
             // from the same snapshot (a fold or a shard write committing
@@ -1014,38 +987,26 @@ impl Store for SqliteStore {
     }
 
     async fn liked(&self, user: UserId, posts: &[PostId]) -> Result<Vec<bool>, StoreError> {
-        if check_id("user", user).is_err() {
-            return Ok(vec![false; posts.len()]);
-        }
         self.readers.with(|conn| {
             let mut select = conn.prepare_cached(SELECT_LIKED)?;
             posts
                 .iter()
-                .map(|&post| {
-                    if check_id("post", post).is_err() {
-                        return Ok(false);
-                    }
-                    select.exists([to_sql_id(post), to_sql_id(user)])
-                })
+                .map(|&post| select.exists([post.as_i64(), user.as_i64()]))
                 .collect()
         })
     }
 
     async fn friends(&self, user: UserId) -> Result<Vec<(UserId, String)>, StoreError> {
-        if check_id("user", user).is_err() {
-            return Ok(Vec::new());
-        }
         self.readers.with(|conn| {
             let mut select = conn.prepare_cached(SELECT_FRIENDS)?;
-            let rows = select.query_map([to_sql_id(user)], |row| {
-                Ok((from_sql_count(row.get(0)?), row.get::<_, String>(1)?))
+            let rows = select.query_map([user.as_i64()], |row| {
+                Ok((id_from_sql(0, row.get(0)?)?, row.get::<_, String>(1)?))
             })?;
             rows.collect()
         })
     }
 
     async fn put_user(&self, user: UserId, name: &str) -> Result<Upsert, StoreError> {
-        check_id("user", user)?;
         check_name(name)?;
         let name = name.to_owned();
         self.on_writer(move |conn| {
@@ -1055,7 +1016,7 @@ impl Store for SqliteStore {
                 "INSERT INTO users (id, name) VALUES (?1, ?2) \
                  ON CONFLICT (id) DO UPDATE SET name = excluded.name",
             )?
-            .execute(rusqlite::params![to_sql_id(user), name])?;
+            .execute(rusqlite::params![user.as_i64(), name])?;
             tx.commit()?;
             Ok(if existed {
                 Upsert::Updated
@@ -1067,11 +1028,10 @@ impl Store for SqliteStore {
     }
 
     async fn put_post(&self, post: PostId) -> Result<Upsert, StoreError> {
-        check_id("post", post)?;
         self.on_writer(move |conn| {
             let inserted = conn
                 .prepare_cached("INSERT INTO posts (id) VALUES (?1) ON CONFLICT DO NOTHING")?
-                .execute([to_sql_id(post)])?;
+                .execute([post.as_i64()])?;
             Ok(if inserted == 1 {
                 Upsert::Created
             } else {
@@ -1082,14 +1042,8 @@ impl Store for SqliteStore {
     }
 
     async fn set_friends(&self, user: UserId, friends: &[UserId]) -> Result<(), StoreError> {
-        check_id("user", user)?;
         check_friends(friends)?;
-        let mut unique = HashSet::with_capacity(friends.len());
-        let friends: Vec<UserId> = friends
-            .iter()
-            .copied()
-            .filter(|f| unique.insert(*f))
-            .collect();
+        let friends = unique(friends);
         self.on_writer(move |conn| {
             let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
             replace_friends(&tx, user, &friends)?;
@@ -1131,7 +1085,7 @@ impl Store for SqliteStore {
             )?;
             let rows = select.query_map([], |row| {
                 Ok(PostAudit {
-                    post: from_sql_count(row.get(0)?),
+                    post: id_from_sql(0, row.get(0)?)?,
                     count: to_total(row.get(1)?),
                     version: to_total(row.get(2)?),
                     rows: from_sql_count(row.get(3)?),
@@ -1158,12 +1112,25 @@ impl Store for SqliteStore {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 
+    fn u(id: u64) -> UserId {
+        UserId::new(id).unwrap()
+    }
+
+    fn p(id: u64) -> PostId {
+        PostId::new(id).unwrap()
+    }
+
+    fn users<const N: usize>(ids: [u64; N]) -> Vec<UserId> {
+        ids.map(u).to_vec()
+    }
+
     #[test]
     fn likers_blob_round_trips() {
-        let likers = vec![1, 42, u64::from(u32::MAX) + 5, i64::MAX as u64];
+        let likers = users([1, 42, u64::from(u32::MAX) + 5, i64::MAX as u64]);
         assert_eq!(decode_likers(&encode_likers(&likers)), likers);
         assert!(decode_likers(&[]).is_empty());
     }
@@ -1172,14 +1139,14 @@ mod tests {
     fn recent_likers_are_newest_first_and_bounded() {
         let mut row = PostRow::default();
         for user in 1..=150 {
-            row.apply(user, true, None);
+            row.apply(u(user), true, None);
         }
         assert_eq!(row.base.likers.len(), RECENT_LIKERS);
         assert_eq!(row.base.likers_at.len(), RECENT_LIKERS);
-        assert_eq!(row.base.likers[0], 150);
-        assert_eq!(row.base.likers[99], 51);
-        row.apply(150, false, None);
-        assert_eq!(row.base.likers[0], 149);
+        assert_eq!(row.base.likers[0], u(150));
+        assert_eq!(row.base.likers[99], u(51));
+        row.apply(u(150), false, None);
+        assert_eq!(row.base.likers[0], u(149));
         assert_eq!(row.totals(), (149, 151));
     }
 
@@ -1187,22 +1154,22 @@ mod tests {
     fn hot_writes_spread_and_fold_back_exactly() {
         let mut row = PostRow::default();
         for user in 1..=10 {
-            row.apply(user, true, None);
+            row.apply(u(user), true, None);
         }
         for user in 11..=40 {
-            row.apply(user, true, Some(u16::try_from(user % 4).unwrap_or(0)));
+            row.apply(u(user), true, Some(u16::try_from(user % 4).unwrap_or(0)));
         }
         assert_eq!(row.shards.len(), 4);
         assert_eq!(row.totals(), (40, 40));
         // An unlike counts on the row that lists its user.
-        row.apply(5, false, Some(3));
-        row.apply(13, false, Some(0));
+        row.apply(u(5), false, Some(3));
+        row.apply(u(13), false, Some(0));
         assert_eq!(row.base.count, 9);
         assert_eq!(row.shards[&1].count, 6, "13 was listed on shard 1");
         assert_eq!(row.totals(), (38, 42));
         let snapshot = row.snapshot();
-        assert_eq!(snapshot.recent_likers[..3], [40, 39, 38]);
-        assert!(!snapshot.recent_likers.contains(&13));
+        assert_eq!(snapshot.recent_likers[..3], users([40, 39, 38]));
+        assert!(!snapshot.recent_likers.contains(&u(13)));
         row.fold();
         assert!(row.shards.is_empty() && row.folded);
         assert_eq!((row.base.count, row.base.version), (38, 42));
@@ -1211,7 +1178,7 @@ mod tests {
 
     #[test]
     fn rows_from_before_times_were_kept_still_decode() {
-        let counter = Counter::from_columns(2, 2, &encode_likers(&[8, 9]), &[]);
+        let counter = Counter::from_columns(2, 2, &encode_likers(&users([8, 9])), &[]);
         assert_eq!(counter.likers_at, [i64::MIN, i64::MIN]);
         let times = [5, -7, i64::MAX];
         assert_eq!(decode_times(&encode_times(&times)), times);
@@ -1235,8 +1202,8 @@ mod tests {
             .query_row("PRAGMA user_version", [], |row| row.get(0))
             .expect("version");
         assert_eq!(version, MIGRATIONS.len() as i64);
-        let row = PostRow::load(&conn, 1).expect("load").expect("post");
-        assert_eq!(row.snapshot().recent_likers, [7]);
+        let row = PostRow::load(&conn, p(1)).expect("load").expect("post");
+        assert_eq!(row.snapshot().recent_likers, users([7]));
         drop(conn);
         // Opening again changes nothing.
         open_writer(&path, false).expect("reopen");
@@ -1276,8 +1243,8 @@ mod tests {
             })
             .expect("open");
             let posts = (1..=200)
-                .map(|id| likekit_core::wire::admin::SeedPost {
-                    id,
+                .map(|id| likekit_proto::admin::SeedPost {
+                    id: p(id),
                     likers: Vec::new(),
                 })
                 .collect();
@@ -1289,7 +1256,7 @@ mod tests {
                 .await
                 .expect("seed");
             for post in 1..=200 {
-                store.like(7, post).await.expect("like");
+                store.like(u(7), p(post)).await.expect("like");
             }
             // Far below SQLite's own automatic checkpoint: only the thread
             // can have copied the likes into the file.
@@ -1338,12 +1305,12 @@ mod tests {
                 shards: 4,
                 cool_down: Duration::from_secs(60),
             });
-            store.put_post(1).await.expect("post");
-            store.put_post(2).await.expect("post");
+            store.put_post(p(1)).await.expect("post");
+            store.put_post(p(2)).await.expect("post");
             for user in 1..=20 {
-                store.like(user, 1).await.expect("like");
+                store.like(u(user), p(1)).await.expect("like");
             }
-            store.like(1, 2).await.expect("like");
+            store.like(u(1), p(2)).await.expect("like");
             store.close().await.expect("close");
         });
         drop(rt);
@@ -1354,11 +1321,11 @@ mod tests {
             // Nothing is hot now: the first write to post 1 must find its
             // shard rows (the writer lists them when it starts) and fold them.
             let store = open(HotPostOptions::default());
-            let outcome = store.like(21, 1).await.expect("like");
+            let outcome = store.like(u(21), p(1)).await.expect("like");
             assert_eq!((outcome.state.count, outcome.state.version), (21, 21));
-            let outcome = store.unlike(3, 1).await.expect("unlike");
+            let outcome = store.unlike(u(3), p(1)).await.expect("unlike");
             assert_eq!(outcome.state.count, 20);
-            let outcome = store.like(2, 2).await.expect("like");
+            let outcome = store.like(u(2), p(2)).await.expect("like");
             assert_eq!(outcome.state.count, 2);
             store.close().await.expect("close");
         });

@@ -182,7 +182,7 @@ pub(super) fn run_checkpointer(conn: &Connection, commits: &mpsc::Receiver<()>) 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use likekit_core::wire::LikeState;
+    use likekit_proto::{LikeState, PostId};
 
     fn outcome(count: u64) -> Result<WriteOutcome, StoreError> {
         Ok(WriteOutcome {
@@ -218,11 +218,11 @@ mod tests {
         let (reply, answer) = oneshot::channel();
         syncer.after_sync(Pending::Writes(vec![(
             reply,
-            Err(StoreError::PostNotFound(9)),
+            Err(StoreError::PostNotFound(PostId::MIN)),
         )]));
         assert!(matches!(
             answer.blocking_recv().expect("answered"),
-            Err(StoreError::PostNotFound(9))
+            Err(StoreError::PostNotFound(PostId::MIN))
         ));
         // A task hears whether its commit reached the disk.
         let (told, heard) = std::sync::mpsc::channel();

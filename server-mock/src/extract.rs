@@ -1,0 +1,55 @@
+//! Extractors the handlers share: the signed-in [`Viewer`] and an id from
+//! the path ([`PathId`]). Both reject with a JSON [`ApiError`].
+
+use std::str::FromStr;
+
+use axum::{
+    extract::{FromRequestParts, Path},
+    http::{header, request::Parts},
+};
+use likekit_proto::{IdError, UserId};
+
+use crate::{auth::authenticate, error::ApiError, state::App};
+
+/// The signed-in caller, from `Authorization: Bearer <token>` (read in
+/// place, without copying the headers). Rejects with 401 `missing_token`,
+/// `invalid_token` or `token_expired` and a `WWW-Authenticate` challenge.
+///
+/// For handlers on the [`App`] state, such as routes added with
+/// [`App::wrap`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Viewer(pub UserId);
+
+impl FromRequestParts<App> for Viewer {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, app: &App) -> Result<Self, ApiError> {
+        authenticate(&app.0.auth, parts.headers.get(header::AUTHORIZATION)).map(Viewer)
+    }
+}
+
+/// The one id of the route's path (`{post_id}`, `{id}`), parsed by the id
+/// type's own [`FromStr`] — [`PostId`](likekit_proto::PostId) or
+/// [`UserId`]. Rejects with 400 `bad_post_id` or `bad_user_id`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PathId<T>(pub T);
+
+impl<S, T> FromRequestParts<S> for PathId<T>
+where
+    S: Send + Sync,
+    T: FromStr<Err = IdError> + Send,
+{
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, ApiError> {
+        // A path that does not decode (bad percent-encoding) is text that
+        // is not an id, and gets the same answer.
+        let text = Path::<String>::from_request_parts(parts, state)
+            .await
+            .map(|Path(text)| text)
+            .unwrap_or_default();
+        text.parse()
+            .map(PathId)
+            .map_err(|e: IdError| ApiError::from(e))
+    }
+}

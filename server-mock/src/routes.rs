@@ -1,0 +1,138 @@
+//! The router: which handler answers which route, and the middleware
+//! around them. It imports the handlers; no handler imports it.
+
+use std::any::Any;
+
+use axum::{
+    Router,
+    extract::DefaultBodyLimit,
+    middleware,
+    response::{IntoResponse, Response},
+    routing::{get, post, put},
+};
+use tower_http::{catch_panic::CatchPanicLayer, limit::RequestBodyLimitLayer};
+
+use crate::{admin, api, error::ApiError, middleware::observe, openapi, state::App, web};
+
+impl App {
+    /// Every route of the server — the public API, `/healthz`,
+    /// `/openapi.json`, `/metrics`, the admin API when there is an admin
+    /// key, the web root's files when there is one — with all its
+    /// middleware: what [`spawn`](crate::spawn) serves. Nest or merge it
+    /// into your own axum application, or serve it with
+    /// [`net::Listener`](crate::net::Listener) so that fault rules can drop
+    /// connections.
+    pub fn router(&self) -> Router {
+        router(self)
+    }
+
+    /// Your own routes with the server's middleware, in place of the
+    /// server's routes: every unknown route and wrong method answered with
+    /// the JSON 404 and 405, the body limit, fault rules (by the matched
+    /// path: a route at `/posts/{post_id}/likes` counts as the `likes`
+    /// route), metrics, the request timeout, CORS, and a JSON 500 for a
+    /// handler that panics. Handlers get the [`App`] as state, and sign
+    /// users in with the [`Viewer`](crate::Viewer) extractor.
+    ///
+    /// ```
+    /// use axum::{Json, routing::get};
+    /// use likekit_server::{App, Config, Viewer};
+    ///
+    /// async fn me(Viewer(user): Viewer) -> Json<u64> {
+    ///     Json(user.get())
+    /// }
+    ///
+    /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+    /// let app = App::open(&Config::default()).await.unwrap();
+    /// let router = app.wrap(axum::Router::new().route("/me", get(me)));
+    /// # let _ = router;
+    /// # });
+    /// ```
+    pub fn wrap(&self, routes: Router<App>) -> Router {
+        wrap(self, routes)
+    }
+}
+
+fn router(app: &App) -> Router {
+    let mut routes = Router::new()
+        .route("/posts/{post_id}/like", post(api::like).delete(api::unlike))
+        .route("/posts/{post_id}/likes", get(api::post_likes))
+        .route("/likes", get(api::batch_likes))
+        .route("/healthz", get(api::healthz))
+        .route("/openapi.json", get(openapi::openapi_json))
+        .route("/metrics", get(api::metrics_text));
+    if app.0.admin_key.is_some() {
+        let admin = Router::new()
+            .route("/users", post(admin::create_user))
+            .route("/users/{id}/friends", put(admin::set_friends))
+            .route("/posts", post(admin::create_post))
+            .route("/tokens", post(admin::mint_token))
+            .route(
+                "/faults",
+                put(admin::set_faults).delete(admin::clear_faults),
+            )
+            .route("/reset", post(admin::reset))
+            .route("/seed", post(admin::seed))
+            .route_layer(middleware::from_fn_with_state(
+                app.clone(),
+                admin::require_key,
+            ));
+        routes = routes.nest("/admin", admin);
+    }
+    let routes = match &app.0.web_root {
+        Some(root) => web::serve_files(routes, root),
+        None => routes.fallback(api::not_found),
+    };
+    layers(app, routes)
+}
+
+/// `routes` with the server's middleware: JSON 404 and 405 answers, the
+/// body limit, fault rules, metrics and the request timeout, CORS, and a
+/// JSON 500 for a handler that panics.
+fn wrap(app: &App, routes: Router<App>) -> Router {
+    layers(app, routes.fallback(api::not_found))
+}
+
+fn layers(app: &App, routes: Router<App>) -> Router {
+    let mut router = routes
+        .method_not_allowed_fallback(api::method_not_allowed)
+        .layer(DefaultBodyLimit::max(app.0.max_body_bytes))
+        .layer(RequestBodyLimitLayer::new(app.0.max_body_bytes))
+        .layer(middleware::from_fn_with_state(app.clone(), observe));
+    if let Some(cors) = app.0.cors.clone() {
+        router = router.layer(cors);
+    }
+    router
+        .layer(CatchPanicLayer::custom(panic_response))
+        .with_state(app.clone())
+}
+
+fn panic_response(panic: Box<dyn Any + Send + 'static>) -> Response {
+    let detail = panic
+        .downcast_ref::<String>()
+        .map(String::as_str)
+        .or_else(|| panic.downcast_ref::<&str>().copied())
+        .unwrap_or("unknown panic");
+    tracing::error!(panic = detail, "a handler panicked");
+    ApiError::internal("internal server error").into_response()
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use axum::http::{StatusCode, header};
+
+    use super::*;
+
+    #[tokio::test]
+    async fn a_panic_becomes_a_json_500() {
+        let response = panic_response(Box::new("boom"));
+        assert_eq!(response.status(), StatusCode::INTERNAL_SERVER_ERROR);
+        assert_eq!(response.headers()[header::CONTENT_TYPE], "application/json");
+        let body = axum::body::to_bytes(response.into_body(), 1024)
+            .await
+            .unwrap();
+        let body: likekit_proto::ErrorBody = serde_json::from_slice(&body).unwrap();
+        assert_eq!(body.error.code, "internal");
+    }
+}

@@ -1,0 +1,365 @@
+//! The state every handler shares: [`App`].
+//!
+//! Handlers import this module; the router ([`crate::routes`]) imports the
+//! handlers. Nothing here knows a route.
+
+use std::{fmt, path::PathBuf, sync::Arc, time::Duration};
+
+use axum::http::{HeaderName, HeaderValue, Method, header};
+use governor::{DefaultKeyedRateLimiter, Quota, RateLimiter, clock::Clock};
+use likekit_proto::{
+    PostId, UserId,
+    admin::{FaultRules, Seed},
+};
+use tower_http::cors::{AllowOrigin, CorsLayer};
+
+use crate::{
+    auth::{Authenticator, Tokens},
+    config::Config,
+    error::{ApiError, Error},
+    faults::{self, Faults},
+    metrics::Metrics,
+    store::{Database, Store},
+    views::Views,
+};
+
+/// The server's shared state — store, caches, sign-in, fault rules, rate
+/// limit, metrics — and the source of its HTTP routes, without a listener.
+///
+/// [`spawn`](crate::spawn) builds one and serves [`App::router`]; build one
+/// yourself to embed the API in your own axum application, to serve it on a
+/// listener of your choice, or to drive requests in process:
+///
+/// ```
+/// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+/// use likekit_server::{App, Config};
+///
+/// let config = Config { token_secret: Some("dev-secret".into()), ..Config::default() };
+/// let app = App::open(&config).await.unwrap();          // the store config.database names
+/// let router: axum::Router = app.router();               // every route, every middleware
+/// tokio::spawn(app.clone().run_housekeeping());          // cache sweeps, once a second
+/// let token = app.tokens().mint(likekit_server::wire::UserId::MIN, std::time::Duration::from_secs(60));
+/// // … serve `router` (see `likekit_server::net`) or call it with `tower::ServiceExt::oneshot` …
+/// # let _ = (router, token);
+/// app.store().close().await.unwrap();                    // commit every accepted write
+/// # });
+/// ```
+///
+/// Cloning is cheap (one reference count); every clone is the same server.
+#[derive(Clone)]
+pub struct App(pub(crate) Arc<Shared>);
+
+/// What an [`App`] holds.
+pub(crate) struct Shared {
+    pub(crate) store: Arc<dyn Store>,
+    pub(crate) views: Views,
+    pub(crate) auth: Authenticator,
+    pub(crate) faults: Faults,
+    pub(crate) metrics: Arc<Metrics>,
+    pub(crate) limiter: Option<DefaultKeyedRateLimiter<UserId>>,
+    pub(crate) admin_key: Option<String>,
+    pub(crate) request_timeout: Duration,
+    pub(crate) max_body_bytes: usize,
+    pub(crate) cors: Option<CorsLayer>,
+    pub(crate) web_root: Option<PathBuf>,
+    pub(crate) database: Database,
+}
+
+impl fmt::Debug for App {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("App")
+            .field("store", &self.0.store)
+            .field("views", &self.0.views)
+            .field("admin", &self.0.admin_key.is_some())
+            .finish_non_exhaustive()
+    }
+}
+
+fn random_secret() -> Result<String, Error> {
+    let mut bytes = [0u8; 32];
+    getrandom::fill(&mut bytes)
+        .map_err(|e| Error::Config(format!("no randomness for a token secret: {e}")))?;
+    Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
+}
+
+/// The store `config.database` names, its group-commit sizes reported to
+/// `metrics`.
+async fn open_store(config: &Config, metrics: &Metrics) -> Result<Arc<dyn Store>, Error> {
+    match &config.database {
+        #[cfg(feature = "postgres")]
+        Database::Postgres(url) => Ok(Arc::new(
+            crate::store::PostgresStore::connect(crate::store::PostgresOptions {
+                url: url.clone(),
+                connections: config.db_connections,
+                hot_posts: config.hot_posts,
+            })
+            .await?,
+        )),
+        #[cfg(feature = "sqlite")]
+        Database::Memory | Database::File(_) => {
+            let options = crate::store::SqliteOptions {
+                database: config.database.clone(),
+                read_connections: config.read_connections,
+                max_group_commit: config.max_group_commit,
+                group_commit_sizes: Some(metrics.group_commit_size.clone()),
+                hot_posts: config.hot_posts,
+            };
+            Ok(Arc::new(
+                tokio::task::spawn_blocking(move || crate::store::SqliteStore::open(options))
+                    .await
+                    .map_err(|e| Error::Task(e.to_string()))??,
+            ))
+        }
+        #[allow(unreachable_patterns)]
+        other => {
+            let _ = metrics;
+            Err(Error::Config(format!(
+                "this server was built without the store for {other} \
+                 (cargo features `sqlite`, `postgres`)"
+            )))
+        }
+    }
+}
+
+fn cors_layer(origins: &[String]) -> Result<Option<CorsLayer>, Error> {
+    if origins.is_empty() {
+        return Ok(None);
+    }
+    let allow = if origins.iter().any(|o| o == "*") {
+        AllowOrigin::any()
+    } else {
+        let values = origins
+            .iter()
+            .map(|origin| {
+                HeaderValue::from_str(origin.trim_end_matches('/'))
+                    .map_err(|_| Error::Config(format!("bad CORS origin {origin:?}")))
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        AllowOrigin::list(values)
+    };
+    Ok(Some(
+        CorsLayer::new()
+            .allow_origin(allow)
+            .allow_methods([Method::GET, Method::POST, Method::PUT, Method::DELETE])
+            .allow_headers([
+                header::AUTHORIZATION,
+                header::CONTENT_TYPE,
+                HeaderName::from_static("x-admin-key"),
+            ])
+            .expose_headers([header::RETRY_AFTER, header::WWW_AUTHENTICATE])
+            .max_age(Duration::from_secs(600)),
+    ))
+}
+
+impl App {
+    /// Opens the store `config.database` names (SQLite, or PostgreSQL for a
+    /// `postgres://` URL; created or migrated as needed) and builds the app
+    /// on it. Does not load `config.seed` (see [`App::seed`]).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Store`] when the database cannot be opened;
+    /// [`Error::Config`] as for [`App::new`], or for a database kind this
+    /// build leaves out (the `sqlite` and `postgres` features).
+    pub async fn open(config: &Config) -> Result<Self, Error> {
+        let metrics = Metrics::new();
+        let store = open_store(config, &metrics).await?;
+        Self::with_metrics(config, store, metrics)
+    }
+
+    /// Builds the app on a store of your choice (another backend, or one
+    /// shared with a test). `config.database`, `read_connections`,
+    /// `max_group_commit`, `db_connections` and `hot_posts` are not used;
+    /// without `config.token_secret` a random secret is made (and the log
+    /// says so).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Config`] for a CORS origin that is not a header value, a
+    /// web root that is not a folder, or no randomness for a secret.
+    pub fn new(config: &Config, store: Arc<dyn Store>) -> Result<Self, Error> {
+        Self::with_metrics(config, store, Metrics::new())
+    }
+
+    fn with_metrics(
+        config: &Config,
+        store: Arc<dyn Store>,
+        metrics: Arc<Metrics>,
+    ) -> Result<Self, Error> {
+        let secret = match config.token_secret.clone().filter(|s| !s.is_empty()) {
+            Some(secret) => secret,
+            None => {
+                tracing::warn!(
+                    "no token secret given: using a random one for this run; \
+                     tokens minted by other runs will be refused"
+                );
+                random_secret()?
+            }
+        };
+        let tokens = Tokens::new(secret.as_bytes())?;
+        if let Some(root) = &config.web_root
+            && !root.is_dir()
+        {
+            return Err(Error::Config(format!(
+                "the web root {} is not a folder",
+                root.display()
+            )));
+        }
+        let limiter = config.write_rate_limit.map(|limit| {
+            RateLimiter::keyed(Quota::per_second(limit.per_second).allow_burst(limit.burst))
+        });
+        Ok(Self(Arc::new(Shared {
+            views: Views::new(
+                store.clone(),
+                (config.cache_ttl, config.cache_capacity),
+                (config.friends_ttl, config.friends_capacity),
+            ),
+            store,
+            auth: Authenticator::new(tokens),
+            faults: Faults::default(),
+            metrics,
+            limiter,
+            admin_key: config.admin_key.clone().filter(|k| !k.is_empty()),
+            request_timeout: config.request_timeout,
+            max_body_bytes: config.max_body_bytes,
+            cors: cors_layer(&config.cors_origins)?,
+            web_root: config.web_root.clone(),
+            database: config.database.clone(),
+        })))
+    }
+
+    /// The token minter and checker this app signs users in with.
+    pub fn tokens(&self) -> &Tokens {
+        self.0.auth.tokens()
+    }
+
+    /// The store behind the app. Close it ([`Store::close`]) when you stop
+    /// serving, so every accepted write is committed.
+    pub fn store(&self) -> &Arc<dyn Store> {
+        &self.0.store
+    }
+
+    /// The admin key, when the admin API is on.
+    pub fn admin_key(&self) -> Option<&str> {
+        self.0.admin_key.as_deref()
+    }
+
+    /// Sweeps expired cache entries every second and trims rate-limit and
+    /// metrics state every ten; never returns. [`spawn`](crate::spawn) runs
+    /// it; an embedding application should spawn it beside its server
+    /// (without it, full caches stop taking new entries).
+    pub async fn run_housekeeping(self) {
+        let mut every = tokio::time::interval(Duration::from_secs(1));
+        for tick in 0u64.. {
+            every.tick().await;
+            self.0.views.sweep();
+            self.0.auth.sweep();
+            if tick % 10 == 0 {
+                if let Some(limiter) = &self.0.limiter {
+                    limiter.retain_recent();
+                    limiter.shrink_to_fit();
+                }
+                self.0.metrics.upkeep();
+            }
+        }
+    }
+
+    /// Creates a user (or renames one), like `POST /admin/users`.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Store`] for a bad name or a database failure.
+    pub async fn create_user(&self, user: UserId, name: &str) -> Result<(), Error> {
+        self.0.store.put_user(user, name).await?;
+        self.0.views.forget_all_friends();
+        Ok(())
+    }
+
+    /// Creates a post, like `POST /admin/posts`.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Store`] for a database failure.
+    pub async fn create_post(&self, post: PostId) -> Result<(), Error> {
+        self.0.store.put_post(post).await?;
+        Ok(())
+    }
+
+    /// Replaces a user's friend list, like `PUT /admin/users/{id}/friends`.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Store`] when the user or a friend does not exist, or the
+    /// list is too long.
+    pub async fn set_friends(&self, user: UserId, friends: &[UserId]) -> Result<(), Error> {
+        self.0.store.set_friends(user, friends).await?;
+        self.0.views.forget_friends_of(user);
+        Ok(())
+    }
+
+    /// Loads a seed document, like `--seed FILE` (idempotent).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Store`] for a broken rule or a friend that is not a user.
+    pub async fn seed(&self, seed: &Seed) -> Result<(), Error> {
+        self.0.store.seed(seed).await?;
+        self.0.views.clear();
+        Ok(())
+    }
+
+    /// Drops every like, like `POST /admin/reset`.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Store`] for a database failure.
+    pub async fn reset(&self) -> Result<(), Error> {
+        self.0.store.reset().await?;
+        self.0.views.clear();
+        Ok(())
+    }
+
+    /// Replaces the fault rules, like `PUT /admin/faults`.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Config`] for a rule out of range.
+    pub fn set_faults(&self, rules: FaultRules) -> Result<(), Error> {
+        faults::validate(&rules).map_err(Error::Config)?;
+        self.0.faults.set(rules);
+        Ok(())
+    }
+
+    /// Removes every fault rule, like `DELETE /admin/faults`.
+    pub fn clear_faults(&self) {
+        self.0.faults.clear();
+    }
+}
+
+impl Shared {
+    /// Takes one write from `user`'s allowance, or says when to come back.
+    pub(crate) fn check_rate(&self, user: UserId) -> Result<(), ApiError> {
+        let Some(limiter) = &self.limiter else {
+            return Ok(());
+        };
+        limiter.check_key(&user).map_err(|not_until| {
+            self.metrics.rate_limited.increment(1);
+            let wait = not_until.wait_time_from(limiter.clock().now());
+            ApiError::rate_limited(wait.as_secs() + u64::from(wait.subsec_nanos() > 0))
+        })
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cors_origins_must_be_header_values() {
+        assert!(cors_layer(&[]).unwrap().is_none());
+        assert!(cors_layer(&["http://a.example".into()]).unwrap().is_some());
+        assert!(cors_layer(&["*".into()]).unwrap().is_some());
+        assert!(cors_layer(&["bad\norigin".into()]).is_err());
+    }
+}

@@ -1,0 +1,136 @@
+//! The rules a store applies to what it is given, one home each: every
+//! backend calls them before it writes, and the admin API calls the same
+//! functions so that it can answer with each rule's own error code.
+//!
+//! Ids need no rule here: a [`UserId`] or a
+//! [`PostId`](likekit_proto::PostId) is valid by construction.
+
+use std::collections::HashSet;
+
+use likekit_proto::{UserId, admin::Seed};
+
+use super::StoreError;
+
+/// The most friends one user may have.
+pub const MAX_FRIENDS: usize = 5_000;
+
+/// The longest display name, in characters.
+pub const MAX_NAME_CHARS: usize = 200;
+
+/// A broken rule: a stable error code (`bad_name`, `too_many_friends`) and
+/// a message for people.
+///
+/// ```
+/// use likekit_server::store::rules;
+/// assert_eq!(rules::check_name("  ").unwrap_err().code, "bad_name");
+/// assert!(rules::check_name("Ana").is_ok());
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{message}")]
+pub struct RuleViolation {
+    /// The error code the admin API answers with.
+    pub code: &'static str,
+    /// What is wrong, for people.
+    pub message: String,
+}
+
+impl From<RuleViolation> for StoreError {
+    fn from(violation: RuleViolation) -> Self {
+        Self::Invalid(violation.message)
+    }
+}
+
+/// A display name has 1 to [`MAX_NAME_CHARS`] characters and is not blank.
+///
+/// # Errors
+///
+/// `bad_name` otherwise.
+pub fn check_name(name: &str) -> Result<(), RuleViolation> {
+    if name.trim().is_empty() || name.chars().count() > MAX_NAME_CHARS {
+        return Err(RuleViolation {
+            code: "bad_name",
+            message: format!("a name must have 1 to {MAX_NAME_CHARS} characters and not be blank"),
+        });
+    }
+    Ok(())
+}
+
+/// A friend list has at most [`MAX_FRIENDS`] entries (repeats count; they
+/// are stored once).
+///
+/// # Errors
+///
+/// `too_many_friends` otherwise.
+pub fn check_friends(friends: &[UserId]) -> Result<(), RuleViolation> {
+    if friends.len() > MAX_FRIENDS {
+        return Err(RuleViolation {
+            code: "too_many_friends",
+            message: format!("at most {MAX_FRIENDS} friends per user"),
+        });
+    }
+    Ok(())
+}
+
+/// Every user of a seed document has a valid name and friend list.
+///
+/// # Errors
+///
+/// The first broken rule.
+pub fn check_seed(seed: &Seed) -> Result<(), RuleViolation> {
+    seed.users.iter().try_for_each(|user| {
+        check_name(&user.name)?;
+        check_friends(&user.friends)
+    })
+}
+
+/// Each id once, first occurrence first: a friend list as it is stored.
+///
+/// ```
+/// use likekit_server::{store::rules::unique, wire::UserId};
+/// let ids: Vec<UserId> = [3, 1, 3, 2, 1].map(|n| UserId::new(n).unwrap()).to_vec();
+/// assert_eq!(unique(&ids), [3, 1, 2].map(|n| UserId::new(n).unwrap()));
+/// ```
+pub fn unique(ids: &[UserId]) -> Vec<UserId> {
+    let mut seen = HashSet::with_capacity(ids.len());
+    ids.iter().copied().filter(|id| seen.insert(*id)).collect()
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use likekit_proto::admin::SeedUser;
+
+    use super::*;
+
+    #[test]
+    fn names_are_bounded_and_not_blank() {
+        assert!(check_name("A").is_ok());
+        assert!(check_name(&"é".repeat(MAX_NAME_CHARS)).is_ok());
+        for bad in ["", " \t", &"x".repeat(MAX_NAME_CHARS + 1)] {
+            let err = check_name(bad).unwrap_err();
+            assert_eq!(err.code, "bad_name", "{bad:?}");
+            assert_eq!(
+                StoreError::from(err.clone()),
+                StoreError::Invalid(err.message)
+            );
+        }
+    }
+
+    #[test]
+    fn friend_lists_are_bounded_and_seeds_checked() {
+        let one = UserId::MIN;
+        assert!(check_friends(&vec![one; MAX_FRIENDS]).is_ok());
+        let err = check_friends(&vec![one; MAX_FRIENDS + 1]).unwrap_err();
+        assert_eq!(err.code, "too_many_friends");
+        let seed = |name: &str| Seed {
+            users: vec![SeedUser {
+                id: one,
+                name: name.into(),
+                friends: vec![],
+            }],
+            posts: vec![],
+        };
+        assert!(check_seed(&seed("Ana")).is_ok());
+        assert_eq!(check_seed(&seed("")).unwrap_err().code, "bad_name");
+    }
+}
