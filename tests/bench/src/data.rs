@@ -340,7 +340,7 @@ pub async fn seed_database(db: &str, dir: &Path, params: &SeedParams) -> Result<
         .map_err(|e| format!("seeding failed: {e}"))?;
     store.close().await.map_err(|e| e.to_string())?;
     write_mix(dir, params)?;
-    println!(
+    eprintln!(
         "bench seed: seeded {} in {:.1} s: {}",
         Database::Postgres(db.to_owned()),
         started.elapsed().as_secs_f64(),
@@ -358,7 +358,7 @@ pub async fn seed(dir: &Path, params: &SeedParams) -> Result<(), String> {
     let views = dir.join("views.txt");
     let wanted = marker_text(params);
     if fs::read_to_string(&marker).is_ok_and(|m| m == wanted) && db.is_file() && views.is_file() {
-        println!(
+        eprintln!(
             "bench seed: reusing {} ({})",
             dir.display(),
             params.describe()
@@ -388,7 +388,7 @@ pub async fn seed(dir: &Path, params: &SeedParams) -> Result<(), String> {
     remove_database(&building)?;
 
     write_mix(dir, params)?;
-    println!(
+    eprintln!(
         "bench seed: built {} in {:.1} s (generating {:.1} s): {}",
         db.display(),
         started.elapsed().as_secs_f64(),
