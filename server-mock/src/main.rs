@@ -44,7 +44,7 @@ struct Cli {
 #[derive(Debug, Subcommand)]
 enum Command {
     /// Run the server (the default).
-    Serve(ServeArgs),
+    Serve(Box<ServeArgs>),
     /// Print a sign-in token for a user (for development and scripts).
     Token(TokenArgs),
 }
@@ -236,7 +236,7 @@ fn main() -> ExitCode {
         .init();
 
     let args = match cli.command {
-        Some(Command::Serve(args)) => args,
+        Some(Command::Serve(args)) => *args,
         _ => cli.serve,
     };
     let runtime = match tokio::runtime::Builder::new_multi_thread()

@@ -11,6 +11,7 @@ use base64::{Engine, engine::general_purpose::URL_SAFE_NO_PAD};
 use common::{TOKEN_SECRET, TestServer, expect_error, ok_json};
 use jsonwebtoken::{Algorithm, EncodingKey, Header};
 use likekit_server::wire::{LikeState, PostLikes};
+use likekit_testing::suite::u;
 use reqwest::{Method, StatusCode, header};
 use serde_json::{Value, json};
 
@@ -289,7 +290,7 @@ async fn tokens_from_another_server_are_refused() {
     })
     .await;
     b.setup(&[], &[1]).await;
-    let token = a.server.mint_token(7, Duration::from_secs(60));
+    let token = a.server.mint_token(u(7), Duration::from_secs(60));
     let r = b
         .http
         .request(Method::POST, b.url("/posts/1/like"))

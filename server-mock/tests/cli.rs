@@ -12,6 +12,7 @@ use likekit_server::{
     Tokens,
     wire::{LikeState, PostLikes},
 };
+use likekit_testing::suite::u;
 use reqwest::StatusCode;
 use serde_json::json;
 
@@ -35,7 +36,7 @@ fn token_subcommand_mints_a_token_the_server_accepts() {
     assert!(output.status.success(), "{output:?}");
     let token = String::from_utf8(output.stdout).unwrap();
     let tokens = Tokens::new(b"s3cret").unwrap();
-    assert_eq!(tokens.verify(token.trim()), Ok(7));
+    assert_eq!(tokens.verify(token.trim()), Ok(u(7)));
 
     // The secret may come from the environment.
     let output = Command::new(BIN)
@@ -46,7 +47,7 @@ fn token_subcommand_mints_a_token_the_server_accepts() {
     assert!(output.status.success(), "{output:?}");
     assert_eq!(
         tokens.verify(String::from_utf8(output.stdout).unwrap().trim()),
-        Ok(8)
+        Ok(u(8))
     );
 
     for bad in [
@@ -122,7 +123,7 @@ async fn seeded_memory_server_with_a_random_secret_and_no_admin() {
     // The secret is random, so an outside token is refused...
     let token = Tokens::new(b"guess")
         .unwrap()
-        .mint(1, Duration::from_secs(60));
+        .mint(u(1), Duration::from_secs(60));
     let r = http
         .get(server.url("/posts/42/likes"))
         .bearer_auth(token)
@@ -169,7 +170,7 @@ async fn sigterm_finishes_in_flight_writes() {
     let like = tokio::spawn({
         let http = http.clone();
         let url = server.url("/posts/1/like");
-        let token = tokens.mint(7, Duration::from_secs(60));
+        let token = tokens.mint(u(7), Duration::from_secs(60));
         async move { http.post(url).bearer_auth(token).send().await }
     });
     // Let the request reach the server, then ask it to stop.
@@ -190,7 +191,7 @@ async fn sigterm_finishes_in_flight_writes() {
     let server = ServerProcess::start(&args, &dir.path().join("second.log"));
     let r = http
         .get(server.url("/posts/1/likes"))
-        .bearer_auth(tokens.mint(7, Duration::from_secs(60)))
+        .bearer_auth(tokens.mint(u(7), Duration::from_secs(60)))
         .send()
         .await
         .unwrap();

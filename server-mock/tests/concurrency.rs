@@ -61,7 +61,7 @@ async fn random_likes_with_duplicate_deliveries_stay_exact() {
         assert_eq!(post.count, post.rows, "post {}: count == rows", post.post);
         assert_eq!(
             post.count,
-            tally.get(&post.post).copied().unwrap_or(0),
+            tally.get(&post.post.get()).copied().unwrap_or(0),
             "post {}: count == tally",
             post.post
         );
@@ -72,7 +72,7 @@ async fn random_likes_with_duplicate_deliveries_stay_exact() {
             Duration::from_secs(5),
             "views to show the final count",
             || async {
-                let view: PostLikes = ok_json(t.view(999, post.post).await).await;
+                let view: PostLikes = ok_json(t.view(999, post.post.get()).await).await;
                 (view.count == post.count && view.version == post.version).then_some(())
             },
         )

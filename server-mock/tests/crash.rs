@@ -14,9 +14,10 @@ use std::{
 use common::{ServerProcess, client, eventually};
 use likekit_server::{
     Database, Tokens,
-    store::{SqliteOptions, SqliteStore, Store, suite},
+    store::{SqliteOptions, SqliteStore, Store},
     wire::{LikeState, PostLikes},
 };
+use likekit_testing::suite::{self, u};
 use serde_json::json;
 
 const SECRET: &str = "crash-test-secret";
@@ -78,7 +79,7 @@ async fn acknowledged_likes_survive_sigkill() {
                 let post = i % POSTS + 1;
                 let sent = http
                     .post(format!("{url}/posts/{post}/like"))
-                    .bearer_auth(tokens.mint(user, Duration::from_secs(600)))
+                    .bearer_auth(tokens.mint(u(user), Duration::from_secs(600)))
                     .send()
                     .await;
                 let Ok(response) = sent else { break };
@@ -109,7 +110,7 @@ async fn acknowledged_likes_survive_sigkill() {
     for (user, post, _) in &acknowledged {
         let r = http
             .get(server.url(&format!("/posts/{post}/likes")))
-            .bearer_auth(tokens.mint(*user, Duration::from_secs(600)))
+            .bearer_auth(tokens.mint(u(*user), Duration::from_secs(600)))
             .send()
             .await
             .unwrap();
@@ -137,7 +138,7 @@ async fn acknowledged_likes_survive_sigkill() {
     }
     for post in audit {
         assert!(
-            post.count >= highest.get(&post.post).copied().unwrap_or(0),
+            post.count >= highest.get(&post.post.get()).copied().unwrap_or(0),
             "post {}: count {} is below an acknowledged count",
             post.post,
             post.count

@@ -14,6 +14,7 @@ use likekit_server::{
         admin::{FaultRoute, FaultRule, FaultRules},
     },
 };
+use likekit_testing::suite::p;
 use reqwest::{Method, StatusCode, header};
 use serde_json::{Value, json};
 
@@ -44,12 +45,16 @@ async fn like_unlike_and_views() {
     )
     .await;
     assert_eq!(
-        batch.posts.keys().collect::<Vec<_>>(),
-        ["42", "43"],
+        batch
+            .posts
+            .keys()
+            .map(|post| post.get())
+            .collect::<Vec<_>>(),
+        [42, 43],
         "unknown posts are left out, duplicates read once"
     );
-    assert!(batch.posts["42"].liked_by_me);
-    assert_eq!(batch.posts["43"].count, 0);
+    assert!(batch.posts[&p(42)].liked_by_me);
+    assert_eq!(batch.posts[&p(43)].count, 0);
 
     let state: LikeState = ok_json(t.unlike(1, 42).await).await;
     assert_eq!(

@@ -13,6 +13,7 @@ use likekit_server::{
         admin::{Seed, SeedPost, SeedUser},
     },
 };
+use likekit_testing::suite::{p, u};
 
 #[tokio::test]
 async fn the_seed_table() {
@@ -61,19 +62,19 @@ async fn a_seed_document_is_loaded_at_start() {
     let seed = Seed {
         users: vec![
             SeedUser {
-                id: 1,
+                id: u(1),
                 name: "Ana".into(),
-                friends: vec![2],
+                friends: vec![u(2)],
             },
             SeedUser {
-                id: 2,
+                id: u(2),
                 name: "Ben".into(),
-                friends: vec![1],
+                friends: vec![u(1)],
             },
         ],
         posts: vec![SeedPost {
-            id: 42,
-            likers: vec![1, 2],
+            id: p(42),
+            likers: vec![u(1), u(2)],
         }],
     };
     let t = TestServer::with(Config {

@@ -1,8 +1,8 @@
-//! The shared store suite against the PostgreSQL backend, on a throwaway
-//! cluster this binary starts itself (see `postgres_cluster`), plus what only
-//! PostgreSQL has: migrations, connection errors, large seeds, the HTTP seed
-//! table and concurrency run against a PostgreSQL-backed server, and the
-//! benchmark's naive view and `bench seed`/`bench audit` on PostgreSQL.
+//! The shared store suite (`likekit_testing::suite`) against the PostgreSQL
+//! backend, on a throwaway cluster this binary starts itself
+//! (`likekit_testing::postgres`), plus what only PostgreSQL has:
+//! migrations, connection errors, large seeds, batched view reads, and the
+//! HTTP seed table and concurrency run against a PostgreSQL-backed server.
 //!
 //! Without PostgreSQL's server programs these tests fail, saying how to
 //! install them (`cargo xtask doctor --install postgresql`).
@@ -10,49 +10,85 @@
 #![allow(clippy::unwrap_used)]
 
 mod common;
-mod postgres_cluster;
 
 use std::{
-    collections::{BTreeMap, BTreeSet},
-    sync::Arc,
+    collections::BTreeMap,
+    sync::{Arc, OnceLock},
 };
 
 use likekit_server::{
     Config, Database,
-    store::{POSTGRES_MIGRATIONS, PostgresOptions, PostgresStore, Store, StoreError, suite},
+    store::{
+        HotPostOptions, POSTGRES_MIGRATIONS, PostgresOptions, PostgresStore, Store, StoreError,
+    },
     wire::{
-        LikeState, PostLikes,
+        LikeState, PostId, UserId,
         admin::{Seed, SeedPost, SeedUser},
     },
 };
-use postgres_cluster::{Cluster, find_bin_in, fresh_database, fresh_store};
+use likekit_testing::{
+    postgres::{Cluster, ClusterOptions},
+    suite::{self, p, posts, u},
+};
+
+/// The cluster every test of this binary shares, started on first use (its
+/// guard stops and deletes it when the binary ends, however it ends).
+/// Panics, failing the test, with what to do when PostgreSQL is missing.
+fn shared() -> &'static Cluster {
+    static CLUSTER: OnceLock<Cluster> = OnceLock::new();
+    CLUSTER.get_or_init(|| {
+        Cluster::start(ClusterOptions::default())
+            .unwrap_or_else(|e| panic!("cannot start a PostgreSQL test cluster: {e}"))
+    })
+}
+
+/// A fresh, empty database on the shared cluster.
+async fn fresh_database() -> String {
+    tokio::task::spawn_blocking(|| shared().create_database())
+        .await
+        .unwrap_or_else(|e| std::panic::resume_unwind(e.into_panic()))
+        .unwrap_or_else(|e| panic!("create a test database: {e}"))
+}
+
+/// A store on `url` with a small pool and the default hot-post settings.
+async fn connect(url: &str) -> PostgresStore {
+    PostgresStore::connect(PostgresOptions {
+        url: url.to_owned(),
+        connections: 8,
+        hot_posts: HotPostOptions::default(),
+    })
+    .await
+    .unwrap_or_else(|e| panic!("connect a store to {url}: {e}"))
+}
+
+/// A store on a fresh database of the shared cluster.
+async fn fresh_store() -> PostgresStore {
+    connect(&fresh_database().await).await
+}
 
 mod suite_cases {
     use super::*;
 
-    likekit_server::store_suite!(async { fresh_store().await });
+    likekit_testing::store_suite!(async { fresh_store().await });
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn migrations_run_once_even_when_servers_start_together() {
     let url = fresh_database().await;
     // Two servers migrating the same empty database at the same time.
-    let (a, b) = tokio::join!(
-        postgres_cluster::connect(&url),
-        postgres_cluster::connect(&url)
-    );
+    let (a, b) = tokio::join!(connect(&url), connect(&url));
     let latest = POSTGRES_MIGRATIONS.last().unwrap().0;
     assert_eq!(a.schema_version().await.unwrap(), latest);
-    a.put_post(1).await.unwrap();
-    b.like(7, 1).await.unwrap();
+    a.put_post(p(1)).await.unwrap();
+    b.like(u(7), p(1)).await.unwrap();
     a.close().await.unwrap();
     b.close().await.unwrap();
     drop((a, b));
 
     // A restart keeps the data and applies nothing again.
-    let again = postgres_cluster::connect(&url).await;
+    let again = connect(&url).await;
     assert_eq!(again.schema_version().await.unwrap(), latest);
-    assert_eq!(again.liked(7, &[1]).await.unwrap(), [true]);
+    assert_eq!(again.liked(u(7), &posts([1])).await.unwrap(), [true]);
     let audit = suite::assert_exact(&again).await;
     assert_eq!((audit.len(), audit[0].count), (1, 1));
 }
@@ -76,41 +112,6 @@ async fn an_unreachable_server_is_a_clear_error_without_the_password() {
         PostgresStore::connect(PostgresOptions::new("postgres://[bad"))
             .await
             .is_err()
-    );
-}
-
-#[test]
-fn missing_postgresql_says_how_to_install_it() {
-    let empty = tempfile::tempdir().unwrap();
-    let err = find_bin_in(&[empty.path().to_path_buf()]).unwrap_err();
-    assert!(
-        err.contains("cargo xtask doctor --install postgresql"),
-        "{err}"
-    );
-    assert!(err.contains(&empty.path().display().to_string()), "{err}");
-    // A folder with both programs is found.
-    assert!(postgres_cluster::find_bin().is_ok());
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_dropped_cluster_is_stopped_and_deleted() {
-    let cluster = tokio::task::spawn_blocking(|| Cluster::start().unwrap())
-        .await
-        .unwrap();
-    let (dir, port) = (cluster.dir.clone(), cluster.port);
-    let url = cluster.create_database().await;
-    let store = postgres_cluster::connect(&url).await;
-    store.put_post(1).await.unwrap();
-    drop(store);
-    assert!(dir.join("data").is_dir());
-
-    tokio::task::spawn_blocking(move || drop(cluster))
-        .await
-        .unwrap();
-    assert!(!dir.exists(), "{} is left behind", dir.display());
-    assert!(
-        std::net::TcpStream::connect(("127.0.0.1", port)).is_err(),
-        "the server still listens on {port}"
     );
 }
 
@@ -211,91 +212,12 @@ async fn http_random_likes_with_duplicates_stay_exact_on_postgres() {
         assert_eq!(post.count, post.rows, "post {}: count == rows", post.post);
         assert_eq!(
             post.count,
-            tally.get(&post.post).copied().unwrap_or(0),
+            tally.get(&post.post.get()).copied().unwrap_or(0),
             "post {}: count == tally",
             post.post
         );
     }
     Arc::into_inner(t).unwrap().stop().await;
-}
-
-/// `likekit-server bench …` as a child process.
-fn bench_command(args: &[&str]) -> std::process::Output {
-    std::process::Command::new(env!("CARGO_BIN_EXE_likekit-server"))
-        .arg("bench")
-        .args(args)
-        .env_remove("LIKEKIT_TOKEN_SECRET")
-        .output()
-        .unwrap()
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_naive_view_agrees_with_the_cached_one_on_postgres() {
-    let url = fresh_database().await;
-    let dir = tempfile::tempdir().unwrap();
-    let out = bench_command(&[
-        "seed",
-        "--dir",
-        dir.path().to_str().unwrap(),
-        "--db",
-        &url,
-        "--posts",
-        "30",
-        "--likes",
-        "400",
-        "--users",
-        "40",
-        "--friends",
-        "12",
-    ]);
-    assert!(out.status.success(), "{out:?}");
-    assert!(dir.path().join("views.txt").is_file());
-
-    let config = |naive_views| Config {
-        database: Database::Postgres(url.clone()),
-        db_connections: 4,
-        naive_views,
-        ..common::test_config()
-    };
-    let real = common::TestServer::with(config(false)).await;
-    let naive = common::TestServer::with(config(true)).await;
-    for viewer in [1, 7, 40] {
-        for post in [1, 2, 15, 30] {
-            let a: PostLikes = common::ok_json(real.view(viewer, post).await).await;
-            let b: PostLikes = common::ok_json(naive.view(viewer, post).await).await;
-            assert_eq!(
-                (a.count, a.liked_by_me, a.version),
-                (b.count, b.liked_by_me, b.version),
-                "viewer {viewer}, post {post}"
-            );
-            // Fewer than 100 likers per post: both list every friend who
-            // liked it (the naive view in no particular order).
-            let a: BTreeSet<_> = a.friends.into_iter().collect();
-            let b: BTreeSet<_> = b.friends.into_iter().collect();
-            assert_eq!(a, b, "viewer {viewer}, post {post}");
-        }
-    }
-    // A like shows in the naive view at once (nothing is cached).
-    let before: PostLikes = common::ok_json(naive.view(3, 30).await).await;
-    let response = if before.liked_by_me {
-        naive.unlike(3, 30).await
-    } else {
-        naive.like(3, 30).await
-    };
-    assert_eq!(response.status(), reqwest::StatusCode::OK);
-    let after: PostLikes = common::ok_json(naive.view(3, 30).await).await;
-    assert_eq!(after.liked_by_me, !before.liked_by_me);
-    assert_eq!(after.version, before.version + 1);
-    assert_eq!(
-        naive.view(3, 31).await.status(),
-        reqwest::StatusCode::NOT_FOUND
-    );
-    real.stop().await;
-    naive.stop().await;
-
-    let out = bench_command(&["audit", "--db", &url]);
-    assert!(out.status.success(), "{out:?}");
-    assert!(String::from_utf8_lossy(&out.stdout).starts_with("exact: yes (30 posts"));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -305,27 +227,30 @@ async fn a_large_seed_keeps_the_friends_keys() {
     const USERS: u64 = 260;
     const FRIENDS: u64 = 200;
     let url = fresh_database().await;
-    let store = postgres_cluster::connect(&url).await;
+    let store = connect(&url).await;
     let users: Vec<SeedUser> = (1..=USERS)
         .map(|id| SeedUser {
-            id,
+            id: u(id),
             name: format!("User {id}"),
-            friends: (1..=FRIENDS).map(|k| (id + k - 1) % USERS + 1).collect(),
+            friends: (1..=FRIENDS).map(|k| u((id + k - 1) % USERS + 1)).collect(),
         })
         .collect();
     let mut broken = Seed {
         users: users.clone(),
         posts: vec![SeedPost {
-            id: 1,
-            likers: vec![1, 2],
+            id: p(1),
+            likers: vec![u(1), u(2)],
         }],
     };
-    broken.users[100].friends[7] = 999;
+    broken.users[100].friends[7] = u(999);
     assert_eq!(
         store.seed(&broken).await,
-        Err(StoreError::UserNotFound(999))
+        Err(StoreError::UserNotFound(u(999)))
     );
-    assert!(store.friends(1).await.unwrap().is_empty(), "nothing kept");
+    assert!(
+        store.friends(u(1)).await.unwrap().is_empty(),
+        "nothing kept"
+    );
 
     let seed = Seed {
         users,
@@ -333,10 +258,10 @@ async fn a_large_seed_keeps_the_friends_keys() {
     };
     store.seed(&seed).await.unwrap();
     store.seed(&seed).await.unwrap();
-    assert_eq!(store.friends(5).await.unwrap().len() as u64, FRIENDS);
+    assert_eq!(store.friends(u(5)).await.unwrap().len() as u64, FRIENDS);
     assert_eq!(
-        store.set_friends(5, &[6, 1000]).await,
-        Err(StoreError::UserNotFound(1000))
+        store.set_friends(u(5), &[u(6), u(1000)]).await,
+        Err(StoreError::UserNotFound(u(1000)))
     );
     suite::assert_exact(&store).await;
 
@@ -373,12 +298,12 @@ async fn concurrent_view_reads_are_batched_and_exact() {
     let store = Arc::new(fresh_store().await);
     let likes = |user: u64, post: u64| (user + post) % 3 == 0;
     for post in 1..=20 {
-        store.put_post(post).await.unwrap();
+        store.put_post(p(post)).await.unwrap();
     }
     for user in 1..=30 {
         for post in 1..=20 {
             if likes(user, post) {
-                store.like(user, post).await.unwrap();
+                store.like(u(user), p(post)).await.unwrap();
             }
         }
     }
@@ -389,7 +314,11 @@ async fn concurrent_view_reads_are_batched_and_exact() {
         for post in 1..=21 {
             let store = store.clone();
             tasks.push(tokio::spawn(async move {
-                (user, post, store.liked(user, &[post]).await.unwrap())
+                (
+                    user,
+                    post,
+                    store.liked(u(user), &posts([post])).await.unwrap(),
+                )
             }));
         }
     }
@@ -403,7 +332,7 @@ async fn concurrent_view_reads_are_batched_and_exact() {
         for post in 1..=21 {
             let store = store.clone();
             tasks.push(tokio::spawn(async move {
-                (round, post, store.post(post).await.unwrap())
+                (round, post, store.post(p(post)).await.unwrap())
             }));
         }
     }
@@ -414,7 +343,11 @@ async fn concurrent_view_reads_are_batched_and_exact() {
             continue;
         }
         let snapshot = snapshot.unwrap();
-        let likers: Vec<u64> = (1..=30).rev().filter(|&u| likes(u, post)).collect();
+        let likers: Vec<UserId> = (1..=30u64)
+            .rev()
+            .filter(|&user| likes(user, post))
+            .map(u)
+            .collect();
         assert_eq!(
             (snapshot.count, snapshot.version),
             (likers.len() as u64, likers.len() as u64),
@@ -428,17 +361,20 @@ async fn concurrent_view_reads_are_batched_and_exact() {
         let store = store.clone();
         tasks.push(tokio::spawn(async move {
             for post in 1..=4 {
-                store.like(user, post).await.unwrap();
-                assert_eq!(store.liked(user, &[post]).await.unwrap(), [true]);
-                store.unlike(user, post).await.unwrap();
-                assert_eq!(store.liked(user, &[post]).await.unwrap(), [false]);
+                store.like(u(user), p(post)).await.unwrap();
+                assert_eq!(store.liked(u(user), &posts([post])).await.unwrap(), [true]);
+                store.unlike(u(user), p(post)).await.unwrap();
+                assert_eq!(store.liked(u(user), &posts([post])).await.unwrap(), [false]);
             }
         }));
     }
     for task in tasks {
         task.await.unwrap();
     }
-    assert_eq!(store.liked(3, &[u64::MAX]).await.unwrap(), [false]);
-    assert_eq!(store.liked(u64::MAX, &[3]).await.unwrap(), [false]);
+    assert_eq!(store.liked(u(3), &[PostId::MAX]).await.unwrap(), [false]);
+    assert_eq!(
+        store.liked(UserId::MAX, &posts([3])).await.unwrap(),
+        [false]
+    );
     suite::assert_exact(store.as_ref()).await;
 }

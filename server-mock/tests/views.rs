@@ -13,6 +13,7 @@ use likekit_server::{
     store::{SqliteOptions, SqliteStore, Store},
     wire::{BatchLikes, LikeState, PostLikes},
 };
+use likekit_testing::suite::{p, u};
 use reqwest::Method;
 use serde_json::json;
 
@@ -29,10 +30,7 @@ async fn with_shared_store(cache_ttl: Duration) -> (TestServer, Arc<dyn Store>) 
     )
     .await
     .unwrap();
-    let t = TestServer {
-        server,
-        http: common::client(),
-    };
+    let t = TestServer::from_handle(server);
     (t, store)
 }
 
@@ -47,7 +45,7 @@ async fn own_like_shows_at_once_and_counts_follow_within_the_cache_ttl() {
     assert_eq!(view.count, 1);
 
     // Written elsewhere: liked_by_me at once, the count within about a second.
-    store.like(8, 1).await.unwrap();
+    store.like(u(8), p(1)).await.unwrap();
     let view: PostLikes = ok_json(t.view(8, 1).await).await;
     assert!(
         view.liked_by_me,
@@ -69,7 +67,7 @@ async fn counts_come_from_the_cache_but_liked_by_me_never_does() {
     let first: PostLikes = ok_json(t.view(5, 1).await).await;
     assert_eq!((first.count, first.version), (0, 0));
 
-    store.like(5, 1).await.unwrap();
+    store.like(u(5), p(1)).await.unwrap();
     let view: PostLikes = ok_json(t.view(5, 1).await).await;
     assert_eq!((view.count, view.version), (0, 0), "served from the cache");
     assert!(view.liked_by_me, "but the viewer's own like is read fresh");
@@ -81,7 +79,7 @@ async fn counts_come_from_the_cache_but_liked_by_me_never_does() {
             .unwrap(),
     )
     .await;
-    assert!(batch.posts["1"].liked_by_me);
+    assert!(batch.posts[&p(1)].liked_by_me);
 
     // A write through the server refreshes the cache with its own snapshot.
     ok_json::<LikeState>(t.like(6, 1).await).await;
@@ -148,8 +146,8 @@ async fn friends_lines_differ_per_viewer_newest_first() {
             .unwrap(),
     )
     .await;
-    assert_eq!(batch.posts["42"].friends, ["Di", "Cy"]);
-    assert_eq!(batch.posts["43"].friends, ["Di"]);
+    assert_eq!(batch.posts[&p(42)].friends, ["Di", "Cy"]);
+    assert_eq!(batch.posts[&p(43)].friends, ["Di"]);
 
     // An unlike removes the friend; a new like puts them first.
     ok_json::<LikeState>(t.unlike(2, 42).await).await;

@@ -151,12 +151,13 @@ impl Default for SqliteOptions {
 ///
 /// ```
 /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
-/// use likekit_server::store::{SqliteOptions, SqliteStore, Store};
+/// use likekit_server::{store::{SqliteOptions, SqliteStore, Store}, wire::{PostId, UserId}};
+/// let (ana, post) = (UserId::new(7).unwrap(), PostId::new(42).unwrap());
 /// let store = SqliteStore::open(SqliteOptions::default()).unwrap();
-/// store.put_post(42).await.unwrap();
-/// let outcome = store.like(7, 42).await.unwrap();
+/// store.put_post(post).await.unwrap();
+/// let outcome = store.like(ana, post).await.unwrap();
 /// assert_eq!((outcome.state.count, outcome.state.version), (1, 1));
-/// assert!(store.like(7, 42).await.unwrap().state.count == 1); // idempotent
+/// assert!(store.like(ana, post).await.unwrap().state.count == 1); // idempotent
 /// store.close().await.unwrap();
 /// # });
 /// ```

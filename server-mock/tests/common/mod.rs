@@ -5,9 +5,10 @@
 
 use std::time::Duration;
 
-use likekit_server::{
-    Config, ServerHandle,
-    wire::{ErrorBody, PostId, UserId},
+use likekit_server::{Config, ServerHandle, wire::ErrorBody};
+use likekit_testing::{
+    admin::AdminClient,
+    suite::{p, u},
 };
 use reqwest::{Method, Response, StatusCode, header};
 use serde::de::DeserializeOwned;
@@ -36,9 +37,13 @@ pub fn client() -> reqwest::Client {
         .unwrap()
 }
 
+/// A server on a loopback port, a raw HTTP client, and the typed admin
+/// client. Ids are plain numbers here: the raw-HTTP tests also send ids
+/// that are not valid.
 pub struct TestServer {
     pub server: ServerHandle,
     pub http: reqwest::Client,
+    pub admin_client: AdminClient,
 }
 
 impl TestServer {
@@ -47,10 +52,19 @@ impl TestServer {
     }
 
     pub async fn with(config: Config) -> Self {
-        let server = likekit_server::spawn(config).await.unwrap();
+        Self::from_handle(likekit_server::spawn(config).await.unwrap())
+    }
+
+    pub fn from_handle(server: ServerHandle) -> Self {
+        let admin_client = AdminClient::with_client(
+            client(),
+            server.base_url(),
+            server.admin_key().unwrap_or_default(),
+        );
         Self {
             server,
             http: client(),
+            admin_client,
         }
     }
 
@@ -62,32 +76,32 @@ impl TestServer {
         format!("{}{}", self.server.base_url(), path)
     }
 
-    pub fn token(&self, user: UserId) -> String {
-        self.server.mint_token(user, Duration::from_secs(3600))
+    pub fn token(&self, user: u64) -> String {
+        self.server.mint_token(u(user), Duration::from_secs(3600))
     }
 
     /// A request as `user`.
-    pub fn as_user(&self, user: UserId, method: Method, path: &str) -> reqwest::RequestBuilder {
+    pub fn as_user(&self, user: u64, method: Method, path: &str) -> reqwest::RequestBuilder {
         self.http
             .request(method, self.url(path))
             .bearer_auth(self.token(user))
     }
 
-    pub async fn like(&self, user: UserId, post: PostId) -> Response {
+    pub async fn like(&self, user: u64, post: u64) -> Response {
         self.as_user(user, Method::POST, &format!("/posts/{post}/like"))
             .send()
             .await
             .unwrap()
     }
 
-    pub async fn unlike(&self, user: UserId, post: PostId) -> Response {
+    pub async fn unlike(&self, user: u64, post: u64) -> Response {
         self.as_user(user, Method::DELETE, &format!("/posts/{post}/like"))
             .send()
             .await
             .unwrap()
     }
 
-    pub async fn view(&self, user: UserId, post: PostId) -> Response {
+    pub async fn view(&self, user: u64, post: u64) -> Response {
         self.as_user(user, Method::GET, &format!("/posts/{post}/likes"))
             .send()
             .await
@@ -107,26 +121,18 @@ impl TestServer {
     }
 
     /// Creates users (id, name) and posts through the admin API.
-    pub async fn setup(&self, users: &[(UserId, &str)], posts: &[PostId]) {
-        for (id, name) in users {
-            let r = self
-                .admin(
-                    Method::POST,
-                    "/admin/users",
-                    Some(serde_json::json!({"id": id, "name": name})),
-                )
-                .await;
-            assert!(r.status().is_success(), "create user {id}: {}", r.status());
+    pub async fn setup(&self, users: &[(u64, &str)], posts: &[u64]) {
+        for &(id, name) in users {
+            self.admin_client
+                .create_user(u(id), name)
+                .await
+                .unwrap_or_else(|e| panic!("create user {id}: {e}"));
         }
-        for id in posts {
-            let r = self
-                .admin(
-                    Method::POST,
-                    "/admin/posts",
-                    Some(serde_json::json!({"id": id})),
-                )
-                .await;
-            assert!(r.status().is_success(), "create post {id}: {}", r.status());
+        for &id in posts {
+            self.admin_client
+                .create_post(p(id))
+                .await
+                .unwrap_or_else(|e| panic!("create post {id}: {e}"));
         }
     }
 }

@@ -9,8 +9,15 @@
 //!   can take it with `default-features = false`.
 //! * `suite` (feature `store-suite`): the behaviour every
 //!   `likekit_server::store::Store` backend must have, as async functions,
-//!   and [`store_suite!`] to stamp them out as tests for one backend.
-//! * `admin` (feature `admin-client`): [`admin::AdminClient`], a typed
+//!   and `store_suite!` to stamp them out as tests for one backend.
+//! * `admin` (feature `admin-client`): `admin::AdminClient`, a typed
 //!   client for the mock server's admin and fault API.
+//!
+//! Both features are on by default.
 
 pub mod postgres;
+
+#[cfg(feature = "admin-client")]
+pub mod admin;
+#[cfg(feature = "store-suite")]
+pub mod suite;
