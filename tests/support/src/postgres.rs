@@ -608,7 +608,7 @@ mod tests {
     fn the_settings_keep_commits_durable_and_extras_come_last() {
         let text = conf_text(
             54321,
-            Path::new("/tmp/it's"),
+            Path::new("/srv/it's"),
             &[("fsync".into(), "off".into())],
         );
         for line in [
@@ -617,7 +617,7 @@ mod tests {
             "full_page_writes = on",
             "listen_addresses = '127.0.0.1'",
             "port = 54321",
-            "unix_socket_directories = '/tmp/it''s'",
+            "unix_socket_directories = '/srv/it''s'",
         ] {
             assert!(text.contains(line), "{line} missing from\n{text}");
         }
