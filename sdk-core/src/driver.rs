@@ -24,7 +24,7 @@ use std::time::Duration;
 use futures_channel::oneshot;
 use futures_util::future::{self, Either, FutureExt, Shared};
 
-use crate::client::{LikeEvent, LikeFailure, LikeObserver};
+use crate::events::{LikeEvent, LikeFailure, LikeObserver};
 use crate::machine::{Effect, Machine};
 use crate::runtime::{Executor, sleep};
 use crate::transport::Transport;
@@ -265,12 +265,8 @@ impl Driver {
                     let asked: HashSet<PostId> = page.iter().copied().collect();
                     let batch = driver.transport.read_many(page).await?;
                     let mut views = HashMap::with_capacity(page.len());
-                    for (key, likes) in batch.posts {
-                        // Posts that were not asked for, or keys that are not
-                        // ids, are left out.
-                        let Ok(post) = key.parse::<PostId>() else {
-                            continue;
-                        };
+                    for (post, likes) in batch.posts {
+                        // Posts that were not asked for are left out.
                         if asked.contains(&post) {
                             views.insert(post, driver.feed_snapshot(post, likes));
                         }
@@ -297,22 +293,7 @@ impl Driver {
     }
 
     fn feed_snapshot(self: &Arc<Self>, post: PostId, likes: PostLikes) -> PostView {
-        // The view right after the read, or the read itself if the machine
-        // let the post go at once (a cache bound of zero).
-        let fallback = PostView {
-            post_id: post,
-            liked: likes.liked_by_me,
-            count: likes.count,
-            line: LikeLine::new(likes.liked_by_me, &likes.friends, likes.count),
-            friends: likes.friends.clone(),
-            pending: false,
-            error: None,
-        };
-        self.input(|m| {
-            m.snapshot(post, likes);
-            m.view(post)
-        })
-        .unwrap_or(fallback)
+        self.input(|m| m.snapshot(post, likes))
     }
 
     /// Runs `work` on the executor and waits for its result, so that reads

@@ -78,6 +78,16 @@ pub enum LikeError {
         /// The error message from the body.
         message: String,
     },
+    /// A post or user id outside `1..=i64::MAX` was given where the platform
+    /// passes ids as plain numbers (the bindings). `code` is the server's
+    /// own code for it, `bad_post_id` or `bad_user_id`. Nothing was sent.
+    #[error("{message}")]
+    InvalidId {
+        /// `bad_post_id` or `bad_user_id`.
+        code: String,
+        /// What was wrong, with the id given.
+        message: String,
+    },
     /// The client was configured wrongly (a bad base URL, say). Not retried.
     #[error("invalid configuration: {message}")]
     Config {
@@ -140,7 +150,9 @@ impl LikeError {
         match self {
             Self::Network { .. } => "network",
             Self::Timeout => "timeout",
-            Self::Server { code, .. } | Self::Rejected { code, .. } => code,
+            Self::Server { code, .. }
+            | Self::Rejected { code, .. }
+            | Self::InvalidId { code, .. } => code,
             Self::RateLimited { .. } => "rate_limited",
             Self::InvalidResponse { .. } => "invalid_response",
             Self::Unauthorized { .. } => "unauthorized",
@@ -148,6 +160,24 @@ impl LikeError {
             Self::NotFound { .. } => "post_not_found",
             Self::Config { .. } => "config",
             Self::Shutdown => "shutdown",
+        }
+    }
+}
+
+/// The one id rule's error, as the client's: the same `code` the server
+/// answers for the same id.
+///
+/// ```
+/// use likekit_core::{LikeError, PostId};
+/// let e = LikeError::from(PostId::try_from(0_i64).unwrap_err());
+/// assert_eq!(e.code(), "bad_post_id");
+/// assert!(!e.is_transient());
+/// ```
+impl From<likekit_proto::IdError> for LikeError {
+    fn from(e: likekit_proto::IdError) -> Self {
+        Self::InvalidId {
+            code: e.code().to_owned(),
+            message: e.to_string(),
         }
     }
 }

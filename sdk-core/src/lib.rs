@@ -47,6 +47,7 @@ mod client;
 #[cfg(test)]
 mod client_tests;
 mod driver;
+mod events;
 pub mod error;
 pub mod line;
 pub mod machine;
@@ -55,9 +56,8 @@ mod transport;
 pub mod view;
 pub mod wire;
 
-pub use client::{
-    LikeClient, LikeClientBuilder, LikeEvent, LikeFailure, LikeObserver, Subscription,
-};
+pub use client::{LikeClient, LikeClientBuilder, Subscription};
+pub use events::{LikeEvent, LikeFailure, LikeObserver};
 pub use error::LikeError;
 pub use line::LikeLine;
 pub use machine::{Action, CallId, Effect, Machine, MachineConfig, RetryPolicy, Stats};

@@ -500,10 +500,14 @@ impl Machine {
     /// A read of the post arrived (from `refresh`, a feed page, or the app's
     /// own data). Older than what is held (by version): ignored. The viewer's
     /// pending intent stays on top of it.
-    pub fn snapshot(&mut self, post: PostId, likes: PostLikes) {
+    ///
+    /// Returns what the post shows after the read — even when the cache
+    /// bound lets the post go at once, so a reader always gets the view the
+    /// machine's rules make of it.
+    pub fn snapshot(&mut self, post: PostId, likes: PostLikes) -> PostView {
         let st = self.entry(post);
         if !st.confirmed.accepts(likes.version) {
-            return;
+            return st.view(post);
         }
         let before = st.view(post);
         st.confirmed = Confirmed {
@@ -517,7 +521,9 @@ impl Machine {
         }
         self.pump(post);
         self.changed_since(post, &before);
+        let view = self.entry(post).view(post);
         self.evict();
+        view
     }
 
     /// The wait [`Effect::Wait`] asked for, with id `call`, is over.

@@ -609,7 +609,7 @@ impl Transport for MemoryTransport {
         let mut batch = BatchLikes::default();
         for post in posts {
             if let Some(p) = st.posts.get(post) {
-                batch.posts.insert(post.to_string(), Self::likes(p));
+                batch.posts.insert(*post, Self::likes(p));
             }
         }
         Box::pin(std::future::ready(Ok(batch)))
