@@ -14,6 +14,10 @@ use crate::{
     Action, LikeClient, LikeError, LikeEvent, MemoryTransport, PostId, RetryPolicy, Transport,
 };
 
+fn id(n: u64) -> PostId {
+    PostId::new(n).unwrap()
+}
+
 /// One call the client made, waiting for the test's answer.
 struct Call {
     post: PostId,
@@ -100,11 +104,11 @@ impl Transport for Gate {
             let mut batch = BatchLikes::default();
             for &post in posts {
                 // even posts exist
-                if post % 2 == 0 {
+                if post.get() % 2 == 0 {
                     batch.posts.insert(
-                        post.to_string(),
+                        post,
                         PostLikes {
-                            count: post,
+                            count: post.get(),
                             liked_by_me: false,
                             friends: vec![],
                             version: 1,
@@ -114,7 +118,7 @@ impl Transport for Gate {
             }
             // and something nobody asked for, which is left out
             batch.posts.insert(
-                "999999".into(),
+                id(999_999),
                 PostLikes {
                     count: 1,
                     liked_by_me: true,
@@ -189,9 +193,9 @@ fn the_client_is_send_and_sync() {
 #[tokio::test]
 async fn a_tap_shows_at_once_and_the_answer_confirms_it() {
     let (client, gate) = gated(3);
-    let (log, _sub) = record(&client, 42);
+    let (log, _sub) = record(&client, id(42));
 
-    let view = client.set_liked(42, true);
+    let view = client.set_liked(id(42), true);
     assert!(view.liked && view.pending);
     assert_eq!(view.count, 1);
     // the observer heard of it before any I/O
@@ -199,10 +203,10 @@ async fn a_tap_shows_at_once_and_the_answer_confirms_it() {
     assert_eq!(last_view(&log), view);
 
     let call = gate.next().await;
-    assert_eq!((call.post, call.action), (42, Action::Like));
+    assert_eq!((call.post, call.action), (id(42), Action::Like));
     call.ok(7, 3);
     assert!(client.wait_idle(Duration::from_secs(5)).await);
-    let view = client.view(42).unwrap();
+    let view = client.view(id(42)).unwrap();
     assert!(view.liked && !view.pending);
     assert_eq!(view.count, 7);
     assert_eq!(last_view(&log), view);
@@ -212,8 +216,8 @@ async fn a_tap_shows_at_once_and_the_answer_confirms_it() {
 #[tokio::test]
 async fn failing_every_attempt_rolls_back_with_one_failure() {
     let (client, gate) = gated(2);
-    let (log, _sub) = record(&client, 42);
-    client.set_liked(42, true);
+    let (log, _sub) = record(&client, id(42));
+    client.set_liked(id(42), true);
     for _ in 0..3 {
         gate.next().await.fail(LikeError::Server {
             status: 503,
@@ -222,7 +226,7 @@ async fn failing_every_attempt_rolls_back_with_one_failure() {
         });
     }
     assert!(client.wait_idle(Duration::from_secs(5)).await);
-    let view = client.view(42).unwrap();
+    let view = client.view(id(42)).unwrap();
     assert!(!view.liked && !view.pending);
     assert_eq!(view.count, 0);
     assert!(matches!(view.error, Some(LikeError::Server { .. })));
@@ -238,26 +242,26 @@ async fn failing_every_attempt_rolls_back_with_one_failure() {
 #[tokio::test]
 async fn one_failure_then_success_sticks_silently() {
     let (client, gate) = gated(2);
-    let (log, _sub) = record(&client, 42);
-    client.set_liked(42, true);
+    let (log, _sub) = record(&client, id(42));
+    client.set_liked(id(42), true);
     gate.next().await.fail(LikeError::Timeout);
     gate.next().await.ok(1, 2);
     assert!(client.wait_idle(Duration::from_secs(5)).await);
-    assert!(client.view(42).unwrap().liked);
+    assert!(client.view(id(42)).unwrap().liked);
     assert_eq!(failures(&log), 0);
 }
 
 #[tokio::test]
 async fn a_permanent_error_rolls_back_without_retrying() {
     let (client, gate) = gated(5);
-    let (log, _sub) = record(&client, 42);
-    client.set_liked(42, true);
+    let (log, _sub) = record(&client, id(42));
+    client.set_liked(id(42), true);
     gate.next().await.fail(LikeError::NotFound {
         message: "gone".into(),
     });
     assert!(client.wait_idle(Duration::from_secs(5)).await);
     assert_eq!(gate.sent().len(), 1);
-    assert!(!client.view(42).unwrap().liked);
+    assert!(!client.view(id(42)).unwrap().liked);
     let log = log.lock().unwrap();
     let failure = log.iter().find_map(|e| match e {
         LikeEvent::Failed(f) => Some(f.clone()),
@@ -272,21 +276,21 @@ async fn a_permanent_error_rolls_back_without_retrying() {
 async fn rapid_taps_send_at_most_two_calls_and_end_in_the_last_state() {
     let (client, gate) = gated(3);
     for _ in 0..5 {
-        client.toggle(42);
+        client.toggle(id(42));
     }
     // like, unlike, like, unlike, like: the heart shows the last tap
-    assert!(client.view(42).unwrap().liked);
+    assert!(client.view(id(42)).unwrap().liked);
     let first = gate.next().await;
     assert_eq!(first.action, Action::Like);
     first.ok(1, 2);
     // the last tap equals what the first call confirmed: nothing more to send
     assert!(client.wait_idle(Duration::from_secs(5)).await);
-    assert_eq!(gate.sent(), [(42, Action::Like)]);
+    assert_eq!(gate.sent(), [(id(42), Action::Like)]);
 
     // three taps (unlike, like, unlike) while the like is confirmed: one
     // call, which the later taps ride along with or return to
     for _ in 0..3 {
-        client.toggle(42);
+        client.toggle(id(42));
     }
     let second = gate.next().await;
     assert_eq!(second.action, Action::Unlike);
@@ -294,7 +298,7 @@ async fn rapid_taps_send_at_most_two_calls_and_end_in_the_last_state() {
     assert!(client.wait_idle(Duration::from_secs(5)).await);
     assert!(client.sent_at_most(3));
     assert_eq!(gate.sent().len(), 2);
-    assert!(!client.view(42).unwrap().liked);
+    assert!(!client.view(id(42)).unwrap().liked);
 }
 
 impl LikeClient {
@@ -306,8 +310,8 @@ impl LikeClient {
 #[tokio::test]
 async fn an_unlike_tapped_while_the_like_is_out_follows_it() {
     let (client, gate) = gated(3);
-    client.set_liked(42, true);
-    client.set_liked(42, false);
+    client.set_liked(id(42), true);
+    client.set_liked(id(42), false);
     let like = gate.next().await;
     // one call at a time: the unlike waits for the like's answer
     tokio::time::sleep(Duration::from_millis(20)).await;
@@ -317,7 +321,7 @@ async fn an_unlike_tapped_while_the_like_is_out_follows_it() {
     assert_eq!(unlike.action, Action::Unlike);
     unlike.ok(0, 3);
     assert!(client.wait_idle(Duration::from_secs(5)).await);
-    let view = client.view(42).unwrap();
+    let view = client.view(id(42)).unwrap();
     assert!(!view.liked && !view.pending);
 }
 
@@ -329,19 +333,19 @@ async fn dropping_a_subscription_stops_its_events_and_lets_the_post_go() {
         .max_posts(1)
         .build()
         .unwrap();
-    let (log, sub) = record(&client, 1);
-    client.refresh(1).await.unwrap();
+    let (log, sub) = record(&client, id(1));
+    client.refresh(id(1)).await.unwrap();
     // a read of post 2 would evict post 1, but post 1 is watched
-    client.refresh(2).await.unwrap();
-    assert!(client.view(1).is_some());
+    client.refresh(id(2)).await.unwrap();
+    assert!(client.view(id(1)).is_some());
     let seen = log.lock().unwrap().len();
     assert_eq!(seen, 1);
 
     drop(sub);
-    client.refresh(3).await.unwrap();
-    client.refresh(4).await.unwrap();
-    assert!(client.view(1).is_none(), "unwatched, idle: evicted");
-    client.set_liked(1, true);
+    client.refresh(id(3)).await.unwrap();
+    client.refresh(id(4)).await.unwrap();
+    assert!(client.view(id(1)).is_none(), "unwatched, idle: evicted");
+    client.set_liked(id(1), true);
     assert_eq!(log.lock().unwrap().len(), seen);
     assert!(client.stats().evictions >= 2);
 }
@@ -349,14 +353,14 @@ async fn dropping_a_subscription_stops_its_events_and_lets_the_post_go() {
 #[tokio::test]
 async fn subscribe_all_hears_every_post() {
     let client = LikeClient::builder()
-        .transport(MemoryTransport::new().with_post(1, 0).with_post(2, 0))
+        .transport(MemoryTransport::new().with_post(id(1), 0).with_post(id(2), 0))
         .build()
         .unwrap();
     let log: Log = Arc::default();
     let sink = Arc::clone(&log);
     let _sub = client.subscribe_all(move |e: &LikeEvent| sink.lock().unwrap().push(e.clone()));
-    client.set_liked(1, true);
-    client.set_liked(2, true);
+    client.set_liked(id(1), true);
+    client.set_liked(id(2), true);
     assert!(client.wait_idle(Duration::from_secs(5)).await);
     let posts: std::collections::BTreeSet<PostId> =
         log.lock().unwrap().iter().map(LikeEvent::post_id).collect();
@@ -366,38 +370,38 @@ async fn subscribe_all_hears_every_post() {
 #[tokio::test]
 async fn observers_may_call_the_client() {
     let client = LikeClient::builder()
-        .transport(MemoryTransport::new().with_post(42, 0).with_post(43, 0))
+        .transport(MemoryTransport::new().with_post(id(42), 0).with_post(id(43), 0))
         .build()
         .unwrap();
     let inner = client.clone();
-    let _sub = client.subscribe(42, move |e: &LikeEvent| {
+    let _sub = client.subscribe(id(42), move |e: &LikeEvent| {
         // a tap on 42 likes 43 too, from inside the callback
         if let LikeEvent::Changed(view) = e {
             if view.liked {
-                inner.set_liked(43, true);
-                let _ = inner.view(42);
-                drop(inner.subscribe(44, |_: &LikeEvent| {}));
+                inner.set_liked(id(43), true);
+                let _ = inner.view(id(42));
+                drop(inner.subscribe(id(44), |_: &LikeEvent| {}));
             }
         }
     });
-    client.set_liked(42, true);
-    assert!(client.view(43).unwrap().liked);
+    client.set_liked(id(42), true);
+    assert!(client.view(id(43)).unwrap().liked);
     assert!(client.wait_idle(Duration::from_secs(5)).await);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn events_arrive_in_order_whatever_thread_feeds_the_machine() {
     let client = LikeClient::builder()
-        .transport(MemoryTransport::new().with_post(42, 0))
+        .transport(MemoryTransport::new().with_post(id(42), 0))
         .build()
         .unwrap();
-    let (log, _sub) = record(&client, 42);
+    let (log, _sub) = record(&client, id(42));
     let threads: Vec<_> = (0..4)
         .map(|_| {
             let client = client.clone();
             std::thread::spawn(move || {
                 for _ in 0..200 {
-                    client.toggle(42);
+                    client.toggle(id(42));
                 }
             })
         })
@@ -407,7 +411,7 @@ async fn events_arrive_in_order_whatever_thread_feeds_the_machine() {
     }
     assert!(client.wait_idle(Duration::from_secs(10)).await);
     // the last event the observer saw is the state the client ends in
-    assert_eq!(last_view(&log), client.view(42).unwrap());
+    assert_eq!(last_view(&log), client.view(id(42)).unwrap());
     let stats = client.stats();
     assert_eq!(stats.taps, 800);
     assert_eq!(stats.taps, stats.intents_sent + stats.coalesced);
@@ -416,7 +420,7 @@ async fn events_arrive_in_order_whatever_thread_feeds_the_machine() {
 #[tokio::test]
 async fn refresh_many_reads_pages_of_at_most_a_hundred() {
     let (client, gate) = gated(0);
-    let posts: Vec<PostId> = (1..=250).chain([2, 4]).collect();
+    let posts: Vec<PostId> = (1..=250).chain([2, 4]).map(id).collect();
     let views = client.refresh_many(&posts).await.unwrap();
     let reads = gate.reads.lock().unwrap().clone();
     assert_eq!(reads.len(), 3);
@@ -429,8 +433,8 @@ async fn refresh_many_reads_pages_of_at_most_a_hundred() {
     // the posts that exist, in the order asked, once each
     let ids: Vec<PostId> = views.iter().map(|v| v.post_id).collect();
     assert_eq!(ids, (2..=250).step_by(2).collect::<Vec<_>>());
-    assert!(views.iter().all(|v| v.count == v.post_id));
-    assert!(client.view(999_999).is_none());
+    assert!(views.iter().all(|v| v.count == v.post_id.get()));
+    assert!(client.view(id(999_999)).is_none());
     assert!(client.refresh_many(&[]).await.unwrap().is_empty());
     assert_eq!(gate.reads.lock().unwrap().len(), 3);
 }
@@ -438,22 +442,22 @@ async fn refresh_many_reads_pages_of_at_most_a_hundred() {
 #[tokio::test]
 async fn a_read_during_a_pending_like_keeps_the_heart() {
     let (client, gate) = gated(0);
-    client.set_liked(42, true);
+    client.set_liked(id(42), true);
     let call = gate.next().await;
     // the read (10 others, not liked by me) lands while the like is out
-    let view = client.refresh(42).await.unwrap();
+    let view = client.refresh(id(42)).await.unwrap();
     assert!(view.liked && view.pending);
     assert_eq!(view.count, 11);
     assert_eq!(view.line.to_string(), "Liked by you, Ana and 9 others");
     call.ok(11, 6);
     assert!(client.wait_idle(Duration::from_secs(5)).await);
-    assert_eq!(client.view(42).unwrap().count, 11);
+    assert_eq!(client.view(id(42)).unwrap().count, 11);
 }
 
 #[tokio::test]
 async fn shutdown_lets_calls_in_flight_finish() {
     let (client, gate) = gated(3);
-    client.set_liked(42, true);
+    client.set_liked(id(42), true);
     let call = gate.next().await;
     let answer = tokio::spawn(async move {
         tokio::time::sleep(Duration::from_millis(50)).await;
@@ -461,15 +465,15 @@ async fn shutdown_lets_calls_in_flight_finish() {
     });
     assert!(client.shutdown(Duration::from_secs(5)).await);
     answer.await.unwrap();
-    assert!(client.view(42).unwrap().liked);
+    assert!(client.view(id(42)).unwrap().liked);
     assert!(client.is_shut_down());
     // no new taps or reads
-    let late = client.set_liked(42, false);
+    let late = client.set_liked(id(42), false);
     assert!(late.liked);
     assert_eq!(late.error, Some(LikeError::Shutdown));
-    assert_eq!(client.set_liked(7, true).error, Some(LikeError::Shutdown));
-    assert!(client.view(7).is_none());
-    assert_eq!(client.refresh(42).await, Err(LikeError::Shutdown));
+    assert_eq!(client.set_liked(id(7), true).error, Some(LikeError::Shutdown));
+    assert!(client.view(id(7)).is_none());
+    assert_eq!(client.refresh(id(42)).await, Err(LikeError::Shutdown));
     assert_eq!(gate.sent().len(), 1);
     // again: harmless
     assert!(client.shutdown(Duration::from_millis(10)).await);
@@ -478,11 +482,11 @@ async fn shutdown_lets_calls_in_flight_finish() {
 #[tokio::test]
 async fn shutdown_abandons_calls_past_the_deadline() {
     let (client, gate) = gated(3);
-    let (log, _sub) = record(&client, 42);
-    client.set_liked(42, true);
+    let (log, _sub) = record(&client, id(42));
+    client.set_liked(id(42), true);
     let _never_answered = gate.next().await;
     assert!(!client.shutdown(Duration::from_millis(50)).await);
-    let view = client.view(42).unwrap();
+    let view = client.view(id(42)).unwrap();
     assert!(!view.liked && !view.pending);
     assert_eq!(view.error, Some(LikeError::Shutdown));
     assert_eq!(failures(&log), 1);
@@ -502,7 +506,7 @@ async fn shutdown_ends_a_retry_wait_at_once() {
         })
         .build()
         .unwrap();
-    client.set_liked(42, true);
+    client.set_liked(id(42), true);
     gate.next().await.fail(LikeError::Timeout);
     let started = Instant::now();
     assert!(!client.shutdown(Duration::from_millis(50)).await);
@@ -513,25 +517,25 @@ async fn shutdown_ends_a_retry_wait_at_once() {
 
 #[test]
 fn a_client_built_outside_any_runtime_runs_its_own() {
-    let server = Arc::new(MemoryTransport::new().with_post(42, 5));
+    let server = Arc::new(MemoryTransport::new().with_post(id(42), 5));
     let client = LikeClient::builder()
         .transport(Arc::clone(&server))
         .build()
         .unwrap();
-    let view = client.set_liked(42, true);
+    let view = client.set_liked(id(42), true);
     assert_eq!(view.count, 1, "nothing read yet: 0 + the viewer");
     let deadline = Instant::now() + Duration::from_secs(5);
     while client.has_pending_calls() {
         assert!(Instant::now() < deadline);
         std::thread::sleep(Duration::from_millis(1));
     }
-    assert_eq!(client.view(42).unwrap().count, 6);
-    assert_eq!(server.liked(42), Some(true));
+    assert_eq!(client.view(id(42)).unwrap().count, 6);
+    assert_eq!(server.liked(id(42)), Some(true));
     // and async methods can be awaited from any executor
     let rt = tokio::runtime::Builder::new_current_thread()
         .build()
         .unwrap();
-    let view = rt.block_on(client.refresh(42)).unwrap();
+    let view = rt.block_on(client.refresh(id(42))).unwrap();
     assert_eq!(view.count, 6);
     assert!(rt.block_on(client.wait_idle(Duration::from_secs(1))));
     drop(client);

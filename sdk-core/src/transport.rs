@@ -732,6 +732,10 @@ mod tests {
 
     use super::*;
 
+    fn id(n: u64) -> PostId {
+        PostId::new(n).unwrap()
+    }
+
     fn err(status: u16, body: &str) -> LikeError {
         decode::<LikeState>(status, None, body.as_bytes()).unwrap_err()
     }
@@ -959,7 +963,7 @@ mod tests {
                 .unwrap()
                 .with_token_provider(StaticToken::new("tok"))
                 .with_timeout(Duration::from_millis(300));
-            let result = transport.send(42, Action::Like).await;
+            let result = transport.send(id(42), Action::Like).await;
             let heads = heads.lock().unwrap().clone();
             (result, heads)
         }
@@ -988,9 +992,9 @@ mod tests {
             ])
             .await;
             let t = HttpTransport::new(&format!("{base}/")).unwrap();
-            assert!(!t.send(7, Action::Unlike).await.unwrap().liked_by_me);
-            assert_eq!(t.read(7).await.unwrap().friends, ["Ana"]);
-            assert_eq!(t.read_many(&[1, 2, 3]).await.unwrap().posts.len(), 1);
+            assert!(!t.send(id(7), Action::Unlike).await.unwrap().liked_by_me);
+            assert_eq!(t.read(id(7)).await.unwrap().friends, ["Ana"]);
+            assert_eq!(t.read_many(&[id(1), id(2), id(3)]).await.unwrap().posts.len(), 1);
             let heads = heads.lock().unwrap().clone();
             assert!(
                 heads[0].starts_with("delete /posts/7/like "),
@@ -1018,7 +1022,7 @@ mod tests {
             let t = HttpTransport::new(&base)
                 .unwrap()
                 .with_token_provider(provider);
-            assert!(t.send(42, Action::Like).await.unwrap().liked_by_me);
+            assert!(t.send(id(42), Action::Like).await.unwrap().liked_by_me);
             assert_eq!(*refreshes.lock().unwrap(), 1);
             let heads = heads.lock().unwrap().clone();
             assert!(heads[0].contains("authorization: bearer t0"));
@@ -1039,7 +1043,7 @@ mod tests {
                 .unwrap()
                 .with_token_provider(provider);
             assert_eq!(
-                t.send(42, Action::Like).await,
+                t.send(id(42), Action::Like).await,
                 Err(LikeError::Unauthorized {
                     message: "bad signature".into()
                 })
@@ -1131,7 +1135,7 @@ mod tests {
             let base = format!("http://{}", listener.local_addr().unwrap());
             drop(listener);
             let t = HttpTransport::new(&base).unwrap();
-            let result = t.read(1).await;
+            let result = t.read(id(1)).await;
             let Err(LikeError::Network { message }) = result else {
                 panic!("{result:?}")
             };

@@ -9,10 +9,16 @@
 use std::collections::HashMap;
 
 use likekit_core::wire::{LikeState, PostLikes};
-use likekit_core::{Action, CallId, Effect, LikeError, Machine, MachineConfig, RetryPolicy};
+use likekit_core::{
+    Action, CallId, Effect, LikeError, Machine, MachineConfig, PostId, RetryPolicy,
+};
 use proptest::prelude::*;
 
 const POSTS: u64 = 3;
+
+fn pid(n: u64) -> PostId {
+    PostId::new(n).unwrap()
+}
 
 /// One post on the server: the viewer's like, other users' likes, a version.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -64,19 +70,19 @@ enum Outcome {
 
 #[derive(Debug, Clone)]
 enum Step {
-    Tap(u64, bool),
-    Deliver(u64, Outcome),
-    Timer(u64),
+    Tap(PostId, bool),
+    Deliver(PostId, Outcome),
+    Timer(PostId),
     /// A read of the server as it is now.
-    Fresh(u64),
+    Fresh(PostId),
     /// A read served from an older state (a stale cache or a slow answer).
-    Stale(u64, usize),
+    Stale(PostId, usize),
     /// Another user likes or unlikes.
-    Other(u64, bool),
+    Other(PostId, bool),
 }
 
 fn step() -> impl Strategy<Value = Step> {
-    let post = 0..POSTS;
+    let post = (1..=POSTS).prop_map(pid);
     let outcome = prop_oneof![
         4 => Just(Outcome::Ok),
         2 => Just(Outcome::LostAnswer),
@@ -125,11 +131,11 @@ impl Model {
 
 struct World {
     m: Machine,
-    server: HashMap<u64, ServerPost>,
-    history: HashMap<u64, Vec<ServerPost>>,
-    in_flight: HashMap<u64, (CallId, Action)>,
-    timers: HashMap<u64, CallId>,
-    model: HashMap<u64, Model>,
+    server: HashMap<PostId, ServerPost>,
+    history: HashMap<PostId, Vec<ServerPost>>,
+    in_flight: HashMap<PostId, (CallId, Action)>,
+    timers: HashMap<PostId, CallId>,
+    model: HashMap<PostId, Model>,
 }
 
 impl World {
@@ -151,11 +157,11 @@ impl World {
         }
     }
 
-    fn server(&mut self, post: u64) -> &mut ServerPost {
+    fn server(&mut self, post: PostId) -> &mut ServerPost {
         self.server.entry(post).or_default()
     }
 
-    fn remember(&mut self, post: u64) {
+    fn remember(&mut self, post: PostId) {
         let now = *self.server(post);
         self.history.entry(post).or_default().push(now);
     }
@@ -187,7 +193,7 @@ impl World {
                 }
             }
         }
-        for post in 0..POSTS {
+        for post in (1..=POSTS).map(pid) {
             if let Some(view) = self.m.view(post) {
                 let model = self.model.entry(post).or_default();
                 if !view.pending {
@@ -273,7 +279,7 @@ impl World {
         self.collect()
     }
 
-    fn snapshot(&mut self, post: u64, read: PostLikes) {
+    fn snapshot(&mut self, post: PostId, read: PostLikes) {
         self.model
             .entry(post)
             .or_default()
@@ -284,7 +290,7 @@ impl World {
     /// The network recovers: every call succeeds and every timer fires.
     fn settle(&mut self) -> Result<(), TestCaseError> {
         for _ in 0..100 {
-            let posts: Vec<u64> = self
+            let posts: Vec<PostId> = self
                 .in_flight
                 .keys()
                 .chain(self.timers.keys())
@@ -315,7 +321,7 @@ proptest! {
         prop_assert!(!w.m.has_pending_calls());
         let s = w.m.stats();
         prop_assert_eq!(s.taps, s.intents_sent + s.coalesced, "{:?}", s);
-        for post in 0..POSTS {
+        for post in (1..=POSTS).map(pid) {
             let truth = w.server(post).read();
             let model = w.model.get(&post).cloned().unwrap_or_default();
             if let Some(want) = model.last_tap {

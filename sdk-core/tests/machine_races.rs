@@ -5,9 +5,18 @@
 use std::time::Duration;
 
 use likekit_core::wire::{LikeState, PostLikes};
-use likekit_core::{Action, CallId, Effect, LikeError, Machine, MachineConfig, RetryPolicy};
+use likekit_core::{
+    Action, CallId, Effect, LikeError, Machine, MachineConfig, PostId, RetryPolicy,
+};
 
-const POST: u64 = 42;
+/// The post every race here is about.
+fn post() -> PostId {
+    id(42)
+}
+
+fn id(n: u64) -> PostId {
+    PostId::new(n).unwrap()
+}
 
 /// A machine plus the effects it has emitted, split by kind.
 struct Probe {
@@ -80,7 +89,7 @@ impl Probe {
 
     fn seen(&mut self, count: u64, liked: bool, friends: &[&str], version: u64) {
         self.m.snapshot(
-            POST,
+            post(),
             PostLikes {
                 count,
                 liked_by_me: liked,
@@ -93,7 +102,7 @@ impl Probe {
 
     fn ok(&mut self, call: CallId, count: u64, liked: bool, version: u64) {
         self.m.response(
-            POST,
+            post(),
             call,
             Ok(LikeState {
                 count,
@@ -104,11 +113,11 @@ impl Probe {
     }
 
     fn err(&mut self, call: CallId, error: LikeError) {
-        self.m.response(POST, call, Err(error));
+        self.m.response(post(), call, Err(error));
     }
 
     fn shown(&self) -> (bool, u64, bool) {
-        let v = self.m.view(POST).unwrap();
+        let v = self.m.view(post()).unwrap();
         (v.liked, v.count, v.pending)
     }
 }
@@ -125,7 +134,7 @@ fn unavailable() -> LikeError {
 fn tap_is_instant_and_sends_state() {
     let mut p = Probe::new();
     p.seen(1203, false, &["Ana"], 9);
-    let view = p.m.tap(POST, true);
+    let view = p.m.tap(post(), true);
     assert!(view.liked && view.pending);
     assert_eq!(view.count, 1204);
     assert_eq!(view.line.to_string(), "Liked by you, Ana and 1,202 others");
@@ -135,10 +144,10 @@ fn tap_is_instant_and_sends_state() {
         matches!(
             new[1],
             Effect::Send {
-                post: POST,
+                post: sent,
                 action: Action::Like,
                 ..
-            }
+            } if sent == post()
         ),
         "{new:?}"
     );
@@ -148,7 +157,7 @@ fn tap_is_instant_and_sends_state() {
 fn confirmed_like_settles() {
     let mut p = Probe::new();
     p.seen(1203, false, &[], 9);
-    p.m.tap(POST, true);
+    p.m.tap(post(), true);
     let (call, _) = p.one_send();
     p.ok(call, 1204, true, 10);
     assert_eq!(p.shown(), (true, 1204, false));
@@ -160,11 +169,11 @@ fn confirmed_like_settles() {
 fn refresh_lands_while_like_is_pending() {
     let mut p = Probe::new();
     p.seen(10, false, &[], 3);
-    p.m.tap(POST, true);
+    p.m.tap(post(), true);
     let (call, _) = p.one_send();
     // Others liked meanwhile; our like has not reached the server yet.
     p.seen(12, false, &["Ben"], 5);
-    let v = p.m.view(POST).unwrap();
+    let v = p.m.view(post()).unwrap();
     assert!(v.liked, "a refresh must not empty a pending like");
     assert_eq!(v.count, 13, "others' likes show, plus ours");
     assert_eq!(v.friends, ["Ben"]);
@@ -178,16 +187,16 @@ fn refresh_lands_while_like_is_pending() {
 #[test]
 fn response_to_superseded_call_is_ignored() {
     let mut p = Probe::new();
-    p.m.tap(POST, true);
+    p.m.tap(post(), true);
     let (call, _) = p.one_send();
     p.ok(call, 1, true, 1);
     p.take();
-    let before = p.m.view(POST);
+    let before = p.m.view(post());
     // A duplicate or late answer to the same call changes nothing.
     p.ok(call, 0, false, 2);
     p.err(call, LikeError::Timeout);
     p.m.response(
-        POST,
+        post(),
         9999,
         Ok(LikeState {
             count: 5,
@@ -195,8 +204,8 @@ fn response_to_superseded_call_is_ignored() {
             version: 3,
         }),
     );
-    p.m.timer(POST, call);
-    assert_eq!(p.m.view(POST), before);
+    p.m.timer(post(), call);
+    assert_eq!(p.m.view(post()), before);
     assert!(p.take().is_empty());
 }
 
@@ -204,10 +213,10 @@ fn response_to_superseded_call_is_ignored() {
 fn like_then_unlike_while_like_in_flight() {
     let mut p = Probe::new();
     p.seen(5, false, &[], 1);
-    p.m.tap(POST, true);
+    p.m.tap(post(), true);
     let (like, action) = p.one_send();
     assert_eq!(action, Action::Like);
-    let v = p.m.tap(POST, false);
+    let v = p.m.tap(post(), false);
     assert!(!v.liked, "the heart empties from the second tap on");
     assert_eq!(v.count, 5);
     assert!(p.sends().is_empty(), "one call in flight per post");
@@ -228,10 +237,10 @@ fn like_then_unlike_while_like_in_flight() {
 fn like_unlike_like_while_in_flight_sends_nothing_more() {
     let mut p = Probe::new();
     p.seen(5, false, &[], 1);
-    p.m.tap(POST, true);
+    p.m.tap(post(), true);
     let (like, _) = p.one_send();
-    p.m.tap(POST, false);
-    let v = p.m.tap(POST, true);
+    p.m.tap(post(), false);
+    let v = p.m.tap(post(), true);
     assert!(v.liked);
     assert_eq!(v.count, 6);
     p.ok(like, 6, true, 2);
@@ -246,13 +255,13 @@ fn rapid_taps_coalesce_to_the_latest_intent() {
     let mut p = Probe::new();
     p.seen(0, false, &[], 1);
     for i in 0..5 {
-        p.m.tap(POST, i % 2 == 0);
+        p.m.tap(post(), i % 2 == 0);
     }
     let (like, _) = p.one_send();
     p.ok(like, 1, true, 2);
     assert!(p.sends().is_empty(), "five taps ending liked need one call");
     for want in [false, true, false] {
-        p.m.tap(POST, want);
+        p.m.tap(post(), want);
     }
     let (unlike, action) = p.one_send();
     assert_eq!(action, Action::Unlike);
@@ -265,7 +274,7 @@ fn rapid_taps_coalesce_to_the_latest_intent() {
 fn transient_failure_retries_then_sticks() {
     let mut p = Probe::new();
     p.seen(7, false, &[], 1);
-    p.m.tap(POST, true);
+    p.m.tap(post(), true);
     let (call, _) = p.one_send();
     p.err(call, unavailable());
     let new = p.take();
@@ -279,7 +288,7 @@ fn transient_failure_retries_then_sticks() {
     );
     let (timer, delay) = waits[0];
     assert!(delay >= Duration::from_millis(500) && delay <= Duration::from_millis(1000));
-    p.m.timer(POST, timer);
+    p.m.timer(post(), timer);
     let (retry, action) = p.one_send();
     assert_eq!(action, Action::Like);
     p.ok(retry, 8, true, 2);
@@ -299,7 +308,7 @@ fn failure_after_retries_rolls_back_once() {
         ..MachineConfig::default()
     });
     p.seen(7, false, &["Ana"], 1);
-    p.m.tap(POST, true);
+    p.m.tap(post(), true);
     let (mut call, _) = p.one_send();
     let mut delays = Vec::new();
     for _ in 0..3 {
@@ -307,7 +316,7 @@ fn failure_after_retries_rolls_back_once() {
         let waits = Probe::waits(&p.take());
         let (timer, delay) = waits[0];
         delays.push(delay);
-        p.m.timer(POST, timer);
+        p.m.timer(post(), timer);
         call = p.one_send().0;
     }
     p.err(call, LikeError::Timeout);
@@ -325,7 +334,7 @@ fn failure_after_retries_rolls_back_once() {
             ..
         }
     ));
-    let v = p.m.view(POST).unwrap();
+    let v = p.m.view(post()).unwrap();
     assert!(!v.liked && !v.pending);
     assert_eq!(v.count, 7, "back to the confirmed count");
     assert_eq!(v.error, Some(LikeError::Timeout));
@@ -340,7 +349,7 @@ fn failure_after_retries_rolls_back_once() {
     assert!(delays[2] >= Duration::from_secs(2) && delays[2] < Duration::from_secs(4));
     assert_eq!(p.m.stats().rollbacks, 1);
     // The next tap clears the error and tries again.
-    let v = p.m.tap(POST, true);
+    let v = p.m.tap(post(), true);
     assert_eq!(v.error, None);
     assert_eq!(p.sends().len(), 1);
 }
@@ -349,9 +358,9 @@ fn failure_after_retries_rolls_back_once() {
 fn failure_of_superseded_intent_fires_nothing() {
     let mut p = Probe::new();
     p.seen(3, false, &[], 1);
-    p.m.tap(POST, true);
+    p.m.tap(post(), true);
     let (like, _) = p.one_send();
-    p.m.tap(POST, false);
+    p.m.tap(post(), false);
     p.err(
         like,
         LikeError::NotFound {
@@ -375,7 +384,7 @@ fn failure_of_superseded_intent_fires_nothing() {
 fn superseded_intent_after_transient_failure_is_sent_on_the_retry() {
     let mut p = Probe::new();
     p.seen(3, true, &[], 1);
-    p.m.tap(POST, false);
+    p.m.tap(post(), false);
     let (unlike, _) = p.one_send();
     p.err(
         unlike,
@@ -385,9 +394,9 @@ fn superseded_intent_after_transient_failure_is_sent_on_the_retry() {
     );
     let (timer, _) = Probe::waits(&p.take())[0];
     // The viewer changes their mind while the retry waits.
-    p.m.tap(POST, true);
+    p.m.tap(post(), true);
     assert!(p.sends().is_empty(), "still one call at a time");
-    p.m.timer(POST, timer);
+    p.m.timer(post(), timer);
     // Nothing may have applied (429), so the like equals the confirmed state.
     assert!(p.sends().is_empty());
     assert_eq!(p.shown(), (true, 3, false));
@@ -398,13 +407,13 @@ fn superseded_intent_after_transient_failure_is_sent_on_the_retry() {
 fn lost_answer_makes_the_machine_resend_even_the_confirmed_state() {
     let mut p = Probe::new();
     p.seen(3, false, &[], 1);
-    p.m.tap(POST, true);
+    p.m.tap(post(), true);
     let (like, _) = p.one_send();
     // The like may have reached the server; its answer was lost.
     p.err(like, LikeError::Timeout);
     let (timer, _) = Probe::waits(&p.take())[0];
-    p.m.tap(POST, false);
-    p.m.timer(POST, timer);
+    p.m.tap(post(), false);
+    p.m.timer(post(), timer);
     let (unlike, action) = p.one_send();
     assert_eq!(
         action,
@@ -420,7 +429,7 @@ fn lost_answer_makes_the_machine_resend_even_the_confirmed_state() {
 fn stale_snapshot_never_moves_the_count_back() {
     let mut p = Probe::new();
     p.seen(1203, false, &[], 9);
-    p.m.tap(POST, true);
+    p.m.tap(post(), true);
     let (call, _) = p.one_send();
     p.ok(call, 1204, true, 10);
     // The server's one-second cache still serves version 9.
@@ -429,7 +438,7 @@ fn stale_snapshot_never_moves_the_count_back() {
     // A newer read wins.
     p.seen(1210, true, &["Cleo"], 14);
     assert_eq!(p.shown(), (true, 1210, false));
-    assert_eq!(p.m.view(POST).unwrap().friends, ["Cleo"]);
+    assert_eq!(p.m.view(post()).unwrap().friends, ["Cleo"]);
 }
 
 #[test]
@@ -453,7 +462,7 @@ fn permanent_errors_roll_back_at_once() {
     for error in errors {
         let mut p = Probe::new();
         p.seen(9, false, &[], 1);
-        p.m.tap(POST, true);
+        p.m.tap(post(), true);
         let (call, _) = p.one_send();
         p.err(call, error.clone());
         let new = p.take();
@@ -468,7 +477,7 @@ fn permanent_errors_roll_back_at_once() {
 #[test]
 fn retry_after_is_honoured() {
     let mut p = Probe::new();
-    p.m.tap(POST, true);
+    p.m.tap(post(), true);
     let (call, _) = p.one_send();
     p.err(
         call,
@@ -486,7 +495,7 @@ fn count_never_shows_fewer_likes_than_the_line_names() {
     // The heart comes from the viewer's own row, the count from a cache a
     // second old that does not have the like yet.
     p.seen(0, true, &["Ana"], 4);
-    let v = p.m.view(POST).unwrap();
+    let v = p.m.view(post()).unwrap();
     assert_eq!(v.count, 2);
     assert_eq!(v.count, v.line.total);
     assert_eq!(v.line.to_string(), "Liked by you and Ana");
@@ -496,7 +505,7 @@ fn count_never_shows_fewer_likes_than_the_line_names() {
 fn unlike_of_a_stale_zero_count_never_goes_below_zero() {
     let mut p = Probe::new();
     p.seen(0, true, &[], 4);
-    let v = p.m.tap(POST, false);
+    let v = p.m.tap(post(), false);
     assert_eq!(v.count, 0);
     assert_eq!(v.line.to_string(), "");
 }
@@ -504,9 +513,9 @@ fn unlike_of_a_stale_zero_count_never_goes_below_zero() {
 #[test]
 fn toggle_follows_the_displayed_heart() {
     let mut p = Probe::new();
-    assert!(p.m.toggle(POST).liked);
-    assert!(!p.m.toggle(POST).liked);
-    assert!(p.m.toggle(POST).liked);
+    assert!(p.m.toggle(post()).liked);
+    assert!(!p.m.toggle(post()).liked);
+    assert!(p.m.toggle(post()).liked);
     let sends = p.sends();
     assert_eq!(sends.len(), 1);
     assert_eq!(sends[0].1, Action::Like);
@@ -516,7 +525,7 @@ fn toggle_follows_the_displayed_heart() {
 fn tap_matching_the_heart_is_a_no_op() {
     let mut p = Probe::new();
     p.seen(4, true, &[], 2);
-    let v = p.m.tap(POST, true);
+    let v = p.m.tap(post(), true);
     assert_eq!((v.liked, v.count, v.pending), (true, 4, false));
     assert!(p.take().is_empty());
     assert_eq!(p.m.stats().coalesced, 1);
@@ -533,7 +542,8 @@ fn seeded_jitter_is_reproducible_and_unseeded_varies() {
             ..MachineConfig::default()
         });
         (1..=20u64)
-            .map(|post| {
+            .map(|n| {
+                let post = id(n);
                 p.m.tap(post, true);
                 let call = p
                     .take()
@@ -565,7 +575,7 @@ fn idle_posts_are_evicted_least_recently_used_first() {
     });
     let seen = |p: &mut Probe, post: u64| {
         p.m.snapshot(
-            post,
+            id(post),
             PostLikes {
                 count: post,
                 liked_by_me: false,
@@ -576,21 +586,21 @@ fn idle_posts_are_evicted_least_recently_used_first() {
     };
     seen(&mut p, 1);
     seen(&mut p, 2);
-    p.m.watch(2);
-    p.m.tap(3, true); // pending: never evicted while its call is out
+    p.m.watch(id(2));
+    p.m.tap(id(3), true); // pending: never evicted while its call is out
     let (call, _) = p.one_send();
     seen(&mut p, 4);
     assert_eq!(p.m.len(), 3);
     assert!(
-        p.m.view(1).is_none(),
+        p.m.view(id(1)).is_none(),
         "the least recently used idle post goes"
     );
     seen(&mut p, 5);
-    assert!(p.m.view(4).is_none());
-    assert!(p.m.view(2).is_some(), "watched posts stay");
-    assert!(p.m.view(3).is_some(), "posts with a call out stay");
+    assert!(p.m.view(id(4)).is_none());
+    assert!(p.m.view(id(2)).is_some(), "watched posts stay");
+    assert!(p.m.view(id(3)).is_some(), "posts with a call out stay");
     p.m.response(
-        3,
+        id(3),
         call,
         Ok(LikeState {
             count: 1,
@@ -598,7 +608,7 @@ fn idle_posts_are_evicted_least_recently_used_first() {
             version: 2,
         }),
     );
-    p.m.unwatch(2);
+    p.m.unwatch(id(2));
     seen(&mut p, 6);
     assert_eq!(p.m.len(), 3);
     assert_eq!(p.m.stats().evictions, 3);
@@ -610,9 +620,9 @@ fn many_posts_stay_within_the_bound() {
         max_posts: 1000,
         ..MachineConfig::default()
     });
-    for post in 0..100_000u64 {
+    for post in 1..=100_000u64 {
         m.snapshot(
-            post,
+            id(post),
             PostLikes {
                 count: 1,
                 liked_by_me: false,
@@ -622,8 +632,8 @@ fn many_posts_stay_within_the_bound() {
         );
     }
     assert_eq!(m.len(), 1000);
-    assert!(m.view(99_999).is_some());
-    assert!(m.view(0).is_none());
+    assert!(m.view(id(100_000)).is_some());
+    assert!(m.view(id(1)).is_none());
 }
 
 #[test]
@@ -636,7 +646,7 @@ fn tap_after_an_uncertain_rollback_is_sent_even_if_it_matches_the_heart() {
         ..MachineConfig::default()
     });
     p.seen(2, false, &[], 1);
-    p.m.tap(POST, true);
+    p.m.tap(post(), true);
     let (like, _) = p.one_send();
     // Applied on the server, but the answer was lost and no retry is left.
     p.err(like, LikeError::Timeout);
@@ -645,7 +655,7 @@ fn tap_after_an_uncertain_rollback_is_sent_even_if_it_matches_the_heart() {
     assert_eq!(p.shown(), (false, 2, false));
     // The heart shows empty, but the server may hold the like: an unlike
     // tap must reach it.
-    p.m.tap(POST, false);
+    p.m.tap(post(), false);
     let (_, action) = p.one_send();
     assert_eq!(action, Action::Unlike);
 }
@@ -681,14 +691,14 @@ fn seed_table() {
     let mut ben = Probe::new();
 
     // Ana's first like: +1.
-    ana.m.tap(POST, true);
+    ana.m.tap(post(), true);
     let (call, action) = ana.one_send();
     let first = server.apply("ana", action);
     assert_eq!(first.count, 1);
     // Its answer is lost, so the machine retries the same state: no change.
     ana.err(call, LikeError::Timeout);
     let (timer, _) = Probe::waits(&ana.take())[0];
-    ana.m.timer(POST, timer);
+    ana.m.timer(post(), timer);
     let (retry, action) = ana.one_send();
     assert_eq!(
         action,
@@ -701,13 +711,13 @@ fn seed_table() {
     assert_eq!(ana.shown(), (true, 1, false));
 
     // Ana's unlike: -1; retried: no change.
-    ana.m.tap(POST, false);
+    ana.m.tap(post(), false);
     let (call, action) = ana.one_send();
     let unliked = server.apply("ana", action);
     assert_eq!(unliked.count, 0);
     ana.err(call, LikeError::Timeout);
     let (timer, _) = Probe::waits(&ana.take())[0];
-    ana.m.timer(POST, timer);
+    ana.m.timer(post(), timer);
     let (retry, action) = ana.one_send();
     assert_eq!(action, Action::Unlike);
     let retried = server.apply("ana", action);
@@ -717,7 +727,7 @@ fn seed_table() {
 
     // Ben's unlike of a post he never liked: no change, never below zero.
     ben.m.snapshot(
-        POST,
+        post(),
         PostLikes {
             count: 0,
             liked_by_me: true,
@@ -726,7 +736,7 @@ fn seed_table() {
         },
     );
     ben.take();
-    ben.m.tap(POST, false);
+    ben.m.tap(post(), false);
     let (call, action) = ben.one_send();
     let stray = server.apply("ben", action);
     assert_eq!((stray.count, stray.version), (0, unliked.version));
@@ -734,7 +744,7 @@ fn seed_table() {
     assert_eq!(ben.shown(), (false, 0, false));
 
     // Ana likes again, later: +1.
-    ana.m.tap(POST, true);
+    ana.m.tap(post(), true);
     let (call, action) = ana.one_send();
     let again = server.apply("ana", action);
     assert_eq!(again.count, 1);
