@@ -20,9 +20,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use likekit_core::{LikeClient, LikeEvent, MemoryTransport};
+use likekit_core::{LikeClient, LikeEvent, MemoryTransport, PostId};
 
-const POST: u64 = 42;
+const POST: PostId = PostId::checked(42).unwrap();
 
 /// A client on a two-thread runtime, and counters of the callbacks its
 /// observer got: optimistic (pending) and confirmed ones.

@@ -16,7 +16,14 @@ use std::sync::atomic::{AtomicIsize, Ordering};
 
 use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
 use likekit_core::wire::PostLikes;
-use likekit_core::{Effect, Machine, MachineConfig};
+use likekit_core::{Effect, Machine, MachineConfig, PostId};
+
+const POST: PostId = PostId::checked(42).unwrap();
+
+/// Post `n` (1-based).
+fn post(n: u64) -> PostId {
+    PostId::checked(n).expect("a post id")
+}
 
 struct Counting;
 
@@ -57,8 +64,8 @@ fn memory() {
     };
     let before = LIVE_BYTES.load(Ordering::Relaxed);
     let mut m = Machine::new(config);
-    for post in 0..POSTS {
-        m.snapshot(post, read(post));
+    for n in 1..=POSTS {
+        m.snapshot(post(n), read(n));
         m.drain_effects().for_each(drop);
     }
     let per_post = (LIVE_BYTES.load(Ordering::Relaxed) - before) as f64 / POSTS as f64;
@@ -66,8 +73,8 @@ fn memory() {
     drop(m);
 
     let mut bounded = Machine::new(MachineConfig::default());
-    for post in 0..POSTS {
-        bounded.snapshot(post, read(post));
+    for n in 1..=POSTS {
+        bounded.snapshot(post(n), read(n));
         bounded.drain_effects().for_each(drop);
     }
     println!(
@@ -84,12 +91,12 @@ fn bench(c: &mut Criterion) {
         b.iter_batched(
             || {
                 let mut m = Machine::new(MachineConfig::default());
-                m.snapshot(42, read(1203));
+                m.snapshot(POST, read(1203));
                 m.drain_effects().for_each(drop);
                 m
             },
             |mut m| {
-                m.tap(black_box(42), true);
+                m.tap(black_box(POST), true);
                 let changed = m.drain_effects().find(|e| matches!(e, Effect::Changed(_)));
                 black_box(changed);
                 m

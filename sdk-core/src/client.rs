@@ -27,19 +27,20 @@ use crate::{LikeError, Machine, MachineConfig, PostId, PostView, RetryPolicy, St
 ///
 /// # #[tokio::main(flavor = "current_thread")]
 /// # async fn main() -> Result<(), likekit_core::LikeError> {
+/// let post = likekit_core::PostId::new(42)?; // ids are checked once, here
 /// // In an app: LikeClient::builder().base_url("https://…").token_provider(…)
-/// let server = MemoryTransport::new().with_post(42, 1203);
+/// let server = MemoryTransport::new().with_post(post, 1203);
 /// let client = LikeClient::builder().transport(server).build()?;
 ///
-/// let view = client.refresh(42).await?;
+/// let view = client.refresh(post).await?;
 /// assert_eq!(view.line.to_string(), "1,203 likes");
 ///
-/// let view = client.toggle(42); // instant
+/// let view = client.toggle(post); // instant
 /// assert!(view.liked && view.pending);
 /// assert_eq!(view.line.to_string(), "Liked by you and 1,203 others");
 ///
 /// assert!(client.wait_idle(std::time::Duration::from_secs(5)).await);
-/// assert!(!client.view(42).unwrap().pending); // the server confirmed it
+/// assert!(!client.view(post).unwrap().pending); // the server confirmed it
 /// # Ok(())
 /// # }
 /// ```
@@ -80,9 +81,10 @@ impl LikeClient {
     /// [`LikeError::Shutdown`].
     ///
     /// ```
+    /// # let post = likekit_core::PostId::new(42).unwrap();
     /// # let client = likekit_core::LikeClient::builder()
-    /// #     .transport(likekit_core::MemoryTransport::new().with_post(42, 0)).build().unwrap();
-    /// let view = client.set_liked(42, true);
+    /// #     .transport(likekit_core::MemoryTransport::new().with_post(post, 0)).build().unwrap();
+    /// let view = client.set_liked(post, true);
     /// assert!(view.liked);
     /// assert_eq!(view.count, 1);
     /// assert!(view.pending); // on its way
@@ -96,10 +98,11 @@ impl LikeClient {
     /// [`set_liked`](Self::set_liked).
     ///
     /// ```
+    /// # let post = likekit_core::PostId::new(42).unwrap();
     /// # let client = likekit_core::LikeClient::builder()
-    /// #     .transport(likekit_core::MemoryTransport::new().with_post(42, 0)).build().unwrap();
-    /// assert!(client.toggle(42).liked);
-    /// assert!(!client.toggle(42).liked);
+    /// #     .transport(likekit_core::MemoryTransport::new().with_post(post, 0)).build().unwrap();
+    /// assert!(client.toggle(post).liked);
+    /// assert!(!client.toggle(post).liked);
     /// ```
     pub fn toggle(&self, post: PostId) -> PostView {
         self.driver.tap(post, None)
@@ -109,11 +112,12 @@ impl LikeClient {
     /// yet (never tapped, read or watched, or evicted since).
     ///
     /// ```
+    /// # let post = likekit_core::PostId::new(42).unwrap();
     /// # let client = likekit_core::LikeClient::builder()
-    /// #     .transport(likekit_core::MemoryTransport::new().with_post(42, 0)).build().unwrap();
-    /// assert_eq!(client.view(42), None);
-    /// client.set_liked(42, true);
-    /// assert!(client.view(42).unwrap().liked);
+    /// #     .transport(likekit_core::MemoryTransport::new().with_post(post, 0)).build().unwrap();
+    /// assert_eq!(client.view(post), None);
+    /// client.set_liked(post, true);
+    /// assert!(client.view(post).unwrap().liked);
     /// ```
     pub fn view(&self, post: PostId) -> Option<PostView> {
         self.driver.view(post)
@@ -135,11 +139,13 @@ impl LikeClient {
     /// ```
     /// # #[tokio::main(flavor = "current_thread")]
     /// # async fn main() {
+    /// # let post = likekit_core::PostId::new(42).unwrap();
+    /// # let post_999 = likekit_core::PostId::new(999).unwrap();
     /// # let client = likekit_core::LikeClient::builder()
-    /// #     .transport(likekit_core::MemoryTransport::new().with_post(42, 7)).build().unwrap();
-    /// let view = client.refresh(42).await.unwrap();
+    /// #     .transport(likekit_core::MemoryTransport::new().with_post(post, 7)).build().unwrap();
+    /// let view = client.refresh(post).await.unwrap();
     /// assert_eq!(view.count, 7);
-    /// assert!(client.refresh(999).await.unwrap_err().code() == "post_not_found");
+    /// assert!(client.refresh(post_999).await.unwrap_err().code() == "post_not_found");
     /// # }
     /// ```
     pub async fn refresh(&self, post: PostId) -> Result<PostView, LikeError> {
@@ -159,9 +165,12 @@ impl LikeClient {
     /// ```
     /// # #[tokio::main(flavor = "current_thread")]
     /// # async fn main() {
+    /// # let post_1 = likekit_core::PostId::new(1).unwrap();
+    /// # let post_2 = likekit_core::PostId::new(2).unwrap();
+    /// # let post_404 = likekit_core::PostId::new(404).unwrap();
     /// # let client = likekit_core::LikeClient::builder().transport(
-    /// #     likekit_core::MemoryTransport::new().with_post(1, 10).with_post(2, 20)).build().unwrap();
-    /// let views = client.refresh_many(&[1, 2, 404]).await.unwrap();
+    /// #     likekit_core::MemoryTransport::new().with_post(post_1, 10).with_post(post_2, 20)).build().unwrap();
+    /// let views = client.refresh_many(&[post_1, post_2, post_404]).await.unwrap();
     /// let counts: Vec<u64> = views.iter().map(|v| v.count).collect();
     /// assert_eq!(counts, [10, 20]); // post 404 does not exist
     /// # }
@@ -179,19 +188,20 @@ impl LikeClient {
     /// one event at a time, in order; they may call the client.
     ///
     /// ```
+    /// # let post = likekit_core::PostId::new(42).unwrap();
     /// use std::sync::{Arc, Mutex};
     /// use likekit_core::LikeEvent;
     /// # let client = likekit_core::LikeClient::builder()
-    /// #     .transport(likekit_core::MemoryTransport::new().with_post(42, 0)).build().unwrap();
+    /// #     .transport(likekit_core::MemoryTransport::new().with_post(post, 0)).build().unwrap();
     ///
     /// let seen = Arc::new(Mutex::new(Vec::new()));
     /// let log = Arc::clone(&seen);
-    /// let subscription = client.subscribe(42, move |event: &LikeEvent| {
+    /// let subscription = client.subscribe(post, move |event: &LikeEvent| {
     ///     if let LikeEvent::Changed(view) = event {
     ///         log.lock().unwrap().push(view.liked);
     ///     }
     /// });
-    /// client.set_liked(42, true);
+    /// client.set_liked(post, true);
     /// assert_eq!(seen.lock().unwrap().first(), Some(&true));
     /// drop(subscription); // no more events
     /// ```
@@ -202,13 +212,15 @@ impl LikeClient {
     /// [`subscribe`](Self::subscribe) with an observer shared with others.
     ///
     /// ```
+    /// # let post_1 = likekit_core::PostId::new(1).unwrap();
+    /// # let post_2 = likekit_core::PostId::new(2).unwrap();
     /// use std::sync::Arc;
     /// use likekit_core::{LikeEvent, LikeObserver};
     /// # let client = likekit_core::LikeClient::builder()
     /// #     .transport(likekit_core::MemoryTransport::new()).build().unwrap();
     /// let redraw: Arc<dyn LikeObserver> = Arc::new(|_: &LikeEvent| {});
-    /// let _a = client.subscribe_shared(1, Arc::clone(&redraw));
-    /// let _b = client.subscribe_shared(2, redraw);
+    /// let _a = client.subscribe_shared(post_1, Arc::clone(&redraw));
+    /// let _b = client.subscribe_shared(post_2, redraw);
     /// ```
     pub fn subscribe_shared(&self, post: PostId, observer: Arc<dyn LikeObserver>) -> Subscription {
         let id = self.driver.subscribe(Some(post), observer);
@@ -267,11 +279,12 @@ impl LikeClient {
     /// ```
     /// # #[tokio::main(flavor = "current_thread")]
     /// # async fn main() {
+    /// # let post = likekit_core::PostId::new(42).unwrap();
     /// # let client = likekit_core::LikeClient::builder()
-    /// #     .transport(likekit_core::MemoryTransport::new().with_post(42, 0)).build().unwrap();
-    /// client.toggle(42); // like: a call goes out
-    /// client.toggle(42); // unlike: waits for the like's answer…
-    /// client.toggle(42); // like: …and is replaced; the call out already carries it
+    /// #     .transport(likekit_core::MemoryTransport::new().with_post(post, 0)).build().unwrap();
+    /// client.toggle(post); // like: a call goes out
+    /// client.toggle(post); // unlike: waits for the like's answer…
+    /// client.toggle(post); // like: …and is replaced; the call out already carries it
     /// client.wait_idle(std::time::Duration::from_secs(5)).await;
     /// let stats = client.stats();
     /// assert_eq!((stats.taps, stats.calls_sent, stats.coalesced), (3, 1, 2));
@@ -285,8 +298,9 @@ impl LikeClient {
     /// Whether any post has a call in flight or waiting to be retried.
     ///
     /// ```
+    /// # let post = likekit_core::PostId::new(42).unwrap();
     /// # let client = likekit_core::LikeClient::builder()
-    /// #     .transport(likekit_core::MemoryTransport::new().with_post(42, 0)).build().unwrap();
+    /// #     .transport(likekit_core::MemoryTransport::new().with_post(post, 0)).build().unwrap();
     /// assert!(!client.has_pending_calls());
     /// ```
     pub fn has_pending_calls(&self) -> bool {
@@ -301,11 +315,12 @@ impl LikeClient {
     /// ```
     /// # #[tokio::main(flavor = "current_thread")]
     /// # async fn main() {
+    /// # let post = likekit_core::PostId::new(42).unwrap();
     /// # let client = likekit_core::LikeClient::builder()
-    /// #     .transport(likekit_core::MemoryTransport::new().with_post(42, 0)).build().unwrap();
-    /// client.set_liked(42, true);
+    /// #     .transport(likekit_core::MemoryTransport::new().with_post(post, 0)).build().unwrap();
+    /// client.set_liked(post, true);
     /// assert!(client.wait_idle(std::time::Duration::from_secs(5)).await);
-    /// assert_eq!(client.view(42).unwrap().count, 1);
+    /// assert_eq!(client.view(post).unwrap().count, 1);
     /// # }
     /// ```
     pub async fn wait_idle(&self, timeout: Duration) -> bool {
@@ -326,13 +341,14 @@ impl LikeClient {
     /// ```
     /// # #[tokio::main(flavor = "current_thread")]
     /// # async fn main() {
+    /// # let post = likekit_core::PostId::new(42).unwrap();
     /// # let client = likekit_core::LikeClient::builder()
-    /// #     .transport(likekit_core::MemoryTransport::new().with_post(42, 0)).build().unwrap();
+    /// #     .transport(likekit_core::MemoryTransport::new().with_post(post, 0)).build().unwrap();
     /// use std::time::Duration;
-    /// client.set_liked(42, true);
+    /// client.set_liked(post, true);
     /// assert!(client.shutdown(Duration::from_secs(2)).await);
-    /// assert!(client.view(42).unwrap().liked); // it was saved
-    /// let late = client.set_liked(42, false);
+    /// assert!(client.view(post).unwrap().liked); // it was saved
+    /// let late = client.set_liked(post, false);
     /// assert!(late.liked);
     /// assert_eq!(late.error, Some(likekit_core::LikeError::Shutdown));
     /// # }
@@ -513,9 +529,10 @@ impl LikeClientBuilder {
     /// [`transport`](Self::transport) with a transport shared with others.
     ///
     /// ```
+    /// # let post = likekit_core::PostId::new(42).unwrap();
     /// use std::sync::Arc;
     /// use likekit_core::{LikeClient, MemoryTransport};
-    /// let server = Arc::new(MemoryTransport::new().with_post(42, 0));
+    /// let server = Arc::new(MemoryTransport::new().with_post(post, 0));
     /// let phone = LikeClient::builder().shared_transport(server.clone()).build().unwrap();
     /// let laptop = LikeClient::builder().shared_transport(server).build().unwrap();
     /// # drop((phone, laptop));
@@ -588,15 +605,15 @@ impl LikeClientBuilder {
     }
 }
 
-
 /// A live subscription; dropping it unsubscribes (an event already being
 /// delivered may still arrive). It does not keep the client alive.
 ///
 /// ```
+/// # let post = likekit_core::PostId::new(42).unwrap();
 /// # let client = likekit_core::LikeClient::builder()
 /// #     .transport(likekit_core::MemoryTransport::new()).build().unwrap();
-/// let subscription = client.subscribe(42, |_: &likekit_core::LikeEvent| {});
-/// assert_eq!(subscription.post_id(), Some(42));
+/// let subscription = client.subscribe(post, |_: &likekit_core::LikeEvent| {});
+/// assert_eq!(subscription.post_id(), Some(post));
 /// subscription.unsubscribe(); // the same as dropping it
 /// ```
 #[must_use = "dropping a Subscription unsubscribes at once"]

@@ -353,7 +353,11 @@ async fn dropping_a_subscription_stops_its_events_and_lets_the_post_go() {
 #[tokio::test]
 async fn subscribe_all_hears_every_post() {
     let client = LikeClient::builder()
-        .transport(MemoryTransport::new().with_post(id(1), 0).with_post(id(2), 0))
+        .transport(
+            MemoryTransport::new()
+                .with_post(id(1), 0)
+                .with_post(id(2), 0),
+        )
         .build()
         .unwrap();
     let log: Log = Arc::default();
@@ -370,7 +374,11 @@ async fn subscribe_all_hears_every_post() {
 #[tokio::test]
 async fn observers_may_call_the_client() {
     let client = LikeClient::builder()
-        .transport(MemoryTransport::new().with_post(id(42), 0).with_post(id(43), 0))
+        .transport(
+            MemoryTransport::new()
+                .with_post(id(42), 0)
+                .with_post(id(43), 0),
+        )
         .build()
         .unwrap();
     let inner = client.clone();
@@ -471,7 +479,10 @@ async fn shutdown_lets_calls_in_flight_finish() {
     let late = client.set_liked(id(42), false);
     assert!(late.liked);
     assert_eq!(late.error, Some(LikeError::Shutdown));
-    assert_eq!(client.set_liked(id(7), true).error, Some(LikeError::Shutdown));
+    assert_eq!(
+        client.set_liked(id(7), true).error,
+        Some(LikeError::Shutdown)
+    );
     assert!(client.view(id(7)).is_none());
     assert_eq!(client.refresh(id(42)).await, Err(LikeError::Shutdown));
     assert_eq!(gate.sent().len(), 1);

@@ -11,14 +11,15 @@ use crate::{LikeError, PostId, PostView};
 /// What an observer hears about.
 ///
 /// ```
+/// # let post = likekit_core::PostId::new(42).unwrap();
 /// use likekit_core::LikeEvent;
 /// # let client = likekit_core::LikeClient::builder()
-/// #     .transport(likekit_core::MemoryTransport::new().with_post(42, 0)).build().unwrap();
-/// let _subscription = client.subscribe(42, |event: &LikeEvent| match event {
+/// #     .transport(likekit_core::MemoryTransport::new().with_post(post, 0)).build().unwrap();
+/// let _subscription = client.subscribe(post, |event: &LikeEvent| match event {
 ///     LikeEvent::Changed(view) => println!("redraw {}: {}", view.post_id, view.line),
 ///     LikeEvent::Failed(failure) => println!("{failure}"),
 /// });
-/// client.toggle(42);
+/// client.toggle(post);
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum LikeEvent {
@@ -35,9 +36,10 @@ impl LikeEvent {
     /// The post the event is about.
     ///
     /// ```
+    /// # let post = likekit_core::PostId::new(42).unwrap();
     /// use likekit_core::{LikeError, LikeEvent, LikeFailure};
-    /// let e = LikeEvent::Failed(LikeFailure { post_id: 42, wanted: true, error: LikeError::Timeout });
-    /// assert_eq!(e.post_id(), 42);
+    /// let e = LikeEvent::Failed(LikeFailure { post_id: post, wanted: true, error: LikeError::Timeout });
+    /// assert_eq!(e.post_id(), post);
     /// ```
     pub fn post_id(&self) -> PostId {
         match self {
@@ -52,8 +54,9 @@ impl LikeEvent {
 /// sentence for the UI.
 ///
 /// ```
+/// # let post = likekit_core::PostId::new(42).unwrap();
 /// use likekit_core::{LikeError, LikeFailure};
-/// let failure = LikeFailure { post_id: 42, wanted: true, error: LikeError::Timeout };
+/// let failure = LikeFailure { post_id: post, wanted: true, error: LikeError::Timeout };
 /// assert_eq!(failure.to_string(), "Your like didn't save: the request timed out");
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -27,16 +27,17 @@
 //!
 //! # #[tokio::main]
 //! # async fn main() -> Result<(), likekit_core::LikeError> {
+//! let post = likekit_core::PostId::new(42)?; // ids are checked once, here
 //! let client = LikeClient::builder()
 //!     .base_url("http://127.0.0.1:8080")
 //!     .token_provider(StaticToken::new("<token from your sign-in>"))
 //!     .build()?;
-//! let _subscription = client.subscribe(42, |event: &LikeEvent| match event {
+//! let _subscription = client.subscribe(post, |event: &LikeEvent| match event {
 //!     LikeEvent::Changed(view) => println!("{} {}", view.count, view.line),
 //!     LikeEvent::Failed(failure) => eprintln!("{failure}"),
 //! });
-//! client.refresh(42).await?;
-//! let view = client.toggle(42); // the heart fills now; the call follows
+//! client.refresh(post).await?;
+//! let view = client.toggle(post); // the heart fills now; the call follows
 //! assert!(view.liked);
 //! client.shutdown(Duration::from_secs(5)).await;
 //! # Ok(())
@@ -47,8 +48,8 @@ mod client;
 #[cfg(test)]
 mod client_tests;
 mod driver;
-mod events;
 pub mod error;
+mod events;
 pub mod line;
 pub mod machine;
 pub mod runtime;
@@ -57,8 +58,8 @@ pub mod view;
 pub mod wire;
 
 pub use client::{LikeClient, LikeClientBuilder, Subscription};
-pub use events::{LikeEvent, LikeFailure, LikeObserver};
 pub use error::LikeError;
+pub use events::{LikeEvent, LikeFailure, LikeObserver};
 pub use line::LikeLine;
 pub use machine::{Action, CallId, Effect, Machine, MachineConfig, RetryPolicy, Stats};
 pub use transport::{

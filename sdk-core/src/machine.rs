@@ -326,11 +326,12 @@ impl PostState {
 /// the viewer's intent, and the one call in flight per post.
 ///
 /// ```
+/// # let post = likekit_core::PostId::new(42).unwrap();
 /// use likekit_core::{Action, Effect, Machine, MachineConfig};
 /// use likekit_core::wire::LikeState;
 ///
 /// let mut m = Machine::new(MachineConfig::default());
-/// let view = m.tap(42, true); // instant: before any I/O
+/// let view = m.tap(post, true); // instant: before any I/O
 /// assert!(view.liked);
 /// let effects: Vec<Effect> = m.drain_effects().collect();
 /// let Some(&Effect::Send { call, action, .. }) = effects.iter().find(|e| matches!(e, Effect::Send { .. }))
@@ -338,8 +339,8 @@ impl PostState {
 /// assert_eq!(action, Action::Like);
 ///
 /// // the server answers
-/// m.response(42, call, Ok(LikeState { count: 1204, liked_by_me: true, version: 9 }));
-/// assert_eq!(m.view(42).unwrap().line.to_string(), "Liked by you and 1,203 others");
+/// m.response(post, call, Ok(LikeState { count: 1204, liked_by_me: true, version: 9 }));
+/// assert_eq!(m.view(post).unwrap().line.to_string(), "Liked by you and 1,203 others");
 /// ```
 #[derive(Debug)]
 pub struct Machine {

@@ -36,6 +36,7 @@ use crate::{Action, LikeError, PostId};
 /// as `Arc<dyn Transport>`.
 ///
 /// ```
+/// # let post = likekit_core::PostId::new(42).unwrap();
 /// use likekit_core::runtime::BoxFuture;
 /// use likekit_core::wire::{BatchLikes, LikeState, PostLikes};
 /// use likekit_core::{Action, LikeError, PostId, Transport};
@@ -57,7 +58,7 @@ use crate::{Action, LikeError, PostId};
 /// }
 ///
 /// let client = likekit_core::LikeClient::builder().transport(Agreeable).build().unwrap();
-/// assert!(client.set_liked(42, true).liked);
+/// assert!(client.set_liked(post, true).liked);
 /// ```
 pub trait Transport: SendOutsideWasm + SyncOutsideWasm + 'static {
     /// Likes (`POST /posts/{post}/like`) or unlikes
@@ -66,9 +67,10 @@ pub trait Transport: SendOutsideWasm + SyncOutsideWasm + 'static {
     /// ```
     /// # #[tokio::main(flavor = "current_thread")]
     /// # async fn main() {
+    /// # let post = likekit_core::PostId::new(42).unwrap();
     /// use likekit_core::{Action, MemoryTransport, Transport};
-    /// let server = MemoryTransport::new().with_post(42, 0);
-    /// assert!(server.send(42, Action::Like).await.unwrap().liked_by_me);
+    /// let server = MemoryTransport::new().with_post(post, 0);
+    /// assert!(server.send(post, Action::Like).await.unwrap().liked_by_me);
     /// # }
     /// ```
     fn send(&self, post: PostId, action: Action) -> BoxFuture<'_, Result<LikeState, LikeError>>;
@@ -78,9 +80,10 @@ pub trait Transport: SendOutsideWasm + SyncOutsideWasm + 'static {
     /// ```
     /// # #[tokio::main(flavor = "current_thread")]
     /// # async fn main() {
+    /// # let post = likekit_core::PostId::new(42).unwrap();
     /// use likekit_core::{MemoryTransport, Transport};
-    /// let server = MemoryTransport::new().with_post(42, 3);
-    /// assert_eq!(server.read(42).await.unwrap().count, 3);
+    /// let server = MemoryTransport::new().with_post(post, 3);
+    /// assert_eq!(server.read(post).await.unwrap().count, 3);
     /// # }
     /// ```
     fn read(&self, post: PostId) -> BoxFuture<'_, Result<PostLikes, LikeError>>;
@@ -92,11 +95,14 @@ pub trait Transport: SendOutsideWasm + SyncOutsideWasm + 'static {
     /// ```
     /// # #[tokio::main(flavor = "current_thread")]
     /// # async fn main() {
+    /// # let post_1 = likekit_core::PostId::new(1).unwrap();
+    /// # let post_2 = likekit_core::PostId::new(2).unwrap();
+    /// # let post_3 = likekit_core::PostId::new(3).unwrap();
     /// use likekit_core::{MemoryTransport, Transport};
-    /// let server = MemoryTransport::new().with_post(1, 0).with_post(2, 5);
-    /// let page = server.read_many(&[1, 2, 3]).await.unwrap();
+    /// let server = MemoryTransport::new().with_post(post_1, 0).with_post(post_2, 5);
+    /// let page = server.read_many(&[post_1, post_2, post_3]).await.unwrap();
     /// assert_eq!(page.posts.len(), 2);
-    /// assert_eq!(page.posts["2"].count, 5);
+    /// assert_eq!(page.posts[&post_2].count, 5);
     /// # }
     /// ```
     fn read_many<'a>(&'a self, posts: &'a [PostId])
@@ -436,16 +442,17 @@ impl Transport for HttpTransport {
 /// ```
 /// # #[tokio::main(flavor = "current_thread")]
 /// # async fn main() {
+/// # let post = likekit_core::PostId::new(42).unwrap();
 /// use likekit_core::{Action, LikeError, MemoryTransport, Transport};
 ///
-/// let server = MemoryTransport::new().with_post(42, 1203);
-/// let state = server.send(42, Action::Like).await.unwrap();
+/// let server = MemoryTransport::new().with_post(post, 1203);
+/// let state = server.send(post, Action::Like).await.unwrap();
 /// assert_eq!((state.count, state.liked_by_me), (1204, true));
 ///
 /// server.fail_next(LikeError::Timeout);
-/// assert_eq!(server.send(42, Action::Unlike).await, Err(LikeError::Timeout));
+/// assert_eq!(server.send(post, Action::Unlike).await, Err(LikeError::Timeout));
 /// assert_eq!(server.calls(), 2);
-/// assert_eq!(server.liked(42), Some(true));
+/// assert_eq!(server.liked(post), Some(true));
 /// # }
 /// ```
 #[derive(Debug, Default)]
@@ -478,8 +485,9 @@ impl MemoryTransport {
     /// A server with no posts.
     ///
     /// ```
+    /// # let post = likekit_core::PostId::new(42).unwrap();
     /// let server = likekit_core::MemoryTransport::new();
-    /// assert_eq!(server.liked(42), None);
+    /// assert_eq!(server.liked(post), None);
     /// ```
     pub fn new() -> Self {
         Self::default()
@@ -488,8 +496,9 @@ impl MemoryTransport {
     /// Adds a post that `others` other users like (the viewer does not).
     ///
     /// ```
-    /// let server = likekit_core::MemoryTransport::new().with_post(42, 1203);
-    /// assert_eq!(server.liked(42), Some(false));
+    /// # let post = likekit_core::PostId::new(42).unwrap();
+    /// let server = likekit_core::MemoryTransport::new().with_post(post, 1203);
+    /// assert_eq!(server.liked(post), Some(false));
     /// ```
     pub fn with_post(self, post: PostId, others: u64) -> Self {
         self.add_post(post, others);
@@ -499,9 +508,10 @@ impl MemoryTransport {
     /// Adds (or resets) a post that `others` other users like.
     ///
     /// ```
+    /// # let post_7 = likekit_core::PostId::new(7).unwrap();
     /// let server = likekit_core::MemoryTransport::new();
-    /// server.add_post(7, 0);
-    /// assert_eq!(server.liked(7), Some(false));
+    /// server.add_post(post_7, 0);
+    /// assert_eq!(server.liked(post_7), Some(false));
     /// ```
     pub fn add_post(&self, post: PostId, others: u64) {
         self.lock().posts.insert(
@@ -517,9 +527,10 @@ impl MemoryTransport {
     /// Removes a post: calls for it get [`LikeError::NotFound`] from now on.
     ///
     /// ```
-    /// let server = likekit_core::MemoryTransport::new().with_post(7, 0);
-    /// server.remove_post(7);
-    /// assert_eq!(server.liked(7), None);
+    /// # let post_7 = likekit_core::PostId::new(7).unwrap();
+    /// let server = likekit_core::MemoryTransport::new().with_post(post_7, 0);
+    /// server.remove_post(post_7);
+    /// assert_eq!(server.liked(post_7), None);
     /// ```
     pub fn remove_post(&self, post: PostId) {
         self.lock().posts.remove(&post);
@@ -994,7 +1005,14 @@ mod tests {
             let t = HttpTransport::new(&format!("{base}/")).unwrap();
             assert!(!t.send(id(7), Action::Unlike).await.unwrap().liked_by_me);
             assert_eq!(t.read(id(7)).await.unwrap().friends, ["Ana"]);
-            assert_eq!(t.read_many(&[id(1), id(2), id(3)]).await.unwrap().posts.len(), 1);
+            assert_eq!(
+                t.read_many(&[id(1), id(2), id(3)])
+                    .await
+                    .unwrap()
+                    .posts
+                    .len(),
+                1
+            );
             let heads = heads.lock().unwrap().clone();
             assert!(
                 heads[0].starts_with("delete /posts/7/like "),

@@ -8,9 +8,10 @@ use crate::{LikeError, LikeLine, PostId};
 /// viewer's pending intent. A tap changes it at once.
 ///
 /// ```
+/// # let post = likekit_core::PostId::new(42).unwrap();
 /// use likekit_core::{Machine, MachineConfig};
 /// let mut m = Machine::new(MachineConfig::default());
-/// let view = m.tap(42, true);
+/// let view = m.tap(post, true);
 /// assert!(view.liked && view.pending);
 /// assert_eq!(view.count, 1);
 /// assert_eq!(view.line.to_string(), "Liked by you");

@@ -22,8 +22,9 @@ pub use likekit_core::{
 pub use likekit_server::{self as server, Config, RateLimit, ServerHandle};
 
 use likekit_core::wire::PostLikes;
-use likekit_core::wire::admin::{FaultRule, FaultRules};
+use likekit_proto::admin::{FaultRule, FaultRules};
 use likekit_server::store::PostAudit;
+use likekit_testing::admin::AdminClient;
 
 /// The admin key every test server runs with.
 pub const ADMIN_KEY: &str = "likekit-tests-admin";
@@ -58,7 +59,9 @@ pub fn fast_retries() -> RetryPolicy {
 pub struct World {
     /// The server.
     pub server: ServerHandle,
-    admin: reqwest::Client,
+    /// The server's admin API (fault rules).
+    pub admin: AdminClient,
+    http: reqwest::Client,
 }
 
 impl World {
@@ -80,11 +83,17 @@ impl World {
 
     /// Looks after an already running server (started with [`ADMIN_KEY`]).
     pub fn around(server: ServerHandle) -> Self {
-        let admin = reqwest::Client::builder()
+        let http = reqwest::Client::builder()
+            .no_proxy()
             .timeout(Duration::from_secs(30))
             .build()
             .unwrap();
-        Self { server, admin }
+        let admin = AdminClient::with_client(http.clone(), server.base_url(), ADMIN_KEY);
+        Self {
+            server,
+            admin,
+            http,
+        }
     }
 
     /// `http://127.0.0.1:<port>`.
@@ -131,31 +140,12 @@ impl World {
 
     /// Replaces the server's fault rules through `PUT /admin/faults`.
     pub async fn faults(&self, rules: Vec<FaultRule>) {
-        let response = self
-            .admin
-            .put(format!("{}/admin/faults", self.base_url()))
-            .header("x-admin-key", ADMIN_KEY)
-            .json(&FaultRules { rules })
-            .send()
-            .await
-            .unwrap();
-        assert!(
-            response.status().is_success(),
-            "PUT /admin/faults: {}",
-            response.text().await.unwrap_or_default()
-        );
+        self.admin.put_faults(&FaultRules { rules }).await.unwrap();
     }
 
     /// Removes every fault rule through `DELETE /admin/faults`.
     pub async fn clear_faults(&self) {
-        let response = self
-            .admin
-            .delete(format!("{}/admin/faults", self.base_url()))
-            .header("x-admin-key", ADMIN_KEY)
-            .send()
-            .await
-            .unwrap();
-        assert!(response.status().is_success());
+        self.admin.clear_faults().await.unwrap();
     }
 
     /// Every post's stored count beside its like rows; panics if any
@@ -185,7 +175,7 @@ impl World {
 
     /// What `GET /posts/{post}/likes` says to `user` now.
     pub async fn read_as(&self, user: UserId, post: PostId) -> PostLikes {
-        self.admin
+        self.http
             .get(format!("{}/posts/{post}/likes", self.base_url()))
             .bearer_auth(self.token(user))
             .send()
@@ -202,7 +192,7 @@ impl World {
     /// `likes`, `batch`), every status, from its `/metrics`.
     pub async fn requests(&self, route: &str) -> u64 {
         let text = self
-            .admin
+            .http
             .get(format!("{}/metrics", self.base_url()))
             .send()
             .await
@@ -291,4 +281,14 @@ pub async fn settle(client: &LikeClient) {
         client.wait_idle(PATIENCE).await,
         "the client still has calls pending after {PATIENCE:?}"
     );
+}
+
+/// Post `n`; panics if `n` is not a post id (tests only use valid ones).
+pub fn post(n: u64) -> PostId {
+    PostId::new(n).unwrap()
+}
+
+/// User `n`; panics if `n` is not a user id.
+pub fn user(n: u64) -> UserId {
+    UserId::new(n).unwrap()
 }

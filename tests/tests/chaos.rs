@@ -13,9 +13,9 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use likekit_core::wire::admin::{FaultRoute, FaultRule};
 use likekit_core::{LikeClient, LikeEvent, PostId, PostView, RetryPolicy, UserId};
-use likekit_tests::{World, settle};
+use likekit_proto::admin::{FaultRoute, FaultRule};
+use likekit_tests::{World, post, settle, user as user_id};
 
 const USERS: u64 = 50;
 const POSTS: u64 = 20;
@@ -24,9 +24,9 @@ const TAPPING: Duration = Duration::from_secs(3);
 /// The last view each post's events showed.
 type LastSeen = Arc<Mutex<HashMap<PostId, PostView>>>;
 
-async fn user(client: LikeClient, mut rng: fastrand::Rng, until: Instant) {
+async fn tapper(client: LikeClient, mut rng: fastrand::Rng, until: Instant) {
     while Instant::now() < until {
-        let post = rng.u64(1..=POSTS);
+        let post = post(rng.u64(1..=POSTS));
         match rng.u8(0..10) {
             0..=7 => {
                 client.toggle(post);
@@ -53,17 +53,24 @@ async fn fifty_users_twenty_posts_twenty_percent_failures() {
     let mut rng = fastrand::Rng::with_seed(seed);
 
     let world = World::start().await;
-    let users: Vec<(UserId, String)> = (1..=USERS).map(|u| (u, format!("user{u}"))).collect();
+    let users: Vec<(UserId, String)> = (1..=USERS)
+        .map(|u| (user_id(u), format!("user{u}")))
+        .collect();
     let names: Vec<(UserId, &str)> = users.iter().map(|(u, n)| (*u, n.as_str())).collect();
-    let posts: Vec<PostId> = (1..=POSTS).collect();
+    let posts: Vec<PostId> = (1..=POSTS).map(post).collect();
     world.setup(&names, &posts).await;
     // some friendships, so friends lines are in play too
     for u in 1..=USERS {
         let friends: Vec<UserId> = (0..3)
             .map(|_| rng.u64(1..=USERS))
             .filter(|f| *f != u)
+            .map(user_id)
             .collect();
-        world.server.set_friends(u, &friends).await.unwrap();
+        world
+            .server
+            .set_friends(user_id(u), &friends)
+            .await
+            .unwrap();
     }
 
     let retry = RetryPolicy {
@@ -77,7 +84,11 @@ async fn fifty_users_twenty_posts_twenty_percent_failures() {
     let mut seen = Vec::new();
     let mut subscriptions = Vec::new();
     for u in 1..=USERS {
-        let client = world.builder(u).retry_policy(retry).build().unwrap();
+        let client = world
+            .builder(user_id(u))
+            .retry_policy(retry)
+            .build()
+            .unwrap();
         let last: LastSeen = Arc::default();
         let sink = Arc::clone(&last);
         subscriptions.push(client.subscribe_all(move |e: &LikeEvent| {
@@ -109,7 +120,7 @@ async fn fifty_users_twenty_posts_twenty_percent_failures() {
     let tasks: Vec<_> = clients
         .iter()
         .map(|c| {
-            tokio::spawn(user(
+            tokio::spawn(tapper(
                 c.clone(),
                 fastrand::Rng::with_seed(rng.u64(..)),
                 until,
@@ -138,7 +149,7 @@ async fn fifty_users_twenty_posts_twenty_percent_failures() {
     let mut rollbacks = 0;
     let mut liked_rows: HashMap<PostId, u64> = HashMap::new();
     for (i, client) in clients.iter().enumerate() {
-        let user = i as u64 + 1;
+        let user = user_id(i as u64 + 1);
         let liked = store.liked(user, &posts).await.unwrap();
         for (&post, &liked) in posts.iter().zip(&liked) {
             *liked_rows.entry(post).or_default() += u64::from(liked);

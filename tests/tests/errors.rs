@@ -8,12 +8,14 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use likekit_core::wire::admin::{FaultRoute, FaultRule};
 use likekit_core::{LikeError, StaticToken};
-use likekit_tests::{Config, RateLimit, Recorder, World, settle, test_config};
+use likekit_proto::admin::{FaultRoute, FaultRule};
+use likekit_tests::{
+    Config, PostId, RateLimit, Recorder, UserId, World, post, settle, test_config,
+};
 
-const ANA: u64 = 1;
-const POST: u64 = 42;
+const ANA: UserId = UserId::checked(1).unwrap();
+const POST: PostId = PostId::checked(42).unwrap();
 
 #[tokio::test]
 async fn the_server_rate_limit_is_waited_out_and_the_like_sticks() {
@@ -25,18 +27,18 @@ async fn the_server_rate_limit_is_waited_out_and_the_like_sticks() {
         ..test_config()
     })
     .await;
-    world.setup(&[(ANA, "Ana")], &[POST, 43]).await;
+    world.setup(&[(ANA, "Ana")], &[POST, post(43)]).await;
     let ana = world.client(ANA);
-    let (events, _sub) = Recorder::on(&ana, 43);
+    let (events, _sub) = Recorder::on(&ana, post(43));
 
     ana.set_liked(POST, true); // uses the one write allowed now
     settle(&ana).await;
     let started = Instant::now();
-    ana.set_liked(43, true); // refused with 429 + Retry-After
+    ana.set_liked(post(43), true); // refused with 429 + Retry-After
     settle(&ana).await;
 
-    assert!(world.liked(ANA, 43).await, "the like stuck");
-    assert!(ana.view(43).unwrap().liked);
+    assert!(world.liked(ANA, post(43)).await, "the like stuck");
+    assert!(ana.view(post(43)).unwrap().liked);
     assert!(events.failures().is_empty());
     let stats = ana.stats();
     assert!(stats.retries >= 1, "{stats:?}");
@@ -143,7 +145,7 @@ async fn a_post_that_does_not_exist_rolls_back_without_retries() {
     let world = World::start().await;
     world.setup(&[(ANA, "Ana")], &[POST]).await;
     let ana = world.client(ANA);
-    const GONE: u64 = 404_404;
+    const GONE: PostId = PostId::checked(404_404).unwrap();
     let (events, _sub) = Recorder::on(&ana, GONE);
     let view = ana.set_liked(GONE, true);
     assert!(view.liked, "the heart fills at once all the same");

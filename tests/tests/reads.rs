@@ -8,11 +8,11 @@ use std::time::Duration;
 use likekit_core::runtime::BoxFuture;
 use likekit_core::wire::{BatchLikes, LikeState, PostLikes};
 use likekit_core::{Action, HttpTransport, LikeError, PostId, Transport};
-use likekit_tests::{Config, ServerHandle, World, settle, test_config};
+use likekit_tests::{Config, ServerHandle, UserId, World, post, settle, test_config, user};
 
-const ANA: u64 = 1;
-const BEN: u64 = 2;
-const POST: u64 = 42;
+const ANA: UserId = UserId::checked(1).unwrap();
+const BEN: UserId = UserId::checked(2).unwrap();
+const POST: PostId = PostId::checked(42).unwrap();
 
 /// Two servers behind a load balancer that sends writes to one and reads
 /// to the other: the reading server's count cache lags the writes.
@@ -48,7 +48,7 @@ async fn after_a_confirmed_like_a_stale_read_keeps_the_heart_and_the_count() {
     };
     let writer = World::with(config.clone()).await;
     writer
-        .setup(&[(ANA, "Ana"), (BEN, "Ben"), (3, "Cy")], &[POST])
+        .setup(&[(ANA, "Ana"), (BEN, "Ben"), (user(3), "Cy")], &[POST])
         .await;
     let reader: ServerHandle = likekit_server::spawn_with_store(
         Config {
@@ -59,7 +59,7 @@ async fn after_a_confirmed_like_a_stale_read_keeps_the_heart_and_the_count() {
     )
     .await
     .unwrap();
-    for user in [BEN, 3] {
+    for user in [BEN, user(3)] {
         likekit_core::Transport::send(&writer.transport(user), POST, Action::Like)
             .await
             .unwrap();
@@ -176,28 +176,28 @@ async fn two_devices_of_one_user_converge_after_a_refresh() {
 #[tokio::test]
 async fn a_feed_page_is_one_read_per_hundred_posts() {
     let world = World::start().await;
-    let posts: Vec<PostId> = (1..=150).collect();
+    let posts: Vec<PostId> = (1..=150).map(post).collect();
     world.setup(&[(ANA, "Ana"), (BEN, "Ben")], &posts).await;
     world.server.set_friends(ANA, &[BEN]).await.unwrap();
-    for post in [3, 7, 120] {
-        likekit_core::Transport::send(&world.transport(BEN), post, Action::Like)
+    for liked in [3, 7, 120].map(post) {
+        likekit_core::Transport::send(&world.transport(BEN), liked, Action::Like)
             .await
             .unwrap();
     }
     let ana = world.client(ANA);
     let mut feed = posts.clone();
-    feed.push(9_999); // not a post: left out
+    feed.push(post(9_999)); // not a post: left out
     let views = ana.refresh_many(&feed).await.unwrap();
     assert_eq!(views.len(), 150);
     assert_eq!(world.requests("batch").await, 2);
     assert_eq!(world.requests("likes").await, 0);
     for view in &views {
-        let liked_by_ben = [3, 7, 120].contains(&view.post_id);
+        let liked_by_ben = [3, 7, 120].map(post).contains(&view.post_id);
         assert_eq!(view.count, u64::from(liked_by_ben), "post {}", view.post_id);
         if liked_by_ben {
             assert_eq!(view.line.to_string(), "Liked by Ben");
         }
     }
-    assert!(ana.view(9_999).is_none());
+    assert!(ana.view(post(9_999)).is_none());
     world.stop().await;
 }

@@ -16,11 +16,11 @@
 #![allow(clippy::unwrap_used)]
 
 use likekit_core::{Action, Transport};
-use likekit_tests::{World, settle};
+use likekit_tests::{PostId, UserId, World, settle, user};
 
-const ANA: u64 = 1;
-const BEN: u64 = 2;
-const POST: u64 = 42;
+const ANA: UserId = UserId::checked(1).unwrap();
+const BEN: UserId = UserId::checked(2).unwrap();
+const POST: PostId = PostId::checked(42).unwrap();
 
 #[tokio::test]
 async fn the_seed_table() {
@@ -89,7 +89,8 @@ async fn a_friend_is_named_in_the_line() {
     let world = World::start().await;
     world.setup(&[(ANA, "Ana"), (BEN, "Ben")], &[POST]).await;
     world.server.set_friends(BEN, &[ANA]).await.unwrap();
-    for user in 100..103 {
+    for n in 100..103 {
+        let user = user(n);
         world.server.create_user(user, "someone").await.unwrap();
         world
             .transport(user)

@@ -5,11 +5,11 @@
 #![allow(clippy::unwrap_used)]
 
 use likekit_core::Transport;
-use likekit_core::wire::admin::{FaultRoute, FaultRule};
-use likekit_tests::{Recorder, World, eventually, settle};
+use likekit_proto::admin::{FaultRoute, FaultRule};
+use likekit_tests::{PostId, Recorder, UserId, World, eventually, settle, user};
 
-const ANA: u64 = 1;
-const POST: u64 = 42;
+const ANA: UserId = UserId::checked(1).unwrap();
+const POST: PostId = PostId::checked(42).unwrap();
 
 #[tokio::test]
 async fn with_two_second_calls_the_heart_fills_before_the_server_answers() {
@@ -57,10 +57,12 @@ async fn with_two_second_calls_the_heart_fills_before_the_server_answers() {
 #[tokio::test]
 async fn failing_every_attempt_rolls_back_with_exactly_one_failure() {
     let world = World::start().await;
-    world.setup(&[(ANA, "Ana"), (2, "Ben")], &[POST]).await;
+    world
+        .setup(&[(ANA, "Ana"), (user(2), "Ben")], &[POST])
+        .await;
     // someone else's like, so the confirmed state is not all zeros
     world
-        .transport(2)
+        .transport(user(2))
         .send(POST, likekit_core::Action::Like)
         .await
         .unwrap();

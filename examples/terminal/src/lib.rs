@@ -18,10 +18,11 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
-use likekit_core::wire::admin::{FaultRoute, FaultRule, FaultRules, TokenRequest, TokenResponse};
 use likekit_core::{
     LikeClient, LikeEvent, LikeFailure, PostId, PostView, RetryPolicy, StaticToken, UserId,
 };
+use likekit_proto::admin::{FaultRoute, FaultRule, FaultRules};
+use likekit_testing::admin::AdminClient;
 
 /// `--help`.
 pub const USAGE: &str = "\
@@ -77,8 +78,11 @@ impl Options {
             server: "http://127.0.0.1:8787".into(),
             token: None,
             admin_key: None,
-            user: 1,
-            posts: vec![42, 1, 2, 3, 4, 5],
+            user: UserId::MIN,
+            posts: [42, 1, 2, 3, 4, 5]
+                .into_iter()
+                .filter_map(PostId::checked)
+                .collect(),
             train: false,
             fail: false,
         };
@@ -183,34 +187,24 @@ pub fn render(key: usize, view: &PostView) -> String {
 
 /// Talks to the admin API: tokens and fault rules.
 struct Admin {
-    http: reqwest::Client,
+    client: AdminClient,
     server: String,
-    key: String,
 }
 
 impl Admin {
+    fn new(server: &str, key: String) -> Result<Self, String> {
+        let client = AdminClient::new(server, key).map_err(|e| e.to_string())?;
+        Ok(Self {
+            client,
+            server: server.to_owned(),
+        })
+    }
+
     async fn token(&self, user: UserId) -> Result<String, String> {
-        let response = self
-            .http
-            .post(format!("{}/admin/tokens", self.server))
-            .header("x-admin-key", &self.key)
-            .json(&TokenRequest {
-                user_id: user,
-                ttl_secs: 24 * 3600,
-            })
-            .send()
+        self.client
+            .mint_token(user, 24 * 3600)
             .await
-            .map_err(|e| format!("cannot reach {}: {e}", self.server))?;
-        let status = response.status();
-        let body = response.bytes().await.map_err(|e| e.to_string())?;
-        if !status.is_success() {
-            return Err(format!(
-                "minting a token failed ({status}): {}",
-                String::from_utf8_lossy(&body)
-            ));
-        }
-        let token: TokenResponse = serde_json::from_slice(&body).map_err(|e| e.to_string())?;
-        Ok(token.token)
+            .map_err(|e| format!("minting a token on {} failed: {e}", self.server))
     }
 
     /// Sets the rules for the train and the failures, or clears them.
@@ -231,23 +225,11 @@ impl Admin {
                 });
             }
         }
-        let response = self
-            .http
-            .put(format!("{}/admin/faults", self.server))
-            .header("x-admin-key", &self.key)
-            .json(&FaultRules { rules })
-            .send()
+        self.client
+            .put_faults(&FaultRules { rules })
             .await
-            .map_err(|e| format!("cannot reach {}: {e}", self.server))?;
-        if response.status().is_success() {
-            Ok(())
-        } else {
-            Err(format!(
-                "setting fault rules failed ({}): {}",
-                response.status(),
-                response.text().await.unwrap_or_default()
-            ))
-        }
+            .map(drop)
+            .map_err(|e| format!("setting fault rules on {} failed: {e}", self.server))
     }
 }
 
@@ -274,11 +256,11 @@ pub async fn run(
 ) -> Result<(), String> {
     let out: Out = Arc::new(Mutex::new(output));
     let server = options.server.trim_end_matches('/').to_owned();
-    let admin = options.admin_key.clone().map(|key| Admin {
-        http: reqwest::Client::new(),
-        server: server.clone(),
-        key,
-    });
+    let admin = options
+        .admin_key
+        .clone()
+        .map(|key| Admin::new(&server, key))
+        .transpose()?;
     let token = match (&options.token, &admin) {
         (Some(token), _) => token.clone(),
         (None, Some(admin)) => admin.token(options.user).await?,
@@ -466,9 +448,18 @@ mod tests {
             .unwrap()
             .unwrap();
         assert_eq!(o.admin_key.as_deref(), Some("k"));
+        let posts: Vec<u64> = o.posts.iter().map(|p| p.get()).collect();
         assert_eq!(
-            (o.user, o.posts.as_slice(), o.train),
+            (o.user.get(), posts.as_slice(), o.train),
             (3, &[7, 8][..], true)
+        );
+        assert!(
+            parse(&["--token", "t", "--posts", "0"]).is_err(),
+            "0 is no post"
+        );
+        assert!(
+            parse(&["--token", "t", "--user", "-1"]).is_err(),
+            "-1 is no user"
         );
         assert_eq!(parse(&["--help"]).unwrap(), None);
         assert!(parse(&[]).is_err(), "no way to sign in");
@@ -488,7 +479,7 @@ mod tests {
         assert_eq!(thousands(1_204), "1,204");
         assert_eq!(thousands(1_234_567), "1,234,567");
         let view = PostView {
-            post_id: 42,
+            post_id: PostId::new(42).unwrap(),
             liked: true,
             count: 1_205,
             friends: vec!["Ben".into()],

@@ -7,11 +7,16 @@
 use std::io::{Cursor, Write};
 use std::sync::{Arc, Mutex};
 
-use likekit_core::wire::admin::{Seed, SeedPost, SeedUser};
+use likekit_core::{PostId, UserId};
 use likekit_demo_terminal::{Options, run};
+use likekit_proto::admin::{Seed, SeedPost, SeedUser};
 use likekit_server::{Config, ServerHandle};
 
 const ADMIN_KEY: &str = "demo-test-admin";
+const ANA: UserId = UserId::checked(1).unwrap();
+const BEN: UserId = UserId::checked(2).unwrap();
+const POST: PostId = PostId::checked(42).unwrap();
+const SEVEN: PostId = PostId::checked(7).unwrap();
 
 #[derive(Clone, Default)]
 struct Captured(Arc<Mutex<Vec<u8>>>);
@@ -45,23 +50,23 @@ async fn server() -> ServerHandle {
         .seed(&Seed {
             users: vec![
                 SeedUser {
-                    id: 1,
+                    id: ANA,
                     name: "Ana".into(),
-                    friends: vec![2],
+                    friends: vec![BEN],
                 },
                 SeedUser {
-                    id: 2,
+                    id: BEN,
                     name: "Ben".into(),
-                    friends: vec![1],
+                    friends: vec![ANA],
                 },
             ],
             posts: vec![
                 SeedPost {
-                    id: 42,
-                    likers: vec![2],
+                    id: POST,
+                    likers: vec![BEN],
                 },
                 SeedPost {
-                    id: 7,
+                    id: SEVEN,
                     likers: vec![],
                 },
             ],
@@ -116,7 +121,7 @@ async fn on_the_train_the_heart_fills_at_once_and_is_saved() {
         .expect("the saved heart");
     assert!(instant < saved);
     assert!(!text.contains("didn't save"));
-    assert!(server.store().liked(1, &[42]).await.unwrap()[0]);
+    assert!(server.store().liked(ANA, &[POST]).await.unwrap()[0]);
     server.shutdown().await.unwrap();
 }
 
@@ -134,7 +139,7 @@ async fn with_failures_the_heart_rolls_back_with_a_message() {
         text.contains("[2] post 7     ♡      0  (didn't save)"),
         "{text}"
     );
-    assert!(!server.store().liked(1, &[7]).await.unwrap()[0]);
+    assert!(!server.store().liked(ANA, &[SEVEN]).await.unwrap()[0]);
     assert!(text.contains("rollbacks 1"));
     server.shutdown().await.unwrap();
 }
@@ -149,7 +154,7 @@ async fn keys_for_reading_listing_stats_and_the_network() {
     assert!(text.contains("unknown key \"x\""));
     assert!(text.contains("taps 1 · calls 1"));
     // Ben already liked post 42; the tap after `q` is never read
-    assert!(server.store().liked(2, &[7]).await.unwrap()[0]);
-    assert!(server.store().liked(2, &[42]).await.unwrap()[0]);
+    assert!(server.store().liked(BEN, &[SEVEN]).await.unwrap()[0]);
+    assert!(server.store().liked(BEN, &[POST]).await.unwrap()[0]);
     server.shutdown().await.unwrap();
 }

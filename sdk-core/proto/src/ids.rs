@@ -98,9 +98,18 @@ macro_rules! id_type {
             ///
             /// [`IdError`] for 0 and for anything above [`MAX_ID`].
             pub fn new(id: u64) -> Result<Self, IdError> {
+                Self::checked(id).ok_or_else(|| IdError::new($kind, id))
+            }
+
+            /// The id `id`, if it is in `1..=MAX_ID`, in a form usable in
+            /// constants: `const POST: Self = Self::checked(42).unwrap();`
+            /// (an id out of range fails the build). This is the one place
+            /// the range is checked; [`Self::new`] and every `TryFrom`
+            /// call it.
+            pub const fn checked(id: u64) -> Option<Self> {
                 match NonZeroU64::new(id) {
-                    Some(id) if id.get() <= MAX_ID => Ok(Self(id)),
-                    _ => Err(IdError::new($kind, id)),
+                    Some(nonzero) if id <= MAX_ID => Some(Self(nonzero)),
+                    _ => None,
                 }
             }
 
@@ -246,9 +255,30 @@ mod tests {
     }
 
     #[test]
+    fn constants_use_the_same_range() {
+        const POST: PostId = PostId::checked(42).unwrap();
+        assert_eq!(POST.get(), 42);
+        for n in [0, 1, 42, MAX_ID, MAX_ID + 1, u64::MAX] {
+            assert_eq!(PostId::checked(n), PostId::new(n).ok(), "{n}");
+            assert_eq!(UserId::checked(n), UserId::new(n).ok(), "{n}");
+        }
+    }
+
+    #[test]
     fn text_is_digits_only() {
         assert_eq!("9223372036854775807".parse::<UserId>(), Ok(UserId::MAX));
-        for bad in ["", "0", "-1", "+1", " 1", "1 ", "1.0", "0x10", "9223372036854775808", "١"] {
+        for bad in [
+            "",
+            "0",
+            "-1",
+            "+1",
+            " 1",
+            "1 ",
+            "1.0",
+            "0x10",
+            "9223372036854775808",
+            "١",
+        ] {
             let e = bad.parse::<PostId>().unwrap_err();
             assert_eq!(e.kind(), IdKind::Post, "{bad:?}");
         }
@@ -265,7 +295,12 @@ mod tests {
             id: PostId,
         }
         assert!(serde_json::from_str::<Body>(r#"{"id": 5}"#).is_ok());
-        for bad in [r#"{"id": 0}"#, r#"{"id": -3}"#, r#"{"id": 1.5}"#, r#"{"id": "5"}"#] {
+        for bad in [
+            r#"{"id": 0}"#,
+            r#"{"id": -3}"#,
+            r#"{"id": 1.5}"#,
+            r#"{"id": "5"}"#,
+        ] {
             assert!(serde_json::from_str::<Body>(bad).is_err(), "{bad}");
         }
         let e = serde_json::from_str::<Body>(r#"{"id": 0}"#).unwrap_err();
