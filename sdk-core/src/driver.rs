@@ -29,7 +29,7 @@ use crate::machine::{Effect, Machine};
 use crate::runtime::{Executor, sleep};
 use crate::transport::Transport;
 use crate::wire::{MAX_BATCH_POSTS, PostLikes};
-use crate::{LikeError, LikeLine, PostId, PostView, Stats};
+use crate::{LikeError, PostId, PostView, Stats};
 
 /// Identifies one subscription.
 pub(crate) type SubscriptionId = u64;
@@ -178,7 +178,7 @@ impl Driver {
         let (view, followup) = {
             let mut st = self.lock();
             if st.closed {
-                let mut view = st.machine.view(post).unwrap_or_else(|| blank(post));
+                let mut view = st.machine.view(post).unwrap_or_else(|| PostView::unknown(post));
                 view.error = Some(LikeError::Shutdown);
                 return view;
             }
@@ -499,17 +499,4 @@ fn collect(st: &mut State) -> Followup {
         followup.idle = std::mem::take(&mut st.idle_waiters);
     }
     followup
-}
-
-/// The view of a post the client knows nothing about.
-fn blank(post: PostId) -> PostView {
-    PostView {
-        post_id: post,
-        liked: false,
-        count: 0,
-        friends: Vec::new(),
-        line: LikeLine::default(),
-        pending: false,
-        error: None,
-    }
 }

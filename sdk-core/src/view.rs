@@ -34,3 +34,25 @@ pub struct PostView {
     /// or the next confirmed state.
     pub error: Option<LikeError>,
 }
+
+impl PostView {
+    /// The view of a post the client knows nothing about yet: an empty
+    /// heart, no count, no line.
+    ///
+    /// ```
+    /// let view = likekit_core::PostView::unknown(likekit_core::PostId::MIN);
+    /// assert!(!view.liked && !view.pending);
+    /// assert_eq!((view.count, view.line.to_string()), (0, String::new()));
+    /// ```
+    pub fn unknown(post: PostId) -> Self {
+        Self {
+            post_id: post,
+            liked: false,
+            count: 0,
+            friends: Vec::new(),
+            line: LikeLine::default(),
+            pending: false,
+            error: None,
+        }
+    }
+}
