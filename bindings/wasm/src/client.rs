@@ -51,10 +51,6 @@ extern "C" {
 /// How long `shutdown()` lets calls finish when no deadline is given.
 const DEFAULT_SHUTDOWN_MS: f64 = 5_000.0;
 
-fn post(id: f64) -> Result<likekit_core::PostId, JsValue> {
-    args::post_id(id).map_err(|e| convert::invalid_argument(&e))
-}
-
 /// The token callback of the options.
 struct JsTokens(Function);
 
@@ -137,6 +133,11 @@ struct Subscriptions {
 /// post, coalesced to the latest tap, retried on transient failures, and
 /// rolled back with a "failed" event when the latest tap does not save.
 ///
+/// Every method that takes a post id takes a safe-integer number, a
+/// decimal string or a `BigInt` (`PostIdInput`), and throws a `LikeError`
+/// with code `"bad_post_id"` for one that is no post id (0, -1, past
+/// 2^63 − 1) before anything is tapped or sent.
+///
 /// ```js
 /// const client = new LikeClient("https://likes.example.com", {
 ///   token: () => session.token,
@@ -189,10 +190,10 @@ impl LikeClient {
     #[wasm_bindgen(js_name = setLiked)]
     pub fn set_liked(
         &self,
-        #[wasm_bindgen(js_name = postId, unchecked_param_type = "PostId")] post_id: f64,
+        #[wasm_bindgen(js_name = postId, unchecked_param_type = "PostIdInput")] post_id: JsValue,
         liked: bool,
     ) -> Result<JsPostView, JsValue> {
-        let view = self.inner.set_liked(post(post_id)?, liked);
+        let view = self.inner.set_liked(convert::post_id(&post_id)?, liked);
         Ok(convert::view(&view).unchecked_into())
     }
 
@@ -200,9 +201,9 @@ impl LikeClient {
     /// filled. Returns the new view at once.
     pub fn toggle(
         &self,
-        #[wasm_bindgen(js_name = postId, unchecked_param_type = "PostId")] post_id: f64,
+        #[wasm_bindgen(js_name = postId, unchecked_param_type = "PostIdInput")] post_id: JsValue,
     ) -> Result<JsPostView, JsValue> {
-        let view = self.inner.toggle(post(post_id)?);
+        let view = self.inner.toggle(convert::post_id(&post_id)?);
         Ok(convert::view(&view).unchecked_into())
     }
 
@@ -210,9 +211,9 @@ impl LikeClient {
     /// of it yet (never tapped, read or watched).
     pub fn view(
         &self,
-        #[wasm_bindgen(js_name = postId, unchecked_param_type = "PostId")] post_id: f64,
+        #[wasm_bindgen(js_name = postId, unchecked_param_type = "PostIdInput")] post_id: JsValue,
     ) -> Result<JsMaybePostView, JsValue> {
-        let view = self.inner.view(post(post_id)?);
+        let view = self.inner.view(convert::post_id(&post_id)?);
         Ok(view
             .as_ref()
             .map_or(JsValue::UNDEFINED, convert::view)
@@ -225,9 +226,9 @@ impl LikeClient {
     #[wasm_bindgen(unchecked_return_type = "Promise<PostView>")]
     pub fn refresh(
         &self,
-        #[wasm_bindgen(js_name = postId, unchecked_param_type = "PostId")] post_id: f64,
+        #[wasm_bindgen(js_name = postId, unchecked_param_type = "PostIdInput")] post_id: JsValue,
     ) -> Result<Promise, JsValue> {
-        let post_id = post(post_id)?;
+        let post_id = convert::post_id(&post_id)?;
         let client = self.inner.clone();
         Ok(future_to_promise(async move {
             match client.refresh(post_id).await {
@@ -242,7 +243,7 @@ impl LikeClient {
     #[wasm_bindgen(js_name = refreshMany, unchecked_return_type = "Promise<PostView[]>")]
     pub fn refresh_many(
         &self,
-        #[wasm_bindgen(js_name = postIds, unchecked_param_type = "Iterable<PostId>")]
+        #[wasm_bindgen(js_name = postIds, unchecked_param_type = "Iterable<PostIdInput>")]
         post_ids: JsValue,
     ) -> Result<Promise, JsValue> {
         let ids = convert::post_ids(&post_ids)?;
@@ -264,10 +265,10 @@ impl LikeClient {
     /// There is no event for the current state: read it with `view`.
     pub fn subscribe(
         &self,
-        #[wasm_bindgen(js_name = postId, unchecked_param_type = "PostId")] post_id: f64,
+        #[wasm_bindgen(js_name = postId, unchecked_param_type = "PostIdInput")] post_id: JsValue,
         listener: JsListener,
     ) -> Result<JsUnsubscribe, JsValue> {
-        let post_id = post(post_id)?;
+        let post_id = convert::post_id(&post_id)?;
         let observer = observer(listener.into())?;
         let subscription = self.inner.subscribe(post_id, observer);
         Ok(self.keep(subscription))

@@ -2,10 +2,12 @@
 //! are the TypeScript interfaces in `types.d.ts`.
 
 use js_sys::{Array, Function, Object, Reflect};
-use likekit_core::{LikeError, LikeEvent, LikeFailure, LikeLine, PostView, RetryPolicy, Stats};
+use likekit_core::{
+    LikeError, LikeEvent, LikeFailure, LikeLine, PostId, PostView, RetryPolicy, Stats,
+};
 use wasm_bindgen::{JsCast, JsValue};
 
-use crate::args;
+use crate::args::{self, PostIdError};
 
 /// The error code for arguments of the wrong type or range.
 pub const INVALID_ARGUMENT: &str = "invalid_argument";
@@ -63,6 +65,51 @@ pub fn config_error(message: String) -> JsValue {
     error(&LikeError::Config { message })
 }
 
+/// A post id from JavaScript: a number (a safe integer), a decimal string
+/// or a `BigInt`, each through [`PostId`]'s constructor (see [`args`]).
+///
+/// # Errors
+///
+/// A `LikeError` with code `bad_post_id` for a value that is no post id
+/// (zero, negative, a fraction, past 2^63 − 1, not digits), or
+/// `invalid_argument` for a number past `Number.MAX_SAFE_INTEGER` or a
+/// value of another type.
+pub fn post_id(value: &JsValue) -> Result<PostId, JsValue> {
+    let id = if let Some(number) = value.as_f64() {
+        args::post_id_number(number)
+    } else if let Some(text) = value.as_string() {
+        args::post_id_text(&text).map_err(PostIdError::from)
+    } else if value.is_bigint() {
+        match i128::try_from(value.clone()) {
+            Ok(integer) => args::post_id_integer(integer),
+            // Past 128 bits: its digits tell the constructor's error.
+            Err(big) => {
+                let digits = big
+                    .unchecked_ref::<js_sys::BigInt>()
+                    .to_string(10)
+                    .map(String::from)
+                    .unwrap_or_default();
+                args::post_id_text(&digits)
+            }
+        }
+        .map_err(PostIdError::from)
+    } else {
+        return Err(invalid_argument(
+            "a post id must be a number, a decimal string or a BigInt",
+        ));
+    };
+    id.map_err(|e| match e {
+        PostIdError::Id(e) => error(&LikeError::from(e)),
+        PostIdError::Inexact(message) => invalid_argument(&message),
+    })
+}
+
+/// A post id for JavaScript: a number when the number is exact (at most
+/// `Number.MAX_SAFE_INTEGER`), otherwise its decimal string.
+pub fn post_id_value(id: PostId) -> JsValue {
+    args::exact_number(id).map_or_else(|| JsValue::from_str(&id.to_string()), JsValue::from_f64)
+}
+
 fn line_parts(line: &LikeLine) -> Object {
     let parts = Object::new();
     set(&parts, "you", line.you);
@@ -75,7 +122,7 @@ fn line_parts(line: &LikeLine) -> Object {
 /// A `PostView` object.
 pub fn view(view: &PostView) -> JsValue {
     let o = Object::new();
-    set(&o, "postId", number(view.post_id));
+    set(&o, "postId", post_id_value(view.post_id));
     set(&o, "liked", view.liked);
     set(&o, "count", number(view.count));
     set(&o, "friends", strings(&view.friends));
@@ -93,7 +140,7 @@ pub fn view(view: &PostView) -> JsValue {
 /// A `LikeFailure` object.
 pub fn failure(failure: &LikeFailure) -> JsValue {
     let o = Object::new();
-    set(&o, "postId", number(failure.post_id));
+    set(&o, "postId", post_id_value(failure.post_id));
     set(&o, "wanted", failure.wanted);
     set(&o, "message", failure.to_string());
     set(&o, "error", error(&failure.error));
@@ -104,7 +151,7 @@ pub fn failure(failure: &LikeFailure) -> JsValue {
 /// `{kind: "failed", postId, failure}`.
 pub fn event(event: &LikeEvent) -> JsValue {
     let o = Object::new();
-    set(&o, "postId", number(event.post_id()));
+    set(&o, "postId", post_id_value(event.post_id()));
     match event {
         LikeEvent::Changed(v) => {
             set(&o, "kind", "changed");
@@ -236,24 +283,22 @@ pub fn options(value: &JsValue) -> Result<Options, String> {
     Ok(options)
 }
 
-/// The post ids of an iterable of numbers (an array, a `Set`…).
+/// The post ids of an iterable (an array, a `Set`…) of post ids as
+/// [`post_id`] takes them.
 ///
 /// # Errors
 ///
-/// The `LikeError` to throw when `ids` is not iterable or holds a value
-/// that is not a post id.
-pub fn post_ids(ids: &JsValue) -> Result<Vec<likekit_core::PostId>, JsValue> {
-    let not_iterable = || invalid_argument("post ids must be an array (or iterable) of numbers");
+/// The `LikeError` to throw when `ids` is not iterable
+/// (`invalid_argument`) or holds a value that is not a post id (as
+/// [`post_id`]).
+pub fn post_ids(ids: &JsValue) -> Result<Vec<PostId>, JsValue> {
+    let not_iterable = || invalid_argument("post ids must be an array (or iterable) of post ids");
     let iter = js_sys::try_iter(ids)
         .map_err(|_| not_iterable())?
         .ok_or_else(not_iterable)?;
     let mut out = Vec::new();
     for item in iter {
-        let item = item?;
-        let id = item
-            .as_f64()
-            .ok_or_else(|| invalid_argument("post ids must be numbers"))?;
-        out.push(args::post_id(id).map_err(|e| invalid_argument(&e))?);
+        out.push(post_id(&item?)?);
     }
     Ok(out)
 }

@@ -19,9 +19,15 @@
 //! const view = client.toggle(42); // instant: view.liked, view.count, view.line
 //! ```
 //!
-//! Post ids are JavaScript numbers: whole numbers from 1 to
-//! `Number.MAX_SAFE_INTEGER` ([`args::post_id`]). Errors are `Error`
-//! objects named `LikeError` with a `code` (the core's
+//! Post ids run from 1 to 2^63 − 1. They are taken as safe-integer
+//! numbers, decimal strings or `BigInt`s, each checked by the core's one
+//! constructor ([`likekit_core::PostId`]), so 0, -1 or `"abc"` fail with
+//! code `"bad_post_id"` exactly as in the other bindings; a number past
+//! `Number.MAX_SAFE_INTEGER`, which JavaScript cannot hold exactly, fails
+//! with `"invalid_argument"` and a hint to pass a string or a `BigInt`
+//! ([`args`]). Ids come back as numbers up to `Number.MAX_SAFE_INTEGER`
+//! and as decimal strings above it. Errors are `Error` objects named
+//! `LikeError` with a `code` (the core's
 //! [`LikeError::code`](likekit_core::LikeError::code), or
 //! `"invalid_argument"` for a value of the wrong type).
 //!

@@ -1,9 +1,31 @@
 /**
- * A post id: a whole number from 1 to `Number.MAX_SAFE_INTEGER`
- * (2^53 − 1). Other values throw a `LikeError` with code
- * `"invalid_argument"`.
+ * A post id as LikeKit hands it back (`PostView.postId`, events,
+ * failures). Post ids are whole numbers from 1 to 2^63 − 1
+ * (9223372036854775807), more than a JavaScript number holds exactly, so
+ * an id is a `number` when it is at most `Number.MAX_SAFE_INTEGER`
+ * (2^53 − 1) and otherwise its decimal `string` ("9223372036854775807"),
+ * never a rounded number.
  */
-export type PostId = number;
+export type PostId = number | string;
+
+/**
+ * A post id as LikeKit takes it, in any of three forms:
+ *
+ * - a `number` that is a safe integer (`Number.isSafeInteger`), up to
+ *   `Number.MAX_SAFE_INTEGER`;
+ * - a decimal `string` of digits only ("42", "9223372036854775807"), for
+ *   every id;
+ * - a `bigint` (`42n`), for every id.
+ *
+ * A value that is no post id — 0, a negative number, a fraction, `NaN`,
+ * anything past 2^63 − 1, a string that is not just digits — throws a
+ * `LikeError` with code `"bad_post_id"`, the code the server and the
+ * Kotlin, Swift and Python bindings use for the same id. A number past
+ * `Number.MAX_SAFE_INTEGER` is not exact (`2 ** 53 + 1 === 2 ** 53`), so it
+ * may not be the id meant: it throws `"invalid_argument"`, as does a value
+ * of another type; pass such ids as a string or a `bigint`.
+ */
+export type PostIdInput = PostId | bigint;
 
 /** The parts of the "Liked by …" line, for building a localised sentence. */
 export interface LikeLineParts {
@@ -38,9 +60,12 @@ export interface PostView {
 
 /**
  * Stable error codes. Server errors (5xx) and other refusals (4xx) carry the
- * server's own code, such as `"http_503"` or `"bad_post_id"`.
+ * server's own code, such as `"http_503"`. `"bad_post_id"` is a post id
+ * refused before anything was sent (see `PostIdInput`); `"invalid_argument"`
+ * an argument of the wrong type or a number too large to be exact.
  */
 export type LikeErrorCode =
+  | "bad_post_id"
   | "network"
   | "timeout"
   | "rate_limited"

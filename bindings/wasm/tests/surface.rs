@@ -12,7 +12,7 @@ use std::rc::Rc;
 use std::sync::Arc;
 
 use js_sys::{Array, Function, Object, Reflect};
-use likekit_core::{LikeError, MemoryTransport, RetryPolicy};
+use likekit_core::{LikeError, MemoryTransport, PostId, RetryPolicy};
 use likekit_wasm::{LikeClient, convert};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::{JsCast, JsValue};
@@ -39,10 +39,18 @@ fn strings(value: &JsValue) -> Vec<String> {
         .collect()
 }
 
+fn id(n: u64) -> PostId {
+    PostId::new(n).unwrap()
+}
+
 /// A client on an in-memory server with post 42 (1,203 other likers) and
 /// post 7 (no likers).
 fn client() -> (LikeClient, Arc<MemoryTransport>) {
-    let server = Arc::new(MemoryTransport::new().with_post(42, 1203).with_post(7, 0));
+    let server = Arc::new(
+        MemoryTransport::new()
+            .with_post(id(42), 1203)
+            .with_post(id(7), 0),
+    );
     let core = likekit_core::LikeClient::builder()
         .shared_transport(server.clone())
         .retry_policy(RetryPolicy {
@@ -88,8 +96,10 @@ fn recorder() -> (Function, Rc<RefCell<Vec<JsValue>>>) {
 #[wasm_bindgen_test]
 async fn a_tap_returns_a_plain_view_with_camel_case_fields() {
     let (client, _) = client();
-    JsFuture::from(client.refresh(42.0).unwrap()).await.unwrap();
-    let view: JsValue = client.set_liked(42.0, true).unwrap().into();
+    JsFuture::from(client.refresh(JsValue::from(42.0)).unwrap())
+        .await
+        .unwrap();
+    let view: JsValue = client.set_liked(JsValue::from(42.0), true).unwrap().into();
     assert_eq!(
         keys(&view),
         [
@@ -124,57 +134,129 @@ async fn a_tap_returns_a_plain_view_with_camel_case_fields() {
 #[wasm_bindgen_test]
 async fn toggle_view_and_the_confirmed_state() {
     let (client, server) = client();
-    let unknown: JsValue = client.view(42.0).unwrap().into();
+    let unknown: JsValue = client.view(JsValue::from(42.0)).unwrap().into();
     assert!(unknown.is_undefined());
 
-    let liked: JsValue = client.toggle(7.0).unwrap().into();
+    let liked: JsValue = client.toggle(JsValue::from(7.0)).unwrap().into();
     assert_eq!(get(&liked, "liked").as_bool(), Some(true));
     assert_eq!(
         get(&liked, "line").as_string().as_deref(),
         Some("Liked by you")
     );
     settle(&client).await;
-    let confirmed: JsValue = client.view(7.0).unwrap().into();
+    let confirmed: JsValue = client.view(JsValue::from(7.0)).unwrap().into();
     assert_eq!(get(&confirmed, "pending").as_bool(), Some(false));
     assert_eq!(get(&confirmed, "count").as_f64(), Some(1.0));
-    assert_eq!(server.liked(7), Some(true));
+    assert_eq!(server.liked(id(7)), Some(true));
 
-    let unliked: JsValue = client.toggle(7.0).unwrap().into();
+    let unliked: JsValue = client.toggle(JsValue::from(7.0)).unwrap().into();
     assert_eq!(get(&unliked, "liked").as_bool(), Some(false));
     assert_eq!(get(&unliked, "line").as_string().as_deref(), Some(""));
     settle(&client).await;
-    assert_eq!(server.liked(7), Some(false));
+    assert_eq!(server.liked(id(7)), Some(false));
+}
+
+/// Every way of passing a post id to the client: each must fail with
+/// `code` and change nothing.
+fn assert_refused(client: &LikeClient, bad: &JsValue, code: &str) {
+    let err = client.toggle(bad.clone()).unwrap_err();
+    assert_like_error(&err, code);
+    assert_like_error(&client.set_liked(bad.clone(), true).unwrap_err(), code);
+    assert_like_error(&client.view(bad.clone()).unwrap_err(), code);
+    assert_like_error(&client.refresh(bad.clone()).unwrap_err(), code);
+    let (listener, _) = recorder();
+    assert_like_error(
+        &client
+            .subscribe(bad.clone(), listener.unchecked_into())
+            .unwrap_err(),
+        code,
+    );
+    let ids: JsValue = Array::of2(&JsValue::from(7.0), bad).into();
+    assert_like_error(&client.refresh_many(ids).unwrap_err(), code);
 }
 
 #[wasm_bindgen_test]
-fn post_ids_must_be_safe_whole_numbers() {
+fn post_ids_go_through_the_one_constructor() {
     let (client, _) = client();
-    for bad in [
-        0.0,
-        -1.0,
-        1.5,
-        f64::NAN,
-        f64::INFINITY,
-        9_007_199_254_740_992.0,
-    ] {
-        let err = client.toggle(bad).unwrap_err();
-        assert_like_error(&err, "invalid_argument");
+    let not_ids = [
+        JsValue::from(0.0),
+        JsValue::from(-1.0),
+        JsValue::from(1.5),
+        JsValue::from(f64::NAN),
+        JsValue::from(f64::INFINITY),
+        JsValue::from(1e300),
+        JsValue::from_str("0"),
+        JsValue::from_str("-1"),
+        JsValue::from_str("9223372036854775808"),
+        JsValue::from_str(" 42"),
+        JsValue::from_str("4e2"),
+        JsValue::from(0_i64),
+        JsValue::from(-1_i64),
+        JsValue::from(1_u64 << 63),
+        JsValue::from(u128::MAX),
+    ];
+    for bad in &not_ids {
+        assert_refused(&client, bad, "bad_post_id");
+    }
+    let message = get(&client.toggle(JsValue::from(-1.0)).unwrap_err(), "message");
+    assert_eq!(
+        message.as_string().as_deref(),
+        Some("post ids are whole numbers from 1 to 9223372036854775807; got -1")
+    );
+    // A number past 2^53 − 1 is not exact: refused, with the way out.
+    for inexact in [9_007_199_254_740_992.0, 2f64.powi(62)] {
+        let inexact = JsValue::from(inexact);
+        assert_refused(&client, &inexact, "invalid_argument");
+        let message = get(&client.toggle(inexact).unwrap_err(), "message");
         assert!(
-            get(&err, "message")
-                .as_string()
-                .unwrap()
-                .contains("Number.MAX_SAFE_INTEGER")
+            message.as_string().unwrap().contains("BigInt"),
+            "{message:?}"
         );
-        assert_like_error(
-            &client.set_liked(bad, true).unwrap_err(),
-            "invalid_argument",
-        );
-        assert_like_error(&client.view(bad).unwrap_err(), "invalid_argument");
-        assert_like_error(&client.refresh(bad).unwrap_err(), "invalid_argument");
+    }
+    for wrong_type in [
+        JsValue::TRUE,
+        JsValue::NULL,
+        JsValue::UNDEFINED,
+        Object::new().into(),
+    ] {
+        assert_refused(&client, &wrong_type, "invalid_argument");
     }
     // Nothing was tapped.
     let stats: JsValue = client.stats().into();
     assert_eq!(get(&stats, "taps").as_f64(), Some(0.0));
+}
+
+#[wasm_bindgen_test]
+async fn strings_and_bigints_carry_every_id_and_ids_come_back_exact() {
+    let (client, _) = client();
+    let by_string: JsValue = client.view(JsValue::from_str("42")).unwrap().into();
+    assert!(by_string.is_undefined(), "post 42 is not known yet");
+    let view = JsFuture::from(client.refresh(JsValue::from_str("42")).unwrap())
+        .await
+        .unwrap();
+    assert_eq!(get(&view, "postId").as_f64(), Some(42.0));
+    let view: JsValue = client.toggle(JsValue::from(42_i64)).unwrap().into();
+    assert_eq!(get(&view, "postId").as_f64(), Some(42.0));
+    assert_eq!(get(&view, "liked").as_bool(), Some(true));
+
+    // The largest id, which no JavaScript number holds: back as its digits.
+    for largest in [
+        JsValue::from_str("9223372036854775807"),
+        JsValue::from(i64::MAX),
+    ] {
+        let view: JsValue = client.set_liked(largest, true).unwrap().into();
+        assert_eq!(
+            get(&view, "postId").as_string().as_deref(),
+            Some("9223372036854775807")
+        );
+    }
+    // The largest safe integer is still a number both ways.
+    let view: JsValue = client
+        .set_liked(JsValue::from(9_007_199_254_740_991.0), true)
+        .unwrap()
+        .into();
+    assert_eq!(get(&view, "postId").as_f64(), Some(9_007_199_254_740_991.0));
+    settle(&client).await;
 }
 
 #[wasm_bindgen_test]
@@ -254,14 +336,16 @@ fn the_constructor_checks_the_url_and_the_options() {
 #[wasm_bindgen_test]
 async fn refresh_resolves_views_and_rejects_with_like_errors() {
     let (client, _) = client();
-    let view = JsFuture::from(client.refresh(42.0).unwrap()).await.unwrap();
+    let view = JsFuture::from(client.refresh(JsValue::from(42.0)).unwrap())
+        .await
+        .unwrap();
     assert_eq!(get(&view, "count").as_f64(), Some(1203.0));
     assert_eq!(
         get(&view, "line").as_string().as_deref(),
         Some("1,203 likes")
     );
 
-    let err = JsFuture::from(client.refresh(404.0).unwrap())
+    let err = JsFuture::from(client.refresh(JsValue::from(404.0)).unwrap())
         .await
         .unwrap_err();
     assert_like_error(&err, "post_not_found");
@@ -293,8 +377,26 @@ async fn refresh_resolves_views_and_rejects_with_like_errors() {
         &client.refresh_many(JsValue::from_f64(42.0)).unwrap_err(),
         "invalid_argument",
     );
-    let mixed: JsValue = Array::of2(&JsValue::from_f64(1.0), &JsValue::from_str("2")).into();
+    let mixed: JsValue = Array::of2(&JsValue::from_f64(1.0), &JsValue::TRUE).into();
     assert_like_error(&client.refresh_many(mixed).unwrap_err(), "invalid_argument");
+
+    // Numbers, strings and BigInts mix.
+    let ids: JsValue = Array::of3(
+        &JsValue::from_f64(7.0),
+        &JsValue::from_str("42"),
+        &JsValue::from(7_i64),
+    )
+    .into();
+    let views = JsFuture::from(client.refresh_many(ids).unwrap())
+        .await
+        .unwrap();
+    let ids: Vec<f64> = views
+        .dyn_ref::<Array>()
+        .unwrap()
+        .iter()
+        .map(|v| get(&v, "postId").as_f64().unwrap())
+        .collect();
+    assert_eq!(ids, [7.0, 42.0]);
 }
 
 #[wasm_bindgen_test]
@@ -302,11 +404,11 @@ async fn a_listener_function_gets_events_until_unsubscribed() {
     let (client, _) = client();
     let (listener, seen) = recorder();
     let unsubscribe: Function = client
-        .subscribe(42.0, listener.unchecked_into())
+        .subscribe(JsValue::from(42.0), listener.unchecked_into())
         .unwrap()
         .unchecked_into();
 
-    client.toggle(42.0).unwrap();
+    client.toggle(JsValue::from(42.0)).unwrap();
     settle(&client).await;
     {
         let events = seen.borrow();
@@ -323,7 +425,7 @@ async fn a_listener_function_gets_events_until_unsubscribed() {
     let before = seen.borrow().len();
     unsubscribe.call0(&JsValue::NULL).unwrap();
     unsubscribe.call0(&JsValue::NULL).unwrap(); // twice is harmless
-    client.toggle(42.0).unwrap();
+    client.toggle(JsValue::from(42.0)).unwrap();
     settle(&client).await;
     assert_eq!(seen.borrow().len(), before);
 }
@@ -336,12 +438,14 @@ async fn an_observer_object_hears_the_rollback_and_the_failure() {
     let observer = Object::new();
     Reflect::set(&observer, &"onChange".into(), &on_change).unwrap();
     Reflect::set(&observer, &"onFailure".into(), &on_failure).unwrap();
-    let _unsubscribe = client.subscribe(7.0, observer.unchecked_into()).unwrap();
+    let _unsubscribe = client
+        .subscribe(JsValue::from(7.0), observer.unchecked_into())
+        .unwrap();
 
     server.fail_next(LikeError::Forbidden {
         message: "read-only account".into(),
     });
-    let tapped: JsValue = client.set_liked(7.0, true).unwrap().into();
+    let tapped: JsValue = client.set_liked(JsValue::from(7.0), true).unwrap().into();
     assert_eq!(get(&tapped, "liked").as_bool(), Some(true));
     settle(&client).await;
 
@@ -359,7 +463,7 @@ async fn an_observer_object_hears_the_rollback_and_the_failure() {
 
     let last = changes.borrow().last().cloned().unwrap();
     assert_eq!(get(&last, "liked").as_bool(), Some(false), "rolled back");
-    let view: JsValue = client.view(7.0).unwrap().into();
+    let view: JsValue = client.view(JsValue::from(7.0)).unwrap().into();
     assert_like_error(&get(&view, "error"), "forbidden");
 }
 
@@ -367,18 +471,20 @@ async fn an_observer_object_hears_the_rollback_and_the_failure() {
 async fn a_throwing_listener_does_not_break_the_client() {
     let (client, _) = client();
     let thrower = Function::new_no_args("throw new Error('listener bug')");
-    let _a = client.subscribe(42.0, thrower.unchecked_into()).unwrap();
+    let _a = client
+        .subscribe(JsValue::from(42.0), thrower.unchecked_into())
+        .unwrap();
     let (listener, seen) = recorder();
     let _b = client.subscribe_all(listener.unchecked_into()).unwrap();
-    client.toggle(42.0).unwrap();
+    client.toggle(JsValue::from(42.0)).unwrap();
     settle(&client).await;
     assert!(!seen.borrow().is_empty());
-    let view: JsValue = client.view(42.0).unwrap().into();
+    let view: JsValue = client.view(JsValue::from(42.0)).unwrap().into();
     assert_eq!(get(&view, "count").as_f64(), Some(1204.0));
 
     assert_like_error(
         &client
-            .subscribe(42.0, JsValue::from_f64(1.0).unchecked_into())
+            .subscribe(JsValue::from(42.0), JsValue::from_f64(1.0).unchecked_into())
             .unwrap_err(),
         "invalid_argument",
     );
@@ -387,9 +493,9 @@ async fn a_throwing_listener_does_not_break_the_client() {
 #[wasm_bindgen_test]
 async fn stats_and_shutdown() {
     let (client, _) = client();
-    client.toggle(42.0).unwrap();
-    client.toggle(42.0).unwrap();
-    client.toggle(42.0).unwrap();
+    client.toggle(JsValue::from(42.0)).unwrap();
+    client.toggle(JsValue::from(42.0)).unwrap();
+    client.toggle(JsValue::from(42.0)).unwrap();
     settle(&client).await;
     let stats: JsValue = client.stats().into();
     assert_eq!(
@@ -414,7 +520,7 @@ async fn stats_and_shutdown() {
         .unwrap();
     assert_eq!(clean.as_bool(), Some(true));
     assert!(client.is_shut_down());
-    let err = JsFuture::from(client.refresh(42.0).unwrap())
+    let err = JsFuture::from(client.refresh(JsValue::from(42.0)).unwrap())
         .await
         .unwrap_err();
     assert_like_error(&err, "shutdown");

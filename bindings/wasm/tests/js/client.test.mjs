@@ -250,12 +250,107 @@ test("network errors, timeouts, bad arguments and shutdown are LikeErrors", asyn
   const impatient = clientFor("ana", { timeoutMs: 200 });
   await assert.rejects(impatient.refresh(108), { code: "timeout" });
 
-  assert.throws(() => impatient.toggle(1.5), { name: "LikeError", code: "invalid_argument" });
-  assert.throws(() => impatient.toggle(-1), { code: "invalid_argument" });
+  assert.throws(() => impatient.toggle(1.5), { name: "LikeError", code: "bad_post_id" });
+  assert.throws(() => impatient.toggle(true), { name: "LikeError", code: "invalid_argument" });
   assert.throws(() => new LikeClient("ftp://x"), { code: "config" });
   assert.throws(() => new LikeClient(SERVER, { retry: { maxRetries: -1 } }), { code: "config" });
 
   assert.equal(await impatient.shutdown(1000), true);
   assert.equal(impatient.isShutDown(), true);
   await assert.rejects(impatient.refresh(108), { code: "shutdown" });
+});
+
+/** Every method that takes a post id, called with `id`. */
+const takesAnId = {
+  toggle: (c, id) => c.toggle(id),
+  setLiked: (c, id) => c.setLiked(id, true),
+  view: (c, id) => c.view(id),
+  refresh: (c, id) => c.refresh(id),
+  subscribe: (c, id) => c.subscribe(id, () => {}),
+  refreshMany: (c, id) => c.refreshMany([100, id]),
+};
+
+test("0, -1 and ids past 2^63 − 1 are refused with bad_post_id before anything is sent", async () => {
+  const ana = clientFor("ana");
+  const notIds = [0, -1, "0", "-1", 0n, -1n, 2n ** 63n, "9223372036854775808", 1.5, NaN, "", "42 "];
+  for (const bad of notIds) {
+    for (const [method, call] of Object.entries(takesAnId)) {
+      assert.throws(
+        () => call(ana, bad),
+        { name: "LikeError", code: "bad_post_id", transient: false },
+        `${method}(${typeof bad === "bigint" ? `${bad}n` : JSON.stringify(bad)})`,
+      );
+    }
+  }
+  assert.throws(() => ana.toggle(-1), {
+    message: "post ids are whole numbers from 1 to 9223372036854775807; got -1",
+  });
+  assert.throws(() => ana.toggle(2n ** 63n), {
+    message: "post ids are whole numbers from 1 to 9223372036854775807; got 9223372036854775808",
+  });
+  const stats = ana.stats();
+  assert.equal(stats.taps, 0);
+  assert.equal(stats.callsSent, 0);
+
+  // The server answers the same code for the same ids.
+  for (const bad of ["0", "-1", "9223372036854775808"]) {
+    const response = await fetch(`${SERVER}/posts/${bad}/like`, {
+      method: "POST",
+      headers: { Authorization: `Bearer ${tokens.ana}` },
+    });
+    assert.equal(response.status, 400, `POST /posts/${bad}/like`);
+    assert.equal((await response.json()).error.code, "bad_post_id");
+  }
+});
+
+test("numbers past Number.MAX_SAFE_INTEGER are refused as inexact; wrong types are invalid_argument", () => {
+  const ana = clientFor("ana");
+  for (const inexact of [2 ** 53, 2 ** 53 + 1, 2 ** 62]) {
+    for (const call of Object.values(takesAnId)) {
+      assert.throws(() => call(ana, inexact), (err) => {
+        assert.equal(err.name, "LikeError");
+        assert.equal(err.code, "invalid_argument");
+        assert.match(err.message, /decimal string .* or a BigInt/);
+        return true;
+      });
+    }
+  }
+  for (const wrong of [true, null, undefined, {}, [42]]) {
+    for (const call of Object.values(takesAnId)) {
+      assert.throws(() => call(ana, wrong), { name: "LikeError", code: "invalid_argument" });
+    }
+  }
+  assert.equal(ana.stats().taps, 0);
+});
+
+test("ids past Number.MAX_SAFE_INTEGER travel as strings or BigInts, end to end", async () => {
+  const largest = "9223372036854775807"; // 2^63 − 1
+  const pastSafe = "9007199254740993"; // 2^53 + 1, which no number holds
+  for (const id of [largest, pastSafe]) {
+    // Raw JSON: JSON.stringify would round the id.
+    const response = await fetch(`${SERVER}/admin/posts`, {
+      method: "POST",
+      headers: { "X-Admin-Key": ADMIN_KEY, "Content-Type": "application/json" },
+      body: `{"id": ${id}}`,
+    });
+    assert.ok(response.ok, `creating post ${id}: ${response.status} ${await response.text()}`);
+  }
+  const ana = clientFor("ana");
+  const tapped = ana.setLiked(largest, true);
+  assert.equal(tapped.postId, largest);
+  assert.equal(tapped.liked, true);
+  const bigTap = ana.toggle(BigInt(pastSafe));
+  assert.equal(bigTap.postId, pastSafe);
+  assert.equal(await ana.waitIdle(10_000), true);
+
+  const read = await clientFor("ben").refresh(BigInt(largest));
+  assert.equal(read.postId, largest);
+  assert.equal(read.count, 1);
+  const [other] = await clientFor("cleo").refreshMany([pastSafe]);
+  assert.equal(other.postId, pastSafe);
+  assert.equal(other.count, 1);
+  assert.equal(ana.view(largest).pending, false);
+  assert.equal(ana.view(BigInt(largest)).count, 1);
+  // Ids up to Number.MAX_SAFE_INTEGER stay numbers.
+  assert.equal((await ana.refresh("100")).postId, 100);
 });
