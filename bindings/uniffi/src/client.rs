@@ -106,10 +106,14 @@ impl LikeClient {
     ) -> Result<Arc<Self>, LikeError> {
         let mut builder = likekit_core::LikeClient::builder()
             .base_url(base_url)
-            .request_timeout(options.request_timeout())
             .retry_policy(options.retry_policy())
-            .max_posts(options.max_posts())
             .runtime(runtime()?);
+        if let Some(timeout) = options.request_timeout() {
+            builder = builder.request_timeout(timeout);
+        }
+        if let Some(max_posts) = options.max_posts() {
+            builder = builder.max_posts(max_posts);
+        }
         if let Some(tokens) = &token_provider {
             builder = builder.token_provider(TokenAdapter {
                 inner: Arc::downgrade(tokens),
@@ -127,33 +131,53 @@ impl LikeClient {
     /// the new view at once, before any I/O; the call follows in the
     /// background and observers hear how it went. After shutdown the view
     /// is unchanged and carries [`LikeError::Shutdown`].
-    pub fn set_liked(&self, post_id: i64, liked: bool) -> PostView {
-        self.inner.set_liked(core_id(post_id), liked).into()
+    ///
+    /// # Errors
+    ///
+    /// [`LikeError::InvalidId`] for a post id below 1; nothing is tapped.
+    pub fn set_liked(&self, post_id: i64, liked: bool) -> Result<PostView, LikeError> {
+        Ok(self.inner.set_liked(core_id(post_id)?, liked).into())
     }
 
     /// The viewer taps the heart: like if it shows empty, unlike if
     /// filled. Otherwise as [`set_liked`](Self::set_liked).
-    pub fn toggle(&self, post_id: i64) -> PostView {
-        self.inner.toggle(core_id(post_id)).into()
+    ///
+    /// # Errors
+    ///
+    /// [`LikeError::InvalidId`] for a post id below 1; nothing is tapped.
+    pub fn toggle(&self, post_id: i64) -> Result<PostView, LikeError> {
+        Ok(self.inner.toggle(core_id(post_id)?).into())
     }
 
     /// What the post shows now, or none if the client knows nothing of it
     /// yet (never tapped, read or watched, or forgotten since).
-    pub fn view(&self, post_id: i64) -> Option<PostView> {
-        self.inner.view(core_id(post_id)).map(Into::into)
+    ///
+    /// # Errors
+    ///
+    /// [`LikeError::InvalidId`] for a post id below 1.
+    pub fn view(&self, post_id: i64) -> Result<Option<PostView>, LikeError> {
+        Ok(self.inner.view(core_id(post_id)?).map(Into::into))
     }
 
     /// Calls `observer` with every change of `post_id` and every failure of
     /// the viewer's tap on it, until the subscription is cancelled or
     /// dropped. A watched post is never forgotten. No event is sent for the
     /// current state: read it with [`view`](Self::view).
+    ///
+    /// # Errors
+    ///
+    /// [`LikeError::InvalidId`] for a post id below 1; nothing is watched.
     pub fn subscribe(
         &self,
         post_id: i64,
         observer: Arc<dyn LikeObserver>,
-    ) -> Arc<LikeSubscription> {
+    ) -> Result<Arc<LikeSubscription>, LikeError> {
+        let post_id = core_id(post_id)?;
         let adapter = ObserverAdapter::new(&observer);
-        LikeSubscription::new(self.inner.subscribe(core_id(post_id), adapter), observer)
+        Ok(LikeSubscription::new(
+            self.inner.subscribe(post_id, adapter),
+            observer,
+        ))
     }
 
     /// Calls `observer` with the changes and failures of every post, until
@@ -187,10 +211,11 @@ impl LikeClient {
     ///
     /// # Errors
     ///
-    /// The read's error ([`LikeError::NotFound`] for an unknown post), or
-    /// [`LikeError::Shutdown`] after shutdown began.
+    /// The read's error ([`LikeError::NotFound`] for an unknown post),
+    /// [`LikeError::Shutdown`] after shutdown began, or
+    /// [`LikeError::InvalidId`] for a post id below 1 (nothing is sent).
     pub async fn refresh(&self, post_id: i64) -> Result<PostView, LikeError> {
-        Ok(self.inner.refresh(core_id(post_id)).await?.into())
+        Ok(self.inner.refresh(core_id(post_id)?).await?.into())
     }
 
     /// Reads a feed page in as few requests as possible and returns the
@@ -199,8 +224,12 @@ impl LikeClient {
     /// # Errors
     ///
     /// The first failed read's error; pages that did arrive are applied.
+    /// [`LikeError::InvalidId`] if any id is below 1 (nothing is sent).
     pub async fn refresh_many(&self, post_ids: Vec<i64>) -> Result<Vec<PostView>, LikeError> {
-        let posts: Vec<likekit_core::PostId> = post_ids.into_iter().map(core_id).collect();
+        let posts = post_ids
+            .into_iter()
+            .map(core_id)
+            .collect::<Result<Vec<_>, _>>()?;
         let views = self.inner.refresh_many(&posts).await?;
         Ok(views.into_iter().map(Into::into).collect())
     }

@@ -37,6 +37,11 @@ pub enum LikeError {
     /// The server refused the request as malformed (400 and other 4xx).
     #[error("{message}")]
     Rejected { message: String },
+    /// A post id outside 1 to 2⁶³−1 (zero or negative) was passed: the
+    /// core's code `bad_post_id`. The message names the rule and the id
+    /// given. Nothing was tapped, read or sent.
+    #[error("{message}")]
+    InvalidId { message: String },
     /// The client was configured wrongly (a bad base URL, say).
     #[error("{message}")]
     Config { message: String },
@@ -59,6 +64,7 @@ impl From<likekit_core::LikeError> for LikeError {
             Core::Forbidden { .. } => Self::Forbidden { message },
             Core::NotFound { .. } => Self::NotFound { message },
             Core::Rejected { .. } => Self::Rejected { message },
+            Core::InvalidId { .. } => Self::InvalidId { message },
             Core::Config { .. } => Self::Config { message },
             Core::Shutdown => Self::Shutdown { message },
         }
@@ -66,6 +72,7 @@ impl From<likekit_core::LikeError> for LikeError {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
     use likekit_core::LikeError as Core;
@@ -90,5 +97,18 @@ mod tests {
             LikeError::from(Core::Shutdown),
             LikeError::Shutdown { .. }
         ));
+    }
+
+    #[test]
+    fn an_invalid_id_keeps_the_id_rule_message() {
+        let id_error = likekit_core::PostId::try_from(-1_i64).unwrap_err();
+        let core = Core::from(id_error.clone());
+        assert_eq!(core.code(), "bad_post_id");
+        assert_eq!(
+            LikeError::from(core),
+            LikeError::InvalidId {
+                message: id_error.to_string()
+            }
+        );
     }
 }

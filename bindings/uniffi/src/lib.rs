@@ -7,7 +7,7 @@
 //! | Rust here | Kotlin (`com.likekit`) | Swift (`LikeKit`) | Python (`likekit`) |
 //! |---|---|---|---|
 //! | [`LikeClient`] | `LikeClient` (`AutoCloseable`) | `LikeClient` | `LikeClient` |
-//! | [`LikeClientOptions`] | `LikeClientOptions` (all defaults) | `LikeClientOptions` | `LikeClientOptions` |
+//! | [`LikeClientOptions`], [`default_options`] | `LikeClientOptions` (every field optional: the core's default) | `LikeClientOptions` | `LikeClientOptions` |
 //! | [`PostView`], [`LikeLine`], [`Stats`] | data classes | structs | dataclass-like |
 //! | [`LikeError`] | `LikeException` (sealed) | `LikeError` (`Error`) | `LikeError` (`Exception`) |
 //! | [`LikeObserver`], [`TokenProvider`] | interfaces | protocols | abstract classes |
@@ -18,10 +18,14 @@
 //!
 //! Post ids, counts and stats are signed 64-bit integers on the foreign side
 //! (`Long`, `Int64`, `int`): that is what Kotlin and Swift code uses for ids,
-//! and every id the server accepts (1 to 2⁶³−1) fits. The core's ids are
-//! `u64`; an id is passed through bit for bit (`as u64` and back), so a
-//! negative id reaches the server as one it does not accept and fails like
-//! any other refused id: the tap rolls back with [`LikeError::Rejected`].
+//! and every id there is (1 to 2⁶³−1) fits. Every id passed in goes through
+//! the core's one constructor ([`likekit_core::PostId`]'s `TryFrom<i64>`), so
+//! zero and negative ids are refused at once, before anything is tapped or
+//! sent, with [`LikeError::InvalidId`] — the core's code `bad_post_id`, the
+//! same error the web binding and the server give for the same id. That is
+//! why the taps, `view` and `subscribe` throw. Python's `int` can also hold
+//! numbers past 2⁶³−1: the generated code refuses those itself, before the
+//! call, with `ValueError` (it checks that every `int` fits 64 bits).
 //!
 //! ## Threads
 //!
@@ -58,7 +62,7 @@ mod types;
 
 pub use client::{LikeClient, LikeObserver, LikeSubscription, TokenProvider};
 pub use error::LikeError;
-pub use types::{LikeClientOptions, LikeLine, PostView, Stats};
+pub use types::{LikeClientOptions, LikeLine, PostView, Stats, default_options};
 
 use std::sync::atomic::{AtomicI64, Ordering};
 

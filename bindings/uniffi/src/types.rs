@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use likekit_core::{MachineConfig, RetryPolicy};
+use likekit_core::{MachineConfig, PostId, RetryPolicy};
 
 /// What a post's heart, count and line show right now, for the viewer: the
 /// last state the server confirmed plus the viewer's pending tap.
@@ -63,78 +63,92 @@ pub struct Stats {
     pub evictions: i64,
 }
 
-/// How a [`LikeClient`](crate::LikeClient) behaves. Every field has the
-/// core's default, so `LikeClientOptions()` (Kotlin, Python) or
-/// `LikeClientOptions()` (Swift) is the usual start; `default_options()`
-/// returns the same values. Times are in milliseconds; negative values
-/// count as zero.
+/// How a [`LikeClient`](crate::LikeClient) behaves. Every field is
+/// optional: a field left out (null/nil/None) takes the core's default, so
+/// `LikeClientOptions()` is the usual start and
+/// `LikeClientOptions(maxRetries = 2)` changes one thing. The defaults are
+/// the core's own (`RetryPolicy::default()`, `DEFAULT_REQUEST_TIMEOUT`,
+/// `MachineConfig::default()`), never copied here; `default_options()`
+/// shows their values. Times are in milliseconds; negative values count as
+/// zero.
 #[derive(Debug, Clone, PartialEq, uniffi::Record)]
 pub struct LikeClientOptions {
     /// How long one request may take, answer included.
-    #[uniffi(default = 10000)]
-    pub request_timeout_ms: i64,
+    #[uniffi(default = None)]
+    pub request_timeout_ms: Option<i64>,
     /// The first retry's delay, before jitter.
-    #[uniffi(default = 500)]
-    pub retry_min_delay_ms: i64,
+    #[uniffi(default = None)]
+    pub retry_min_delay_ms: Option<i64>,
     /// The longest delay between retries, before jitter.
-    #[uniffi(default = 8000)]
-    pub retry_max_delay_ms: i64,
+    #[uniffi(default = None)]
+    pub retry_max_delay_ms: Option<i64>,
     /// How much each delay grows.
-    #[uniffi(default = 2.0)]
-    pub retry_factor: f64,
+    #[uniffi(default = None)]
+    pub retry_factor: Option<f64>,
     /// Retries after the first attempt; 0 never retries.
-    #[uniffi(default = 4)]
-    pub max_retries: i64,
+    #[uniffi(default = None)]
+    pub max_retries: Option<i64>,
     /// Add random jitter (0–100% of each delay).
-    #[uniffi(default = true)]
-    pub retry_jitter: bool,
+    #[uniffi(default = None)]
+    pub retry_jitter: Option<bool>,
     /// Seed the jitter, for reproducible tests.
     #[uniffi(default = None)]
     pub retry_seed: Option<i64>,
     /// How many posts the client keeps before forgetting idle ones.
-    #[uniffi(default = 10000)]
-    pub max_posts: i64,
+    #[uniffi(default = None)]
+    pub max_posts: Option<i64>,
 }
 
-/// The core's defaults: the same values as `LikeClientOptions()`.
+/// The core's defaults, every field filled in: what each field left out of
+/// `LikeClientOptions()` stands for. A client made with these behaves as
+/// one made with `LikeClientOptions()`.
 #[uniffi::export]
 pub fn default_options() -> LikeClientOptions {
     let retry = RetryPolicy::default();
     LikeClientOptions {
-        request_timeout_ms: millis(likekit_core::DEFAULT_REQUEST_TIMEOUT),
-        retry_min_delay_ms: millis(retry.min_delay),
-        retry_max_delay_ms: millis(retry.max_delay),
-        retry_factor: f64::from(retry.factor),
-        max_retries: saturating(retry.max_retries as u64),
-        retry_jitter: retry.jitter,
+        request_timeout_ms: Some(millis(likekit_core::DEFAULT_REQUEST_TIMEOUT)),
+        retry_min_delay_ms: Some(millis(retry.min_delay)),
+        retry_max_delay_ms: Some(millis(retry.max_delay)),
+        retry_factor: Some(f64::from(retry.factor)),
+        max_retries: Some(saturating(retry.max_retries as u64)),
+        retry_jitter: Some(retry.jitter),
         retry_seed: retry.seed.map(|seed| seed as i64),
-        max_posts: saturating(MachineConfig::default().max_posts as u64),
+        max_posts: Some(saturating(MachineConfig::default().max_posts as u64)),
     }
 }
 
 impl LikeClientOptions {
-    pub(crate) fn request_timeout(&self) -> Duration {
-        duration(self.request_timeout_ms)
+    /// The request timeout, if one was given.
+    pub(crate) fn request_timeout(&self) -> Option<Duration> {
+        self.request_timeout_ms.map(duration)
     }
 
+    /// The core's [`RetryPolicy::default()`] with the fields given here.
     pub(crate) fn retry_policy(&self) -> RetryPolicy {
+        let default = RetryPolicy::default();
         RetryPolicy {
-            min_delay: duration(self.retry_min_delay_ms),
-            max_delay: duration(self.retry_max_delay_ms),
-            factor: self.retry_factor as f32,
-            max_retries: usize::try_from(self.max_retries).unwrap_or(0),
-            jitter: self.retry_jitter,
-            seed: self.retry_seed.map(|seed| seed as u64),
+            min_delay: self.retry_min_delay_ms.map_or(default.min_delay, duration),
+            max_delay: self.retry_max_delay_ms.map_or(default.max_delay, duration),
+            // Narrowing is the point: the core's factor is an f32.
+            factor: self.retry_factor.map_or(default.factor, |f| f as f32),
+            max_retries: self.max_retries.map_or(default.max_retries, size),
+            jitter: self.retry_jitter.unwrap_or(default.jitter),
+            seed: self.retry_seed.map(|seed| seed as u64).or(default.seed),
         }
     }
 
-    pub(crate) fn max_posts(&self) -> usize {
-        usize::try_from(self.max_posts).unwrap_or(0)
+    /// The cache bound, if one was given.
+    pub(crate) fn max_posts(&self) -> Option<usize> {
+        self.max_posts.map(size)
     }
 }
 
 fn duration(ms: i64) -> Duration {
     Duration::from_millis(u64::try_from(ms).unwrap_or(0))
+}
+
+fn size(n: i64) -> usize {
+    usize::try_from(n).unwrap_or(0)
 }
 
 fn millis(duration: Duration) -> i64 {
@@ -146,14 +160,21 @@ fn saturating(n: u64) -> i64 {
     i64::try_from(n).unwrap_or(i64::MAX)
 }
 
-/// A post id as the foreign side sees it: the same 64 bits.
-pub(crate) fn foreign_id(id: likekit_core::PostId) -> i64 {
-    id as i64
+/// A post id as the foreign side sees it. Every id fits: ids are
+/// 1 to 2⁶³−1.
+pub(crate) fn foreign_id(id: PostId) -> i64 {
+    id.as_i64()
 }
 
-/// A post id from the foreign side: the same 64 bits (see the crate docs).
-pub(crate) fn core_id(id: i64) -> likekit_core::PostId {
-    id as u64
+/// A post id from the foreign side, through the core's one constructor:
+/// zero and negative numbers are [`LikeError::InvalidId`](crate::LikeError::InvalidId)
+/// (code `bad_post_id`), the same error every binding gives.
+///
+/// # Errors
+///
+/// [`LikeError::InvalidId`](crate::LikeError::InvalidId) for an id below 1.
+pub(crate) fn core_id(id: i64) -> Result<PostId, crate::LikeError> {
+    PostId::try_from(id).map_err(|e| likekit_core::LikeError::from(e).into())
 }
 
 impl From<likekit_core::PostView> for PostView {
@@ -198,15 +219,40 @@ impl From<likekit_core::Stats> for Stats {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 
     #[test]
-    fn ids_pass_through_bit_for_bit() {
-        for id in [0, 1, 42, i64::MAX, -1, i64::MIN] {
-            assert_eq!(foreign_id(core_id(id)), id);
+    fn ids_go_through_the_core_constructor() {
+        for id in [1, 42, i64::MAX] {
+            assert_eq!(core_id(id).map(foreign_id), Ok(id));
         }
-        assert_eq!(core_id(-1), u64::MAX);
+        for bad in [0, -1, i64::MIN] {
+            let e = core_id(bad).unwrap_err();
+            let core = likekit_core::LikeError::from(PostId::try_from(bad).unwrap_err());
+            assert_eq!(core.code(), "bad_post_id");
+            assert_eq!(e, crate::LikeError::from(core));
+            assert!(matches!(&e, crate::LikeError::InvalidId { message }
+                if message.starts_with("post ids are whole numbers") && message.ends_with(&format!("got {bad}"))));
+        }
+    }
+
+    #[test]
+    fn options_left_out_are_the_core_defaults() {
+        let options = LikeClientOptions {
+            request_timeout_ms: None,
+            retry_min_delay_ms: None,
+            retry_max_delay_ms: None,
+            retry_factor: None,
+            max_retries: None,
+            retry_jitter: None,
+            retry_seed: None,
+            max_posts: None,
+        };
+        assert_eq!(options.retry_policy(), RetryPolicy::default());
+        assert_eq!(options.request_timeout(), None);
+        assert_eq!(options.max_posts(), None);
     }
 
     #[test]
@@ -215,31 +261,51 @@ mod tests {
         assert_eq!(options.retry_policy(), RetryPolicy::default());
         assert_eq!(
             options.request_timeout(),
-            likekit_core::DEFAULT_REQUEST_TIMEOUT
+            Some(likekit_core::DEFAULT_REQUEST_TIMEOUT)
         );
-        assert_eq!(options.max_posts(), MachineConfig::default().max_posts);
+        assert_eq!(
+            options.max_posts(),
+            Some(MachineConfig::default().max_posts)
+        );
+    }
+
+    #[test]
+    fn options_given_replace_one_default_each() {
+        let options = LikeClientOptions {
+            retry_min_delay_ms: Some(10),
+            max_retries: Some(2),
+            retry_jitter: Some(false),
+            retry_seed: Some(7),
+            ..default_options()
+        };
+        let policy = options.retry_policy();
+        assert_eq!(policy.min_delay, Duration::from_millis(10));
+        assert_eq!(policy.max_retries, 2);
+        assert!(!policy.jitter);
+        assert_eq!(policy.seed, Some(7));
+        assert_eq!(policy.max_delay, RetryPolicy::default().max_delay);
     }
 
     #[test]
     fn negative_times_count_as_zero() {
         let options = LikeClientOptions {
-            request_timeout_ms: -5,
-            retry_min_delay_ms: -1,
-            max_retries: -3,
-            max_posts: -1,
+            request_timeout_ms: Some(-5),
+            retry_min_delay_ms: Some(-1),
+            max_retries: Some(-3),
+            max_posts: Some(-1),
             ..default_options()
         };
-        assert_eq!(options.request_timeout(), Duration::ZERO);
+        assert_eq!(options.request_timeout(), Some(Duration::ZERO));
         assert_eq!(options.retry_policy().min_delay, Duration::ZERO);
         assert_eq!(options.retry_policy().max_retries, 0);
-        assert_eq!(options.max_posts(), 0);
+        assert_eq!(options.max_posts(), Some(0));
     }
 
     #[test]
     fn views_carry_the_line_text() {
         let line = likekit_core::LikeLine::new(true, &["Ana".to_owned()], 1204);
         let view = PostView::from(likekit_core::PostView {
-            post_id: 42,
+            post_id: PostId::new(42).unwrap(),
             liked: true,
             count: 1204,
             friends: vec!["Ana".into()],

@@ -44,9 +44,62 @@ fun main() {
 
     fun idle(c: LikeClient) = expect(runBlocking { c.waitIdle(10_000) }) { "the client did not become idle" }
 
-    t.test("LikeClientOptions() carries the core's defaults") {
-        expectEqual(defaultOptions(), LikeClientOptions(), "options")
-        expectEqual(10_000L, LikeClientOptions().requestTimeoutMs, "request timeout")
+    t.test("LikeClientOptions() leaves every field to the core; defaultOptions() shows its values") {
+        val leftOut = LikeClientOptions()
+        expectEqual(null, leftOut.requestTimeoutMs, "request timeout left out")
+        expectEqual(null, leftOut.maxRetries, "retries left out")
+        val defaults = defaultOptions()
+        expectEqual(10_000L, defaults.requestTimeoutMs, "request timeout")
+        expectEqual(500L, defaults.retryMinDelayMs, "first retry delay")
+        expectEqual(4L, defaults.maxRetries, "retries")
+        expectEqual(null, defaults.retrySeed, "no seed")
+        expectEqual(1L, FAST_RETRY.copy(maxRetries = 1).maxRetries, "one field changed")
+        LikeClient(url, null, defaults).close()
+    }
+
+    t.test("0, -1 and Long.MIN_VALUE are LikeException.InvalidId (bad_post_id), and nothing is sent") {
+        client().use { c ->
+            for (bad in listOf(0L, -1L, Long.MIN_VALUE)) {
+                val calls = listOf<Pair<String, () -> Any?>>(
+                    "toggle" to { c.toggle(bad) },
+                    "setLiked" to { c.setLiked(bad, true) },
+                    "view" to { c.view(bad) },
+                    "subscribe" to { c.subscribe(bad, Recorder()).close() },
+                    "refresh" to { runBlocking { c.refresh(bad) } },
+                    "refreshMany" to { runBlocking { c.refreshMany(listOf(admin.post(), bad)) } },
+                )
+                for ((name, call) in calls) {
+                    try {
+                        call()
+                        throw AssertionError("$name($bad): no exception")
+                    } catch (e: LikeException.InvalidId) {
+                        expectEqual(
+                            "post ids are whole numbers from 1 to 9223372036854775807; got $bad",
+                            e.message,
+                            "$name($bad)",
+                        )
+                    }
+                }
+            }
+            val stats = c.stats()
+            expectEqual(0L to 0L, stats.taps to stats.callsSent, "(taps, calls sent)")
+        }
+        // The server answers the same code for the same ids.
+        for (bad in listOf("0", "-1")) {
+            val (status, body) = admin.asViewer("POST", "/posts/$bad/like", admin.token(ana))
+            expectEqual(400, status, "POST /posts/$bad/like")
+            expect(body.contains("\"bad_post_id\"")) { "POST /posts/$bad/like answered $body" }
+        }
+    }
+
+    t.test("the largest id, Long.MAX_VALUE, goes through") {
+        val largest = admin.post(Long.MAX_VALUE)
+        client().use { c ->
+            expectEqual(largest, c.setLiked(largest, true).postId, "tapped post")
+            idle(c)
+            val view = runBlocking { c.refresh(largest) }
+            expect(view.liked && view.count == 1L && view.postId == Long.MAX_VALUE) { "read back $view" }
+        }
     }
 
     t.test("a bad base URL is a typed LikeException.Config") {

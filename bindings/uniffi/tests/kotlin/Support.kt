@@ -44,10 +44,20 @@ class Admin(val url: String, private val key: String) {
         return id
     }
 
-    fun post(): Long {
-        val id = nextId()
+    fun post(id: Long = nextId()): Long {
         call("POST", "/admin/posts", """{"id": $id}""")
         return id
+    }
+
+    /** Status and body of a request to the public API as a signed-in viewer. */
+    fun asViewer(method: String, path: String, token: String): Pair<Int, String> {
+        val request = HttpRequest.newBuilder(URI.create(url + path))
+            .header("Authorization", "Bearer $token")
+            .timeout(Duration.ofSeconds(10))
+            .method(method, HttpRequest.BodyPublishers.noBody())
+            .build()
+        val response = http.send(request, HttpResponse.BodyHandlers.ofString())
+        return response.statusCode() to response.body()
     }
 
     fun token(userId: Long): String {

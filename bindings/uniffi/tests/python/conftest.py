@@ -11,6 +11,7 @@ import json
 import os
 import threading
 import time
+import urllib.error
 import urllib.request
 
 import pytest
@@ -54,10 +55,21 @@ class Admin:
             self.call("PUT", f"/admin/users/{user_id}/friends", {"friends": list(friends)})
         return user_id
 
-    def post(self):
-        post_id = self.next_id()
+    def post(self, post_id=None):
+        post_id = self.next_id() if post_id is None else post_id
         self.call("POST", "/admin/posts", {"id": post_id})
         return post_id
+
+    def as_viewer(self, method, path, token):
+        """Status and JSON body of a request to the public API as a viewer."""
+        request = urllib.request.Request(
+            self.url + path, method=method, headers={"Authorization": f"Bearer {token}"}
+        )
+        try:
+            with urllib.request.urlopen(request, timeout=10) as response:
+                return response.status, json.loads(response.read().decode() or "null")
+        except urllib.error.HTTPError as error:
+            return error.code, json.loads(error.read().decode() or "null")
 
     def token(self, user_id):
         return self.call("POST", "/admin/tokens", {"user_id": user_id, "ttl_secs": 3600})["token"]

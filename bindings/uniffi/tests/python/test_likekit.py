@@ -10,9 +10,64 @@ import likekit
 from conftest import FAST_RETRY, FixedToken, Recorder, wait_idle
 
 
-def test_options_carry_the_core_defaults():
-    assert likekit.LikeClientOptions() == likekit.default_options()
-    assert likekit.LikeClientOptions().request_timeout_ms == 10_000
+def test_options_left_out_are_the_cores_and_default_options_shows_them(admin):
+    left_out = likekit.LikeClientOptions()
+    assert left_out.request_timeout_ms is None and left_out.max_retries is None
+    defaults = likekit.default_options()
+    assert defaults.request_timeout_ms == 10_000
+    assert defaults.retry_min_delay_ms == 500
+    assert defaults.max_retries == 4
+    assert defaults.retry_seed is None
+    likekit.LikeClient(admin.url, None, defaults)
+
+
+# Every method that takes a post id, called with `post_id`.
+TAKES_AN_ID = {
+    "toggle": lambda c, post_id: c.toggle(post_id),
+    "set_liked": lambda c, post_id: c.set_liked(post_id, True),
+    "view": lambda c, post_id: c.view(post_id),
+    "subscribe": lambda c, post_id: c.subscribe(post_id, Recorder()),
+    "refresh": lambda c, post_id: asyncio.run(c.refresh(post_id)),
+    "refresh_many": lambda c, post_id: asyncio.run(c.refresh_many([1, post_id])),
+}
+
+
+@pytest.mark.parametrize("method", TAKES_AN_ID)
+@pytest.mark.parametrize("bad", [0, -1, -(2**63)])
+def test_zero_and_negative_ids_are_invalid_id_bad_post_id(make_client, method, bad):
+    client = make_client()
+    with pytest.raises(likekit.LikeError.InvalidId) as refused:
+        TAKES_AN_ID[method](client, bad)
+    assert str(refused.value) == f"post ids are whole numbers from 1 to 9223372036854775807; got {bad}"
+    assert (client.stats().taps, client.stats().calls_sent) == (0, 0), "nothing tapped or sent"
+
+
+@pytest.mark.parametrize("method", TAKES_AN_ID)
+@pytest.mark.parametrize("bad", [2**63, 2**64])
+def test_ids_past_the_range_are_refused_by_the_generated_code(make_client, method, bad):
+    # Python ints have no upper bound; the generated code checks that every
+    # int fits the FFI's i64 before the call and raises ValueError itself,
+    # so these never reach the library (and never become an InvalidId).
+    client = make_client()
+    with pytest.raises(ValueError, match="i64 requires"):
+        TAKES_AN_ID[method](client, bad)
+    assert client.stats().taps == 0
+
+
+def test_the_server_answers_the_same_code_for_the_same_ids(admin, viewer):
+    token = admin.token(viewer[0])
+    for bad in ["0", "-1", str(2**63)]:
+        status, body = admin.as_viewer("POST", f"/posts/{bad}/like", token)
+        assert (status, body["error"]["code"]) == (400, "bad_post_id"), bad
+
+
+def test_the_largest_id_goes_through(admin, make_client):
+    largest = admin.post(2**63 - 1)
+    client = make_client()
+    assert client.set_liked(largest, True).post_id == largest
+    wait_idle(client)
+    view = asyncio.run(client.refresh(largest))
+    assert (view.post_id, view.liked, view.count) == (largest, True, 1)
 
 
 def test_bad_base_url_is_a_typed_config_error():

@@ -147,8 +147,50 @@ final class LikeKitTests: XCTestCase {
         return try LikeClient(baseUrl: admin.url, tokenProvider: FixedToken(try admin.token(viewer)), options: options)
     }
 
-    func testOptionsCarryTheCoreDefaults() {
-        XCTAssertEqual(LikeClientOptions(), defaultOptions())
+    func testOptionsLeftOutAreTheCoresAndDefaultOptionsShowsThem() throws {
+        let leftOut = LikeClientOptions()
+        XCTAssertNil(leftOut.requestTimeoutMs)
+        XCTAssertNil(leftOut.maxRetries)
+        let defaults = defaultOptions()
+        XCTAssertEqual(defaults.requestTimeoutMs, 10_000)
+        XCTAssertEqual(defaults.retryMinDelayMs, 500)
+        XCTAssertEqual(defaults.maxRetries, 4)
+        XCTAssertNil(defaults.retrySeed)
+        _ = try LikeClient(baseUrl: admin.url, tokenProvider: nil, options: defaults)
+    }
+
+    func testZeroAndNegativeIdsAreInvalidIdBadPostId() async throws {
+        let client = try self.client()
+        for bad: Int64 in [0, -1, Int64.min] {
+            let expected = "post ids are whole numbers from 1 to 9223372036854775807; got \(bad)"
+            let calls: [(String, () throws -> Void)] = [
+                ("toggle", { _ = try client.toggle(postId: bad) }),
+                ("setLiked", { _ = try client.setLiked(postId: bad, liked: true) }),
+                ("view", { _ = try client.view(postId: bad) }),
+                ("subscribe", { _ = try client.subscribe(postId: bad, observer: Recorder()) }),
+            ]
+            for (name, call) in calls {
+                XCTAssertThrowsError(try call(), "\(name)(\(bad))") { error in
+                    guard case LikeError.InvalidId(let message) = error else { return XCTFail("\(name)(\(bad)): got \(error)") }
+                    XCTAssertEqual(message, expected)
+                }
+            }
+            do {
+                _ = try await client.refresh(postId: bad)
+                XCTFail("refresh(\(bad)): no error")
+            } catch LikeError.InvalidId(let message) {
+                XCTAssertEqual(message, expected)
+            }
+            let existing = try admin.post()
+            do {
+                _ = try await client.refreshMany(postIds: [existing, bad])
+                XCTFail("refreshMany(\(bad)): no error")
+            } catch LikeError.InvalidId(let message) {
+                XCTAssertEqual(message, expected)
+            }
+        }
+        XCTAssertEqual(client.stats().taps, 0)
+        XCTAssertEqual(client.stats().callsSent, 0)
     }
 
     func testBadBaseUrlIsATypedConfigError() {
@@ -163,9 +205,9 @@ final class LikeKitTests: XCTestCase {
         defer { try? admin.clearFaults() }
         let client = try self.client()
         let rec = Recorder()
-        let sub = client.subscribe(postId: post, observer: rec)
+        let sub = try client.subscribe(postId: post, observer: rec)
         let tapped = Date()
-        let view = client.setLiked(postId: post, liked: true)
+        let view = try client.setLiked(postId: post, liked: true)
         XCTAssertTrue(view.liked && view.pending)
         XCTAssertEqual(view.count, 1)
         XCTAssertEqual(view.line.text, "Liked by you")
@@ -183,15 +225,15 @@ final class LikeKitTests: XCTestCase {
         defer { try? admin.clearFaults() }
         let client = try self.client(fastRetry)
         let rec = Recorder()
-        let sub = client.subscribe(postId: post, observer: rec)
-        XCTAssertTrue(client.setLiked(postId: post, liked: true).liked)
+        let sub = try client.subscribe(postId: post, observer: rec)
+        XCTAssertTrue(try client.setLiked(postId: post, liked: true).liked)
         let failure = try XCTUnwrap(rec.awaitFailure())
         XCTAssertEqual(failure.postId, post)
         XCTAssertTrue(failure.wanted)
         guard case .Server(_) = failure.error else { return XCTFail("got \(failure.error)") }
         let idle = await client.waitIdle(timeoutMs: 10_000)
         XCTAssertTrue(idle)
-        let view = try XCTUnwrap(client.view(postId: post))
+        let view = try XCTUnwrap(try client.view(postId: post))
         XCTAssertFalse(view.liked)
         XCTAssertEqual(view.count, 0)
         XCTAssertEqual(client.stats().retries, 2)
@@ -204,9 +246,9 @@ final class LikeKitTests: XCTestCase {
         try admin.faults([["route": "like", "latency_ms": 300], ["route": "unlike", "latency_ms": 300]])
         defer { try? admin.clearFaults() }
         let client = try self.client()
-        _ = client.toggle(postId: post)
-        _ = client.toggle(postId: post)
-        let last = client.toggle(postId: post)
+        _ = try client.toggle(postId: post)
+        _ = try client.toggle(postId: post)
+        let last = try client.toggle(postId: post)
         XCTAssertTrue(last.liked)
         let idle = await client.waitIdle(timeoutMs: 10_000)
         XCTAssertTrue(idle)
@@ -219,7 +261,7 @@ final class LikeKitTests: XCTestCase {
         let cleo = try admin.user("Cleo", friends: [ben])
         let post = try admin.post()
         let benClient = try self.client(user: ben)
-        _ = benClient.setLiked(postId: post, liked: true)
+        _ = try benClient.setLiked(postId: post, liked: true)
         _ = await benClient.waitIdle(timeoutMs: 10_000)
 
         let client = try self.client(user: cleo)
@@ -239,14 +281,14 @@ final class LikeKitTests: XCTestCase {
         let post = try admin.post()
         let client = try self.client()
         let rec = Recorder()
-        let sub = client.subscribe(postId: post, observer: rec)
-        _ = client.setLiked(postId: post, liked: true)
+        let sub = try client.subscribe(postId: post, observer: rec)
+        _ = try client.setLiked(postId: post, liked: true)
         let confirmed = try XCTUnwrap(rec.awaitChange { !$0.pending })
         XCTAssertFalse(confirmed.onMain)
         sub.cancel()
         XCTAssertFalse(sub.isActive())
         let heard = rec.snapshot().count
-        _ = client.setLiked(postId: post, liked: false)
+        _ = try client.setLiked(postId: post, liked: false)
         _ = await client.waitIdle(timeoutMs: 10_000)
         XCTAssertEqual(rec.snapshot().count, heard)
     }
@@ -257,7 +299,7 @@ final class LikeKitTests: XCTestCase {
         let baseline = liveObjects()
         for _ in 0..<10_000 {
             let client = try LikeClient(baseUrl: admin.url, tokenProvider: tokens)
-            let sub = client.subscribe(postId: post, observer: Recorder())
+            let sub = try client.subscribe(postId: post, observer: Recorder())
             sub.cancel()
         }
         let client = try LikeClient(baseUrl: admin.url, tokenProvider: tokens)
