@@ -46,8 +46,10 @@ final class LikeButtonModel: ObservableObject {
     init(client: LikeClient, postId: Int64) {
         self.client = client
         self.postId = postId
-        view = client.view(postId: postId)
-        subscription = client.subscribe(postId: postId, observer: MainThreadForwarder(self))
+        // Only an id outside 1...Int64.max throws (LikeError.InvalidId); the
+        // button then stays empty.
+        view = try? client.view(postId: postId)
+        subscription = try? client.subscribe(postId: postId, observer: MainThreadForwarder(self))
     }
 
     deinit { subscription?.cancel() }
@@ -55,7 +57,11 @@ final class LikeButtonModel: ObservableObject {
     /// The heart was tapped: the new view comes back at once, before any I/O.
     func tap() {
         failure = nil
-        view = client.toggle(postId: postId)
+        do {
+            view = try client.toggle(postId: postId)
+        } catch let error as LikeError {
+            failure = "Couldn't like this post: \(error.message)"
+        } catch {}
     }
 
     /// Reads the post (others' likes, the friends line) when the row appears.
