@@ -1,9 +1,10 @@
 //! `cargo xtask doctor [--install]`: which tools the build uses are present,
 //! which are missing, and (with `--install`) install the missing ones.
 
+use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
 
-use crate::install::{self, CargoTool};
+use crate::install::{self, NpmPackage};
 use crate::{Ctx, proc};
 
 /// What a probe found.
@@ -15,6 +16,11 @@ enum Found {
     No(String),
     /// Nothing to do here (not needed yet, or cannot be installed here).
     Note(String),
+}
+
+/// Present with `detail`, else missing with `hint`.
+fn found(detail: Option<String>, hint: impl Into<String>) -> Found {
+    detail.map_or_else(|| Found::No(hint.into()), Found::Yes)
 }
 
 /// Installs a tool.
@@ -30,35 +36,43 @@ struct Tool {
     install: Option<Installer>,
 }
 
+/// The version `program args` reports, or the first line of its answer.
 fn version_of(program: &str, args: &[&str]) -> Option<String> {
-    let out = proc::capture_any(Command::new(program).args(args))?;
-    Some(
-        install::version_in(&out)
-            .map_or_else(|| out.lines().next().unwrap_or("").to_owned(), str::to_owned),
+    let out = proc::capture(Command::new(program).args(args))?;
+    Some(install::version_in(&out).map_or_else(
+        || out.lines().next().unwrap_or("").to_owned(),
+        str::to_owned,
+    ))
+}
+
+fn shown(path: PathBuf) -> String {
+    path.display().to_string()
+}
+
+/// An npm package at its pinned version in `.tools/node`.
+fn npm_package(ctx: &Ctx, package: NpmPackage) -> Found {
+    let installed = install::npm_installed_version(ctx, package.name);
+    found(
+        installed
+            .filter(|v| v == package.version)
+            .map(|v| format!("{v} in .tools/node")),
+        format!(
+            "npm install {}@{} into .tools/node",
+            package.name, package.version
+        ),
     )
-}
-
-fn program(program: &'static str, args: &[&str], hint: &str) -> Found {
-    match version_of(program, args) {
-        Some(v) => Found::Yes(v),
-        None => Found::No(hint.to_owned()),
-    }
-}
-
-fn wasm_bindgen_tool(ctx: &Ctx) -> Option<(String, Option<std::path::PathBuf>)> {
-    let version = install::pinned_wasm_bindgen(ctx)?;
-    let found = install::find_cargo_tool(
-        ctx,
-        CargoTool { krate: "wasm-bindgen-cli", bin: "wasm-bindgen", version: &version },
-    );
-    Some((version, found))
 }
 
 const TOOLS: &[Tool] = &[
     Tool {
         name: "cargo",
         used_for: "everything",
-        probe: |_| program("cargo", &["--version"], "install Rust with rustup"),
+        probe: |_| {
+            found(
+                version_of("cargo", &["--version"]),
+                "install Rust with rustup",
+            )
+        },
         install: None,
     },
     Tool {
@@ -74,156 +88,162 @@ const TOOLS: &[Tool] = &[
     Tool {
         name: "wasm-bindgen-cli",
         used_for: "web package",
-        probe: |ctx| match wasm_bindgen_tool(ctx) {
+        probe: |ctx| match install::pinned_wasm_bindgen(ctx) {
             None => Found::Note("not needed yet (no wasm-bindgen in Cargo.lock)".to_owned()),
-            Some((version, Some(path))) => Found::Yes(format!("{version} at {}", path.display())),
-            Some((version, None)) => Found::No(format!(
-                "cargo install wasm-bindgen-cli --version ={version} (into .tools/cargo)"
-            )),
+            Some(v) => found(
+                install::find_cargo_tool(ctx, install::wasm_bindgen(&v))
+                    .map(|path| format!("{v} at {}", path.display())),
+                format!("cargo install wasm-bindgen-cli --version ={v} (into .tools/cargo)"),
+            ),
         },
-        install: Some(|ctx| match install::pinned_wasm_bindgen(ctx) {
-            None => Ok(()),
-            Some(version) => install::cargo_tool(
-                ctx,
-                CargoTool { krate: "wasm-bindgen-cli", bin: "wasm-bindgen", version: &version },
-            )
-            .map(drop),
-        }),
+        install: Some(|ctx| install::wasm_bindgen_cli(ctx).map(drop)),
     },
     Tool {
         name: "node",
         used_for: "web tests",
-        probe: |_| program("node", &["--version"], "install Node.js 20 or newer"),
+        probe: |_| {
+            found(
+                version_of("node", &["--version"]),
+                "install Node.js 20 or newer",
+            )
+        },
         install: None,
     },
     Tool {
         name: "npm",
         used_for: "web tests, kotlinc download",
-        probe: |_| program("npm", &["--version"], "comes with Node.js"),
+        probe: |_| found(version_of("npm", &["--version"]), "comes with Node.js"),
         install: None,
     },
     Tool {
         name: "playwright-core",
         used_for: "browser tests",
-        probe: |ctx| match install::npm_installed_version(ctx, install::PLAYWRIGHT_CORE.name) {
-            Some(v) if v == install::PLAYWRIGHT_CORE.version => {
-                Found::Yes(format!("{v} in .tools/node"))
-            }
-            _ => Found::No(format!(
-                "npm install {}@{} into .tools/node",
-                install::PLAYWRIGHT_CORE.name,
-                install::PLAYWRIGHT_CORE.version
-            )),
-        },
+        probe: |ctx| npm_package(ctx, install::PLAYWRIGHT_CORE),
         install: Some(|ctx| install::npm(ctx, &[install::PLAYWRIGHT_CORE]).map(drop)),
     },
     Tool {
         name: "chromium",
         used_for: "browser tests",
-        probe: |_| program("chromium", &["--version"], "apt-get install chromium"),
-        install: Some(|_| install::chromium().map(drop)),
+        probe: |_| {
+            found(
+                version_of("chromium", &["--version"]),
+                "apt-get install chromium",
+            )
+        },
+        install: Some(|_| install::program("chromium", "chromium").map(drop)),
     },
     Tool {
         name: "java",
         used_for: "Kotlin tests",
-        probe: |_| program("java", &["-version"], "apt-get install default-jre-headless"),
+        probe: |_| {
+            let hint = "apt-get install default-jre-headless";
+            found(version_of("java", &["-version"]), hint)
+        },
         install: Some(|_| install::apt(&["default-jre-headless"])),
     },
     Tool {
         name: "kotlinc",
         used_for: "Kotlin tests",
-        probe: |ctx| {
-            let home = install::kotlin_home(ctx, install::KOTLIN_COMPILER_VERSION);
-            if proc::is_executable(&home.join("bin").join("kotlinc")) {
-                Found::Yes(format!("{} in {}", install::KOTLIN_COMPILER_VERSION, home.display()))
-            } else {
-                Found::No(format!(
-                    "npm pack kotlin-compiler@{}, unpacked into .tools",
-                    install::KOTLIN_COMPILER_VERSION
-                ))
-            }
-        },
-        install: Some(|ctx| install::kotlinc(ctx, install::KOTLIN_COMPILER_VERSION).map(drop)),
+        probe: |ctx| npm_package(ctx, install::KOTLIN_COMPILER),
+        install: Some(|ctx| install::kotlinc(ctx).map(drop)),
     },
     Tool {
         name: "jna",
         used_for: "Kotlin tests",
         probe: |_| {
-            if std::path::Path::new(install::JNA_JAR).is_file() {
-                Found::Yes(install::JNA_JAR.to_owned())
-            } else {
-                Found::No("apt-get install libjna-java".to_owned())
-            }
+            let jar = Path::new(install::JNA_JAR).is_file();
+            found(
+                jar.then(|| install::JNA_JAR.to_owned()),
+                "apt-get install libjna-java",
+            )
         },
         install: Some(|_| install::jna_jar().map(drop)),
     },
     Tool {
         name: "python3",
         used_for: "Python tests",
-        probe: |_| program("python3", &["--version"], "install Python 3.9 or newer"),
+        probe: |_| {
+            found(
+                version_of("python3", &["--version"]),
+                "install Python 3.9 or newer",
+            )
+        },
         install: None,
     },
     Tool {
         name: "pytest",
         used_for: "Python tests",
-        probe: |ctx| match install::pip_installed_version(ctx, install::PYTEST.name) {
-            Some(v) if v == install::PYTEST.version => Found::Yes(format!("{v} in .tools/python")),
-            _ => Found::No(format!(
-                "pip install {}=={} into .tools/python",
-                install::PYTEST.name,
-                install::PYTEST.version
-            )),
+        probe: |ctx| {
+            let (name, version) = (install::PYTEST.name, install::PYTEST.version);
+            found(
+                install::pip_installed_version(ctx, name)
+                    .filter(|v| v == version)
+                    .map(|v| format!("{v} in .tools/python")),
+                format!("pip install {name}=={version} into .tools/python"),
+            )
         },
         install: Some(|ctx| install::pip(ctx, &[install::PYTEST]).map(drop)),
     },
     Tool {
         name: "swift",
         used_for: "compiling the Swift bindings",
-        probe: |_| match version_of("swift", &["--version"]) {
-            Some(v) => Found::Yes(v),
-            None => Found::Note(
-                "not available; Swift sources are generated but not compiled here".to_owned(),
-            ),
+        probe: |_| {
+            version_of("swift", &["--version"]).map_or_else(
+                || {
+                    Found::Note(
+                        "not available; Swift sources are generated but not compiled here"
+                            .to_owned(),
+                    )
+                },
+                Found::Yes,
+            )
         },
         install: None,
     },
     Tool {
         name: "postgresql",
         used_for: "PostgreSQL store tests and benches",
-        probe: |_| match install::find_postgres_bin() {
-            Some(dir) => Found::Yes(dir.display().to_string()),
-            None => Found::No("apt-get install postgresql".to_owned()),
+        probe: |_| {
+            found(
+                install::find_postgres_bin().map(shown),
+                "apt-get install postgresql",
+            )
         },
         install: Some(|_| install::postgres_bin().map(drop)),
     },
     Tool {
         name: "cargo-nextest",
         used_for: "Rust tests",
-        probe: |ctx| match install::find_cargo_tool(ctx, install::NEXTEST) {
-            Some(path) => Found::Yes(path.display().to_string()),
-            None => Found::No(format!(
-                "cargo install cargo-nextest --version ={}",
-                install::NEXTEST.version
-            )),
+        probe: |ctx| {
+            found(
+                install::find_cargo_tool(ctx, install::NEXTEST).map(shown),
+                format!(
+                    "cargo install cargo-nextest --version ={}",
+                    install::NEXTEST.version
+                ),
+            )
         },
         install: Some(|ctx| install::nextest(ctx).map(drop)),
     },
     Tool {
         name: "wrk",
         used_for: "server benches",
-        probe: |_| match proc::which("wrk") {
-            Some(path) => Found::Yes(path.display().to_string()),
-            None => Found::No("apt-get install wrk".to_owned()),
-        },
-        install: Some(|_| install::wrk().map(drop)),
+        probe: |_| found(proc::which("wrk").map(shown), "apt-get install wrk"),
+        install: Some(|_| install::program("wrk", "wrk").map(drop)),
     },
 ];
 
 fn table(rows: &[(&Tool, Found)]) -> String {
     let name_width = rows.iter().map(|(t, _)| t.name.len()).max().unwrap_or(4);
-    let use_width = rows.iter().map(|(t, _)| t.used_for.len()).max().unwrap_or(8);
-    let mut out =
-        format!("{:<name_width$}  {:<7}  {:<use_width$}  detail\n", "tool", "status", "used for");
+    let use_width = rows
+        .iter()
+        .map(|(t, _)| t.used_for.len())
+        .max()
+        .unwrap_or(8);
+    let mut out = format!(
+        "{:<name_width$}  {:<7}  {:<use_width$}  detail\n",
+        "tool", "status", "used for"
+    );
     for (tool, found) in rows {
         let (status, detail) = match found {
             Found::Yes(d) => ("ok", d),
@@ -241,9 +261,15 @@ fn table(rows: &[(&Tool, Found)]) -> String {
 /// `cargo xtask doctor [--install [TOOL…]]`.
 pub fn main(ctx: &Ctx, install: Option<&[String]>) -> Result<ExitCode, String> {
     let (install, only) = (install.is_some(), install.unwrap_or_default());
-    if let Some(unknown) = only.iter().find(|n| !TOOLS.iter().any(|t| t.name == n.as_str())) {
+    if let Some(unknown) = only
+        .iter()
+        .find(|n| !TOOLS.iter().any(|t| t.name == n.as_str()))
+    {
         let known: Vec<&str> = TOOLS.iter().map(|t| t.name).collect();
-        return Err(format!("no tool named `{unknown}`; known: {}", known.join(", ")));
+        return Err(format!(
+            "no tool named `{unknown}`; known: {}",
+            known.join(", ")
+        ));
     }
     let rows: Vec<(&Tool, Found)> = TOOLS
         .iter()
@@ -272,8 +298,10 @@ pub fn main(ctx: &Ctx, install: Option<&[String]>) -> Result<ExitCode, String> {
     let mut failed = Vec::new();
     for tool in missing {
         match tool.install {
-            None => failed
-                .push(format!("{}: xtask cannot install this; see the detail above", tool.name)),
+            None => failed.push(format!(
+                "{}: xtask cannot install this; see the detail above",
+                tool.name
+            )),
             Some(install) => {
                 if let Err(e) = install(ctx) {
                     failed.push(format!("{}: {e}", tool.name));
@@ -301,7 +329,10 @@ mod tests {
     fn table_shows_status_and_detail() {
         let rows = [
             (&TOOLS[0], Found::Yes("1.95.0".into())),
-            (&TOOLS[1], Found::No("rustup target add wasm32-unknown-unknown".into())),
+            (
+                &TOOLS[1],
+                Found::No("rustup target add wasm32-unknown-unknown".into()),
+            ),
         ];
         let text = table(&rows);
         let lines: Vec<&str> = text.lines().collect();

@@ -13,10 +13,17 @@ use crate::{Ctx, proc};
 
 /// The target the web package builds for.
 pub const WASM_TARGET: &str = "wasm32-unknown-unknown";
-/// The Kotlin compiler, from the npm package `kotlin-compiler`.
-pub const KOTLIN_COMPILER_VERSION: &str = "2.4.20";
+/// The Kotlin compiler: the npm package carries `bin/kotlinc` and the jars
+/// a Kotlin/JVM program runs with.
+pub const KOTLIN_COMPILER: NpmPackage = NpmPackage {
+    name: "kotlin-compiler",
+    version: "2.4.20",
+};
 /// Drives Debian's chromium for the browser tests.
-pub const PLAYWRIGHT_CORE: NpmPackage = NpmPackage { name: "playwright-core", version: "1.65.1" };
+pub const PLAYWRIGHT_CORE: NpmPackage = NpmPackage {
+    name: "playwright-core",
+    version: "1.65.1",
+};
 
 // ---------------------------------------------------------------- versions
 
@@ -36,34 +43,14 @@ pub fn version_in(text: &str) -> Option<&str> {
         })
 }
 
-/// The version of `package` recorded in a `Cargo.lock`, when exactly one is.
-pub fn locked_version(lock: &str, package: &str) -> Option<String> {
-    let wanted = format!("name = \"{package}\"");
-    let mut versions = Vec::new();
-    let mut lines = lock.lines();
-    while let Some(line) = lines.next() {
-        if line.trim() != wanted {
-            continue;
-        }
-        if let Some(version) = lines
-            .next()
-            .and_then(|l| l.trim().strip_prefix("version = \""))
-            .and_then(|v| v.strip_suffix('"'))
-        {
-            versions.push(version.to_owned());
-        }
-    }
-    match versions.as_slice() {
-        [one] => Some(one.clone()),
-        _ => None,
-    }
-}
-
-/// The `wasm-bindgen` version the workspace is locked to; wasm-bindgen-cli
-/// must be exactly this version. `None` until the web crate depends on it.
+/// The `wasm-bindgen` version the workspace is locked to (`cargo pkgid`);
+/// wasm-bindgen-cli must be exactly this version. `None` until the web
+/// crate depends on it, or when more than one version is locked.
 pub fn pinned_wasm_bindgen(ctx: &Ctx) -> Option<String> {
-    let lock = fs::read_to_string(ctx.root.join("Cargo.lock")).ok()?;
-    locked_version(&lock, "wasm-bindgen")
+    let mut pkgid = proc::cargo();
+    pkgid.current_dir(&ctx.root).args(["pkgid", "wasm-bindgen"]);
+    let id = proc::capture(&mut pkgid)?;
+    Some(id.rsplit_once('@')?.1.to_owned())
 }
 
 // ---------------------------------------------------------------- rustup
@@ -151,8 +138,11 @@ pub fn cargo_tool(ctx: &Ctx, tool: CargoTool<'_>) -> Result<PathBuf, String> {
 
 /// cargo-nextest, the Rust test runner `cargo xtask test` uses: on PATH at
 /// this version, or installed into `.tools/cargo`.
-pub const NEXTEST: CargoTool<'static> =
-    CargoTool { krate: "cargo-nextest", bin: "cargo-nextest", version: "0.9.143" };
+pub const NEXTEST: CargoTool<'static> = CargoTool {
+    krate: "cargo-nextest",
+    bin: "cargo-nextest",
+    version: "0.9.143",
+};
 
 /// The `cargo-nextest` binary (run as `cargo-nextest nextest run …`); a
 /// version on PATH other than the pinned one is used too, with a note,
@@ -162,10 +152,32 @@ pub fn nextest(ctx: &Ctx) -> Result<PathBuf, String> {
         return Ok(path);
     }
     if let Some(path) = proc::which(NEXTEST.bin).filter(|p| tool_version(p).is_some()) {
-        say(&format!("using {} (not the pinned {})", path.display(), NEXTEST.version));
+        say(&format!(
+            "using {} (not the pinned {})",
+            path.display(),
+            NEXTEST.version
+        ));
         return Ok(path);
     }
     cargo_tool(ctx, NEXTEST)
+}
+
+/// wasm-bindgen-cli at `version`.
+pub fn wasm_bindgen(version: &str) -> CargoTool<'_> {
+    CargoTool {
+        krate: "wasm-bindgen-cli",
+        bin: "wasm-bindgen",
+        version,
+    }
+}
+
+/// wasm-bindgen-cli at the version Cargo.lock pins, on PATH or installed
+/// into `.tools/cargo`. Its folder also holds `wasm-bindgen-test-runner`.
+pub fn wasm_bindgen_cli(ctx: &Ctx) -> Result<PathBuf, String> {
+    let version = pinned_wasm_bindgen(ctx).ok_or_else(|| {
+        "Cargo.lock does not pin exactly one wasm-bindgen version; run `cargo build -p likekit-wasm --target wasm32-unknown-unknown` first".to_owned()
+    })?;
+    cargo_tool(ctx, wasm_bindgen(&version))
 }
 
 // ---------------------------------------------------------------- apt
@@ -173,7 +185,7 @@ pub fn nextest(ctx: &Ctx) -> Result<PathBuf, String> {
 static APT_UPDATED: AtomicBool = AtomicBool::new(false);
 
 /// Whether a Debian package is installed.
-pub fn dpkg_installed(package: &str) -> Result<bool, String> {
+fn dpkg_installed(package: &str) -> Result<bool, String> {
     let out = Command::new("dpkg-query")
         .args(["-W", "-f=${Status}", package])
         .output()
@@ -182,17 +194,6 @@ pub fn dpkg_installed(package: &str) -> Result<bool, String> {
         })?;
     Ok(out.status.success()
         && String::from_utf8_lossy(&out.stdout).trim() == "install ok installed")
-}
-
-/// The packages from `packages` that are not installed.
-pub fn apt_missing<'a>(packages: &[&'a str]) -> Result<Vec<&'a str>, String> {
-    let mut missing = Vec::new();
-    for &package in packages {
-        if !dpkg_installed(package)? {
-            missing.push(package);
-        }
-    }
-    Ok(missing)
 }
 
 /// How we may run apt-get.
@@ -223,7 +224,12 @@ fn apt_command(prefix: &[&str], args: &[&str]) -> Command {
 /// once first. Needs root or password-less sudo; otherwise the error says
 /// which command to run.
 pub fn apt(packages: &[&str]) -> Result<(), String> {
-    let missing = apt_missing(packages)?;
+    let mut missing = Vec::new();
+    for &package in packages {
+        if !dpkg_installed(package)? {
+            missing.push(package);
+        }
+    }
     if missing.is_empty() {
         return Ok(());
     }
@@ -253,14 +259,14 @@ pub struct NpmPackage {
     pub version: &'static str,
 }
 
-/// The project-local folder npm packages are installed into.
-pub fn node_dir(ctx: &Ctx) -> PathBuf {
-    ctx.tools().join("node")
-}
-
 /// The version of an npm package installed in `.tools/node`, if any.
 pub fn npm_installed_version(ctx: &Ctx, name: &str) -> Option<String> {
-    let manifest = node_dir(ctx).join("node_modules").join(name).join("package.json");
+    let manifest = ctx
+        .tools()
+        .join("node")
+        .join("node_modules")
+        .join(name)
+        .join("package.json");
     let text = fs::read_to_string(manifest).ok()?;
     let manifest: serde_json::Value = serde_json::from_str(&text).ok()?;
     manifest["version"].as_str().map(str::to_owned)
@@ -269,15 +275,19 @@ pub fn npm_installed_version(ctx: &Ctx, name: &str) -> Option<String> {
 /// Installs npm packages into `.tools/node` when missing or at another
 /// version, and returns its `node_modules` folder (for `NODE_PATH`).
 pub fn npm(ctx: &Ctx, packages: &[NpmPackage]) -> Result<PathBuf, String> {
-    let dir = node_dir(ctx);
+    let dir = ctx.tools().join("node");
     let wanted: Vec<String> = packages
         .iter()
         .filter(|p| npm_installed_version(ctx, p.name).as_deref() != Some(p.version))
         .map(|p| format!("{}@{}", p.name, p.version))
         .collect();
     if !wanted.is_empty() {
-        fs::create_dir_all(&dir).map_err(|e| format!("could not create {}: {e}", dir.display()))?;
-        say(&format!("installing {} via npm into {}…", wanted.join(" "), dir.display()));
+        proc::mkdir(&dir)?;
+        say(&format!(
+            "installing {} via npm into {}…",
+            wanted.join(" "),
+            dir.display()
+        ));
         let mut cmd = Command::new("npm");
         cmd.arg("install")
             .arg("--prefix")
@@ -299,7 +309,10 @@ pub struct PyPackage {
 }
 
 /// The Python test runner.
-pub const PYTEST: PyPackage = PyPackage { name: "pytest", version: "9.2.0" };
+pub const PYTEST: PyPackage = PyPackage {
+    name: "pytest",
+    version: "9.2.0",
+};
 
 /// The interpreter of the project-local virtual environment `.tools/python`.
 pub fn venv_python(ctx: &Ctx) -> PathBuf {
@@ -309,7 +322,9 @@ pub fn venv_python(ctx: &Ctx) -> PathBuf {
 /// The version of a package installed in `.tools/python`, if any.
 pub fn pip_installed_version(ctx: &Ctx, name: &str) -> Option<String> {
     let out = proc::capture(Command::new(venv_python(ctx)).args(["-m", "pip", "show", name]))?;
-    out.lines().find_map(|line| line.strip_prefix("Version:")).map(|v| v.trim().to_owned())
+    out.lines()
+        .find_map(|line| line.strip_prefix("Version:"))
+        .map(|v| v.trim().to_owned())
 }
 
 /// Creates the virtual environment `.tools/python` when missing, installs
@@ -319,7 +334,10 @@ pub fn pip(ctx: &Ctx, packages: &[PyPackage]) -> Result<PathBuf, String> {
     let python = venv_python(ctx);
     if !proc::is_executable(&python) {
         let dir = ctx.tools().join("python");
-        say(&format!("creating a Python virtual environment in {}…", dir.display()));
+        say(&format!(
+            "creating a Python virtual environment in {}…",
+            dir.display()
+        ));
         let mut venv = Command::new("python3");
         venv.args(["-m", "venv"]).arg(&dir);
         proc::run(&mut venv).map_err(|e| {
@@ -332,9 +350,19 @@ pub fn pip(ctx: &Ctx, packages: &[PyPackage]) -> Result<PathBuf, String> {
         .map(|p| format!("{}=={}", p.name, p.version))
         .collect();
     if !wanted.is_empty() {
-        say(&format!("installing {} via pip into .tools/python…", wanted.join(" ")));
+        say(&format!(
+            "installing {} via pip into .tools/python…",
+            wanted.join(" ")
+        ));
         let mut cmd = Command::new(&python);
-        cmd.args(["-m", "pip", "install", "--quiet", "--disable-pip-version-check"]).args(&wanted);
+        cmd.args([
+            "-m",
+            "pip",
+            "install",
+            "--quiet",
+            "--disable-pip-version-check",
+        ])
+        .args(&wanted);
         proc::run(&mut cmd)?;
     }
     Ok(python)
@@ -342,95 +370,36 @@ pub fn pip(ctx: &Ctx, packages: &[PyPackage]) -> Result<PathBuf, String> {
 
 // ---------------------------------------------------------------- kotlinc
 
-/// An unpacked Kotlin compiler and the jars a Kotlin/JVM program runs with.
+/// The Kotlin compiler and the jars a Kotlin/JVM program runs with.
 #[derive(Debug, Clone)]
 pub struct Kotlin {
-    pub home: PathBuf,
     pub kotlinc: PathBuf,
     pub stdlib_jar: PathBuf,
     pub coroutines_jar: PathBuf,
 }
 
-impl Kotlin {
-    fn at(home: PathBuf) -> Kotlin {
-        Kotlin {
-            kotlinc: home.join("bin").join("kotlinc"),
-            stdlib_jar: home.join("lib").join("kotlin-stdlib.jar"),
-            coroutines_jar: home.join("lib").join("kotlinx-coroutines-core-jvm.jar"),
-            home,
-        }
-    }
-
-    fn complete(&self) -> bool {
-        proc::is_executable(&self.kotlinc)
-            && self.stdlib_jar.is_file()
-            && self.coroutines_jar.is_file()
-    }
-}
-
-/// Where `kotlinc` of this version lives once unpacked.
-pub fn kotlin_home(ctx: &Ctx, version: &str) -> PathBuf {
-    ctx.tools().join(format!("kotlin-compiler-{version}"))
-}
-
-/// Whether a Java runtime answers `java -version`.
-pub fn has_java() -> bool {
-    proc::capture_any(Command::new("java").arg("-version")).is_some()
-}
-
-/// The Kotlin compiler from the npm package `kotlin-compiler`, unpacked into
-/// `.tools/kotlin-compiler-<version>` when missing (it needs a JRE, installed
-/// from Debian when missing).
-pub fn kotlinc(ctx: &Ctx, version: &str) -> Result<Kotlin, String> {
-    let kotlin = Kotlin::at(kotlin_home(ctx, version));
-    if !has_java() {
+/// The Kotlin compiler from the npm package `kotlin-compiler`, installed
+/// into `.tools/node` when missing (it needs a JRE, installed from Debian
+/// when missing).
+pub fn kotlinc(ctx: &Ctx) -> Result<Kotlin, String> {
+    if proc::capture(Command::new("java").arg("-version")).is_none() {
         apt(&["default-jre-headless"])?;
     }
-    if kotlin.complete() {
-        return Ok(kotlin);
-    }
-    let tools = ctx.tools();
-    let downloads = tools.join("downloads");
-    let staging = tools.join(format!(".kotlin-compiler-{version}.partial"));
-    let io = |what: &str, path: &Path, e: std::io::Error| {
-        format!("could not {what} {}: {e}", path.display())
+    let home = npm(ctx, &[KOTLIN_COMPILER])?.join(KOTLIN_COMPILER.name);
+    let kotlin = Kotlin {
+        kotlinc: home.join("bin").join("kotlinc"),
+        stdlib_jar: home.join("lib").join("kotlin-stdlib.jar"),
+        coroutines_jar: home.join("lib").join("kotlinx-coroutines-core-jvm.jar"),
     };
-    fs::create_dir_all(&downloads).map_err(|e| io("create", &downloads, e))?;
-
-    say(&format!(
-        "installing kotlinc {version} from npm package kotlin-compiler into {}…",
-        kotlin.home.display()
-    ));
-    let mut pack = Command::new("npm");
-    pack.args(["pack", &format!("kotlin-compiler@{version}"), "--silent", "--pack-destination"])
-        .arg(&downloads);
-    proc::run(&mut pack)?;
-    let tarball = downloads.join(format!("kotlin-compiler-{version}.tgz"));
-    if !tarball.is_file() {
-        return Err(format!("`npm pack` did not leave {}", tarball.display()));
-    }
-
-    if staging.exists() {
-        fs::remove_dir_all(&staging).map_err(|e| io("remove", &staging, e))?;
-    }
-    fs::create_dir_all(&staging).map_err(|e| io("create", &staging, e))?;
-    let mut untar = Command::new("tar");
-    untar.arg("--no-same-owner").arg("-xzf").arg(&tarball).arg("-C").arg(&staging);
-    proc::run(&mut untar)?;
-    if kotlin.home.exists() {
-        fs::remove_dir_all(&kotlin.home).map_err(|e| io("remove", &kotlin.home, e))?;
-    }
-    let unpacked = staging.join("package");
-    fs::rename(&unpacked, &kotlin.home).map_err(|e| io("move", &unpacked, e))?;
-    let _ = fs::remove_dir_all(&staging);
-    let _ = fs::remove_file(&tarball);
-
-    if kotlin.complete() {
+    if proc::is_executable(&kotlin.kotlinc)
+        && kotlin.stdlib_jar.is_file()
+        && kotlin.coroutines_jar.is_file()
+    {
         Ok(kotlin)
     } else {
         Err(format!(
-            "the kotlin-compiler {version} package did not contain bin/kotlinc, lib/kotlin-stdlib.jar and lib/kotlinx-coroutines-core-jvm.jar under {}",
-            kotlin.home.display()
+            "the kotlin-compiler package did not contain bin/kotlinc, lib/kotlin-stdlib.jar and lib/kotlinx-coroutines-core-jvm.jar under {}",
+            home.display()
         ))
     }
 }
@@ -453,12 +422,13 @@ pub fn jna_jar() -> Result<PathBuf, String> {
     }
 }
 
-/// Debian's chromium for headless browser tests; installs it when missing.
-pub fn chromium() -> Result<PathBuf, String> {
-    if proc::which("chromium").is_none() {
-        apt(&["chromium"])?;
+/// A program from a Debian package (chromium for the browser tests, wrk
+/// for the server bench), installed when missing.
+pub fn program(name: &str, package: &str) -> Result<PathBuf, String> {
+    if proc::which(name).is_none() {
+        apt(&[package])?;
     }
-    proc::which("chromium").ok_or_else(|| "chromium is installed but not on PATH".to_owned())
+    proc::which(name).ok_or_else(|| format!("{package} is installed but `{name}` is not on PATH"))
 }
 
 /// The folder with PostgreSQL's server programs (`initdb`, `pg_ctl`), which
@@ -492,14 +462,6 @@ pub fn postgres_bin() -> Result<PathBuf, String> {
     })
 }
 
-/// The HTTP load generator, installed from Debian when missing.
-pub fn wrk() -> Result<PathBuf, String> {
-    if proc::which("wrk").is_none() {
-        apt(&["wrk"])?;
-    }
-    proc::which("wrk").ok_or_else(|| "wrk is installed but not on PATH".to_owned())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -509,35 +471,25 @@ mod tests {
         assert_eq!(version_in("wasm-bindgen 0.2.130"), Some("0.2.130"));
         assert_eq!(version_in("v20.20.2"), Some("20.20.2"));
         assert_eq!(version_in("Version 1.65.1"), Some("1.65.1"));
-        assert_eq!(version_in("openjdk version \"17.0.15\" 2025-04-15"), Some("17.0.15"));
-        assert_eq!(version_in("cargo 1.95.0 (f2d3ce0bd 2026-03-21)"), Some("1.95.0"));
-        assert_eq!(version_in("wrk 4.1.0 [epoll] Copyright (C) 2012 Will Glozer"), Some("4.1.0"));
+        assert_eq!(
+            version_in("openjdk version \"17.0.15\" 2025-04-15"),
+            Some("17.0.15")
+        );
+        assert_eq!(
+            version_in("cargo 1.95.0 (f2d3ce0bd 2026-03-21)"),
+            Some("1.95.0")
+        );
+        assert_eq!(
+            version_in("wrk 4.1.0 [epoll] Copyright (C) 2012 Will Glozer"),
+            Some("4.1.0")
+        );
         assert_eq!(version_in("pytest 8.3.4"), Some("8.3.4"));
-        assert_eq!(version_in("info: kotlinc-jvm 2.4.20 (JRE 17.0.15+6)"), Some("2.4.20"));
+        assert_eq!(
+            version_in("info: kotlinc-jvm 2.4.20 (JRE 17.0.15+6)"),
+            Some("2.4.20")
+        );
         assert_eq!(version_in("no version here"), None);
         assert_eq!(version_in("x86_64 build"), None);
-    }
-
-    #[test]
-    fn reads_a_locked_version() {
-        let lock = r#"
-[[package]]
-name = "wasm-bindgen"
-version = "0.2.130"
-source = "registry+https://github.com/rust-lang/crates.io-index"
-
-[[package]]
-name = "wasm-bindgen-backend"
-version = "0.2.130"
-"#;
-        assert_eq!(locked_version(lock, "wasm-bindgen"), Some("0.2.130".to_owned()));
-        assert_eq!(locked_version(lock, "wasm-bindgen-futures"), None);
-    }
-
-    #[test]
-    fn two_locked_versions_pin_nothing() {
-        let lock = "[[package]]\nname = \"a\"\nversion = \"1.0.0\"\n\n[[package]]\nname = \"a\"\nversion = \"2.0.0\"\n";
-        assert_eq!(locked_version(lock, "a"), None);
     }
 
     #[test]
@@ -548,6 +500,9 @@ version = "0.2.130"
             "sudo -n env DEBIAN_FRONTEND=noninteractive apt-get install -y wrk"
         );
         let cmd = apt_command(&[], &["update"]);
-        assert_eq!(proc::display(&cmd), "env DEBIAN_FRONTEND=noninteractive apt-get update");
+        assert_eq!(
+            proc::display(&cmd),
+            "env DEBIAN_FRONTEND=noninteractive apt-get update"
+        );
     }
 }

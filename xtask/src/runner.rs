@@ -94,7 +94,11 @@ impl Tally {
 
     /// A failure that produced no test results.
     pub fn broken(note: String) -> Tally {
-        Tally { failed: 1, notes: vec![note], ..Tally::default() }
+        Tally {
+            failed: 1,
+            notes: vec![note],
+            ..Tally::default()
+        }
     }
 
     /// Names a failing test (the first [`MAX_NAMED`] of them).
@@ -159,18 +163,24 @@ pub struct LibtestLog(pub Tally);
 impl LibtestLog {
     pub fn line(&mut self, line: &str) {
         let line = line.trim();
-        if let Some(name) = line.strip_prefix("test ").and_then(|l| l.strip_suffix(" ... FAILED")) {
+        if let Some(name) = line
+            .strip_prefix("test ")
+            .and_then(|l| l.strip_suffix(" ... FAILED"))
+        {
             self.0.name_failure(name.to_owned());
         }
-        let Some((_, counts)) = line.strip_prefix("test result: ").and_then(|r| r.split_once(". "))
+        let Some((_, counts)) = line
+            .strip_prefix("test result: ")
+            .and_then(|r| r.split_once(". "))
         else {
             return;
         };
         for part in counts.split(';') {
             let mut words = part.split_whitespace();
-            let (Some(n), Some(word)) =
-                (words.next().and_then(|n| n.parse::<u64>().ok()), words.next())
-            else {
+            let (Some(n), Some(word)) = (
+                words.next().and_then(|n| n.parse::<u64>().ok()),
+                words.next(),
+            ) else {
                 continue;
             };
             match word {
@@ -215,7 +225,8 @@ fn run_rust(ctx: &Ctx) -> Result<Tally, String> {
         "xtask",
     ]);
     let mut doc = proc::cargo();
-    doc.current_dir(&ctx.root).args(["test", "--workspace", "--doc", "--no-fail-fast"]);
+    doc.current_dir(&ctx.root)
+        .args(["test", "--workspace", "--doc", "--no-fail-fast"]);
     for cmd in [&mut run, &mut doc] {
         if let Some(dir) = &postgres {
             cmd.env("LIKEKIT_PG_BIN", dir);
@@ -223,7 +234,12 @@ fn run_rust(ctx: &Ctx) -> Result<Tally, String> {
     }
     // nextest keeps its store under the workspace's `target/`, whatever
     // CARGO_TARGET_DIR says (`[store] dir` in its config).
-    let report = ctx.root.join("target").join("nextest").join("xtask").join("junit.xml");
+    let report = ctx
+        .root
+        .join("target")
+        .join("nextest")
+        .join("xtask")
+        .join("junit.xml");
     let mut total = run_junit(&run, &report)?;
     total.add(&run_libtest(&doc)?);
     Ok(total)
@@ -240,7 +256,12 @@ pub fn final_line(total: &Tally) -> String {
 
 /// The per-runner table printed before the final line.
 pub fn summary_table(results: &[(&str, Tally)]) -> String {
-    let width = results.iter().map(|(name, _)| name.len()).chain([6]).max().unwrap_or(6);
+    let width = results
+        .iter()
+        .map(|(name, _)| name.len())
+        .chain([6])
+        .max()
+        .unwrap_or(6);
     let mut out = format!(
         "{:<width$}  {:>7}  {:>7}  {:>7}  result\n",
         "runner", "passed", "failed", "skipped"
@@ -263,8 +284,14 @@ pub fn summary_table(results: &[(&str, Tally)]) -> String {
 /// `cargo xtask test [--only NAME[,NAME…]]`.
 pub fn main(ctx: &Ctx, only: &[String]) -> Result<ExitCode, String> {
     let mut results = Vec::new();
-    for runner in RUNNERS.iter().filter(|r| only.is_empty() || only.iter().any(|o| o == r.name)) {
-        println!("xtask: running the {} tests ({})", runner.name, runner.about);
+    for runner in RUNNERS
+        .iter()
+        .filter(|r| only.is_empty() || only.iter().any(|o| o == r.name))
+    {
+        println!(
+            "xtask: running the {} tests ({})",
+            runner.name, runner.about
+        );
         let tally = (runner.run)(ctx)
             .unwrap_or_else(|reason| Tally::broken(format!("could not run: {reason}")));
         results.push((runner.name, tally));
@@ -276,7 +303,11 @@ pub fn main(ctx: &Ctx, only: &[String]) -> Result<ExitCode, String> {
     println!();
     print!("{}", summary_table(&results));
     println!("{}", final_line(&total));
-    Ok(if total.failed == 0 { ExitCode::SUCCESS } else { ExitCode::FAILURE })
+    Ok(if total.failed == 0 {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    })
 }
 
 #[cfg(test)]
@@ -284,13 +315,21 @@ mod tests {
     use super::*;
 
     fn tally(passed: u64, failed: u64, skipped: u64) -> Tally {
-        Tally { passed, failed, skipped, notes: Vec::new() }
+        Tally {
+            passed,
+            failed,
+            skipped,
+            notes: Vec::new(),
+        }
     }
 
     #[test]
     fn final_line_shows_skipped_only_when_some_were() {
         assert_eq!(final_line(&tally(12, 0, 0)), "12 passed, 0 failed");
-        assert_eq!(final_line(&tally(12, 1, 3)), "12 passed, 1 failed, 3 skipped");
+        assert_eq!(
+            final_line(&tally(12, 1, 3)),
+            "12 passed, 1 failed, 3 skipped"
+        );
     }
 
     #[test]
@@ -328,7 +367,10 @@ mod tests {
         assert_eq!((t.passed, t.failed, t.skipped), (1, 2, 1));
         assert_eq!(
             t.notes,
-            ["likekit-core::machine rollback failed", "likekit-server::crash crash failed"]
+            [
+                "likekit-core::machine rollback failed",
+                "likekit-server::crash crash failed"
+            ]
         );
         assert!(junit_tally("not xml").is_err());
     }

@@ -30,7 +30,9 @@ pub fn random_hex(bytes: usize) -> String {
 /// Builds the server (debug profile) and returns its binary.
 pub fn build(ctx: &Ctx) -> Result<PathBuf, String> {
     let mut build = proc::cargo();
-    build.current_dir(&ctx.root).args(["build", "--package", SERVER_BIN, "--bin", SERVER_BIN]);
+    build
+        .current_dir(&ctx.root)
+        .args(["build", "--package", SERVER_BIN, "--bin", SERVER_BIN]);
     println!("xtask: building the server ({})", proc::display(&build));
     proc::run(&mut build)?;
     Ok(ctx.target_dir.join("debug").join(SERVER_BIN))
@@ -55,9 +57,9 @@ impl Drop for TestServer {
 
 /// Reads the server's "listening on URL" line from its piped stdout (and
 /// keeps draining it, so the server never blocks on a full pipe); waits at
-/// most [`STARTUP`]. `what` names the server in errors, `log` is where its
-/// log went.
-pub fn wait_for_url(child: &mut Child, what: &str, log: &Path) -> Result<String, String> {
+/// most [`STARTUP`]. `what` names the server in errors, `log` says where
+/// its log is.
+pub fn wait_for_url(child: &mut Child, what: &str, log: &str) -> Result<String, String> {
     let stdout = child.stdout.take();
     let (tx, rx) = mpsc::channel();
     std::thread::spawn(move || {
@@ -72,11 +74,10 @@ pub fn wait_for_url(child: &mut Child, what: &str, log: &Path) -> Result<String,
     });
     match rx.recv_timeout(STARTUP) {
         Ok(Some(url)) => Ok(url),
-        Ok(None) => Err(format!("{what} server exited without listening; see {}", log.display())),
+        Ok(None) => Err(format!("{what} server exited without listening; see {log}")),
         Err(_) => Err(format!(
-            "{what} server did not start within {} s; see {}",
-            STARTUP.as_secs(),
-            log.display()
+            "{what} server did not start within {} s; see {log}",
+            STARTUP.as_secs()
         )),
     }
 }
@@ -87,7 +88,7 @@ impl TestServer {
     /// to `<logs>/<name>-server.log`.
     pub fn start(ctx: &Ctx, name: &str, logs: &Path, args: &[&OsStr]) -> Result<Self, String> {
         let binary = build(ctx)?;
-        fs::create_dir_all(logs).map_err(|e| format!("cannot create {}: {e}", logs.display()))?;
+        proc::mkdir(logs)?;
         let log_path = logs.join(format!("{name}-server.log"));
         let log = fs::File::create(&log_path)
             .map_err(|e| format!("cannot create {}: {e}", log_path.display()))?;
@@ -106,8 +107,13 @@ impl TestServer {
             .stdout(Stdio::piped())
             .stderr(log);
         let child = cmd.spawn().map_err(|e| proc::spawn_error(&cmd, &e))?;
-        let mut server = TestServer { child, url: String::new(), admin_key };
-        server.url = wait_for_url(&mut server.child, &format!("the {name}"), &log_path)?;
+        let mut server = TestServer {
+            child,
+            url: String::new(),
+            admin_key,
+        };
+        let log = log_path.display().to_string();
+        server.url = wait_for_url(&mut server.child, &format!("the {name}"), &log)?;
         println!(
             "xtask: server for the {name} tests at {} (log: {})",
             server.url,
@@ -118,7 +124,8 @@ impl TestServer {
 
     /// Passes the server to a test program: `LIKEKIT_URL`, `LIKEKIT_ADMIN_KEY`.
     pub fn env(&self, cmd: &mut Command) {
-        cmd.env("LIKEKIT_URL", &self.url).env("LIKEKIT_ADMIN_KEY", &self.admin_key);
+        cmd.env("LIKEKIT_URL", &self.url)
+            .env("LIKEKIT_ADMIN_KEY", &self.admin_key);
     }
 }
 

@@ -28,7 +28,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use crate::bench::{self, Figures};
-use crate::proc::{io_error, say, write};
+use crate::proc::{copy, io_error, remove, say, write};
 use crate::runner::{self, Tally};
 use crate::server::TestServer;
 use crate::{Ctx, install, proc};
@@ -44,22 +44,6 @@ fn cdylib() -> String {
 const GENERATED: &str = "bindings/uniffi/generated";
 const TESTS: &str = "bindings/uniffi/tests";
 
-/// Which build of the library.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Profile {
-    Debug,
-    Release,
-}
-
-impl Profile {
-    fn dir(self) -> &'static str {
-        match self {
-            Profile::Debug => "debug",
-            Profile::Release => "release",
-        }
-    }
-}
-
 /// Where generation put things.
 #[derive(Debug, Clone)]
 pub struct Generated {
@@ -70,30 +54,12 @@ pub struct Generated {
     pub swift: PathBuf,
 }
 
-fn copy(from: &Path, to: &Path) -> Result<(), String> {
-    if let Some(dir) = to.parent() {
-        fs::create_dir_all(dir).map_err(|e| io_error("create", dir, e))?;
-    }
-    fs::copy(from, to).map(drop).map_err(|e| io_error("copy", from, e))
-}
-
-fn remove(path: &Path) -> Result<(), String> {
-    if path.is_dir() {
-        fs::remove_dir_all(path).map_err(|e| io_error("remove", path, e))
-    } else if path.exists() {
-        fs::remove_file(path).map_err(|e| io_error("remove", path, e))
-    } else {
-        Ok(())
-    }
-}
-
 // ---------------------------------------------------------------- generation
 
 /// `cargo xtask bindings [--release]`: builds the library and generates the
 /// Kotlin, Swift and Python bindings.
 pub fn bindings(ctx: &Ctx, release: bool) -> Result<(), String> {
-    let profile = if release { Profile::Release } else { Profile::Debug };
-    let generated = generate(ctx, profile)?;
+    let generated = generate(ctx, release)?;
     say(&format!(
         "Kotlin  {}  (compile with kotlinc against JNA and kotlinx-coroutines; see the README)",
         generated.kotlin.display()
@@ -106,20 +72,28 @@ pub fn bindings(ctx: &Ctx, release: bool) -> Result<(), String> {
         "Swift   {}  (a Swift package; add LikeKitFFI.xcframework for iOS, see the README)",
         generated.swift.display()
     ));
-    say(&format!("library {}", generated.lib_dir.join(cdylib()).display()));
+    say(&format!(
+        "library {}",
+        generated.lib_dir.join(cdylib()).display()
+    ));
     Ok(())
 }
 
-/// Builds `likekit-ffi` and generates the three bindings from it.
-pub fn generate(ctx: &Ctx, profile: Profile) -> Result<Generated, String> {
+/// Builds `likekit-ffi` (debug, or release) and generates the three
+/// bindings from it.
+pub fn generate(ctx: &Ctx, release: bool) -> Result<Generated, String> {
     let mut build = proc::cargo();
-    build.current_dir(&ctx.root).args(["build", "--package", FFI_PACKAGE]);
-    if profile == Profile::Release {
+    build
+        .current_dir(&ctx.root)
+        .args(["build", "--package", FFI_PACKAGE]);
+    if release {
         build.arg("--release");
     }
     say(&format!("building the library ({})", proc::display(&build)));
     proc::run(&mut build)?;
-    let lib_dir = ctx.target_dir.join(profile.dir());
+    let lib_dir = ctx
+        .target_dir
+        .join(if release { "release" } else { "debug" });
     let library = lib_dir.join(cdylib());
     if !library.is_file() {
         return Err(format!("the build left no {}", library.display()));
@@ -134,9 +108,13 @@ pub fn generate(ctx: &Ctx, profile: Profile) -> Result<Generated, String> {
         .args(["run", "--quiet", "--package", BINDGEN_PACKAGE, "--"])
         .args(["generate", "--library"])
         .arg(&library)
-        .args(["-l", "kotlin", "-l", "python", "-l", "swift", "--no-format", "-o"])
+        .args(["-l", "kotlin", "-l", "python", "-l", "swift"])
+        .args(["--no-format", "-o"])
         .arg(&raw);
-    say(&format!("generating bindings ({})", proc::display(&bindgen)));
+    say(&format!(
+        "generating bindings ({})",
+        proc::display(&bindgen)
+    ));
     proc::run(&mut bindgen)?;
 
     let generated = Generated {
@@ -145,41 +123,67 @@ pub fn generate(ctx: &Ctx, profile: Profile) -> Result<Generated, String> {
         python: out.join("python"),
         swift: out.join("swift"),
     };
-
-    // Kotlin: the package folder as generated.
-    remove(&generated.kotlin)?;
-    let kotlin_file = generated.kotlin.join("com").join("likekit").join("likekit.kt");
-    copy(&raw.join("com/likekit/likekit.kt"), &kotlin_file)?;
-
-    // Python: the module with the library beside it, where it looks first.
-    remove(&generated.python)?;
-    copy(&raw.join("likekit.py"), &generated.python.join("likekit.py"))?;
-    copy(&library, &generated.python.join(cdylib()))?;
-
-    // Swift: a package (its .build cache is kept between runs).
+    // Kotlin: the package folder as generated. Python: the module with the
+    // library beside it, where it looks first. Swift: a package (its
+    // .build cache is kept between runs).
     let swift = &generated.swift;
+    remove(&generated.kotlin)?;
+    remove(&generated.python)?;
     for stale in ["Package.swift", "Sources", "Tests", "XCFrameworkHeaders"] {
         remove(&swift.join(stale))?;
     }
+    let kotlin_file = "com/likekit/likekit.kt";
+    copy(&raw.join(kotlin_file), &generated.kotlin.join(kotlin_file))?;
+    copy(
+        &raw.join("likekit.py"),
+        &generated.python.join("likekit.py"),
+    )?;
+    copy(&library, &generated.python.join(cdylib()))?;
     write(&swift.join("Package.swift"), PACKAGE_SWIFT)?;
-    copy(&raw.join("LikeKit.swift"), &swift.join("Sources/LikeKit/LikeKit.swift"))?;
-    copy(&raw.join("LikeKitFFI.h"), &swift.join("Sources/LikeKitFFI/LikeKitFFI.h"))?;
-    write(&swift.join("Sources/LikeKitFFI/module.modulemap"), MODULE_MAP)?;
+    copy(
+        &raw.join("LikeKit.swift"),
+        &swift.join("Sources/LikeKit/LikeKit.swift"),
+    )?;
+    copy(
+        &raw.join("LikeKitFFI.h"),
+        &swift.join("Sources/LikeKitFFI/LikeKitFFI.h"),
+    )?;
+    write(
+        &swift.join("Sources/LikeKitFFI/module.modulemap"),
+        MODULE_MAP,
+    )?;
     // The headers `xcodebuild -create-xcframework` packs with the static
     // library for iOS (the library is linked from the framework itself).
-    copy(&raw.join("LikeKitFFI.h"), &swift.join("XCFrameworkHeaders/LikeKitFFI.h"))?;
-    write(&swift.join("XCFrameworkHeaders/module.modulemap"), XCFRAMEWORK_MODULE_MAP)?;
-    let swift_tests = ctx.root.join(TESTS).join("swift");
-    for entry in fs::read_dir(&swift_tests).map_err(|e| io_error("read", &swift_tests, e))? {
-        let path = entry.map_err(|e| io_error("read", &swift_tests, e))?.path();
-        if path.extension().is_some_and(|e| e == "swift") {
-            let name = path.file_name().unwrap_or_default();
-            copy(&path, &swift.join("Tests/LikeKitTests").join(name))?;
-        }
+    copy(
+        &raw.join("LikeKitFFI.h"),
+        &swift.join("XCFrameworkHeaders/LikeKitFFI.h"),
+    )?;
+    write(
+        &swift.join("XCFrameworkHeaders/module.modulemap"),
+        XCFRAMEWORK_MODULE_MAP,
+    )?;
+    for test in files_ending(&ctx.root.join(TESTS).join("swift"), "swift")? {
+        let name = test.file_name().unwrap_or_default();
+        copy(&test, &swift.join("Tests/LikeKitTests").join(name))?;
     }
     remove(&raw)?;
-    say(&format!("generated Kotlin, Python and Swift into {}", out.display()));
+    say(&format!(
+        "generated Kotlin, Python and Swift into {}",
+        out.display()
+    ));
     Ok(generated)
+}
+
+/// The files in `dir` whose extension is `extension`, sorted.
+fn files_ending(dir: &Path, extension: &str) -> Result<Vec<PathBuf>, String> {
+    let mut files: Vec<PathBuf> = fs::read_dir(dir)
+        .map_err(|e| io_error("read", dir, e))?
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|e| e == extension))
+        .collect();
+    files.sort();
+    Ok(files)
 }
 
 /// The module map of the C module the generated Swift imports. For Linux
@@ -196,143 +200,121 @@ const PACKAGE_SWIFT: &str = include_str!("../templates/Package.swift");
 // ---------------------------------------------------------------- the server
 
 /// Starts the reference server for one runner (no write rate limit: the
-/// tests tap fast on purpose); its log goes to `target/uniffi-tests`.
-fn start_server(ctx: &Ctx, name: &str) -> Result<TestServer, String> {
+/// tests tap fast on purpose; its log goes to `target/uniffi-tests`) and
+/// passes it to the test program `cmd`.
+fn start_server(ctx: &Ctx, name: &str, cmd: &mut Command) -> Result<TestServer, String> {
     let logs = ctx.target_dir.join("uniffi-tests");
-    TestServer::start(ctx, name, &logs, &["--write-rate-limit".as_ref(), "0".as_ref()])
-}
-
-/// Passes the server to a test program.
-fn pass_server(server: &TestServer, cmd: &mut Command) {
+    let no_limit = ["--write-rate-limit".as_ref(), "0".as_ref()];
+    let server = TestServer::start(ctx, name, &logs, &no_limit)?;
     server.env(cmd);
     // Tests make observers throw on purpose; one line per panic is enough.
     cmd.env("RUST_BACKTRACE", "0");
+    one_root_certificate(&logs, cmd);
+    Ok(server)
 }
 
 /// The memory tests build 10,000 clients. Each client's HTTP stack loads
 /// and parses the system's root certificates (about 20 ms in a debug
 /// build), which would make that loop measure PEM parsing for minutes. The
-/// tests talk plain HTTP on loopback, so they get a root store of one
+/// programs talk plain HTTP on loopback, so they get a root store of one
 /// certificate (`SSL_CERT_FILE`, and `SSL_CERT_DIR` pointing at an empty
-/// folder); nothing else about the client changes.
-fn one_root_certificate(ctx: &Ctx, cmd: &mut Command) {
-    let Ok(entries) = fs::read_dir("/etc/ssl/certs") else {
+/// folder under `out`); nothing else about the client changes.
+fn one_root_certificate(out: &Path, cmd: &mut Command) {
+    let Ok(pems) = files_ending(Path::new("/etc/ssl/certs"), "pem") else {
         say("no /etc/ssl/certs: the 10,000-client loops load the full root store and run slowly");
         return;
     };
-    let mut pems: Vec<PathBuf> = entries
-        .flatten()
-        .map(|e| e.path())
-        .filter(|p| p.extension().is_some_and(|e| e == "pem") && p.is_file())
-        .collect();
-    pems.sort();
-    let empty = ctx.target_dir.join("uniffi-tests").join("no-more-certs");
-    if let (Some(first), Ok(())) = (pems.first(), fs::create_dir_all(&empty)) {
+    let empty = out.join("no-more-certs");
+    if let (Some(first), Ok(())) = (
+        pems.iter().find(|p| p.is_file()),
+        fs::create_dir_all(&empty),
+    ) {
         cmd.env("SSL_CERT_FILE", first).env("SSL_CERT_DIR", &empty);
     }
 }
 
 // ---------------------------------------------------------------- Kotlin
 
-/// The Kotlin test and bench programs, compiled against the generated
-/// bindings: two jars under `target/uniffi-kotlin`, rebuilt only when their
-/// sources change.
-struct KotlinBuild {
-    classpath: String,
-}
-
-fn digest(parts: &[&[u8]]) -> String {
-    let mut hasher = DefaultHasher::new();
-    for part in parts {
-        part.hash(&mut hasher);
-    }
-    format!("{:016x}", hasher.finish())
-}
-
-/// Compiles `sources` into `jar` unless the stamp says they are unchanged.
+/// Compiles `sources` into `jar` unless the stamp beside it says they (and
+/// the compiler and class path) are unchanged.
 fn kotlinc_cached(
     kotlin: &install::Kotlin,
     sources: &[PathBuf],
     classpath: &str,
     jar: &Path,
 ) -> Result<(), String> {
-    let mut parts: Vec<Vec<u8>> =
-        vec![install::KOTLIN_COMPILER_VERSION.as_bytes().to_vec(), classpath.as_bytes().to_vec()];
+    let mut hasher = DefaultHasher::new();
+    (install::KOTLIN_COMPILER.version, classpath).hash(&mut hasher);
     for source in sources {
-        parts.push(fs::read(source).map_err(|e| io_error("read", source, e))?);
+        fs::read(source)
+            .map_err(|e| io_error("read", source, e))?
+            .hash(&mut hasher);
     }
-    let refs: Vec<&[u8]> = parts.iter().map(Vec::as_slice).collect();
+    let wanted = format!("{:016x}", hasher.finish());
     let stamp = jar.with_extension("stamp");
-    let wanted = digest(&refs);
     if jar.is_file() && fs::read_to_string(&stamp).is_ok_and(|s| s == wanted) {
         say(&format!("{} is up to date", jar.display()));
         return Ok(());
     }
     let mut cmd = Command::new(&kotlin.kotlinc);
-    cmd.args(sources).args(["-cp", classpath, "-nowarn", "-d"]).arg(jar);
-    say(&format!("compiling {} ({} file(s)) with kotlinc", jar.display(), sources.len()));
-    let _ = fs::remove_file(&stamp);
+    cmd.args(sources)
+        .args(["-cp", classpath, "-nowarn", "-d"])
+        .arg(jar);
+    say(&format!(
+        "compiling {} ({} file(s)) with kotlinc",
+        jar.display(),
+        sources.len()
+    ));
+    remove(&stamp)?;
     proc::run(&mut cmd)?;
     write(&stamp, &wanted)
 }
 
-fn build_kotlin(ctx: &Ctx, generated: &Generated) -> Result<KotlinBuild, String> {
-    let kotlin = install::kotlinc(ctx, install::KOTLIN_COMPILER_VERSION)?;
+/// A Kotlin program (`main_class` of the test and bench sources in
+/// `bindings/uniffi/tests/kotlin`) on the JVM, against freshly generated
+/// bindings and the reference server. The bindings and the programs are
+/// two jars under `target/uniffi-kotlin`, rebuilt only when their sources
+/// change.
+fn kotlin_program(
+    ctx: &Ctx,
+    release: bool,
+    main_class: &str,
+) -> Result<(Command, TestServer), String> {
+    let generated = generate(ctx, release)?;
+    let kotlin = install::kotlinc(ctx)?;
     let jna = install::jna_jar()?;
     let out = ctx.target_dir.join("uniffi-kotlin");
-    fs::create_dir_all(&out).map_err(|e| io_error("create", &out, e))?;
-    let deps = [&jna, &kotlin.coroutines_jar]
-        .iter()
-        .map(|p| p.display().to_string())
-        .collect::<Vec<_>>()
-        .join(":");
-
+    let deps = format!("{}:{}", jna.display(), kotlin.coroutines_jar.display());
     let bindings_jar = out.join("likekit.jar");
     let generated_kt = generated.kotlin.join("com/likekit/likekit.kt");
     kotlinc_cached(&kotlin, &[generated_kt], &deps, &bindings_jar)?;
-
-    let tests_dir = ctx.root.join(TESTS).join("kotlin");
-    let mut sources: Vec<PathBuf> = fs::read_dir(&tests_dir)
-        .map_err(|e| io_error("read", &tests_dir, e))?
-        .flatten()
-        .map(|e| e.path())
-        .filter(|p| p.extension().is_some_and(|e| e == "kt"))
-        .collect();
-    sources.sort();
+    let sources = files_ending(&ctx.root.join(TESTS).join("kotlin"), "kt")?;
     let tests_jar = out.join("likekit-tests.jar");
     let with_bindings = format!("{deps}:{}", bindings_jar.display());
     kotlinc_cached(&kotlin, &sources, &with_bindings, &tests_jar)?;
 
-    Ok(KotlinBuild {
-        classpath: format!(
-            "{with_bindings}:{}:{}",
-            kotlin.stdlib_jar.display(),
-            tests_jar.display()
-        ),
-    })
-}
-
-fn java(build: &KotlinBuild, generated: &Generated, main_class: &str) -> Command {
+    let classpath = format!(
+        "{with_bindings}:{}:{}",
+        kotlin.stdlib_jar.display(),
+        tests_jar.display()
+    );
     let mut cmd = Command::new("java");
-    cmd.arg(format!("-Djna.library.path={}", generated.lib_dir.display())).args([
-        "-cp",
-        &build.classpath,
-        main_class,
-    ]);
-    cmd
+    cmd.current_dir(&ctx.root)
+        .arg(format!(
+            "-Djna.library.path={}",
+            generated.lib_dir.display()
+        ))
+        .args(["-cp", &classpath, main_class]);
+    let name = if release { "kotlin-bench" } else { "kotlin" };
+    let server = start_server(ctx, name, &mut cmd)?;
+    Ok((cmd, server))
 }
 
 /// The `kotlin` runner. The test program cannot write JUnit XML, so it
 /// prints `PASS name` / `FAIL name: why` per test and a closing
 /// `kotlin: N passed, N failed`, which must agree with those lines.
 pub fn run_kotlin(ctx: &Ctx) -> Result<Tally, String> {
-    let generated = generate(ctx, Profile::Debug)?;
-    let build = build_kotlin(ctx, &generated)?;
-    let server = start_server(ctx, "kotlin")?;
-    let mut cmd = java(&build, &generated, "com.likekit.tests.LikeKitTestKt");
-    cmd.current_dir(&ctx.root);
-    pass_server(&server, &mut cmd);
-    one_root_certificate(ctx, &mut cmd);
+    let (cmd, _server) = kotlin_program(ctx, false, "com.likekit.tests.LikeKitTestKt")?;
     let shown = proc::display(&cmd);
     say(&shown);
     let mut log = KotlinLog::default();
@@ -376,17 +358,15 @@ impl KotlinLog {
 /// The `kotlin` bench suite: tap to observer callback through the release
 /// library.
 pub fn bench_kotlin(ctx: &Ctx, figures: &mut Figures) -> Result<(), String> {
-    let generated = generate(ctx, Profile::Release)?;
-    let build = build_kotlin(ctx, &generated)?;
-    let server = start_server(ctx, "kotlin-bench")?;
-    let mut cmd = java(&build, &generated, "com.likekit.tests.LikeKitBenchKt");
-    cmd.current_dir(&ctx.root);
-    pass_server(&server, &mut cmd);
+    let (cmd, _server) = kotlin_program(ctx, true, "com.likekit.tests.LikeKitBenchKt")?;
     let shown = proc::display(&cmd);
     say(&shown);
     let status = proc::stream(&cmd, |line| figures.extend(bench::parse_metrics(line)))?;
-    drop(server);
-    if status.success() { Ok(()) } else { Err(format!("`{shown}` failed ({status})")) }
+    if status.success() {
+        Ok(())
+    } else {
+        Err(format!("`{shown}` failed ({status})"))
+    }
 }
 
 // ---------------------------------------------------------------- Python
@@ -395,8 +375,7 @@ pub fn bench_kotlin(ctx: &Ctx, figures: &mut Figures) -> Result<(), String> {
 /// JUnit report counted.
 pub fn run_python(ctx: &Ctx) -> Result<Tally, String> {
     let python = install::pip(ctx, &[install::PYTEST])?;
-    let generated = generate(ctx, Profile::Debug)?;
-    let server = start_server(ctx, "python")?;
+    let generated = generate(ctx, false)?;
     let report = ctx.target_dir.join("uniffi-tests").join("pytest.xml");
     let mut cmd = Command::new(python);
     cmd.current_dir(&ctx.root)
@@ -405,11 +384,8 @@ pub fn run_python(ctx: &Ctx) -> Result<Tally, String> {
         .arg(ctx.root.join(TESTS).join("python"))
         .env("PYTHONPATH", &generated.python)
         .env("PYTHONDONTWRITEBYTECODE", "1");
-    pass_server(&server, &mut cmd);
-    one_root_certificate(ctx, &mut cmd);
-    let tally = runner::run_junit(&cmd, &report);
-    drop(server);
-    tally
+    let _server = start_server(ctx, "python", &mut cmd)?;
+    runner::run_junit(&cmd, &report)
 }
 
 // ---------------------------------------------------------------- Swift
@@ -417,16 +393,19 @@ pub fn run_python(ctx: &Ctx) -> Result<Tally, String> {
 /// The `swift` runner: generates the Swift package every run; builds it and
 /// runs its tests only where a Swift toolchain is installed.
 pub fn run_swift(ctx: &Ctx) -> Result<Tally, String> {
-    let generated = generate(ctx, Profile::Debug)?;
+    let generated = generate(ctx, false)?;
     let Some(swift) = proc::which("swift") else {
         let note = format!(
             "Swift skipped: no Swift toolchain on this machine (`swift` is not on PATH); the package was generated at {} but not compiled or tested",
             generated.swift.display()
         );
         say(&note);
-        return Ok(Tally { skipped: 1, notes: vec![note], ..Tally::default() });
+        return Ok(Tally {
+            skipped: 1,
+            notes: vec![note],
+            ..Tally::default()
+        });
     };
-    let server = start_server(ctx, "swift")?;
     let report = ctx.target_dir.join("uniffi-tests").join("swift.xml");
     let mut cmd = Command::new(swift);
     cmd.current_dir(&generated.swift)
@@ -435,11 +414,8 @@ pub fn run_swift(ctx: &Ctx) -> Result<Tally, String> {
         .arg(&report)
         .env("LIKEKIT_LIB_DIR", &generated.lib_dir)
         .env("LD_LIBRARY_PATH", &generated.lib_dir);
-    pass_server(&server, &mut cmd);
-    one_root_certificate(ctx, &mut cmd);
-    let tally = runner::run_junit(&cmd, &report);
-    drop(server);
-    tally
+    let _server = start_server(ctx, "swift", &mut cmd)?;
+    runner::run_junit(&cmd, &report)
 }
 
 #[cfg(test)]

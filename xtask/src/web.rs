@@ -20,8 +20,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 use crate::bench::Figures;
-use crate::install::{self, CargoTool, NpmPackage, WASM_TARGET};
-use crate::proc::{io_error, say, write};
+use crate::install::{self, WASM_TARGET};
+use crate::proc::{io_error, mkdir, remove, say, write};
 use crate::runner::{self, Tally};
 use crate::server::TestServer;
 use crate::{Ctx, proc};
@@ -96,45 +96,35 @@ fn package_json(version: &str) -> String {
     )
 }
 
-/// The crate version, from the workspace manifest.
-fn workspace_version(ctx: &Ctx) -> String {
-    let manifest = fs::read_to_string(ctx.root.join("Cargo.toml")).unwrap_or_default();
-    manifest
-        .lines()
-        .skip_while(|l| l.trim() != "[workspace.package]")
-        .find_map(|l| l.trim().strip_prefix("version = \"").and_then(|v| v.strip_suffix('"')))
-        .unwrap_or("0.0.0")
-        .to_owned()
-}
-
-/// wasm-bindgen-cli at the version Cargo.lock pins, on PATH or installed
-/// into `.tools/cargo`. Its folder also holds `wasm-bindgen-test-runner`.
-pub fn wasm_bindgen_cli(ctx: &Ctx) -> Result<PathBuf, String> {
-    let version = install::pinned_wasm_bindgen(ctx).ok_or_else(|| {
-        "Cargo.lock does not pin exactly one wasm-bindgen version; run `cargo build -p likekit-wasm --target wasm32-unknown-unknown` first".to_owned()
-    })?;
-    install::cargo_tool(
-        ctx,
-        CargoTool { krate: "wasm-bindgen-cli", bin: "wasm-bindgen", version: &version },
-    )
-}
-
 /// The bytes of `file` gzipped at level 9 (by `gzip`), or `None` without
 /// gzip.
 fn gzip_size(file: &Path) -> Option<u64> {
-    let out =
-        Command::new("gzip").args(["-9", "-c"]).arg(file).stderr(Stdio::null()).output().ok()?;
+    let out = Command::new("gzip")
+        .args(["-9", "-c"])
+        .arg(file)
+        .stderr(Stdio::null())
+        .output()
+        .ok()?;
     out.status.success().then_some(out.stdout.len() as u64)
 }
 
 /// What the package is made from, so an unchanged build is not redone.
 fn stamp(wasm: &Path, bindgen: &Path) -> Option<String> {
     let meta = fs::metadata(wasm).ok()?;
-    let modified = meta.modified().ok()?.duration_since(std::time::UNIX_EPOCH).ok()?;
+    let modified = meta
+        .modified()
+        .ok()?
+        .duration_since(std::time::UNIX_EPOCH)
+        .ok()?;
     let mut hasher = DefaultHasher::new();
     (NODE_ENTRY, PACKAGE_README, package_json("")).hash(&mut hasher);
     bindgen.hash(&mut hasher);
-    Some(format!("{} {} {:x}", meta.len(), modified.as_nanos(), hasher.finish()))
+    Some(format!(
+        "{} {} {:x}",
+        meta.len(),
+        modified.as_nanos(),
+        hasher.finish()
+    ))
 }
 
 /// Builds `bindings/wasm/pkg/`: installs the wasm32 target and
@@ -144,7 +134,7 @@ fn stamp(wasm: &Path, bindgen: &Path) -> Option<String> {
 /// gzipped.
 pub fn build_package(ctx: &Ctx) -> Result<Package, String> {
     install::rustup_target(WASM_TARGET)?;
-    let bindgen = wasm_bindgen_cli(ctx)?;
+    let bindgen = install::wasm_bindgen_cli(ctx)?;
 
     let mut build = proc::cargo();
     build.current_dir(&ctx.root).args([
@@ -157,9 +147,16 @@ pub fn build_package(ctx: &Ctx) -> Result<Package, String> {
         "--profile",
         PROFILE,
     ]);
-    say(&format!("building the web package ({})", proc::display(&build)));
+    say(&format!(
+        "building the web package ({})",
+        proc::display(&build)
+    ));
     proc::run(&mut build)?;
-    let wasm = ctx.target_dir.join(WASM_TARGET).join(PROFILE).join(format!("{LIB}.wasm"));
+    let wasm = ctx
+        .target_dir
+        .join(WASM_TARGET)
+        .join(PROFILE)
+        .join(format!("{LIB}.wasm"));
 
     let dir = package_dir(ctx);
     let stamp_file = ctx.target_dir.join("wasm-pkg.stamp");
@@ -174,9 +171,7 @@ pub fn build_package(ctx: &Ctx) -> Result<Package, String> {
         say(&format!("{} is up to date", dir.display()));
     } else {
         let staging = ctx.root.join("bindings").join("wasm").join(".pkg.partial");
-        if staging.exists() {
-            fs::remove_dir_all(&staging).map_err(|e| io_error("remove", &staging, e))?;
-        }
+        remove(&staging)?;
         let mut generate = Command::new(&bindgen);
         generate
             .args([
@@ -190,26 +185,35 @@ pub fn build_package(ctx: &Ctx) -> Result<Package, String> {
             ])
             .arg(&staging)
             .arg(&wasm);
-        say(&format!("generating the ES module ({})", proc::display(&generate)));
+        say(&format!(
+            "generating the ES module ({})",
+            proc::display(&generate)
+        ));
         proc::run(&mut generate)?;
         write(&staging.join("node.js"), NODE_ENTRY)?;
         write(&staging.join("README.md"), PACKAGE_README)?;
-        write(&staging.join("package.json"), &package_json(&workspace_version(ctx)))?;
-        if dir.exists() {
-            fs::remove_dir_all(&dir).map_err(|e| io_error("remove", &dir, e))?;
-        }
+        write(
+            &staging.join("package.json"),
+            // xtask shares the workspace version.
+            &package_json(env!("CARGO_PKG_VERSION")),
+        )?;
+        remove(&dir)?;
         fs::rename(&staging, &dir).map_err(|e| io_error("move", &staging, e))?;
         if let Some(stamp) = &stamp {
-            fs::create_dir_all(&ctx.target_dir)
-                .map_err(|e| io_error("create", &ctx.target_dir, e))?;
             write(&stamp_file, stamp)?;
         }
     }
 
-    let wasm_bytes = fs::metadata(&module).map_err(|e| io_error("read", &module, e))?.len();
+    let wasm_bytes = fs::metadata(&module)
+        .map_err(|e| io_error("read", &module, e))?
+        .len();
     let wasm_gzip_bytes =
         gzip_size(&module).ok_or_else(|| format!("could not gzip {}", module.display()))?;
-    let package = Package { dir, wasm_bytes, wasm_gzip_bytes };
+    let package = Package {
+        dir,
+        wasm_bytes,
+        wasm_gzip_bytes,
+    };
     say(&format!(
         "web package {}: {LIB}_bg.wasm is {} bytes, {} gzipped (-9)",
         package.dir.display(),
@@ -233,15 +237,14 @@ pub fn site_dir(ctx: &Ctx) -> PathBuf {
 }
 
 fn copy_dir(from: &Path, to: &Path) -> Result<(), String> {
-    fs::create_dir_all(to).map_err(|e| io_error("create", to, e))?;
+    mkdir(to)?;
     for entry in fs::read_dir(from).map_err(|e| io_error("read", from, e))? {
-        let entry = entry.map_err(|e| io_error("read", from, e))?;
-        let path = entry.path();
-        let target = to.join(entry.file_name());
+        let path = entry.map_err(|e| io_error("read", from, e))?.path();
+        let target = to.join(path.file_name().unwrap_or_default());
         if path.is_dir() {
             copy_dir(&path, &target)?;
         } else {
-            fs::copy(&path, &target).map_err(|e| io_error("copy", &path, e))?;
+            proc::copy(&path, &target)?;
         }
     }
     Ok(())
@@ -251,14 +254,11 @@ fn copy_dir(from: &Path, to: &Path) -> Result<(), String> {
 pub fn stage_site(ctx: &Ctx) -> Result<PathBuf, String> {
     let package = build_package(ctx)?;
     let site = site_dir(ctx);
-    if site.exists() {
-        fs::remove_dir_all(&site).map_err(|e| io_error("remove", &site, e))?;
-    }
+    remove(&site)?;
     copy_dir(&ctx.root.join("examples").join("web"), &site)?;
     // The page's own tests are not served.
     let _ = fs::remove_dir_all(site.join("tests"));
-    let seed = ctx.root.join(DEMO_SEED);
-    fs::copy(&seed, site.join("demo-seed.json")).map_err(|e| io_error("copy", &seed, e))?;
+    proc::copy(&ctx.root.join(DEMO_SEED), &site.join("demo-seed.json"))?;
     copy_dir(&package.dir, &site.join("pkg"))?;
     say(&format!("demo site staged in {}", site.display()));
     Ok(site)
@@ -269,7 +269,7 @@ pub fn stage_site(ctx: &Ctx) -> Result<PathBuf, String> {
 /// `target/web-test`: server logs, screenshots.
 fn test_output(ctx: &Ctx) -> Result<PathBuf, String> {
     let out = ctx.target_dir.join("web-test");
-    fs::create_dir_all(&out).map_err(|e| io_error("create", &out, e))?;
+    mkdir(&out)?;
     Ok(out)
 }
 
@@ -279,7 +279,7 @@ fn test_output(ctx: &Ctx) -> Result<PathBuf, String> {
 /// compiled to wasm32 and run in Node by wasm-bindgen-test-runner.
 pub fn run_wasm(ctx: &Ctx) -> Result<Tally, String> {
     install::rustup_target(WASM_TARGET)?;
-    let bindgen = wasm_bindgen_cli(ctx)?;
+    let bindgen = install::wasm_bindgen_cli(ctx)?;
     let test_runner = bindgen.with_file_name("wasm-bindgen-test-runner");
     if !proc::is_executable(&test_runner) {
         return Err(format!(
@@ -295,11 +295,13 @@ pub fn run_wasm(ctx: &Ctx) -> Result<Tally, String> {
     runner::run_libtest(&cmd)
 }
 
-/// The npm packages the browser test uses.
-const BROWSER_PACKAGES: &[NpmPackage] = &[install::PLAYWRIGHT_CORE];
-
 fn js_test(ctx: &Ctx, file: &str) -> PathBuf {
-    ctx.root.join("bindings").join("wasm").join("tests").join("js").join(file)
+    ctx.root
+        .join("bindings")
+        .join("wasm")
+        .join("tests")
+        .join("js")
+        .join(file)
 }
 
 /// Makes `import … from "likekit-wasm"` in the JavaScript tests resolve to
@@ -307,13 +309,9 @@ fn js_test(ctx: &Ctx, file: &str) -> PathBuf {
 /// `bindings/wasm/tests/js/node_modules/likekit-wasm` links to `pkg/`.
 fn link_package(ctx: &Ctx) -> Result<(), String> {
     let modules = js_test(ctx, "node_modules");
-    fs::create_dir_all(&modules).map_err(|e| io_error("create", &modules, e))?;
+    mkdir(&modules)?;
     let link = modules.join(NPM_NAME);
-    if let Ok(meta) = link.symlink_metadata() {
-        let removed =
-            if meta.is_dir() { fs::remove_dir_all(&link) } else { fs::remove_file(&link) };
-        removed.map_err(|e| io_error("remove", &link, e))?;
-    }
+    remove(&link)?;
     std::os::unix::fs::symlink(package_dir(ctx), &link).map_err(|e| io_error("link", &link, e))
 }
 
@@ -326,7 +324,11 @@ fn node_test(ctx: &Ctx, file: &Path, report: &Path) -> Result<Command, String> {
     link_package(ctx)?;
     let mut cmd = Command::new("node");
     cmd.current_dir(&ctx.root)
-        .args(["--test", "--test-reporter=spec", "--test-reporter-destination=stdout"])
+        .args([
+            "--test",
+            "--test-reporter=spec",
+            "--test-reporter-destination=stdout",
+        ])
         .arg("--test-reporter=junit")
         .arg(format!("--test-reporter-destination={}", report.display()))
         .arg(file)
@@ -343,7 +345,12 @@ pub fn run_node(ctx: &Ctx) -> Result<Tally, String> {
         ctx,
         "node",
         &test_output(ctx)?,
-        &["--write-rate-limit".as_ref(), "0".as_ref(), "--cache-ttl-ms".as_ref(), "0".as_ref()],
+        &[
+            "--write-rate-limit".as_ref(),
+            "0".as_ref(),
+            "--cache-ttl-ms".as_ref(),
+            "0".as_ref(),
+        ],
     )?;
     let report = test_output(ctx)?.join("node.xml");
     let mut cmd = node_test(ctx, &js_test(ctx, "client.test.mjs"), &report)?;
@@ -357,8 +364,8 @@ pub fn run_node(ctx: &Ctx) -> Result<Tally, String> {
 /// driven by playwright-core, against a server set up as `cargo xtask demo`
 /// sets it up.
 pub fn run_browser(ctx: &Ctx) -> Result<Tally, String> {
-    let chromium = install::chromium()?;
-    let node_modules = install::npm(ctx, BROWSER_PACKAGES)?;
+    let chromium = install::program("chromium", "chromium")?;
+    let node_modules = install::npm(ctx, &[install::PLAYWRIGHT_CORE])?;
     let site = stage_site(ctx)?;
     let server = TestServer::start(
         ctx,
