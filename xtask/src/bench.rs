@@ -73,20 +73,14 @@ pub fn names() -> clap::builder::PossibleValuesParser {
 /// `LIKEKIT_BENCH_QUICK=1` shortens every load), then the in-process view
 /// path (criterion).
 fn server(ctx: &Ctx, figures: &mut Figures) -> Result<(), String> {
-    let wrk = install::program("wrk", "wrk")?;
+    // likekit-bench runs `wrk` from PATH and `bench/load.lua`.
+    install::program("wrk", "wrk")?;
     let postgres = install::postgres_bin()?;
     let mut build = proc::cargo();
-    build.current_dir(&ctx.root).args(["build", "--release"]);
-    build.args([
-        "-p",
-        "likekit-server",
-        "--bin",
-        "likekit-server",
-        "-p",
-        "likekit-bench",
-        "--bin",
-        "likekit-bench",
-    ]);
+    build
+        .current_dir(&ctx.root)
+        .args(["build", "--release", "--bins"]);
+    build.args(["-p", "likekit-server", "-p", "likekit-bench"]);
     println!("xtask: {}", proc::display(&build));
     proc::run(&mut build)?;
     let release = ctx.target_dir.join("release");
@@ -94,12 +88,8 @@ fn server(ctx: &Ctx, figures: &mut Figures) -> Result<(), String> {
     run.current_dir(&ctx.root)
         .arg("run")
         .arg("--server")
-        .arg(release.join("likekit-server"));
-    run.arg("--wrk")
-        .arg(wrk)
-        .arg("--script")
-        .arg(ctx.root.join("bench").join("load.lua"));
-    run.arg("--dir")
+        .arg(release.join("likekit-server"))
+        .arg("--dir")
         .arg(ctx.target_dir.join("bench"))
         .env("LIKEKIT_PG_BIN", postgres);
     println!("xtask: {}", proc::display(&run));

@@ -7,9 +7,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode, Stdio};
 
 use crate::server::{self, wait_for_url};
+use crate::web::DEMO_SEED as SEED;
 use crate::{Ctx, proc};
 
-const SEED: &str = "examples/demo-seed.json";
 /// Used when free; otherwise any free port.
 const PREFERRED_LISTEN: &str = "127.0.0.1:8787";
 

@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
 
-use crate::install::{self, NpmPackage};
+use crate::install::{self, Package};
 use crate::{Ctx, proc};
 
 /// What a probe found.
@@ -50,7 +50,7 @@ fn shown(path: PathBuf) -> String {
 }
 
 /// An npm package at its pinned version in `.tools/node`.
-fn npm_package(ctx: &Ctx, package: NpmPackage) -> Found {
+fn npm_package(ctx: &Ctx, package: Package) -> Found {
     let installed = install::npm_installed_version(ctx, package.name);
     found(
         installed
@@ -258,19 +258,14 @@ fn table(rows: &[(&Tool, Found)]) -> String {
     out
 }
 
+/// The tool names, for `--install`.
+pub fn names() -> clap::builder::PossibleValuesParser {
+    TOOLS.iter().map(|t| t.name).collect::<Vec<_>>().into()
+}
+
 /// `cargo xtask doctor [--install [TOOL…]]`.
 pub fn main(ctx: &Ctx, install: Option<&[String]>) -> Result<ExitCode, String> {
     let (install, only) = (install.is_some(), install.unwrap_or_default());
-    if let Some(unknown) = only
-        .iter()
-        .find(|n| !TOOLS.iter().any(|t| t.name == n.as_str()))
-    {
-        let known: Vec<&str> = TOOLS.iter().map(|t| t.name).collect();
-        return Err(format!(
-            "no tool named `{unknown}`; known: {}",
-            known.join(", ")
-        ));
-    }
     let rows: Vec<(&Tool, Found)> = TOOLS
         .iter()
         .filter(|t| only.is_empty() || only.iter().any(|n| n == t.name))
@@ -297,16 +292,9 @@ pub fn main(ctx: &Ctx, install: Option<&[String]>) -> Result<ExitCode, String> {
 
     let mut failed = Vec::new();
     for tool in missing {
-        match tool.install {
-            None => failed.push(format!(
-                "{}: xtask cannot install this; see the detail above",
-                tool.name
-            )),
-            Some(install) => {
-                if let Err(e) = install(ctx) {
-                    failed.push(format!("{}: {e}", tool.name));
-                }
-            }
+        let cannot = || Err("xtask cannot install this; see the detail above".to_owned());
+        if let Err(e) = tool.install.map_or_else(cannot, |install| install(ctx)) {
+            failed.push(format!("{}: {e}", tool.name));
         }
     }
     if failed.is_empty() {

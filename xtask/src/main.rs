@@ -87,7 +87,7 @@ enum Command {
     /// Show which tools are installed and which are missing; --install
     /// installs the missing ones (or only the named ones).
     Doctor {
-        #[arg(long, num_args = 0.., value_name = "TOOL")]
+        #[arg(long, num_args = 0.., value_name = "TOOL", value_parser = doctor::names())]
         install: Option<Vec<String>>,
     },
 }
@@ -99,8 +99,8 @@ fn main() -> ExitCode {
         Command::Bench { only } => bench::main(&ctx, &only),
         Command::Demo { listen } => demo::main(&ctx, listen.as_deref()),
         Command::Bindings { release } => uniffi::bindings(&ctx, release)
-            .and_then(|()| web::bindings(&ctx))
-            .map(|()| ExitCode::SUCCESS),
+            .and_then(|()| web::build_package(&ctx))
+            .map(|_| ExitCode::SUCCESS),
         Command::Doctor { install } => doctor::main(&ctx, install.as_deref()),
     };
     result.unwrap_or_else(|message| {

@@ -118,6 +118,34 @@ impl Tally {
         }
         self
     }
+
+    /// Counts libtest's `test result: ok. 3 passed; 1 failed; 2 ignored; …`
+    /// and `test NAME ... FAILED` lines (the doc tests, the wasm tests).
+    pub fn libtest_line(&mut self, line: &str) {
+        let line = line.trim();
+        if let Some(name) = line
+            .strip_prefix("test ")
+            .and_then(|l| l.strip_suffix(" ... FAILED"))
+        {
+            self.name_failure(name.to_owned());
+        }
+        let Some((_, counts)) = line
+            .strip_prefix("test result: ")
+            .and_then(|r| r.split_once(". "))
+        else {
+            return;
+        };
+        for part in counts.split(';') {
+            let (n, word) = part.trim().split_once(' ').unwrap_or_default();
+            let n = n.parse::<u64>().unwrap_or(0);
+            match word {
+                "passed" => self.passed += n,
+                "failed" => self.failed += n,
+                "ignored" => self.skipped += n,
+                _ => {}
+            }
+        }
+    }
 }
 
 /// Counts the test cases of a JUnit XML report: a case with a `failure` or
@@ -155,51 +183,13 @@ pub fn run_junit(cmd: &Command, report: &Path) -> Result<Tally, String> {
     Ok(tally.settle(status.success(), &shown))
 }
 
-/// Reads libtest's `test result: ok. 3 passed; 1 failed; 2 ignored; …` and
-/// `test NAME ... FAILED` lines (the doc tests, the wasm tests).
-#[derive(Debug, Default)]
-pub struct LibtestLog(pub Tally);
-
-impl LibtestLog {
-    pub fn line(&mut self, line: &str) {
-        let line = line.trim();
-        if let Some(name) = line
-            .strip_prefix("test ")
-            .and_then(|l| l.strip_suffix(" ... FAILED"))
-        {
-            self.0.name_failure(name.to_owned());
-        }
-        let Some((_, counts)) = line
-            .strip_prefix("test result: ")
-            .and_then(|r| r.split_once(". "))
-        else {
-            return;
-        };
-        for part in counts.split(';') {
-            let mut words = part.split_whitespace();
-            let (Some(n), Some(word)) = (
-                words.next().and_then(|n| n.parse::<u64>().ok()),
-                words.next(),
-            ) else {
-                continue;
-            };
-            match word {
-                "passed" => self.0.passed += n,
-                "failed" => self.0.failed += n,
-                "ignored" => self.0.skipped += n,
-                _ => {}
-            }
-        }
-    }
-}
-
 /// Runs a command whose test binaries print libtest's summary lines.
 pub fn run_libtest(cmd: &Command) -> Result<Tally, String> {
     let shown = proc::display(cmd);
     println!("xtask: {shown}");
-    let mut log = LibtestLog::default();
-    let status = proc::stream(cmd, |line| log.line(line))?;
-    Ok(log.0.settle(status.success(), &shown))
+    let mut tally = Tally::default();
+    let status = proc::stream(cmd, |line| tally.libtest_line(line))?;
+    Ok(tally.settle(status.success(), &shown))
 }
 
 /// The `rust` runner: every target of the workspace under cargo-nextest
@@ -209,11 +199,10 @@ fn run_rust(ctx: &Ctx) -> Result<Tally, String> {
     let nextest = install::nextest(ctx)?;
     // The PostgreSQL store tests start their own throwaway cluster and need
     // PostgreSQL's server programs; without them those tests fail and say so.
-    let postgres = install::postgres_bin()
-        .map_err(|e| {
-            println!("xtask: PostgreSQL is not available, so its store tests will fail: {e}")
-        })
-        .ok();
+    let postgres = install::postgres_bin();
+    if let Err(e) = &postgres {
+        println!("xtask: PostgreSQL is not available, so its store tests will fail: {e}");
+    }
     let mut run = Command::new(&nextest);
     run.current_dir(&ctx.root).args([
         "nextest",
@@ -227,19 +216,13 @@ fn run_rust(ctx: &Ctx) -> Result<Tally, String> {
     let mut doc = proc::cargo();
     doc.current_dir(&ctx.root)
         .args(["test", "--workspace", "--doc", "--no-fail-fast"]);
-    for cmd in [&mut run, &mut doc] {
-        if let Some(dir) = &postgres {
-            cmd.env("LIKEKIT_PG_BIN", dir);
-        }
+    if let Ok(dir) = &postgres {
+        run.env("LIKEKIT_PG_BIN", dir);
+        doc.env("LIKEKIT_PG_BIN", dir);
     }
     // nextest keeps its store under the workspace's `target/`, whatever
     // CARGO_TARGET_DIR says (`[store] dir` in its config).
-    let report = ctx
-        .root
-        .join("target")
-        .join("nextest")
-        .join("xtask")
-        .join("junit.xml");
+    let report = ctx.root.join("target/nextest/xtask/junit.xml");
     let mut total = run_junit(&run, &report)?;
     total.add(&run_libtest(&doc)?);
     Ok(total)
@@ -377,17 +360,17 @@ mod tests {
 
     #[test]
     fn counts_libtest_summaries() {
-        let mut log = LibtestLog::default();
+        let mut log = Tally::default();
         for line in [
             "test a/src/lib.rs - f (line 1) ... FAILED",
             "test result: FAILED. 1 passed; 1 failed; 2 ignored; 0 measured; 0 filtered out; finished in 0.10s",
             "test result: ok. 4 passed; 0 failed; 0 ignored; 0 measured; 0 filtered out; finished in 0.00s",
             "running 3 tests",
         ] {
-            log.line(line);
+            log.libtest_line(line);
         }
-        assert_eq!((log.0.passed, log.0.failed, log.0.skipped), (5, 1, 2));
-        assert_eq!(log.0.notes, ["a/src/lib.rs - f (line 1) failed"]);
+        assert_eq!((log.passed, log.failed, log.skipped), (5, 1, 2));
+        assert_eq!(log.notes, ["a/src/lib.rs - f (line 1) failed"]);
     }
 
     #[test]

@@ -223,11 +223,6 @@ pub fn build_package(ctx: &Ctx) -> Result<Package, String> {
     Ok(package)
 }
 
-/// `cargo xtask bindings`, the web half.
-pub fn bindings(ctx: &Ctx) -> Result<(), String> {
-    build_package(ctx).map(drop)
-}
-
 // ---------------------------------------------------------------- the demo site
 
 /// The folder `cargo xtask demo` serves: `examples/web/*`, the demo seed
