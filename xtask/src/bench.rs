@@ -400,13 +400,6 @@ fn read_criterion_result(new_dir: &Path, since: SystemTime) -> Option<(String, f
     Some((benchmark["full_id"].as_str()?.to_owned(), median))
 }
 
-fn machine_line() -> String {
-    let cores = std::thread::available_parallelism().map_or(0, usize::from);
-    let rustc = proc::capture(Command::new("rustc").arg("--version"))
-        .unwrap_or_else(|| "rustc ?".to_owned());
-    format!("{cores} cores, {rustc}")
-}
-
 /// `cargo xtask bench [--only NAME[,NAME…]]`.
 pub fn main(ctx: &Ctx, only: &[String]) -> Result<ExitCode, String> {
     let chosen: Vec<&str> = SUITES
@@ -427,11 +420,12 @@ pub fn main(ctx: &Ctx, only: &[String]) -> Result<ExitCode, String> {
     let rows: Vec<&Row> = ROWS.iter().filter(|r| chosen.contains(&r.suite)).collect();
     let table = report_table(&rows, &figures);
     let mut report = format!(
-        "# Benchmark report\n\nWritten by `cargo xtask bench` on {} ({}).\n\
+        "# Benchmark report\n\nWritten by `cargo xtask bench` on {} ({} cores, {}).\n\
          Times are criterion medians; other figures come from `likekit-metric` lines the benches print.\n\
          Benchmarks are not tests: `short` means a target was missed on this machine.\n\n",
         proc::capture(Command::new("date").args(["-u", "+%Y-%m-%d %H:%M UTC"])).unwrap_or_default(),
-        machine_line()
+        std::thread::available_parallelism().map_or(0, usize::from),
+        proc::capture(Command::new("rustc").arg("--version")).unwrap_or_else(|| "rustc ?".into()),
     );
     report.push_str(&table);
     if !failures.is_empty() {
@@ -440,10 +434,8 @@ pub fn main(ctx: &Ctx, only: &[String]) -> Result<ExitCode, String> {
             let _ = writeln!(report, "- {f}");
         }
     }
-    let dir = ctx.root.join("bench");
-    fs::create_dir_all(&dir).map_err(|e| format!("could not create {}: {e}", dir.display()))?;
-    let path = dir.join("REPORT.md");
-    fs::write(&path, &report).map_err(|e| format!("could not write {}: {e}", path.display()))?;
+    let path = ctx.root.join("bench").join("REPORT.md");
+    proc::write(&path, &report)?;
 
     println!();
     print!("{table}");

@@ -41,14 +41,6 @@ pub fn package_dir(ctx: &Ctx) -> PathBuf {
     ctx.root.join("bindings").join("wasm").join("pkg")
 }
 
-/// A built package and the size of its `.wasm`.
-#[derive(Debug, Clone)]
-pub struct Package {
-    pub dir: PathBuf,
-    pub wasm_bytes: u64,
-    pub wasm_gzip_bytes: u64,
-}
-
 /// The Node entry point: loads the module synchronously from disk on import,
 /// so `init()` is a no-op there and the same code runs in browsers and Node.
 const NODE_ENTRY: &str = include_str!("../templates/node.js");
@@ -130,9 +122,9 @@ fn stamp(wasm: &Path, bindgen: &Path) -> Option<String> {
 /// Builds `bindings/wasm/pkg/`: installs the wasm32 target and
 /// wasm-bindgen-cli when missing, builds the crate with the `wasm-release`
 /// profile, generates the ES module and its `.d.ts`, adds `node.js`,
-/// `package.json` and a README, and prints the `.wasm`'s size raw and
-/// gzipped.
-pub fn build_package(ctx: &Ctx) -> Result<Package, String> {
+/// `package.json` and a README, and prints and returns the `.wasm`'s size
+/// in bytes, raw and gzipped.
+pub fn build_package(ctx: &Ctx) -> Result<(u64, u64), String> {
     install::rustup_target(WASM_TARGET)?;
     let bindgen = install::wasm_bindgen_cli(ctx)?;
 
@@ -209,27 +201,16 @@ pub fn build_package(ctx: &Ctx) -> Result<Package, String> {
         .len();
     let wasm_gzip_bytes =
         gzip_size(&module).ok_or_else(|| format!("could not gzip {}", module.display()))?;
-    let package = Package {
-        dir,
-        wasm_bytes,
-        wasm_gzip_bytes,
-    };
     say(&format!(
         "web package {}: {LIB}_bg.wasm is {} bytes, {} gzipped (-9)",
-        package.dir.display(),
+        dir.display(),
         crate::bench::group_thousands(wasm_bytes as f64),
         crate::bench::group_thousands(wasm_gzip_bytes as f64),
     ));
-    Ok(package)
+    Ok((wasm_bytes, wasm_gzip_bytes))
 }
 
 // ---------------------------------------------------------------- the demo site
-
-/// The folder `cargo xtask demo` serves: `examples/web/*`, the demo seed
-/// (the page reads its users and posts) and the package under `pkg/`.
-pub fn site_dir(ctx: &Ctx) -> PathBuf {
-    ctx.target_dir.join("web-demo")
-}
 
 fn copy_dir(from: &Path, to: &Path) -> Result<(), String> {
     mkdir(to)?;
@@ -245,16 +226,19 @@ fn copy_dir(from: &Path, to: &Path) -> Result<(), String> {
     Ok(())
 }
 
-/// Builds the package and stages the demo site; returns its folder.
+/// Builds the package and stages the demo site that `cargo xtask demo`
+/// serves, `target/web-demo`: `examples/web/*`, the demo seed (the page
+/// reads its users and posts) and the package under `pkg/`. Returns its
+/// folder.
 pub fn stage_site(ctx: &Ctx) -> Result<PathBuf, String> {
-    let package = build_package(ctx)?;
-    let site = site_dir(ctx);
+    build_package(ctx)?;
+    let site = ctx.target_dir.join("web-demo");
     remove(&site)?;
     copy_dir(&ctx.root.join("examples").join("web"), &site)?;
     // The page's own tests are not served.
     let _ = fs::remove_dir_all(site.join("tests"));
     proc::copy(&ctx.root.join(DEMO_SEED), &site.join("demo-seed.json"))?;
-    copy_dir(&package.dir, &site.join("pkg"))?;
+    copy_dir(&package_dir(ctx), &site.join("pkg"))?;
     say(&format!("demo site staged in {}", site.display()));
     Ok(site)
 }
@@ -388,16 +372,9 @@ pub fn run_browser(ctx: &Ctx) -> Result<Tally, String> {
 
 /// The `wasm` bench suite: the package's `.wasm` size, raw and gzipped.
 pub fn bench_size(ctx: &Ctx, figures: &mut Figures) -> Result<(), String> {
-    let package = build_package(ctx)?;
-    #[allow(clippy::cast_precision_loss)]
-    {
-        figures.insert("wasm_pkg_bytes".into(), package.wasm_bytes as f64);
-        figures.insert("wasm_pkg_gzip_bytes".into(), package.wasm_gzip_bytes as f64);
-    }
-    println!(
-        "likekit-metric wasm_pkg_bytes={} wasm_pkg_gzip_bytes={}",
-        package.wasm_bytes, package.wasm_gzip_bytes
-    );
+    let (raw, gzipped) = build_package(ctx)?;
+    figures.insert("wasm_pkg_bytes".into(), raw as f64);
+    figures.insert("wasm_pkg_gzip_bytes".into(), gzipped as f64);
     Ok(())
 }
 
