@@ -30,7 +30,7 @@ pub struct Runner {
 pub const RUNNERS: &[Runner] = &[
     Runner {
         name: "rust",
-        about: "cargo nextest run --workspace --all-targets, then cargo test --doc",
+        about: "cargo nextest run --workspace --all-targets, the PostgreSQL store tests and the doc tests under cargo test",
         run: run_rust,
     },
     Runner {
@@ -178,7 +178,10 @@ pub fn run_junit(cmd: &Command, report: &Path) -> Result<Tally, String> {
     let status = proc::stream(cmd, |_| {})?;
     let tally = match std::fs::read_to_string(report) {
         Ok(xml) => junit_tally(&xml).map_err(|e| format!("{}: {e}", report.display()))?,
-        Err(_) => Tally::broken(format!("`{shown}` wrote no report ({})", report.display())),
+        Err(_) => Tally::broken(format!(
+            "`{shown}` wrote no report ({}); see its output above",
+            report.display()
+        )),
     };
     Ok(tally.settle(status.success(), &shown))
 }
@@ -192,9 +195,17 @@ pub fn run_libtest(cmd: &Command) -> Result<Tally, String> {
     Ok(tally.settle(status.success(), &shown))
 }
 
+/// The test binary (package, test target) that runs under libtest instead
+/// of nextest: its tests share one throwaway PostgreSQL cluster that the
+/// binary starts on first use, and nextest's process per test would start
+/// one cluster per test, which made the whole Rust run markedly slower
+/// (see the README).
+const SHARED_CLUSTER: (&str, &str) = ("likekit-server", "store_postgres");
+
 /// The `rust` runner: every target of the workspace under cargo-nextest
 /// (the JUnit report comes from the `xtask` profile in
-/// `.config/nextest.toml`), then the doc tests, which nextest does not run.
+/// `.config/nextest.toml`) but [`SHARED_CLUSTER`], which runs under libtest
+/// next, then the doc tests, which nextest does not run.
 fn run_rust(ctx: &Ctx) -> Result<Tally, String> {
     let nextest = install::nextest(ctx)?;
     // The PostgreSQL store tests start their own throwaway cluster and need
@@ -203,27 +214,26 @@ fn run_rust(ctx: &Ctx) -> Result<Tally, String> {
     if let Err(e) = &postgres {
         println!("xtask: PostgreSQL is not available, so its store tests will fail: {e}");
     }
+    let (package, test) = SHARED_CLUSTER;
     let mut run = Command::new(&nextest);
-    run.current_dir(&ctx.root).args([
-        "nextest",
-        "run",
-        "--workspace",
-        "--all-targets",
-        "--no-fail-fast",
-        "--profile",
-        "xtask",
-    ]);
+    run.args(["nextest", "run", "--workspace", "--all-targets"])
+        .args(["--no-fail-fast", "--profile", "xtask", "-E"])
+        .arg(format!("not binary_id({package}::{test})"));
+    let mut shared = proc::cargo();
+    shared.args(["test", "-p", package, "--test", test, "--no-fail-fast"]);
     let mut doc = proc::cargo();
-    doc.current_dir(&ctx.root)
-        .args(["test", "--workspace", "--doc", "--no-fail-fast"]);
-    if let Ok(dir) = &postgres {
-        run.env("LIKEKIT_PG_BIN", dir);
-        doc.env("LIKEKIT_PG_BIN", dir);
+    doc.args(["test", "--workspace", "--doc", "--no-fail-fast"]);
+    for cmd in [&mut run, &mut shared, &mut doc] {
+        cmd.current_dir(&ctx.root);
+        if let Ok(dir) = &postgres {
+            cmd.env("LIKEKIT_PG_BIN", dir);
+        }
     }
     // nextest keeps its store under the workspace's `target/`, whatever
     // CARGO_TARGET_DIR says (`[store] dir` in its config).
     let report = ctx.root.join("target/nextest/xtask/junit.xml");
     let mut total = run_junit(&run, &report)?;
+    total.add(&run_libtest(&shared)?);
     total.add(&run_libtest(&doc)?);
     Ok(total)
 }
