@@ -45,6 +45,11 @@ fn version_of(program: &str, args: &[&str]) -> Option<String> {
     ))
 }
 
+/// A program found by asking it for its version.
+fn program(name: &str, args: &[&str], hint: &str) -> Found {
+    found(version_of(name, args), hint)
+}
+
 fn shown(path: PathBuf) -> String {
     path.display().to_string()
 }
@@ -67,12 +72,7 @@ const TOOLS: &[Tool] = &[
     Tool {
         name: "cargo",
         used_for: "everything",
-        probe: |_| {
-            found(
-                version_of("cargo", &["--version"]),
-                "install Rust with rustup",
-            )
-        },
+        probe: |_| program("cargo", &["--version"], "install Rust with rustup"),
         install: None,
     },
     Tool {
@@ -101,18 +101,13 @@ const TOOLS: &[Tool] = &[
     Tool {
         name: "node",
         used_for: "web tests",
-        probe: |_| {
-            found(
-                version_of("node", &["--version"]),
-                "install Node.js 20 or newer",
-            )
-        },
+        probe: |_| program("node", &["--version"], "install Node.js 20 or newer"),
         install: None,
     },
     Tool {
         name: "npm",
         used_for: "web tests, kotlinc download",
-        probe: |_| found(version_of("npm", &["--version"]), "comes with Node.js"),
+        probe: |_| program("npm", &["--version"], "comes with Node.js"),
         install: None,
     },
     Tool {
@@ -124,20 +119,18 @@ const TOOLS: &[Tool] = &[
     Tool {
         name: "chromium",
         used_for: "browser tests",
-        probe: |_| {
-            found(
-                version_of("chromium", &["--version"]),
-                "apt-get install chromium",
-            )
-        },
+        probe: |_| program("chromium", &["--version"], "apt-get install chromium"),
         install: Some(|_| install::program("chromium", "chromium").map(drop)),
     },
     Tool {
         name: "java",
         used_for: "Kotlin tests",
         probe: |_| {
-            let hint = "apt-get install default-jre-headless";
-            found(version_of("java", &["-version"]), hint)
+            program(
+                "java",
+                &["-version"],
+                "apt-get install default-jre-headless",
+            )
         },
         install: Some(|_| install::apt(&["default-jre-headless"])),
     },
@@ -162,12 +155,7 @@ const TOOLS: &[Tool] = &[
     Tool {
         name: "python3",
         used_for: "Python tests",
-        probe: |_| {
-            found(
-                version_of("python3", &["--version"]),
-                "install Python 3.9 or newer",
-            )
-        },
+        probe: |_| program("python3", &["--version"], "install Python 3.9 or newer"),
         install: None,
     },
     Tool {
