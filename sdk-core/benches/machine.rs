@@ -69,7 +69,9 @@ fn memory() {
         m.drain_effects().for_each(drop);
     }
     let per_post = (LIVE_BYTES.load(Ordering::Relaxed) - before) as f64 / POSTS as f64;
-    println!("likekit-metric memory_per_post_bytes={per_post:.0}");
+    // On standard error: standard output is the bench's test list when a
+    // runner asks for one (`--list`), and `cargo xtask bench` reads both.
+    eprintln!("likekit-metric memory_per_post_bytes={per_post:.0}");
     drop(m);
 
     let mut bounded = Machine::new(MachineConfig::default());
@@ -77,7 +79,7 @@ fn memory() {
         bounded.snapshot(post(n), read(n));
         bounded.drain_effects().for_each(drop);
     }
-    println!(
+    eprintln!(
         "likekit-metric tracked_posts_after_100k_reads={} (max_posts {})",
         bounded.len(),
         bounded.config().max_posts
