@@ -178,7 +178,10 @@ impl Driver {
         let (view, followup) = {
             let mut st = self.lock();
             if st.closed {
-                let mut view = st.machine.view(post).unwrap_or_else(|| PostView::unknown(post));
+                let mut view = st
+                    .machine
+                    .view(post)
+                    .unwrap_or_else(|| PostView::unknown(post));
                 view.error = Some(LikeError::Shutdown);
                 return view;
             }
