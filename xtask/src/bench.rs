@@ -73,7 +73,7 @@ pub fn names() -> clap::builder::PossibleValuesParser {
 /// `LIKEKIT_BENCH_QUICK=1` shortens every load), then the in-process view
 /// path (criterion).
 fn server(ctx: &Ctx, figures: &mut Figures) -> Result<(), String> {
-    // likekit-bench runs `wrk` from PATH and `bench/load.lua`.
+    // likekit-bench runs `wrk` from PATH.
     install::program("wrk", "wrk")?;
     let postgres = install::postgres_bin()?;
     let mut build = proc::cargo();
@@ -89,6 +89,8 @@ fn server(ctx: &Ctx, figures: &mut Figures) -> Result<(), String> {
         .arg("run")
         .arg("--server")
         .arg(release.join("likekit-server"))
+        .arg("--script")
+        .arg(ctx.root.join("bench").join("load.lua"))
         .arg("--dir")
         .arg(ctx.target_dir.join("bench"))
         .env("LIKEKIT_PG_BIN", postgres);
