@@ -54,7 +54,7 @@ use async_trait::async_trait;
 use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod};
 use likekit_proto::{IdError, LikeState, PostId, UserId, admin::Seed};
 use tokio::sync::{RwLock, RwLockReadGuard, Semaphore, mpsc, oneshot};
-use tokio_postgres::NoTls;
+use tokio_postgres::{NoTls, error::SqlState};
 
 use super::{
     HotPostOptions, HotPosts, PostAudit, PostSnapshot, RECENT_LIKERS, Store, StoreError, Upsert,
@@ -67,23 +67,16 @@ use super::{
 /// The schema, one migration per entry, applied in order at start and
 /// recorded in `likekit_schema`. Never edit an applied migration; add one.
 ///
-/// Citus layout (run once on the coordinator after the first start, while
-/// the tables are still empty or small):
-///
-/// ```sql
-/// SELECT create_reference_table('users');
-/// SELECT create_reference_table('friends');
-/// SELECT create_distributed_table('posts', 'id');
-/// SELECT create_distributed_table('likes', 'post_id', colocate_with => 'posts');
-/// SELECT create_distributed_table('post_count_shards', 'post_id', colocate_with => 'posts');
-/// ```
+/// On Citus the tables and the write functions are then distributed once,
+/// on the coordinator, with [`CITUS_LAYOUT`].
 ///
 /// Every key of the three distributed tables starts with the post id, so a
-/// post's row, its like rows and its shard rows live on the same worker and
-/// one like's statement (which names only that post id) runs there alone.
-pub const MIGRATIONS: &[(i32, &str)] = &[(
-    1,
-    "
+/// post's row, its like rows and its shard rows live on the same worker, and
+/// the write functions, distributed by their post argument, run there.
+pub const MIGRATIONS: &[(i32, &str)] = &[
+    (
+        1,
+        "
 -- Users and who they follow: small and read by every view; on Citus,
 -- reference tables (a copy on every worker).
 CREATE TABLE users (
@@ -131,10 +124,199 @@ CREATE TABLE post_count_shards (
     PRIMARY KEY (post_id, shard)
 );
 ",
-)];
+    ),
+    (2, WRITE_FUNCTIONS),
+];
 
 /// The advisory lock taken while migrating (any constant both servers use).
 const MIGRATION_LOCK: i64 = 0x4c69_6b65_4b69_7400; // "LikeKit\0"
+
+/// Migration 2: a like and an unlike as functions, `likekit_like(post,
+/// user, row, at)` and `likekit_unlike(post, user, row)`, each a few plain
+/// statements that name only its post (no data-modifying CTE), run in the
+/// caller's one transaction. They return what the store needs for its
+/// answer: whether a like row really changed, the post's count and version
+/// after the write (summed over its rows), the post row's recent likers when
+/// that row changed, and how many other shard rows the post has.
+///
+/// On Citus, distributed by their post argument and co-located with `posts`
+/// ([`CITUS_LAYOUT`]), a call is sent whole to the worker that holds the
+/// post, where every statement runs on that worker's shards: one round trip
+/// from the coordinator and a one-phase commit on one worker.
+///
+/// * `row` is where a real change counts: -1 for the post's own row, a shard
+///   number for a hot post's shard row. An unlike counts on the row that
+///   lists its user when one does, so the user leaves every list.
+/// * A like or unlike of a post that does not exist raises `P0002`
+///   (`no_data_found`), which rolls back the like row it may have added.
+/// * A write that changed nothing reads the post in a new statement, so it
+///   sees the write it duplicates (which its insert or delete waited for).
+/// * `search_path` is the one the migration ran with, so the functions find
+///   their tables wherever a Citus worker runs them.
+/// * Every array slice in an `UPDATE … SET` value is wrapped in `coalesce`:
+///   Citus 13.2 crashes deparsing a slice at the top of a SET value.
+///
+/// The `100`s are [`RECENT_LIKERS`].
+const WRITE_FUNCTIONS: &str = "
+CREATE FUNCTION likekit_like(
+    p_post bigint, p_user bigint, p_row integer, p_at bigint,
+    OUT changed boolean, OUT post_count bigint, OUT post_version bigint,
+    OUT post_likers bigint[], OUT other_rows bigint)
+LANGUAGE plpgsql SET search_path FROM CURRENT AS $fn$
+BEGIN
+    INSERT INTO likes (post_id, user_id) VALUES (p_post, p_user) ON CONFLICT DO NOTHING;
+    changed := FOUND;
+    IF NOT changed THEN
+        SELECT p.count + coalesce(sum(s.count), 0)::bigint,
+               p.version + coalesce(sum(s.version), 0)::bigint
+        INTO post_count, post_version
+        FROM posts p LEFT JOIN post_count_shards s ON s.post_id = p.id
+        WHERE p.id = p_post GROUP BY p.id;
+    ELSIF p_row < 0 THEN
+        UPDATE posts p SET
+            count = p.count + 1,
+            version = p.version + 1,
+            likers = coalesce((ARRAY[p_user] || p.likers)[1:100], '{}'),
+            likers_at = coalesce((ARRAY[p_at] || p.likers_at)[1:100], '{}')
+        FROM (SELECT coalesce(sum(s.count), 0)::bigint AS count,
+                     coalesce(sum(s.version), 0)::bigint AS version, count(*) AS n
+              FROM post_count_shards s WHERE s.post_id = p_post) o
+        WHERE p.id = p_post
+        RETURNING p.count + o.count, p.version + o.version, p.likers, o.n
+        INTO post_count, post_version, post_likers, other_rows;
+    ELSE
+        INSERT INTO post_count_shards AS s (post_id, shard, count, version, likers, likers_at)
+        VALUES (p_post, p_row, 1, 1, ARRAY[p_user], ARRAY[p_at])
+        ON CONFLICT (post_id, shard) DO UPDATE SET
+            count = s.count + 1,
+            version = s.version + 1,
+            likers = coalesce((ARRAY[p_user] || s.likers)[1:100], '{}'),
+            likers_at = coalesce((ARRAY[p_at] || s.likers_at)[1:100], '{}')
+        RETURNING s.count, s.version INTO post_count, post_version;
+        SELECT post_count + p.count + o.count, post_version + p.version + o.version, o.n
+        INTO post_count, post_version, other_rows
+        FROM posts p,
+             (SELECT coalesce(sum(s.count), 0)::bigint AS count,
+                     coalesce(sum(s.version), 0)::bigint AS version, count(*) AS n
+              FROM post_count_shards s WHERE s.post_id = p_post AND s.shard <> p_row) o
+        WHERE p.id = p_post;
+    END IF;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION 'there is no post %', p_post USING ERRCODE = 'P0002';
+    END IF;
+END
+$fn$;
+
+CREATE FUNCTION likekit_unlike(
+    p_post bigint, p_user bigint, p_row integer,
+    OUT changed boolean, OUT post_count bigint, OUT post_version bigint,
+    OUT post_likers bigint[], OUT other_rows bigint)
+LANGUAGE plpgsql SET search_path FROM CURRENT AS $fn$
+DECLARE
+    target integer;
+BEGIN
+    DELETE FROM likes WHERE post_id = p_post AND user_id = p_user;
+    changed := FOUND;
+    IF NOT changed THEN
+        SELECT p.count + coalesce(sum(s.count), 0)::bigint,
+               p.version + coalesce(sum(s.version), 0)::bigint
+        INTO post_count, post_version
+        FROM posts p LEFT JOIN post_count_shards s ON s.post_id = p.id
+        WHERE p.id = p_post GROUP BY p.id;
+        IF NOT FOUND THEN
+            RAISE EXCEPTION 'there is no post %', p_post USING ERRCODE = 'P0002';
+        END IF;
+        RETURN;
+    END IF;
+    -- The row that lists the user (the post's own row first) counts the
+    -- unlike, so the user leaves every list; otherwise p_row.
+    SELECT coalesce(
+        (SELECT -1 FROM posts p WHERE p.id = p_post AND p_user = ANY (p.likers)),
+        (SELECT s.shard FROM post_count_shards s
+          WHERE s.post_id = p_post AND p_user = ANY (s.likers) LIMIT 1),
+        p_row)
+    INTO target;
+    IF target < 0 THEN
+        UPDATE posts p SET
+            count = p.count - 1,
+            version = p.version + 1,
+            likers = array_remove(p.likers, p_user),
+            likers_at = coalesce(CASE WHEN array_position(p.likers, p_user) IS NULL
+                THEN p.likers_at
+                ELSE p.likers_at[:array_position(p.likers, p_user) - 1]
+                     || p.likers_at[array_position(p.likers, p_user) + 1:] END, '{}')
+        FROM (SELECT coalesce(sum(s.count), 0)::bigint AS count,
+                     coalesce(sum(s.version), 0)::bigint AS version, count(*) AS n
+              FROM post_count_shards s WHERE s.post_id = p_post) o
+        WHERE p.id = p_post
+        RETURNING p.count + o.count, p.version + o.version, p.likers, o.n
+        INTO post_count, post_version, post_likers, other_rows;
+    ELSE
+        INSERT INTO post_count_shards AS s (post_id, shard, count, version)
+        VALUES (p_post, target, -1, 1)
+        ON CONFLICT (post_id, shard) DO UPDATE SET
+            count = s.count - 1,
+            version = s.version + 1,
+            likers = array_remove(s.likers, p_user),
+            likers_at = coalesce(CASE WHEN array_position(s.likers, p_user) IS NULL
+                THEN s.likers_at
+                ELSE s.likers_at[:array_position(s.likers, p_user) - 1]
+                     || s.likers_at[array_position(s.likers, p_user) + 1:] END, '{}')
+        RETURNING s.count, s.version INTO post_count, post_version;
+        SELECT post_count + p.count + o.count, post_version + p.version + o.version, o.n
+        INTO post_count, post_version, other_rows
+        FROM posts p,
+             (SELECT coalesce(sum(s.count), 0)::bigint AS count,
+                     coalesce(sum(s.version), 0)::bigint AS version, count(*) AS n
+              FROM post_count_shards s WHERE s.post_id = p_post AND s.shard <> target) o
+        WHERE p.id = p_post;
+    END IF;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION 'there is no post %', p_post USING ERRCODE = 'P0002';
+    END IF;
+END
+$fn$;
+";
+
+/// The Citus layout: run once on the coordinator, in this order, after the
+/// first server start has made the schema (while the tables are empty or
+/// small). `users` and `friends`, small and read by every view, become
+/// reference tables (a copy on every node); `posts`, `likes` and
+/// `post_count_shards` are distributed by post id and co-located; the two
+/// write functions are distributed by their post argument, co-located with
+/// `posts`, so Citus sends each call to the worker holding the post.
+///
+/// ```
+/// assert!(likekit_server::store::CITUS_LAYOUT[2].contains("create_distributed_table('posts'"));
+/// ```
+pub const CITUS_LAYOUT: &[&str] = &[
+    "SELECT create_reference_table('users')",
+    "SELECT create_reference_table('friends')",
+    "SELECT create_distributed_table('posts', 'id')",
+    "SELECT create_distributed_table('likes', 'post_id', colocate_with => 'posts')",
+    "SELECT create_distributed_table('post_count_shards', 'post_id', colocate_with => 'posts')",
+    "SELECT create_distributed_function('likekit_like(bigint,bigint,integer,bigint)', \
+     'p_post', colocate_with => 'posts')",
+    "SELECT create_distributed_function('likekit_unlike(bigint,bigint,integer)', \
+     'p_post', colocate_with => 'posts')",
+];
+
+/// Which parts of [`CITUS_LAYOUT`] are in place: whether `posts`, `likes`
+/// and `post_count_shards` are distributed, and how many of the two write
+/// functions are distributed by their post argument.
+const CITUS_STATE: &str = "
+SELECT
+    EXISTS (SELECT 1 FROM pg_dist_partition WHERE logicalrelid = 'posts'::regclass
+            AND partmethod = 'h'),
+    EXISTS (SELECT 1 FROM pg_dist_partition WHERE logicalrelid = 'likes'::regclass
+            AND partmethod = 'h'),
+    EXISTS (SELECT 1 FROM pg_dist_partition
+            WHERE logicalrelid = 'post_count_shards'::regclass AND partmethod = 'h'),
+    (SELECT count(*) FROM pg_dist_object
+     WHERE classid = 'pg_proc'::regclass AND distribution_argument_index IS NOT NULL
+       AND objid IN ('likekit_like(bigint,bigint,integer,bigint)'::regprocedure,
+                     'likekit_unlike(bigint,bigint,integer)'::regprocedure))
+";
 
 // Parameters: $1 post, $2 user, $3 the row to count on (-1: the post's own
 // row, otherwise a shard), $4 when (for the recent likers).
@@ -265,13 +447,50 @@ const LIKED: &str =
     "SELECT post_id FROM likes WHERE user_id = $1::bigint AND post_id = ANY ($2::bigint[])";
 
 /// Which of the (post, user) pairs `$1`, `$2` have a like row: the
-/// 1-based positions of those that do.
+/// 1-based positions of those that do. A join against the primary key; the
+/// `= ANY` on the post ids lets Citus send it only to the shards of those
+/// posts (one shard, one task, for a single view's lookup).
 const LIKED_PAIRS: &str = "
-SELECT k.n FROM unnest($1::bigint[], $2::bigint[]) WITH ORDINALITY AS k(post_id, user_id, n)
-WHERE EXISTS (
-    SELECT 1 FROM likes l WHERE l.post_id = k.post_id AND l.user_id = k.user_id
-)
+SELECT k.n
+FROM unnest($1::bigint[], $2::bigint[]) WITH ORDINALITY AS k(post_id, user_id, n)
+JOIN likes l ON l.post_id = k.post_id AND l.user_id = k.user_id
+WHERE l.post_id = ANY ($1::bigint[])
 ";
+
+/// A like through `likekit_like` ([`WRITE_FUNCTIONS`]): $1 post, $2 user,
+/// $3 the row to count on, $4 when.
+const LIKE_CALL: &str = "
+SELECT changed, post_count, post_version, post_likers, other_rows
+FROM likekit_like($1::bigint, $2::bigint, $3::integer, $4::bigint)
+";
+
+/// An unlike through `likekit_unlike`: $1 post, $2 user, $3 the row to
+/// count on when no row lists the user.
+const UNLIKE_CALL: &str = "
+SELECT changed, post_count, post_version, post_likers, other_rows
+FROM likekit_unlike($1::bigint, $2::bigint, $3::integer)
+";
+
+/// What each like, unlike and view sends when writes are routed (as on
+/// Citus), by name: `(what, SQL)`. For checking how a database plans them:
+/// the Citus tests `EXPLAIN` each for one post and expect a single task.
+///
+/// | what | parameters |
+/// | --- | --- |
+/// | `like` | post, user, row (`-1` or a shard), when (µs) |
+/// | `unlike` | post, user, row |
+/// | `view: own row` | posts `bigint[]`, users `bigint[]` (pairs) |
+/// | `view: post` | posts `bigint[]` |
+/// | `view: friends` | user |
+/// | `feed: own rows` | user, posts `bigint[]` |
+pub const ROUTED_STATEMENTS: &[(&str, &str)] = &[
+    ("like", LIKE_CALL),
+    ("unlike", UNLIKE_CALL),
+    ("view: own row", LIKED_PAIRS),
+    ("view: post", POSTS_ROWS),
+    ("view: friends", FRIENDS),
+    ("feed: own rows", LIKED),
+];
 
 /// The most lookups one batched statement answers.
 const MAX_BATCH: usize = 512;
@@ -309,15 +528,43 @@ ON CONFLICT DO NOTHING
 /// `friends` against readers until the commit, so only large seeds do it.
 const BULK_FRIENDS: usize = 50_000;
 
-/// The foreign keys of `friends` as the first migration names them.
-const DROP_FRIEND_KEYS: &str = "
-ALTER TABLE friends DROP CONSTRAINT friends_user_id_fkey,
-                    DROP CONSTRAINT friends_friend_id_fkey
-";
-const ADD_FRIEND_KEYS: &str = "
-ALTER TABLE friends
-    ADD CONSTRAINT friends_user_id_fkey FOREIGN KEY (user_id) REFERENCES users (id),
-    ADD CONSTRAINT friends_friend_id_fkey FOREIGN KEY (friend_id) REFERENCES users (id)
+/// The foreign keys of `friends` as the first migration names them, one
+/// constraint per `ALTER TABLE` (Citus takes no other subcommand beside an
+/// `ADD CONSTRAINT`).
+const DROP_FRIEND_KEYS: &[&str] = &[
+    "ALTER TABLE friends DROP CONSTRAINT friends_user_id_fkey",
+    "ALTER TABLE friends DROP CONSTRAINT friends_friend_id_fkey",
+];
+const ADD_FRIEND_KEYS: &[&str] = &[
+    "ALTER TABLE friends ADD CONSTRAINT friends_user_id_fkey \
+     FOREIGN KEY (user_id) REFERENCES users (id)",
+    "ALTER TABLE friends ADD CONSTRAINT friends_friend_id_fkey \
+     FOREIGN KEY (friend_id) REFERENCES users (id)",
+];
+
+/// A seed's new likes, added to the posts' rows: $1 the posts, $2 how many
+/// new like rows each got; $3..$6 their newest likers (post, user, when,
+/// position from newest), at most 100 per post. The `100`s are
+/// [`RECENT_LIKERS`]. Returns the posts it updated.
+const SEED_COUNTS: &str = "
+UPDATE posts p SET
+    count = p.count + c.n,
+    version = p.version + c.n,
+    likers = coalesce((c.likers || p.likers)[1:100], '{}'),
+    likers_at = coalesce((c.likers_at || p.likers_at)[1:100], '{}')
+FROM (
+    SELECT t.id, t.n, l.likers, l.likers_at
+    FROM unnest($1::bigint[], $2::bigint[]) AS t(id, n)
+    JOIN (
+        SELECT f.post, array_agg(f.user_id ORDER BY f.pos) AS likers,
+               array_agg(f.at ORDER BY f.pos) AS likers_at
+        FROM unnest($3::bigint[], $4::bigint[], $5::bigint[], $6::integer[])
+             AS f(post, user_id, at, pos)
+        GROUP BY f.post
+    ) l ON l.post = t.id
+) c
+WHERE p.id = c.id
+RETURNING p.id
 ";
 
 const AUDIT: &str = "
@@ -347,6 +594,8 @@ pub struct PostgresOptions {
     pub connections: usize,
     /// When posts count as hot and how far their counts spread.
     pub hot_posts: HotPostOptions,
+    /// Which statements likes and unlikes send.
+    pub writes: WriteForm,
 }
 
 impl fmt::Debug for PostgresOptions {
@@ -355,19 +604,47 @@ impl fmt::Debug for PostgresOptions {
             .field("url", &redact_url(&self.url))
             .field("connections", &self.connections)
             .field("hot_posts", &self.hot_posts)
+            .field("writes", &self.writes)
             .finish()
     }
 }
 
 impl PostgresOptions {
-    /// Options for `url` with the default pool size and hot-post settings.
+    /// Options for `url` with the default pool size, hot-post settings and
+    /// write form.
     pub fn new(url: impl Into<String>) -> Self {
         Self {
             url: url.into(),
             connections: 0,
             hot_posts: HotPostOptions::default(),
+            writes: WriteForm::Auto,
         }
     }
+}
+
+/// Which statements a like and an unlike send. Both forms apply the same
+/// rules to the same rows and give the same answers; they differ in how a
+/// database can plan them.
+///
+/// ```
+/// use likekit_server::store::WriteForm;
+/// assert_eq!(WriteForm::default(), WriteForm::Auto);
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum WriteForm {
+    /// [`WriteForm::Routed`] when the database has the `citus` extension,
+    /// [`WriteForm::Single`] otherwise (decided when the store connects).
+    #[default]
+    Auto,
+    /// One statement per write: data-modifying CTEs that insert or delete
+    /// the like row and count it, in one round trip. Plain PostgreSQL's
+    /// fastest form; Citus cannot route it to one shard.
+    Single,
+    /// A call of `likekit_like` or `likekit_unlike` (see [`MIGRATIONS`]):
+    /// plain statements, each naming only the post, in one transaction. Once
+    /// the functions are distributed ([`CITUS_LAYOUT`]), Citus runs each call
+    /// whole on the worker that holds the post.
+    Routed,
 }
 
 /// A pool of up to `size` connections made from `config` (without TLS:
@@ -546,6 +823,8 @@ pub struct PostgresStore {
     /// the writes in flight and then refuses new ones.
     closed: RwLock<bool>,
     hot: HotPosts,
+    /// Writes call `likekit_like` / `likekit_unlike` ([`WriteForm::Routed`]).
+    routed: bool,
     url: String,
 }
 
@@ -634,19 +913,67 @@ impl PostgresStore {
         };
         let pool = connection_pool(config, connections).map_err(StoreError::Backend)?;
         let slots = Arc::new(Semaphore::new((connections / 2).clamp(1, MAX_BATCHES)));
-        let store = Self {
+        let mut store = Self {
             liked_batcher: spawn_batcher(pool.clone(), slots.clone(), liked_pairs),
             post_batcher: spawn_batcher(pool.clone(), slots, read_posts),
             pool,
             closed: RwLock::new(false),
             hot: HotPosts::new(options.hot_posts),
+            routed: options.writes == WriteForm::Routed,
             url: options.url,
         };
         store
             .migrate()
             .await
             .map_err(|e| StoreError::Backend(format!("{shown}: {e}")))?;
+        if options.writes == WriteForm::Auto {
+            store.routed = store
+                .check_citus()
+                .await
+                .map_err(|e| StoreError::Backend(format!("{shown}: {e}")))?;
+        }
         Ok(store)
+    }
+
+    /// Whether the database has Citus; if so, says in the log how the
+    /// tables and write functions are laid out, and warns when the layout
+    /// would send a like over more than one round trip.
+    async fn check_citus(&self) -> Result<bool, StoreError> {
+        let client = self.pool.get().await?;
+        let citus: bool = client
+            .query_one(
+                "SELECT EXISTS (SELECT 1 FROM pg_extension WHERE extname = 'citus')",
+                &[],
+            )
+            .await?
+            .get(0);
+        if !citus {
+            return Ok(false);
+        }
+        let row = client.query_one(CITUS_STATE, &[]).await?;
+        let (posts, likes, shards, functions): (bool, bool, bool, i64) =
+            (row.get(0), row.get(1), row.get(2), row.get(3));
+        if posts && likes && shards && functions == 2 {
+            tracing::info!(
+                "Citus: posts, likes and post_count_shards distributed by post id; \
+                 likes and unlikes run whole on the worker holding the post"
+            );
+        } else if posts || likes || shards {
+            tracing::warn!(
+                posts,
+                likes,
+                post_count_shards = shards,
+                distributed_write_functions = functions,
+                "Citus: the layout is incomplete, so likes may take several round trips \
+                 or fail; run every statement of the server README's Citus section"
+            );
+        } else {
+            tracing::info!(
+                "Citus: the tables are not distributed yet; run the server README's \
+                 Citus statements on the coordinator"
+            );
+        }
+        Ok(true)
     }
 
     /// Applies the migrations this database lacks, in one transaction under
@@ -686,6 +1013,16 @@ impl PostgresStore {
         Ok(())
     }
 
+    /// The write form in use: [`WriteForm::Routed`] or
+    /// [`WriteForm::Single`] ([`WriteForm::Auto`] is decided at connect).
+    pub fn write_form(&self) -> WriteForm {
+        if self.routed {
+            WriteForm::Routed
+        } else {
+            WriteForm::Single
+        }
+    }
+
     /// The schema version of the database (the last migration applied).
     pub async fn schema_version(&self) -> Result<i32, StoreError> {
         let client = self.pool.get().await?;
@@ -708,6 +1045,22 @@ impl PostgresStore {
         let shard = self.hot.on_write(post).map_or(-1, i32::from);
         let (post_sql, user_sql) = (post.as_i64(), user.as_i64());
         let client = self.pool.get().await?;
+        if self.routed {
+            let (sql, params): (&str, &[&(dyn tokio_postgres::types::ToSql + Sync)]) = if like {
+                (LIKE_CALL, &[&post_sql, &user_sql, &shard, &liked_at()])
+            } else {
+                (UNLIKE_CALL, &[&post_sql, &user_sql, &shard])
+            };
+            let statement = client.prepare_cached(sql).await?;
+            let row = match client.query_one(&statement, params).await {
+                Ok(row) => row,
+                Err(e) if e.code() == Some(&SqlState::NO_DATA_FOUND) => {
+                    return Err(StoreError::PostNotFound(post));
+                }
+                Err(e) => return Err(e.into()),
+            };
+            return Ok(outcome(like, &row));
+        }
         let row = if like {
             let statement = client.prepare_cached(LIKE).await?;
             client
@@ -742,29 +1095,7 @@ impl PostgresStore {
                 snapshot: None,
             });
         }
-        let count = to_count(row.get(1));
-        let version = to_count(row.get(2));
-        let base_likers: Option<Vec<i64>> = row.get(3);
-        let other_shard_rows: i64 = row.get(4);
-        // The post's own row changed and it has no shard rows: the answer is
-        // the whole post, fit for the view cache.
-        let snapshot = base_likers
-            .filter(|_| other_shard_rows == 0)
-            .map(|likers| PostSnapshot {
-                count,
-                version,
-                recent_likers: ids_from_sql(&likers),
-            })
-            .map(Arc::new);
-        Ok(WriteOutcome {
-            state: LikeState {
-                count,
-                liked_by_me: like,
-                version,
-            },
-            changed: true,
-            snapshot,
-        })
+        Ok(outcome(like, &row))
     }
 
     /// A connection for an admin change, with the gate held (refused once
@@ -777,6 +1108,38 @@ impl PostgresStore {
             return Err(StoreError::Closed);
         }
         Ok((closed, self.pool.get().await?))
+    }
+}
+
+/// A write's outcome from its row: whether a like row changed, the post's
+/// count and version after the write, the post row's recent likers when
+/// that row changed, and how many other shard rows the post has.
+fn outcome(like: bool, row: &tokio_postgres::Row) -> WriteOutcome {
+    let changed: bool = row.get(0);
+    let count = to_count(row.get(1));
+    let version = to_count(row.get(2));
+    let state = LikeState {
+        count,
+        liked_by_me: like,
+        version,
+    };
+    let base_likers: Option<Vec<i64>> = row.get(3);
+    let other_shard_rows: Option<i64> = row.get(4);
+    // The post's own row changed and it has no shard rows: the answer is the
+    // whole post, fit for the view cache.
+    let snapshot = base_likers
+        .filter(|_| changed && other_shard_rows == Some(0))
+        .map(|likers| {
+            Arc::new(PostSnapshot {
+                count,
+                version,
+                recent_likers: ids_from_sql(&likers),
+            })
+        });
+    WriteOutcome {
+        state,
+        changed,
+        snapshot,
     }
 }
 
@@ -823,9 +1186,13 @@ async fn replace_friends(
         // (a lookup and a row lock on `users` for each side of each row,
         // most of a large seed's time) are replaced by one validating join
         // when the keys are added back, all in this transaction.
-        tx.batch_execute(DROP_FRIEND_KEYS).await?;
+        for sql in DROP_FRIEND_KEYS {
+            tx.batch_execute(sql).await?;
+        }
         tx.execute(INSERT_FRIENDS, &[&from, &to]).await?;
-        tx.batch_execute(ADD_FRIEND_KEYS).await?;
+        for sql in ADD_FRIEND_KEYS {
+            tx.batch_execute(sql).await?;
+        }
     } else if !from.is_empty() {
         tx.execute(INSERT_FRIENDS, &[&from, &to]).await?;
     }
@@ -898,78 +1265,50 @@ async fn apply_seed(client: &mut deadpool_postgres::Object, seed: &Seed) -> Resu
         return Ok(());
     }
 
-    // The touched posts' rows, locked in id order, updated in memory.
-    let mut touched: Vec<i64> = inserted.iter().map(|(post, _)| *post).collect();
-    touched.sort_unstable();
-    touched.dedup();
-    let mut rows: HashMap<i64, CounterRow> = tx
-        .query(
-            "SELECT id, count, version, likers, likers_at FROM posts \
-             WHERE id = ANY ($1::bigint[]) ORDER BY id FOR UPDATE",
-            &[&touched],
-        )
-        .await?
-        .iter()
-        .map(|row| {
-            (
-                row.get(0),
-                CounterRow {
-                    count: row.get(1),
-                    version: row.get(2),
-                    likers: row.get(3),
-                    likers_at: row.get(4),
-                },
-            )
-        })
-        .collect();
+    // Each touched post's count and version go up by its new like rows and
+    // its newest likers go in front of its list, in one statement that adds
+    // to each row under that row's lock: nothing is locked beforehand (Citus
+    // refuses `FOR UPDATE` over posts on several shards) and a concurrent
+    // like is never lost.
+    let mut added: HashMap<i64, (i64, Vec<(i64, i64)>)> = HashMap::new();
     for (&post, &user) in like_posts.iter().zip(&like_users) {
-        if !inserted.contains(&(post, user)) {
-            continue;
+        if inserted.contains(&(post, user)) {
+            let (n, likers) = added.entry(post).or_default();
+            *n += 1;
+            likers.push((user, liked_at()));
         }
-        let row = rows.get_mut(&post).ok_or_else(|| match id_from_sql(post) {
-            Ok(post) => StoreError::PostNotFound(post),
-            Err(e) => e,
-        })?;
-        row.count += 1;
-        row.version += 1;
-        row.likers.insert(0, user);
-        row.likers_at.insert(0, liked_at());
-        row.likers.truncate(RECENT_LIKERS);
-        row.likers_at.truncate(RECENT_LIKERS);
     }
-    // One statement for every touched post: counts and versions side by
-    // side, the likers flattened with their position and regrouped.
-    let (mut ids, mut counts, mut versions) = (Vec::new(), Vec::new(), Vec::new());
+    let (mut ids, mut counts) = (Vec::new(), Vec::new());
     let (mut flat_post, mut flat_user, mut flat_at, mut flat_pos) =
         (Vec::new(), Vec::new(), Vec::new(), Vec::new());
-    for (&id, row) in &rows {
-        ids.push(id);
-        counts.push(row.count);
-        versions.push(row.version);
-        for (pos, (&user, &at)) in row.likers.iter().zip(&row.likers_at).enumerate() {
-            flat_post.push(id);
+    for (&post, (n, likers)) in &added {
+        ids.push(post);
+        counts.push(*n);
+        // Newest first (the seed lists likes oldest first), at most 100.
+        for (pos, &(user, at)) in likers.iter().rev().take(RECENT_LIKERS).enumerate() {
+            flat_post.push(post);
             flat_user.push(user);
             flat_at.push(at);
             flat_pos.push(i32::try_from(pos).unwrap_or(i32::MAX));
         }
     }
-    tx.execute(
-        "UPDATE posts p SET count = c.count, version = c.version, \
-             likers = coalesce(l.likers, '{}'), likers_at = coalesce(l.likers_at, '{}') \
-         FROM unnest($1::bigint[], $2::bigint[], $3::bigint[]) AS c(id, count, version) \
-         LEFT JOIN ( \
-             SELECT post, array_agg(user_id ORDER BY pos) AS likers, \
-                    array_agg(at ORDER BY pos) AS likers_at \
-             FROM unnest($4::bigint[], $5::bigint[], $6::bigint[], $7::integer[]) \
-                  AS f(post, user_id, at, pos) \
-             GROUP BY post \
-         ) l ON l.post = c.id \
-         WHERE p.id = c.id",
-        &[
-            &ids, &counts, &versions, &flat_post, &flat_user, &flat_at, &flat_pos,
-        ],
-    )
-    .await?;
+    let updated: HashSet<i64> = tx
+        .query(
+            SEED_COUNTS,
+            &[&ids, &counts, &flat_post, &flat_user, &flat_at, &flat_pos],
+        )
+        .await?
+        .iter()
+        .map(|row| row.get(0))
+        .collect();
+    if let Some(&missing) = ids.iter().find(|id| !updated.contains(id)) {
+        // Like rows for a post that is not there (the seed's posts were
+        // inserted above, so only a concurrent change could do this).
+        return Err(match id_from_sql(missing) {
+            Ok(post) => StoreError::PostNotFound(post),
+            Err(e) => e,
+        });
+    }
     tx.commit().await?;
     Ok(())
 }
