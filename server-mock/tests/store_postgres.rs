@@ -324,3 +324,73 @@ async fn concurrent_view_reads_are_batched_and_exact() {
     );
     suite::assert_exact(store.as_ref()).await;
 }
+
+/// `posts.shard_rows` (which lets a write skip reading the shard rows of a
+/// post that never was hot) counts every shard row, whichever write form
+/// made them, through a post turning hot with concurrent likes and unlikes
+/// and a reset.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn shard_rows_count_every_shard_row() {
+    let url = fresh_database().await;
+    let (client, connection) = tokio_postgres::connect(&url, tokio_postgres::NoTls)
+        .await
+        .unwrap();
+    let connection = tokio::spawn(connection);
+    let wrong = || async {
+        client
+            .query_one(
+                "SELECT count(*) FROM posts p WHERE p.shard_rows <> \
+                 (SELECT count(*) FROM post_count_shards s WHERE s.post_id = p.id)",
+                &[],
+            )
+            .await
+            .unwrap()
+            .get::<_, i64>(0)
+    };
+    let mut sharded = 0;
+    for (round, form) in [WriteForm::Single, WriteForm::Routed, WriteForm::Single]
+        .into_iter()
+        .enumerate()
+    {
+        let store = Arc::new(connect_with(&url, form).await);
+        let hot = store.hot_posts().unwrap();
+        hot.set_threshold(0);
+        hot.set_shards(8);
+        let base = round as u64 * 1_000;
+        for post in 1..=3 {
+            store.put_post(p(post)).await.unwrap();
+        }
+        let writes: Vec<_> = (1..=300)
+            .map(|k| {
+                let store = store.clone();
+                tokio::spawn(async move {
+                    let (user, post) = (u(base + k % 100 + 1), p(k % 3 + 1));
+                    if k % 4 == 0 {
+                        store.unlike(user, post).await
+                    } else {
+                        store.like(user, post).await
+                    }
+                })
+            })
+            .collect();
+        for write in writes {
+            write.await.unwrap().unwrap();
+        }
+        suite::assert_exact(store.as_ref()).await;
+        assert_eq!(wrong().await, 0, "round {round} ({form:?})");
+        sharded = store
+            .audit()
+            .await
+            .unwrap()
+            .iter()
+            .map(|post| post.shard_rows)
+            .sum::<u64>();
+        store.close().await.unwrap();
+    }
+    assert!(sharded > 3, "the writes made shard rows ({sharded})");
+    let store = connect(&url).await;
+    store.reset().await.unwrap();
+    assert_eq!(wrong().await, 0, "after a reset");
+    drop(client);
+    let _ = connection.await;
+}
