@@ -18,34 +18,7 @@ use likekit_testing::suite::{p, u};
 #[tokio::test]
 async fn the_seed_table() {
     let t = TestServer::start().await;
-    t.setup(&[(7, "Ana"), (8, "Ben")], &[42]).await;
-
-    // (step, user, like?, expected answer)
-    let table: [(&str, u64, bool, LikeState); 6] = [
-        ("first like", 7, true, state(1, true, 1)),
-        ("same like retried", 7, true, state(1, true, 1)),
-        ("unlike", 7, false, state(0, false, 2)),
-        ("unlike retried", 7, false, state(0, false, 2)),
-        (
-            "unlike by someone who never liked",
-            8,
-            false,
-            state(0, false, 2),
-        ),
-        ("like again later", 7, true, state(1, true, 3)),
-    ];
-    for (step, user, like, expected) in table {
-        let response = if like {
-            t.like(user, 42).await
-        } else {
-            t.unlike(user, 42).await
-        };
-        let got: LikeState = ok_json(response).await;
-        assert_eq!(got, expected, "{step}");
-        let audit = t.server.store().audit().await.unwrap();
-        assert_eq!(audit[0].count, audit[0].rows, "{step}: count == rows");
-        assert_eq!(audit[0].count, expected.count, "{step}: stored count");
-    }
+    common::http_seed_table(&t).await;
     t.stop().await;
 }
 

@@ -1,6 +1,8 @@
 //! The shared store suite (`likekit_testing::suite`) against the PostgreSQL
 //! backend, on a throwaway cluster this binary starts itself
-//! (`likekit_testing::postgres`), plus what only PostgreSQL has:
+//! (`likekit_testing::postgres`) — once with each write form (the
+//! one-statement writes plain PostgreSQL uses, and the routed `likekit_like`
+//! / `likekit_unlike` calls Citus uses) — plus what only PostgreSQL has:
 //! migrations, connection errors, large seeds, batched view reads, and the
 //! HTTP seed table and concurrency run against a PostgreSQL-backed server.
 //!
@@ -11,18 +13,16 @@
 
 mod common;
 
-use std::{
-    collections::BTreeMap,
-    sync::{Arc, OnceLock},
-};
+use std::sync::{Arc, OnceLock};
 
 use likekit_server::{
     Config, Database,
     store::{
         HotPostOptions, POSTGRES_MIGRATIONS, PostgresOptions, PostgresStore, Store, StoreError,
+        WriteForm,
     },
     wire::{
-        LikeState, PostId, UserId,
+        PostId, UserId,
         admin::{Seed, SeedPost, SeedUser},
     },
 };
@@ -50,26 +50,43 @@ async fn fresh_database() -> String {
         .unwrap_or_else(|e| panic!("create a test database: {e}"))
 }
 
-/// A store on `url` with a small pool and the default hot-post settings.
-async fn connect(url: &str) -> PostgresStore {
+/// A store on `url` with a small pool, the default hot-post settings and
+/// the given write form.
+async fn connect_with(url: &str, writes: WriteForm) -> PostgresStore {
     PostgresStore::connect(PostgresOptions {
         url: url.to_owned(),
         connections: 8,
         hot_posts: HotPostOptions::default(),
+        writes,
     })
     .await
     .unwrap_or_else(|e| panic!("connect a store to {url}: {e}"))
 }
 
-/// A store on a fresh database of the shared cluster.
-async fn fresh_store() -> PostgresStore {
-    connect(&fresh_database().await).await
+/// A store on `url` as the server makes it (the write form chosen by the
+/// database: one statement on plain PostgreSQL).
+async fn connect(url: &str) -> PostgresStore {
+    connect_with(url, WriteForm::Auto).await
 }
 
+/// A store on a fresh database of the shared cluster.
+async fn fresh_store(writes: WriteForm) -> PostgresStore {
+    connect_with(&fresh_database().await, writes).await
+}
+
+/// The one-statement writes plain PostgreSQL uses.
 mod suite_cases {
     use super::*;
 
-    likekit_testing::store_suite!(async { fresh_store().await });
+    likekit_testing::store_suite!(async { fresh_store(WriteForm::Auto).await });
+}
+
+/// The routed writes (`likekit_like` / `likekit_unlike`) Citus uses, on
+/// plain PostgreSQL: the same rules with or without Citus.
+mod routed_suite_cases {
+    use super::*;
+
+    likekit_testing::store_suite!(async { fresh_store(WriteForm::Routed).await });
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -125,98 +142,27 @@ async fn http_server() -> common::TestServer {
     .await
 }
 
-fn state(count: u64, liked_by_me: bool, version: u64) -> LikeState {
-    LikeState {
-        count,
-        liked_by_me,
-        version,
-    }
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn http_seed_table_on_postgres() {
     let t = http_server().await;
-    t.setup(&[(7, "Ana"), (8, "Ben")], &[42]).await;
-    let table: [(&str, u64, bool, LikeState); 6] = [
-        ("first like", 7, true, state(1, true, 1)),
-        ("same like retried", 7, true, state(1, true, 1)),
-        ("unlike", 7, false, state(0, false, 2)),
-        ("unlike retried", 7, false, state(0, false, 2)),
-        (
-            "unlike by someone who never liked",
-            8,
-            false,
-            state(0, false, 2),
-        ),
-        ("like again later", 7, true, state(1, true, 3)),
-    ];
-    for (step, user, like, expected) in table {
-        let response = if like {
-            t.like(user, 42).await
-        } else {
-            t.unlike(user, 42).await
-        };
-        let got: LikeState = common::ok_json(response).await;
-        assert_eq!(got, expected, "{step}");
-        let audit = t.server.store().audit().await.unwrap();
-        assert_eq!(audit[0].count, audit[0].rows, "{step}: count == rows");
-        assert_eq!(audit[0].count, expected.count, "{step}: stored count");
-    }
-    let view: likekit_server::wire::PostLikes = common::ok_json(t.view(8, 42).await).await;
-    assert_eq!((view.count, view.liked_by_me, view.version), (1, false, 3));
+    common::http_seed_table(&t).await;
     t.stop().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn http_random_likes_with_duplicates_stay_exact_on_postgres() {
-    const POSTS: u64 = 3;
-    const TASKS: u64 = 12;
-    const USERS_PER_TASK: u64 = 4;
-    const OPS_PER_TASK: usize = 30;
     let t = Arc::new(http_server().await);
-    t.setup(&[], &(1..=POSTS).collect::<Vec<_>>()).await;
-    let mut tasks = Vec::new();
-    for task in 0..TASKS {
-        let t = t.clone();
-        tasks.push(tokio::spawn(async move {
-            let mut rng = fastrand::Rng::with_seed(task + 500);
-            let mut wants: BTreeMap<(u64, u64), bool> = BTreeMap::new();
-            for _ in 0..OPS_PER_TASK {
-                let user = 1 + task * USERS_PER_TASK + rng.u64(0..USERS_PER_TASK);
-                let post = rng.u64(1..=POSTS);
-                let like = rng.bool();
-                let send = || async {
-                    let response = if like {
-                        t.like(user, post).await
-                    } else {
-                        t.unlike(user, post).await
-                    };
-                    common::ok_json::<LikeState>(response).await
-                };
-                let (a, b) = tokio::join!(send(), send());
-                assert_eq!((a.liked_by_me, b.liked_by_me), (like, like));
-                wants.insert((user, post), like);
-            }
-            wants
-        }));
-    }
-    let mut tally: BTreeMap<u64, u64> = BTreeMap::new();
-    for task in tasks {
-        for ((_, post), liked) in task.await.unwrap() {
-            *tally.entry(post).or_default() += u64::from(liked);
-        }
-    }
-    let audit = t.server.store().audit().await.unwrap();
-    assert_eq!(audit.len() as u64, POSTS);
-    for post in &audit {
-        assert_eq!(post.count, post.rows, "post {}: count == rows", post.post);
-        assert_eq!(
-            post.count,
-            tally.get(&post.post.get()).copied().unwrap_or(0),
-            "post {}: count == tally",
-            post.post
-        );
-    }
+    common::http_random_likes_with_duplicates(
+        t.clone(),
+        common::RandomLikes {
+            posts: 3,
+            tasks: 12,
+            users_per_task: 4,
+            ops_per_task: 30,
+            rng_base: 500,
+        },
+    )
+    .await;
     Arc::into_inner(t).unwrap().stop().await;
 }
 
@@ -295,7 +241,7 @@ async fn a_large_seed_keeps_the_friends_keys() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn concurrent_view_reads_are_batched_and_exact() {
-    let store = Arc::new(fresh_store().await);
+    let store = Arc::new(fresh_store(WriteForm::Auto).await);
     let likes = |user: u64, post: u64| (user + post) % 3 == 0;
     for post in 1..=20 {
         store.put_post(p(post)).await.unwrap();
@@ -377,4 +323,74 @@ async fn concurrent_view_reads_are_batched_and_exact() {
         [false]
     );
     suite::assert_exact(store.as_ref()).await;
+}
+
+/// `posts.shard_rows` (which lets a write skip reading the shard rows of a
+/// post that never was hot) counts every shard row, whichever write form
+/// made them, through a post turning hot with concurrent likes and unlikes
+/// and a reset.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn shard_rows_count_every_shard_row() {
+    let url = fresh_database().await;
+    let (client, connection) = tokio_postgres::connect(&url, tokio_postgres::NoTls)
+        .await
+        .unwrap();
+    let connection = tokio::spawn(connection);
+    let wrong = || async {
+        client
+            .query_one(
+                "SELECT count(*) FROM posts p WHERE p.shard_rows <> \
+                 (SELECT count(*) FROM post_count_shards s WHERE s.post_id = p.id)",
+                &[],
+            )
+            .await
+            .unwrap()
+            .get::<_, i64>(0)
+    };
+    let mut sharded = 0;
+    for (round, form) in [WriteForm::Single, WriteForm::Routed, WriteForm::Single]
+        .into_iter()
+        .enumerate()
+    {
+        let store = Arc::new(connect_with(&url, form).await);
+        let hot = store.hot_posts().unwrap();
+        hot.set_threshold(0);
+        hot.set_shards(8);
+        let base = round as u64 * 1_000;
+        for post in 1..=3 {
+            store.put_post(p(post)).await.unwrap();
+        }
+        let writes: Vec<_> = (1..=300)
+            .map(|k| {
+                let store = store.clone();
+                tokio::spawn(async move {
+                    let (user, post) = (u(base + k % 100 + 1), p(k % 3 + 1));
+                    if k % 4 == 0 {
+                        store.unlike(user, post).await
+                    } else {
+                        store.like(user, post).await
+                    }
+                })
+            })
+            .collect();
+        for write in writes {
+            write.await.unwrap().unwrap();
+        }
+        suite::assert_exact(store.as_ref()).await;
+        assert_eq!(wrong().await, 0, "round {round} ({form:?})");
+        sharded = store
+            .audit()
+            .await
+            .unwrap()
+            .iter()
+            .map(|post| post.shard_rows)
+            .sum::<u64>();
+        store.close().await.unwrap();
+    }
+    assert!(sharded > 3, "the writes made shard rows ({sharded})");
+    let store = connect(&url).await;
+    store.reset().await.unwrap();
+    assert_eq!(wrong().await, 0, "after a reset");
+    drop(client);
+    let _ = connection.await;
 }

@@ -35,7 +35,10 @@ mod sqlite;
 
 pub use hot::{HotPostOptions, HotPosts, MAX_SHARDS};
 #[cfg(feature = "postgres")]
-pub use postgres::{MIGRATIONS as POSTGRES_MIGRATIONS, PostgresOptions, PostgresStore};
+pub use postgres::{
+    CITUS_LAYOUT, MIGRATIONS as POSTGRES_MIGRATIONS, PostgresOptions, PostgresStore,
+    ROUTED_STATEMENTS, WriteForm,
+};
 pub use rules::{MAX_FRIENDS, MAX_NAME_CHARS};
 #[cfg(feature = "sqlite")]
 pub use sqlite::{SqliteOptions, SqliteStore};

@@ -3,9 +3,12 @@
 
 #![allow(dead_code, clippy::unwrap_used)]
 
-use std::time::Duration;
+use std::{collections::BTreeMap, sync::Arc, time::Duration};
 
-use likekit_server::{Config, ServerHandle, wire::ErrorBody};
+use likekit_server::{
+    Config, ServerHandle,
+    wire::{ErrorBody, LikeState, PostLikes},
+};
 use likekit_testing::{
     admin::AdminClient,
     suite::{p, u},
@@ -182,6 +185,127 @@ where
             "timed out waiting for {what}"
         );
         tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+}
+
+fn state(count: u64, liked_by_me: bool, version: u64) -> LikeState {
+    LikeState {
+        count,
+        liked_by_me,
+        version,
+    }
+}
+
+/// The seed table over HTTP, on any backend: first like +1; the same like
+/// retried changes nothing; unlike -1; unlike retried and an unlike by
+/// someone who never liked change nothing; a later like +1. After each step
+/// the stored count equals the rows and the answer; a view agrees at the end.
+pub async fn http_seed_table(t: &TestServer) {
+    t.setup(&[(7, "Ana"), (8, "Ben")], &[42]).await;
+    // (step, user, like?, expected answer)
+    let table: [(&str, u64, bool, LikeState); 6] = [
+        ("first like", 7, true, state(1, true, 1)),
+        ("same like retried", 7, true, state(1, true, 1)),
+        ("unlike", 7, false, state(0, false, 2)),
+        ("unlike retried", 7, false, state(0, false, 2)),
+        (
+            "unlike by someone who never liked",
+            8,
+            false,
+            state(0, false, 2),
+        ),
+        ("like again later", 7, true, state(1, true, 3)),
+    ];
+    for (step, user, like, expected) in table {
+        let response = if like {
+            t.like(user, 42).await
+        } else {
+            t.unlike(user, 42).await
+        };
+        let got: LikeState = ok_json(response).await;
+        assert_eq!(got, expected, "{step}");
+        let audit = t.server.store().audit().await.unwrap();
+        assert_eq!(audit[0].count, audit[0].rows, "{step}: count == rows");
+        assert_eq!(audit[0].count, expected.count, "{step}: stored count");
+    }
+    let view: PostLikes = ok_json(t.view(8, 42).await).await;
+    assert_eq!((view.count, view.liked_by_me, view.version), (1, false, 3));
+    let own: PostLikes = ok_json(t.view(7, 42).await).await;
+    assert!(own.liked_by_me, "the viewer's own like");
+}
+
+/// The shape of [`http_random_likes_with_duplicates`].
+#[derive(Debug, Clone, Copy)]
+pub struct RandomLikes {
+    pub posts: u64,
+    pub tasks: u64,
+    pub users_per_task: u64,
+    pub ops_per_task: usize,
+    /// Task `k` draws from a generator seeded with `rng_base + k`.
+    pub rng_base: u64,
+}
+
+/// Many clients like and unlike the same few posts at random, every request
+/// delivered twice at once. Each user belongs to one task, so the task
+/// knows each user's final state while the server sees all users at once.
+/// Afterwards each count equals its rows and an independent tally, the
+/// answers never contradict each other, and views show the final counts.
+pub async fn http_random_likes_with_duplicates(t: Arc<TestServer>, shape: RandomLikes) {
+    t.setup(&[], &(1..=shape.posts).collect::<Vec<_>>()).await;
+    let mut tasks = Vec::new();
+    for task in 0..shape.tasks {
+        let t = t.clone();
+        tasks.push(tokio::spawn(async move {
+            let mut rng = fastrand::Rng::with_seed(shape.rng_base + task);
+            let mut wants: BTreeMap<(u64, u64), bool> = BTreeMap::new();
+            for _ in 0..shape.ops_per_task {
+                let user = 1 + task * shape.users_per_task + rng.u64(0..shape.users_per_task);
+                let post = rng.u64(1..=shape.posts);
+                let like = rng.bool();
+                let send = || async {
+                    let response = if like {
+                        t.like(user, post).await
+                    } else {
+                        t.unlike(user, post).await
+                    };
+                    ok_json::<LikeState>(response).await
+                };
+                let (a, b) = tokio::join!(send(), send());
+                assert_eq!((a.liked_by_me, b.liked_by_me), (like, like));
+                wants.insert((user, post), like);
+            }
+            wants
+        }));
+    }
+    let mut tally: BTreeMap<u64, u64> = BTreeMap::new();
+    for task in tasks {
+        for ((_, post), liked) in task.await.unwrap() {
+            *tally.entry(post).or_default() += u64::from(liked);
+        }
+    }
+
+    let audit = t.server.store().audit().await.unwrap();
+    assert_eq!(audit.len() as u64, shape.posts);
+    for post in &audit {
+        assert_eq!(post.count, post.rows, "post {}: count == rows", post.post);
+        assert_eq!(
+            post.count,
+            tally.get(&post.post.get()).copied().unwrap_or(0),
+            "post {}: count == tally",
+            post.post
+        );
+    }
+    // And the API agrees (the cache catches up within its TTL).
+    for post in &audit {
+        eventually(
+            Duration::from_secs(5),
+            "views to show the final count",
+            || async {
+                let view: PostLikes = ok_json(t.view(999, post.post.get()).await).await;
+                (view.count == post.count && view.version == post.version).then_some(())
+            },
+        )
+        .await;
     }
 }
 

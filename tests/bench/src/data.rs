@@ -36,7 +36,7 @@ use likekit_server::{
     Database, Tokens,
     store::{
         HotPostOptions, MAX_FRIENDS, PostgresOptions, PostgresStore, SqliteOptions, SqliteStore,
-        Store,
+        Store, WriteForm,
     },
     wire::{
         PostId, UserId,
@@ -302,6 +302,7 @@ pub async fn open_store(db: &str) -> Result<Arc<dyn Store>, String> {
                 url,
                 connections: 4,
                 hot_posts: HotPostOptions::default(),
+                writes: WriteForm::Auto,
             })
             .await
             .map_err(|e| format!("cannot connect to {db}: {e}"))?,

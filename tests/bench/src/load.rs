@@ -10,13 +10,14 @@
 //!    ceiling. Each of the real server's view and like loads runs right
 //!    after the bare route's same load, so the two see the machine in the
 //!    same state;
-//! 3. per backend in [`BACKENDS`] (SQLite, then PostgreSQL), on a fresh
-//!    copy of the data: the **naive baseline** (`likekit-bench naive`),
-//!    then the real server: **views** (after a warm-up that reads every
-//!    viewer's friend set once, as on a server in service), durable
-//!    **likes** spread over all posts, and one **hot post**; after each
-//!    write load the server stops gracefully and the audit checks every
-//!    count against its rows (`exact`).
+//! 3. per backend in [`BACKENDS`] (SQLite, PostgreSQL, then Citus when a
+//!    coordinator is given), on a fresh copy of the data: the **naive
+//!    baseline** (`likekit-bench naive`; not on Citus), then the real
+//!    server: **views** (after a warm-up that reads every viewer's friend
+//!    set once, as on a server in service), durable **likes** spread over
+//!    all posts, and one **hot post**; after each write load the server
+//!    stops gracefully and the audit checks every count against its rows
+//!    (`exact`).
 //!
 //! Every load uses the same wrk settings ([`Settings`]) and `bench/load.lua`.
 //! Every figure is printed as a `likekit-metric name=value` line at the
@@ -26,6 +27,13 @@
 //! tuned for a durable server ([`POSTGRES_SETTINGS`]), seeded with the same
 //! generator through the store's own seed path, vacuumed and analyzed, and
 //! stopped and deleted when its part ends, also on failure.
+//!
+//! Citus is a cluster someone else runs (`--citus URL`, the coordinator):
+//! the data set goes into a schema of its own there (`likekit_bench_…`),
+//! laid out with the server's `CITUS_LAYOUT` before it is seeded through
+//! the same seed path, and the schema is dropped when the part ends. The
+//! `citus_*_vs_postgres` figures divide its rates by plain PostgreSQL's from
+//! the same run.
 
 use std::{
     collections::BTreeMap,
@@ -38,7 +46,11 @@ use std::{
     time::{Duration, Instant},
 };
 
-use likekit_testing::postgres::{Cluster, ClusterOptions};
+use likekit_server::store::CITUS_LAYOUT;
+use likekit_testing::{
+    citus::Schema,
+    postgres::{Cluster, ClusterOptions},
+};
 
 use crate::data::{self, SeedParams};
 
@@ -154,6 +166,10 @@ pub struct RunOptions {
     pub dir: PathBuf,
     pub params: SeedParams,
     pub settings: Settings,
+    /// A Citus coordinator to measure too (a libpq URL).
+    pub citus: Option<String>,
+    /// Measure only these backends (by name); empty: every backend there is.
+    pub only: Vec<String>,
 }
 
 /// A storage backend the server is measured on.
@@ -163,6 +179,10 @@ pub struct Backend {
     pub name: &'static str,
     /// Gets a freshly seeded database ready for one run.
     pub prepare: fn(&Bench) -> Result<Prepared, String>,
+    /// Whether the naive baseline runs on it too.
+    pub naive: bool,
+    /// Whether this run can measure it.
+    pub available: fn(&RunOptions) -> bool,
 }
 
 /// A seeded database ready for the server.
@@ -175,16 +195,28 @@ pub struct Prepared {
     /// The database server, for backends that run one: dropping it stops
     /// the server and deletes it.
     pub cluster: Option<Cluster>,
+    /// The schema on someone else's cluster: dropping it drops the data.
+    pub schema: Option<Schema>,
 }
 
 pub const BACKENDS: &[Backend] = &[
     Backend {
         name: "sqlite",
         prepare: prepare_sqlite,
+        naive: true,
+        available: |_| true,
     },
     Backend {
         name: "postgres",
         prepare: prepare_postgres,
+        naive: true,
+        available: |_| true,
+    },
+    Backend {
+        name: "citus",
+        prepare: prepare_citus,
+        naive: false,
+        available: |options| options.citus.is_some(),
     },
 ];
 
@@ -268,7 +300,12 @@ pub fn run(options: RunOptions) -> Result<(), String> {
     say("the bare route");
     let bare = Server::start(&bench, "bare", &bench.bench_bin, &["bare"])?;
     wrk(&bench, &bare.url, Load::Views, s.warmup)?;
-    for backend in BACKENDS {
+    let wanted = |backend: &Backend| {
+        (backend.available)(&bench.options)
+            && (bench.options.only.is_empty()
+                || bench.options.only.iter().any(|name| name == backend.name))
+    };
+    for backend in BACKENDS.iter().filter(|backend| wanted(backend)) {
         if let Err(e) = measure_backend(&bench, backend, &bare.url, &mut found) {
             problems.push(format!("{}: {e}", backend.name));
         }
@@ -327,6 +364,7 @@ fn prepare_sqlite(bench: &Bench) -> Result<Prepared, String> {
         db: copy.display().to_string(),
         server_args: Vec::new(),
         cluster: None,
+        schema: None,
     })
 }
 
@@ -374,6 +412,61 @@ fn prepare_postgres(bench: &Bench) -> Result<Prepared, String> {
         db: url,
         server_args: vec!["--db-connections".into(), POSTGRES_POOL.to_string()],
         cluster: Some(cluster),
+        schema: None,
+    })
+}
+
+/// A schema of its own on the Citus coordinator (`--citus`): the store
+/// makes its tables there, [`CITUS_LAYOUT`] distributes them (Citus's
+/// default shard count, `citus.shard_count`), then the data set is seeded
+/// through the store's own seed path and the tables are vacuumed and
+/// analyzed. The server gets the same pool as on plain PostgreSQL.
+fn prepare_citus(bench: &Bench) -> Result<Prepared, String> {
+    let started = Instant::now();
+    let coordinator = bench
+        .options
+        .citus
+        .as_deref()
+        .ok_or("no Citus coordinator given (--citus)")?;
+    let schema =
+        Schema::create_prefixed(coordinator, "likekit_bench_").map_err(|e| e.to_string())?;
+    say(&format!(
+        "citus: schema {} on the coordinator",
+        schema.name()
+    ));
+    let url = schema.url().to_owned();
+    bench.runtime.block_on(async {
+        let store = data::open_store(&url).await?;
+        store.close().await.map_err(|e| e.to_string())
+    })?;
+    let shards = schema
+        .psql(&["SHOW citus.shard_count"])
+        .map_err(|e| e.to_string())?;
+    let shards: u32 = shards
+        .trim()
+        .parse()
+        .map_err(|e| format!("citus.shard_count {shards:?}: {e}"))?;
+    schema
+        .distribute(CITUS_LAYOUT, shards)
+        .map_err(|e| e.to_string())?;
+    say(&format!("citus: distributed ({shards} shards per table)"));
+    let seed_dir = bench.run_dir.join("citus-seed");
+    bench
+        .runtime
+        .block_on(data::seed_database(&url, &seed_dir, &bench.options.params))?;
+    say("citus: VACUUM (ANALYZE)");
+    schema
+        .psql(&["VACUUM (ANALYZE) users, friends, posts, likes, post_count_shards"])
+        .map_err(|e| e.to_string())?;
+    say(&format!(
+        "citus: ready in {:.1} s",
+        started.elapsed().as_secs_f64()
+    ));
+    Ok(Prepared {
+        db: url,
+        server_args: vec!["--db-connections".into(), POSTGRES_POOL.to_string()],
+        cluster: None,
+        schema: Some(schema),
     })
 }
 
@@ -599,25 +692,27 @@ fn measure_backend(
     say(&format!("{name}: preparing the data set"));
     let prepared = (backend.prepare)(bench)?;
 
-    say(&format!("{name}: the naive baseline"));
-    let naive = Server::start(
-        bench,
-        &format!("{name}-naive"),
-        &bench.bench_bin,
-        &[
-            "naive",
-            "--db",
-            &prepared.db,
-            "--token-secret",
-            &bench.token_secret,
-        ],
-    )?;
-    wrk(bench, &naive.url, Load::Views, s.warmup)?;
-    let views = wrk(bench, &naive.url, Load::Views, s.views)?;
-    record_views(found, &format!("{name}_naive_views"), views);
-    let uniform = wrk(bench, &naive.url, Load::ViewsUniform, s.views)?;
-    record_views(found, &format!("{name}_naive_views_uniform"), uniform);
-    naive.stop()?;
+    if backend.naive {
+        say(&format!("{name}: the naive baseline"));
+        let naive = Server::start(
+            bench,
+            &format!("{name}-naive"),
+            &bench.bench_bin,
+            &[
+                "naive",
+                "--db",
+                &prepared.db,
+                "--token-secret",
+                &bench.token_secret,
+            ],
+        )?;
+        wrk(bench, &naive.url, Load::Views, s.warmup)?;
+        let views = wrk(bench, &naive.url, Load::Views, s.views)?;
+        record_views(found, &format!("{name}_naive_views"), views);
+        let uniform = wrk(bench, &naive.url, Load::ViewsUniform, s.views)?;
+        record_views(found, &format!("{name}_naive_views_uniform"), uniform);
+        naive.stop()?;
+    }
 
     say(&format!(
         "{name}: LikeKit, each load right after the bare route's"
@@ -643,6 +738,7 @@ fn measure_backend(
     if let Some(cluster) = prepared.cluster {
         cluster.stop().map_err(|e| e.to_string())?;
     }
+    drop(prepared.schema);
     Ok(())
 }
 
@@ -672,6 +768,19 @@ pub fn derive_ratios(found: &mut Figures) {
             {
                 derived.push((format!("{b}_{name}"), (n / d * 1000.0).round() / 1000.0));
             }
+        }
+    }
+    // Citus beside plain PostgreSQL on the same machine, in the same run.
+    for rate in ["views", "views_uniform", "likes", "hot_likes"] {
+        let citus = found.get(&format!("citus_{rate}_per_s"));
+        let postgres = found.get(&format!("postgres_{rate}_per_s"));
+        if let (Some(c), Some(p)) = (citus, postgres)
+            && *p > 0.0
+        {
+            derived.push((
+                format!("citus_{rate}_vs_postgres"),
+                (c / p * 1000.0).round() / 1000.0,
+            ));
         }
     }
     found.extend(derived);

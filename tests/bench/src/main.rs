@@ -46,6 +46,13 @@ enum BenchCommand {
         /// A few seconds per load, for trying the bench itself.
         #[arg(long, env = "LIKEKIT_BENCH_QUICK", value_parser = clap::builder::FalseyValueParser::new())]
         quick: bool,
+        /// Also measure Citus on this coordinator (a libpq URL): the data
+        /// set goes into a schema of its own there, dropped afterwards.
+        #[arg(long, env = "LIKEKIT_BENCH_CITUS_URL", hide_env_values = true)]
+        citus: Option<String>,
+        /// Measure only this backend (sqlite, postgres, citus); repeatable.
+        #[arg(long = "backend", value_parser = ["sqlite", "postgres", "citus"])]
+        backends: Vec<String>,
     },
     /// Build a data set into a folder (reused when it is already there with
     /// the same parameters): `likekit.db`, `views.txt` (post ids for the
@@ -114,6 +121,8 @@ fn run(command: BenchCommand) -> Result<(), String> {
             script,
             dir,
             quick,
+            citus,
+            backends,
         } => load::run(RunOptions {
             server,
             wrk,
@@ -121,6 +130,8 @@ fn run(command: BenchCommand) -> Result<(), String> {
             dir,
             params: SeedParams::default(),
             settings: Settings::new(quick),
+            citus,
+            only: backends,
         }),
         BenchCommand::Seed { dir, db, params } => runtime()?.block_on(async {
             match db {

@@ -7,6 +7,9 @@
 //!   a folder on a free loopback port, cleaned up however the parent ends).
 //!   Always built; it needs nothing but the standard library, so build tools
 //!   can take it with `default-features = false`.
+//! * [`citus`]: the Citus test mode — a coordinator someone else runs,
+//!   named by `LIKEKIT_TEST_CITUS_URL`, a schema per test, the skip message
+//!   when it is not set. Also standard library only.
 //! * `suite` (feature `store-suite`): the behaviour every
 //!   `likekit_server::store::Store` backend must have, as async functions,
 //!   and `store_suite!` to stamp them out as tests for one backend.
@@ -15,6 +18,7 @@
 //!
 //! Both features are on by default.
 
+pub mod citus;
 pub mod postgres;
 
 #[cfg(feature = "admin-client")]

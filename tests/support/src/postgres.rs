@@ -138,7 +138,7 @@ impl ClusterOptions {
     }
 }
 
-fn is_executable(path: &Path) -> bool {
+pub(crate) fn is_executable(path: &Path) -> bool {
     path.metadata()
         .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
 }
@@ -277,7 +277,7 @@ fn reachable(user: &RunAs, dir: &Path) -> bool {
 
 /// Runs a command to the end with its output captured; the output is in
 /// the error when it fails.
-fn run(cmd: &mut Command) -> Result<String, ClusterError> {
+pub(crate) fn run(cmd: &mut Command) -> Result<String, ClusterError> {
     let shown = format!(
         "{} {}",
         cmd.get_program().to_string_lossy(),

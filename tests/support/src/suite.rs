@@ -34,10 +34,25 @@ use likekit_server::store::{
 ///     likekit_server::store::SqliteStore::open(Default::default()).expect("open")
 /// });
 /// ```
+///
+/// For a backend that may be absent (an external cluster), `optional`
+/// takes an expression giving `Option<(store, guard)>`: on `None` the test
+/// returns at once (the expression says why it skipped); otherwise the
+/// guard (say, the test's schema) lives until the store is closed.
+///
+/// ```ignore
+/// likekit_testing::store_suite!(optional async { citus_store().await });
+/// ```
 #[macro_export]
 macro_rules! store_suite {
+    (optional $make:expr) => {
+        $crate::store_suite!(@all optional $make);
+    };
     ($make:expr) => {
-        $crate::store_suite!(@cases $make;
+        $crate::store_suite!(@all always $make);
+    };
+    (@all $mode:ident $make:expr) => {
+        $crate::store_suite!(@cases $mode $make;
             seed_table,
             unknown_posts,
             largest_ids,
@@ -56,18 +71,37 @@ macro_rules! store_suite {
             hot_post_cools_and_stays_exact
         );
     };
-    (@cases $make:expr; $($case:ident),* $(,)?) => {
+    (@cases $mode:ident $make:expr; $($case:ident),* $(,)?) => {
         $(
-            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-            async fn $case() {
-                let store: ::std::sync::Arc<dyn ::likekit_server::store::Store> =
-                    ::std::sync::Arc::new($make.await);
-                $crate::suite::$case(store.clone()).await;
-                ::likekit_server::store::Store::close(&*store)
-                    .await
-                    .expect("close the store");
-            }
+            $crate::store_suite!(@case $mode $make; $case);
         )*
+    };
+    (@case always $make:expr; $case:ident) => {
+        #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+        async fn $case() {
+            let store: ::std::sync::Arc<dyn ::likekit_server::store::Store> =
+                ::std::sync::Arc::new($make.await);
+            $crate::suite::$case(store.clone()).await;
+            ::likekit_server::store::Store::close(&*store)
+                .await
+                .expect("close the store");
+        }
+    };
+    (@case optional $make:expr; $case:ident) => {
+        #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+        async fn $case() {
+            let ::std::option::Option::Some((store, guard)) = $make.await else {
+                return;
+            };
+            let store: ::std::sync::Arc<dyn ::likekit_server::store::Store> =
+                ::std::sync::Arc::new(store);
+            $crate::suite::$case(store.clone()).await;
+            ::likekit_server::store::Store::close(&*store)
+                .await
+                .expect("close the store");
+            drop(store);
+            drop(guard);
+        }
     };
 }
 

@@ -1,0 +1,437 @@
+//! The Citus test mode: the shared store suite, the HTTP seed table, the
+//! HTTP concurrency run, views and feed reads, a large seed, and the plans —
+//! every statement of a like, an unlike and a one-post view is
+//! router-planned to a single task, and a like or an unlike is one command
+//! from the coordinator to one worker — against a Citus coordinator someone
+//! else runs, named by `LIKEKIT_TEST_CITUS_URL` (a libpq URL). Without it
+//! every test here returns at once and the binary prints one line saying
+//! they were skipped.
+//!
+//! Isolation (see `likekit_testing::citus`): each test makes a schema of
+//! its own on the coordinator, the store makes its tables and write
+//! functions there (the URL sets `search_path`), the test distributes them
+//! with the server's own `CITUS_LAYOUT` ([`SHARDS`] shards per table), and
+//! the schema is dropped, shards and all, when the test ends. Tests never
+//! share rows, so they may run at once, also beside other runs on the same
+//! cluster.
+
+#![allow(clippy::unwrap_used)]
+
+mod common;
+
+use std::sync::Arc;
+
+use likekit_server::{
+    Config, Database,
+    store::{
+        CITUS_LAYOUT, HotPostOptions, POSTGRES_MIGRATIONS, PostgresOptions, PostgresStore,
+        ROUTED_STATEMENTS, Store, WriteForm,
+    },
+    wire::{
+        LikeState, PostLikes,
+        admin::{Seed, SeedPost, SeedUser},
+    },
+};
+use likekit_testing::{
+    citus::{self, Schema},
+    suite::{self, p, u},
+};
+use tokio_postgres::{AsyncMessage, types::ToSql};
+
+/// How this binary's skip line starts.
+const SUITE: &str = "store_citus";
+
+/// Shards per distributed table in a test schema: enough to spread posts
+/// over two or more workers, few enough to distribute in a second.
+const SHARDS: u32 = 8;
+
+/// Runs blocking work (`psql`) without stalling the runtime.
+fn blocking<T>(work: impl FnOnce() -> T) -> T {
+    tokio::task::block_in_place(work)
+}
+
+/// A store on `url` as the server makes it: the write form chosen by the
+/// database (routed on Citus).
+async fn connect(url: &str) -> PostgresStore {
+    PostgresStore::connect(PostgresOptions {
+        url: url.to_owned(),
+        connections: 8,
+        hot_posts: HotPostOptions::default(),
+        writes: WriteForm::Auto,
+    })
+    .await
+    .unwrap_or_else(|e| panic!("connect a store to {url}: {e}"))
+}
+
+/// A new schema on the coordinator with the store's tables and write
+/// functions made there and distributed; `None` (skipped, said once) when
+/// `LIKEKIT_TEST_CITUS_URL` is not set.
+async fn distributed_schema() -> Option<Schema> {
+    let coordinator = citus::coordinator_or_skip(SUITE)?;
+    let schema = blocking(|| Schema::create(&coordinator))
+        .unwrap_or_else(|e| panic!("make a test schema on the coordinator: {e}"));
+    // The first connection migrates: the tables, the migration record and
+    // the write functions land in the schema.
+    let store = connect(schema.url()).await;
+    store.close().await.unwrap();
+    drop(store);
+    blocking(|| schema.distribute(CITUS_LAYOUT, SHARDS))
+        .unwrap_or_else(|e| panic!("distribute {}: {e}", schema.name()));
+    Some(schema)
+}
+
+/// A store on a fresh distributed schema, and the schema (dropped last).
+async fn citus_store() -> Option<(PostgresStore, Schema)> {
+    let schema = distributed_schema().await?;
+    let store = connect(schema.url()).await;
+    assert_eq!(
+        store.write_form(),
+        WriteForm::Routed,
+        "on Citus the store routes its writes"
+    );
+    Some((store, schema))
+}
+
+mod suite_cases {
+    use super::*;
+
+    likekit_testing::store_suite!(optional async { citus_store().await });
+}
+
+/// A server on a fresh distributed schema, and the schema.
+async fn http_server() -> Option<(common::TestServer, Schema)> {
+    let schema = distributed_schema().await?;
+    let server = common::TestServer::with(Config {
+        database: Database::Postgres(schema.url().to_owned()),
+        db_connections: 8,
+        ..common::test_config()
+    })
+    .await;
+    Some((server, schema))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn http_seed_table_on_citus() {
+    let Some((t, _schema)) = http_server().await else {
+        return;
+    };
+    common::http_seed_table(&t).await;
+    t.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn http_random_likes_with_duplicates_stay_exact_on_citus() {
+    let Some((t, _schema)) = http_server().await else {
+        return;
+    };
+    let t = Arc::new(t);
+    common::http_random_likes_with_duplicates(
+        t.clone(),
+        common::RandomLikes {
+            // More posts than shards: the writes land on every worker.
+            posts: 12,
+            tasks: 12,
+            users_per_task: 4,
+            ops_per_task: 30,
+            rng_base: 900,
+        },
+    )
+    .await;
+    Arc::into_inner(t).unwrap().stop().await;
+}
+
+/// One-post views (each post on whichever worker holds it) and a feed read
+/// across every shard answer 200 with the right hearts, counts and friends.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn views_and_feed_reads_on_citus() {
+    let Some((t, _schema)) = http_server().await else {
+        return;
+    };
+    let posts: Vec<u64> = (1..=24).collect();
+    t.setup(&[(1, "Ana"), (2, "Ben"), (3, "Cy")], &posts).await;
+    t.admin_client
+        .set_friends(u(1), &[u(2), u(3)])
+        .await
+        .unwrap();
+    // Ben likes the even posts, Cy every third; Ana likes post 5.
+    for &post in &posts {
+        if post % 2 == 0 {
+            common::ok_json::<LikeState>(t.like(2, post).await).await;
+        }
+        if post % 3 == 0 {
+            common::ok_json::<LikeState>(t.like(3, post).await).await;
+        }
+    }
+    common::ok_json::<LikeState>(t.like(1, 5).await).await;
+    for &post in &posts {
+        let view: PostLikes = common::ok_json(t.view(1, post).await).await;
+        let mut friends = Vec::new();
+        // Newest first: Cy liked after Ben.
+        if post % 3 == 0 {
+            friends.push("Cy".to_owned());
+        }
+        if post % 2 == 0 {
+            friends.push("Ben".to_owned());
+        }
+        let count = friends.len() as u64 + u64::from(post == 5);
+        assert_eq!(
+            (view.count, view.liked_by_me, view.friends),
+            (count, post == 5, friends),
+            "post {post}"
+        );
+    }
+    let list = posts
+        .iter()
+        .map(u64::to_string)
+        .collect::<Vec<_>>()
+        .join(",");
+    let response = t
+        .as_user(1, reqwest::Method::GET, &format!("/likes?posts={list},999"))
+        .send()
+        .await
+        .unwrap();
+    let feed: likekit_server::wire::BatchLikes = common::ok_json(response).await;
+    assert_eq!(feed.posts.len(), posts.len(), "unknown posts are left out");
+    for &post in &posts {
+        let view = &feed.posts[&p(post)];
+        assert_eq!(view.liked_by_me, post == 5, "post {post}");
+        assert_eq!(
+            view.count,
+            u64::from(post % 2 == 0) + u64::from(post % 3 == 0) + u64::from(post == 5),
+            "post {post}"
+        );
+    }
+    t.stop().await;
+}
+
+/// A seed past the size where the friends table's keys are dropped and
+/// added back (one `ALTER TABLE` per key on Citus), with likes on many
+/// posts (no `FOR UPDATE` across shards), loads once and stays exact.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_large_seed_on_citus() {
+    const USERS: u64 = 260;
+    const FRIENDS: u64 = 200;
+    let Some((store, _schema)) = citus_store().await else {
+        return;
+    };
+    let seed = Seed {
+        users: (1..=USERS)
+            .map(|id| SeedUser {
+                id: u(id),
+                name: format!("User {id}"),
+                friends: (1..=FRIENDS).map(|k| u((id + k - 1) % USERS + 1)).collect(),
+            })
+            .collect(),
+        posts: (1..=40)
+            .map(|post| SeedPost {
+                id: p(post),
+                likers: (1..=post * 3).map(|user| u(user % USERS + 1)).collect(),
+            })
+            .collect(),
+    };
+    store.seed(&seed).await.unwrap();
+    store.seed(&seed).await.unwrap();
+    assert_eq!(store.friends(u(5)).await.unwrap().len() as u64, FRIENDS);
+    let audit = suite::assert_exact(&store).await;
+    assert_eq!(audit.len(), 40);
+    for post in &audit {
+        let likers = (post.post.get() * 3).min(USERS);
+        assert_eq!((post.count, post.version), (likers, likers), "{post:?}");
+    }
+    let top = store.post(p(40)).await.unwrap().unwrap();
+    assert_eq!(
+        top.recent_likers.first(),
+        Some(&u(121)),
+        "the last liker listed first"
+    );
+    store.close().await.unwrap();
+}
+
+/// A database laid out on Citus by an older server (schema version 1, its
+/// three tables distributed) migrates when a newer server starts: the
+/// shard-row counts are filled in from the rows already there, the write
+/// functions are made, and once they are distributed too, writes are exact.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_older_distributed_schema_migrates() {
+    let Some(coordinator) = citus::coordinator_or_skip(SUITE) else {
+        return;
+    };
+    let schema = blocking(|| Schema::create(&coordinator)).unwrap();
+    let (version, first) = POSTGRES_MIGRATIONS[0];
+    assert_eq!(version, 1);
+    blocking(|| {
+        schema.psql(&[
+            first,
+            "CREATE TABLE likekit_schema (version integer PRIMARY KEY, \
+             applied_at timestamptz NOT NULL DEFAULT now())",
+            "INSERT INTO likekit_schema (version) VALUES (1)",
+        ])?;
+        // The tables as the older layout distributed them.
+        schema.distribute(&CITUS_LAYOUT[..5], SHARDS)?;
+        // A post that was hot: its own row and two shard rows (5 likes).
+        schema.psql(&[
+            "INSERT INTO posts (id, count, version) VALUES (1, 2, 2), (2, 0, 0)",
+            "INSERT INTO likes SELECT 1, u FROM generate_series(1, 5) u",
+            "INSERT INTO post_count_shards (post_id, shard, count, version) \
+             VALUES (1, 0, 1, 1), (1, 3, 2, 2)",
+        ])
+    })
+    .unwrap();
+
+    let store = connect(schema.url()).await;
+    let latest = POSTGRES_MIGRATIONS.last().unwrap().0;
+    assert_eq!(store.schema_version().await.unwrap(), latest);
+    store.close().await.unwrap();
+    drop(store);
+    let shard_rows =
+        blocking(|| schema.psql(&["SELECT id, shard_rows FROM posts ORDER BY id"])).unwrap();
+    assert_eq!(
+        shard_rows.trim(),
+        "1|2\n2|0",
+        "filled in from the shard rows"
+    );
+    blocking(|| schema.distribute(&CITUS_LAYOUT[5..], SHARDS)).unwrap();
+
+    let store = connect(schema.url()).await;
+    assert_eq!(store.write_form(), WriteForm::Routed);
+    let outcome = store.like(u(6), p(1)).await.unwrap();
+    assert_eq!((outcome.state.count, outcome.state.version), (6, 6));
+    let outcome = store.unlike(u(3), p(1)).await.unwrap();
+    assert_eq!((outcome.state.count, outcome.state.version), (5, 7));
+    store.like(u(1), p(2)).await.unwrap();
+    let audit = suite::assert_exact(&store).await;
+    assert_eq!(
+        audit.iter().map(|post| post.count).collect::<Vec<_>>(),
+        [5, 1]
+    );
+    store.close().await.unwrap();
+}
+
+/// A client on `url` whose server notices (Citus's "issuing …" lines when
+/// `citus.log_remote_commands` is on) arrive on the returned channel, in
+/// order, before the result of the statement that caused them.
+async fn client_with_notices(
+    url: &str,
+) -> (
+    tokio_postgres::Client,
+    tokio::sync::mpsc::UnboundedReceiver<String>,
+) {
+    let (client, mut connection) = tokio_postgres::connect(url, tokio_postgres::NoTls)
+        .await
+        .unwrap();
+    let (sender, notices) = tokio::sync::mpsc::unbounded_channel();
+    tokio::spawn(async move {
+        while let Some(message) = std::future::poll_fn(|cx| connection.poll_message(cx)).await {
+            match message {
+                Ok(AsyncMessage::Notice(notice)) => {
+                    let _ = sender.send(notice.message().to_owned());
+                }
+                Ok(_) => {}
+                Err(_) => break,
+            }
+        }
+    });
+    (client, notices)
+}
+
+/// The parameters each statement of `ROUTED_STATEMENTS` gets here: post 42
+/// (liked by user 7), user 7, the post's own row.
+fn parameters(what: &str) -> Vec<Box<dyn ToSql + Sync>> {
+    let post: i64 = 42;
+    let user: i64 = 7;
+    match what {
+        "like" => vec![
+            Box::new(post),
+            Box::new(8_i64),
+            Box::new(-1_i32),
+            Box::new(1_i64),
+        ],
+        "unlike" => vec![Box::new(post), Box::new(user), Box::new(-1_i32)],
+        "view: own row" => vec![Box::new(post), Box::new(vec![user])],
+        "view: post" => vec![Box::new(post)],
+        "view: friends" => vec![Box::new(user)],
+        "feed: own rows" => vec![Box::new(user), Box::new(vec![post])],
+        other => panic!("no parameters for the statement {other:?}: add them here"),
+    }
+}
+
+/// Every statement of a like, an unlike and a one-post view (and a feed read
+/// of one post) is router-planned to one task; a like and an unlike, normal
+/// or hot, changed or not, cost one command from the coordinator, sent to
+/// the one worker that holds the post, and nothing else (no two-phase
+/// commit).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn likes_unlikes_and_views_are_router_planned_to_one_task() {
+    let Some((store, schema)) = citus_store().await else {
+        return;
+    };
+    store.put_user(u(7), "Ana").await.unwrap();
+    store.put_user(u(8), "Ben").await.unwrap();
+    store.set_friends(u(7), &[u(8)]).await.unwrap();
+    store.put_post(p(42)).await.unwrap();
+    store.like(u(7), p(42)).await.unwrap();
+
+    let (client, mut notices) = client_with_notices(schema.url()).await;
+    for (what, sql) in ROUTED_STATEMENTS {
+        let params = parameters(what);
+        let refs: Vec<&(dyn ToSql + Sync)> = params.iter().map(|p| p.as_ref()).collect();
+        let plan: Vec<String> = client
+            .query(&format!("EXPLAIN {sql}"), &refs)
+            .await
+            .unwrap_or_else(|e| panic!("EXPLAIN {what}: {e}"))
+            .iter()
+            .map(|row| row.get(0))
+            .collect();
+        let plan = plan.join("\n");
+        println!("{what}:\n{plan}\n");
+        let tasks = plan
+            .lines()
+            .find_map(|line| line.trim().strip_prefix("Task Count: "));
+        assert_eq!(tasks, Some("1"), "{what} is not one task:\n{plan}");
+    }
+
+    client
+        .batch_execute("SET citus.log_remote_commands = on")
+        .await
+        .unwrap();
+    while notices.try_recv().is_ok() {}
+    // (what, like or unlike, user, row); post 42 throughout.
+    let calls = [
+        ("a like", true, 9_i64, -1_i32),
+        ("the same like again", true, 9, -1),
+        ("a hot post's like (shard row 3)", true, 10, 3),
+        ("a hot post's unlike", false, 10, 5),
+        ("an unlike", false, 9, -1),
+        ("a stray unlike", false, 11, -1),
+    ];
+    for (at, (what, like, user, row)) in (1_i64..).zip(calls) {
+        let (sql, params): (&str, Vec<Box<dyn ToSql + Sync>>) = if like {
+            let params: Vec<Box<dyn ToSql + Sync>> = vec![
+                Box::new(42_i64),
+                Box::new(user),
+                Box::new(row),
+                Box::new(at),
+            ];
+            (ROUTED_STATEMENTS[0].1, params)
+        } else {
+            let params: Vec<Box<dyn ToSql + Sync>> =
+                vec![Box::new(42_i64), Box::new(user), Box::new(row)];
+            (ROUTED_STATEMENTS[1].1, params)
+        };
+        let refs: Vec<&(dyn ToSql + Sync)> = params.iter().map(|p| p.as_ref()).collect();
+        let row = client.query_one(sql, &refs).await.unwrap();
+        let changed: bool = row.get(0);
+        let mut issued = Vec::new();
+        while let Ok(notice) = notices.try_recv() {
+            if notice.starts_with("issuing") {
+                issued.push(notice);
+            }
+        }
+        println!("{what} (changed: {changed}): {issued:?}");
+        assert_eq!(issued.len(), 1, "{what}: {issued:#?}");
+        assert!(issued[0].contains("likekit_"), "{what}: {issued:#?}");
+    }
+    let audit = suite::assert_exact(&store).await;
+    assert_eq!((audit[0].count, audit[0].version), (1, 5));
+    store.close().await.unwrap();
+}
