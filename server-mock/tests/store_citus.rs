@@ -136,6 +136,43 @@ async fn http_random_likes_with_duplicates_stay_exact_on_citus() {
     Arc::into_inner(t).unwrap().stop().await;
 }
 
+/// Servers may connect to the workers instead of the coordinator (each
+/// connection to a random one): the workers see the schema version and
+/// migrate nothing, likes run where their post lives or go on to the worker
+/// that holds it, and everything stays exact.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_server_on_the_workers() {
+    let Some(schema) = distributed_schema().await else {
+        return;
+    };
+    let workers = blocking(|| schema.workers_url()).unwrap();
+    let store = connect(&workers).await;
+    assert_eq!(store.layout(), Layout::Citus);
+    store.close().await.unwrap();
+    drop(store);
+    let t = Arc::new(
+        common::TestServer::with(Config {
+            database: Database::Postgres(workers),
+            db_connections: 8,
+            ..common::test_config()
+        })
+        .await,
+    );
+    common::http_seed_table(&t).await;
+    common::http_random_likes_with_duplicates(
+        t.clone(),
+        common::RandomLikes {
+            posts: 12,
+            tasks: 8,
+            users_per_task: 4,
+            ops_per_task: 20,
+            rng_base: 700,
+        },
+    )
+    .await;
+    Arc::into_inner(t).unwrap().stop().await;
+}
+
 /// One-post views (each post on whichever worker holds it) and a feed read
 /// across every shard answer 200 with the right hearts, counts and friends.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -339,7 +339,10 @@ $fn$;
 /// reference tables (a copy on every node); `posts`, `likes` and
 /// `post_count_shards` are distributed by post id and co-located; the two
 /// write functions are distributed by their post argument, co-located with
-/// `posts`, so Citus sends each call to the worker holding the post.
+/// `posts`, so Citus sends each call to the worker holding the post; and
+/// the migration record `likekit_schema` becomes a reference table too, so
+/// that servers may also connect to the workers (which then see the schema
+/// version and migrate nothing).
 ///
 /// ```
 /// assert!(likekit_server::store::CITUS_LAYOUT[2].contains("create_distributed_table('posts'"));
@@ -354,6 +357,7 @@ pub const CITUS_LAYOUT: &[&str] = &[
      'p_post', colocate_with => 'posts')",
     "SELECT create_distributed_function('likekit_unlike(bigint,bigint,integer)', \
      'p_post', colocate_with => 'posts')",
+    "SELECT create_reference_table('likekit_schema')",
 ];
 
 /// Which parts of [`CITUS_LAYOUT`] are in place: whether `posts`, `likes`
