@@ -92,7 +92,7 @@ async fn open_store(config: &Config, metrics: &Metrics) -> Result<Arc<dyn Store>
                 url: url.clone(),
                 connections: config.db_connections,
                 hot_posts: config.hot_posts,
-                writes: crate::store::WriteForm::Auto,
+                layout: crate::store::Layout::Auto,
             })
             .await?,
         )),

@@ -24,8 +24,8 @@ use std::sync::Arc;
 use likekit_server::{
     Config, Database,
     store::{
-        CITUS_LAYOUT, HotPostOptions, POSTGRES_MIGRATIONS, PostgresOptions, PostgresStore,
-        ROUTED_STATEMENTS, Store, WriteForm,
+        CITUS_LAYOUT, CITUS_STATEMENTS, HotPostOptions, Layout, POSTGRES_MIGRATIONS,
+        PostgresOptions, PostgresStore, Store,
     },
     wire::{
         LikeState, PostLikes,
@@ -50,14 +50,14 @@ fn blocking<T>(work: impl FnOnce() -> T) -> T {
     tokio::task::block_in_place(work)
 }
 
-/// A store on `url` as the server makes it: the write form chosen by the
-/// database (routed on Citus).
+/// A store on `url` as the server makes it: the layout found in the
+/// database (Citus).
 async fn connect(url: &str) -> PostgresStore {
     PostgresStore::connect(PostgresOptions {
         url: url.to_owned(),
         connections: 8,
         hot_posts: HotPostOptions::default(),
-        writes: WriteForm::Auto,
+        layout: Layout::Auto,
     })
     .await
     .unwrap_or_else(|e| panic!("connect a store to {url}: {e}"))
@@ -84,11 +84,7 @@ async fn distributed_schema() -> Option<Schema> {
 async fn citus_store() -> Option<(PostgresStore, Schema)> {
     let schema = distributed_schema().await?;
     let store = connect(schema.url()).await;
-    assert_eq!(
-        store.write_form(),
-        WriteForm::Routed,
-        "on Citus the store routes its writes"
-    );
+    assert_eq!(store.layout(), Layout::Citus, "the store finds Citus");
     Some((store, schema))
 }
 
@@ -134,6 +130,43 @@ async fn http_random_likes_with_duplicates_stay_exact_on_citus() {
             users_per_task: 4,
             ops_per_task: 30,
             rng_base: 900,
+        },
+    )
+    .await;
+    Arc::into_inner(t).unwrap().stop().await;
+}
+
+/// Servers may connect to the workers instead of the coordinator (each
+/// connection to a random one): the workers see the schema version and
+/// migrate nothing, likes run where their post lives or go on to the worker
+/// that holds it, and everything stays exact.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_server_on_the_workers() {
+    let Some(schema) = distributed_schema().await else {
+        return;
+    };
+    let workers = blocking(|| schema.workers_url()).unwrap();
+    let store = connect(&workers).await;
+    assert_eq!(store.layout(), Layout::Citus);
+    store.close().await.unwrap();
+    drop(store);
+    let t = Arc::new(
+        common::TestServer::with(Config {
+            database: Database::Postgres(workers),
+            db_connections: 8,
+            ..common::test_config()
+        })
+        .await,
+    );
+    common::http_seed_table(&t).await;
+    common::http_random_likes_with_duplicates(
+        t.clone(),
+        common::RandomLikes {
+            posts: 12,
+            tasks: 8,
+            users_per_task: 4,
+            ops_per_task: 20,
+            rng_base: 700,
         },
     )
     .await;
@@ -293,7 +326,7 @@ async fn an_older_distributed_schema_migrates() {
     blocking(|| schema.distribute(&CITUS_LAYOUT[5..], SHARDS)).unwrap();
 
     let store = connect(schema.url()).await;
-    assert_eq!(store.write_form(), WriteForm::Routed);
+    assert_eq!(store.layout(), Layout::Citus);
     let outcome = store.like(u(6), p(1)).await.unwrap();
     assert_eq!((outcome.state.count, outcome.state.version), (6, 6));
     let outcome = store.unlike(u(3), p(1)).await.unwrap();
@@ -334,7 +367,7 @@ async fn client_with_notices(
     (client, notices)
 }
 
-/// The parameters each statement of `ROUTED_STATEMENTS` gets here: post 42
+/// The parameters each statement of `CITUS_STATEMENTS` gets here: post 42
 /// (liked by user 7), user 7, the post's own row.
 fn parameters(what: &str) -> Vec<Box<dyn ToSql + Sync>> {
     let post: i64 = 42;
@@ -372,7 +405,7 @@ async fn likes_unlikes_and_views_are_router_planned_to_one_task() {
     store.like(u(7), p(42)).await.unwrap();
 
     let (client, mut notices) = client_with_notices(schema.url()).await;
-    for (what, sql) in ROUTED_STATEMENTS {
+    for (what, sql) in CITUS_STATEMENTS {
         let params = parameters(what);
         let refs: Vec<&(dyn ToSql + Sync)> = params.iter().map(|p| p.as_ref()).collect();
         let plan: Vec<String> = client
@@ -412,11 +445,11 @@ async fn likes_unlikes_and_views_are_router_planned_to_one_task() {
                 Box::new(row),
                 Box::new(at),
             ];
-            (ROUTED_STATEMENTS[0].1, params)
+            (CITUS_STATEMENTS[0].1, params)
         } else {
             let params: Vec<Box<dyn ToSql + Sync>> =
                 vec![Box::new(42_i64), Box::new(user), Box::new(row)];
-            (ROUTED_STATEMENTS[1].1, params)
+            (CITUS_STATEMENTS[1].1, params)
         };
         let refs: Vec<&(dyn ToSql + Sync)> = params.iter().map(|p| p.as_ref()).collect();
         let row = client.query_one(sql, &refs).await.unwrap();

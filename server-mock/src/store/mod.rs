@@ -36,8 +36,8 @@ mod sqlite;
 pub use hot::{HotPostOptions, HotPosts, MAX_SHARDS};
 #[cfg(feature = "postgres")]
 pub use postgres::{
-    CITUS_LAYOUT, MIGRATIONS as POSTGRES_MIGRATIONS, PostgresOptions, PostgresStore,
-    ROUTED_STATEMENTS, WriteForm,
+    CITUS_LAYOUT, CITUS_STATEMENTS, Layout, MIGRATIONS as POSTGRES_MIGRATIONS, PostgresOptions,
+    PostgresStore,
 };
 pub use rules::{MAX_FRIENDS, MAX_NAME_CHARS};
 #[cfg(feature = "sqlite")]

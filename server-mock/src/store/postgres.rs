@@ -1,34 +1,34 @@
 //! The PostgreSQL backend: the production and scale-out store, on plain
 //! PostgreSQL or on Citus.
 //!
-//! * **A like is one transaction, in one of two forms** ([`WriteForm`]),
-//!   both with the same rules and answers. On plain PostgreSQL it is a
-//!   single statement: `INSERT … ON CONFLICT DO NOTHING` on `likes` feeding,
-//!   only when a row was really inserted, the `+1` on the post's row (or on
-//!   one shard row of a hot post) and the user's move to the front of its
-//!   recent likers; the statement returns the count and version it left (an
-//!   unlike: `DELETE … RETURNING` feeding the `-1`). On Citus, which cannot
-//!   route a data-modifying CTE to one shard, it is a call of
-//!   `likekit_like` / `likekit_unlike` (migration 2): the same steps as
-//!   plain statements that each name only the post, which Citus, once the
-//!   functions are distributed ([`CITUS_LAYOUT`]), runs whole on the worker
-//!   holding the post — one round trip from the coordinator, a one-phase
-//!   commit on one worker. Either way the row and the count never disagree,
+//! * **A like is one call, one transaction.** `likekit_like(post, user,
+//!   row, at)` (see [`MIGRATIONS`], migration 2) inserts the like row and,
+//!   only when one was really inserted, adds `+1` to the post's row (or to
+//!   one shard row of a hot post) and moves the user to the front of its
+//!   recent likers; it returns the count and version it left. An unlike is
+//!   `likekit_unlike`, deleting the row and counting the `-1` only when one
+//!   was deleted. Inside, plain statements that each name only the post and
+//!   touch one table — two for a post that never was hot — so that Citus,
+//!   which cannot send a data-modifying CTE to one shard, runs the whole
+//!   call on the worker that holds the post once the functions are
+//!   distributed ([`CITUS_LAYOUT`]). The row and the count never disagree,
 //!   and each commit is durable before the answer (`synchronous_commit = on`
-//!   on every connection).
+//!   on every connection). (On plain PostgreSQL the call costs the database
+//!   less CPU than the single data-modifying statement it replaces.)
 //! * **Exact answers.** For a post with no shard rows the count and version
 //!   come from the updated row itself, under its row lock: concurrent likes
 //!   of one post get the answers 1, 2, 3, … exactly. A write that changed
-//!   nothing (a retry) reads the post again in a fresh statement, so it sees
+//!   nothing (a retry) reads the post again in a new statement, so it sees
 //!   the write it duplicates.
 //! * **Hot posts** (see [`hot`](super::hot)): the write goes to a random
 //!   shard row and its answer adds the other rows as its statement saw them
 //!   (every write committed before it, but not writes to other shard rows
 //!   still in flight, so two concurrent writes may report the same count;
-//!   the sums at rest are always exact). Shard rows are kept after a post
-//!   cools: with several servers writing, folding them back into the post's
-//!   row would race their writes, and summing a few more rows on a cache
-//!   miss costs little.
+//!   the sums at rest are always exact). `posts.shard_rows` counts a post's
+//!   shard rows, so writes to other posts skip them. Shard rows are kept
+//!   after a post cools: with several servers writing, folding them back
+//!   into the post's row would race their writes, and summing a few more
+//!   rows on a cache miss costs little.
 //! * **Pool.** Connections come from a deadpool pool with per-connection
 //!   prepared-statement caches. Migrations run at start, under an advisory
 //!   lock, so any number of servers may start at once.
@@ -36,20 +36,21 @@
 //!   (user, post) row, never cached, and a view whose post is not cached
 //!   reads the post: on PostgreSQL a round trip each. A one-post `liked`
 //!   and `post` go to a batcher instead, which answers every lookup of its
-//!   kind waiting at that moment with one statement (`unnest` of the pairs
-//!   joined to the primary key; `= ANY` of the post ids, which also lets
-//!   Citus send it only to those posts' shards). At most four such
-//!   statements (half the pool if that is fewer) run at once; lookups that
-//!   arrive while they are busy queue and go together in the next. An idle
-//!   server answers a lone lookup at once, alone, so batching adds no wait;
-//!   a busy one makes far fewer statements. Each statement starts after its
-//!   lookups were asked, so a viewer still sees their own committed writes,
-//!   and a post's rows are read in one statement, as one consistent
-//!   snapshot.
+//!   kind waiting at that moment together ([`Layout`]): on plain PostgreSQL
+//!   with one statement (`unnest` of the pairs probing the primary key;
+//!   `= ANY` of the post ids); on Citus with one statement per post, each
+//!   filtered by that post's id so that Citus sends it to that post's shard
+//!   alone, all sent at once on one connection. At most four batches (half
+//!   the pool if that is fewer) run at once; lookups that arrive while they
+//!   are busy queue and go together in the next. An idle server answers a
+//!   lone lookup at once, alone, so batching adds no wait; a busy one makes
+//!   far fewer statements. Each statement starts after its lookups were
+//!   asked, so a viewer still sees their own committed writes, and a post's
+//!   rows are read in one statement, as one consistent snapshot.
 //!
-//! The schema (see [`MIGRATIONS`]) keys like rows, post rows and shard rows
-//! by post id first, so on Citus one post's rows live on one worker and
-//! [`ROUTED_STATEMENTS`] each plan to a single task there.
+//! The schema keys like rows, post rows and shard rows by post id first, so
+//! on Citus one post's rows live on one worker and [`CITUS_STATEMENTS`] each
+//! plan to a single task there.
 
 use std::{
     collections::{HashMap, HashSet},
@@ -338,7 +339,10 @@ $fn$;
 /// reference tables (a copy on every node); `posts`, `likes` and
 /// `post_count_shards` are distributed by post id and co-located; the two
 /// write functions are distributed by their post argument, co-located with
-/// `posts`, so Citus sends each call to the worker holding the post.
+/// `posts`, so Citus sends each call to the worker holding the post; and
+/// the migration record `likekit_schema` becomes a reference table too, so
+/// that servers may also connect to the workers (which then see the schema
+/// version and migrate nothing).
 ///
 /// ```
 /// assert!(likekit_server::store::CITUS_LAYOUT[2].contains("create_distributed_table('posts'"));
@@ -353,6 +357,7 @@ pub const CITUS_LAYOUT: &[&str] = &[
      'p_post', colocate_with => 'posts')",
     "SELECT create_distributed_function('likekit_unlike(bigint,bigint,integer)', \
      'p_post', colocate_with => 'posts')",
+    "SELECT create_reference_table('likekit_schema')",
 ];
 
 /// Which parts of [`CITUS_LAYOUT`] are in place: whether `posts`, `likes`
@@ -370,132 +375,6 @@ SELECT
      WHERE classid = 'pg_proc'::regclass AND distribution_argument_index IS NOT NULL
        AND objid IN ('likekit_like(bigint,bigint,integer,bigint)'::regprocedure,
                      'likekit_unlike(bigint,bigint,integer)'::regprocedure))
-";
-
-// The one-statement like (WriteForm::Single, plain PostgreSQL).
-// Parameters: $1 post, $2 user, $3 the row to count on (-1: the post's own
-// row, otherwise a shard), $4 when (for the recent likers).
-//
-// Returns no row when the post does not exist; otherwise whether a row was
-// inserted and, if so, the post's count and version after it (the updated
-// row's values plus the other rows as this statement saw them), the post
-// row's recent likers when that row was updated, and how many other shard
-// rows the post has. The `100`s are RECENT_LIKERS.
-const LIKE: &str = "
-WITH ins AS (
-    INSERT INTO likes (post_id, user_id)
-    SELECT $1::bigint, $2::bigint
-    WHERE EXISTS (SELECT 1 FROM posts WHERE id = $1::bigint)
-    ON CONFLICT DO NOTHING
-    RETURNING post_id
-), base AS (
-    UPDATE posts SET
-        count = count + 1,
-        version = version + 1,
-        likers = (ARRAY[$2::bigint] || likers)[1:100],
-        likers_at = (ARRAY[$4::bigint] || likers_at)[1:100]
-    WHERE id = $1::bigint AND $3::integer < 0 AND EXISTS (SELECT 1 FROM ins)
-    RETURNING count, version, likers
-), shard AS (
-    INSERT INTO post_count_shards AS s (post_id, shard, count, version, likers, likers_at)
-    SELECT $1::bigint, $3::integer, 1, 1, ARRAY[$2::bigint], ARRAY[$4::bigint]
-    FROM ins WHERE $3::integer >= 0
-    ON CONFLICT (post_id, shard) DO UPDATE SET
-        count = s.count + 1,
-        version = s.version + 1,
-        likers = (ARRAY[$2::bigint] || s.likers)[1:100],
-        likers_at = (ARRAY[$4::bigint] || s.likers_at)[1:100]
-    RETURNING count, version, xmax = 0 AS created
-), bump AS (
-    UPDATE posts SET shard_rows = shard_rows + 1
-    WHERE id = $1::bigint AND (SELECT created FROM shard)
-)
-SELECT
-    EXISTS (SELECT 1 FROM ins),
-    coalesce((SELECT count FROM base), p.count)
-        + coalesce((SELECT count FROM shard), 0) + o.count,
-    coalesce((SELECT version FROM base), p.version)
-        + coalesce((SELECT version FROM shard), 0) + o.version,
-    (SELECT likers FROM base),
-    o.rows
-FROM posts p,
-LATERAL (
-    SELECT coalesce(sum(count), 0)::bigint AS count,
-           coalesce(sum(version), 0)::bigint AS version,
-           count(*) AS rows
-    FROM post_count_shards WHERE post_id = $1::bigint AND shard <> $3::integer
-) o
-WHERE p.id = $1::bigint
-";
-
-// The one-statement unlike (WriteForm::Single).
-// Parameters: $1 post, $2 user, $3 the row to count on when no row lists
-// the user (-1: the post's own row, otherwise a shard). The unlike counts on
-// the row that lists the user, so it changes exactly one counter row and the
-// user leaves every list. Returns what LIKE returns.
-const UNLIKE: &str = "
-WITH del AS (
-    DELETE FROM likes WHERE post_id = $1::bigint AND user_id = $2::bigint
-    RETURNING post_id
-), target AS (
-    SELECT coalesce(
-        (SELECT -1 FROM posts WHERE id = $1::bigint AND $2::bigint = ANY (likers)),
-        (SELECT shard FROM post_count_shards
-          WHERE post_id = $1::bigint AND $2::bigint = ANY (likers) LIMIT 1),
-        $3::integer) AS shard
-    FROM del
-), base AS (
-    UPDATE posts SET
-        count = count - 1,
-        version = version + 1,
-        likers = array_remove(likers, $2::bigint),
-        likers_at = CASE WHEN array_position(likers, $2::bigint) IS NULL THEN likers_at
-            ELSE likers_at[:array_position(likers, $2::bigint) - 1]
-                 || likers_at[array_position(likers, $2::bigint) + 1:] END
-    WHERE id = $1::bigint AND (SELECT shard FROM target) = -1
-    RETURNING count, version, likers
-), shard AS (
-    INSERT INTO post_count_shards AS s (post_id, shard, count, version)
-    SELECT $1::bigint, t.shard, -1, 1 FROM target t WHERE t.shard >= 0
-    ON CONFLICT (post_id, shard) DO UPDATE SET
-        count = s.count - 1,
-        version = s.version + 1,
-        likers = array_remove(s.likers, $2::bigint),
-        likers_at = CASE WHEN array_position(s.likers, $2::bigint) IS NULL THEN s.likers_at
-            ELSE s.likers_at[:array_position(s.likers, $2::bigint) - 1]
-                 || s.likers_at[array_position(s.likers, $2::bigint) + 1:] END
-    RETURNING count, version, xmax = 0 AS created
-), bump AS (
-    UPDATE posts SET shard_rows = shard_rows + 1
-    WHERE id = $1::bigint AND (SELECT created FROM shard)
-)
-SELECT
-    EXISTS (SELECT 1 FROM del),
-    coalesce((SELECT count FROM base), p.count)
-        + coalesce((SELECT count FROM shard), 0) + o.count,
-    coalesce((SELECT version FROM base), p.version)
-        + coalesce((SELECT version FROM shard), 0) + o.version,
-    (SELECT likers FROM base),
-    o.rows
-FROM posts p,
-LATERAL (
-    SELECT coalesce(sum(count), 0)::bigint AS count,
-           coalesce(sum(version), 0)::bigint AS version,
-           count(*) AS rows
-    FROM post_count_shards
-    WHERE post_id = $1::bigint AND shard <> coalesce((SELECT shard FROM target), -1)
-) o
-WHERE p.id = $1::bigint
-";
-
-/// A post's count and version, summed over its rows (after a
-/// one-statement write that changed nothing).
-const TOTALS: &str = "
-SELECT p.count + coalesce(sum(s.count), 0)::bigint,
-       p.version + coalesce(sum(s.version), 0)::bigint
-FROM posts p LEFT JOIN post_count_shards s ON s.post_id = p.id
-WHERE p.id = $1::bigint
-GROUP BY p.id
 ";
 
 /// The own rows (shard -1) and shard rows of the posts `$1`.
@@ -520,15 +399,15 @@ WHERE EXISTS (
 )
 ";
 
-/// Which of the users `$2` have a like row for post `$1` (routed reads, as
-/// on Citus: one table filtered by one post id, which Citus sends to that
-/// post's shard as a single task and plans once).
+/// Which of the users `$2` have a like row for post `$1` (the Citus layout:
+/// one table filtered by one post id, which Citus sends to that post's
+/// shard as a single task and plans once).
 const LIKED_BY_POST: &str =
     "SELECT user_id FROM likes WHERE post_id = $1::bigint AND user_id = ANY ($2::bigint[])";
 
-/// The own row (shard -1) and shard rows of post `$1` (routed reads: both
-/// tables filtered by the one post id, so Citus plans it to that post's
-/// shard as a single task).
+/// The own row (shard -1) and shard rows of post `$1` (the Citus layout:
+/// both tables filtered by the one post id, so Citus plans it to that
+/// post's shard as a single task).
 const POST_ROWS: &str = "
 SELECT -1, count, version, likers, likers_at FROM posts WHERE id = $1::bigint
 UNION ALL
@@ -549,8 +428,8 @@ SELECT changed, post_count, post_version, post_likers, other_rows
 FROM likekit_unlike($1::bigint, $2::bigint, $3::integer)
 ";
 
-/// What each like, unlike and view sends when writes are routed (as on
-/// Citus), by name: `(what, SQL)`. For checking how a database plans them:
+/// What each like, unlike and view sends on Citus ([`Layout::Citus`]), by
+/// name: `(what, SQL)`. For checking how a database plans them:
 /// the Citus tests `EXPLAIN` each for one post and expect a single task.
 ///
 /// | what | parameters |
@@ -561,7 +440,7 @@ FROM likekit_unlike($1::bigint, $2::bigint, $3::integer)
 /// | `view: post` | post |
 /// | `view: friends` | user |
 /// | `feed: own rows` | user, posts `bigint[]` |
-pub const ROUTED_STATEMENTS: &[(&str, &str)] = &[
+pub const CITUS_STATEMENTS: &[(&str, &str)] = &[
     ("like", LIKE_CALL),
     ("unlike", UNLIKE_CALL),
     ("view: own row", LIKED_BY_POST),
@@ -672,8 +551,8 @@ pub struct PostgresOptions {
     pub connections: usize,
     /// When posts count as hot and how far their counts spread.
     pub hot_posts: HotPostOptions,
-    /// Which statements likes and unlikes send.
-    pub writes: WriteForm,
+    /// How the database is laid out (plain or Citus).
+    pub layout: Layout,
 }
 
 impl fmt::Debug for PostgresOptions {
@@ -682,47 +561,45 @@ impl fmt::Debug for PostgresOptions {
             .field("url", &redact_url(&self.url))
             .field("connections", &self.connections)
             .field("hot_posts", &self.hot_posts)
-            .field("writes", &self.writes)
+            .field("layout", &self.layout)
             .finish()
     }
 }
 
 impl PostgresOptions {
     /// Options for `url` with the default pool size, hot-post settings and
-    /// write form.
+    /// layout.
     pub fn new(url: impl Into<String>) -> Self {
         Self {
             url: url.into(),
             connections: 0,
             hot_posts: HotPostOptions::default(),
-            writes: WriteForm::Auto,
+            layout: Layout::Auto,
         }
     }
 }
 
-/// Which statements a like and an unlike send. Both forms apply the same
-/// rules to the same rows and give the same answers; they differ in how a
-/// database can plan them.
+/// How the database is laid out, which decides how a view's one-post reads
+/// are sent (likes and unlikes are the same calls either way).
 ///
 /// ```
-/// use likekit_server::store::WriteForm;
-/// assert_eq!(WriteForm::default(), WriteForm::Auto);
+/// use likekit_server::store::Layout;
+/// assert_eq!(Layout::default(), Layout::Auto);
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum WriteForm {
-    /// [`WriteForm::Routed`] when the database has the `citus` extension,
-    /// [`WriteForm::Single`] otherwise (decided when the store connects).
+pub enum Layout {
+    /// [`Layout::Citus`] when the database has the `citus` extension,
+    /// [`Layout::Plain`] otherwise (decided when the store connects).
     #[default]
     Auto,
-    /// One statement per write: data-modifying CTEs that insert or delete
-    /// the like row and count it, in one round trip. Plain PostgreSQL's
-    /// fastest form; Citus cannot route it to one shard.
-    Single,
-    /// A call of `likekit_like` or `likekit_unlike` (see [`MIGRATIONS`]):
-    /// plain statements, each naming only the post, in one transaction. Once
-    /// the functions are distributed ([`CITUS_LAYOUT`]), Citus runs each call
-    /// whole on the worker that holds the post.
-    Routed,
+    /// One PostgreSQL server: the one-post reads waiting at one moment go
+    /// as one statement (`unnest` of the pairs probing the primary key).
+    Plain,
+    /// Distributed by post id (Citus): every statement names one post, so
+    /// Citus sends it to that post's shard alone; the one-post reads waiting
+    /// at one moment go as one statement per post, all at once on one
+    /// connection.
+    Citus,
 }
 
 /// A pool of up to `size` connections made from `config` (without TLS:
@@ -824,8 +701,8 @@ async fn liked_pairs(pool: Pool, pairs: Vec<(i64, i64)>) -> Result<Vec<bool>, St
     Ok(liked)
 }
 
-/// Whether each (post, user) pair has a like row, routed: one statement per
-/// post among the pairs (each names that post only), all sent at once on
+/// Whether each (post, user) pair has a like row, for the Citus layout: one
+/// statement per post among the pairs (each names that post only), all sent at once on
 /// one connection.
 async fn liked_by_post(pool: Pool, pairs: Vec<(i64, i64)>) -> Result<Vec<bool>, StoreError> {
     let mut by_post: HashMap<i64, Vec<i64>> = HashMap::new();
@@ -852,8 +729,8 @@ async fn liked_by_post(pool: Pool, pairs: Vec<(i64, i64)>) -> Result<Vec<bool>, 
     Ok(pairs.iter().map(|pair| liked.contains(pair)).collect())
 }
 
-/// Each post's snapshot (`None` for a post that does not exist), routed:
-/// one statement per post, all sent at once on one connection.
+/// Each post's snapshot (`None` for a post that does not exist), for the
+/// Citus layout: one statement per post, all sent at once on one connection.
 async fn read_posts_one_by_one(
     pool: Pool,
     posts: Vec<i64>,
@@ -972,8 +849,8 @@ pub struct PostgresStore {
     /// the writes in flight and then refuses new ones.
     closed: RwLock<bool>,
     hot: HotPosts,
-    /// Writes call `likekit_like` / `likekit_unlike` ([`WriteForm::Routed`]).
-    routed: bool,
+    /// [`Layout::Plain`] or [`Layout::Citus`].
+    layout: Layout,
     url: String,
 }
 
@@ -1063,13 +940,13 @@ impl PostgresStore {
         let pool = connection_pool(config, connections).map_err(StoreError::Backend)?;
         let failed = |e: StoreError| StoreError::Backend(format!("{shown}: {e}"));
         migrate(&pool).await.map_err(failed)?;
-        let routed = match options.writes {
-            WriteForm::Auto => check_citus(&pool).await.map_err(failed)?,
-            WriteForm::Single => false,
-            WriteForm::Routed => true,
+        let layout = match options.layout {
+            Layout::Auto if check_citus(&pool).await.map_err(failed)? => Layout::Citus,
+            Layout::Auto => Layout::Plain,
+            given => given,
         };
         let slots = Arc::new(Semaphore::new((connections / 2).clamp(1, MAX_BATCHES)));
-        let (liked_batcher, post_batcher) = if routed {
+        let (liked_batcher, post_batcher) = if layout == Layout::Citus {
             (
                 spawn_batcher(pool.clone(), slots.clone(), liked_by_post),
                 spawn_batcher(pool.clone(), slots, read_posts_one_by_one),
@@ -1086,19 +963,15 @@ impl PostgresStore {
             pool,
             closed: RwLock::new(false),
             hot: HotPosts::new(options.hot_posts),
-            routed,
+            layout,
             url: options.url,
         })
     }
 
-    /// The write form in use: [`WriteForm::Routed`] or
-    /// [`WriteForm::Single`] ([`WriteForm::Auto`] is decided at connect).
-    pub fn write_form(&self) -> WriteForm {
-        if self.routed {
-            WriteForm::Routed
-        } else {
-            WriteForm::Single
-        }
+    /// The layout in use: [`Layout::Plain`] or [`Layout::Citus`]
+    /// ([`Layout::Auto`] is decided at connect).
+    pub fn layout(&self) -> Layout {
+        self.layout
     }
 
     /// The schema version of the database (the last migration applied).
@@ -1123,57 +996,19 @@ impl PostgresStore {
         let shard = self.hot.on_write(post).map_or(-1, i32::from);
         let (post_sql, user_sql) = (post.as_i64(), user.as_i64());
         let client = self.pool.get().await?;
-        if self.routed {
-            let (sql, params): (&str, &[&(dyn tokio_postgres::types::ToSql + Sync)]) = if like {
-                (LIKE_CALL, &[&post_sql, &user_sql, &shard, &liked_at()])
-            } else {
-                (UNLIKE_CALL, &[&post_sql, &user_sql, &shard])
-            };
-            let statement = client.prepare_cached(sql).await?;
-            let row = match client.query_one(&statement, params).await {
-                Ok(row) => row,
-                Err(e) if e.code() == Some(&SqlState::NO_DATA_FOUND) => {
-                    return Err(StoreError::PostNotFound(post));
-                }
-                Err(e) => return Err(e.into()),
-            };
-            return Ok(outcome(like, &row));
-        }
-        let row = if like {
-            let statement = client.prepare_cached(LIKE).await?;
-            client
-                .query_opt(&statement, &[&post_sql, &user_sql, &shard, &liked_at()])
-                .await?
+        let (sql, params): (&str, &[&(dyn tokio_postgres::types::ToSql + Sync)]) = if like {
+            (LIKE_CALL, &[&post_sql, &user_sql, &shard, &liked_at()])
         } else {
-            let statement = client.prepare_cached(UNLIKE).await?;
-            client
-                .query_opt(&statement, &[&post_sql, &user_sql, &shard])
-                .await?
+            (UNLIKE_CALL, &[&post_sql, &user_sql, &shard])
         };
-        let Some(row) = row else {
-            return Err(StoreError::PostNotFound(post));
-        };
-        let changed: bool = row.get(0);
-        if !changed {
-            // A retry or a stray unlike. Read the post in a new statement: it
-            // sees the write this one duplicates, which its own statement may
-            // have waited for but not seen.
-            let statement = client.prepare_cached(TOTALS).await?;
-            let row = client
-                .query_opt(&statement, &[&post_sql])
-                .await?
-                .ok_or(StoreError::PostNotFound(post))?;
-            return Ok(WriteOutcome {
-                state: LikeState {
-                    count: to_count(row.get(0)),
-                    liked_by_me: like,
-                    version: to_count(row.get(1)),
-                },
-                changed: false,
-                snapshot: None,
-            });
+        let statement = client.prepare_cached(sql).await?;
+        match client.query_one(&statement, params).await {
+            Ok(row) => Ok(outcome(like, &row)),
+            Err(e) if e.code() == Some(&SqlState::NO_DATA_FOUND) => {
+                Err(StoreError::PostNotFound(post))
+            }
+            Err(e) => Err(e.into()),
         }
-        Ok(outcome(like, &row))
     }
 
     /// A connection for an admin change, with the gate held (refused once
@@ -1651,7 +1486,7 @@ mod tests {
     fn the_sql_keeps_as_many_likers_as_the_store() {
         // The statements spell the limit out as 100.
         assert_eq!(RECENT_LIKERS, 100);
-        for sql in [LIKE, WRITE_FUNCTIONS, SEED_COUNTS] {
+        for sql in [WRITE_FUNCTIONS, SEED_COUNTS] {
             assert!(sql.contains("[1:100]"));
         }
     }
@@ -1659,7 +1494,7 @@ mod tests {
     #[test]
     fn what_citus_runs_avoids_what_it_cannot_route_or_deparse() {
         // No data-modifying CTE (Citus plans one as several subplans).
-        for (what, sql) in ROUTED_STATEMENTS {
+        for (what, sql) in CITUS_STATEMENTS {
             assert!(!sql.contains("WITH "), "{what}");
         }
         assert!(!WRITE_FUNCTIONS.contains("WITH "));

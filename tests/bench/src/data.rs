@@ -35,8 +35,8 @@ use clap::Args;
 use likekit_server::{
     Database, Tokens,
     store::{
-        HotPostOptions, MAX_FRIENDS, PostgresOptions, PostgresStore, SqliteOptions, SqliteStore,
-        Store, WriteForm,
+        HotPostOptions, Layout, MAX_FRIENDS, PostgresOptions, PostgresStore, SqliteOptions,
+        SqliteStore, Store,
     },
     wire::{
         PostId, UserId,
@@ -302,7 +302,7 @@ pub async fn open_store(db: &str) -> Result<Arc<dyn Store>, String> {
                 url,
                 connections: 4,
                 hot_posts: HotPostOptions::default(),
-                writes: WriteForm::Auto,
+                layout: Layout::Auto,
             })
             .await
             .map_err(|e| format!("cannot connect to {db}: {e}"))?,

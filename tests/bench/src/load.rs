@@ -33,7 +33,9 @@
 //! laid out with the server's `CITUS_LAYOUT` before it is seeded through
 //! the same seed path, and the schema is dropped when the part ends. The
 //! `citus_*_vs_postgres` figures divide its rates by plain PostgreSQL's from
-//! the same run.
+//! the same run. `citus_workers` is the same with the server connected to
+//! the workers (each connection to a random one) instead of the
+//! coordinator.
 
 use std::{
     collections::BTreeMap,
@@ -214,7 +216,13 @@ pub const BACKENDS: &[Backend] = &[
     },
     Backend {
         name: "citus",
-        prepare: prepare_citus,
+        prepare: |bench| prepare_citus(bench, false),
+        naive: false,
+        available: |options| options.citus.is_some(),
+    },
+    Backend {
+        name: "citus_workers",
+        prepare: |bench| prepare_citus(bench, true),
         naive: false,
         available: |options| options.citus.is_some(),
     },
@@ -420,8 +428,9 @@ fn prepare_postgres(bench: &Bench) -> Result<Prepared, String> {
 /// makes its tables there, [`CITUS_LAYOUT`] distributes them (Citus's
 /// default shard count, `citus.shard_count`), then the data set is seeded
 /// through the store's own seed path and the tables are vacuumed and
-/// analyzed. The server gets the same pool as on plain PostgreSQL.
-fn prepare_citus(bench: &Bench) -> Result<Prepared, String> {
+/// analyzed. The server gets the same pool as on plain PostgreSQL, on the
+/// coordinator, or (`on_workers`) spread over the workers.
+fn prepare_citus(bench: &Bench, on_workers: bool) -> Result<Prepared, String> {
     let started = Instant::now();
     let coordinator = bench
         .options
@@ -458,12 +467,22 @@ fn prepare_citus(bench: &Bench) -> Result<Prepared, String> {
     schema
         .psql(&["VACUUM (ANALYZE) users, friends, posts, likes, post_count_shards"])
         .map_err(|e| e.to_string())?;
+    let db = if on_workers {
+        schema.workers_url().map_err(|e| e.to_string())?
+    } else {
+        url
+    };
     say(&format!(
-        "citus: ready in {:.1} s",
-        started.elapsed().as_secs_f64()
+        "citus: ready in {:.1} s; the server on {}",
+        started.elapsed().as_secs_f64(),
+        if on_workers {
+            "the workers"
+        } else {
+            "the coordinator"
+        }
     ));
     Ok(Prepared {
-        db: url,
+        db,
         server_args: vec!["--db-connections".into(), POSTGRES_POOL.to_string()],
         cluster: None,
         schema: Some(schema),
@@ -771,16 +790,18 @@ pub fn derive_ratios(found: &mut Figures) {
         }
     }
     // Citus beside plain PostgreSQL on the same machine, in the same run.
-    for rate in ["views", "views_uniform", "likes", "hot_likes"] {
-        let citus = found.get(&format!("citus_{rate}_per_s"));
-        let postgres = found.get(&format!("postgres_{rate}_per_s"));
-        if let (Some(c), Some(p)) = (citus, postgres)
-            && *p > 0.0
-        {
-            derived.push((
-                format!("citus_{rate}_vs_postgres"),
-                (c / p * 1000.0).round() / 1000.0,
-            ));
+    for citus in ["citus", "citus_workers"] {
+        for rate in ["views", "views_uniform", "likes", "hot_likes"] {
+            let c = found.get(&format!("{citus}_{rate}_per_s"));
+            let p = found.get(&format!("postgres_{rate}_per_s"));
+            if let (Some(c), Some(p)) = (c, p)
+                && *p > 0.0
+            {
+                derived.push((
+                    format!("{citus}_{rate}_vs_postgres"),
+                    (c / p * 1000.0).round() / 1000.0,
+                ));
+            }
         }
     }
     found.extend(derived);

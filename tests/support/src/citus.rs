@@ -144,6 +144,66 @@ pub fn with_search_path(url: &str, schema: &str) -> Result<String, ClusterError>
     Ok(format!("{url} options='-c search_path={schema}'"))
 }
 
+/// `url` (a coordinator's) pointed at `hosts` (`host:port` each) instead,
+/// with `load_balance_hosts=random` so that each new connection picks one:
+/// how servers connect to every worker of a Citus cluster ("query from
+/// any node"). User, password, database and parameters stay.
+///
+/// ```
+/// use likekit_testing::citus::with_hosts;
+/// let hosts = ["w1:5432".to_owned(), "w2:5433".to_owned()];
+/// assert_eq!(
+///     with_hosts("postgres://ana:pw@coord:5432/likes?options=-c%20x%3D1", &hosts).unwrap(),
+///     "postgres://ana:pw@w1:5432,w2:5433/likes?options=-c%20x%3D1&load_balance_hosts=random"
+/// );
+/// assert_eq!(
+///     with_hosts("host=coord port=5432 dbname=likes", &hosts).unwrap(),
+///     "dbname=likes host=w1,w2 port=5432,5433 load_balance_hosts=random"
+/// );
+/// ```
+///
+/// # Errors
+///
+/// A host without a port, or a URL that names no host.
+pub fn with_hosts(url: &str, hosts: &[String]) -> Result<String, ClusterError> {
+    let mut names = Vec::new();
+    let mut ports = Vec::new();
+    for host in hosts {
+        let (name, port) = host
+            .rsplit_once(':')
+            .ok_or_else(|| ClusterError::Failed(format!("{host:?} has no port")))?;
+        names.push(name);
+        ports.push(port);
+    }
+    if let Some((scheme, rest)) = url.split_once("://") {
+        let end = rest.find(['/', '?']).unwrap_or(rest.len());
+        let (authority, tail) = rest.split_at(end);
+        let user = authority
+            .rsplit_once('@')
+            .map(|(user, _)| format!("{user}@"))
+            .unwrap_or_default();
+        let list = hosts.join(",");
+        let joiner = if tail.contains('?') { '&' } else { '?' };
+        return Ok(format!(
+            "{scheme}://{user}{list}{tail}{joiner}load_balance_hosts=random"
+        ));
+    }
+    let kept: Vec<&str> = url
+        .split_whitespace()
+        .filter(|pair| {
+            !["host=", "hostaddr=", "port=", "load_balance_hosts="]
+                .iter()
+                .any(|key| pair.starts_with(key))
+        })
+        .collect();
+    Ok(format!(
+        "{} host={} port={} load_balance_hosts=random",
+        kept.join(" "),
+        names.join(","),
+        ports.join(",")
+    ))
+}
+
 /// `psql` beside PostgreSQL's server programs, or on `PATH`.
 fn psql_program() -> PathBuf {
     find_bin()
@@ -233,6 +293,24 @@ impl Schema {
     /// The coordinator's URL with `search_path` set to this schema.
     pub fn url(&self) -> &str {
         &self.url
+    }
+
+    /// This schema's URL on every active primary worker instead of the
+    /// coordinator, as the coordinator names them (see [`with_hosts`]).
+    ///
+    /// # Errors
+    ///
+    /// As [`psql`], or when the cluster has no workers.
+    pub fn workers_url(&self) -> Result<String, ClusterError> {
+        let listed = self.psql(&[
+            "SELECT nodename || ':' || nodeport FROM pg_dist_node \
+             WHERE groupid <> 0 AND noderole = 'primary' AND isactive ORDER BY nodeid",
+        ])?;
+        let hosts: Vec<String> = listed.lines().map(|line| line.trim().to_owned()).collect();
+        if hosts.is_empty() {
+            return Err(ClusterError::Failed("the cluster has no workers".into()));
+        }
+        with_hosts(&self.url, &hosts)
     }
 
     /// Runs statements in this schema (see [`psql`]).
