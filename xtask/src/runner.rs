@@ -202,10 +202,19 @@ pub fn run_libtest(cmd: &Command) -> Result<Tally, String> {
 /// (see the README).
 const SHARED_CLUSTER: (&str, &str) = ("likekit-server", "store_postgres");
 
+/// The test binary (package, test target) of the Citus suites: they run
+/// against the coordinator [`CITUS_URL`] names, and without it xtask does
+/// not run them but counts them as skipped and says why ([`citus_skipped`]).
+const CITUS_SUITES: (&str, &str) = ("likekit-server", "store_citus");
+
+/// The variable that points the Citus suites at a coordinator.
+const CITUS_URL: &str = "LIKEKIT_TEST_CITUS_URL";
+
 /// The `rust` runner: every target of the workspace under cargo-nextest
 /// (the JUnit report comes from the `xtask` profile in
 /// `.config/nextest.toml`) but [`SHARED_CLUSTER`], which runs under libtest
-/// next, then the doc tests, which nextest does not run.
+/// next, and [`CITUS_SUITES`] when no coordinator is given; then the doc
+/// tests, which nextest does not run.
 fn run_rust(ctx: &Ctx) -> Result<Tally, String> {
     let nextest = install::nextest(ctx)?;
     // The PostgreSQL store tests start their own throwaway cluster and need
@@ -215,10 +224,17 @@ fn run_rust(ctx: &Ctx) -> Result<Tally, String> {
         println!("xtask: PostgreSQL is not available, so its store tests will fail: {e}");
     }
     let (package, test) = SHARED_CLUSTER;
+    let mut filter = format!("not binary_id({package}::{test})");
+    let citus = std::env::var(CITUS_URL).is_ok_and(|url| !url.trim().is_empty());
+    if citus {
+        println!("xtask: {CITUS_URL} is set, so the Citus suites run against that coordinator");
+    } else {
+        let (package, test) = CITUS_SUITES;
+        filter.push_str(&format!(" & not binary_id({package}::{test})"));
+    }
     let mut run = Command::new(&nextest);
     run.args(["nextest", "run", "--workspace", "--all-targets"])
-        .args(["--no-fail-fast", "--profile", "xtask", "-E"])
-        .arg(format!("not binary_id({package}::{test})"));
+        .args(["--no-fail-fast", "--profile", "xtask", "-E", &filter]);
     let mut shared = proc::cargo();
     shared.args(["test", "-p", package, "--test", test, "--no-fail-fast"]);
     let mut doc = proc::cargo();
@@ -233,9 +249,40 @@ fn run_rust(ctx: &Ctx) -> Result<Tally, String> {
     // CARGO_TARGET_DIR says (`[store] dir` in its config).
     let report = ctx.root.join("target/nextest/xtask/junit.xml");
     let mut total = run_junit(&run, &report)?;
+    if !citus {
+        total.add(&citus_skipped(ctx)?);
+    }
     total.add(&run_libtest(&shared)?);
     total.add(&run_libtest(&doc)?);
     Ok(total)
+}
+
+/// The Citus suites, not run: every test of [`CITUS_SUITES`] counted as
+/// skipped (listed by the test binary itself), with one line saying why.
+fn citus_skipped(ctx: &Ctx) -> Result<Tally, String> {
+    let (package, test) = CITUS_SUITES;
+    let mut list = proc::cargo();
+    list.current_dir(&ctx.root)
+        .args(["test", "-q", "-p", package, "--test", test, "--"])
+        .args(["--list", "--format", "terse"]);
+    let shown = proc::display(&list);
+    let listed = proc::capture(&mut list).ok_or_else(|| format!("`{shown}` failed"))?;
+    let skipped = count_listed(&listed);
+    let note = format!(
+        "Citus: the {skipped} tests of {package}'s {test} were skipped: {CITUS_URL} is not set \
+         (to run them, see \"Testing against Citus\" in server-mock/README.md)"
+    );
+    println!("xtask: {note}");
+    Ok(Tally {
+        skipped,
+        notes: vec![note],
+        ..Tally::default()
+    })
+}
+
+/// How many tests libtest's `--list --format terse` names (`NAME: test`).
+fn count_listed(listed: &str) -> u64 {
+    listed.lines().filter(|l| l.ends_with(": test")).count() as u64
 }
 
 /// The last line of `cargo xtask test`.
@@ -314,6 +361,16 @@ mod tests {
             skipped,
             notes: Vec::new(),
         }
+    }
+
+    #[test]
+    fn counts_the_tests_a_binary_lists() {
+        let listed = "store_citus: skipped, LIKEKIT_TEST_CITUS_URL is not set\n\
+                      a_large_seed_on_citus: test\n\
+                      citus_store::counts_are_exact: test\n\
+                      some_bench: benchmark\n";
+        assert_eq!(count_listed(listed), 2);
+        assert_eq!(count_listed(""), 0);
     }
 
     #[test]
