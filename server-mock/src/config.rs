@@ -102,6 +102,10 @@ pub struct Config {
     /// PostgreSQL connections in the pool; 0 picks one from the number of
     /// CPUs. Not used with SQLite.
     pub db_connections: usize,
+    /// On Citus, send likes, unlikes and views' one-post reads straight to
+    /// the worker holding the post rather than through the node the
+    /// database URL names (default `true`). Not used with SQLite.
+    pub citus_direct: bool,
     /// When a post counts as hot and how many shard rows its count spreads
     /// over then (both backends).
     pub hot_posts: HotPostOptions,
@@ -131,6 +135,7 @@ impl Default for Config {
             read_connections: 0,
             max_group_commit: 1024,
             db_connections: 0,
+            citus_direct: true,
             hot_posts: HotPostOptions::default(),
             web_root: None,
         }
@@ -160,6 +165,7 @@ impl fmt::Debug for Config {
             .field("read_connections", &self.read_connections)
             .field("max_group_commit", &self.max_group_commit)
             .field("db_connections", &self.db_connections)
+            .field("citus_direct", &self.citus_direct)
             .field("hot_posts", &self.hot_posts)
             .field("web_root", &self.web_root)
             .finish()

@@ -105,6 +105,11 @@ struct ServeArgs {
     #[arg(long, default_value_t = HotPostOptions::default().shards,
           value_parser = clap::value_parser!(u16).range(0..=i64::from(MAX_SHARDS)))]
     hot_post_shards: u16,
+    /// On Citus, send likes, unlikes and views' one-post reads straight to
+    /// the worker holding the post (`false`: all through the node `--db`
+    /// names, for servers that cannot reach the workers' addresses).
+    #[arg(long, default_value_t = true, action = clap::ArgAction::Set, value_name = "BOOL")]
+    citus_direct: bool,
     /// Serve the static files in this folder at `/` (the web demo); API
     /// routes take precedence.
     #[arg(long, value_name = "DIR")]
@@ -164,6 +169,7 @@ fn config_from(args: ServeArgs) -> Result<Config, String> {
         shutdown_grace: Duration::from_secs(args.shutdown_grace_secs),
         read_connections: args.read_connections,
         db_connections: args.db_connections,
+        citus_direct: args.citus_direct,
         hot_posts: HotPostOptions {
             threshold: args.hot_post_threshold,
             shards: args.hot_post_shards,

@@ -93,6 +93,7 @@ async fn open_store(config: &Config, metrics: &Metrics) -> Result<Arc<dyn Store>
                 connections: config.db_connections,
                 hot_posts: config.hot_posts,
                 layout: crate::store::Layout::Auto,
+                direct_to_workers: config.citus_direct,
             })
             .await?,
         )),

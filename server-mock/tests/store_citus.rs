@@ -58,6 +58,7 @@ async fn connect(url: &str) -> PostgresStore {
         connections: 8,
         hot_posts: HotPostOptions::default(),
         layout: Layout::Auto,
+        direct_to_workers: true,
     })
     .await
     .unwrap_or_else(|e| panic!("connect a store to {url}: {e}"))
@@ -94,12 +95,15 @@ mod suite_cases {
     likekit_testing::store_suite!(optional async { citus_store().await });
 }
 
-/// A server on a fresh distributed schema, and the schema.
-async fn http_server() -> Option<(common::TestServer, Schema)> {
+/// A server on a fresh distributed schema, and the schema; `direct`: likes
+/// and one-post reads go straight to the workers (the default), otherwise
+/// all through the coordinator.
+async fn http_server(direct: bool) -> Option<(common::TestServer, Schema)> {
     let schema = distributed_schema().await?;
     let server = common::TestServer::with(Config {
         database: Database::Postgres(schema.url().to_owned()),
         db_connections: 8,
+        citus_direct: direct,
         ..common::test_config()
     })
     .await;
@@ -108,7 +112,7 @@ async fn http_server() -> Option<(common::TestServer, Schema)> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn http_seed_table_on_citus() {
-    let Some((t, _schema)) = http_server().await else {
+    let Some((t, _schema)) = http_server(true).await else {
         return;
     };
     common::http_seed_table(&t).await;
@@ -117,7 +121,18 @@ async fn http_seed_table_on_citus() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn http_random_likes_with_duplicates_stay_exact_on_citus() {
-    let Some((t, _schema)) = http_server().await else {
+    random_likes_with_duplicates(true).await;
+}
+
+/// The same run with every statement through the coordinator
+/// (`--citus-direct false`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn http_random_likes_stay_exact_through_the_coordinator_alone() {
+    random_likes_with_duplicates(false).await;
+}
+
+async fn random_likes_with_duplicates(direct: bool) {
+    let Some((t, _schema)) = http_server(direct).await else {
         return;
     };
     let t = Arc::new(t);
@@ -134,6 +149,74 @@ async fn http_random_likes_with_duplicates_stay_exact_on_citus() {
     )
     .await;
     Arc::into_inner(t).unwrap().stop().await;
+}
+
+/// Straight to the worker: the store's map puts every post on the worker
+/// Citus placed it on (`get_shard_id_for_distribution_column`), and a like
+/// sent there is no remote command at all, where one sent to the other
+/// worker is passed on as one.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn likes_go_straight_to_the_worker_holding_the_post() {
+    let Some((store, schema)) = citus_store().await else {
+        return;
+    };
+    let ids: Vec<i64> = (1..=300).chain([1 << 40, i64::MAX]).collect();
+    let (client, _) = client_with_notices(schema.url()).await;
+    let rows = client
+        .query(
+            "SELECT v, n.nodename, n.nodeport \
+             FROM unnest($1::bigint[]) v \
+             JOIN pg_dist_placement pl \
+               ON pl.shardid = get_shard_id_for_distribution_column('posts', v) \
+             JOIN pg_dist_node n ON n.groupid = pl.groupid",
+            &[&ids],
+        )
+        .await
+        .unwrap();
+    assert_eq!(rows.len(), ids.len());
+    let mut workers = std::collections::BTreeSet::new();
+    for row in &rows {
+        let (id, host, port): (i64, String, i32) = (row.get(0), row.get(1), row.get(2));
+        let citus = (host, u16::try_from(port).unwrap());
+        let post = p(u64::try_from(id).unwrap());
+        assert_eq!(store.citus_worker(post), Some(citus.clone()), "post {id}");
+        workers.insert(citus);
+    }
+    assert!(
+        workers.len() >= 2,
+        "the posts spread over the workers: {workers:?}"
+    );
+
+    store.put_user(u(7), "Ana").await.unwrap();
+    store.put_post(p(42)).await.unwrap();
+    let (host, port) = store.citus_worker(p(42)).unwrap();
+    let elsewhere = workers.iter().find(|w| w.0 != host || w.1 != port).unwrap();
+    for ((host, port), remote) in [((host, port), 0), (elsewhere.clone(), 1)] {
+        let url = citus::with_hosts(schema.url(), &[format!("{host}:{port}")]).unwrap();
+        let (client, mut notices) = client_with_notices(&url).await;
+        client
+            .batch_execute("SET citus.log_remote_commands = on")
+            .await
+            .unwrap();
+        while notices.try_recv().is_ok() {}
+        let params: [&(dyn ToSql + Sync); 4] = [&42_i64, &7_i64, &-1_i32, &1_i64];
+        client
+            .query_one(CITUS_STATEMENTS[0].1, &params)
+            .await
+            .unwrap();
+        let unlike: [&(dyn ToSql + Sync); 3] = [&42_i64, &7_i64, &-1_i32];
+        client
+            .query_one(CITUS_STATEMENTS[1].1, &unlike)
+            .await
+            .unwrap();
+        let issued: Vec<String> = std::iter::from_fn(|| notices.try_recv().ok())
+            .filter(|notice| notice.starts_with("issuing"))
+            .collect();
+        println!("a like and an unlike sent to {host}:{port}: {issued:?}");
+        assert_eq!(issued.len(), 2 * remote, "{host}:{port}: {issued:#?}");
+    }
+    suite::assert_exact(&store).await;
+    store.close().await.unwrap();
 }
 
 /// Servers may connect to the workers instead of the coordinator (each
@@ -177,7 +260,7 @@ async fn a_server_on_the_workers() {
 /// across every shard answer 200 with the right hearts, counts and friends.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn views_and_feed_reads_on_citus() {
-    let Some((t, _schema)) = http_server().await else {
+    let Some((t, _schema)) = http_server(true).await else {
         return;
     };
     let posts: Vec<u64> = (1..=24).collect();

@@ -19,7 +19,7 @@ use likekit_server::{
     Config, Database,
     store::{
         HotPostOptions, Layout, POSTGRES_MIGRATIONS, PostgresOptions, PostgresStore, Store,
-        StoreError,
+        StoreError, hashint8,
     },
     wire::{
         PostId, UserId,
@@ -58,6 +58,7 @@ async fn connect_with(url: &str, layout: Layout) -> PostgresStore {
         connections: 8,
         hot_posts: HotPostOptions::default(),
         layout,
+        direct_to_workers: true,
     })
     .await
     .unwrap_or_else(|e| panic!("connect a store to {url}: {e}"))
@@ -390,4 +391,39 @@ async fn shard_rows_count_every_shard_row() {
     assert_eq!(wrong().await, 0, "after a reset");
     drop(client);
     let _ = connection.await;
+}
+
+/// The hash the store places posts by on Citus is PostgreSQL's own
+/// `hashint8`, for ids across the whole range (and the negative numbers
+/// PostgreSQL folds differently, though no id is negative).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn hashint8_is_postgresql_s() {
+    let url = fresh_database().await;
+    let (client, connection) = tokio_postgres::connect(&url, tokio_postgres::NoTls)
+        .await
+        .unwrap();
+    tokio::spawn(connection);
+    let mut values: Vec<i64> = vec![1, 2, 42, i64::from(i32::MAX), 1 << 31, 1 << 32, i64::MAX];
+    values.extend([-1, -2, i64::MIN]);
+    let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+    for _ in 0..2_000 {
+        // splitmix64: ids of every size, not only small ones.
+        x = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = x;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        values.push((z ^ (z >> 31)) as i64 >> (x % 48));
+    }
+    let rows = client
+        .query(
+            "SELECT v, hashint8(v) FROM unnest($1::bigint[]) v",
+            &[&values],
+        )
+        .await
+        .unwrap();
+    assert_eq!(rows.len(), values.len());
+    for row in rows {
+        let (value, theirs): (i64, i32) = (row.get(0), row.get(1));
+        assert_eq!(hashint8(value), theirs, "hashint8({value})");
+    }
 }

@@ -61,7 +61,15 @@ pub const SUITES: &[Suite] = &[
         about: "likekit-bench run (wrk on loopback: views, likes and a hot post against the bare route and the naive baseline, on SQLite and PostgreSQL), then the view path in process",
         run: server,
     },
+    Suite {
+        name: "citus",
+        about: "likekit-bench run on the Citus coordinator LIKEKIT_BENCH_CITUS_URL names, beside plain PostgreSQL; skipped without it",
+        run: citus,
+    },
 ];
+
+/// The variable that names a Citus coordinator for the `citus` suite.
+const CITUS_URL: &str = "LIKEKIT_BENCH_CITUS_URL";
 
 /// The suite names, for `--only`.
 pub fn names() -> clap::builder::PossibleValuesParser {
@@ -73,6 +81,40 @@ pub fn names() -> clap::builder::PossibleValuesParser {
 /// `LIKEKIT_BENCH_QUICK=1` shortens every load), then the in-process view
 /// path (criterion).
 fn server(ctx: &Ctx, figures: &mut Figures) -> Result<(), String> {
+    let loads = bench_run(ctx, &["sqlite", "postgres"], |_| true, figures);
+    let view_path = cargo_bench(
+        ctx,
+        &["-p", "likekit-bench", "--bench", "view_path"],
+        figures,
+    );
+    loads.and(view_path)
+}
+
+/// The `citus` suite: `likekit-bench run` on plain PostgreSQL and on the
+/// coordinator [`CITUS_URL`] names (the server as it starts, and with
+/// `--citus-direct false`); its figures are the `citus_*` ones (plain
+/// PostgreSQL's own rows come from the `server` suite).
+fn citus(ctx: &Ctx, figures: &mut Figures) -> Result<(), String> {
+    std::env::var(CITUS_URL)
+        .ok()
+        .filter(|url| !url.trim().is_empty())
+        .ok_or_else(|| {
+            format!("{CITUS_URL} is not set: it names the Citus coordinator to measure")
+        })?;
+    let backends = ["postgres", "citus", "citus_coordinator"];
+    bench_run(ctx, &backends, |name| name.starts_with("citus_"), figures)
+}
+
+/// Builds the release server and `likekit-bench` and runs `likekit-bench
+/// run` on `backends`, keeping the figures whose names `keep` takes
+/// (`LIKEKIT_BENCH_QUICK=1` shortens every load; likekit-bench reads
+/// [`CITUS_URL`] itself).
+fn bench_run(
+    ctx: &Ctx,
+    backends: &[&str],
+    keep: impl Fn(&str) -> bool,
+    figures: &mut Figures,
+) -> Result<(), String> {
     // likekit-bench runs `wrk` from PATH.
     install::program("wrk", "wrk")?;
     let postgres = install::postgres_bin()?;
@@ -94,18 +136,21 @@ fn server(ctx: &Ctx, figures: &mut Figures) -> Result<(), String> {
         .arg("--dir")
         .arg(ctx.target_dir.join("bench"))
         .env("LIKEKIT_PG_BIN", postgres);
+    for backend in backends {
+        run.args(["--backend", backend]);
+    }
     println!("xtask: {}", proc::display(&run));
-    let status = proc::stream(&run, |line| figures.extend(parse_metrics(line)))?;
-    let loads = status
+    let status = proc::stream(&run, |line| {
+        figures.extend(
+            parse_metrics(line)
+                .into_iter()
+                .filter(|(name, _)| keep(name)),
+        );
+    })?;
+    status
         .success()
         .then_some(())
-        .ok_or_else(|| format!("`likekit-bench run` failed ({status})"));
-    let view_path = cargo_bench(
-        ctx,
-        &["-p", "likekit-bench", "--bench", "view_path"],
-        figures,
-    );
-    loads.and(view_path)
+        .ok_or_else(|| format!("`likekit-bench run` failed ({status})"))
 }
 
 /// The unit a row's figure and target are in.
@@ -187,6 +232,15 @@ pub const ROWS: &[Row] = &[
     row("server", "Exact after the PostgreSQL like load", "postgres_likes_exact", YesNo, AtLeast(1.0)),
     row("server", "One hot post: durable likes + unlikes by many users, PostgreSQL (count spread over shard rows)", "postgres_hot_likes_per_s", PerSecond, AtLeast(2_500.0)),
     row("server", "Exact after the PostgreSQL hot-post load", "postgres_hot_exact", YesNo, AtLeast(1.0)),
+    row("citus", "Durable likes + unlikes over many posts, Citus (a coordinator and its workers on the same machine), straight to the worker holding the post", "citus_likes_per_s", PerSecond, Baseline),
+    row("citus", "Citus likes as a multiple of plain PostgreSQL's in the same run", "citus_likes_vs_postgres", Ratio, AtLeast(0.5)),
+    row("citus", "Exact after the Citus like load", "citus_likes_exact", YesNo, AtLeast(1.0)),
+    row("citus", "Citus likes with every statement through the coordinator (--citus-direct false), as a multiple of plain PostgreSQL's", "citus_coordinator_likes_vs_postgres", Ratio, Baseline),
+    row("citus", "One hot post on Citus, as a multiple of plain PostgreSQL's", "citus_hot_likes_vs_postgres", Ratio, Baseline),
+    row("citus", "Exact after the Citus hot-post load", "citus_hot_exact", YesNo, AtLeast(1.0)),
+    row("citus", "Post views, Citus", "citus_views_per_s", PerSecond, Baseline),
+    row("citus", "Citus views as a multiple of plain PostgreSQL's", "citus_views_vs_postgres", Ratio, Baseline),
+    row("citus", "Citus views through the coordinator alone, as a multiple of plain PostgreSQL's", "citus_coordinator_views_vs_postgres", Ratio, Baseline),
 ];
 
 const fn row(
@@ -404,11 +458,23 @@ fn read_criterion_result(new_dir: &Path, since: SystemTime) -> Option<(String, f
 
 /// `cargo xtask bench [--only NAME[,NAME…]]`.
 pub fn main(ctx: &Ctx, only: &[String]) -> Result<ExitCode, String> {
+    // The `citus` suite runs when asked for by name, or with the others
+    // when a coordinator is given.
+    let citus = std::env::var(CITUS_URL).is_ok_and(|url| !url.trim().is_empty());
     let chosen: Vec<&str> = SUITES
         .iter()
         .map(|s| s.name)
-        .filter(|name| only.is_empty() || only.iter().any(|o| o == name))
+        .filter(|name| {
+            if only.is_empty() {
+                *name != "citus" || citus
+            } else {
+                only.iter().any(|o| o == name)
+            }
+        })
         .collect();
+    if !chosen.contains(&"citus") {
+        println!("xtask: bench suite citus skipped: {CITUS_URL} is not set");
+    }
 
     let mut figures = Figures::new();
     let mut failures = Vec::new();

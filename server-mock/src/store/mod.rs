@@ -37,7 +37,7 @@ pub use hot::{HotPostOptions, HotPosts, MAX_SHARDS};
 #[cfg(feature = "postgres")]
 pub use postgres::{
     CITUS_LAYOUT, CITUS_STATEMENTS, Layout, MIGRATIONS as POSTGRES_MIGRATIONS, PostgresOptions,
-    PostgresStore,
+    PostgresStore, hashint8,
 };
 pub use rules::{MAX_FRIENDS, MAX_NAME_CHARS};
 #[cfg(feature = "sqlite")]

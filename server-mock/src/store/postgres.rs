@@ -13,8 +13,9 @@
 //!   call on the worker that holds the post once the functions are
 //!   distributed ([`CITUS_LAYOUT`]). The row and the count never disagree,
 //!   and each commit is durable before the answer (`synchronous_commit = on`
-//!   on every connection). (On plain PostgreSQL the call costs the database
-//!   less CPU than the single data-modifying statement it replaces.)
+//!   on every connection). (On plain PostgreSQL the call also costs less
+//!   than the single data-modifying statement it replaced: see the server
+//!   README's Citus section for the figures.)
 //! * **Exact answers.** For a post with no shard rows the count and version
 //!   come from the updated row itself, under its row lock: concurrent likes
 //!   of one post get the answers 1, 2, 3, … exactly. A write that changed
@@ -40,13 +41,19 @@
 //!   with one statement (`unnest` of the pairs probing the primary key;
 //!   `= ANY` of the post ids); on Citus with one statement per post, each
 //!   filtered by that post's id so that Citus sends it to that post's shard
-//!   alone, all sent at once on one connection. At most four batches (half
-//!   the pool if that is fewer) run at once; lookups that arrive while they
-//!   are busy queue and go together in the next. An idle server answers a
-//!   lone lookup at once, alone, so batching adds no wait; a busy one makes
-//!   far fewer statements. Each statement starts after its lookups were
-//!   asked, so a viewer still sees their own committed writes, and a post's
-//!   rows are read in one statement, as one consistent snapshot.
+//!   alone, all sent at once on one connection per worker. At most four
+//!   batches (half the pool if that is fewer) run at once; lookups that
+//!   arrive while they are busy queue and go together in the next. An idle
+//!   server answers a lone lookup at once, alone, so batching adds no wait;
+//!   a busy one makes far fewer statements. Each statement starts after its
+//!   lookups were asked, so a viewer still sees their own committed writes,
+//!   and a post's rows are read in one statement, as one consistent
+//!   snapshot.
+//! * **Straight to the worker** (Citus,
+//!   [`PostgresOptions::direct_to_workers`], module `workers`): likes,
+//!   unlikes and the one-post reads go to a pool per worker, chosen by the
+//!   post id's hash and Citus's placement map, so the coordinator is not in
+//!   their path; everything else goes to the node the URL names.
 //!
 //! The schema keys like rows, post rows and shard rows by post id first, so
 //! on Citus one post's rows live on one worker and [`CITUS_STATEMENTS`] each
@@ -61,7 +68,7 @@ use std::{
 };
 
 use async_trait::async_trait;
-use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod};
+use deadpool_postgres::{Manager, ManagerConfig, Object, Pool, RecyclingMethod};
 use likekit_proto::{IdError, LikeState, PostId, UserId, admin::Seed};
 use tokio::sync::{RwLock, RwLockReadGuard, Semaphore, mpsc, oneshot};
 use tokio_postgres::{NoTls, error::SqlState};
@@ -73,6 +80,11 @@ use super::{
     redact_url,
     rules::{check_friends, check_name, check_seed, unique},
 };
+
+mod workers;
+
+use workers::Workers;
+pub use workers::hashint8;
 
 /// The schema, one migration per entry, applied in order at start and
 /// recorded in `likekit_schema`. Never edit an applied migration; add one.
@@ -553,6 +565,12 @@ pub struct PostgresOptions {
     pub hot_posts: HotPostOptions,
     /// How the database is laid out (plain or Citus).
     pub layout: Layout,
+    /// On Citus: send a like, an unlike and a view's one-post reads straight
+    /// to the worker holding the post (read from Citus's placement map; a
+    /// pool of `connections` per worker) rather than through the node the
+    /// URL names. On by default; off when the server cannot reach the
+    /// workers' addresses as the cluster lists them.
+    pub direct_to_workers: bool,
 }
 
 impl fmt::Debug for PostgresOptions {
@@ -562,6 +580,7 @@ impl fmt::Debug for PostgresOptions {
             .field("connections", &self.connections)
             .field("hot_posts", &self.hot_posts)
             .field("layout", &self.layout)
+            .field("direct_to_workers", &self.direct_to_workers)
             .finish()
     }
 }
@@ -575,6 +594,7 @@ impl PostgresOptions {
             connections: 0,
             hot_posts: HotPostOptions::default(),
             layout: Layout::Auto,
+            direct_to_workers: true,
         }
     }
 }
@@ -618,6 +638,34 @@ pub(crate) fn connection_pool(config: tokio_postgres::Config, size: usize) -> Re
         .map_err(|e| format!("PostgreSQL connection pool: {e}"))
 }
 
+/// Where a statement about one post goes on Citus: straight to the worker
+/// holding the post ([`workers`]), or to the store's pool.
+#[derive(Clone)]
+struct Route {
+    pool: Pool,
+    workers: Option<Arc<Workers>>,
+}
+
+impl Route {
+    /// A connection for statements about `post`.
+    async fn client(&self, post: i64) -> Result<Object, StoreError> {
+        match &self.workers {
+            Some(workers) => workers.client(post).await,
+            None => Ok(self.pool.get().await?),
+        }
+    }
+
+    /// `posts` grouped so that each group's statements can share one
+    /// connection ([`Route::client`] of any of them).
+    fn groups(&self, posts: Vec<i64>) -> Vec<Vec<i64>> {
+        match &self.workers {
+            Some(workers) => workers.group(posts),
+            None if posts.is_empty() => Vec::new(),
+            None => vec![posts],
+        }
+    }
+}
+
 /// A lookup waiting for its batch, and where its answer goes.
 type Waiting<K, V> = (K, oneshot::Sender<Result<V, StoreError>>);
 
@@ -626,15 +674,16 @@ type Waiting<K, V> = (K, oneshot::Sender<Result<V, StoreError>>);
 /// [`MAX_BATCH`]) and returns one answer per key, in order. `slots` bounds
 /// the statements in flight, shared by every batcher of the store. The
 /// task ends when the store (the sender) is dropped.
-fn spawn_batcher<K, V, F, Fut>(
-    pool: Pool,
+fn spawn_batcher<C, K, V, F, Fut>(
+    pool: C,
     slots: Arc<Semaphore>,
     answer: F,
 ) -> mpsc::UnboundedSender<Waiting<K, V>>
 where
+    C: Clone + Send + 'static,
     K: Send + 'static,
     V: Clone + Send + 'static,
-    F: Fn(Pool, Vec<K>) -> Fut + Send + Sync + 'static,
+    F: Fn(C, Vec<K>) -> Fut + Send + Sync + 'static,
     Fut: Future<Output = Result<Vec<V>, StoreError>> + Send + 'static,
 {
     let (sender, mut queue) = mpsc::unbounded_channel::<Waiting<K, V>>();
@@ -702,24 +751,32 @@ async fn liked_pairs(pool: Pool, pairs: Vec<(i64, i64)>) -> Result<Vec<bool>, St
 }
 
 /// Whether each (post, user) pair has a like row, for the Citus layout: one
-/// statement per post among the pairs (each names that post only), all sent at once on
-/// one connection.
-async fn liked_by_post(pool: Pool, pairs: Vec<(i64, i64)>) -> Result<Vec<bool>, StoreError> {
+/// statement per post among the pairs (each names that post only), sent at
+/// once on one connection per worker holding them ([`Route`]).
+async fn liked_by_post(route: Route, pairs: Vec<(i64, i64)>) -> Result<Vec<bool>, StoreError> {
     let mut by_post: HashMap<i64, Vec<i64>> = HashMap::new();
     for &(post, user) in &pairs {
         by_post.entry(post).or_default().push(user);
     }
-    let client = pool.get().await?;
-    let statement = client.prepare_cached(LIKED_BY_POST).await?;
-    let lookups = by_post.iter().map(|(post, users)| {
-        let (client, statement) = (&client, &statement);
+    let groups = route.groups(by_post.keys().copied().collect());
+    let lookups = groups.iter().map(|posts| {
+        let (route, by_post) = (&route, &by_post);
         async move {
-            let rows = client.query(statement, &[post, users]).await?;
-            Ok::<_, StoreError>(
-                rows.iter()
-                    .map(|row| (*post, row.get(0)))
-                    .collect::<Vec<_>>(),
-            )
+            let client = route.client(posts[0]).await?;
+            let statement = client.prepare_cached(LIKED_BY_POST).await?;
+            let found = futures_util::future::try_join_all(posts.iter().map(|post| {
+                let (client, statement) = (&client, &statement);
+                async move {
+                    let rows = client.query(statement, &[post, &by_post[post]]).await?;
+                    Ok::<_, StoreError>(
+                        rows.iter()
+                            .map(|row| (*post, row.get(0)))
+                            .collect::<Vec<_>>(),
+                    )
+                }
+            }))
+            .await?;
+            Ok::<_, StoreError>(found.into_iter().flatten().collect::<Vec<(i64, i64)>>())
         }
     });
     let mut liked: HashSet<(i64, i64)> = HashSet::new();
@@ -730,41 +787,50 @@ async fn liked_by_post(pool: Pool, pairs: Vec<(i64, i64)>) -> Result<Vec<bool>, 
 }
 
 /// Each post's snapshot (`None` for a post that does not exist), for the
-/// Citus layout: one statement per post, all sent at once on one connection.
+/// Citus layout: one statement per post, sent at once on one connection per
+/// worker holding them ([`Route`]).
 async fn read_posts_one_by_one(
-    pool: Pool,
+    route: Route,
     posts: Vec<i64>,
 ) -> Result<Vec<Option<Arc<PostSnapshot>>>, StoreError> {
     let mut wanted = posts.clone();
     wanted.sort_unstable();
     wanted.dedup();
-    let client = pool.get().await?;
-    let statement = client.prepare_cached(POST_ROWS).await?;
-    let reads = wanted.iter().map(|post| {
-        let (client, statement) = (&client, &statement);
+    let groups = route.groups(wanted);
+    let reads = groups.iter().map(|group| {
+        let route = &route;
         async move {
-            let rows = client.query(statement, &[post]).await?;
-            let rows = rows
-                .iter()
-                .map(|row| {
-                    (
-                        row.get(0),
-                        CounterRow {
-                            count: row.get(1),
-                            version: row.get(2),
-                            likers: row.get(3),
-                            likers_at: row.get(4),
-                        },
-                    )
-                })
-                .collect();
-            Ok::<_, StoreError>((*post, snapshot(rows).map(Arc::new)))
+            let client = route.client(group[0]).await?;
+            let statement = client.prepare_cached(POST_ROWS).await?;
+            futures_util::future::try_join_all(group.iter().map(|post| {
+                let (client, statement) = (&client, &statement);
+                async move {
+                    let rows = client.query(statement, &[post]).await?;
+                    let rows = rows
+                        .iter()
+                        .map(|row| {
+                            (
+                                row.get(0),
+                                CounterRow {
+                                    count: row.get(1),
+                                    version: row.get(2),
+                                    likers: row.get(3),
+                                    likers_at: row.get(4),
+                                },
+                            )
+                        })
+                        .collect();
+                    Ok::<_, StoreError>((*post, snapshot(rows).map(Arc::new)))
+                }
+            }))
+            .await
         }
     });
     let snapshots: HashMap<i64, Option<Arc<PostSnapshot>>> =
         futures_util::future::try_join_all(reads)
             .await?
             .into_iter()
+            .flatten()
             .collect();
     Ok(posts
         .iter()
@@ -851,6 +917,9 @@ pub struct PostgresStore {
     hot: HotPosts,
     /// [`Layout::Plain`] or [`Layout::Citus`].
     layout: Layout,
+    /// Where likes and unlikes go: the store's pool, or on Citus straight
+    /// to the worker holding the post.
+    route: Route,
     url: String,
 }
 
@@ -937,7 +1006,7 @@ impl PostgresStore {
         } else {
             options.connections
         };
-        let pool = connection_pool(config, connections).map_err(StoreError::Backend)?;
+        let pool = connection_pool(config.clone(), connections).map_err(StoreError::Backend)?;
         let failed = |e: StoreError| StoreError::Backend(format!("{shown}: {e}"));
         migrate(&pool).await.map_err(failed)?;
         let layout = match options.layout {
@@ -946,10 +1015,21 @@ impl PostgresStore {
             given => given,
         };
         let slots = Arc::new(Semaphore::new((connections / 2).clamp(1, MAX_BATCHES)));
+        let workers = if layout == Layout::Citus && options.direct_to_workers {
+            Workers::connect(pool.clone(), config, connections)
+                .await
+                .map_err(failed)?
+        } else {
+            None
+        };
+        let route = Route {
+            pool: pool.clone(),
+            workers,
+        };
         let (liked_batcher, post_batcher) = if layout == Layout::Citus {
             (
-                spawn_batcher(pool.clone(), slots.clone(), liked_by_post),
-                spawn_batcher(pool.clone(), slots, read_posts_one_by_one),
+                spawn_batcher(route.clone(), slots.clone(), liked_by_post),
+                spawn_batcher(route.clone(), slots, read_posts_one_by_one),
             )
         } else {
             (
@@ -964,8 +1044,17 @@ impl PostgresStore {
             closed: RwLock::new(false),
             hot: HotPosts::new(options.hot_posts),
             layout,
+            route,
             url: options.url,
         })
+    }
+
+    /// On Citus with [`PostgresOptions::direct_to_workers`]: the worker
+    /// (host, port, as the cluster lists it) that likes, unlikes and
+    /// one-post reads of `post` are sent to. `None` elsewhere, or while
+    /// direct routing is off (a worker could not be reached).
+    pub fn citus_worker(&self, post: PostId) -> Option<(String, u16)> {
+        self.route.workers.as_ref()?.address(post.as_i64())
     }
 
     /// The layout in use: [`Layout::Plain`] or [`Layout::Citus`]
@@ -995,7 +1084,7 @@ impl PostgresStore {
         }
         let shard = self.hot.on_write(post).map_or(-1, i32::from);
         let (post_sql, user_sql) = (post.as_i64(), user.as_i64());
-        let client = self.pool.get().await?;
+        let client = self.route.client(post_sql).await?;
         let (sql, params): (&str, &[&(dyn tokio_postgres::types::ToSql + Sync)]) = if like {
             (LIKE_CALL, &[&post_sql, &user_sql, &shard, &liked_at()])
         } else {

@@ -303,6 +303,7 @@ pub async fn open_store(db: &str) -> Result<Arc<dyn Store>, String> {
                 connections: 4,
                 hot_posts: HotPostOptions::default(),
                 layout: Layout::Auto,
+                direct_to_workers: true,
             })
             .await
             .map_err(|e| format!("cannot connect to {db}: {e}"))?,

@@ -33,9 +33,10 @@
 //! laid out with the server's `CITUS_LAYOUT` before it is seeded through
 //! the same seed path, and the schema is dropped when the part ends. The
 //! `citus_*_vs_postgres` figures divide its rates by plain PostgreSQL's from
-//! the same run. `citus_workers` is the same with the server connected to
-//! the workers (each connection to a random one) instead of the
-//! coordinator.
+//! the same run. `citus` is the server as it starts by default, its likes
+//! and one-post reads sent straight to the worker holding the post;
+//! `citus_coordinator` is the same with `--citus-direct false`, every
+//! statement through the coordinator.
 
 use std::{
     collections::BTreeMap,
@@ -216,13 +217,13 @@ pub const BACKENDS: &[Backend] = &[
     },
     Backend {
         name: "citus",
-        prepare: |bench| prepare_citus(bench, false),
+        prepare: |bench| prepare_citus(bench, true),
         naive: false,
         available: |options| options.citus.is_some(),
     },
     Backend {
-        name: "citus_workers",
-        prepare: |bench| prepare_citus(bench, true),
+        name: "citus_coordinator",
+        prepare: |bench| prepare_citus(bench, false),
         naive: false,
         available: |options| options.citus.is_some(),
     },
@@ -429,8 +430,9 @@ fn prepare_postgres(bench: &Bench) -> Result<Prepared, String> {
 /// default shard count, `citus.shard_count`), then the data set is seeded
 /// through the store's own seed path and the tables are vacuumed and
 /// analyzed. The server gets the same pool as on plain PostgreSQL, on the
-/// coordinator, or (`on_workers`) spread over the workers.
-fn prepare_citus(bench: &Bench, on_workers: bool) -> Result<Prepared, String> {
+/// coordinator, sending likes and one-post reads straight to the workers
+/// (`direct`, the server's default) or not (`--citus-direct false`).
+fn prepare_citus(bench: &Bench, direct: bool) -> Result<Prepared, String> {
     let started = Instant::now();
     let coordinator = bench
         .options
@@ -467,23 +469,22 @@ fn prepare_citus(bench: &Bench, on_workers: bool) -> Result<Prepared, String> {
     schema
         .psql(&["VACUUM (ANALYZE) users, friends, posts, likes, post_count_shards"])
         .map_err(|e| e.to_string())?;
-    let db = if on_workers {
-        schema.workers_url().map_err(|e| e.to_string())?
-    } else {
-        url
-    };
     say(&format!(
-        "citus: ready in {:.1} s; the server on {}",
+        "citus: ready in {:.1} s; the server on the coordinator, {}",
         started.elapsed().as_secs_f64(),
-        if on_workers {
-            "the workers"
+        if direct {
+            "likes and one-post reads straight to the workers"
         } else {
-            "the coordinator"
+            "every statement through it (--citus-direct false)"
         }
     ));
+    let mut server_args = vec!["--db-connections".into(), POSTGRES_POOL.to_string()];
+    if !direct {
+        server_args.extend(["--citus-direct".into(), "false".into()]);
+    }
     Ok(Prepared {
-        db,
-        server_args: vec!["--db-connections".into(), POSTGRES_POOL.to_string()],
+        db: url,
+        server_args,
         cluster: None,
         schema: Some(schema),
     })
@@ -790,7 +791,7 @@ pub fn derive_ratios(found: &mut Figures) {
         }
     }
     // Citus beside plain PostgreSQL on the same machine, in the same run.
-    for citus in ["citus", "citus_workers"] {
+    for citus in ["citus", "citus_coordinator"] {
         for rate in ["views", "views_uniform", "likes", "hot_likes"] {
             let c = found.get(&format!("{citus}_{rate}_per_s"));
             let p = found.get(&format!("postgres_{rate}_per_s"));

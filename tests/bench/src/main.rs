@@ -50,9 +50,9 @@ enum BenchCommand {
         /// set goes into a schema of its own there, dropped afterwards.
         #[arg(long, env = "LIKEKIT_BENCH_CITUS_URL", hide_env_values = true)]
         citus: Option<String>,
-        /// Measure only this backend (sqlite, postgres, citus, citus_workers:
-        /// the server on the workers instead of the coordinator); repeatable.
-        #[arg(long = "backend", value_parser = ["sqlite", "postgres", "citus", "citus_workers"])]
+        /// Measure only this backend (sqlite, postgres, citus,
+        /// citus_coordinator: Citus with `--citus-direct false`); repeatable.
+        #[arg(long = "backend", value_parser = ["sqlite", "postgres", "citus", "citus_coordinator"])]
         backends: Vec<String>,
     },
     /// Build a data set into a folder (reused when it is already there with

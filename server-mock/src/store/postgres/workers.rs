@@ -1,0 +1,336 @@
+//! Straight to the worker (Citus): where each post's rows live, and a pool
+//! of connections to each worker, so that a like, an unlike and a view's
+//! one-post reads go to the worker that holds the post rather than through
+//! the coordinator.
+//!
+//! Citus places a row by a hash of its distribution column — for the
+//! `bigint` post id, PostgreSQL's `hashint8` ([`hashint8`]) — which falls in
+//! one shard's `[shardminvalue, shardmaxvalue]` range in `pg_dist_shard`;
+//! the shard's placement names its worker. [`Workers::connect`] reads that
+//! map (every node holds Citus's metadata, so the store may be connected to
+//! the coordinator or to a worker), and it is read again every
+//! [`REFRESH`].
+//!
+//! A map gone stale costs speed, never correctness: a worker that is sent a
+//! statement for a post it does not hold passes it on to the worker that
+//! does, as Citus does for any query that reaches a worker. A worker the
+//! server cannot reach (connections to it fail) turns direct routing off
+//! until the next refresh; everything then goes through the store's own
+//! pool, as without this module.
+
+use std::{
+    collections::HashMap,
+    sync::{Arc, RwLock, Weak},
+    time::Duration,
+};
+
+use deadpool_postgres::{Object, Pool};
+
+use super::{StoreError, connection_pool};
+
+/// How often the map is read again (a rebalance moves shards while
+/// servers run).
+pub(super) const REFRESH: Duration = Duration::from_secs(30);
+
+/// The shard ranges of `posts` (its shards' placements are its co-located
+/// tables' too) and the worker holding each.
+const PLACEMENTS: &str = "
+SELECT s.shardminvalue::integer, s.shardmaxvalue::integer, n.nodename, n.nodeport
+FROM pg_dist_shard s
+JOIN pg_dist_placement p ON p.shardid = s.shardid
+JOIN pg_dist_node n ON n.groupid = p.groupid
+WHERE s.logicalrelid = 'posts'::regclass AND n.noderole = 'primary' AND n.isactive
+ORDER BY 1
+";
+
+/// PostgreSQL's `hashint8`: the hash by which Citus places a `bigint`
+/// distribution column (its shards split the `i32` range).
+///
+/// ```text
+/// SELECT hashint8(42) → 1509752520
+/// ```
+pub fn hashint8(value: i64) -> i32 {
+    // The low word, folded with the high one so that values that fit in
+    // 32 bits hash as `hashint4` does (PostgreSQL's cross-type rule).
+    let low = value as u32;
+    let high = (value >> 32) as u32;
+    let folded = if value >= 0 { low ^ high } else { low ^ !high };
+    hash_uint32(folded) as i32
+}
+
+/// PostgreSQL's `hash_bytes_uint32`: Bob Jenkins' lookup3 `final` mix of
+/// one 32-bit word.
+fn hash_uint32(k: u32) -> u32 {
+    let start = 0x9e37_79b9_u32.wrapping_add(4).wrapping_add(3_923_095);
+    let (mut a, mut b, mut c) = (start.wrapping_add(k), start, start);
+    c ^= b;
+    c = c.wrapping_sub(b.rotate_left(14));
+    a ^= c;
+    a = a.wrapping_sub(c.rotate_left(11));
+    b ^= a;
+    b = b.wrapping_sub(a.rotate_left(25));
+    c ^= b;
+    c = c.wrapping_sub(b.rotate_left(16));
+    a ^= c;
+    a = a.wrapping_sub(c.rotate_left(4));
+    b ^= a;
+    b = b.wrapping_sub(a.rotate_left(14));
+    c ^= b;
+    c.wrapping_sub(b.rotate_left(24))
+}
+
+/// One reading of the placement map.
+#[derive(Default)]
+struct Map {
+    /// (lowest hash, highest hash, index into `pools`), by lowest hash.
+    shards: Vec<(i32, i32, usize)>,
+    /// A pool per worker: (host, port, pool).
+    pools: Vec<(String, u16, Pool)>,
+}
+
+impl Map {
+    /// Which of `pools` holds `post`, if the map places it.
+    fn worker(&self, post: i64) -> Option<usize> {
+        let hash = hashint8(post);
+        let at = self.shards.partition_point(|&(low, _, _)| low <= hash);
+        let &(low, high, worker) = self.shards.get(at.checked_sub(1)?)?;
+        (low..=high).contains(&hash).then_some(worker)
+    }
+
+    /// The pool of the worker holding `post`, if the map places it.
+    fn pool(&self, post: i64) -> Option<&Pool> {
+        self.worker(post).map(|worker| &self.pools[worker].2)
+    }
+}
+
+/// Where each post lives, and a pool per worker.
+pub(super) struct Workers {
+    /// The store's own pool (coordinator or any node): it reads the map,
+    /// and takes every statement when the map does not place a post.
+    own: Pool,
+    /// The store's connection settings; a worker's differ only in host
+    /// and port.
+    config: tokio_postgres::Config,
+    /// Connections per worker.
+    size: usize,
+    map: RwLock<Arc<Map>>,
+}
+
+impl Workers {
+    /// Reads the map through `own` and makes a pool per worker (their
+    /// connections open on first use). `None` without Citus or when `posts`
+    /// is not distributed.
+    pub(super) async fn connect(
+        own: Pool,
+        config: tokio_postgres::Config,
+        size: usize,
+    ) -> Result<Option<Arc<Self>>, StoreError> {
+        let citus: bool = own
+            .get()
+            .await?
+            .query_one(
+                "SELECT to_regclass('pg_catalog.pg_dist_shard') IS NOT NULL",
+                &[],
+            )
+            .await?
+            .get(0);
+        if !citus {
+            return Ok(None);
+        }
+        let workers = Self {
+            own,
+            config,
+            size,
+            map: RwLock::new(Arc::default()),
+        };
+        workers.refresh().await?;
+        if workers.map().shards.is_empty() {
+            return Ok(None);
+        }
+        let workers = Arc::new(workers);
+        tokio::spawn(refresh_every(Arc::downgrade(&workers)));
+        Ok(Some(workers))
+    }
+
+    fn map(&self) -> Arc<Map> {
+        self.map.read().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
+    /// Reads the map again, keeping the pools of workers it still names.
+    async fn refresh(&self) -> Result<(), StoreError> {
+        let rows = self.own.get().await?.query(PLACEMENTS, &[]).await?;
+        let old = self.map();
+        let mut pools: Vec<(String, u16, Pool)> = Vec::new();
+        let mut index: HashMap<(String, u16), usize> = HashMap::new();
+        let mut shards = Vec::with_capacity(rows.len());
+        for row in rows {
+            let (low, high, host, port): (i32, i32, String, i32) =
+                (row.get(0), row.get(1), row.get(2), row.get(3));
+            let port = u16::try_from(port)
+                .map_err(|_| StoreError::Backend(format!("Citus node port {port}")))?;
+            let key = (host, port);
+            let at = match index.get(&key) {
+                Some(&at) => at,
+                None => {
+                    let pool = match old
+                        .pools
+                        .iter()
+                        .find(|(h, p, _)| (h, *p) == (&key.0, key.1))
+                    {
+                        Some((_, _, pool)) => pool.clone(),
+                        None => connection_pool(self.worker_config(&key.0, key.1), self.size)
+                            .map_err(StoreError::Backend)?,
+                    };
+                    pools.push((key.0.clone(), key.1, pool));
+                    index.insert(key, pools.len() - 1);
+                    pools.len() - 1
+                }
+            };
+            shards.push((low, high, at));
+        }
+        let map = Arc::new(Map { shards, pools });
+        *self.map.write().unwrap_or_else(|e| e.into_inner()) = map;
+        Ok(())
+    }
+
+    /// The store's settings with the worker's host and port.
+    fn worker_config(&self, host: &str, port: u16) -> tokio_postgres::Config {
+        let given = &self.config;
+        let mut config = tokio_postgres::Config::new();
+        config.host(host).port(port);
+        if let Some(user) = given.get_user() {
+            config.user(user);
+        }
+        if let Some(password) = given.get_password() {
+            config.password(password);
+        }
+        if let Some(dbname) = given.get_dbname() {
+            config.dbname(dbname);
+        }
+        if let Some(options) = given.get_options() {
+            config.options(options);
+        }
+        if let Some(name) = given.get_application_name() {
+            config.application_name(name);
+        }
+        if let Some(timeout) = given.get_connect_timeout() {
+            config.connect_timeout(*timeout);
+        }
+        config
+            .keepalives(given.get_keepalives())
+            .keepalives_idle(given.get_keepalives_idle());
+        config
+    }
+
+    /// A connection to the worker holding `post`, or to the store's own
+    /// node when the map does not place it. A worker that cannot be
+    /// reached turns direct routing off until the next refresh.
+    pub(super) async fn client(&self, post: i64) -> Result<Object, StoreError> {
+        let map = self.map();
+        if let Some(pool) = map.pool(post) {
+            match pool.get().await {
+                Ok(client) => return Ok(client),
+                Err(e) => self.give_up(&map, &e.to_string()),
+            }
+        }
+        Ok(self.own.get().await?)
+    }
+
+    /// The worker (host, port) that statements about `post` go to, if the
+    /// map places it.
+    pub(super) fn address(&self, post: i64) -> Option<(String, u16)> {
+        let map = self.map();
+        let (host, port, _) = &map.pools[map.worker(post)?];
+        Some((host.clone(), *port))
+    }
+
+    /// `posts` grouped by the worker holding them (those the map does not
+    /// place in one group of their own); a group's connection is
+    /// [`Workers::client`] of any of its posts.
+    pub(super) fn group(&self, posts: impl IntoIterator<Item = i64>) -> Vec<Vec<i64>> {
+        let map = self.map();
+        let mut groups: Vec<Vec<i64>> = Vec::new();
+        let mut by_worker: HashMap<Option<usize>, usize> = HashMap::new();
+        for post in posts {
+            let at = *by_worker.entry(map.worker(post)).or_insert_with(|| {
+                groups.push(Vec::new());
+                groups.len() - 1
+            });
+            groups[at].push(post);
+        }
+        groups
+    }
+
+    /// After a worker's connection failed: off until the next refresh.
+    fn give_up(&self, map: &Arc<Map>, error: &str) {
+        let mut current = self.map.write().unwrap_or_else(|e| e.into_inner());
+        if Arc::ptr_eq(&current, map) && !current.shards.is_empty() {
+            tracing::warn!(
+                error,
+                "Citus: a worker could not be reached directly; likes and views go \
+                 through {} until the placement map is read again (every {} s)",
+                "the store's own database URL",
+                REFRESH.as_secs()
+            );
+            *current = Arc::new(Map::default());
+        }
+    }
+}
+
+/// Reads the map every [`REFRESH`] while the store lives.
+async fn refresh_every(workers: Weak<Workers>) {
+    loop {
+        tokio::time::sleep(REFRESH).await;
+        let Some(workers) = workers.upgrade() else {
+            return;
+        };
+        if let Err(e) = workers.refresh().await {
+            tracing::warn!(error = %e, "Citus: reading the placement map failed; keeping the last one");
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hashint8_gives_postgresql_s_values() {
+        // From PostgreSQL 15: SELECT hashint8(v) (the store_postgres tests
+        // compare many more against a live server).
+        let known = [
+            (1, -1_905_060_026),
+            (2, 1_134_484_726),
+            (42, 1_509_752_520),
+            (100_000, 1_001_413_960),
+            (1 << 31, -1_524_351_049),
+            ((1 << 40) + 7, 2_004_417_530),
+            (i64::MAX, -1_524_351_049),
+            (-1, 385_747_274),
+            (-5, 1_412_886_042),
+        ];
+        for (value, hash) in known {
+            assert_eq!(hashint8(value), hash, "hashint8({value})");
+        }
+    }
+
+    fn map(shards: Vec<(i32, i32, usize)>) -> Map {
+        Map {
+            shards,
+            pools: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn a_post_goes_to_the_shard_whose_range_holds_its_hash() {
+        // Two shards splitting the range, as Citus makes them.
+        let two = map(vec![(i32::MIN, -1, 0), (0, i32::MAX, 1)]);
+        assert_eq!(two.worker(1), Some(0)); // hash -1,905,060,026
+        assert_eq!(two.worker(42), Some(1)); // hash 1,509,752,520
+        // A gap (a shard being moved, say) places nothing there.
+        let gap = map(vec![(i32::MIN, -2_000_000_000, 0), (0, i32::MAX, 1)]);
+        assert_eq!(gap.worker(1), None);
+        assert_eq!(gap.worker(42), Some(1));
+        assert_eq!(Map::default().worker(42), None);
+    }
+}
