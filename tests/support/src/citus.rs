@@ -302,10 +302,8 @@ impl Schema {
     ///
     /// As [`psql`], or when the cluster has no workers.
     pub fn workers_url(&self) -> Result<String, ClusterError> {
-        let listed = self.psql(&[
-            "SELECT nodename || ':' || nodeport FROM pg_dist_node \
-             WHERE groupid <> 0 AND noderole = 'primary' AND isactive ORDER BY nodeid",
-        ])?;
+        let listed = self.psql(&["SELECT nodename || ':' || nodeport FROM pg_dist_node \
+             WHERE groupid <> 0 AND noderole = 'primary' AND isactive ORDER BY nodeid"])?;
         let hosts: Vec<String> = listed.lines().map(|line| line.trim().to_owned()).collect();
         if hosts.is_empty() {
             return Err(ClusterError::Failed("the cluster has no workers".into()));
