@@ -12,8 +12,10 @@
 //!   friends join on every view, no cache — a small server of its own
 //!   reading the same database as the server under test.
 //! * [`load`]: the run — wrk with `bench/load.lua` against each of them and
-//!   the real server, on SQLite and on a throwaway PostgreSQL cluster, with
-//!   an audit after every write load; every figure a `likekit-metric` line.
+//!   the real server, on SQLite and on a throwaway PostgreSQL cluster (and,
+//!   given a coordinator with `--citus`, on Citus, the server on the
+//!   coordinator and on the workers), with an audit after every write load;
+//!   every figure a `likekit-metric` line.
 //!
 //! Benchmarks are not tests: the targets live in `cargo xtask bench`'s
 //! report, never in assertions here.
