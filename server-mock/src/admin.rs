@@ -190,9 +190,25 @@ pub(crate) async fn set_faults(
     AppJson(rules): AppJson<FaultRules>,
 ) -> Result<Json<FaultRules>, ApiError> {
     faults::validate(&rules).map_err(|msg| ApiError::bad_request("bad_fault_rules", msg))?;
-    app.faults.set(rules.clone());
-    tracing::info!(rules = rules.rules.len(), "fault rules set");
-    Ok(Json(rules))
+    let in_force = app.faults.set(rules);
+    tracing::info!(
+        rules = in_force.rules.len(),
+        seed = in_force.seed,
+        "fault rules set"
+    );
+    Ok(Json(in_force))
+}
+
+/// The fault rules in force, with the seed their draws come from.
+#[utoipa::path(
+    get,
+    path = "/admin/faults",
+    tag = "admin",
+    security(("admin_key" = [])),
+    responses((status = 200, description = "The rules in force and their seed", body = FaultRules))
+)]
+pub(crate) async fn get_faults(State(App(app)): State<App>) -> Json<FaultRules> {
+    Json(app.faults.get())
 }
 
 /// Remove every fault rule.

@@ -1,12 +1,14 @@
-//! Fault injection for client tests: latency, error answers and dropped
-//! connections, per public route.
+//! Fault injection for client tests: rules that match requests to the
+//! public routes and delay, refuse, cut or spoil them, before the request
+//! is handled or after (see [`FaultRule`] for the language).
 //!
-//! Each request to a public route walks the rules in order; for every rule
-//! whose route matches (or is `*`) it waits `latency_ms` plus a uniform
-//! `0..=jitter_ms`, then drops the connection with probability `drop_rate`,
-//! else fails if the rule still has `fail_next` failures left, else fails
-//! with probability `error_rate`. The first drop or failure ends the walk.
-//! Waiting is asynchronous: a slow rule never holds up other requests.
+//! [`Faults::plan`] walks the rules for one request and returns a [`Plan`]:
+//! the delay and the act for each phase. Every draw (a rule's probability,
+//! its jitter, `drop_rate`, `error_rate`) comes from the rule set's seed, the
+//! rule's place in the set and the call's number for that rule, so the same
+//! seed and the same sequence of calls give the same faults, whatever other
+//! requests run at the same time. The middleware carries the plan out
+//! ([`crate::middleware`]).
 
 use std::{
     sync::{
@@ -18,33 +20,91 @@ use std::{
 
 use arc_swap::ArcSwap;
 use axum::http::StatusCode;
-use likekit_proto::admin::{FaultRoute, FaultRule, FaultRules};
+use likekit_proto::{
+    PostId, UserId,
+    admin::{FaultAction, FaultMethod, FaultPhase, FaultRoute, FaultRule, FaultRules},
+};
 
 /// The most rules one `PUT /admin/faults` may set.
 pub const MAX_RULES: usize = 64;
-/// The longest latency (and jitter) a rule may ask for: ten minutes.
+/// The longest latency (and jitter, and slow-body interval) a rule may ask
+/// for: ten minutes.
 pub const MAX_LATENCY_MS: u64 = 600_000;
+/// The largest body an `oversized` action may send: 1 GiB (streamed).
+pub const MAX_OVERSIZED_BYTES: u64 = 1 << 30;
 
 #[derive(Debug)]
 struct ActiveRule {
     rule: FaultRule,
+    /// Requests this rule matched so far.
+    calls: AtomicU64,
     fail_next_left: AtomicU64,
 }
 
-/// What to do with a request.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Decision {
-    /// Handle it normally.
-    Pass,
-    /// Answer this status with an `injected_fault` error.
-    Fail(StatusCode),
-    /// Close the connection without an answer.
+#[derive(Debug, Default)]
+struct RuleSet {
+    seed: u64,
+    rules: Vec<ActiveRule>,
+}
+
+/// What a rule does to a request (one of [`FaultAction`], or an injected
+/// error from today's fields).
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Act {
+    /// Answer this status with `body` (or the `injected_fault` error body).
+    Status {
+        status: StatusCode,
+        body: Option<serde_json::Value>,
+        retry_after_secs: Option<u64>,
+    },
     Drop,
+    Reset,
+    Hang,
+    Truncate(u32),
+    Malformed,
+    SlowBody {
+        bytes: u32,
+        interval: Duration,
+    },
+    Oversized(u64),
+}
+
+/// What to do in one phase: wait, then act (or not).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub(crate) struct Step {
+    pub(crate) delay: Duration,
+    pub(crate) act: Option<Act>,
+}
+
+/// The faults for one request, and which rule acted (its place in the set).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub(crate) struct Plan {
+    pub(crate) before: Step,
+    pub(crate) after: Step,
+    pub(crate) rule: Option<usize>,
+}
+
+impl Plan {
+    /// Whether the plan changes nothing.
+    pub(crate) fn is_empty(&self) -> bool {
+        *self == Plan::default()
+    }
+}
+
+/// One request, as the rules see it.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Call<'a> {
+    pub(crate) route: FaultRoute,
+    pub(crate) method: FaultMethod,
+    /// The post the path names, or the posts a batch read asks for.
+    pub(crate) posts: &'a [PostId],
+    /// The signed-in user, when a rule needs it and the token is valid.
+    pub(crate) user: Option<UserId>,
 }
 
 #[derive(Debug, Default)]
 pub(crate) struct Faults {
-    rules: ArcSwap<Vec<ActiveRule>>,
+    set: ArcSwap<RuleSet>,
 }
 
 /// Checks a rule set is usable.
@@ -62,6 +122,7 @@ pub(crate) fn validate(rules: &FaultRules) -> Result<(), String> {
         };
         probability("error_rate", rule.error_rate)?;
         probability("drop_rate", rule.drop_rate)?;
+        probability("probability", rule.probability)?;
         if !(400..=599).contains(&rule.status) {
             return Err(format!("rule {i}: status must be 400..=599"));
         }
@@ -70,75 +131,214 @@ pub(crate) fn validate(rules: &FaultRules) -> Result<(), String> {
                 "rule {i}: latency_ms and jitter_ms must be at most {MAX_LATENCY_MS}"
             ));
         }
+        for (name, value) in [("nth", rule.nth), ("every", rule.every)] {
+            if value == Some(0) {
+                return Err(format!("rule {i}: {name} must be at least 1"));
+            }
+        }
+        let Some(action) = &rule.action else {
+            continue;
+        };
+        match action {
+            FaultAction::Status { status, .. } if !(200..=599).contains(status) => {
+                return Err(format!("rule {i}: action status must be 200..=599"));
+            }
+            FaultAction::Truncate { .. } | FaultAction::SlowBody { .. }
+                if rule.phase != FaultPhase::After =>
+            {
+                return Err(format!(
+                    "rule {i}: truncate and slow_body shape the real answer, so their phase must be \"after\""
+                ));
+            }
+            FaultAction::SlowBody { bytes, interval_ms }
+                if *bytes == 0 || *interval_ms > MAX_LATENCY_MS =>
+            {
+                return Err(format!(
+                    "rule {i}: slow_body needs bytes of at least 1 and interval_ms of at most {MAX_LATENCY_MS}"
+                ));
+            }
+            FaultAction::Oversized { bytes } if *bytes > MAX_OVERSIZED_BYTES => {
+                return Err(format!(
+                    "rule {i}: oversized bytes must be at most {MAX_OVERSIZED_BYTES}"
+                ));
+            }
+            _ => {}
+        }
     }
     Ok(())
 }
 
+/// A uniform draw in `0..1` from (seed, rule, call, which draw): the same
+/// four numbers always give the same draw (splitmix64's finalizer).
+fn draw(seed: u64, rule: usize, call: u64, which: u64) -> f64 {
+    let mut z = seed
+        ^ (rule as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15)
+        ^ call.wrapping_mul(0xbf58_476d_1ce4_e5b9)
+        ^ which.wrapping_mul(0x94d0_49bb_1331_11eb);
+    for _ in 0..2 {
+        z = z.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^= z >> 31;
+    }
+    (z >> 11) as f64 / (1u64 << 53) as f64
+}
+
+impl ActiveRule {
+    /// Whether the rule is about this request (route, method, post, user).
+    fn matches(&self, call: &Call<'_>) -> bool {
+        let rule = &self.rule;
+        (rule.route == call.route || rule.route == FaultRoute::All)
+            && rule.method.is_none_or(|m| m == call.method)
+            && rule.post.is_none_or(|p| call.posts.contains(&p))
+            && rule.user.is_none_or(|u| call.user == Some(u))
+    }
+
+    /// Whether the call conditions select call number `n`.
+    fn selects(&self, n: u64) -> bool {
+        let rule = &self.rule;
+        rule.nth.is_none_or(|nth| n == nth)
+            && rule.every.is_none_or(|every| n % every == 0)
+            && rule.first.is_none_or(|first| n <= first)
+            && rule.after.is_none_or(|after| n > after)
+    }
+}
+
 impl Faults {
-    /// Replaces every rule (call [`validate`] first).
-    pub(crate) fn set(&self, rules: FaultRules) {
+    /// Replaces every rule (call [`validate`] first); returns the rules
+    /// with the seed in use (the given one, or one picked now).
+    pub(crate) fn set(&self, rules: FaultRules) -> FaultRules {
+        let seed = rules.seed.unwrap_or_else(|| fastrand::u64(..));
         let active = rules
             .rules
-            .into_iter()
+            .iter()
+            .cloned()
             .map(|rule| ActiveRule {
+                calls: AtomicU64::new(0),
                 fail_next_left: AtomicU64::new(rule.fail_next),
                 rule,
             })
             .collect();
-        self.rules.store(Arc::new(active));
+        self.set.store(Arc::new(RuleSet {
+            seed,
+            rules: active,
+        }));
+        FaultRules {
+            seed: Some(seed),
+            rules: rules.rules,
+        }
+    }
+
+    /// The rules in force and their seed.
+    pub(crate) fn get(&self) -> FaultRules {
+        let set = self.set.load();
+        FaultRules {
+            seed: Some(set.seed),
+            rules: set.rules.iter().map(|a| a.rule.clone()).collect(),
+        }
     }
 
     /// Removes every rule.
     pub(crate) fn clear(&self) {
-        self.rules.store(Arc::new(Vec::new()));
+        self.set.store(Arc::default());
     }
 
-    /// Applies the rules for `route` (waiting out any latency).
     /// Whether there are no rules (the common case: one cheap load, no
     /// reference count touched).
     pub(crate) fn is_empty(&self) -> bool {
-        self.rules.load().is_empty()
+        self.set.load().rules.is_empty()
     }
 
-    pub(crate) async fn decide(&self, route: FaultRoute) -> Decision {
-        let rules = self.rules.load_full();
-        for active in rules.iter() {
-            let rule = &active.rule;
-            if rule.route != route && rule.route != FaultRoute::All {
+    /// Whether some rule is limited to one user (the middleware then reads
+    /// the request's token before the handler does).
+    pub(crate) fn wants_user(&self) -> bool {
+        self.set.load().rules.iter().any(|a| a.rule.user.is_some())
+    }
+
+    /// What the rules do to `call`; counts the call for every rule it
+    /// matches (up to the rule that acts).
+    pub(crate) fn plan(&self, call: &Call<'_>) -> Plan {
+        let set = self.set.load();
+        let mut plan = Plan::default();
+        for (i, active) in set.rules.iter().enumerate() {
+            if !active.matches(call) {
                 continue;
             }
+            let n = active.calls.fetch_add(1, Ordering::AcqRel) + 1;
+            let rule = &active.rule;
+            if !active.selects(n) || draw(set.seed, i, n, 0) >= rule.probability {
+                continue;
+            }
+            let step = match rule.phase {
+                FaultPhase::Before => &mut plan.before,
+                FaultPhase::After => &mut plan.after,
+            };
             let jitter = if rule.jitter_ms > 0 {
-                fastrand::u64(0..=rule.jitter_ms)
+                (draw(set.seed, i, n, 1) * (rule.jitter_ms + 1) as f64) as u64
             } else {
                 0
             };
-            let delay = rule.latency_ms.saturating_add(jitter);
-            if delay > 0 {
-                tokio::time::sleep(Duration::from_millis(delay)).await;
-            }
-            if rule.drop_rate > 0.0 && fastrand::f64() < rule.drop_rate {
-                return Decision::Drop;
-            }
+            step.delay += Duration::from_millis(rule.latency_ms.saturating_add(jitter));
             let status =
                 StatusCode::from_u16(rule.status).unwrap_or(StatusCode::SERVICE_UNAVAILABLE);
-            let take_one =
+            let injected = Act::Status {
+                status,
+                body: None,
+                retry_after_secs: None,
+            };
+            let fail_next = || {
                 active
                     .fail_next_left
                     .fetch_update(Ordering::AcqRel, Ordering::Acquire, |left| {
                         left.checked_sub(1)
-                    });
-            if take_one.is_ok() {
-                return Decision::Fail(status);
-            }
-            if rule.error_rate > 0.0 && fastrand::f64() < rule.error_rate {
-                return Decision::Fail(status);
+                    })
+                    .is_ok()
+            };
+            let act = if rule.drop_rate > 0.0 && draw(set.seed, i, n, 2) < rule.drop_rate {
+                Some(Act::Drop)
+            } else if fail_next()
+                || (rule.error_rate > 0.0 && draw(set.seed, i, n, 3) < rule.error_rate)
+            {
+                Some(injected)
+            } else {
+                rule.action.as_ref().map(act_of)
+            };
+            if let Some(act) = act {
+                step.act = Some(act);
+                plan.rule = Some(i);
+                break;
             }
         }
-        Decision::Pass
+        plan
+    }
+}
+
+fn act_of(action: &FaultAction) -> Act {
+    match action {
+        FaultAction::Status {
+            status,
+            body,
+            retry_after_secs,
+        } => Act::Status {
+            status: StatusCode::from_u16(*status).unwrap_or(StatusCode::SERVICE_UNAVAILABLE),
+            body: body.clone(),
+            retry_after_secs: *retry_after_secs,
+        },
+        FaultAction::Drop => Act::Drop,
+        FaultAction::Reset => Act::Reset,
+        FaultAction::Hang => Act::Hang,
+        FaultAction::Truncate { bytes } => Act::Truncate(*bytes),
+        FaultAction::Malformed => Act::Malformed,
+        FaultAction::SlowBody { bytes, interval_ms } => Act::SlowBody {
+            bytes: *bytes,
+            interval: Duration::from_millis(*interval_ms),
+        },
+        FaultAction::Oversized { bytes } => Act::Oversized(*bytes),
     }
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 
@@ -146,47 +346,193 @@ mod tests {
         FaultRule::new(route)
     }
 
-    #[tokio::test]
-    async fn fail_next_counts_down_per_rule() {
-        let faults = Faults::default();
-        faults.set(FaultRules {
-            rules: vec![FaultRule {
-                fail_next: 2,
-                status: 500,
-                ..rule(FaultRoute::Like)
-            }],
-        });
-        assert_eq!(faults.decide(FaultRoute::Unlike).await, Decision::Pass);
-        assert_eq!(
-            faults.decide(FaultRoute::Like).await,
-            Decision::Fail(StatusCode::INTERNAL_SERVER_ERROR)
-        );
-        assert_eq!(
-            faults.decide(FaultRoute::Like).await,
-            Decision::Fail(StatusCode::INTERNAL_SERVER_ERROR)
-        );
-        assert_eq!(faults.decide(FaultRoute::Like).await, Decision::Pass);
+    fn call(route: FaultRoute) -> Call<'static> {
+        let method = match route {
+            FaultRoute::Like => FaultMethod::Post,
+            FaultRoute::Unlike => FaultMethod::Delete,
+            _ => FaultMethod::Get,
+        };
+        Call {
+            route,
+            method,
+            posts: &[],
+            user: None,
+        }
     }
 
-    #[tokio::test]
-    async fn star_matches_every_route_and_clear_removes() {
+    fn act(faults: &Faults, call: &Call<'_>) -> Option<Act> {
+        let plan = faults.plan(call);
+        plan.before.act.or(plan.after.act)
+    }
+
+    const FAIL_500: Option<Act> = Some(Act::Status {
+        status: StatusCode::INTERNAL_SERVER_ERROR,
+        body: None,
+        retry_after_secs: None,
+    });
+
+    #[test]
+    fn fail_next_counts_down_per_rule() {
         let faults = Faults::default();
-        faults.set(FaultRules {
-            rules: vec![FaultRule {
-                drop_rate: 1.0,
-                ..rule(FaultRoute::All)
-            }],
-        });
+        faults.set(FaultRules::new(vec![FaultRule {
+            fail_next: 2,
+            status: 500,
+            ..rule(FaultRoute::Like)
+        }]));
+        assert_eq!(act(&faults, &call(FaultRoute::Unlike)), None);
+        assert_eq!(act(&faults, &call(FaultRoute::Like)), FAIL_500);
+        assert_eq!(act(&faults, &call(FaultRoute::Like)), FAIL_500);
+        assert_eq!(act(&faults, &call(FaultRoute::Like)), None);
+    }
+
+    #[test]
+    fn star_matches_every_route_and_clear_removes() {
+        let faults = Faults::default();
+        faults.set(FaultRules::new(vec![FaultRule {
+            drop_rate: 1.0,
+            ..rule(FaultRoute::All)
+        }]));
         for route in [
             FaultRoute::Like,
             FaultRoute::Unlike,
             FaultRoute::Likes,
             FaultRoute::Batch,
         ] {
-            assert_eq!(faults.decide(route).await, Decision::Drop);
+            assert_eq!(act(&faults, &call(route)), Some(Act::Drop));
         }
         faults.clear();
-        assert_eq!(faults.decide(FaultRoute::Like).await, Decision::Pass);
+        assert!(faults.plan(&call(FaultRoute::Like)).is_empty());
+    }
+
+    #[test]
+    fn call_numbers_select_calls() {
+        let faults = Faults::default();
+        let drop = Some(FaultAction::Drop);
+        faults.set(FaultRules::new(vec![
+            FaultRule {
+                nth: Some(2),
+                action: drop.clone(),
+                ..rule(FaultRoute::Like)
+            },
+            FaultRule {
+                every: Some(3),
+                action: Some(FaultAction::Reset),
+                ..rule(FaultRoute::Unlike)
+            },
+            FaultRule {
+                after: Some(1),
+                first: Some(3),
+                action: Some(FaultAction::Malformed),
+                ..rule(FaultRoute::Likes)
+            },
+        ]));
+        let likes: Vec<_> = (0..4)
+            .map(|_| act(&faults, &call(FaultRoute::Like)))
+            .collect();
+        assert_eq!(likes, [None, Some(Act::Drop), None, None]);
+        let unlikes: Vec<_> = (0..6)
+            .map(|_| act(&faults, &call(FaultRoute::Unlike)))
+            .collect();
+        let reset = Some(Act::Reset);
+        assert_eq!(unlikes, [None, None, reset.clone(), None, None, reset]);
+        let reads: Vec<_> = (0..4)
+            .map(|_| act(&faults, &call(FaultRoute::Likes)))
+            .collect();
+        let m = Some(Act::Malformed);
+        assert_eq!(reads, [None, m.clone(), m, None]);
+    }
+
+    #[test]
+    fn method_post_and_user_narrow_a_rule() {
+        let faults = Faults::default();
+        faults.set(FaultRules::new(vec![FaultRule {
+            method: Some(FaultMethod::Delete),
+            post: Some(PostId::new(42).unwrap()),
+            user: Some(UserId::new(7).unwrap()),
+            action: Some(FaultAction::Drop),
+            ..rule(FaultRoute::All)
+        }]));
+        let p42 = [PostId::new(42).unwrap()];
+        let p43 = [PostId::new(43).unwrap()];
+        let u7 = Some(UserId::new(7).unwrap());
+        let mut c = Call {
+            route: FaultRoute::Unlike,
+            method: FaultMethod::Delete,
+            posts: &p42,
+            user: u7,
+        };
+        assert_eq!(act(&faults, &c), Some(Act::Drop));
+        c.posts = &p43;
+        assert_eq!(act(&faults, &c), None);
+        c.posts = &p42;
+        c.user = Some(UserId::new(8).unwrap());
+        assert_eq!(act(&faults, &c), None);
+        c.user = u7;
+        c.method = FaultMethod::Post;
+        c.route = FaultRoute::Like;
+        assert_eq!(act(&faults, &c), None);
+        assert!(faults.wants_user());
+    }
+
+    #[test]
+    fn a_seed_replays_the_same_faults() {
+        let rules = |seed| FaultRules {
+            seed: Some(seed),
+            rules: vec![FaultRule {
+                probability: 0.3,
+                jitter_ms: 50,
+                action: Some(FaultAction::Status {
+                    status: 500,
+                    body: None,
+                    retry_after_secs: None,
+                }),
+                ..rule(FaultRoute::All)
+            }],
+        };
+        let run = |seed| {
+            let faults = Faults::default();
+            faults.set(rules(seed));
+            (0..200)
+                .map(|_| faults.plan(&call(FaultRoute::Like)))
+                .collect::<Vec<_>>()
+        };
+        let (a, b, c) = (run(7), run(7), run(8));
+        assert_eq!(a, b);
+        assert_ne!(a, c);
+        let fired = a.iter().filter(|p| p.before.act.is_some()).count();
+        assert!((30..=90).contains(&fired), "30% of 200 fired {fired} times");
+        // The seed is reported back, also one the server picked.
+        let faults = Faults::default();
+        let set = faults.set(FaultRules::new(Vec::new()));
+        assert_eq!(faults.get().seed, set.seed);
+        assert!(set.seed.is_some());
+    }
+
+    #[test]
+    fn phases_latency_and_the_first_act() {
+        let faults = Faults::default();
+        faults.set(FaultRules::new(vec![
+            FaultRule {
+                latency_ms: 100,
+                ..rule(FaultRoute::All)
+            },
+            FaultRule {
+                phase: FaultPhase::After,
+                latency_ms: 20,
+                action: Some(FaultAction::Truncate { bytes: 5 }),
+                ..rule(FaultRoute::Like)
+            },
+            FaultRule {
+                action: Some(FaultAction::Drop),
+                ..rule(FaultRoute::Like)
+            },
+        ]));
+        let plan = faults.plan(&call(FaultRoute::Like));
+        assert_eq!(plan.before.delay, Duration::from_millis(100));
+        assert_eq!(plan.before.act, None);
+        assert_eq!(plan.after.delay, Duration::from_millis(20));
+        assert_eq!(plan.after.act, Some(Act::Truncate(5)));
+        assert_eq!(plan.rule, Some(1));
     }
 
     #[test]
@@ -212,21 +558,47 @@ mod tests {
                 error_rate: f64::NAN,
                 ..rule(FaultRoute::All)
             },
+            FaultRule {
+                probability: 2.0,
+                ..rule(FaultRoute::All)
+            },
+            FaultRule {
+                every: Some(0),
+                ..rule(FaultRoute::All)
+            },
+            FaultRule {
+                action: Some(FaultAction::Truncate { bytes: 3 }),
+                ..rule(FaultRoute::All)
+            },
+            FaultRule {
+                phase: FaultPhase::After,
+                action: Some(FaultAction::SlowBody {
+                    bytes: 0,
+                    interval_ms: 10,
+                }),
+                ..rule(FaultRoute::All)
+            },
+            FaultRule {
+                action: Some(FaultAction::Status {
+                    status: 99,
+                    body: None,
+                    retry_after_secs: None,
+                }),
+                ..rule(FaultRoute::All)
+            },
+            FaultRule {
+                action: Some(FaultAction::Oversized {
+                    bytes: MAX_OVERSIZED_BYTES + 1,
+                }),
+                ..rule(FaultRoute::All)
+            },
         ];
         for rule in bad {
             assert!(
-                validate(&FaultRules {
-                    rules: vec![rule.clone()]
-                })
-                .is_err(),
+                validate(&FaultRules::new(vec![rule.clone()])).is_err(),
                 "{rule:?}"
             );
         }
-        assert!(
-            validate(&FaultRules {
-                rules: vec![rule(FaultRoute::Like)]
-            })
-            .is_ok()
-        );
+        assert!(validate(&FaultRules::new(vec![rule(FaultRoute::Like)])).is_ok());
     }
 }

@@ -1,19 +1,24 @@
 //! The one middleware around every route: fault rules, metrics, a log
 //! line, the request timeout, and JSON for every error answer.
 
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use axum::{
+    Json,
+    body::{Body, Bytes},
     extract::{Request, State},
-    http::{StatusCode, header},
+    http::{HeaderValue, Method, StatusCode, header},
     middleware::Next,
     response::{IntoResponse, Response},
 };
-use likekit_proto::admin::FaultRoute;
+use likekit_proto::{
+    PostId,
+    admin::{FaultMethod, FaultRoute},
+};
 
 use crate::{
     error::ApiError,
-    faults::Decision,
+    faults::{Act, Call, Plan},
     metrics::Route,
     net::ConnInfo,
     state::{App, Shared},
@@ -30,48 +35,229 @@ fn fault_route(route: Route) -> Option<FaultRoute> {
     }
 }
 
-/// The fault rules' verdict on a request to a public route: `None` to
-/// handle it, or the answer to give instead (an injected error, or a cut
-/// connection).
-async fn injected_fault(
+/// The posts a request names: the `{id}` of `/posts/{id}/…`, or the
+/// `posts=` list of a batch read (ids that do not parse are left out; the
+/// handler refuses them).
+fn posts_named(request: &Request) -> Vec<PostId> {
+    let uri = request.uri();
+    let path_id = uri
+        .path()
+        .strip_prefix("/posts/")
+        .and_then(|rest| rest.split('/').next())
+        .and_then(|id| id.parse().ok());
+    if let Some(id) = path_id {
+        return vec![id];
+    }
+    uri.query()
+        .into_iter()
+        .flat_map(|q| q.split('&'))
+        .filter_map(|pair| pair.strip_prefix("posts="))
+        .flat_map(|list| {
+            let list = list.replace("%2C", ",").replace("%2c", ",");
+            list.split(',')
+                .filter_map(|id| id.parse().ok())
+                .collect::<Vec<PostId>>()
+        })
+        .collect()
+}
+
+/// The fault rules' plan for a request to a public route.
+fn plan_for(app: &Shared, route: FaultRoute, request: &Request) -> Plan {
+    let method = match *request.method() {
+        Method::POST => FaultMethod::Post,
+        Method::DELETE => FaultMethod::Delete,
+        _ => FaultMethod::Get,
+    };
+    let user = if app.faults.wants_user() {
+        request
+            .headers()
+            .get(header::AUTHORIZATION)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.strip_prefix("Bearer "))
+            .and_then(|token| app.auth.verify(token).ok())
+    } else {
+        None
+    };
+    let posts = posts_named(request);
+    app.faults.plan(&Call {
+        route,
+        method,
+        posts: &posts,
+        user,
+    })
+}
+
+/// Runs the request through the fault plan: the `before` delay and act
+/// (the handler never runs when there is one), the handler, then the
+/// `after` delay and act on its answer.
+async fn with_faults(
     app: &Shared,
-    route: FaultRoute,
+    plan: Plan,
     connection: Option<ConnInfo>,
-) -> Option<Response> {
-    match app.faults.decide(route).await {
-        Decision::Pass => None,
-        Decision::Fail(status) => {
+    request: Request,
+    next: Next,
+) -> Response {
+    if !plan.before.delay.is_zero() {
+        tokio::time::sleep(plan.before.delay).await;
+    }
+    if let Some(act) = plan.before.act {
+        app.metrics.faults_injected.increment(1);
+        return perform(app, act, None, connection).await;
+    }
+    let response = next.run(request).await;
+    if !plan.after.delay.is_zero() {
+        tokio::time::sleep(plan.after.delay).await;
+    }
+    match plan.after.act {
+        Some(act) => {
             app.metrics.faults_injected.increment(1);
-            let mut error = ApiError::new(
-                status,
-                "injected_fault",
-                format!("fault rule: answering {}", status.as_u16()),
-            );
-            if status == StatusCode::TOO_MANY_REQUESTS {
-                error.retry_after_secs = Some(1);
-            }
-            Some(error.into_response())
+            perform(app, act, Some(response), connection).await
         }
-        Decision::Drop => {
-            app.metrics.faults_injected.increment(1);
-            match connection {
-                Some(info) => {
-                    tracing::debug!(remote = %info.remote, "fault rule: dropping the connection");
-                    info.kill.trigger();
-                }
-                None => tracing::warn!("fault rule: cannot drop a connection served elsewhere"),
+        None => response,
+    }
+}
+
+/// A body that is not JSON, for `malformed`.
+const MALFORMED: &str = "{\"count\": 1, \"liked_by_me\": tru";
+
+/// Carries out one act; `answer` is the handler's answer (phase `after`).
+async fn perform(
+    app: &Shared,
+    act: Act,
+    answer: Option<Response>,
+    connection: Option<ConnInfo>,
+) -> Response {
+    let cut = |reset: bool| match &connection {
+        Some(info) => {
+            tracing::debug!(remote = %info.remote, reset, "fault rule: cutting the connection");
+            if reset {
+                info.kill.reset();
+            } else {
+                info.kill.trigger();
             }
-            // Never written when the connection was cut.
-            Some(
-                ApiError::new(
-                    StatusCode::SERVICE_UNAVAILABLE,
-                    "connection_dropped",
-                    "fault rule: connection dropped",
+            // Never written: the connection is cut.
+            ApiError::new(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "connection_dropped",
+                "fault rule: connection dropped",
+            )
+            .into_response()
+        }
+        None => {
+            tracing::warn!("fault rule: cannot cut a connection served elsewhere");
+            ApiError::new(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "connection_dropped",
+                "fault rule: connection dropped",
+            )
+            .into_response()
+        }
+    };
+    let status = answer.as_ref().map_or(StatusCode::OK, |a| a.status());
+    match act {
+        Act::Status {
+            status,
+            body,
+            retry_after_secs,
+        } => {
+            let retry_after =
+                retry_after_secs.or((status == StatusCode::TOO_MANY_REQUESTS).then_some(1));
+            let mut response = match body {
+                Some(body) => (status, Json(body)).into_response(),
+                None => ApiError::new(
+                    status,
+                    "injected_fault",
+                    format!("fault rule: answering {}", status.as_u16()),
                 )
                 .into_response(),
-            )
+            };
+            if let Some(secs) = retry_after {
+                response
+                    .headers_mut()
+                    .insert(header::RETRY_AFTER, HeaderValue::from(secs));
+            }
+            response
         }
+        Act::Drop => cut(false),
+        Act::Reset => cut(true),
+        Act::Hang => {
+            // Hold until just before the request timeout, then cut: the
+            // client, with a shorter timeout, has given up by then.
+            let hold = app
+                .request_timeout
+                .saturating_sub(Duration::from_millis(100));
+            tokio::time::sleep(hold).await;
+            cut(false)
+        }
+        Act::Malformed => json_body(status, Body::from(MALFORMED), Some(MALFORMED.len() as u64)),
+        Act::Truncate(bytes) => {
+            let body = real_body(answer).await;
+            let cut_at = body.len().min(bytes as usize);
+            let kept = body.slice(..cut_at);
+            json_body(status, Body::from(kept), Some(cut_at as u64))
+        }
+        Act::SlowBody { bytes, interval } => {
+            let body = real_body(answer).await;
+            let length = body.len() as u64;
+            let pieces = futures_util::stream::unfold(body, move |mut rest| async move {
+                if rest.is_empty() {
+                    return None;
+                }
+                tokio::time::sleep(interval).await;
+                let piece = rest.split_to(rest.len().min(bytes as usize));
+                Some((Ok::<_, std::convert::Infallible>(piece), rest))
+            });
+            json_body(status, Body::from_stream(pieces), Some(length))
+        }
+        Act::Oversized(bytes) => json_body(
+            StatusCode::OK,
+            oversized(bytes),
+            Some(bytes.max(OVERSIZED_FRAME)),
+        ),
     }
+}
+
+/// `{"padding":"` and `"}` around an oversized body's filler.
+const OVERSIZED_FRAME: u64 = 15;
+
+/// Valid JSON of `bytes` bytes (at least the frame), streamed in 64 KiB
+/// pieces so the server never holds it whole.
+fn oversized(bytes: u64) -> Body {
+    const PIECE: u64 = 64 * 1024;
+    let filler = bytes.saturating_sub(OVERSIZED_FRAME);
+    let pieces = std::iter::once(Bytes::from_static(b"{\"padding\":\""))
+        .chain((0..filler.div_ceil(PIECE)).map(move |i| {
+            let n = (filler - i * PIECE).min(PIECE) as usize;
+            Bytes::from(vec![b'x'; n])
+        }))
+        .chain(std::iter::once(Bytes::from_static(b"\"}")))
+        .map(Ok::<_, std::convert::Infallible>);
+    Body::from_stream(futures_util::stream::iter(pieces))
+}
+
+/// An answer with `body` as JSON and its length.
+fn json_body(status: StatusCode, body: Body, length: Option<u64>) -> Response {
+    let mut response = Response::new(body);
+    *response.status_mut() = status;
+    let headers = response.headers_mut();
+    headers.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    if let Some(length) = length {
+        headers.insert(header::CONTENT_LENGTH, HeaderValue::from(length));
+    }
+    response
+}
+
+/// The handler's answer body, read whole (answers are small).
+async fn real_body(answer: Option<Response>) -> Bytes {
+    let Some(answer) = answer else {
+        return Bytes::new();
+    };
+    axum::body::to_bytes(answer.into_body(), 1 << 20)
+        .await
+        .unwrap_or_default()
 }
 
 /// Applies the fault rules to the public like/view routes, records metrics
@@ -93,12 +279,13 @@ pub(crate) async fn observe(State(App(app)): State<App>, request: Request, next:
         if let Some(fault_route) = fault_route(route)
             && !app.faults.is_empty()
         {
-            let connection = request
-                .extensions()
-                .get::<axum::extract::ConnectInfo<ConnInfo>>()
-                .map(|info| info.0.clone());
-            if let Some(answer) = injected_fault(&app, fault_route, connection).await {
-                return answer;
+            let plan = plan_for(&app, fault_route, &request);
+            if !plan.is_empty() {
+                let connection = request
+                    .extensions()
+                    .get::<axum::extract::ConnectInfo<ConnInfo>>()
+                    .map(|info| info.0.clone());
+                return with_faults(&app, plan, connection, request, next).await;
             }
         }
         next.run(request).await

@@ -39,17 +39,29 @@ use tokio::{
 };
 
 /// Cuts one connection: once triggered, every read and write on it fails, so
-/// hyper closes the socket without writing the pending answer.
+/// hyper closes the socket without writing the pending answer; once
+/// [`reset`](KillSwitch::reset), the socket is closed with a TCP reset.
 #[derive(Debug, Clone, Default)]
-pub(crate) struct KillSwitch(Arc<AtomicBool>);
+pub(crate) struct KillSwitch(Arc<(AtomicBool, AtomicBool)>);
 
 impl KillSwitch {
     pub(crate) fn trigger(&self) {
-        self.0.store(true, Ordering::Release);
+        self.0.0.store(true, Ordering::Release);
     }
 
-    fn check(&self) -> io::Result<()> {
-        if self.0.load(Ordering::Acquire) {
+    /// Like [`trigger`](KillSwitch::trigger), closing with a reset (RST)
+    /// instead of an orderly close (FIN).
+    pub(crate) fn reset(&self) {
+        self.0.1.store(true, Ordering::Release);
+        self.trigger();
+    }
+
+    fn check(&self, stream: &TcpStream) -> io::Result<()> {
+        if self.0.0.load(Ordering::Acquire) {
+            if self.0.1.load(Ordering::Acquire) {
+                // SO_LINGER 0: closing the socket sends RST.
+                let _ = stream.set_zero_linger();
+            }
             Err(io::Error::new(
                 io::ErrorKind::ConnectionAborted,
                 "connection dropped by a fault rule",
@@ -74,7 +86,7 @@ impl AsyncRead for KillableStream {
         buf: &mut ReadBuf<'_>,
     ) -> Poll<io::Result<()>> {
         let this = self.get_mut();
-        this.kill.check()?;
+        this.kill.check(&this.inner)?;
         Pin::new(&mut this.inner).poll_read(cx, buf)
     }
 }
@@ -86,7 +98,7 @@ impl AsyncWrite for KillableStream {
         buf: &[u8],
     ) -> Poll<io::Result<usize>> {
         let this = self.get_mut();
-        this.kill.check()?;
+        this.kill.check(&this.inner)?;
         Pin::new(&mut this.inner).poll_write(cx, buf)
     }
 
@@ -96,7 +108,7 @@ impl AsyncWrite for KillableStream {
         bufs: &[io::IoSlice<'_>],
     ) -> Poll<io::Result<usize>> {
         let this = self.get_mut();
-        this.kill.check()?;
+        this.kill.check(&this.inner)?;
         Pin::new(&mut this.inner).poll_write_vectored(cx, bufs)
     }
 
@@ -106,7 +118,7 @@ impl AsyncWrite for KillableStream {
 
     fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
         let this = self.get_mut();
-        this.kill.check()?;
+        this.kill.check(&this.inner)?;
         Pin::new(&mut this.inner).poll_flush(cx)
     }
 

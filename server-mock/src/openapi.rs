@@ -12,8 +12,8 @@ use axum::{
 use likekit_proto::{
     BatchLikes, ErrorBody, ErrorDetail, LikeState, PostId, PostLikes, UserId,
     admin::{
-        FaultRoute, FaultRule, FaultRules, Friends, NewPost, NewUser, Seed, SeedPost, SeedUser,
-        TokenRequest, TokenResponse,
+        FaultAction, FaultMethod, FaultPhase, FaultRoute, FaultRule, FaultRules, Friends, NewPost,
+        NewUser, Seed, SeedPost, SeedUser, TokenRequest, TokenResponse,
     },
 };
 use utoipa::{
@@ -63,6 +63,7 @@ impl Modify for Security {
         admin::set_friends,
         admin::mint_token,
         admin::set_faults,
+        admin::get_faults,
         admin::clear_faults,
         admin::reset,
         admin::seed,
@@ -70,8 +71,8 @@ impl Modify for Security {
     components(schemas(
         LikeState, PostLikes, BatchLikes, ErrorBody, ErrorDetail, PostId, UserId,
         NewUser, NewPost, Friends, TokenRequest, TokenResponse,
-        FaultRoute, FaultRule, FaultRules, Seed, SeedUser, SeedPost,
-        api::Health, admin::Ack,
+        FaultRoute, FaultMethod, FaultPhase, FaultAction, FaultRule, FaultRules,
+        Seed, SeedUser, SeedPost, api::Health, admin::Ack,
     )),
     modifiers(&Security),
     tags(
@@ -118,6 +119,23 @@ mod tests {
     use serde_json::Value;
 
     use super::*;
+
+    /// A rule with every optional field set, so that all serialise.
+    fn every_fault_field() -> FaultRule {
+        FaultRule {
+            method: Some(FaultMethod::Post),
+            post: Some(PostId::MIN),
+            user: Some(UserId::MIN),
+            nth: Some(1),
+            every: Some(1),
+            first: Some(1),
+            after: Some(1),
+            probability: 0.5,
+            phase: FaultPhase::After,
+            action: Some(FaultAction::Drop),
+            ..FaultRule::new(FaultRoute::All)
+        }
+    }
 
     fn fields_of(value: &impl Serialize) -> BTreeSet<String> {
         match serde_json::to_value(value).expect("serialise") {
@@ -182,8 +200,14 @@ mod tests {
                 "TokenResponse",
                 fields_of(&TokenResponse { token: "t".into() }),
             ),
-            ("FaultRule", fields_of(&FaultRule::new(FaultRoute::All))),
-            ("FaultRules", fields_of(&FaultRules::default())),
+            ("FaultRule", fields_of(&every_fault_field())),
+            (
+                "FaultRules",
+                fields_of(&FaultRules {
+                    seed: Some(1),
+                    rules: vec![],
+                }),
+            ),
             ("Seed", fields_of(&Seed::default())),
             (
                 "SeedUser",

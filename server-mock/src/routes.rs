@@ -69,7 +69,9 @@ fn router(app: &App) -> Router {
             .route("/tokens", post(admin::mint_token))
             .route(
                 "/faults",
-                put(admin::set_faults).delete(admin::clear_faults),
+                put(admin::set_faults)
+                    .get(admin::get_faults)
+                    .delete(admin::clear_faults),
             )
             .route("/reset", post(admin::reset))
             .route("/seed", post(admin::seed))

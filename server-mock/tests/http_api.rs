@@ -402,12 +402,10 @@ async fn slow_requests_time_out_with_json() {
     .await;
     t.setup(&[], &[1]).await;
     t.server
-        .set_faults(FaultRules {
-            rules: vec![FaultRule {
-                latency_ms: 5_000,
-                ..FaultRule::new(FaultRoute::Likes)
-            }],
-        })
+        .set_faults(FaultRules::new(vec![FaultRule {
+            latency_ms: 5_000,
+            ..FaultRule::new(FaultRoute::Likes)
+        }]))
         .unwrap();
     expect_error(
         t.view(1, 1).await,

@@ -140,7 +140,10 @@ impl World {
 
     /// Replaces the server's fault rules through `PUT /admin/faults`.
     pub async fn faults(&self, rules: Vec<FaultRule>) {
-        self.admin.put_faults(&FaultRules { rules }).await.unwrap();
+        self.admin
+            .put_faults(&FaultRules::new(rules))
+            .await
+            .unwrap();
     }
 
     /// Removes every fault rule through `DELETE /admin/faults`.

@@ -74,14 +74,111 @@ pub enum FaultRoute {
     All,
 }
 
-/// One fault rule. Every field but `route` defaults to "no fault".
+/// An HTTP method a [`FaultRule`] may be limited to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "UPPERCASE")]
+pub enum FaultMethod {
+    Get,
+    Post,
+    Delete,
+}
+
+/// When a [`FaultRule`] acts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "snake_case")]
+pub enum FaultPhase {
+    /// Before the request is handled: a like or unlike never happens.
+    #[default]
+    Before,
+    /// After it was handled: the write has committed, then the answer is
+    /// delayed, replaced, cut or lost — "saved, but the answer was lost".
+    After,
+}
+
+/// What a [`FaultRule`] does when it fires (after its latency).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+pub enum FaultAction {
+    /// Answer `status` (200..=599) with `body` (any JSON; by default the
+    /// `injected_fault` error body), and `Retry-After` when given.
+    Status {
+        status: u16,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[cfg_attr(feature = "openapi", schema(value_type = Option<Object>))]
+        body: Option<serde_json::Value>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        retry_after_secs: Option<u64>,
+    },
+    /// Close the connection without an answer.
+    Drop,
+    /// Reset the connection (TCP RST) without an answer.
+    Reset,
+    /// Never answer: hold the request until the server's request timeout,
+    /// then close the connection (the client times out first).
+    Hang,
+    /// Answer with the first `bytes` bytes of the real answer's body (cut
+    /// JSON, consistent framing). Phase `after` only.
+    Truncate { bytes: u32 },
+    /// Answer 200 with a body that is not JSON.
+    Malformed,
+    /// Send the real answer's body `bytes` at a time, one piece every
+    /// `interval_ms`. Phase `after` only.
+    SlowBody { bytes: u32, interval_ms: u64 },
+    /// Answer 200 with valid JSON of `bytes` bytes (padding), streamed.
+    Oversized { bytes: u64 },
+}
+
+/// One fault rule: which requests it matches, which of their calls it
+/// fires on, and what it does then. Every field but `route` is optional;
+/// a rule with only today's fields behaves as it always did.
+///
+/// A request matches when `route`, and `method`, `post` and `user` when
+/// given, all match. Each rule counts the requests it matches (1, 2, 3, …)
+/// and fires on call `n` when every given call condition holds (`nth`,
+/// `every`, `first`, `after`) and a draw from the rule set's seeded
+/// generator falls below `probability`. When it fires it waits
+/// `latency_ms` plus a drawn `0..=jitter_ms`, then acts: `drop_rate`,
+/// `fail_next` and `error_rate` as before, then `action`. Rules stack in
+/// order: every firing rule's latency adds up; the first action ends the
+/// walk.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct FaultRule {
     /// The route it applies to.
     pub route: FaultRoute,
-    /// Fixed delay before the request is handled.
+    /// Only requests with this method.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub method: Option<FaultMethod>,
+    /// Only requests about this post (a batch read: one that names it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub post: Option<PostId>,
+    /// Only requests signed in as this user.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub user: Option<UserId>,
+    /// Only the `nth` matching call (1 is the first).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nth: Option<u64>,
+    /// Only every `every`-th matching call (`every`, `2 × every`, …).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub every: Option<u64>,
+    /// Only the first `first` matching calls.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub first: Option<u64>,
+    /// Only the calls after the first `after` matching ones.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub after: Option<u64>,
+    /// The chance (0..=1) that the rule fires on a call its conditions
+    /// select, drawn from the seeded generator (default 1: always).
+    #[serde(default = "always", skip_serializing_if = "is_always")]
+    pub probability: f64,
+    /// Before the request is handled (default) or after.
+    #[serde(default, skip_serializing_if = "is_before")]
+    pub phase: FaultPhase,
+    /// Fixed delay when the rule fires.
     #[serde(default)]
     pub latency_ms: u64,
     /// Extra random delay, uniform in `0..=jitter_ms`.
@@ -99,39 +196,85 @@ pub struct FaultRule {
     /// Answer `status` to the next N matching requests, then stop.
     #[serde(default)]
     pub fail_next: u64,
+    /// What to do when the rule fires, beyond the fields above.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub action: Option<FaultAction>,
 }
 
 fn default_status() -> u16 {
     503
 }
 
+fn always() -> f64 {
+    1.0
+}
+
+fn is_always(p: &f64) -> bool {
+    *p == 1.0
+}
+
+fn is_before(phase: &FaultPhase) -> bool {
+    *phase == FaultPhase::Before
+}
+
 impl FaultRule {
     /// A rule for `route` that injects nothing yet.
     ///
     /// ```
-    /// use likekit_proto::admin::{FaultRoute, FaultRule};
+    /// use likekit_proto::admin::{FaultAction, FaultPhase, FaultRoute, FaultRule};
     /// let slow = FaultRule { latency_ms: 2000, ..FaultRule::new(FaultRoute::All) };
     /// assert_eq!(slow.status, 503);
+    /// // The like commits, then its answer is lost.
+    /// let lost = FaultRule {
+    ///     phase: FaultPhase::After,
+    ///     action: Some(FaultAction::Drop),
+    ///     ..FaultRule::new(FaultRoute::Like)
+    /// };
+    /// assert_eq!(lost.probability, 1.0);
     /// ```
     pub fn new(route: FaultRoute) -> Self {
         Self {
             route,
+            method: None,
+            post: None,
+            user: None,
+            nth: None,
+            every: None,
+            first: None,
+            after: None,
+            probability: always(),
+            phase: FaultPhase::Before,
             latency_ms: 0,
             jitter_ms: 0,
             error_rate: 0.0,
             status: default_status(),
             drop_rate: 0.0,
             fail_next: 0,
+            action: None,
         }
     }
 }
 
-/// `PUT /admin/faults` — replaces every rule.
+/// `PUT /admin/faults` — replaces every rule; also the answer of
+/// `GET /admin/faults`, with the seed in use.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(deny_unknown_fields)]
 pub struct FaultRules {
+    /// The seed of the generator every probability and jitter is drawn
+    /// from: the same seed and the same calls give the same faults. When
+    /// not given the server picks one and reports it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seed: Option<u64>,
     /// The rules, applied in order.
     pub rules: Vec<FaultRule>,
+}
+
+impl FaultRules {
+    /// `rules` with a seed the server picks.
+    pub fn new(rules: Vec<FaultRule>) -> Self {
+        Self { seed: None, rules }
+    }
 }
 
 /// The `--seed FILE` document.

@@ -14,9 +14,10 @@
 //! let token = admin.mint_token(ana, 3600).await?;
 //! // The train: every call takes 2 s.
 //! admin
-//!     .put_faults(&FaultRules {
-//!         rules: vec![FaultRule { latency_ms: 2000, ..FaultRule::new(FaultRoute::All) }],
-//!     })
+//!     .put_faults(&FaultRules::new(vec![FaultRule {
+//!         latency_ms: 2000,
+//!         ..FaultRule::new(FaultRoute::All)
+//!     }]))
 //!     .await?;
 //! # let _ = token;
 //! # Ok(())
@@ -241,6 +242,19 @@ impl AdminClient {
     /// `bad_fault_rules` for a rule out of range.
     pub async fn put_faults(&self, rules: &FaultRules) -> Result<FaultRules, AdminError> {
         let (_, rules) = self.call_json(Method::PUT, "/faults", Some(rules)).await?;
+        Ok(rules)
+    }
+
+    /// `GET /admin/faults`: the rules in force and the seed their draws
+    /// come from.
+    ///
+    /// # Errors
+    ///
+    /// Admin errors as [`AdminError::Api`].
+    pub async fn faults(&self) -> Result<FaultRules, AdminError> {
+        let (_, rules) = self
+            .call_json::<(), _>(Method::GET, "/faults", None)
+            .await?;
         Ok(rules)
     }
 

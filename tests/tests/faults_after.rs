@@ -1,0 +1,263 @@
+//! The fault language through real HTTP: answers lost after the write
+//! committed, broken bodies, reset connections, Retry-After, and seeded
+//! rules that replay.
+
+#![allow(clippy::unwrap_used)]
+
+use std::time::{Duration, Instant};
+
+use likekit_core::{Action, LikeError, Transport};
+use likekit_proto::admin::{FaultAction, FaultPhase, FaultRoute, FaultRule, FaultRules};
+use likekit_tests::{PostId, Recorder, UserId, World, eventually, settle, user};
+
+const ANA: UserId = UserId::checked(1).unwrap();
+const POST: PostId = PostId::checked(42).unwrap();
+
+/// A rule on `route` that acts on its first call only.
+fn first_call(route: FaultRoute, phase: FaultPhase, action: FaultAction) -> FaultRule {
+    FaultRule {
+        nth: Some(1),
+        phase,
+        action: Some(action),
+        ..FaultRule::new(route)
+    }
+}
+
+/// The like is saved, its answer lost (the connection dropped after the
+/// commit): the client retries, the retry changes nothing on the server,
+/// the count moved once, the heart stays filled and nobody hears "didn't
+/// save".
+#[tokio::test]
+async fn a_like_saved_but_its_answer_lost_sticks_and_counts_once() {
+    let world = World::start().await;
+    world.setup(&[(ANA, "Ana")], &[POST]).await;
+    let ana = world.client(ANA);
+    ana.refresh(POST).await.unwrap();
+    let (events, _sub) = Recorder::on(&ana, POST);
+    world
+        .faults(vec![first_call(
+            FaultRoute::Like,
+            FaultPhase::After,
+            FaultAction::Drop,
+        )])
+        .await;
+
+    ana.set_liked(POST, true);
+    settle(&ana).await;
+
+    let view = ana.view(POST).unwrap();
+    assert!(view.liked && !view.pending, "{view:?}");
+    assert_eq!(view.count, 1);
+    assert!(events.failures().is_empty(), "{:?}", events.failures());
+    assert_eq!(ana.stats().calls_sent, 2, "the lost answer was retried");
+    assert_eq!(world.requests("like").await, 2);
+    assert!(world.liked(ANA, POST).await);
+    assert_eq!(world.count(POST).await, 1, "counted once");
+    for audit in world.audit().await {
+        assert_eq!(audit.count, audit.rows, "{audit:?}");
+    }
+    world.stop().await;
+}
+
+/// An unlike commits and then answers 500; the user taps back to "like".
+/// The server ends in the user's last state, whatever the order the
+/// client learned things in.
+#[tokio::test]
+async fn an_unlike_saved_then_failed_and_a_tap_back_ends_liked() {
+    let world = World::start().await;
+    world.setup(&[(ANA, "Ana")], &[POST]).await;
+    let ana = world.client(ANA);
+    ana.set_liked(POST, true);
+    settle(&ana).await;
+    assert!(world.liked(ANA, POST).await);
+    world
+        .faults(vec![first_call(
+            FaultRoute::Unlike,
+            FaultPhase::After,
+            FaultAction::Status {
+                status: 500,
+                body: None,
+                retry_after_secs: None,
+            },
+        )])
+        .await;
+
+    ana.set_liked(POST, false);
+    tokio::time::sleep(Duration::from_millis(5)).await;
+    ana.set_liked(POST, true);
+    settle(&ana).await;
+
+    let view = ana.view(POST).unwrap();
+    assert!(view.liked && !view.pending, "{view:?}");
+    assert!(
+        world.liked(ANA, POST).await,
+        "the server has the last state"
+    );
+    assert_eq!(world.count(POST).await, 1);
+    world.stop().await;
+}
+
+/// Truncated, malformed and oversized 200 answers reach the SDK's
+/// unreadable-answer error, and the client recovers on the retry.
+#[tokio::test]
+async fn broken_bodies_are_unreadable_answers_and_the_retry_recovers() {
+    let world = World::start().await;
+    world.setup(&[(ANA, "Ana")], &[POST]).await;
+    let broken = [
+        (
+            FaultPhase::After,
+            FaultAction::Truncate { bytes: 12 },
+            "truncated",
+        ),
+        (FaultPhase::Before, FaultAction::Malformed, "malformed"),
+        (
+            FaultPhase::Before,
+            FaultAction::Oversized { bytes: 3 << 20 },
+            "oversized",
+        ),
+    ];
+    for (phase, action, what) in broken {
+        // Straight through the transport: the error itself.
+        world
+            .faults(vec![first_call(FaultRoute::Likes, phase, action.clone())])
+            .await;
+        let error = world.transport(ANA).read(POST).await.unwrap_err();
+        assert!(
+            matches!(error, LikeError::InvalidResponse { .. }),
+            "{what}: {error:?}"
+        );
+        assert!(error.is_transient(), "{what}");
+
+        // Through the client: a like whose first answer is broken is
+        // retried and sticks.
+        world.clear_faults().await;
+        world.admin.reset().await.unwrap();
+        world
+            .faults(vec![first_call(FaultRoute::Like, phase, action)])
+            .await;
+        let ana = world.client(ANA);
+        let (events, _sub) = Recorder::on(&ana, POST);
+        ana.set_liked(POST, true);
+        settle(&ana).await;
+        let view = ana.view(POST).unwrap();
+        assert!(view.liked && !view.pending, "{what}: {view:?}");
+        assert!(events.failures().is_empty(), "{what}");
+        assert_eq!(world.count(POST).await, 1, "{what}");
+        world.clear_faults().await;
+        world.admin.reset().await.unwrap();
+    }
+    world.stop().await;
+}
+
+/// A reset connection is a network error, retried.
+#[tokio::test]
+async fn a_reset_connection_is_a_network_error() {
+    let world = World::start().await;
+    world.setup(&[(ANA, "Ana")], &[POST]).await;
+    world
+        .faults(vec![first_call(
+            FaultRoute::Like,
+            FaultPhase::Before,
+            FaultAction::Reset,
+        )])
+        .await;
+    let error = world
+        .transport(ANA)
+        .send(POST, Action::Like)
+        .await
+        .unwrap_err();
+    assert!(matches!(error, LikeError::Network { .. }), "{error:?}");
+    assert!(!world.liked(ANA, POST).await, "phase before: never written");
+    world.transport(ANA).send(POST, Action::Like).await.unwrap();
+    assert!(world.liked(ANA, POST).await);
+    world.stop().await;
+}
+
+/// The second like gets 429 with `Retry-After: 1`: the client's retry
+/// comes no sooner than a second later.
+#[tokio::test]
+async fn a_retry_waits_for_retry_after() {
+    let world = World::start().await;
+    world.setup(&[(ANA, "Ana")], &[POST]).await;
+    world
+        .faults(vec![first_call(
+            FaultRoute::Like,
+            FaultPhase::Before,
+            FaultAction::Status {
+                status: 429,
+                body: None,
+                retry_after_secs: Some(1),
+            },
+        )])
+        .await;
+    let ana = world.client(ANA);
+    let tapped = Instant::now();
+    ana.set_liked(POST, true);
+    eventually("the like is confirmed", || async {
+        !ana.view(POST).unwrap().pending
+    })
+    .await;
+    assert!(
+        tapped.elapsed() >= Duration::from_secs(1),
+        "retried after {:?}",
+        tapped.elapsed()
+    );
+    assert!(ana.view(POST).unwrap().liked);
+    assert_eq!(world.requests("like").await, 2);
+    world.stop().await;
+}
+
+/// A seeded 30% failure rule gives the same sequence of answers twice, and
+/// `GET /admin/faults` reads back the rules with their seed.
+#[tokio::test]
+async fn a_seeded_rule_replays_identically() {
+    let world = World::start().await;
+    world
+        .setup(&[(ANA, "Ana"), (user(2), "Ben")], &[POST])
+        .await;
+    let rules = FaultRules {
+        seed: Some(2024),
+        rules: vec![FaultRule {
+            probability: 0.3,
+            action: Some(FaultAction::Status {
+                status: 503,
+                body: None,
+                retry_after_secs: None,
+            }),
+            ..FaultRule::new(FaultRoute::All)
+        }],
+    };
+    let mut runs = Vec::new();
+    for _ in 0..2 {
+        let in_force = world.admin.put_faults(&rules).await.unwrap();
+        assert_eq!(in_force, rules);
+        assert_eq!(world.admin.faults().await.unwrap(), rules);
+        let transport = world.transport(ANA);
+        let mut answers = Vec::new();
+        for i in 0..40 {
+            let action = if i % 2 == 0 {
+                Action::Like
+            } else {
+                Action::Unlike
+            };
+            answers.push(transport.send(POST, action).await.is_ok());
+        }
+        runs.push(answers);
+    }
+    assert_eq!(runs[0], runs[1], "the same seed, the same answers");
+    let failed = runs[0].iter().filter(|ok| !**ok).count();
+    assert!(
+        (4..=24).contains(&failed),
+        "30% of 40 failed {failed} times"
+    );
+
+    // A rule set without a seed gets one, reported back.
+    let picked = world
+        .admin
+        .put_faults(&FaultRules::new(rules.rules.clone()))
+        .await
+        .unwrap();
+    assert!(picked.seed.is_some());
+    assert_eq!(world.admin.faults().await.unwrap().seed, picked.seed);
+    world.stop().await;
+}
