@@ -8,7 +8,9 @@ use std::time::Duration;
 use crate::driver::{Driver, SubscriptionId};
 use crate::events::LikeObserver;
 use crate::runtime::Executor;
-use crate::transport::{DEFAULT_REQUEST_TIMEOUT, HttpTransport, TokenProvider, Transport};
+use crate::transport::{
+    DEFAULT_MAX_ANSWER_BYTES, DEFAULT_REQUEST_TIMEOUT, HttpTransport, TokenProvider, Transport,
+};
 use crate::{LikeError, Machine, MachineConfig, PostId, PostView, RetryPolicy, Stats};
 
 /// The LikeKit client for one signed-in viewer: taps that show at once,
@@ -392,6 +394,7 @@ impl LikeClient {
 ///     .token_provider(StaticToken::new("token"))
 ///     .retry_policy(RetryPolicy { max_retries: 2, ..RetryPolicy::default() })
 ///     .request_timeout(Duration::from_secs(5))
+///     .max_answer_bytes(4 << 20)
 ///     .max_posts(2_000)
 ///     .build()
 ///     .unwrap();
@@ -403,6 +406,7 @@ pub struct LikeClientBuilder {
     transport: Option<Arc<dyn Transport>>,
     config: MachineConfig,
     request_timeout: Duration,
+    max_answer_bytes: usize,
     #[cfg(not(target_arch = "wasm32"))]
     runtime: Option<tokio::runtime::Handle>,
 }
@@ -415,6 +419,7 @@ impl Default for LikeClientBuilder {
             transport: None,
             config: MachineConfig::default(),
             request_timeout: DEFAULT_REQUEST_TIMEOUT,
+            max_answer_bytes: DEFAULT_MAX_ANSWER_BYTES,
             #[cfg(not(target_arch = "wasm32"))]
             runtime: None,
         }
@@ -427,6 +432,7 @@ impl fmt::Debug for LikeClientBuilder {
             .field("base_url", &self.base_url)
             .field("config", &self.config)
             .field("request_timeout", &self.request_timeout)
+            .field("max_answer_bytes", &self.max_answer_bytes)
             .finish_non_exhaustive()
     }
 }
@@ -500,6 +506,24 @@ impl LikeClientBuilder {
         self
     }
 
+    /// The most bytes of an answer's body the client reads (default
+    /// [`DEFAULT_MAX_ANSWER_BYTES`], 16 MiB: above the largest answer the
+    /// server can give; its documentation has the sums). A longer
+    /// answer fails the call with [`LikeError::InvalidResponse`] ("answer
+    /// larger than … bytes"); a like or unlike is then retried, as after
+    /// any unreadable answer. The client stops reading as soon as an
+    /// answer passes the cap, so a hostile or broken server cannot make it
+    /// allocate without bound (on wasm the cap is checked before and after
+    /// reading; see [`HttpTransport::with_max_answer_bytes`]).
+    ///
+    /// ```
+    /// # let _ = likekit_core::LikeClient::builder().max_answer_bytes(4 << 20);
+    /// ```
+    pub fn max_answer_bytes(mut self, bytes: usize) -> Self {
+        self.max_answer_bytes = bytes;
+        self
+    }
+
     /// How many posts the client keeps before it forgets idle ones, least
     /// recently used first (default 10,000). Watched posts and posts with
     /// pending work are always kept.
@@ -513,8 +537,8 @@ impl LikeClientBuilder {
     }
 
     /// Sends calls through `transport` instead of HTTP (the base URL, token
-    /// provider and timeout are then unused): for tests, demos and apps with
-    /// networking of their own.
+    /// provider, timeout and answer cap are then unused): for tests, demos
+    /// and apps with networking of their own.
     ///
     /// ```
     /// let client = likekit_core::LikeClient::builder()
@@ -580,7 +604,9 @@ impl LikeClientBuilder {
         let transport: Arc<dyn Transport> = match (self.transport, self.base_url) {
             (Some(transport), _) => transport,
             (None, Some(url)) => {
-                let mut http = HttpTransport::new(&url)?.with_timeout(self.request_timeout);
+                let mut http = HttpTransport::new(&url)?
+                    .with_timeout(self.request_timeout)
+                    .with_max_answer_bytes(self.max_answer_bytes);
                 if let Some(tokens) = self.tokens {
                     http = http.with_shared_token_provider(tokens);
                 }

@@ -42,7 +42,8 @@ pub enum LikeError {
         /// The server's `Retry-After`, in milliseconds, when it sent one.
         retry_after_ms: Option<u64>,
     },
-    /// The answer could not be read (malformed or truncated body). Retried:
+    /// The answer could not be read (malformed or truncated body, or one
+    /// longer than the client's answer cap, `max_answer_bytes`). Retried:
     /// like and unlike are idempotent.
     #[error("unreadable answer from the server: {message}")]
     InvalidResponse {

@@ -63,7 +63,8 @@ pub use events::{LikeEvent, LikeFailure, LikeObserver};
 pub use line::LikeLine;
 pub use machine::{Action, CallId, Effect, Machine, MachineConfig, RetryPolicy, Stats};
 pub use transport::{
-    DEFAULT_REQUEST_TIMEOUT, HttpTransport, MemoryTransport, StaticToken, TokenProvider, Transport,
+    DEFAULT_MAX_ANSWER_BYTES, DEFAULT_REQUEST_TIMEOUT, HttpTransport, MemoryTransport, StaticToken,
+    TokenProvider, Transport,
 };
 pub use view::PostView;
 pub use wire::{PostId, UserId};

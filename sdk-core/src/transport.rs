@@ -18,6 +18,7 @@
 //! | 404 | [`LikeError::NotFound`] |
 //! | other 4xx | [`LikeError::Rejected`] |
 //! | a body that is not the JSON expected, or cut short | [`LikeError::InvalidResponse`] |
+//! | a body longer than the cap ([`HttpTransport::with_max_answer_bytes`]) | [`LikeError::InvalidResponse`] |
 
 use std::fmt;
 use std::sync::Arc;
@@ -228,6 +229,27 @@ impl TokenProvider for NoToken {
 /// ```
 pub const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(10);
 
+/// The default cap on an answer's body that [`HttpTransport`] reads:
+/// 16 MiB (16,777,216 bytes).
+///
+/// No answer the LikeKit server gives legitimately comes near it. The
+/// largest is a feed page: at most [`MAX_BATCH_POSTS`] (100) posts, each
+/// naming at most [`RECENT_LIKERS`](crate::wire::RECENT_LIKERS) (100)
+/// friends, each name at most 200 characters (the server's own limit),
+/// which JSON writes in at most 6 bytes each (`\u0001`). With the ids,
+/// counts and versions around them that is 12.04 million bytes (11.5 MiB)
+/// at the very worst; with 15-character names it is about 0.2 MB. Other
+/// answers (a like, one post, an error) are far smaller. A hostile or
+/// broken server, on the other hand, can no longer make the client
+/// allocate without bound.
+///
+/// ```
+/// let t = likekit_core::HttpTransport::new("http://127.0.0.1:8080").unwrap();
+/// assert_eq!(t.max_answer_bytes(), likekit_core::DEFAULT_MAX_ANSWER_BYTES);
+/// assert_eq!(likekit_core::DEFAULT_MAX_ANSWER_BYTES, 16 << 20);
+/// ```
+pub const DEFAULT_MAX_ANSWER_BYTES: usize = 16 << 20;
+
 /// The LikeKit wire protocol over HTTP, with reqwest (rustls natively, the
 /// `fetch` API on wasm).
 ///
@@ -238,7 +260,8 @@ pub const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(10);
 /// let transport = HttpTransport::new("https://likes.example.com/api")
 ///     .unwrap()
 ///     .with_token_provider(StaticToken::new("token"))
-///     .with_timeout(Duration::from_secs(5));
+///     .with_timeout(Duration::from_secs(5))
+///     .with_max_answer_bytes(1 << 20);
 /// assert_eq!(transport.base_url(), "https://likes.example.com/api");
 /// ```
 pub struct HttpTransport {
@@ -246,6 +269,7 @@ pub struct HttpTransport {
     base: String,
     tokens: Arc<dyn TokenProvider>,
     timeout: Duration,
+    max_answer_bytes: usize,
 }
 
 impl fmt::Debug for HttpTransport {
@@ -253,13 +277,15 @@ impl fmt::Debug for HttpTransport {
         f.debug_struct("HttpTransport")
             .field("base", &self.base)
             .field("timeout", &self.timeout)
+            .field("max_answer_bytes", &self.max_answer_bytes)
             .finish_non_exhaustive()
     }
 }
 
 impl HttpTransport {
     /// A transport for the server at `base_url` (`http` or `https`, with or
-    /// without a path prefix), with no token and the default timeout.
+    /// without a path prefix), with no token, the default timeout and the
+    /// default answer cap.
     ///
     /// # Errors
     ///
@@ -298,6 +324,7 @@ impl HttpTransport {
             base: url.as_str().trim_end_matches('/').to_owned(),
             tokens: Arc::new(NoToken),
             timeout: DEFAULT_REQUEST_TIMEOUT,
+            max_answer_bytes: DEFAULT_MAX_ANSWER_BYTES,
         })
     }
 
@@ -342,6 +369,31 @@ impl HttpTransport {
         self
     }
 
+    /// Reads at most `bytes` bytes of an answer's body (default
+    /// [`DEFAULT_MAX_ANSWER_BYTES`], which says why it is safe). A longer
+    /// answer fails the call with [`LikeError::InvalidResponse`] ("answer
+    /// larger than … bytes"), which is transient: a like or unlike is sent
+    /// again, and may have been applied meanwhile.
+    ///
+    /// An answer whose `Content-Length` is over the cap is refused before
+    /// its body is read. Natively the body is then read piece by piece and
+    /// reading stops as soon as it passes the cap, so an oversized answer
+    /// never takes more than the cap and one piece of memory; on wasm the
+    /// body can only be read whole, and an answer without `Content-Length`
+    /// is refused once read. A body refused with a `401` is held to the
+    /// same cap.
+    ///
+    /// ```
+    /// let t = likekit_core::HttpTransport::new("http://127.0.0.1:8080")
+    ///     .unwrap()
+    ///     .with_max_answer_bytes(64 * 1024);
+    /// assert_eq!(t.max_answer_bytes(), 65_536);
+    /// ```
+    pub fn with_max_answer_bytes(mut self, bytes: usize) -> Self {
+        self.max_answer_bytes = bytes;
+        self
+    }
+
     /// The server's base URL, without a trailing slash.
     ///
     /// ```
@@ -355,6 +407,12 @@ impl HttpTransport {
     /// The per-request timeout (see [`with_timeout`](Self::with_timeout)).
     pub fn timeout(&self) -> Duration {
         self.timeout
+    }
+
+    /// The cap on an answer's body (see
+    /// [`with_max_answer_bytes`](Self::with_max_answer_bytes)).
+    pub fn max_answer_bytes(&self) -> usize {
+        self.max_answer_bytes
     }
 
     /// Sends one request, again once with a fresh token after a 401, and
@@ -381,8 +439,9 @@ impl HttpTransport {
                 refreshed = true;
                 if let Some(fresh) = self.tokens.token(true) {
                     token = Some(fresh);
-                    // Read the refusal to the end so the connection can be reused.
-                    let _ = response.bytes().await;
+                    // Read the refusal to the end so the connection can be
+                    // reused; one over the cap is dropped with its connection.
+                    let _ = read_body(response, self.max_answer_bytes).await;
                     continue;
                 }
             }
@@ -391,7 +450,7 @@ impl HttpTransport {
                 .get(reqwest::header::RETRY_AFTER)
                 .and_then(|v| v.to_str().ok())
                 .and_then(parse_retry_after);
-            let body = response.bytes().await.map_err(|e| body_error(&e))?;
+            let body = read_body(response, self.max_answer_bytes).await?;
             return decode(status, retry_after_ms, &body);
         }
     }
@@ -669,6 +728,55 @@ fn body_error(error: &reqwest::Error) -> LikeError {
     }
 }
 
+/// An answer's body, at most `limit` bytes of it: a longer one is
+/// [`LikeError::InvalidResponse`], refused from its `Content-Length` before
+/// any of it is read, or as soon as the bytes read pass `limit`, so that it
+/// never holds more than `limit` bytes and one chunk.
+#[cfg(not(target_arch = "wasm32"))]
+async fn read_body(mut response: reqwest::Response, limit: usize) -> Result<Vec<u8>, LikeError> {
+    let announced = response.content_length();
+    if announced.is_some_and(|length| length > limit as u64) {
+        return Err(too_large(limit));
+    }
+    // An announced length is at most `limit` here.
+    let capacity = announced.map_or(0, |length| usize::try_from(length).unwrap_or(0));
+    let mut body = Vec::with_capacity(capacity);
+    while let Some(chunk) = response.chunk().await.map_err(|e| body_error(&e))? {
+        if chunk.len() > limit - body.len() {
+            return Err(too_large(limit));
+        }
+        body.extend_from_slice(&chunk);
+    }
+    Ok(body)
+}
+
+/// An answer's body, at most `limit` bytes of it: a longer one is
+/// [`LikeError::InvalidResponse`].
+///
+/// reqwest's `fetch` backend only gives the body whole, so the cap is
+/// checked from `Content-Length` before reading and on the length after.
+#[cfg(target_arch = "wasm32")]
+async fn read_body(response: reqwest::Response, limit: usize) -> Result<Vec<u8>, LikeError> {
+    if response
+        .content_length()
+        .is_some_and(|length| length > limit as u64)
+    {
+        return Err(too_large(limit));
+    }
+    let body = response.bytes().await.map_err(|e| body_error(&e))?;
+    if body.len() > limit {
+        return Err(too_large(limit));
+    }
+    Ok(Vec::from(body))
+}
+
+/// The answer was longer than the cap.
+fn too_large(limit: usize) -> LikeError {
+    LikeError::InvalidResponse {
+        message: format!("answer larger than {limit} bytes"),
+    }
+}
+
 /// `Retry-After` in delay-seconds (whole or fractional), as milliseconds.
 /// An HTTP date is not understood (`None`): the machine's own backoff
 /// applies then.
@@ -894,10 +1002,28 @@ mod tests {
 
         enum Reply {
             Raw(Vec<u8>),
+            /// Write `head`, `piece` `times` over and `tail` for as long as
+            /// the client takes them; `outcome` then says how far it got.
+            Stream {
+                head: Vec<u8>,
+                piece: Vec<u8>,
+                times: usize,
+                tail: Vec<u8>,
+                outcome: Arc<Mutex<Option<Streamed>>>,
+            },
             /// Read the request, never answer.
             Hang,
             /// Read the request, close the connection.
             Drop,
+        }
+
+        /// How far a [`Reply::Stream`] got.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+        enum Streamed {
+            /// All of it was written.
+            Whole,
+            /// The client hung up after this many bytes were written.
+            CutAfter(usize),
         }
 
         fn http(status: &str, headers: &[&str], body: &str) -> Reply {
@@ -942,6 +1068,28 @@ mod tests {
                         Reply::Raw(bytes) => {
                             let _ = socket.write_all(&bytes).await;
                             let _ = socket.shutdown().await;
+                        }
+                        Reply::Stream {
+                            head,
+                            piece,
+                            times,
+                            tail,
+                            outcome,
+                        } => {
+                            let parts = std::iter::once(&head)
+                                .chain(std::iter::repeat_n(&piece, times))
+                                .chain(std::iter::once(&tail));
+                            let mut streamed = Streamed::Whole;
+                            let mut written = 0;
+                            for part in parts {
+                                if socket.write_all(part).await.is_err() {
+                                    streamed = Streamed::CutAfter(written);
+                                    break;
+                                }
+                                written += part.len();
+                            }
+                            let _ = socket.shutdown().await;
+                            *outcome.lock().unwrap() = Some(streamed);
                         }
                         Reply::Hang => {
                             tokio::time::sleep(Duration::from_secs(30)).await;
@@ -1158,6 +1306,170 @@ mod tests {
                 panic!("{result:?}")
             };
             assert!(message.to_lowercase().contains("connect"), "{message}");
+        }
+
+        /// The answer's body in `piece`-byte chunks, without `content-length`.
+        fn chunked(status: &str, body: &str, piece: usize) -> Reply {
+            let mut r = format!(
+                "HTTP/1.1 {status}\r\nconnection: close\r\ncontent-type: application/json\r\n\
+                 transfer-encoding: chunked\r\n\r\n"
+            )
+            .into_bytes();
+            for chunk in body.as_bytes().chunks(piece) {
+                r.extend_from_slice(format!("{:x}\r\n", chunk.len()).as_bytes());
+                r.extend_from_slice(chunk);
+                r.extend_from_slice(b"\r\n");
+            }
+            r.extend_from_slice(b"0\r\n\r\n");
+            Reply::Raw(r)
+        }
+
+        /// Spaces before the answer in [`padded`]: far over the caps
+        /// here, and far over what the sockets between the two sides can
+        /// hold (a few MiB; at most 36 MiB with this machine's settings).
+        const PADDING: usize = 128 << 20;
+        const PIECE: usize = 16 << 10;
+
+        /// [`LIKED`] after [`PADDING`] bytes of spaces (which JSON allows),
+        /// in chunks without `content-length`: an answer that decodes if
+        /// read to the end. Also returns how far the server got.
+        fn padded(status: &str) -> (Reply, Arc<Mutex<Option<Streamed>>>) {
+            let mut piece = format!("{PIECE:x}\r\n").into_bytes();
+            piece.resize(piece.len() + PIECE, b' ');
+            piece.extend_from_slice(b"\r\n");
+            let tail = format!("{:x}\r\n{LIKED}\r\n0\r\n\r\n", LIKED.len()).into_bytes();
+            let head = format!(
+                "HTTP/1.1 {status}\r\nconnection: close\r\ncontent-type: application/json\r\n\
+                 transfer-encoding: chunked\r\n\r\n"
+            )
+            .into_bytes();
+            let outcome = Arc::new(Mutex::new(None));
+            let reply = Reply::Stream {
+                head,
+                piece,
+                times: PADDING / PIECE,
+                tail,
+                outcome: Arc::clone(&outcome),
+            };
+            (reply, outcome)
+        }
+
+        /// Asserts that the client hung up on a [`padded`] answer early:
+        /// the server got out no more than the sockets' buffers hold.
+        async fn assert_hung_up_early(outcome: &Mutex<Option<Streamed>>) {
+            for _ in 0..1000 {
+                let streamed = *outcome.lock().unwrap();
+                match streamed {
+                    Some(Streamed::CutAfter(written)) => {
+                        assert!(written < PADDING / 2, "{written} bytes written");
+                        return;
+                    }
+                    Some(Streamed::Whole) => panic!("the client read the whole answer"),
+                    None => tokio::time::sleep(Duration::from_millis(10)).await,
+                }
+            }
+            panic!("the server was still writing after 10 s");
+        }
+
+        fn too_large(limit: usize) -> Result<LikeState, LikeError> {
+            Err(LikeError::InvalidResponse {
+                message: format!("answer larger than {limit} bytes"),
+            })
+        }
+
+        #[tokio::test]
+        async fn an_answer_announced_over_the_cap_is_refused_before_its_body() {
+            // One byte of the gigabyte announced, then the server closes: a
+            // client that began reading would find the body cut short.
+            let head = "HTTP/1.1 200 OK\r\nconnection: close\r\ncontent-type: application/json\r\n\
+                        content-length: 1073741824\r\n\r\n{";
+            let (result, _) = like(vec![Reply::Raw(head.as_bytes().to_vec())]).await;
+            assert_eq!(result, too_large(DEFAULT_MAX_ANSWER_BYTES));
+            assert_eq!(
+                result.unwrap_err().to_string(),
+                "unreadable answer from the server: answer larger than 16777216 bytes"
+            );
+        }
+
+        #[tokio::test]
+        async fn a_chunked_answer_is_cut_off_once_past_the_cap() {
+            let (reply, outcome) = padded("200 OK");
+            let (base, _) = serve(vec![reply]).await;
+            let t = HttpTransport::new(&base)
+                .unwrap()
+                .with_timeout(Duration::from_secs(10))
+                .with_max_answer_bytes(64 << 10);
+            let result = t.send(id(42), Action::Like).await;
+            assert_eq!(result, too_large(64 << 10));
+            let e = result.unwrap_err();
+            assert!(e.is_transient() && e.may_have_applied());
+            assert_hung_up_early(&outcome).await;
+        }
+
+        #[tokio::test]
+        async fn answers_up_to_the_cap_are_read_and_one_byte_more_is_not() {
+            let body = format!("  {LIKED}  ");
+            // whole with content-length, or in 7-byte chunks without
+            for chunks in [None, Some(7)] {
+                let reply = || match chunks {
+                    None => json("200 OK", &body),
+                    Some(piece) => chunked("200 OK", &body, piece),
+                };
+                let (base, _) = serve(vec![reply(), reply()]).await;
+                let at_cap = HttpTransport::new(&base)
+                    .unwrap()
+                    .with_max_answer_bytes(body.len());
+                let state = at_cap.send(id(42), Action::Like).await;
+                assert_eq!(state.map(|s| s.count), Ok(3), "{chunks:?}");
+                let under = at_cap.with_max_answer_bytes(body.len() - 1);
+                let result = under.send(id(42), Action::Like).await;
+                assert_eq!(result, too_large(body.len() - 1), "{chunks:?}");
+            }
+        }
+
+        #[tokio::test]
+        async fn a_refused_401_body_is_not_read_past_the_cap() {
+            let (refused, outcome) = padded("401 Unauthorized");
+            let (base, heads) = serve(vec![refused, json("200 OK", LIKED)]).await;
+            let (provider, refreshes) = rotating();
+            let t = HttpTransport::new(&base)
+                .unwrap()
+                .with_token_provider(provider)
+                .with_timeout(Duration::from_secs(10))
+                .with_max_answer_bytes(64 << 10);
+            assert!(t.send(id(42), Action::Like).await.unwrap().liked_by_me);
+            assert_eq!(*refreshes.lock().unwrap(), 1);
+            assert_hung_up_early(&outcome).await;
+            let heads = heads.lock().unwrap().clone();
+            assert!(heads[1].contains("authorization: bearer t1"));
+        }
+
+        #[tokio::test]
+        async fn a_tap_whose_answer_is_too_large_is_retried_and_confirmed() {
+            let oversized = json("200 OK", &format!("{}{LIKED}", " ".repeat(2000)));
+            let (base, heads) = serve(vec![oversized, json("200 OK", LIKED)]).await;
+            let client = crate::LikeClient::builder()
+                .base_url(base)
+                .max_answer_bytes(1024)
+                .retry_policy(crate::RetryPolicy {
+                    min_delay: Duration::from_millis(1),
+                    max_delay: Duration::from_millis(5),
+                    max_retries: 2,
+                    seed: Some(1),
+                    ..crate::RetryPolicy::default()
+                })
+                .build()
+                .unwrap();
+            assert!(client.set_liked(id(42), true).pending);
+            assert!(client.wait_idle(Duration::from_secs(5)).await);
+            let view = client.view(id(42)).unwrap();
+            assert!(view.liked && !view.pending, "{view:?}");
+            assert_eq!((view.count, view.error), (3, None));
+            let stats = client.stats();
+            assert_eq!((stats.retries, stats.rollbacks), (1, 0));
+            let heads = heads.lock().unwrap().clone();
+            assert_eq!(heads.len(), 2);
+            assert!(heads.iter().all(|h| h.starts_with("post /posts/42/like ")));
         }
     }
 }

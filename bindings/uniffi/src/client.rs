@@ -114,6 +114,9 @@ impl LikeClient {
         if let Some(max_posts) = options.max_posts() {
             builder = builder.max_posts(max_posts);
         }
+        if let Some(bytes) = options.max_answer_bytes() {
+            builder = builder.max_answer_bytes(bytes);
+        }
         if let Some(tokens) = &token_provider {
             builder = builder.token_provider(TokenAdapter {
                 inner: Arc::downgrade(tokens),

@@ -68,9 +68,9 @@ pub struct Stats {
 /// `LikeClientOptions()` is the usual start and
 /// `LikeClientOptions(maxRetries = 2)` changes one thing. The defaults are
 /// the core's own (`RetryPolicy::default()`, `DEFAULT_REQUEST_TIMEOUT`,
-/// `MachineConfig::default()`), never copied here; `default_options()`
-/// shows their values. Times are in milliseconds; negative values count as
-/// zero.
+/// `DEFAULT_MAX_ANSWER_BYTES`, `MachineConfig::default()`), never copied
+/// here; `default_options()` shows their values. Times are in
+/// milliseconds; negative values count as zero.
 #[derive(Debug, Clone, PartialEq, uniffi::Record)]
 pub struct LikeClientOptions {
     /// How long one request may take, answer included.
@@ -97,6 +97,11 @@ pub struct LikeClientOptions {
     /// How many posts the client keeps before forgetting idle ones.
     #[uniffi(default = None)]
     pub max_posts: Option<i64>,
+    /// The most bytes of an answer's body the client reads; a longer answer
+    /// fails the call as `InvalidResponse` (retried like any unreadable
+    /// answer).
+    #[uniffi(default = None)]
+    pub max_answer_bytes: Option<i64>,
 }
 
 /// The core's defaults, every field filled in: what each field left out of
@@ -114,6 +119,7 @@ pub fn default_options() -> LikeClientOptions {
         retry_jitter: Some(retry.jitter),
         retry_seed: retry.seed.map(|seed| seed as i64),
         max_posts: Some(saturating(MachineConfig::default().max_posts as u64)),
+        max_answer_bytes: Some(saturating(likekit_core::DEFAULT_MAX_ANSWER_BYTES as u64)),
     }
 }
 
@@ -140,6 +146,11 @@ impl LikeClientOptions {
     /// The cache bound, if one was given.
     pub(crate) fn max_posts(&self) -> Option<usize> {
         self.max_posts.map(size)
+    }
+
+    /// The answer cap, if one was given.
+    pub(crate) fn max_answer_bytes(&self) -> Option<usize> {
+        self.max_answer_bytes.map(size)
     }
 }
 
@@ -249,10 +260,12 @@ mod tests {
             retry_jitter: None,
             retry_seed: None,
             max_posts: None,
+            max_answer_bytes: None,
         };
         assert_eq!(options.retry_policy(), RetryPolicy::default());
         assert_eq!(options.request_timeout(), None);
         assert_eq!(options.max_posts(), None);
+        assert_eq!(options.max_answer_bytes(), None);
     }
 
     #[test]
@@ -266,6 +279,10 @@ mod tests {
         assert_eq!(
             options.max_posts(),
             Some(MachineConfig::default().max_posts)
+        );
+        assert_eq!(
+            options.max_answer_bytes(),
+            Some(likekit_core::DEFAULT_MAX_ANSWER_BYTES)
         );
     }
 
@@ -293,12 +310,14 @@ mod tests {
             retry_min_delay_ms: Some(-1),
             max_retries: Some(-3),
             max_posts: Some(-1),
+            max_answer_bytes: Some(-1),
             ..default_options()
         };
         assert_eq!(options.request_timeout(), Some(Duration::ZERO));
         assert_eq!(options.retry_policy().min_delay, Duration::ZERO);
         assert_eq!(options.retry_policy().max_retries, 0);
         assert_eq!(options.max_posts(), Some(0));
+        assert_eq!(options.max_answer_bytes(), Some(0));
     }
 
     #[test]
