@@ -5,14 +5,14 @@ use std::time::Duration;
 
 use axum::{
     Json,
-    extract::{Request, State},
+    extract::{Query, Request, State},
     http::StatusCode,
     middleware::Next,
     response::{IntoResponse, Response},
 };
 use likekit_proto::{
-    ErrorBody, UserId,
-    admin::{FaultRules, Friends, NewPost, NewUser, Seed, TokenRequest, TokenResponse},
+    ErrorBody, PostId, UserId,
+    admin::{FaultRules, Friends, Journal, NewPost, NewUser, Seed, TokenRequest, TokenResponse},
 };
 use serde::Serialize;
 use subtle::ConstantTimeEq;
@@ -22,6 +22,7 @@ use crate::{
     error::{ApiError, AppJson},
     extract::PathId,
     faults,
+    journal::JournalQuery,
     state::App,
     store::{Upsert, rules},
 };
@@ -223,6 +224,50 @@ pub(crate) async fn clear_faults(State(App(app)): State<App>) -> Json<FaultRules
     app.faults.clear();
     tracing::info!("fault rules cleared");
     Json(FaultRules::default())
+}
+
+/// The request journal: every request to a public route, oldest first,
+/// with what the fault rules and the handler did to it.
+///
+/// Each filter given must match: `route` (`like`, `unlike`, `likes`,
+/// `batch`), `method` (`GET`, `POST`, `DELETE`), `post`, `user`, and
+/// `since` (only entries with a larger `seq`, for reading what is new).
+#[utoipa::path(
+    get,
+    path = "/admin/requests",
+    tag = "admin",
+    params(
+        ("route" = Option<String>, Query, description = "`like`, `unlike`, `likes` or `batch`"),
+        ("method" = Option<String>, Query, description = "`GET`, `POST` or `DELETE`"),
+        ("post" = Option<PostId>, Query, description = "Only requests naming this post"),
+        ("user" = Option<UserId>, Query, description = "Only requests signed in as this user"),
+        ("since" = Option<u64>, Query, description = "Only entries after this `seq`"),
+    ),
+    security(("admin_key" = [])),
+    responses(
+        (status = 200, description = "The matching entries, oldest first", body = Journal),
+        (status = 400, description = "`bad_query`: an unknown filter or value", body = ErrorBody),
+    )
+)]
+pub(crate) async fn requests(
+    State(App(app)): State<App>,
+    query: Result<Query<JournalQuery>, axum::extract::rejection::QueryRejection>,
+) -> Result<Json<Journal>, ApiError> {
+    let Query(query) = query.map_err(|e| ApiError::bad_request("bad_query", e.body_text()))?;
+    Ok(Json(app.journal.read(&query)))
+}
+
+/// Empty the request journal (`seq` goes on counting).
+#[utoipa::path(
+    delete,
+    path = "/admin/requests",
+    tag = "admin",
+    security(("admin_key" = [])),
+    responses((status = 200, description = "The journal is empty", body = Ack))
+)]
+pub(crate) async fn clear_requests(State(App(app)): State<App>) -> Json<Ack> {
+    app.journal.clear();
+    ACK
 }
 
 /// Drop every like; keep users, friendships and posts.

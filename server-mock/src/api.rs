@@ -2,7 +2,7 @@
 //! to unknown routes and wrong methods.
 
 use axum::{
-    Json,
+    Extension, Json,
     extract::{Query, State},
     http::{HeaderValue, StatusCode, header},
     response::{IntoResponse, Response},
@@ -39,7 +39,7 @@ pub(crate) async fn like(
     State(App(app)): State<App>,
     Viewer(user): Viewer,
     PathId(post): PathId<PostId>,
-) -> Result<Json<LikeState>, ApiError> {
+) -> Result<(Extension<Written>, Json<LikeState>), ApiError> {
     write(&app, user, post, true).await
 }
 
@@ -65,8 +65,15 @@ pub(crate) async fn unlike(
     State(App(app)): State<App>,
     Viewer(user): Viewer,
     PathId(post): PathId<PostId>,
-) -> Result<Json<LikeState>, ApiError> {
+) -> Result<(Extension<Written>, Json<LikeState>), ApiError> {
     write(&app, user, post, false).await
+}
+
+/// Whether a like or unlike changed its row, on the answer for the request
+/// journal.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Written {
+    pub(crate) changed: bool,
 }
 
 async fn write(
@@ -74,7 +81,7 @@ async fn write(
     user: UserId,
     post: PostId,
     like: bool,
-) -> Result<Json<LikeState>, ApiError> {
+) -> Result<(Extension<Written>, Json<LikeState>), ApiError> {
     app.check_rate(user)?;
     let outcome = if like {
         app.store.like(user, post).await?
@@ -91,7 +98,10 @@ async fn write(
     if let Some(snapshot) = outcome.snapshot {
         app.views.offer(post, snapshot);
     }
-    Ok(Json(outcome.state))
+    let written = Written {
+        changed: outcome.changed,
+    };
+    Ok((Extension(written), Json(outcome.state)))
 }
 
 /// One post as the caller sees it.

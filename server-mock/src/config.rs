@@ -102,6 +102,9 @@ pub struct Config {
     /// PostgreSQL connections in the pool; 0 picks one from the number of
     /// CPUs. Not used with SQLite.
     pub db_connections: usize,
+    /// How many requests the request journal (`GET /admin/requests`) keeps;
+    /// it is on only with an admin key, and 0 turns it off.
+    pub journal_size: usize,
     /// On Citus, send likes, unlikes and views' one-post reads straight to
     /// the worker holding the post rather than through the node the
     /// database URL names (default `true`). Not used with SQLite.
@@ -136,6 +139,7 @@ impl Default for Config {
             max_group_commit: 1024,
             db_connections: 0,
             citus_direct: true,
+            journal_size: crate::journal::DEFAULT_JOURNAL_SIZE,
             hot_posts: HotPostOptions::default(),
             web_root: None,
         }
@@ -166,6 +170,7 @@ impl fmt::Debug for Config {
             .field("max_group_commit", &self.max_group_commit)
             .field("db_connections", &self.db_connections)
             .field("citus_direct", &self.citus_direct)
+            .field("journal_size", &self.journal_size)
             .field("hot_posts", &self.hot_posts)
             .field("web_root", &self.web_root)
             .finish()

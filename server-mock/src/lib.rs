@@ -55,6 +55,7 @@ mod config;
 mod error;
 mod extract;
 mod faults;
+mod journal;
 mod metrics;
 mod middleware;
 pub mod net;
@@ -72,6 +73,7 @@ pub use config::{Config, RateLimit};
 pub use error::{ApiError, Error};
 pub use extract::{PathId, Viewer};
 pub use faults::{MAX_LATENCY_MS, MAX_RULES};
+pub use journal::DEFAULT_JOURNAL_SIZE;
 /// The wire protocol: the bodies of the HTTP API, the [`PostId`](wire::PostId)
 /// and [`UserId`](wire::UserId) newtypes, error codes, and (`wire::admin`) the
 /// admin, fault and seed bodies — the `likekit-proto` crate, re-exported.

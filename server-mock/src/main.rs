@@ -85,6 +85,10 @@ struct ServeArgs {
     /// Requests taking longer are answered 503 (seconds).
     #[arg(long, default_value_t = 30)]
     request_timeout_secs: u64,
+    /// How many requests the request journal keeps (`GET /admin/requests`;
+    /// only with an admin key; 0: off).
+    #[arg(long, default_value_t = likekit_server::DEFAULT_JOURNAL_SIZE)]
+    journal_size: usize,
     /// Largest accepted request body (bytes).
     #[arg(long, default_value_t = 64 * 1024)]
     max_body_bytes: usize,
@@ -170,6 +174,7 @@ fn config_from(args: ServeArgs) -> Result<Config, String> {
         read_connections: args.read_connections,
         db_connections: args.db_connections,
         citus_direct: args.citus_direct,
+        journal_size: args.journal_size,
         hot_posts: HotPostOptions {
             threshold: args.hot_post_threshold,
             shards: args.hot_post_shards,

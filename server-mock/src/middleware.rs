@@ -12,11 +12,12 @@ use axum::{
     response::{IntoResponse, Response},
 };
 use likekit_proto::{
-    PostId,
-    admin::{FaultMethod, FaultRoute},
+    PostId, UserId,
+    admin::{FaultMethod, FaultPhase, FaultRoute, JournalEntry, WriteResult},
 };
 
 use crate::{
+    api::Written,
     error::ApiError,
     faults::{Act, Call, Plan},
     metrics::Route,
@@ -61,30 +62,100 @@ fn posts_named(request: &Request) -> Vec<PostId> {
         .collect()
 }
 
-/// The fault rules' plan for a request to a public route.
-fn plan_for(app: &Shared, route: FaultRoute, request: &Request) -> Plan {
-    let method = match *request.method() {
+/// The request's method as fault rules and the journal name it.
+fn method_of(request: &Request) -> FaultMethod {
+    match *request.method() {
         Method::POST => FaultMethod::Post,
         Method::DELETE => FaultMethod::Delete,
         _ => FaultMethod::Get,
-    };
+    }
+}
+
+/// The signed-in user, when the request's token is valid (checked again by
+/// the handler, which answers 401 otherwise).
+fn user_of(app: &Shared, request: &Request) -> Option<UserId> {
+    request
+        .headers()
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Bearer "))
+        .and_then(|token| app.auth.verify(token).ok())
+}
+
+/// The fault rules' plan for a request to a public route.
+fn plan_for(app: &Shared, route: FaultRoute, request: &Request) -> Plan {
     let user = if app.faults.wants_user() {
-        request
-            .headers()
-            .get(header::AUTHORIZATION)
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.strip_prefix("Bearer "))
-            .and_then(|token| app.auth.verify(token).ok())
+        user_of(app, request)
     } else {
         None
     };
     let posts = posts_named(request);
     app.faults.plan(&Call {
         route,
-        method,
+        method: method_of(request),
         posts: &posts,
         user,
     })
+}
+
+/// A journal entry begun when a request arrives; finished by
+/// [`Arrival::finish`] with its answer.
+struct Arrival {
+    seq: u64,
+    at_ms: u64,
+    method: FaultMethod,
+    route: FaultRoute,
+    path: String,
+    posts: Vec<PostId>,
+    user: Option<UserId>,
+}
+
+impl Arrival {
+    fn begin(app: &Shared, route: FaultRoute, request: &Request) -> Self {
+        let at_ms = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX));
+        Self {
+            seq: app.journal.take_seq(),
+            at_ms,
+            method: method_of(request),
+            route,
+            path: request
+                .uri()
+                .path_and_query()
+                .map_or_else(String::new, |p| p.as_str().to_owned()),
+            posts: posts_named(request),
+            user: user_of(app, request),
+        }
+    }
+
+    fn finish(self, response: &Response, elapsed: Duration) -> JournalEntry {
+        let fault = response.extensions().get::<FaultNote>();
+        let written = response.extensions().get::<Written>();
+        let cut = fault.is_some_and(|f| f.cut);
+        let handled = !fault.is_some_and(|f| f.phase == FaultPhase::Before);
+        let write = match (self.route, written) {
+            (_, Some(w)) if w.changed => Some(WriteResult::Applied),
+            (_, Some(_)) => Some(WriteResult::Unchanged),
+            (FaultRoute::Like | FaultRoute::Unlike, None) if handled => Some(WriteResult::Refused),
+            _ => None,
+        };
+        JournalEntry {
+            seq: self.seq,
+            at_ms: self.at_ms,
+            duration_ms: u64::try_from(elapsed.as_millis()).unwrap_or(u64::MAX),
+            method: self.method,
+            route: self.route,
+            path: self.path,
+            posts: self.posts,
+            user: self.user,
+            status: (!cut).then(|| response.status().as_u16()),
+            write,
+            fault_rule: fault.and_then(|f| f.rule),
+            fault_phase: fault.map(|f| f.phase),
+            fault: fault.map(|f| f.act.to_owned()),
+        }
+    }
 }
 
 /// Runs the request through the fault plan: the `before` delay and act
@@ -100,9 +171,13 @@ async fn with_faults(
     if !plan.before.delay.is_zero() {
         tokio::time::sleep(plan.before.delay).await;
     }
+    let rule = plan.rule.and_then(|r| u32::try_from(r).ok());
     if let Some(act) = plan.before.act {
         app.metrics.faults_injected.increment(1);
-        return perform(app, act, None, connection).await;
+        let note = FaultNote::of(rule, FaultPhase::Before, &act);
+        let mut response = perform(app, act, None, connection).await;
+        response.extensions_mut().insert(note);
+        return response;
     }
     let response = next.run(request).await;
     if !plan.after.delay.is_zero() {
@@ -111,9 +186,49 @@ async fn with_faults(
     match plan.after.act {
         Some(act) => {
             app.metrics.faults_injected.increment(1);
-            perform(app, act, Some(response), connection).await
+            let note = FaultNote::of(rule, FaultPhase::After, &act);
+            // What the handler did, for the journal, before its answer is
+            // replaced.
+            let written = response.extensions().get::<Written>().copied();
+            let mut spoiled = perform(app, act, Some(response), connection).await;
+            spoiled.extensions_mut().insert(note);
+            if let Some(written) = written {
+                spoiled.extensions_mut().insert(written);
+            }
+            spoiled
         }
         None => response,
+    }
+}
+
+/// What a fault rule did to a request, on its answer for the journal.
+#[derive(Debug, Clone)]
+struct FaultNote {
+    rule: Option<u32>,
+    phase: FaultPhase,
+    act: &'static str,
+    /// No answer reaches the client (the connection is cut or held).
+    cut: bool,
+}
+
+impl FaultNote {
+    fn of(rule: Option<u32>, phase: FaultPhase, act: &Act) -> Self {
+        let (act, cut) = match act {
+            Act::Status { .. } => ("status", false),
+            Act::Drop => ("drop", true),
+            Act::Reset => ("reset", true),
+            Act::Hang => ("hang", true),
+            Act::Truncate(_) => ("truncate", false),
+            Act::Malformed => ("malformed", false),
+            Act::SlowBody { .. } => ("slow_body", false),
+            Act::Oversized(_) => ("oversized", false),
+        };
+        Self {
+            rule,
+            phase,
+            act,
+            cut,
+        }
     }
 }
 
@@ -275,6 +390,9 @@ pub(crate) async fn observe(State(App(app)): State<App>, request: Request, next:
             .get::<axum::extract::MatchedPath>()
             .map(|p| p.as_str()),
     );
+    let arrival = fault_route(route)
+        .filter(|_| app.journal.is_on())
+        .map(|public| Arrival::begin(&app, public, &request));
     let handle = async {
         if let Some(fault_route) = fault_route(route)
             && !app.faults.is_empty()
@@ -317,6 +435,9 @@ pub(crate) async fn observe(State(App(app)): State<App>, request: Request, next:
         }
     }
     let elapsed = started.elapsed();
+    if let Some(arrival) = arrival {
+        app.journal.record(arrival.finish(&response, elapsed));
+    }
     app.metrics.observe(route, status, elapsed.as_secs_f64());
     tracing::debug!(%method, ?route, status = status.as_u16(), ?elapsed, "request");
     response

@@ -12,8 +12,9 @@ use axum::{
 use likekit_proto::{
     BatchLikes, ErrorBody, ErrorDetail, LikeState, PostId, PostLikes, UserId,
     admin::{
-        FaultAction, FaultMethod, FaultPhase, FaultRoute, FaultRule, FaultRules, Friends, NewPost,
-        NewUser, Seed, SeedPost, SeedUser, TokenRequest, TokenResponse,
+        FaultAction, FaultMethod, FaultPhase, FaultRoute, FaultRule, FaultRules, Friends, Journal,
+        JournalEntry, NewPost, NewUser, Seed, SeedPost, SeedUser, TokenRequest, TokenResponse,
+        WriteResult,
     },
 };
 use utoipa::{
@@ -65,6 +66,8 @@ impl Modify for Security {
         admin::set_faults,
         admin::get_faults,
         admin::clear_faults,
+        admin::requests,
+        admin::clear_requests,
         admin::reset,
         admin::seed,
     ),
@@ -72,6 +75,7 @@ impl Modify for Security {
         LikeState, PostLikes, BatchLikes, ErrorBody, ErrorDetail, PostId, UserId,
         NewUser, NewPost, Friends, TokenRequest, TokenResponse,
         FaultRoute, FaultMethod, FaultPhase, FaultAction, FaultRule, FaultRules,
+        Journal, JournalEntry, WriteResult,
         Seed, SeedUser, SeedPost, api::Health, admin::Ack,
     )),
     modifiers(&Security),

@@ -73,6 +73,10 @@ fn router(app: &App) -> Router {
                     .get(admin::get_faults)
                     .delete(admin::clear_faults),
             )
+            .route(
+                "/requests",
+                get(admin::requests).delete(admin::clear_requests),
+            )
             .route("/reset", post(admin::reset))
             .route("/seed", post(admin::seed))
             .route_layer(middleware::from_fn_with_state(

@@ -18,6 +18,7 @@ use crate::{
     config::Config,
     error::{ApiError, Error},
     faults::{self, Faults},
+    journal::Journal,
     metrics::Metrics,
     store::{Database, Store},
     views::Views,
@@ -55,6 +56,8 @@ pub(crate) struct Shared {
     pub(crate) views: Views,
     pub(crate) auth: Authenticator,
     pub(crate) faults: Faults,
+    /// The request journal: on with an admin key (`journal_size` entries).
+    pub(crate) journal: Journal,
     pub(crate) metrics: Arc<Metrics>,
     pub(crate) limiter: Option<DefaultKeyedRateLimiter<UserId>>,
     pub(crate) admin_key: Option<String>,
@@ -219,6 +222,13 @@ impl App {
             store,
             auth: Authenticator::new(tokens),
             faults: Faults::default(),
+            journal: Journal::new(
+                if config.admin_key.as_deref().is_some_and(|k| !k.is_empty()) {
+                    config.journal_size
+                } else {
+                    0
+                },
+            ),
             metrics,
             limiter,
             admin_key: config.admin_key.clone().filter(|k| !k.is_empty()),

@@ -7,7 +7,9 @@
 use std::time::{Duration, Instant};
 
 use likekit_core::{Action, LikeError, Transport};
-use likekit_proto::admin::{FaultAction, FaultPhase, FaultRoute, FaultRule, FaultRules};
+use likekit_proto::admin::{
+    FaultAction, FaultMethod, FaultPhase, FaultRoute, FaultRule, FaultRules, WriteResult,
+};
 use likekit_tests::{PostId, Recorder, UserId, World, eventually, settle, user};
 
 const ANA: UserId = UserId::checked(1).unwrap();
@@ -56,6 +58,28 @@ async fn a_like_saved_but_its_answer_lost_sticks_and_counts_once() {
     for audit in world.audit().await {
         assert_eq!(audit.count, audit.rows, "{audit:?}");
     }
+
+    // The journal tells the story: applied, answer lost; the retry changed
+    // nothing and was answered.
+    let journal = world.admin.requests("route=like&post=42").await.unwrap();
+    let seen: Vec<_> = journal
+        .entries
+        .iter()
+        .map(|e| (e.write, e.status, e.fault.as_deref(), e.fault_phase))
+        .collect();
+    assert_eq!(
+        seen,
+        [
+            (
+                Some(WriteResult::Applied),
+                None,
+                Some("drop"),
+                Some(FaultPhase::After)
+            ),
+            (Some(WriteResult::Unchanged), Some(200), None, None),
+        ]
+    );
+    assert!(journal.entries.iter().all(|e| e.user == Some(ANA)));
     world.stop().await;
 }
 
@@ -204,6 +228,51 @@ async fn a_retry_waits_for_retry_after() {
     );
     assert!(ana.view(POST).unwrap().liked);
     assert_eq!(world.requests("like").await, 2);
+    // From the journal: the retry arrived no sooner than Retry-After said.
+    let journal = world.admin.requests("method=POST").await.unwrap();
+    let [first, retry] = &journal.entries[..] else {
+        panic!("two likes: {journal:?}");
+    };
+    assert_eq!((first.status, retry.status), (Some(429), Some(200)));
+    assert_eq!(first.write, None, "refused before the handler");
+    let waited = retry.at_ms - (first.at_ms + first.duration_ms);
+    assert!(waited >= 1000, "the retry came {waited} ms after the 429");
+    world.stop().await;
+}
+
+/// Five taps in 50 ms go out as at most two calls (the first, then the
+/// latest intent), and no DELETE for a burst that ends liked — read from
+/// the journal.
+#[tokio::test]
+async fn five_quick_taps_are_at_most_two_calls() {
+    let world = World::start().await;
+    world.setup(&[(ANA, "Ana")], &[POST]).await;
+    // Slow answers, so that the taps land while the first call is out.
+    world
+        .faults(vec![FaultRule {
+            latency_ms: 100,
+            ..FaultRule::new(FaultRoute::All)
+        }])
+        .await;
+    world.admin.clear_requests().await.unwrap();
+    let ana = world.client(ANA);
+    for _ in 0..5 {
+        ana.toggle(POST);
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    settle(&ana).await;
+    assert!(ana.view(POST).unwrap().liked, "an odd number of taps");
+
+    let journal = world.admin.requests("post=42").await.unwrap();
+    let calls: Vec<FaultMethod> = journal.entries.iter().map(|e| e.method).collect();
+    assert!(calls.len() <= 2, "five taps, calls: {calls:?}");
+    assert_eq!(calls.first(), Some(&FaultMethod::Post));
+    assert!(world.liked(ANA, POST).await);
+    let deletes = world.admin.requests("method=DELETE").await.unwrap();
+    assert!(
+        deletes.entries.is_empty(),
+        "the burst ends liked, as its first call: no unlike is sent ({calls:?})"
+    );
     world.stop().await;
 }
 
@@ -228,7 +297,9 @@ async fn a_seeded_rule_replays_identically() {
         }],
     };
     let mut runs = Vec::new();
+    let mut journals = Vec::new();
     for _ in 0..2 {
+        world.admin.clear_requests().await.unwrap();
         let in_force = world.admin.put_faults(&rules).await.unwrap();
         assert_eq!(in_force, rules);
         assert_eq!(world.admin.faults().await.unwrap(), rules);
@@ -243,8 +314,18 @@ async fn a_seeded_rule_replays_identically() {
             answers.push(transport.send(POST, action).await.is_ok());
         }
         runs.push(answers);
+        let journal = world.admin.requests("").await.unwrap();
+        journals.push(
+            journal
+                .entries
+                .iter()
+                .map(|e| (e.method, e.status, e.write))
+                .collect::<Vec<_>>(),
+        );
     }
     assert_eq!(runs[0], runs[1], "the same seed, the same answers");
+    assert_eq!(journals[0].len(), 40);
+    assert_eq!(journals[0], journals[1], "the same journal twice");
     let failed = runs[0].iter().filter(|ok| !**ok).count();
     assert!(
         (4..=24).contains(&failed),

@@ -315,3 +315,66 @@ pub struct SeedPost {
     #[serde(default)]
     pub likers: Vec<UserId>,
 }
+
+/// What a like or unlike did, as the request journal records it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "snake_case")]
+pub enum WriteResult {
+    /// The (user, post) row changed: the count moved by one.
+    Applied,
+    /// The row was already as asked (a retry, a repeated tap): nothing
+    /// changed.
+    Unchanged,
+    /// The handler answered an error (unknown post, bad token, rate
+    /// limit…): nothing changed.
+    Refused,
+}
+
+/// One request to a public route, as `GET /admin/requests` gives it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct JournalEntry {
+    /// Its place in the journal: 1, 2, 3, … in order of arrival.
+    pub seq: u64,
+    /// When it arrived, in milliseconds since the Unix epoch.
+    pub at_ms: u64,
+    /// How long it took until its answer (or until the connection was cut),
+    /// in milliseconds.
+    pub duration_ms: u64,
+    /// Its method.
+    pub method: FaultMethod,
+    /// Its route.
+    pub route: FaultRoute,
+    /// Its path and query.
+    pub path: String,
+    /// The post it names, or the posts a batch read asks for.
+    pub posts: Vec<PostId>,
+    /// The signed-in user, when the token was valid.
+    pub user: Option<UserId>,
+    /// The answer's status; `None` when no answer was written (a fault cut
+    /// or held the connection).
+    pub status: Option<u16>,
+    /// For a like or unlike that reached the handler: what it did.
+    pub write: Option<WriteResult>,
+    /// The fault rule that acted on it (its place in the rule set), if any.
+    pub fault_rule: Option<u32>,
+    /// When that rule acted.
+    pub fault_phase: Option<FaultPhase>,
+    /// What it did: `status`, `drop`, `reset`, `hang`, `truncate`,
+    /// `malformed`, `slow_body` or `oversized`.
+    pub fault: Option<String>,
+}
+
+/// The answer of `GET /admin/requests`: the entries that match, oldest
+/// first.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct Journal {
+    /// The matching entries, oldest first.
+    pub entries: Vec<JournalEntry>,
+    /// How many entries the journal holds at most (`--journal-size`).
+    pub capacity: u64,
+    /// How many older entries were dropped to stay within it.
+    pub dropped: u64,
+}

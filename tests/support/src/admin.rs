@@ -28,7 +28,7 @@ use std::{fmt, time::Duration};
 
 use likekit_proto::{
     ErrorBody, PostId, UserId,
-    admin::{FaultRules, Friends, NewPost, NewUser, Seed, TokenRequest, TokenResponse},
+    admin::{FaultRules, Friends, Journal, NewPost, NewUser, Seed, TokenRequest, TokenResponse},
 };
 use reqwest::{Method, StatusCode};
 use serde::{Serialize, de::DeserializeOwned};
@@ -256,6 +256,35 @@ impl AdminClient {
             .call_json::<(), _>(Method::GET, "/faults", None)
             .await?;
         Ok(rules)
+    }
+
+    /// `GET /admin/requests?…`: the request journal's entries that
+    /// `filters` select (`route=like&post=42`, `since=17`; empty for all),
+    /// oldest first.
+    ///
+    /// # Errors
+    ///
+    /// `bad_query` and the other admin errors as [`AdminError::Api`].
+    pub async fn requests(&self, filters: &str) -> Result<Journal, AdminError> {
+        let path = if filters.is_empty() {
+            "/requests".to_owned()
+        } else {
+            format!("/requests?{filters}")
+        };
+        let (_, journal) = self.call_json::<(), _>(Method::GET, &path, None).await?;
+        Ok(journal)
+    }
+
+    /// `DELETE /admin/requests`: empties the request journal.
+    ///
+    /// # Errors
+    ///
+    /// Admin errors as [`AdminError::Api`].
+    pub async fn clear_requests(&self) -> Result<(), AdminError> {
+        let _: (_, serde_json::Value) = self
+            .call_json::<(), _>(Method::DELETE, "/requests", None)
+            .await?;
+        Ok(())
     }
 
     /// `DELETE /admin/faults`: removes every fault rule.

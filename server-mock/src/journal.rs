@@ -1,0 +1,206 @@
+//! The request journal: every request to a public route, with what the
+//! fault rules and the handler did to it, kept in memory for client tests
+//! to read back (`GET /admin/requests`) — "one POST per coalesced burst",
+//! "no DELETE was sent", "the retry waited for Retry-After".
+//!
+//! It holds at most `capacity` entries (`--journal-size`), dropping the
+//! oldest. It is on only with an admin key (nobody else could read it);
+//! off, the middleware does nothing for it but one check.
+
+use std::{
+    collections::VecDeque,
+    sync::{
+        Mutex,
+        atomic::{AtomicU64, Ordering},
+    },
+};
+
+use likekit_proto::{
+    PostId, UserId,
+    admin::{FaultMethod, FaultRoute, Journal as JournalPage, JournalEntry},
+};
+use serde::Deserialize;
+
+/// The default `--journal-size`.
+pub const DEFAULT_JOURNAL_SIZE: usize = 10_000;
+
+/// The filters of `GET /admin/requests`; every one given must match.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct JournalQuery {
+    /// Only this route.
+    pub(crate) route: Option<FaultRoute>,
+    /// Only this method.
+    pub(crate) method: Option<FaultMethod>,
+    /// Only requests naming this post.
+    pub(crate) post: Option<PostId>,
+    /// Only requests signed in as this user.
+    pub(crate) user: Option<UserId>,
+    /// Only entries after this `seq` (for reading what is new).
+    pub(crate) since: Option<u64>,
+}
+
+impl JournalQuery {
+    fn matches(&self, entry: &JournalEntry) -> bool {
+        self.route
+            .is_none_or(|r| r == entry.route || r == FaultRoute::All)
+            && self.method.is_none_or(|m| m == entry.method)
+            && self.post.is_none_or(|p| entry.posts.contains(&p))
+            && self.user.is_none_or(|u| entry.user == Some(u))
+            && self.since.is_none_or(|s| entry.seq > s)
+    }
+}
+
+#[derive(Debug, Default)]
+pub(crate) struct Journal {
+    capacity: usize,
+    next: AtomicU64,
+    dropped: AtomicU64,
+    entries: Mutex<VecDeque<JournalEntry>>,
+}
+
+impl Journal {
+    /// A journal of at most `capacity` entries (0: off).
+    pub(crate) fn new(capacity: usize) -> Self {
+        Self {
+            capacity,
+            ..Self::default()
+        }
+    }
+
+    /// Whether requests are recorded.
+    pub(crate) fn is_on(&self) -> bool {
+        self.capacity > 0
+    }
+
+    /// The next entry's `seq`, taken when the request arrives so that the
+    /// order is the order of arrival.
+    pub(crate) fn take_seq(&self) -> u64 {
+        self.next.fetch_add(1, Ordering::AcqRel) + 1
+    }
+
+    /// Records an entry (its `seq` from [`Journal::take_seq`]), dropping
+    /// the oldest past the capacity.
+    pub(crate) fn record(&self, entry: JournalEntry) {
+        let mut entries = self.entries.lock().unwrap_or_else(|e| e.into_inner());
+        // Entries finish out of order; keep them by seq.
+        let at = entries.partition_point(|e| e.seq < entry.seq);
+        entries.insert(at, entry);
+        while entries.len() > self.capacity {
+            entries.pop_front();
+            self.dropped.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+
+    /// The entries `query` matches, oldest first.
+    pub(crate) fn read(&self, query: &JournalQuery) -> JournalPage {
+        let entries = self.entries.lock().unwrap_or_else(|e| e.into_inner());
+        JournalPage {
+            entries: entries
+                .iter()
+                .filter(|e| query.matches(e))
+                .cloned()
+                .collect(),
+            capacity: self.capacity as u64,
+            dropped: self.dropped.load(Ordering::Relaxed),
+        }
+    }
+
+    /// Empties the journal (`seq` goes on counting).
+    pub(crate) fn clear(&self) {
+        self.entries
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clear();
+        self.dropped.store(0, Ordering::Relaxed);
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    fn entry(seq: u64, route: FaultRoute, post: u64, user: Option<u64>) -> JournalEntry {
+        JournalEntry {
+            seq,
+            at_ms: 0,
+            duration_ms: 0,
+            method: match route {
+                FaultRoute::Like => FaultMethod::Post,
+                FaultRoute::Unlike => FaultMethod::Delete,
+                _ => FaultMethod::Get,
+            },
+            route,
+            path: String::new(),
+            posts: vec![PostId::new(post).unwrap()],
+            user: user.map(|u| UserId::new(u).unwrap()),
+            status: Some(200),
+            write: None,
+            fault_rule: None,
+            fault_phase: None,
+            fault: None,
+        }
+    }
+
+    #[test]
+    fn keeps_arrival_order_within_its_capacity() {
+        let journal = Journal::new(3);
+        assert!(journal.is_on());
+        let seqs: Vec<u64> = (0..5).map(|_| journal.take_seq()).collect();
+        // They finish in another order than they arrived.
+        for &seq in [3, 1, 2, 5, 4].iter() {
+            journal.record(entry(seqs[seq - 1], FaultRoute::Like, 1, Some(7)));
+        }
+        let page = journal.read(&JournalQuery::default());
+        let kept: Vec<u64> = page.entries.iter().map(|e| e.seq).collect();
+        assert_eq!(kept, [3, 4, 5]);
+        assert_eq!((page.capacity, page.dropped), (3, 2));
+        journal.clear();
+        assert!(journal.read(&JournalQuery::default()).entries.is_empty());
+        assert_eq!(journal.take_seq(), 6, "seq goes on after a clear");
+        assert!(!Journal::new(0).is_on());
+    }
+
+    #[test]
+    fn filters_combine() {
+        let journal = Journal::new(10);
+        journal.record(entry(1, FaultRoute::Like, 42, Some(7)));
+        journal.record(entry(2, FaultRoute::Unlike, 42, Some(7)));
+        journal.record(entry(3, FaultRoute::Like, 43, Some(8)));
+        journal.record(entry(4, FaultRoute::Likes, 42, None));
+        let seqs = |query: JournalQuery| -> Vec<u64> {
+            journal.read(&query).entries.iter().map(|e| e.seq).collect()
+        };
+        let post = Some(PostId::new(42).unwrap());
+        assert_eq!(
+            seqs(JournalQuery {
+                post,
+                ..JournalQuery::default()
+            }),
+            [1, 2, 4]
+        );
+        assert_eq!(
+            seqs(JournalQuery {
+                method: Some(FaultMethod::Post),
+                ..JournalQuery::default()
+            }),
+            [1, 3]
+        );
+        assert_eq!(
+            seqs(JournalQuery {
+                route: Some(FaultRoute::Like),
+                user: Some(UserId::new(7).unwrap()),
+                ..JournalQuery::default()
+            }),
+            [1]
+        );
+        assert_eq!(
+            seqs(JournalQuery {
+                since: Some(2),
+                ..JournalQuery::default()
+            }),
+            [3, 4]
+        );
+    }
+}
