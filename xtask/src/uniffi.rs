@@ -235,8 +235,10 @@ fn one_root_certificate(out: &Path, cmd: &mut Command) {
 
 // ---------------------------------------------------------------- Kotlin
 
-/// Compiles `sources` into `jar` unless the stamp beside it says they (and
-/// the compiler and class path) are unchanged.
+/// Compiles `sources` into `jar` unless the stamp beside it says they, the
+/// compiler and the class path are unchanged — the class path's jars
+/// themselves too (their size and time), so that programs are compiled
+/// again against bindings whose API changed.
 fn kotlinc_cached(
     kotlin: &install::Kotlin,
     sources: &[PathBuf],
@@ -245,6 +247,10 @@ fn kotlinc_cached(
 ) -> Result<(), String> {
     let mut hasher = DefaultHasher::new();
     (install::KOTLIN_COMPILER.version, classpath).hash(&mut hasher);
+    for entry in classpath.split(':') {
+        let meta = fs::metadata(entry).map_err(|e| io_error("read", Path::new(entry), e))?;
+        (meta.len(), meta.modified().ok()).hash(&mut hasher);
+    }
     for source in sources {
         fs::read(source)
             .map_err(|e| io_error("read", source, e))?
