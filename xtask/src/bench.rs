@@ -205,6 +205,7 @@ pub const ROWS: &[Row] = &[
     row("server", "Post views, GET /posts/{id}/likes, SQLite, 100,000 posts / 1,000,000 likes / 300 friends", "sqlite_views_per_s", PerSecond, AtLeast(60_000.0)).vs("bare_views_per_s", "bare route"),
     row("server", "Views as a share of the bare route (this or 60,000/s meets the target)", "sqlite_views_vs_bare", Ratio, AtLeast(0.8)),
     row("server", "Views, p99 latency", "sqlite_views_p99_ms", Millis, AtMost(10.0)),
+    row("server", "Views with the request journal on (the mock's GET /admin/requests), as a share of views with it off (the default without an admin key)", "sqlite_views_journal_vs_views", Ratio, Baseline),
     row("server", "Views, p50 latency", "sqlite_views_p50_ms", Millis, Baseline),
     row("server", "Views as a multiple of the naive baseline", "sqlite_views_vs_naive", Ratio, AtLeast(20.0)),
     row("server", "The ceiling for that multiple: the bare route over the naive baseline (a view cannot beat the bare route)", "sqlite_bare_vs_naive", Ratio, Baseline),

@@ -14,10 +14,10 @@
 //!    coordinator is given), on a fresh copy of the data: the **naive
 //!    baseline** (`likekit-bench naive`; not on Citus), then the real
 //!    server: **views** (after a warm-up that reads every viewer's friend
-//!    set once, as on a server in service), durable **likes** spread over
-//!    all posts, and one **hot post**; after each write load the server
-//!    stops gracefully and the audit checks every count against its rows
-//!    (`exact`).
+//!    set once, as on a server in service; on SQLite also with the request
+//!    journal on), durable **likes** spread over all posts, and one **hot
+//!    post**; after each write load the server stops gracefully and the
+//!    audit checks every count against its rows (`exact`).
 //!
 //! Every load uses the same wrk settings ([`Settings`]) and `bench/load.lua`.
 //! Every figure is printed as a `likekit-metric name=value` line at the
@@ -751,6 +751,24 @@ fn measure_backend(
     record_views(found, &format!("{name}_views_uniform"), uniform);
     server.stop()?;
 
+    if name == "sqlite" {
+        // The same views with the request journal on (an admin key turns
+        // it on): what recording every request costs.
+        say(&format!("{name}: views with the request journal on"));
+        let mut args = server_args(bench, &prepared);
+        args.extend(["--admin-key", bench.token_secret.as_str()]);
+        let journaled = Server::start(
+            bench,
+            &format!("{name}-journal"),
+            &bench.options.server,
+            &args,
+        )?;
+        wrk(bench, &journaled.url, Load::Views, s.warmup)?;
+        let views = wrk(bench, &journaled.url, Load::Views, s.views)?;
+        record_views(found, &format!("{name}_views_journal"), views);
+        journaled.stop()?;
+    }
+
     bare_beside(bench, bare_url, Load::Likes, found, name)?;
     write_load(bench, &prepared, name, "likes", Load::Likes, s.likes, found)?;
     let hot = Load::Hot(data::hot_post(&bench.options.params));
@@ -771,6 +789,7 @@ pub fn derive_ratios(found: &mut Figures) {
         // view could reach over the naive baseline here.
         let pairs = [
             ("views_vs_bare", "views", "bare_views"),
+            ("views_journal_vs_views", "views_journal", "views"),
             ("views_vs_naive", "views", "naive_views"),
             ("bare_vs_naive", "bare_views", "naive_views"),
             (
