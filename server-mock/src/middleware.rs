@@ -333,7 +333,7 @@ async fn perform(
 }
 
 /// `{"padding":"` and `"}` around an oversized body's filler.
-const OVERSIZED_FRAME: u64 = 15;
+const OVERSIZED_FRAME: u64 = 14;
 
 /// Valid JSON of `bytes` bytes (at least the frame), streamed in 64 KiB
 /// pieces so the server never holds it whole.
@@ -441,4 +441,33 @@ pub(crate) async fn observe(State(App(app)): State<App>, request: Request, next:
     app.metrics.observe(route, status, elapsed.as_secs_f64());
     tracing::debug!(%method, ?route, status = status.as_u16(), ?elapsed, "request");
     response
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn an_oversized_body_is_valid_json_of_exactly_the_size_asked() {
+        for bytes in [0, 14, 15, 100, 64 * 1024 + 17, 3 << 20] {
+            let response = json_body(
+                StatusCode::OK,
+                oversized(bytes),
+                Some(bytes.max(OVERSIZED_FRAME)),
+            );
+            let announced: u64 = response.headers()[header::CONTENT_LENGTH]
+                .to_str()
+                .unwrap()
+                .parse()
+                .unwrap();
+            let body = axum::body::to_bytes(response.into_body(), usize::MAX)
+                .await
+                .unwrap();
+            assert_eq!(body.len() as u64, announced, "{bytes}");
+            assert_eq!(announced, bytes.max(OVERSIZED_FRAME));
+            let json: serde_json::Value = serde_json::from_slice(&body).unwrap();
+            assert!(json["padding"].is_string(), "{bytes}");
+        }
+    }
 }

@@ -137,7 +137,14 @@ async fn broken_bodies_are_unreadable_answers_and_the_retry_recovers() {
         (
             FaultPhase::Before,
             FaultAction::Oversized { bytes: 3 << 20 },
-            "oversized",
+            "valid JSON of the wrong shape",
+        ),
+        (
+            FaultPhase::Before,
+            FaultAction::Oversized {
+                bytes: likekit_core::DEFAULT_MAX_ANSWER_BYTES as u64 + 1,
+            },
+            "larger than",
         ),
     ];
     for (phase, action, what) in broken {
@@ -151,6 +158,10 @@ async fn broken_bodies_are_unreadable_answers_and_the_retry_recovers() {
             "{what}: {error:?}"
         );
         assert!(error.is_transient(), "{what}");
+        if what == "larger than" {
+            // Refused from its Content-Length, before its body is read.
+            assert!(error.to_string().contains("larger than"), "{error}");
+        }
 
         // Through the client: a like whose first answer is broken is
         // retried and sticks.
