@@ -34,6 +34,17 @@ async function admin(method, path, body) {
 
 const faults = (rules) => admin("PUT", "/admin/faults", { rules });
 
+/** The server's request journal, oldest first, filtered by `query` (`route=like&post=120`). */
+const journal = async (query) => (await admin("GET", `/admin/requests?${query}`)).entries;
+
+/** Creates a post for one test (an existing post is kept as it is). */
+async function newPost(id) {
+  await admin("POST", "/admin/posts", { id });
+  return id;
+}
+
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
 /** A client for one viewer; shut down after each test. */
 function clientFor(viewer, options = {}) {
   const client = new LikeClient(SERVER, { token: () => tokens[viewer], ...options });
@@ -353,4 +364,156 @@ test("ids past Number.MAX_SAFE_INTEGER travel as strings or BigInts, end to end"
   assert.equal(ana.view(BigInt(largest)).count, 1);
   // Ids up to Number.MAX_SAFE_INTEGER stay numbers.
   assert.equal((await ana.refresh("100")).postId, 100);
+});
+
+// ---- faults that spoil answers, read back from the server's request journal
+
+test("a like saved but its answer lost is retried, sticks and counts once", async () => {
+  const post = await newPost(120);
+  const ana = clientFor("ana", { retry: FAST_RETRY });
+  await ana.refresh(post);
+  await faults([{ route: "like", post, nth: 1, phase: "after", action: { kind: "drop" } }]);
+  const failures = [];
+  ana.subscribe(post, { onFailure: (failure) => failures.push(failure) });
+
+  ana.toggle(post);
+  await waitFor(() => !ana.view(post).pending, "the like to be confirmed");
+
+  const view = ana.view(post);
+  assert.equal(view.liked, true);
+  assert.equal(view.count, 1);
+  assert.equal(view.error, null);
+  assert.deepEqual(failures, []);
+  assert.equal(ana.stats().callsSent, 2, "the lost answer was retried");
+  assert.equal((await clientFor("ben").refresh(post)).count, 1, "counted once");
+
+  // Applied, answer lost; the retry changed nothing and was answered.
+  const likes = await journal(`route=like&post=${post}`);
+  assert.deepEqual(
+    likes.map((e) => [e.write, e.status, e.fault, e.fault_phase]),
+    [
+      ["applied", null, "drop", "after"],
+      ["unchanged", 200, null, null],
+    ],
+  );
+  for (const entry of likes) {
+    assert.equal(entry.method, "POST");
+    assert.equal(entry.user, USERS.ana);
+  }
+});
+
+/** 200 answers a client cannot read, and what the journal shows for a like's first call. */
+const BROKEN_ANSWERS = [
+  { what: "truncated", phase: "after", action: { kind: "truncate", bytes: 12 }, firstWrite: "applied" },
+  { what: "malformed", phase: "before", action: { kind: "malformed" }, firstWrite: null },
+  { what: "oversized", phase: "before", action: { kind: "oversized", bytes: 3 << 20 }, firstWrite: null },
+];
+
+test("truncated, malformed and oversized 200 answers are invalid_response, and the client recovers", async () => {
+  let nextPost = 121;
+  for (const { what, phase, action, firstWrite } of BROKEN_ANSWERS) {
+    const read = await newPost(nextPost++);
+    const tapped = await newPost(nextPost++);
+    const ana = clientFor("ana", { retry: FAST_RETRY });
+
+    // A read is not retried: the refresh rejects with the error itself.
+    await faults([{ route: "likes", post: read, nth: 1, phase, action }]);
+    await assert.rejects(ana.refresh(read), (err) => {
+      assert.ok(err instanceof Error, what);
+      assert.equal(err.name, "LikeError", what);
+      assert.equal(err.code, "invalid_response", `${what}: ${err.message}`);
+      assert.equal(err.transient, true, what);
+      return true;
+    });
+    const reread = await ana.refresh(read);
+    assert.equal(reread.postId, read, what);
+    assert.equal(reread.count, 0, what);
+
+    // A like whose first answer is broken is retried and sticks.
+    await faults([{ route: "like", post: tapped, nth: 1, phase, action }]);
+    const failures = [];
+    ana.subscribe(tapped, { onFailure: (failure) => failures.push(failure) });
+    ana.setLiked(tapped, true);
+    assert.equal(await ana.waitIdle(10_000), true, what);
+    const view = ana.view(tapped);
+    assert.equal(view.liked, true, what);
+    assert.equal(view.pending, false, what);
+    assert.equal(view.count, 1, what);
+    assert.equal(view.error, null, what);
+    assert.deepEqual(failures, [], what);
+    assert.equal(ana.stats().retries, 1, what);
+    assert.equal((await clientFor("ben").refresh(tapped)).count, 1, `${what}: counted once`);
+
+    const likes = await journal(`route=like&post=${tapped}`);
+    assert.deepEqual(
+      likes.map((e) => [e.status, e.write, e.fault, e.fault_phase]),
+      [
+        [200, firstWrite, action.kind, phase],
+        [200, firstWrite === "applied" ? "unchanged" : "applied", null, null],
+      ],
+      what,
+    );
+  }
+});
+
+test("five taps within 50 ms go out as at most two calls, and no DELETE when the burst ends liked", async () => {
+  const post = await newPost(127);
+  const ana = clientFor("ana");
+  await ana.refresh(post);
+  // Slow answers, so that the taps land while the first call is out.
+  await faults([{ route: "*", latency_ms: 100 }]);
+  await admin("DELETE", "/admin/requests");
+  assert.deepEqual(await journal(`post=${post}`), [], "the journal was emptied");
+
+  const started = Date.now();
+  for (let i = 0; i < 5; i++) {
+    if (i > 0) await sleep(10);
+    ana.toggle(post); // like, unlike, like, unlike, like
+  }
+  const burst = Date.now() - started;
+  assert.equal(ana.view(post).liked, true);
+  assert.equal(await ana.waitIdle(10_000), true);
+
+  const calls = (await journal(`post=${post}`)).map((e) => e.method);
+  assert.ok(calls.length >= 1 && calls.length <= 2, `five taps in ${burst} ms, calls: ${calls}`);
+  assert.equal(calls[0], "POST");
+  assert.deepEqual(
+    await journal(`post=${post}&method=DELETE`),
+    [],
+    `the burst ends liked, as its first call: no unlike is sent (calls: ${calls})`,
+  );
+  assert.equal(ana.stats().taps, 5);
+  assert.equal(ana.view(post).count, 1);
+  assert.equal((await clientFor("cleo").refresh(post)).count, 1);
+});
+
+test("a like refused with 429 and Retry-After: 1 is retried no sooner than a second later", async () => {
+  const post = await newPost(128);
+  await faults([
+    { route: "like", post, nth: 1, action: { kind: "status", status: 429, retry_after_secs: 1 } },
+  ]);
+  // Its own backoff alone would retry after 10 ms.
+  const ana = clientFor("ana", { retry: FAST_RETRY });
+  const failures = [];
+  ana.subscribe(post, { onFailure: (failure) => failures.push(failure) });
+
+  ana.setLiked(post, true);
+  await waitFor(() => !ana.view(post).pending, "the like to be confirmed");
+  assert.equal(ana.view(post).liked, true);
+  assert.equal(ana.view(post).count, 1);
+  assert.deepEqual(failures, []);
+  assert.equal(ana.stats().retries, 1);
+
+  const likes = await journal(`route=like&post=${post}`);
+  assert.deepEqual(
+    likes.map((e) => [e.status, e.write, e.fault]),
+    [
+      [429, null, "status"],
+      [200, "applied", null],
+    ],
+    "refused before the handler, then saved",
+  );
+  const [refused, retry] = likes;
+  const waited = retry.at_ms - (refused.at_ms + refused.duration_ms);
+  assert.ok(waited >= 1000, `the retry came ${waited} ms after the 429`);
 });
