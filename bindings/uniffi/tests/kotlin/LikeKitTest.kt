@@ -376,6 +376,9 @@ fun main() {
         }
     }
 
+    // Fault rules and the request journal (FaultTests.kt).
+    faultTests(t, admin, ana, anaToken)
+
     t.test("10,000 clients and 10,000 subscriptions created and dropped leave no live objects") {
         val post = admin.post()
         val noop = object : LikeObserver {

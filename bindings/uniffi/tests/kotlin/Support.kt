@@ -7,10 +7,12 @@ import com.likekit.LikeObserver
 import com.likekit.PostView
 import com.likekit.TokenProvider
 import java.net.URI
+import java.net.URLEncoder
 import java.net.http.HttpClient
 import java.net.http.HttpRequest
 import java.net.http.HttpResponse
 import java.time.Duration
+import java.nio.charset.StandardCharsets
 import java.util.concurrent.CopyOnWriteArrayList
 import java.util.concurrent.TimeUnit
 import java.util.concurrent.atomic.AtomicLong
@@ -75,11 +77,99 @@ class Admin(val url: String, private val key: String) {
         call("DELETE", "/admin/faults")
     }
 
+    /**
+     * The request journal's entries, oldest first, that match every filter
+     * given: `"route" to "like"`, `"method" to "POST"`, `"post" to id`,
+     * `"user" to id`, `"since" to seq`. Fails when the journal let older
+     * entries go: a missing call would then prove nothing.
+     */
+    fun requests(vararg filters: Pair<String, Any>): List<JournalEntry> {
+        val query = filters.joinToString("&") { (name, value) ->
+            "$name=${URLEncoder.encode(value.toString(), StandardCharsets.UTF_8)}"
+        }
+        val body = call("GET", if (query.isEmpty()) "/admin/requests" else "/admin/requests?$query")
+        val dropped = jsonField(body, "dropped")
+        check(dropped == "0") { "the journal let go of $dropped entries" }
+        // The entries are flat objects: every {…} without braces inside is one.
+        return Regex("\\{[^{}]*\\}")
+            .findAll(body.substringAfter("\"entries\""))
+            .map { JournalEntry.parse(it.value) }
+            .toList()
+    }
+
+    fun clearRequests() {
+        call("DELETE", "/admin/requests")
+    }
+
+    /** (liked_by_me, count) of `post` as the server has it for `userId`. */
+    fun likesOf(post: Long, userId: Long): Pair<Boolean, Long> {
+        val (status, body) = asViewer("GET", "/posts/$post/likes", token(userId))
+        check(status == 200) { "GET /posts/$post/likes answered $status: $body" }
+        return (jsonField(body, "liked_by_me") == "true") to jsonField(body, "count")!!.toLong()
+    }
+
     companion object {
         fun fromEnv(): Admin = Admin(
             System.getenv("LIKEKIT_URL") ?: error("LIKEKIT_URL is not set (run through `cargo xtask test --only kotlin`)"),
             System.getenv("LIKEKIT_ADMIN_KEY") ?: error("LIKEKIT_ADMIN_KEY is not set"),
         )
+    }
+}
+
+/**
+ * The raw value of `name` in a JSON object without nesting: a number,
+ * `true`/`false`, a string with its quotes taken off, an array's text, or
+ * `null` for JSON null and for a missing field.
+ */
+fun jsonField(json: String, name: String): String? {
+    val value = Regex("\"$name\"\\s*:\\s*(\"(?:[^\"\\\\]|\\\\.)*\"|\\[[^\\]]*\\]|[^,}\\s]+)")
+        .find(json)?.groupValues?.get(1) ?: return null
+    return when {
+        value == "null" -> null
+        value.startsWith("\"") -> value.substring(1, value.length - 1)
+        else -> value
+    }
+}
+
+/** One request to a public route, as the server's request journal has it. */
+data class JournalEntry(
+    val seq: Long,
+    val atMs: Long,
+    val durationMs: Long,
+    val method: String,
+    val route: String,
+    val path: String,
+    val posts: List<Long>,
+    /** The signed-in user, when the token was valid. */
+    val user: Long?,
+    /** The answer's status; null when the connection was cut. */
+    val status: Int?,
+    /** `applied`, `unchanged`, `refused`, or null (a read, or refused before the handler). */
+    val write: String?,
+    val faultRule: Int?,
+    val faultPhase: String?,
+    val fault: String?,
+) {
+    companion object {
+        fun parse(json: String): JournalEntry {
+            fun field(name: String) = jsonField(json, name)
+            fun number(name: String) = field(name)?.toLong() ?: error("no $name in $json")
+            return JournalEntry(
+                seq = number("seq"),
+                atMs = number("at_ms"),
+                durationMs = number("duration_ms"),
+                method = field("method") ?: error("no method in $json"),
+                route = field("route") ?: error("no route in $json"),
+                path = field("path") ?: error("no path in $json"),
+                posts = field("posts")!!.trim('[', ']').split(',').filter { it.isNotBlank() }.map { it.trim().toLong() },
+                user = field("user")?.toLong(),
+                status = field("status")?.toInt(),
+                write = field("write"),
+                faultRule = field("fault_rule")?.toInt(),
+                faultPhase = field("fault_phase"),
+                fault = field("fault"),
+            )
+        }
     }
 }
 

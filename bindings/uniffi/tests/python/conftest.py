@@ -12,6 +12,7 @@ import os
 import threading
 import time
 import urllib.error
+import urllib.parse
 import urllib.request
 
 import pytest
@@ -79,6 +80,19 @@ class Admin:
 
     def clear_faults(self):
         self.call("DELETE", "/admin/faults")
+
+    def requests(self, **filters):
+        """The request journal's entries, oldest first, that match every
+        filter given (`route`, `method`, `post`, `user`, `since`). Fails
+        when the journal let older entries go: a missing call would then
+        prove nothing."""
+        query = urllib.parse.urlencode(filters)
+        journal = self.call("GET", "/admin/requests" + (f"?{query}" if query else ""))
+        assert journal["dropped"] == 0, f"the journal let go of {journal['dropped']} entries"
+        return journal["entries"]
+
+    def clear_requests(self):
+        self.call("DELETE", "/admin/requests")
 
 
 class FixedToken(likekit.TokenProvider):
@@ -149,6 +163,14 @@ def faults(admin):
     """Sets fault rules for one test and clears them after it."""
     yield admin.faults
     admin.clear_faults()
+
+
+@pytest.fixture
+def journal(admin):
+    """The request journal, emptied before and after one test."""
+    admin.clear_requests()
+    yield admin.requests
+    admin.clear_requests()
 
 
 @pytest.fixture
