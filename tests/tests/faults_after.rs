@@ -208,7 +208,7 @@ async fn a_reset_connection_is_a_network_error() {
     world.stop().await;
 }
 
-/// The second like gets 429 with `Retry-After: 1`: the client's retry
+/// The first like gets 429 with `Retry-After: 1`: the client's retry
 /// comes no sooner than a second later.
 #[tokio::test]
 async fn a_retry_waits_for_retry_after() {
