@@ -79,16 +79,23 @@ impl Journal {
         self.next.fetch_add(1, Ordering::AcqRel) + 1
     }
 
-    /// Records an entry (its `seq` from [`Journal::take_seq`]), dropping
-    /// the oldest past the capacity.
+    /// Records an entry (its `seq` from [`Journal::take_seq`]) or, when
+    /// one with its `seq` is there (recorded at arrival, in flight),
+    /// replaces it; drops the oldest past the capacity. A finished entry
+    /// whose arrival was cleared or dropped meanwhile is not recorded again.
     pub(crate) fn record(&self, entry: JournalEntry) {
         let mut entries = self.entries.lock().unwrap_or_else(|e| e.into_inner());
-        // Entries finish out of order; keep them by seq.
         let at = entries.partition_point(|e| e.seq < entry.seq);
-        entries.insert(at, entry);
-        while entries.len() > self.capacity {
-            entries.pop_front();
-            self.dropped.fetch_add(1, Ordering::Relaxed);
+        match entries.get_mut(at) {
+            Some(there) if there.seq == entry.seq => *there = entry,
+            _ if !entry.in_flight => {}
+            _ => {
+                entries.insert(at, entry);
+                while entries.len() > self.capacity {
+                    entries.pop_front();
+                    self.dropped.fetch_add(1, Ordering::Relaxed);
+                }
+            }
         }
     }
 
@@ -140,6 +147,7 @@ mod tests {
             fault_rule: None,
             fault_phase: None,
             fault: None,
+            in_flight: true,
         }
     }
 
@@ -148,13 +156,31 @@ mod tests {
         let journal = Journal::new(3);
         assert!(journal.is_on());
         let seqs: Vec<u64> = (0..5).map(|_| journal.take_seq()).collect();
-        // They finish in another order than they arrived.
+        for &seq in &seqs {
+            journal.record(entry(seq, FaultRoute::Like, 1, Some(7)));
+        }
+        // They finish in another order than they arrived; the first two
+        // were dropped meanwhile and do not come back.
         for &seq in [3, 1, 2, 5, 4].iter() {
-            journal.record(entry(seqs[seq - 1], FaultRoute::Like, 1, Some(7)));
+            let mut done = entry(seqs[seq - 1], FaultRoute::Like, 1, Some(7));
+            done.in_flight = false;
+            done.status = Some(200 + seq as u16);
+            journal.record(done);
         }
         let page = journal.read(&JournalQuery::default());
-        let kept: Vec<u64> = page.entries.iter().map(|e| e.seq).collect();
-        assert_eq!(kept, [3, 4, 5]);
+        let kept: Vec<(u64, Option<u16>, bool)> = page
+            .entries
+            .iter()
+            .map(|e| (e.seq, e.status, e.in_flight))
+            .collect();
+        assert_eq!(
+            kept,
+            [
+                (3, Some(203), false),
+                (4, Some(204), false),
+                (5, Some(205), false)
+            ]
+        );
         assert_eq!((page.capacity, page.dropped), (3, 2));
         journal.clear();
         assert!(journal.read(&JournalQuery::default()).entries.is_empty());

@@ -98,8 +98,8 @@ fn plan_for(app: &Shared, route: FaultRoute, request: &Request) -> Plan {
     })
 }
 
-/// A journal entry begun when a request arrives; finished by
-/// [`Arrival::finish`] with its answer.
+/// A journal entry begun when a request arrives (and listed at once, in
+/// flight); finished by [`Arrival::finish`] with its answer.
 struct Arrival {
     seq: u64,
     at_ms: u64,
@@ -115,7 +115,7 @@ impl Arrival {
         let at_ms = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX));
-        Self {
+        let arrival = Self {
             seq: app.journal.take_seq(),
             at_ms,
             method: method_of(request),
@@ -126,6 +126,28 @@ impl Arrival {
                 .map_or_else(String::new, |p| p.as_str().to_owned()),
             posts: posts_named(request),
             user: user_of(app, request),
+        };
+        app.journal.record(arrival.entry());
+        arrival
+    }
+
+    /// The entry as it stands on arrival.
+    fn entry(&self) -> JournalEntry {
+        JournalEntry {
+            seq: self.seq,
+            at_ms: self.at_ms,
+            duration_ms: 0,
+            method: self.method,
+            route: self.route,
+            path: self.path.clone(),
+            posts: self.posts.clone(),
+            user: self.user,
+            status: None,
+            write: None,
+            fault_rule: None,
+            fault_phase: None,
+            fault: None,
+            in_flight: true,
         }
     }
 
@@ -154,6 +176,7 @@ impl Arrival {
             fault_rule: fault.and_then(|f| f.rule),
             fault_phase: fault.map(|f| f.phase),
             fault: fault.map(|f| f.act.to_owned()),
+            in_flight: false,
         }
     }
 }

@@ -353,3 +353,47 @@ async fn a_seeded_rule_replays_identically() {
     assert_eq!(world.admin.faults().await.unwrap().seed, picked.seed);
     world.stop().await;
 }
+
+/// A request is in the journal from its arrival: in flight, without a
+/// status, until its answer is ready.
+#[tokio::test]
+async fn the_journal_lists_a_request_in_flight() {
+    let world = World::start().await;
+    world.setup(&[(ANA, "Ana")], &[POST]).await;
+    world
+        .faults(vec![FaultRule {
+            latency_ms: 300,
+            ..FaultRule::new(FaultRoute::Like)
+        }])
+        .await;
+    let ana = world.client(ANA);
+    ana.set_liked(POST, true);
+    eventually("the like reaches the server", || async {
+        !world
+            .admin
+            .requests("route=like")
+            .await
+            .unwrap()
+            .entries
+            .is_empty()
+    })
+    .await;
+    let journal = world.admin.requests("route=like").await.unwrap();
+    let [entry] = &journal.entries[..] else {
+        panic!("one like: {journal:?}");
+    };
+    assert!(entry.in_flight, "{entry:?}");
+    assert_eq!((entry.status, entry.write), (None, None));
+    settle(&ana).await;
+    let journal = world.admin.requests("route=like").await.unwrap();
+    let [entry] = &journal.entries[..] else {
+        panic!("still one like: {journal:?}");
+    };
+    assert!(!entry.in_flight);
+    assert_eq!(
+        (entry.status, entry.write),
+        (Some(200), Some(WriteResult::Applied))
+    );
+    assert!(entry.duration_ms >= 300, "{entry:?}");
+    world.stop().await;
+}

@@ -364,6 +364,10 @@ pub struct JournalEntry {
     /// What it did: `status`, `drop`, `reset`, `hang`, `truncate`,
     /// `malformed`, `slow_body` or `oversized`.
     pub fault: Option<String>,
+    /// Not answered yet: the entry is listed from its arrival, and
+    /// `status`, `duration_ms`, `write` and the fault fields are filled in
+    /// when its answer is ready.
+    pub in_flight: bool,
 }
 
 /// The answer of `GET /admin/requests`: the entries that match, oldest
