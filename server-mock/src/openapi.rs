@@ -19,7 +19,10 @@ use likekit_proto::{
 };
 use utoipa::{
     Modify, OpenApi,
-    openapi::security::{ApiKey, ApiKeyValue, Http, HttpAuthScheme, SecurityScheme},
+    openapi::{
+        ContentBuilder, Ref, RefOr, ResponseBuilder,
+        security::{ApiKey, ApiKeyValue, Http, HttpAuthScheme, SecurityScheme},
+    },
 };
 
 use crate::{admin, api};
@@ -41,6 +44,74 @@ impl Modify for Security {
             "admin_key",
             SecurityScheme::ApiKey(ApiKey::Header(ApiKeyValue::new("X-Admin-Key"))),
         );
+    }
+}
+
+/// The answers every route of a kind can give, added to each operation so
+/// that they are listed once here rather than on every handler: on admin
+/// routes `401 bad_admin_key`, and for a body `400 bad_json`,
+/// `413 payload_too_large` and `415 unsupported_media_type`; on the public
+/// routes `500 storage_error` and `503` (`timeout`, `shutting_down`, or a
+/// fault rule's `injected_fault`).
+struct CommonResponses;
+
+impl Modify for CommonResponses {
+    fn modify(&self, openapi: &mut utoipa::openapi::OpenApi) {
+        let error = |description: &str| {
+            RefOr::T(
+                ResponseBuilder::new()
+                    .description(description)
+                    .content(
+                        "application/json",
+                        ContentBuilder::new()
+                            .schema(Some(Ref::from_schema_name("ErrorBody")))
+                            .build(),
+                    )
+                    .build(),
+            )
+        };
+        for (path, item) in openapi.paths.paths.iter_mut() {
+            let admin = path.starts_with("/admin");
+            let public = path.starts_with("/posts") || path == "/likes";
+            for operation in [
+                &mut item.get,
+                &mut item.put,
+                &mut item.post,
+                &mut item.delete,
+            ]
+            .into_iter()
+            .flatten()
+            {
+                let has_body = operation.request_body.is_some();
+                let responses = &mut operation.responses.responses;
+                let mut add = |status: &str, description: &str| {
+                    responses
+                        .entry(status.to_owned())
+                        .or_insert_with(|| error(description));
+                };
+                if admin {
+                    add("401", "`bad_admin_key`: no or a wrong `X-Admin-Key`");
+                    if has_body {
+                        add("400", "`bad_json`");
+                        add("413", "`payload_too_large`: a body over `--max-body-bytes`");
+                        add(
+                            "415",
+                            "`unsupported_media_type`: a body without `Content-Type: application/json`",
+                        );
+                    }
+                }
+                if public {
+                    add(
+                        "500",
+                        "`storage_error`: the database failed (retrying is safe)",
+                    );
+                    add(
+                        "503",
+                        "`timeout`, `shutting_down`, or `injected_fault` (a fault rule)",
+                    );
+                }
+            }
+        }
     }
 }
 
@@ -78,7 +149,7 @@ impl Modify for Security {
         Journal, JournalEntry, WriteResult,
         Seed, SeedUser, SeedPost, api::Health, admin::Ack,
     )),
-    modifiers(&Security),
+    modifiers(&Security, &CommonResponses),
     tags(
         (name = "likes", description = "Liking and reading likes"),
         (name = "ops", description = "Health, metrics and this document"),
