@@ -27,8 +27,7 @@ use crate::{
     store::{Upsert, rules},
 };
 
-/// The longest token lifetime the admin API mints: one year.
-pub const MAX_TOKEN_TTL_SECS: u64 = 365 * 24 * 3600;
+pub use likekit_proto::admin::MAX_TOKEN_TTL_SECS;
 
 /// `{"ok": true}`
 #[derive(Debug, Serialize, ToSchema)]

@@ -25,11 +25,7 @@ use likekit_proto::{
     admin::{FaultAction, FaultMethod, FaultPhase, FaultRoute, FaultRule, FaultRules},
 };
 
-/// The most rules one `PUT /admin/faults` may set.
-pub const MAX_RULES: usize = 64;
-/// The longest latency (and jitter, and slow-body interval) a rule may ask
-/// for: ten minutes.
-pub const MAX_LATENCY_MS: u64 = 600_000;
+pub use likekit_proto::admin::{MAX_LATENCY_MS, MAX_RULES};
 /// The largest body an `oversized` action may send: 1 GiB (streamed).
 pub const MAX_OVERSIZED_BYTES: u64 = 1 << 30;
 

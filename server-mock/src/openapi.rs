@@ -191,7 +191,7 @@ mod tests {
     use std::collections::{BTreeMap, BTreeSet};
 
     use serde::Serialize;
-    use serde_json::Value;
+    use serde_json::{Value, json};
 
     use super::*;
 
@@ -226,6 +226,43 @@ mod tests {
             .keys()
             .cloned()
             .collect()
+    }
+
+    /// The limits the schemas state are the server's own constants, and the
+    /// admin bodies refuse unknown fields (`additionalProperties: false`).
+    #[test]
+    fn schema_limits_are_the_servers_rules() {
+        use likekit_proto::admin::{
+            MAX_FRIENDS, MAX_LATENCY_MS, MAX_NAME_CHARS, MAX_RULES, MAX_TOKEN_TTL_SECS,
+        };
+        let doc: Value = serde_json::from_str(document()).expect("json");
+        let schemas = &doc["components"]["schemas"];
+        let name = &schemas["NewUser"]["properties"]["name"];
+        assert_eq!(name["maxLength"], json!(MAX_NAME_CHARS));
+        assert_eq!(name["minLength"], json!(1));
+        let friends = &schemas["Friends"]["properties"]["friends"];
+        assert_eq!(friends["maxItems"], json!(MAX_FRIENDS));
+        let ttl = &schemas["TokenRequest"]["properties"]["ttl_secs"];
+        assert_eq!(ttl["maximum"], json!(MAX_TOKEN_TTL_SECS));
+        let rules = &schemas["FaultRules"]["properties"]["rules"];
+        assert_eq!(rules["maxItems"], json!(MAX_RULES));
+        let latency = &schemas["FaultRule"]["properties"]["latency_ms"];
+        assert_eq!(latency["maximum"], json!(MAX_LATENCY_MS));
+        for body in [
+            "NewUser",
+            "NewPost",
+            "Friends",
+            "TokenRequest",
+            "FaultRules",
+            "FaultRule",
+            "Seed",
+        ] {
+            assert_eq!(
+                schemas[body]["additionalProperties"],
+                json!(false),
+                "{body} must refuse unknown fields"
+            );
+        }
     }
 
     /// The derived schemas have exactly the fields the types serialise.

@@ -108,6 +108,10 @@ fn cases() -> Vec<Case> {
         case(M::POST, "/admin/posts", "/admin/posts")
             .admin()
             .raw(r#"{"id": 44}"#),
+        // An unknown field: the schema says additionalProperties: false.
+        case(M::POST, "/admin/posts", "/admin/posts")
+            .admin()
+            .json(json!({"id": 45, "title": "x"})),
         case(
             M::PUT,
             "/admin/users/7/friends",

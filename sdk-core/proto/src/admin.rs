@@ -7,19 +7,40 @@ use serde::{Deserialize, Serialize};
 
 use crate::{PostId, UserId};
 
+/// The longest display name, in characters.
+pub const MAX_NAME_CHARS: usize = 200;
+/// The most friends one user may have.
+pub const MAX_FRIENDS: usize = 5_000;
+/// The longest token lifetime the admin API mints: one year, in seconds.
+pub const MAX_TOKEN_TTL_SECS: u64 = 365 * 24 * 3600;
+/// The most rules one `PUT /admin/faults` may set.
+pub const MAX_RULES: usize = 64;
+/// The longest latency (and jitter, and slow-body interval) a fault rule
+/// may ask for: ten minutes.
+pub const MAX_LATENCY_MS: u64 = 600_000;
+
 /// `POST /admin/users`
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(deny_unknown_fields)]
 pub struct NewUser {
     /// The user's id (the `sub` of their tokens).
     pub id: UserId,
-    /// The display name friends see in "Liked by …".
+    /// The display name friends see in "Liked by …": not blank, at most
+    /// [`MAX_NAME_CHARS`] characters.
+    // The schema's numbers are checked against the constants by the
+    // server's OpenAPI tests.
+    #[cfg_attr(
+        feature = "openapi",
+        schema(min_length = 1, max_length = 200, pattern = r"\S")
+    )]
     pub name: String,
 }
 
 /// `POST /admin/posts`
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(deny_unknown_fields)]
 pub struct NewPost {
     /// The post's id.
     pub id: PostId,
@@ -28,19 +49,24 @@ pub struct NewPost {
 /// `PUT /admin/users/{id}/friends` — the user's own (directed) friend list.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(deny_unknown_fields)]
 pub struct Friends {
-    /// Ids of the users this user counts as friends.
+    /// Ids of the users this user counts as friends (at most
+    /// [`MAX_FRIENDS`]).
+    #[cfg_attr(feature = "openapi", schema(max_items = 5000))]
     pub friends: Vec<UserId>,
 }
 
 /// `POST /admin/tokens`
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(deny_unknown_fields)]
 pub struct TokenRequest {
     /// Whose token.
     pub user_id: UserId,
-    /// Lifetime in seconds (default one hour).
+    /// Lifetime in seconds, 1 to [`MAX_TOKEN_TTL_SECS`] (default one hour).
     #[serde(default = "default_ttl")]
+    #[cfg_attr(feature = "openapi", schema(minimum = 1, maximum = 31_536_000))]
     pub ttl_secs: u64,
 }
 
@@ -161,9 +187,11 @@ pub struct FaultRule {
     pub user: Option<UserId>,
     /// Only the `nth` matching call (1 is the first).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "openapi", schema(minimum = 1))]
     pub nth: Option<u64>,
     /// Only every `every`-th matching call (`every`, `2 × every`, …).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "openapi", schema(minimum = 1))]
     pub every: Option<u64>,
     /// Only the first `first` matching calls.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -174,24 +202,30 @@ pub struct FaultRule {
     /// The chance (0..=1) that the rule fires on a call its conditions
     /// select, drawn from the seeded generator (default 1: always).
     #[serde(default = "always", skip_serializing_if = "is_always")]
+    #[cfg_attr(feature = "openapi", schema(minimum = 0, maximum = 1))]
     pub probability: f64,
     /// Before the request is handled (default) or after.
     #[serde(default, skip_serializing_if = "is_before")]
     pub phase: FaultPhase,
-    /// Fixed delay when the rule fires.
+    /// Fixed delay when the rule fires (at most [`MAX_LATENCY_MS`]).
     #[serde(default)]
+    #[cfg_attr(feature = "openapi", schema(maximum = 600_000))]
     pub latency_ms: u64,
     /// Extra random delay, uniform in `0..=jitter_ms`.
     #[serde(default)]
+    #[cfg_attr(feature = "openapi", schema(maximum = 600_000))]
     pub jitter_ms: u64,
     /// Probability (0..=1) of answering `status` instead of handling.
     #[serde(default)]
+    #[cfg_attr(feature = "openapi", schema(minimum = 0, maximum = 1))]
     pub error_rate: f64,
     /// The status of injected errors (default 503).
     #[serde(default = "default_status")]
+    #[cfg_attr(feature = "openapi", schema(minimum = 400, maximum = 599))]
     pub status: u16,
     /// Probability (0..=1) of dropping the connection without an answer.
     #[serde(default)]
+    #[cfg_attr(feature = "openapi", schema(minimum = 0, maximum = 1))]
     pub drop_rate: f64,
     /// Answer `status` to the next N matching requests, then stop.
     #[serde(default)]
@@ -266,7 +300,8 @@ pub struct FaultRules {
     /// not given the server picks one and reports it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub seed: Option<u64>,
-    /// The rules, applied in order.
+    /// The rules, applied in order (at most [`MAX_RULES`]).
+    #[cfg_attr(feature = "openapi", schema(max_items = 64))]
     pub rules: Vec<FaultRule>,
 }
 

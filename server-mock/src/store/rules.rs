@@ -11,11 +11,7 @@ use likekit_proto::{UserId, admin::Seed};
 
 use super::StoreError;
 
-/// The most friends one user may have.
-pub const MAX_FRIENDS: usize = 5_000;
-
-/// The longest display name, in characters.
-pub const MAX_NAME_CHARS: usize = 200;
+pub use likekit_proto::admin::{MAX_FRIENDS, MAX_NAME_CHARS};
 
 /// A broken rule: a stable error code (`bad_name`, `too_many_friends`) and
 /// a message for people.
