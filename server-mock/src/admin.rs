@@ -31,6 +31,7 @@ pub use likekit_proto::admin::MAX_TOKEN_TTL_SECS;
 
 /// `{"ok": true}`
 #[derive(Debug, Serialize, ToSchema)]
+#[schema(examples(json!({"ok": true})))]
 pub(crate) struct Ack {
     /// Always `true`.
     ok: bool,

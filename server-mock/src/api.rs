@@ -204,6 +204,7 @@ pub(crate) async fn batch_likes(
 
 /// `{"status": "ok"}`
 #[derive(Debug, Serialize, ToSchema)]
+#[schema(examples(json!({"status": "ok"})))]
 pub(crate) struct Health {
     /// Always `ok`.
     #[schema(example = "ok")]

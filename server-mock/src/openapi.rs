@@ -265,6 +265,61 @@ mod tests {
         }
     }
 
+    /// Every object schema carries an example, and every example is a
+    /// valid value of its type (it parses, and the server's own types
+    /// serialise back to it).
+    #[test]
+    fn every_body_has_an_example_of_its_own_type() {
+        fn check<T: serde::de::DeserializeOwned + Serialize>(name: &str, example: &Value) {
+            let value: T = serde_json::from_value(example.clone())
+                .unwrap_or_else(|e| panic!("{name}'s example does not parse: {e}"));
+            let back = serde_json::to_value(&value).expect("serialise");
+            // Top-level values come back as given (nested ones may gain
+            // their defaults).
+            for (key, field) in example.as_object().expect("an object") {
+                if !(field.is_null() || field.is_array() || field.is_object()) {
+                    assert_eq!(&back[key], field, "{name}.{key} does not round-trip");
+                }
+            }
+        }
+        let doc: Value = serde_json::from_str(document()).expect("json");
+        let schemas = doc["components"]["schemas"].as_object().expect("schemas");
+        let mut checked = 0;
+        for (name, schema) in schemas {
+            if schema["type"] != json!("object") {
+                continue;
+            }
+            let examples = schema["examples"].as_array();
+            let example = examples
+                .and_then(|e| e.first())
+                .unwrap_or_else(|| panic!("{name} has no example"));
+            match name.as_str() {
+                "LikeState" => check::<LikeState>(name, example),
+                "PostLikes" => check::<PostLikes>(name, example),
+                "BatchLikes" => check::<BatchLikes>(name, example),
+                "ErrorBody" => check::<ErrorBody>(name, example),
+                "ErrorDetail" => check::<ErrorDetail>(name, example),
+                "NewUser" => check::<NewUser>(name, example),
+                "NewPost" => check::<NewPost>(name, example),
+                "Friends" => check::<Friends>(name, example),
+                "TokenRequest" => check::<TokenRequest>(name, example),
+                "TokenResponse" => check::<TokenResponse>(name, example),
+                "FaultRule" => check::<FaultRule>(name, example),
+                "FaultRules" => check::<FaultRules>(name, example),
+                "Seed" => check::<Seed>(name, example),
+                "SeedUser" => check::<SeedUser>(name, example),
+                "SeedPost" => check::<SeedPost>(name, example),
+                "Journal" => check::<Journal>(name, example),
+                "JournalEntry" => check::<JournalEntry>(name, example),
+                "Health" => assert_eq!(example, &json!({"status": "ok"})),
+                "Ack" => assert_eq!(example, &json!({"ok": true})),
+                other => panic!("no check for {other}'s example: add one here"),
+            }
+            checked += 1;
+        }
+        assert!(checked >= 19, "{checked} examples checked");
+    }
+
     /// The derived schemas have exactly the fields the types serialise.
     #[test]
     fn schemas_match_the_wire_types() {

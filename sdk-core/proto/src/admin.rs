@@ -22,6 +22,7 @@ pub const MAX_LATENCY_MS: u64 = 600_000;
 /// `POST /admin/users`
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "openapi", schema(examples(json!({"id": 7, "name": "Ana"}))))]
 #[serde(deny_unknown_fields)]
 pub struct NewUser {
     /// The user's id (the `sub` of their tokens).
@@ -40,6 +41,7 @@ pub struct NewUser {
 /// `POST /admin/posts`
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "openapi", schema(examples(json!({"id": 42}))))]
 #[serde(deny_unknown_fields)]
 pub struct NewPost {
     /// The post's id.
@@ -49,6 +51,7 @@ pub struct NewPost {
 /// `PUT /admin/users/{id}/friends` — the user's own (directed) friend list.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "openapi", schema(examples(json!({"friends": [1, 2, 3]}))))]
 #[serde(deny_unknown_fields)]
 pub struct Friends {
     /// Ids of the users this user counts as friends (at most
@@ -60,6 +63,7 @@ pub struct Friends {
 /// `POST /admin/tokens`
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "openapi", schema(examples(json!({"user_id": 7, "ttl_secs": 3600}))))]
 #[serde(deny_unknown_fields)]
 pub struct TokenRequest {
     /// Whose token.
@@ -77,6 +81,7 @@ fn default_ttl() -> u64 {
 /// The answer to [`TokenRequest`].
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "openapi", schema(examples(json!({"token": "eyJ0eXAiOiJKV1QiLCJhbGciOiJIUzI1NiJ9.eyJzdWIiOiI3IiwiZXhwIjoxNzk2MzEwMDAwfQ.c2lnbmF0dXJl"}))))]
 pub struct TokenResponse {
     /// A signed HS256 JWT for `Authorization: Bearer …`.
     pub token: String,
@@ -172,6 +177,7 @@ pub enum FaultAction {
 /// walk.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "openapi", schema(examples(json!({"route": "like", "post": 42, "nth": 1, "phase": "after", "action": {"kind": "drop"}}))))]
 #[serde(deny_unknown_fields)]
 pub struct FaultRule {
     /// The route it applies to.
@@ -293,6 +299,7 @@ impl FaultRule {
 /// `GET /admin/faults`, with the seed in use.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "openapi", schema(examples(json!({"seed": 1, "rules": [{"route": "*", "latency_ms": 1500, "jitter_ms": 1000}, {"route": "*", "probability": 0.2, "action": {"kind": "drop"}}]}))))]
 #[serde(deny_unknown_fields)]
 pub struct FaultRules {
     /// The seed of the generator every probability and jitter is drawn
@@ -315,6 +322,7 @@ impl FaultRules {
 /// The `--seed FILE` document.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "openapi", schema(examples(json!({"users": [{"id": 1, "name": "Ana", "friends": [2]}, {"id": 2, "name": "Ben"}], "posts": [{"id": 42, "likers": [1]}]}))))]
 #[serde(deny_unknown_fields)]
 pub struct Seed {
     /// Users with their names and friend lists.
@@ -328,6 +336,7 @@ pub struct Seed {
 /// A user in a [`Seed`].
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "openapi", schema(examples(json!({"id": 1, "name": "Ana", "friends": [2]}))))]
 #[serde(deny_unknown_fields)]
 pub struct SeedUser {
     /// The user's id.
@@ -342,6 +351,7 @@ pub struct SeedUser {
 /// A post in a [`Seed`].
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "openapi", schema(examples(json!({"id": 42, "likers": [1]}))))]
 #[serde(deny_unknown_fields)]
 pub struct SeedPost {
     /// The post's id.
@@ -369,6 +379,7 @@ pub enum WriteResult {
 /// One request to a public route, as `GET /admin/requests` gives it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "openapi", schema(examples(json!({"seq": 1, "at_ms": 1_796_306_400_123_u64, "duration_ms": 4, "method": "POST", "route": "like", "path": "/posts/42/like", "posts": [42], "user": 7, "status": null, "write": "applied", "fault_rule": 0, "fault_phase": "after", "fault": "drop", "in_flight": false}))))]
 pub struct JournalEntry {
     /// Its place in the journal: 1, 2, 3, … in order of arrival.
     pub seq: u64,
@@ -409,6 +420,7 @@ pub struct JournalEntry {
 /// first.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "openapi", schema(examples(json!({"entries": [{"seq": 2, "at_ms": 1_796_306_400_641_u64, "duration_ms": 3, "method": "POST", "route": "like", "path": "/posts/42/like", "posts": [42], "user": 7, "status": 200, "write": "unchanged", "fault_rule": null, "fault_phase": null, "fault": null, "in_flight": false}], "capacity": 10000, "dropped": 0}))))]
 pub struct Journal {
     /// The matching entries, oldest first.
     pub entries: Vec<JournalEntry>,

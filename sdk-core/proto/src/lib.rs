@@ -48,6 +48,7 @@ pub const RECENT_LIKERS: usize = 100;
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "openapi", schema(examples(json!({"count": 1204, "liked_by_me": true, "version": 9}))))]
 pub struct LikeState {
     /// How many users like the post, exactly.
     pub count: u64,
@@ -70,6 +71,7 @@ pub struct LikeState {
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "openapi", schema(examples(json!({"count": 1204, "liked_by_me": false, "friends": ["Ana", "Ben"], "version": 9}))))]
 pub struct PostLikes {
     /// How many users like the post.
     pub count: u64,
@@ -95,6 +97,7 @@ pub struct PostLikes {
 /// ```
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "openapi", schema(examples(json!({"posts": {"42": {"count": 1204, "liked_by_me": true, "friends": ["Ana"], "version": 9}}}))))]
 pub struct BatchLikes {
     /// One entry per existing post that was asked for.
     #[cfg_attr(feature = "openapi", schema(value_type = BTreeMap<String, PostLikes>))]
@@ -104,6 +107,7 @@ pub struct BatchLikes {
 /// Every error answer: `{"error": {"code": "post_not_found", "message": "…"}}`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "openapi", schema(examples(json!({"error": {"code": "post_not_found", "message": "there is no post 42"}}))))]
 pub struct ErrorBody {
     /// The error itself.
     pub error: ErrorDetail,
@@ -112,6 +116,7 @@ pub struct ErrorBody {
 /// The inside of an [`ErrorBody`].
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "openapi", schema(examples(json!({"code": "post_not_found", "message": "there is no post 42"}))))]
 pub struct ErrorDetail {
     /// A stable `snake_case` code a program can match on ([`code`]).
     pub code: String,
