@@ -18,6 +18,7 @@ use likekit_proto::{
 
 use crate::{
     api::Written,
+    auth::authenticate,
     error::ApiError,
     faults::{Act, Call, Plan},
     metrics::Route,
@@ -71,15 +72,10 @@ fn method_of(request: &Request) -> FaultMethod {
     }
 }
 
-/// The signed-in user, when the request's token is valid (checked again by
-/// the handler, which answers 401 otherwise).
+/// The signed-in user, when the request's token is valid (the handler's
+/// own check, which answers 401 otherwise).
 fn user_of(app: &Shared, request: &Request) -> Option<UserId> {
-    request
-        .headers()
-        .get(header::AUTHORIZATION)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.strip_prefix("Bearer "))
-        .and_then(|token| app.auth.verify(token).ok())
+    authenticate(&app.auth, request.headers().get(header::AUTHORIZATION)).ok()
 }
 
 /// The fault rules' plan for a request to a public route.
@@ -265,31 +261,20 @@ async fn perform(
     answer: Option<Response>,
     connection: Option<ConnInfo>,
 ) -> Response {
-    let cut = |reset: bool| match &connection {
-        Some(info) => {
-            tracing::debug!(remote = %info.remote, reset, "fault rule: cutting the connection");
-            if reset {
-                info.kill.reset();
-            } else {
-                info.kill.trigger();
-            }
-            // Never written: the connection is cut.
-            ApiError::new(
-                StatusCode::SERVICE_UNAVAILABLE,
-                "connection_dropped",
-                "fault rule: connection dropped",
-            )
-            .into_response()
+    // Cuts the connection; the answer returned is never written (or, when
+    // the router is served without `net::Listener`, it is the answer).
+    let cut = |reset: bool| {
+        match &connection {
+            Some(info) if reset => info.kill.reset(),
+            Some(info) => info.kill.trigger(),
+            None => tracing::warn!("fault rule: cannot cut a connection served elsewhere"),
         }
-        None => {
-            tracing::warn!("fault rule: cannot cut a connection served elsewhere");
-            ApiError::new(
-                StatusCode::SERVICE_UNAVAILABLE,
-                "connection_dropped",
-                "fault rule: connection dropped",
-            )
-            .into_response()
-        }
+        ApiError::new(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "connection_dropped",
+            "fault rule: connection dropped",
+        )
+        .into_response()
     };
     let status = answer.as_ref().map_or(StatusCode::OK, |a| a.status());
     match act {
