@@ -27,7 +27,7 @@ use likekit_server::{
     },
 };
 use likekit_testing::{
-    postgres::{Cluster, ClusterOptions},
+    postgres::{Cluster, ClusterOptions, Database as TestDatabase},
     suite::{self, p, posts, u},
 };
 
@@ -42,9 +42,9 @@ fn shared() -> &'static Cluster {
     })
 }
 
-/// A fresh, empty database on the shared cluster.
-async fn fresh_database() -> String {
-    tokio::task::spawn_blocking(|| shared().create_database())
+/// A fresh, empty database on the shared cluster, dropped with the guard.
+async fn fresh_database() -> TestDatabase<'static> {
+    tokio::task::spawn_blocking(|| shared().database())
         .await
         .unwrap_or_else(|e| std::panic::resume_unwind(e.into_panic()))
         .unwrap_or_else(|e| panic!("create a test database: {e}"))
@@ -70,16 +70,18 @@ async fn connect(url: &str) -> PostgresStore {
     connect_with(url, Layout::Auto).await
 }
 
-/// A store on a fresh database of the shared cluster.
-async fn fresh_store(layout: Layout) -> PostgresStore {
-    connect_with(&fresh_database().await, layout).await
+/// A store on a fresh database of the shared cluster, and the database's
+/// guard (to drop after the store is closed).
+async fn fresh_store(layout: Layout) -> (PostgresStore, TestDatabase<'static>) {
+    let database = fresh_database().await;
+    (connect_with(database.url(), layout).await, database)
 }
 
 /// Plain PostgreSQL, as the server finds it.
 mod suite_cases {
     use super::*;
 
-    likekit_testing::store_suite!(async { fresh_store(Layout::Auto).await });
+    likekit_testing::store_suite!(guarded async { fresh_store(Layout::Auto).await });
 }
 
 /// The reads Citus gets (one statement per post), on plain PostgreSQL: the
@@ -87,14 +89,15 @@ mod suite_cases {
 mod citus_reads_suite_cases {
     use super::*;
 
-    likekit_testing::store_suite!(async { fresh_store(Layout::Citus).await });
+    likekit_testing::store_suite!(guarded async { fresh_store(Layout::Citus).await });
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn migrations_run_once_even_when_servers_start_together() {
-    let url = fresh_database().await;
+    let database = fresh_database().await;
+    let url = database.url();
     // Two servers migrating the same empty database at the same time.
-    let (a, b) = tokio::join!(connect(&url), connect(&url));
+    let (a, b) = tokio::join!(connect(url), connect(url));
     let latest = POSTGRES_MIGRATIONS.last().unwrap().0;
     assert_eq!(a.schema_version().await.unwrap(), latest);
     a.put_post(p(1)).await.unwrap();
@@ -104,7 +107,7 @@ async fn migrations_run_once_even_when_servers_start_together() {
     drop((a, b));
 
     // A restart keeps the data and applies nothing again.
-    let again = connect(&url).await;
+    let again = connect(url).await;
     assert_eq!(again.schema_version().await.unwrap(), latest);
     assert_eq!(again.liked(u(7), &posts([1])).await.unwrap(), [true]);
     let audit = suite::assert_exact(&again).await;
@@ -133,26 +136,30 @@ async fn an_unreachable_server_is_a_clear_error_without_the_password() {
     );
 }
 
-/// A server on a fresh PostgreSQL database, with the usual test settings.
-async fn http_server() -> common::TestServer {
-    common::TestServer::with(Config {
-        database: Database::Postgres(fresh_database().await),
+/// A server on a fresh PostgreSQL database, with the usual test settings,
+/// and the database's guard (to drop after the server stops).
+async fn http_server() -> (common::TestServer, TestDatabase<'static>) {
+    let database = fresh_database().await;
+    let server = common::TestServer::with(Config {
+        database: Database::Postgres(database.url().to_owned()),
         db_connections: 8,
         ..common::test_config()
     })
-    .await
+    .await;
+    (server, database)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn http_seed_table_on_postgres() {
-    let t = http_server().await;
+    let (t, _database) = http_server().await;
     common::http_seed_table(&t).await;
     t.stop().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn http_random_likes_with_duplicates_stay_exact_on_postgres() {
-    let t = Arc::new(http_server().await);
+    let (t, _database) = http_server().await;
+    let t = Arc::new(t);
     common::http_random_likes_with_duplicates(
         t.clone(),
         common::RandomLikes {
@@ -173,8 +180,9 @@ async fn a_large_seed_keeps_the_friends_keys() {
     // foreign keys back after the insert instead of checking every row.
     const USERS: u64 = 260;
     const FRIENDS: u64 = 200;
-    let url = fresh_database().await;
-    let store = connect(&url).await;
+    let database = fresh_database().await;
+    let url = database.url();
+    let store = connect(url).await;
     let users: Vec<SeedUser> = (1..=USERS)
         .map(|id| SeedUser {
             id: u(id),
@@ -213,7 +221,7 @@ async fn a_large_seed_keeps_the_friends_keys() {
     suite::assert_exact(&store).await;
 
     // Both foreign keys are back and enforced.
-    let (client, connection) = tokio_postgres::connect(&url, tokio_postgres::NoTls)
+    let (client, connection) = tokio_postgres::connect(url, tokio_postgres::NoTls)
         .await
         .unwrap();
     let connection = tokio::spawn(connection);
@@ -242,7 +250,8 @@ async fn a_large_seed_keeps_the_friends_keys() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn concurrent_view_reads_are_batched_and_exact() {
-    let store = Arc::new(fresh_store(Layout::Auto).await);
+    let (store, _database) = fresh_store(Layout::Auto).await;
+    let store = Arc::new(store);
     let likes = |user: u64, post: u64| (user + post) % 3 == 0;
     for post in 1..=20 {
         store.put_post(p(post)).await.unwrap();
@@ -332,8 +341,9 @@ async fn concurrent_view_reads_are_batched_and_exact() {
 /// reset.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn shard_rows_count_every_shard_row() {
-    let url = fresh_database().await;
-    let (client, connection) = tokio_postgres::connect(&url, tokio_postgres::NoTls)
+    let database = fresh_database().await;
+    let url = database.url();
+    let (client, connection) = tokio_postgres::connect(url, tokio_postgres::NoTls)
         .await
         .unwrap();
     let connection = tokio::spawn(connection);
@@ -350,7 +360,7 @@ async fn shard_rows_count_every_shard_row() {
     };
     let mut sharded = 0;
     for round in 0..3 {
-        let store = Arc::new(connect(&url).await);
+        let store = Arc::new(connect(url).await);
         let hot = store.hot_posts().unwrap();
         hot.set_threshold(0);
         hot.set_shards(8);
@@ -386,7 +396,7 @@ async fn shard_rows_count_every_shard_row() {
         store.close().await.unwrap();
     }
     assert!(sharded > 3, "the writes made shard rows ({sharded})");
-    let store = connect(&url).await;
+    let store = connect(url).await;
     store.reset().await.unwrap();
     assert_eq!(wrong().await, 0, "after a reset");
     drop(client);
@@ -398,8 +408,9 @@ async fn shard_rows_count_every_shard_row() {
 /// PostgreSQL folds differently, though no id is negative).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn hashint8_is_postgresql_s() {
-    let url = fresh_database().await;
-    let (client, connection) = tokio_postgres::connect(&url, tokio_postgres::NoTls)
+    let database = fresh_database().await;
+    let url = database.url();
+    let (client, connection) = tokio_postgres::connect(url, tokio_postgres::NoTls)
         .await
         .unwrap();
     tokio::spawn(connection);

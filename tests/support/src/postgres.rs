@@ -7,8 +7,9 @@
 //! use likekit_testing::postgres::{Cluster, ClusterOptions};
 //!
 //! let cluster = Cluster::start(ClusterOptions::default().setting("shared_buffers", "256MB"))?;
-//! let url = cluster.create_database()?; // postgres://likekit@127.0.0.1:<port>/test_0
-//! // … connect a store or a server to `url` …
+//! let database = cluster.database()?; // postgres://likekit@127.0.0.1:<port>/test_0
+//! // … connect a store or a server to `database.url()` …
+//! drop(database); // DROP DATABASE
 //! cluster.stop()?; // or just drop it
 //! # Ok::<(), likekit_testing::postgres::ClusterError>(())
 //! ```
@@ -75,6 +76,16 @@ pub const BASE_SETTINGS: &[(&str, &str, &str)] = &[
         "before the write is answered (the store sets it per connection too)",
     ),
     ("full_page_writes", "on", "as in production: no torn pages"),
+    (
+        "max_wal_size",
+        "64MB",
+        "little disk: a checkpoint at most every 64 MB of WAL (each new database is written to the WAL whole)",
+    ),
+    (
+        "min_wal_size",
+        "32MB",
+        "little disk: old WAL segments are removed",
+    ),
     ("logging_collector", "off", "pg_ctl writes the log"),
 ];
 
@@ -375,6 +386,38 @@ pub struct Cluster {
     next_database: AtomicU32,
 }
 
+/// A database of a [`Cluster`], made by [`Cluster::database`] and dropped
+/// (`DROP DATABASE … WITH (FORCE)`, closing whatever is still connected)
+/// when this is.
+#[derive(Debug)]
+pub struct Database<'a> {
+    cluster: &'a Cluster,
+    name: String,
+    url: String,
+}
+
+impl Database<'_> {
+    /// Its URL, as the superuser over TCP.
+    pub fn url(&self) -> &str {
+        &self.url
+    }
+
+    /// Its name (`test_0`, …).
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+}
+
+impl Drop for Database<'_> {
+    fn drop(&mut self) {
+        let drop = format!("DROP DATABASE IF EXISTS {} WITH (FORCE)", self.name);
+        if let Err(e) = self.cluster.psql("postgres", &[&drop]) {
+            // Only disk is lost: the cluster is deleted at its end anyway.
+            eprintln!("could not drop test database {}: {e}", self.name);
+        }
+    }
+}
+
 impl Cluster {
     fn data(&self) -> PathBuf {
         self.dir.join("data")
@@ -535,19 +578,24 @@ impl Cluster {
         run(&mut cmd)
     }
 
-    /// Creates a new, empty database (`test_0`, `test_1`, …) and returns
-    /// its URL.
+    /// Creates a new, empty database (`test_0`, `test_1`, …), dropped again
+    /// when the returned [`Database`] is: a test run creates dozens, and a
+    /// fresh one is a copy of `template1` (about 7.5 MB on disk).
     ///
     /// # Errors
     ///
     /// [`ClusterError::Failed`] when `CREATE DATABASE` fails.
-    pub fn create_database(&self) -> Result<String, ClusterError> {
+    pub fn database(&self) -> Result<Database<'_>, ClusterError> {
         let name = format!(
             "test_{}",
             self.next_database.fetch_add(1, Ordering::Relaxed)
         );
         self.psql("postgres", &[&format!("CREATE DATABASE {name}")])?;
-        Ok(self.url(&name))
+        Ok(Database {
+            url: self.url(&name),
+            name,
+            cluster: self,
+        })
     }
 
     /// `pg_ctl stop` in `mode` (`fast`: finish a checkpoint; `immediate`:
@@ -661,10 +709,18 @@ mod tests {
             cluster.psql("postgres", &["SHOW work_mem"]).unwrap().trim(),
             "8MB"
         );
-        let url = cluster.create_database().unwrap();
-        assert!(url.ends_with("/test_0"), "{url}");
-        assert!(cluster.create_database().unwrap().ends_with("/test_1"));
+        let first = cluster.database().unwrap();
+        assert!(first.url().ends_with("/test_0"), "{}", first.url());
+        let second = cluster.database().unwrap();
+        assert_eq!(second.name(), "test_1");
         assert!(cluster.psql("test_0", &["SELEC 1"]).is_err());
+        drop(first);
+        let names = cluster
+            .psql("postgres", &["SELECT datname FROM pg_database ORDER BY 1"])
+            .unwrap();
+        assert!(!names.contains("test_0"), "dropped with its guard: {names}");
+        assert!(names.contains("test_1"), "{names}");
+        drop(second);
         cluster.stop().unwrap();
         assert!(!dir.exists(), "{} is left behind", dir.display());
         assert!(std::net::TcpStream::connect(("127.0.0.1", port)).is_err());

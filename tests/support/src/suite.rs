@@ -35,6 +35,14 @@ use likekit_server::store::{
 /// });
 /// ```
 ///
+/// For a backend whose store comes with something to clean up afterwards
+/// (a database of its own), `guarded` takes an expression giving
+/// `(store, guard)`: the guard lives until the store is closed, then drops.
+///
+/// ```ignore
+/// likekit_testing::store_suite!(guarded async { fresh_store().await });
+/// ```
+///
 /// For a backend that may be absent (an external cluster), `optional`
 /// takes an expression giving `Option<(store, guard)>`: on `None` the test
 /// returns at once (the expression says why it skipped); otherwise the
@@ -47,6 +55,9 @@ use likekit_server::store::{
 macro_rules! store_suite {
     (optional $make:expr) => {
         $crate::store_suite!(@all optional $make);
+    };
+    (guarded $make:expr) => {
+        $crate::store_suite!(@all guarded $make);
     };
     ($make:expr) => {
         $crate::store_suite!(@all always $make);
@@ -77,15 +88,10 @@ macro_rules! store_suite {
         )*
     };
     (@case always $make:expr; $case:ident) => {
-        #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-        async fn $case() {
-            let store: ::std::sync::Arc<dyn ::likekit_server::store::Store> =
-                ::std::sync::Arc::new($make.await);
-            $crate::suite::$case(store.clone()).await;
-            ::likekit_server::store::Store::close(&*store)
-                .await
-                .expect("close the store");
-        }
+        $crate::store_suite!(@case guarded async { ($make.await, ()) }; $case);
+    };
+    (@case guarded $make:expr; $case:ident) => {
+        $crate::store_suite!(@case optional async { ::std::option::Option::Some($make.await) }; $case);
     };
     (@case optional $make:expr; $case:ident) => {
         #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
