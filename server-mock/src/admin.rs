@@ -11,8 +11,11 @@ use axum::{
     response::{IntoResponse, Response},
 };
 use likekit_proto::{
-    ErrorBody, PostId, UserId,
-    admin::{FaultRules, Friends, Journal, NewPost, NewUser, Seed, TokenRequest, TokenResponse},
+    ErrorBody, UserId,
+    admin::{
+        FaultRules, Friends, Journal, NewPost, NewUser, RequestFilter, Seed, TokenRequest,
+        TokenResponse,
+    },
 };
 use serde::Serialize;
 use subtle::ConstantTimeEq;
@@ -22,7 +25,6 @@ use crate::{
     error::{ApiError, AppJson},
     extract::PathId,
     faults,
-    journal::JournalQuery,
     state::App,
     store::{Upsert, rules},
 };
@@ -236,13 +238,7 @@ pub(crate) async fn clear_faults(State(App(app)): State<App>) -> Json<FaultRules
     get,
     path = "/admin/requests",
     tag = "admin",
-    params(
-        ("route" = Option<String>, Query, description = "`like`, `unlike`, `likes` or `batch`"),
-        ("method" = Option<String>, Query, description = "`GET`, `POST` or `DELETE`"),
-        ("post" = Option<PostId>, Query, description = "Only requests naming this post"),
-        ("user" = Option<UserId>, Query, description = "Only requests signed in as this user"),
-        ("since" = Option<u64>, Query, description = "Only entries after this `seq`"),
-    ),
+    params(RequestFilter),
     security(("admin_key" = [])),
     responses(
         (status = 200, description = "The matching entries, oldest first", body = Journal),
@@ -251,7 +247,7 @@ pub(crate) async fn clear_faults(State(App(app)): State<App>) -> Json<FaultRules
 )]
 pub(crate) async fn requests(
     State(App(app)): State<App>,
-    query: Result<Query<JournalQuery>, axum::extract::rejection::QueryRejection>,
+    query: Result<Query<RequestFilter>, axum::extract::rejection::QueryRejection>,
 ) -> Result<Json<Journal>, ApiError> {
     let Query(query) = query.map_err(|e| ApiError::bad_request("bad_query", e.body_text()))?;
     Ok(Json(app.journal.read(&query)))

@@ -184,7 +184,16 @@ pub(crate) fn parse_post_list(pairs: &[(String, String)]) -> Result<Vec<PostId>,
     get,
     path = "/likes",
     tag = "likes",
-    params(("posts" = String, Query, description = "Comma-separated post ids, e.g. `1,2,3` (1 to 100)")),
+    params((
+        "posts" = Vec<PostId>,
+        Query,
+        style = Form,
+        explode = false,
+        // Checked against MAX_BATCH_POSTS by the OpenAPI tests.
+        min_items = 1,
+        max_items = 100,
+        description = "Comma-separated post ids, e.g. `1,2,3`: 1 to 100 (a repeated id is read once and not counted again; repeated `posts=` parameters add up)"
+    )),
     security(("bearer" = [])),
     responses(
         (status = 200, description = "The posts that exist", body = BatchLikes),

@@ -15,41 +15,10 @@ use std::{
     },
 };
 
-use likekit_proto::{
-    PostId, UserId,
-    admin::{FaultMethod, FaultRoute, Journal as JournalPage, JournalEntry},
-};
-use serde::Deserialize;
+use likekit_proto::admin::{Journal as JournalPage, JournalEntry, RequestFilter};
 
 /// The default `--journal-size`.
 pub const DEFAULT_JOURNAL_SIZE: usize = 10_000;
-
-/// The filters of `GET /admin/requests`; every one given must match.
-#[derive(Debug, Clone, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub(crate) struct JournalQuery {
-    /// Only this route.
-    pub(crate) route: Option<FaultRoute>,
-    /// Only this method.
-    pub(crate) method: Option<FaultMethod>,
-    /// Only requests naming this post.
-    pub(crate) post: Option<PostId>,
-    /// Only requests signed in as this user.
-    pub(crate) user: Option<UserId>,
-    /// Only entries after this `seq` (for reading what is new).
-    pub(crate) since: Option<u64>,
-}
-
-impl JournalQuery {
-    fn matches(&self, entry: &JournalEntry) -> bool {
-        self.route
-            .is_none_or(|r| r == entry.route || r == FaultRoute::All)
-            && self.method.is_none_or(|m| m == entry.method)
-            && self.post.is_none_or(|p| entry.posts.contains(&p))
-            && self.user.is_none_or(|u| entry.user == Some(u))
-            && self.since.is_none_or(|s| entry.seq > s)
-    }
-}
 
 #[derive(Debug, Default)]
 pub(crate) struct Journal {
@@ -100,7 +69,7 @@ impl Journal {
     }
 
     /// The entries `query` matches, oldest first.
-    pub(crate) fn read(&self, query: &JournalQuery) -> JournalPage {
+    pub(crate) fn read(&self, query: &RequestFilter) -> JournalPage {
         let entries = self.entries.lock().unwrap_or_else(|e| e.into_inner());
         JournalPage {
             entries: entries
@@ -127,6 +96,10 @@ impl Journal {
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
+    use likekit_proto::{
+        PostId, UserId,
+        admin::{FaultMethod, FaultRoute},
+    };
 
     fn entry(seq: u64, route: FaultRoute, post: u64, user: Option<u64>) -> JournalEntry {
         JournalEntry {
@@ -167,7 +140,7 @@ mod tests {
             done.status = Some(200 + seq as u16);
             journal.record(done);
         }
-        let page = journal.read(&JournalQuery::default());
+        let page = journal.read(&RequestFilter::default());
         let kept: Vec<(u64, Option<u16>, bool)> = page
             .entries
             .iter()
@@ -183,7 +156,7 @@ mod tests {
         );
         assert_eq!((page.capacity, page.dropped), (3, 2));
         journal.clear();
-        assert!(journal.read(&JournalQuery::default()).entries.is_empty());
+        assert!(journal.read(&RequestFilter::default()).entries.is_empty());
         assert_eq!(journal.take_seq(), 6, "seq goes on after a clear");
         assert!(!Journal::new(0).is_on());
     }
@@ -195,36 +168,36 @@ mod tests {
         journal.record(entry(2, FaultRoute::Unlike, 42, Some(7)));
         journal.record(entry(3, FaultRoute::Like, 43, Some(8)));
         journal.record(entry(4, FaultRoute::Likes, 42, None));
-        let seqs = |query: JournalQuery| -> Vec<u64> {
+        let seqs = |query: RequestFilter| -> Vec<u64> {
             journal.read(&query).entries.iter().map(|e| e.seq).collect()
         };
         let post = Some(PostId::new(42).unwrap());
         assert_eq!(
-            seqs(JournalQuery {
+            seqs(RequestFilter {
                 post,
-                ..JournalQuery::default()
+                ..RequestFilter::default()
             }),
             [1, 2, 4]
         );
         assert_eq!(
-            seqs(JournalQuery {
+            seqs(RequestFilter {
                 method: Some(FaultMethod::Post),
-                ..JournalQuery::default()
+                ..RequestFilter::default()
             }),
             [1, 3]
         );
         assert_eq!(
-            seqs(JournalQuery {
+            seqs(RequestFilter {
                 route: Some(FaultRoute::Like),
                 user: Some(UserId::new(7).unwrap()),
-                ..JournalQuery::default()
+                ..RequestFilter::default()
             }),
             [1]
         );
         assert_eq!(
-            seqs(JournalQuery {
+            seqs(RequestFilter {
                 since: Some(2),
-                ..JournalQuery::default()
+                ..RequestFilter::default()
             }),
             [3, 4]
         );

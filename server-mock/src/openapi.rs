@@ -248,6 +248,17 @@ mod tests {
         assert_eq!(rules["maxItems"], json!(MAX_RULES));
         let latency = &schemas["FaultRule"]["properties"]["latency_ms"];
         assert_eq!(latency["maximum"], json!(MAX_LATENCY_MS));
+        let posts = &doc["paths"]["/likes"]["get"]["parameters"][0];
+        assert_eq!(posts["name"], "posts");
+        assert_eq!(
+            (&posts["style"], &posts["explode"]),
+            (&json!("form"), &json!(false))
+        );
+        assert_eq!(
+            posts["schema"]["maxItems"],
+            json!(likekit_proto::MAX_BATCH_POSTS)
+        );
+        assert_eq!(posts["schema"]["minItems"], json!(1));
         for body in [
             "NewUser",
             "NewPost",

@@ -1,6 +1,9 @@
 //! The OpenAPI document against the server it describes: real requests,
-//! valid and invalid, are sent, and every status the server answers must be
-//! listed for that path and method in `/openapi.json`.
+//! valid and invalid, are sent; every status the server answers must be
+//! listed for that path and method in `/openapi.json`, and every JSON body
+//! it answers must be valid against the schema listed for that status.
+//! The typed admin client's operations are checked against the document
+//! too.
 
 #![allow(clippy::unwrap_used)]
 
@@ -189,17 +192,9 @@ fn cases() -> Vec<Case> {
 async fn every_status_the_server_answers_is_in_the_document() {
     let t = TestServer::start().await;
     t.setup(&[(7, "Ana"), (8, "Ben")], &[42]).await;
-    let doc: Value = t
-        .http
-        .get(t.url("/openapi.json"))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let doc = served_document(&t).await;
 
-    let mut missing = Vec::new();
+    let (mut missing, mut invalid, mut validated) = (Vec::new(), Vec::new(), 0);
     let mut seen = std::collections::BTreeSet::new();
     for c in cases() {
         let mut request = t.http.request(c.method.clone(), t.url(c.path));
@@ -214,7 +209,13 @@ async fn every_status_the_server_answers_is_in_the_document() {
             Some(Body::Raw(text)) => request.body(text),
             None => request,
         };
-        let status = request.send().await.unwrap().status();
+        let response = request.send().await.unwrap();
+        let status = response.status();
+        let json = response
+            .headers()
+            .get("content-type")
+            .is_some_and(|v| v.as_bytes().starts_with(b"application/json"));
+        let text = response.text().await.unwrap();
         let method = c.method.as_str().to_lowercase();
         let responses = &doc["paths"][c.template][&method]["responses"];
         assert!(
@@ -224,8 +225,21 @@ async fn every_status_the_server_answers_is_in_the_document() {
             c.template
         );
         seen.insert((c.template, method.clone(), status));
-        if responses.get(status.as_str()).is_none() {
+        let Some(listed) = responses.get(status.as_str()) else {
             missing.push(format!("{} {} → {status}", c.method, c.path));
+            continue;
+        };
+        let schema = &listed["content"]["application/json"]["schema"];
+        if schema.is_object() {
+            assert!(json, "{} {} → {status}: not JSON: {text}", c.method, c.path);
+            let body: Value = serde_json::from_str(&text).unwrap();
+            if let Err(why) = against(&doc, schema).validate(&body) {
+                invalid.push(format!(
+                    "{} {} → {status}: {why}\n  {text}",
+                    c.method, c.path
+                ));
+            }
+            validated += 1;
         }
     }
     assert!(
@@ -233,6 +247,12 @@ async fn every_status_the_server_answers_is_in_the_document() {
         "statuses the server answered that the document does not list:\n{}",
         missing.join("\n")
     );
+    assert!(
+        invalid.is_empty(),
+        "answers that do not match the document's schema:\n{}",
+        invalid.join("\n")
+    );
+    assert!(validated >= 40, "only {validated} answers had a schema");
     // The cases reach more than the happy path of each route.
     for (template, method) in [
         ("/posts/{post_id}/like", "post"),
@@ -247,4 +267,72 @@ async fn every_status_the_server_answers_is_in_the_document() {
         assert!(statuses.len() >= 3, "{method} {template}: {statuses:?}");
     }
     t.stop().await;
+}
+
+/// A validator for `schema`, a schema of the document `doc` (its
+/// `#/components/…` references resolve within it).
+fn against(doc: &Value, schema: &Value) -> jsonschema::Validator {
+    let mut root = schema.clone();
+    root["components"] = doc["components"].clone();
+    jsonschema::draft202012::new(&root)
+        .unwrap_or_else(|e| panic!("the document's schema {schema} does not compile: {e}"))
+}
+
+/// The document as the server serves it.
+async fn served_document(t: &TestServer) -> Value {
+    t.http
+        .get(t.url("/openapi.json"))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap()
+}
+
+/// The schema check above can fail: a wrong answer is caught.
+#[tokio::test]
+async fn the_schema_check_catches_a_wrong_answer() {
+    let t = TestServer::start().await;
+    let doc = served_document(&t).await;
+    t.stop().await;
+    let validator = against(&doc, &json!({"$ref": "#/components/schemas/PostLikes"}));
+    let good = json!({"count": 3, "liked_by_me": true, "friends": ["Ana"], "version": 9});
+    let checked = validator.validate(&good);
+    assert!(checked.is_ok(), "{checked:?}");
+    for wrong in [
+        json!({"count": -1, "liked_by_me": true, "friends": [], "version": 9}),
+        json!({"count": 3, "liked_by_me": "yes", "friends": [], "version": 9}),
+        json!({"count": 3, "liked_by_me": true, "friends": [7], "version": 9}),
+        json!({"liked_by_me": true, "friends": [], "version": 9}),
+    ] {
+        assert!(validator.validate(&wrong).is_err(), "accepted {wrong}");
+    }
+}
+
+/// The typed admin client (`likekit_testing::admin`) sends exactly the
+/// admin operations the document lists, by the same ids, methods and
+/// paths.
+#[tokio::test]
+async fn the_admin_client_sends_every_admin_operation_of_the_document() {
+    use std::collections::BTreeSet;
+
+    let t = TestServer::start().await;
+    let doc = served_document(&t).await;
+    t.stop().await;
+    let mut listed = BTreeSet::new();
+    for (path, operations) in doc["paths"].as_object().unwrap() {
+        if !path.starts_with("/admin/") {
+            continue;
+        }
+        for (method, operation) in operations.as_object().unwrap() {
+            let id = operation["operationId"].as_str().unwrap().to_owned();
+            listed.insert((id, method.to_uppercase(), path.clone()));
+        }
+    }
+    let client: BTreeSet<_> = likekit_testing::admin::OPERATIONS
+        .iter()
+        .map(|o| (o.id.to_owned(), o.method.to_owned(), o.path.to_owned()))
+        .collect();
+    assert_eq!(client, listed);
 }

@@ -141,7 +141,7 @@ impl World {
     /// Replaces the server's fault rules through `PUT /admin/faults`.
     pub async fn faults(&self, rules: Vec<FaultRule>) {
         self.admin
-            .put_faults(&FaultRules::new(rules))
+            .set_faults(&FaultRules::new(rules))
             .await
             .unwrap();
     }

@@ -8,7 +8,8 @@ use std::time::{Duration, Instant};
 
 use likekit_core::{Action, LikeError, Transport};
 use likekit_proto::admin::{
-    FaultAction, FaultMethod, FaultPhase, FaultRoute, FaultRule, FaultRules, WriteResult,
+    FaultAction, FaultMethod, FaultPhase, FaultRoute, FaultRule, FaultRules, RequestFilter,
+    WriteResult,
 };
 use likekit_tests::{PostId, Recorder, UserId, World, eventually, settle, user};
 
@@ -61,7 +62,14 @@ async fn a_like_saved_but_its_answer_lost_sticks_and_counts_once() {
 
     // The journal tells the story: applied, answer lost; the retry changed
     // nothing and was answered.
-    let journal = world.admin.requests("route=like&post=42").await.unwrap();
+    let journal = world
+        .admin
+        .requests(&RequestFilter {
+            post: Some(POST),
+            ..RequestFilter::route(FaultRoute::Like)
+        })
+        .await
+        .unwrap();
     let seen: Vec<_> = journal
         .entries
         .iter()
@@ -240,7 +248,14 @@ async fn a_retry_waits_for_retry_after() {
     assert!(ana.view(POST).unwrap().liked);
     assert_eq!(world.requests("like").await, 2);
     // From the journal: the retry arrived no sooner than Retry-After said.
-    let journal = world.admin.requests("method=POST").await.unwrap();
+    let journal = world
+        .admin
+        .requests(&RequestFilter {
+            method: Some(FaultMethod::Post),
+            ..RequestFilter::default()
+        })
+        .await
+        .unwrap();
     let [first, retry] = &journal.entries[..] else {
         panic!("two likes: {journal:?}");
     };
@@ -274,12 +289,26 @@ async fn five_quick_taps_are_at_most_two_calls() {
     settle(&ana).await;
     assert!(ana.view(POST).unwrap().liked, "an odd number of taps");
 
-    let journal = world.admin.requests("post=42").await.unwrap();
+    let journal = world
+        .admin
+        .requests(&RequestFilter {
+            post: Some(POST),
+            ..RequestFilter::default()
+        })
+        .await
+        .unwrap();
     let calls: Vec<FaultMethod> = journal.entries.iter().map(|e| e.method).collect();
     assert!(calls.len() <= 2, "five taps, calls: {calls:?}");
     assert_eq!(calls.first(), Some(&FaultMethod::Post));
     assert!(world.liked(ANA, POST).await);
-    let deletes = world.admin.requests("method=DELETE").await.unwrap();
+    let deletes = world
+        .admin
+        .requests(&RequestFilter {
+            method: Some(FaultMethod::Delete),
+            ..RequestFilter::default()
+        })
+        .await
+        .unwrap();
     assert!(
         deletes.entries.is_empty(),
         "the burst ends liked, as its first call: no unlike is sent ({calls:?})"
@@ -311,9 +340,9 @@ async fn a_seeded_rule_replays_identically() {
     let mut journals = Vec::new();
     for _ in 0..2 {
         world.admin.clear_requests().await.unwrap();
-        let in_force = world.admin.put_faults(&rules).await.unwrap();
+        let in_force = world.admin.set_faults(&rules).await.unwrap();
         assert_eq!(in_force, rules);
-        assert_eq!(world.admin.faults().await.unwrap(), rules);
+        assert_eq!(world.admin.get_faults().await.unwrap(), rules);
         let transport = world.transport(ANA);
         let mut answers = Vec::new();
         for i in 0..40 {
@@ -325,7 +354,11 @@ async fn a_seeded_rule_replays_identically() {
             answers.push(transport.send(POST, action).await.is_ok());
         }
         runs.push(answers);
-        let journal = world.admin.requests("").await.unwrap();
+        let journal = world
+            .admin
+            .requests(&RequestFilter::default())
+            .await
+            .unwrap();
         journals.push(
             journal
                 .entries
@@ -346,11 +379,11 @@ async fn a_seeded_rule_replays_identically() {
     // A rule set without a seed gets one, reported back.
     let picked = world
         .admin
-        .put_faults(&FaultRules::new(rules.rules.clone()))
+        .set_faults(&FaultRules::new(rules.rules.clone()))
         .await
         .unwrap();
     assert!(picked.seed.is_some());
-    assert_eq!(world.admin.faults().await.unwrap().seed, picked.seed);
+    assert_eq!(world.admin.get_faults().await.unwrap().seed, picked.seed);
     world.stop().await;
 }
 
@@ -371,21 +404,29 @@ async fn the_journal_lists_a_request_in_flight() {
     eventually("the like reaches the server", || async {
         !world
             .admin
-            .requests("route=like")
+            .requests(&RequestFilter::route(FaultRoute::Like))
             .await
             .unwrap()
             .entries
             .is_empty()
     })
     .await;
-    let journal = world.admin.requests("route=like").await.unwrap();
+    let journal = world
+        .admin
+        .requests(&RequestFilter::route(FaultRoute::Like))
+        .await
+        .unwrap();
     let [entry] = &journal.entries[..] else {
         panic!("one like: {journal:?}");
     };
     assert!(entry.in_flight, "{entry:?}");
     assert_eq!((entry.status, entry.write), (None, None));
     settle(&ana).await;
-    let journal = world.admin.requests("route=like").await.unwrap();
+    let journal = world
+        .admin
+        .requests(&RequestFilter::route(FaultRoute::Like))
+        .await
+        .unwrap();
     let [entry] = &journal.entries[..] else {
         panic!("still one like: {journal:?}");
     };

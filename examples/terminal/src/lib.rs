@@ -226,7 +226,7 @@ impl Admin {
             }
         }
         self.client
-            .put_faults(&FaultRules::new(rules))
+            .set_faults(&FaultRules::new(rules))
             .await
             .map(drop)
             .map_err(|e| format!("setting fault rules on {} failed: {e}", self.server))

@@ -361,6 +361,50 @@ pub struct SeedPost {
     pub likers: Vec<UserId>,
 }
 
+/// The filters of `GET /admin/requests` (its query string): every one
+/// given must match.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::IntoParams))]
+#[cfg_attr(feature = "openapi", into_params(parameter_in = Query))]
+#[serde(deny_unknown_fields)]
+pub struct RequestFilter {
+    /// Only this route (`*`: every route).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub route: Option<FaultRoute>,
+    /// Only this method.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub method: Option<FaultMethod>,
+    /// Only requests naming this post.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub post: Option<PostId>,
+    /// Only requests signed in as this user.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub user: Option<UserId>,
+    /// Only entries after this `seq` (for reading what is new).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub since: Option<u64>,
+}
+
+impl RequestFilter {
+    /// Only requests to `route`.
+    pub fn route(route: FaultRoute) -> Self {
+        Self {
+            route: Some(route),
+            ..Self::default()
+        }
+    }
+
+    /// Whether `entry` passes every filter given.
+    pub fn matches(&self, entry: &JournalEntry) -> bool {
+        self.route
+            .is_none_or(|r| r == entry.route || r == FaultRoute::All)
+            && self.method.is_none_or(|m| m == entry.method)
+            && self.post.is_none_or(|p| entry.posts.contains(&p))
+            && self.user.is_none_or(|u| entry.user == Some(u))
+            && self.since.is_none_or(|s| entry.seq > s)
+    }
+}
+
 /// What a like or unlike did, as the request journal records it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]

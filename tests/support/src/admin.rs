@@ -14,7 +14,7 @@
 //! let token = admin.mint_token(ana, 3600).await?;
 //! // The train: every call takes 2 s.
 //! admin
-//!     .put_faults(&FaultRules::new(vec![FaultRule {
+//!     .set_faults(&FaultRules::new(vec![FaultRule {
 //!         latency_ms: 2000,
 //!         ..FaultRule::new(FaultRoute::All)
 //!     }]))
@@ -28,7 +28,10 @@ use std::{fmt, time::Duration};
 
 use likekit_proto::{
     ErrorBody, PostId, UserId,
-    admin::{FaultRules, Friends, Journal, NewPost, NewUser, Seed, TokenRequest, TokenResponse},
+    admin::{
+        FaultRules, Friends, Journal, NewPost, NewUser, RequestFilter, Seed, TokenRequest,
+        TokenResponse,
+    },
 };
 use reqwest::{Method, StatusCode};
 use serde::{Serialize, de::DeserializeOwned};
@@ -96,6 +99,52 @@ impl From<reqwest::Error> for AdminError {
     }
 }
 
+/// One operation of the admin API, as the server's OpenAPI document
+/// (`/openapi.json`) names it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Operation {
+    /// Its `operationId`, which names the client method that sends it.
+    pub id: &'static str,
+    /// Its HTTP method.
+    pub method: &'static str,
+    /// Its path, `{id}` standing for a user id.
+    pub path: &'static str,
+}
+
+const fn operation(id: &'static str, method: &'static str, path: &'static str) -> Operation {
+    Operation { id, method, path }
+}
+
+const CREATE_USER: Operation = operation("create_user", "POST", "/admin/users");
+const CREATE_POST: Operation = operation("create_post", "POST", "/admin/posts");
+const SET_FRIENDS: Operation = operation("set_friends", "PUT", "/admin/users/{id}/friends");
+const MINT_TOKEN: Operation = operation("mint_token", "POST", "/admin/tokens");
+const SET_FAULTS: Operation = operation("set_faults", "PUT", "/admin/faults");
+const GET_FAULTS: Operation = operation("get_faults", "GET", "/admin/faults");
+const CLEAR_FAULTS: Operation = operation("clear_faults", "DELETE", "/admin/faults");
+const REQUESTS: Operation = operation("requests", "GET", "/admin/requests");
+const CLEAR_REQUESTS: Operation = operation("clear_requests", "DELETE", "/admin/requests");
+const RESET: Operation = operation("reset", "POST", "/admin/reset");
+const SEED: Operation = operation("seed", "POST", "/admin/seed");
+
+/// Every admin operation, each sent by the [`AdminClient`] method of its
+/// name. The server's OpenAPI tests check this list against the document,
+/// as each language's own admin client is checked in its own tests
+/// (`server-mock/clients/`).
+pub const OPERATIONS: &[Operation] = &[
+    CREATE_USER,
+    CREATE_POST,
+    SET_FRIENDS,
+    MINT_TOKEN,
+    SET_FAULTS,
+    GET_FAULTS,
+    CLEAR_FAULTS,
+    REQUESTS,
+    CLEAR_REQUESTS,
+    RESET,
+    SEED,
+];
+
 /// A client for one server's admin API, sending its key in `X-Admin-Key`.
 #[derive(Debug, Clone)]
 pub struct AdminClient {
@@ -136,20 +185,30 @@ impl AdminClient {
         }
     }
 
+    /// Sends `operation` (its path's `{id}` replaced by `id`), with `query`
+    /// and `body` when given; an error answer becomes [`AdminError::Api`].
     async fn call<B: Serialize>(
         &self,
-        method: Method,
-        path: &str,
-        body: Option<&B>,
+        operation: &Operation,
+        request: Call<'_, B>,
     ) -> Result<(StatusCode, String), AdminError> {
-        let mut request = self
+        let path = match request.id {
+            Some(id) => operation.path.replace("{id}", &id.to_string()),
+            None => operation.path.to_owned(),
+        };
+        let method = Method::from_bytes(operation.method.as_bytes())
+            .expect("the operations table holds HTTP methods");
+        let mut http = self
             .http
-            .request(method, format!("{}/admin{path}", self.base_url))
+            .request(method, format!("{}{path}", self.base_url))
             .header("X-Admin-Key", &self.admin_key);
-        if let Some(body) = body {
-            request = request.json(body);
+        if let Some(query) = request.query {
+            http = http.query(query);
         }
-        let response = request.send().await?;
+        if let Some(body) = request.body {
+            http = http.json(body);
+        }
+        let response = http.send().await?;
         let status = response.status();
         let text = response.text().await?;
         if status.is_success() {
@@ -161,13 +220,13 @@ impl AdminClient {
         }
     }
 
+    /// [`AdminClient::call`], the answer read as a `T`.
     async fn call_json<B: Serialize, T: DeserializeOwned>(
         &self,
-        method: Method,
-        path: &str,
-        body: Option<&B>,
+        operation: &Operation,
+        request: Call<'_, B>,
     ) -> Result<(StatusCode, T), AdminError> {
-        let (status, text) = self.call(method, path, body).await?;
+        let (status, text) = self.call(operation, request).await?;
         let value = serde_json::from_str(&text).map_err(|e| AdminError::Api {
             status,
             body: ErrorBody::new("unreadable", format!("{e}: {text}")),
@@ -175,7 +234,7 @@ impl AdminClient {
         Ok((status, value))
     }
 
-    /// `POST /admin/users`: creates the user, or renames an existing one.
+    /// `create_user`: creates the user, or renames an existing one.
     ///
     /// # Errors
     ///
@@ -185,25 +244,23 @@ impl AdminClient {
             id,
             name: name.to_owned(),
         };
-        let (status, _): (_, NewUser) = self.call_json(Method::POST, "/users", Some(&body)).await?;
+        let (status, _): (_, NewUser) = self.call_json(&CREATE_USER, Call::body(&body)).await?;
         Ok(created(status))
     }
 
-    /// `POST /admin/posts`: creates the post; an existing one is left as
-    /// it is.
+    /// `create_post`: creates the post; an existing one is left as it is.
     ///
     /// # Errors
     ///
     /// Admin errors as [`AdminError::Api`].
     pub async fn create_post(&self, id: PostId) -> Result<Created, AdminError> {
         let (status, _): (_, NewPost) = self
-            .call_json(Method::POST, "/posts", Some(&NewPost { id }))
+            .call_json(&CREATE_POST, Call::body(&NewPost { id }))
             .await?;
         Ok(created(status))
     }
 
-    /// `PUT /admin/users/{id}/friends`: replaces the user's own (directed)
-    /// friend list.
+    /// `set_friends`: replaces the user's own (directed) friend list.
     ///
     /// # Errors
     ///
@@ -212,14 +269,16 @@ impl AdminClient {
         let body = Friends {
             friends: friends.to_vec(),
         };
-        let _: (_, Friends) = self
-            .call_json(Method::PUT, &format!("/users/{user}/friends"), Some(&body))
-            .await?;
+        let request = Call {
+            id: Some(user.get()),
+            ..Call::body(&body)
+        };
+        let _: (_, Friends) = self.call_json(&SET_FRIENDS, request).await?;
         Ok(())
     }
 
-    /// `POST /admin/tokens`: a sign-in token for `user`, valid for
-    /// `ttl_secs` seconds.
+    /// `mint_token`: a sign-in token for `user`, valid for `ttl_secs`
+    /// seconds.
     ///
     /// # Errors
     ///
@@ -230,94 +289,119 @@ impl AdminClient {
             ttl_secs,
         };
         let (_, answer): (_, TokenResponse) =
-            self.call_json(Method::POST, "/tokens", Some(&body)).await?;
+            self.call_json(&MINT_TOKEN, Call::body(&body)).await?;
         Ok(answer.token)
     }
 
-    /// `PUT /admin/faults`: replaces every fault rule; returns the rules now
-    /// in force.
+    /// `set_faults`: replaces every fault rule; returns the rules now in
+    /// force, with the seed their draws come from.
     ///
     /// # Errors
     ///
     /// `bad_fault_rules` for a rule out of range.
-    pub async fn put_faults(&self, rules: &FaultRules) -> Result<FaultRules, AdminError> {
-        let (_, rules) = self.call_json(Method::PUT, "/faults", Some(rules)).await?;
+    pub async fn set_faults(&self, rules: &FaultRules) -> Result<FaultRules, AdminError> {
+        let (_, rules) = self.call_json(&SET_FAULTS, Call::body(rules)).await?;
         Ok(rules)
     }
 
-    /// `GET /admin/faults`: the rules in force and the seed their draws
-    /// come from.
+    /// `get_faults`: the rules in force and the seed their draws come from.
     ///
     /// # Errors
     ///
     /// Admin errors as [`AdminError::Api`].
-    pub async fn faults(&self) -> Result<FaultRules, AdminError> {
-        let (_, rules) = self
-            .call_json::<(), _>(Method::GET, "/faults", None)
-            .await?;
+    pub async fn get_faults(&self) -> Result<FaultRules, AdminError> {
+        let (_, rules) = self.call_json(&GET_FAULTS, Call::NONE).await?;
         Ok(rules)
     }
 
-    /// `GET /admin/requests?…`: the request journal's entries that
-    /// `filters` select (`route=like&post=42`, `since=17`; empty for all),
+    /// `requests`: the request journal's entries that `filter` selects,
     /// oldest first.
+    ///
+    /// ```no_run
+    /// # async fn run(admin: likekit_testing::admin::AdminClient) {
+    /// use likekit_proto::admin::{FaultRoute, RequestFilter};
+    /// let likes = admin.requests(&RequestFilter::route(FaultRoute::Like)).await.unwrap();
+    /// # let _ = likes;
+    /// # }
+    /// ```
     ///
     /// # Errors
     ///
-    /// `bad_query` and the other admin errors as [`AdminError::Api`].
-    pub async fn requests(&self, filters: &str) -> Result<Journal, AdminError> {
-        let path = if filters.is_empty() {
-            "/requests".to_owned()
-        } else {
-            format!("/requests?{filters}")
+    /// Admin errors as [`AdminError::Api`].
+    pub async fn requests(&self, filter: &RequestFilter) -> Result<Journal, AdminError> {
+        let request = Call {
+            query: Some(filter),
+            ..Call::NONE
         };
-        let (_, journal) = self.call_json::<(), _>(Method::GET, &path, None).await?;
+        let (_, journal) = self.call_json(&REQUESTS, request).await?;
         Ok(journal)
     }
 
-    /// `DELETE /admin/requests`: empties the request journal.
+    /// `clear_requests`: empties the request journal.
     ///
     /// # Errors
     ///
     /// Admin errors as [`AdminError::Api`].
     pub async fn clear_requests(&self) -> Result<(), AdminError> {
-        let _: (_, serde_json::Value) = self
-            .call_json::<(), _>(Method::DELETE, "/requests", None)
-            .await?;
+        self.call(&CLEAR_REQUESTS, Call::NONE).await?;
         Ok(())
     }
 
-    /// `DELETE /admin/faults`: removes every fault rule.
+    /// `clear_faults`: removes every fault rule.
     ///
     /// # Errors
     ///
     /// Admin errors as [`AdminError::Api`].
     pub async fn clear_faults(&self) -> Result<(), AdminError> {
-        let _: (_, FaultRules) = self
-            .call_json::<(), _>(Method::DELETE, "/faults", None)
-            .await?;
+        let _: (_, FaultRules) = self.call_json(&CLEAR_FAULTS, Call::NONE).await?;
         Ok(())
     }
 
-    /// `POST /admin/reset`: drops every like; users, friends and posts stay.
+    /// `reset`: drops every like; users, friends and posts stay.
     ///
     /// # Errors
     ///
     /// Admin errors as [`AdminError::Api`].
     pub async fn reset(&self) -> Result<(), AdminError> {
-        self.call::<()>(Method::POST, "/reset", None).await?;
+        self.call(&RESET, Call::NONE).await?;
         Ok(())
     }
 
-    /// `POST /admin/seed`: loads a seed document (idempotent).
+    /// `seed`: loads a seed document (idempotent).
     ///
     /// # Errors
     ///
     /// `user_not_found` for a friend that is not a user, `bad_request` for
     /// a broken rule.
     pub async fn seed(&self, seed: &Seed) -> Result<(), AdminError> {
-        self.call(Method::POST, "/seed", Some(seed)).await?;
+        self.call(&SEED, Call::body(seed)).await?;
         Ok(())
+    }
+}
+
+/// What one call sends beyond its operation: the path's `{id}`, a query
+/// and a body.
+struct Call<'a, B> {
+    id: Option<u64>,
+    query: Option<&'a RequestFilter>,
+    body: Option<&'a B>,
+}
+
+impl Call<'static, ()> {
+    const NONE: Self = Self {
+        id: None,
+        query: None,
+        body: None,
+    };
+}
+
+impl<'a, B> Call<'a, B> {
+    fn body(body: &'a B) -> Self {
+        Self {
+            id: None,
+            query: None,
+            body: Some(body),
+        }
     }
 }
 
