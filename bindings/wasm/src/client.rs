@@ -181,6 +181,9 @@ impl LikeClient {
         if let Some(max_posts) = options.max_posts {
             builder = builder.max_posts(max_posts);
         }
+        if let Some(bytes) = options.max_answer_bytes {
+            builder = builder.max_answer_bytes(bytes);
+        }
         let inner = builder.build().map_err(|e| convert::error(&e))?;
         Ok(Self::from_core(inner))
     }

@@ -193,6 +193,7 @@ pub struct Options {
     pub retry: RetryPolicy,
     pub timeout: Option<std::time::Duration>,
     pub max_posts: Option<usize>,
+    pub max_answer_bytes: Option<usize>,
 }
 
 /// A field that must be a number when present.
@@ -229,6 +230,7 @@ pub fn options(value: &JsValue) -> Result<Options, String> {
         retry: RetryPolicy::default(),
         timeout: None,
         max_posts: None,
+        max_answer_bytes: None,
     };
     if !object_or_nothing(value, "options")? {
         return Ok(options);
@@ -251,6 +253,11 @@ pub fn options(value: &JsValue) -> Result<Options, String> {
     if let Some(n) = number_field(value, "maxPosts", "options.maxPosts")? {
         let n = args::count(n, "options.maxPosts")?;
         options.max_posts = Some(usize::try_from(n).map_err(|_| "options.maxPosts is too large")?);
+    }
+    if let Some(n) = number_field(value, "maxAnswerBytes", "options.maxAnswerBytes")? {
+        let n = args::count(n, "options.maxAnswerBytes")?;
+        options.max_answer_bytes =
+            Some(usize::try_from(n).map_err(|_| "options.maxAnswerBytes is too large")?);
     }
 
     let retry = get(value, "retry");

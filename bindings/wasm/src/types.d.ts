@@ -148,6 +148,12 @@ export interface LikeClientOptions {
   timeoutMs?: number;
   /** How many posts the client keeps before forgetting idle ones (default 10000). */
   maxPosts?: number;
+  /**
+   * The longest answer body the client reads, in bytes (default 16 MiB). A
+   * longer answer fails the call as `invalid_response`; a like or unlike is
+   * then retried, as after any unreadable answer.
+   */
+  maxAnswerBytes?: number;
 }
 
 /** Counters since the client was made. */

@@ -301,7 +301,7 @@ fn the_constructor_checks_the_url_and_the_options() {
     assert!(LikeClient::new("http://127.0.0.1:1", JsValue::UNDEFINED).is_ok());
     assert!(LikeClient::new("http://127.0.0.1:1", JsValue::NULL).is_ok());
     let full = options(
-        r#"{"token":"t","timeoutMs":2500,"maxPosts":100,
+        r#"{"token":"t","timeoutMs":2500,"maxPosts":100,"maxAnswerBytes":65536,
             "retry":{"minDelayMs":10,"maxDelayMs":50,"factor":1.5,"maxRetries":2,"jitter":false,"seed":7}}"#,
     );
     assert!(LikeClient::new("https://likes.example.com/api", full).is_ok());
@@ -316,6 +316,8 @@ fn the_constructor_checks_the_url_and_the_options() {
         (r#"{"timeoutMs":"10"}"#, "options.timeoutMs"),
         (r#"{"timeoutMs":-1}"#, "options.timeoutMs"),
         (r#"{"maxPosts":1.5}"#, "options.maxPosts"),
+        (r#"{"maxAnswerBytes":-5}"#, "options.maxAnswerBytes"),
+        (r#"{"maxAnswerBytes":"1MB"}"#, "options.maxAnswerBytes"),
         (r#"{"retry":3}"#, "options.retry"),
         (r#"{"retry":{"maxRetries":-1}}"#, "options.retry.maxRetries"),
         (r#"{"retry":{"factor":0}}"#, "options.retry.factor"),
