@@ -1,11 +1,13 @@
 // The LikeKit web demo: a feed of the demo posts for a signed-in viewer.
 // Plain ES modules, no framework. `cargo xtask demo` serves this folder,
 // the package under ./pkg/ and the demo seed from the reference server,
-// and puts its admin key in the URL fragment (#admin=…): the page uses it
-// to sign viewers in (POST /admin/tokens) and to set the network panel's
-// fault rules (PUT/DELETE /admin/faults).
+// and puts its admin key in the URL fragment (#admin=…): the page uses it,
+// through the package's admin client (./pkg/testing.js), to sign viewers
+// in (mint_token) and to set the network panel's fault rules (set_faults,
+// clear_faults).
 
 import init, { LikeClient } from "./pkg/likekit_wasm.js";
+import { LikeKitAdmin } from "./pkg/testing.js";
 
 /** What the posts show; the seed has only ids. */
 const POSTS = {
@@ -25,6 +27,8 @@ const CLIENT_OPTIONS = {
 
 const $ = (selector, root = document) => root.querySelector(selector);
 const adminKey = new URLSearchParams(location.hash.slice(1)).get("admin");
+/** The demo server's admin API (the page is served by the server itself). */
+const admin = adminKey ? new LikeKitAdmin(location.origin, adminKey) : null;
 
 let users = [];
 let posts = [];
@@ -32,24 +36,6 @@ let posts = [];
 let session = null;
 /** Bumped on every sign-in, so a slow older one never wins. */
 let generation = 0;
-
-async function admin(method, path, body) {
-  const response = await fetch(path, {
-    method,
-    headers: { "X-Admin-Key": adminKey ?? "", "Content-Type": "application/json" },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  if (!response.ok) {
-    let detail = `${response.status}`;
-    try {
-      detail = (await response.json()).error.message;
-    } catch {
-      // not a JSON error body
-    }
-    throw new Error(`${method} ${path}: ${detail}`);
-  }
-  return response.json();
-}
 
 function notice(text) {
   const box = $("#notice");
@@ -151,7 +137,7 @@ async function signIn(user) {
   $("#toast").hidden = true;
   $("#feed").setAttribute("aria-busy", "true");
   try {
-    const { token } = await admin("POST", "/admin/tokens", { user_id: user.id, ttl_secs: 3600 });
+    const token = await admin.mintToken(user.id, 3600);
     if (mine !== generation) return;
     const client = new LikeClient(location.origin, { ...CLIENT_OPTIONS, token: () => token });
     const unsubscribe = posts.map(({ id }) => client.subscribe(id, onEvent));
@@ -182,17 +168,15 @@ async function applyNetwork() {
   const status = $("#network-status");
   try {
     if (latency === 0 && failures === 0) {
-      await admin("DELETE", "/admin/faults");
+      await admin.clearFaults();
     } else {
       const write = { latency_ms: latency, error_rate: failures, status: 503 };
-      await admin("PUT", "/admin/faults", {
-        rules: [
-          { route: "like", ...write },
-          { route: "unlike", ...write },
-          { route: "likes", latency_ms: latency },
-          { route: "batch", latency_ms: latency },
-        ],
-      });
+      await admin.setFaults([
+        { route: "like", ...write },
+        { route: "unlike", ...write },
+        { route: "likes", latency_ms: latency },
+        { route: "batch", latency_ms: latency },
+      ]);
     }
     status.textContent = describeNetwork(latency, failures);
     status.dataset.applied = `${latency}/${failures}`;

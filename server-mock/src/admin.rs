@@ -225,7 +225,7 @@ pub(crate) async fn get_faults(State(App(app)): State<App>) -> Json<FaultRules> 
 pub(crate) async fn clear_faults(State(App(app)): State<App>) -> Json<FaultRules> {
     app.faults.clear();
     tracing::info!("fault rules cleared");
-    Json(FaultRules::default())
+    Json(app.faults.get())
 }
 
 /// The request journal: every request to a public route, oldest first,

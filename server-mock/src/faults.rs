@@ -25,9 +25,7 @@ use likekit_proto::{
     admin::{FaultAction, FaultMethod, FaultPhase, FaultRoute, FaultRule, FaultRules},
 };
 
-pub use likekit_proto::admin::{MAX_LATENCY_MS, MAX_RULES};
-/// The largest body an `oversized` action may send: 1 GiB (streamed).
-pub const MAX_OVERSIZED_BYTES: u64 = 1 << 30;
+pub use likekit_proto::admin::{MAX_LATENCY_MS, MAX_OVERSIZED_BYTES, MAX_RULES};
 
 #[derive(Debug)]
 struct ActiveRule {
@@ -39,7 +37,8 @@ struct ActiveRule {
 
 #[derive(Debug, Default)]
 struct RuleSet {
-    seed: u64,
+    /// `None` before the first rule set and after a clear.
+    seed: Option<u64>,
     rules: Vec<ActiveRule>,
 }
 
@@ -216,7 +215,7 @@ impl Faults {
             })
             .collect();
         self.set.store(Arc::new(RuleSet {
-            seed,
+            seed: Some(seed),
             rules: active,
         }));
         FaultRules {
@@ -229,12 +228,12 @@ impl Faults {
     pub(crate) fn get(&self) -> FaultRules {
         let set = self.set.load();
         FaultRules {
-            seed: Some(set.seed),
+            seed: set.seed,
             rules: set.rules.iter().map(|a| a.rule.clone()).collect(),
         }
     }
 
-    /// Removes every rule.
+    /// Removes every rule, and the seed with them.
     pub(crate) fn clear(&self) {
         self.set.store(Arc::default());
     }
@@ -255,6 +254,7 @@ impl Faults {
     /// matches (up to the rule that acts).
     pub(crate) fn plan(&self, call: &Call<'_>) -> Plan {
         let set = self.set.load();
+        let seed = set.seed.unwrap_or_default();
         let mut plan = Plan::default();
         for (i, active) in set.rules.iter().enumerate() {
             if !active.matches(call) {
@@ -262,7 +262,7 @@ impl Faults {
             }
             let n = active.calls.fetch_add(1, Ordering::AcqRel) + 1;
             let rule = &active.rule;
-            if !active.selects(n) || draw(set.seed, i, n, 0) >= rule.probability {
+            if !active.selects(n) || draw(seed, i, n, 0) >= rule.probability {
                 continue;
             }
             let step = match rule.phase {
@@ -270,7 +270,7 @@ impl Faults {
                 FaultPhase::After => &mut plan.after,
             };
             let jitter = if rule.jitter_ms > 0 {
-                (draw(set.seed, i, n, 1) * (rule.jitter_ms + 1) as f64) as u64
+                (draw(seed, i, n, 1) * (rule.jitter_ms + 1) as f64) as u64
             } else {
                 0
             };
@@ -290,10 +290,10 @@ impl Faults {
                     })
                     .is_ok()
             };
-            let act = if rule.drop_rate > 0.0 && draw(set.seed, i, n, 2) < rule.drop_rate {
+            let act = if rule.drop_rate > 0.0 && draw(seed, i, n, 2) < rule.drop_rate {
                 Some(Act::Drop)
             } else if fail_next()
-                || (rule.error_rate > 0.0 && draw(set.seed, i, n, 3) < rule.error_rate)
+                || (rule.error_rate > 0.0 && draw(seed, i, n, 3) < rule.error_rate)
             {
                 Some(injected)
             } else {

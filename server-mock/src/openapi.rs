@@ -233,7 +233,8 @@ mod tests {
     #[test]
     fn schema_limits_are_the_servers_rules() {
         use likekit_proto::admin::{
-            MAX_FRIENDS, MAX_LATENCY_MS, MAX_NAME_CHARS, MAX_RULES, MAX_TOKEN_TTL_SECS,
+            MAX_FRIENDS, MAX_LATENCY_MS, MAX_NAME_CHARS, MAX_OVERSIZED_BYTES, MAX_RULES,
+            MAX_TOKEN_TTL_SECS,
         };
         let doc: Value = serde_json::from_str(document()).expect("json");
         let schemas = &doc["components"]["schemas"];
@@ -248,6 +249,27 @@ mod tests {
         assert_eq!(rules["maxItems"], json!(MAX_RULES));
         let latency = &schemas["FaultRule"]["properties"]["latency_ms"];
         assert_eq!(latency["maximum"], json!(MAX_LATENCY_MS));
+        let action = |kind: &str| {
+            schemas["FaultAction"]["oneOf"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|v| v["properties"]["kind"]["enum"][0] == kind)
+                .unwrap_or_else(|| panic!("no action {kind}"))["properties"]
+                .clone()
+        };
+        let status = &action("status")["status"];
+        assert_eq!(
+            (&status["minimum"], &status["maximum"]),
+            (&json!(200), &json!(599))
+        );
+        let slow = action("slow_body");
+        assert_eq!(slow["bytes"]["minimum"], json!(1));
+        assert_eq!(slow["interval_ms"]["maximum"], json!(MAX_LATENCY_MS));
+        assert_eq!(
+            action("oversized")["bytes"]["maximum"],
+            json!(MAX_OVERSIZED_BYTES)
+        );
         let posts = &doc["paths"]["/likes"]["get"]["parameters"][0];
         assert_eq!(posts["name"], "posts");
         assert_eq!(

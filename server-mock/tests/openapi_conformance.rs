@@ -336,3 +336,32 @@ async fn the_admin_client_sends_every_admin_operation_of_the_document() {
         .collect();
     assert_eq!(client, listed);
 }
+
+/// The admin client's errors carry the server's status and code, and a call
+/// without an answer is `no_answer`, as in every language's client.
+#[tokio::test]
+async fn the_admin_client_reports_status_and_code() {
+    use likekit_proto::UserId;
+    use likekit_testing::admin::{AdminClient, AdminError};
+
+    let t = TestServer::start().await;
+    let admin = AdminClient::new(t.url(""), ADMIN_KEY).unwrap();
+    let err = admin
+        .create_user(UserId::new(7).unwrap(), "   ")
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(&err, AdminError::Api { status, .. } if *status == StatusCode::BAD_REQUEST),
+        "{err:?}"
+    );
+    assert_eq!(err.code(), "bad_name");
+    let wrong_key = AdminClient::new(t.url(""), "not-the-key").unwrap();
+    let err = wrong_key.get_faults().await.unwrap_err();
+    assert_eq!(err.code(), "bad_admin_key");
+    let base_url = t.url("");
+    t.stop().await;
+    let gone = AdminClient::new(base_url, ADMIN_KEY).unwrap();
+    let err = gone.reset().await.unwrap_err();
+    assert!(matches!(err, AdminError::Http(_)), "{err:?}");
+    assert_eq!(err.code(), "no_answer");
+}

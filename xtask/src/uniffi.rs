@@ -12,6 +12,7 @@
 //! swift/Package.swift                 a Swift package: LikeKit (sources) over LikeKitFFI
 //! swift/Sources/LikeKit/LikeKit.swift
 //! swift/Sources/LikeKitFFI/           the C header and module map
+//! swift/Sources/LikeKitTesting/       the mock server's admin client (from server-mock/clients/swift)
 //! swift/XCFrameworkHeaders/           the same, for `xcodebuild -create-xcframework`
 //! swift/Tests/LikeKitTests/           the Swift tests (from bindings/uniffi/tests/swift)
 //! ```
@@ -43,6 +44,9 @@ fn cdylib() -> String {
 }
 const GENERATED: &str = "bindings/uniffi/generated";
 const TESTS: &str = "bindings/uniffi/tests";
+/// The admin API's client per language (`<language>/`), shipped beside the
+/// bindings for an app's own tests against the mock server.
+pub const ADMIN_CLIENTS: &str = "server-mock/clients";
 
 /// Where generation put things.
 #[derive(Debug, Clone)]
@@ -162,6 +166,10 @@ pub fn generate(ctx: &Ctx, release: bool) -> Result<Generated, String> {
         &swift.join("XCFrameworkHeaders/module.modulemap"),
         XCFRAMEWORK_MODULE_MAP,
     )?;
+    for source in files_ending(&ctx.root.join(ADMIN_CLIENTS).join("swift"), "swift")? {
+        let name = source.file_name().unwrap_or_default();
+        copy(&source, &swift.join("Sources/LikeKitTesting").join(name))?;
+    }
     for test in files_ending(&ctx.root.join(TESTS).join("swift"), "swift")? {
         let name = test.file_name().unwrap_or_default();
         copy(&test, &swift.join("Tests/LikeKitTests").join(name))?;
@@ -294,9 +302,14 @@ fn kotlin_program(
     let bindings_jar = out.join("likekit.jar");
     let generated_kt = generated.kotlin.join("com/likekit/likekit.kt");
     kotlinc_cached(&kotlin, &[generated_kt], &deps, &bindings_jar)?;
+    // The admin client stands alone: an app's tests use it without the
+    // bindings.
+    let admin_jar = out.join("likekit-admin.jar");
+    let admin_sources = files_ending(&ctx.root.join(ADMIN_CLIENTS).join("kotlin"), "kt")?;
+    kotlinc_cached(&kotlin, &admin_sources, &deps, &admin_jar)?;
     let sources = files_ending(&ctx.root.join(TESTS).join("kotlin"), "kt")?;
     let tests_jar = out.join("likekit-tests.jar");
-    let with_bindings = format!("{deps}:{}", bindings_jar.display());
+    let with_bindings = format!("{deps}:{}:{}", bindings_jar.display(), admin_jar.display());
     kotlinc_cached(&kotlin, &sources, &with_bindings, &tests_jar)?;
 
     let classpath = format!(
@@ -388,7 +401,14 @@ pub fn run_python(ctx: &Ctx) -> Result<Tally, String> {
         .args(["-m", "pytest", "-p", "no:cacheprovider", "-v"])
         .arg(format!("--junitxml={}", report.display()))
         .arg(ctx.root.join(TESTS).join("python"))
-        .env("PYTHONPATH", &generated.python)
+        .env(
+            "PYTHONPATH",
+            std::env::join_paths([
+                generated.python.clone(),
+                ctx.root.join(ADMIN_CLIENTS).join("python"),
+            ])
+            .map_err(|e| format!("PYTHONPATH: {e}"))?,
+        )
         .env("PYTHONDONTWRITEBYTECODE", "1");
     let _server = start_server(ctx, "python", &mut cmd)?;
     runner::run_junit(&cmd, &report)

@@ -45,6 +45,11 @@ pub fn package_dir(ctx: &Ctx) -> PathBuf {
 /// so `init()` is a no-op there and the same code runs in browsers and Node.
 const NODE_ENTRY: &str = include_str!("../templates/node.js");
 
+/// The mock server's admin client, shipped as `likekit-wasm/testing` for an
+/// app's own tests.
+const ADMIN_CLIENT: &str = include_str!("../../server-mock/clients/js/admin.js");
+const ADMIN_CLIENT_TYPES: &str = include_str!("../../server-mock/clients/js/admin.d.ts");
+
 /// The package's README on npm.
 const PACKAGE_README: &str = include_str!("../templates/wasm-README.md");
 
@@ -65,6 +70,10 @@ fn package_json(version: &str) -> String {
       "node": "./node.js",
       "default": "./{LIB}.js"
     }},
+    "./testing": {{
+      "types": "./testing.d.ts",
+      "default": "./testing.js"
+    }},
     "./{LIB}_bg.wasm": "./{LIB}_bg.wasm",
     "./package.json": "./package.json"
   }},
@@ -74,6 +83,8 @@ fn package_json(version: &str) -> String {
     "{LIB}_bg.wasm",
     "{LIB}_bg.wasm.d.ts",
     "node.js",
+    "testing.js",
+    "testing.d.ts",
     "README.md"
   ],
   "sideEffects": [
@@ -109,7 +120,14 @@ fn stamp(wasm: &Path, bindgen: &Path) -> Option<String> {
         .duration_since(std::time::UNIX_EPOCH)
         .ok()?;
     let mut hasher = DefaultHasher::new();
-    (NODE_ENTRY, PACKAGE_README, package_json("")).hash(&mut hasher);
+    (
+        NODE_ENTRY,
+        PACKAGE_README,
+        package_json(""),
+        ADMIN_CLIENT,
+        ADMIN_CLIENT_TYPES,
+    )
+        .hash(&mut hasher);
     bindgen.hash(&mut hasher);
     Some(format!(
         "{} {} {:x}",
@@ -184,6 +202,8 @@ pub fn build_package(ctx: &Ctx) -> Result<(u64, u64), String> {
         proc::run(&mut generate)?;
         write(&staging.join("node.js"), NODE_ENTRY)?;
         write(&staging.join("README.md"), PACKAGE_README)?;
+        write(&staging.join("testing.js"), ADMIN_CLIENT)?;
+        write(&staging.join("testing.d.ts"), ADMIN_CLIENT_TYPES)?;
         write(
             &staging.join("package.json"),
             // xtask shares the workspace version.

@@ -21,7 +21,11 @@ let linkLibDir: [LinkerSetting] = useXCFramework
 let package = Package(
     name: "LikeKit",
     platforms: [.iOS(.v15), .macOS(.v12)],
-    products: [.library(name: "LikeKit", targets: ["LikeKit"])],
+    products: [
+        .library(name: "LikeKit", targets: ["LikeKit"]),
+        // The mock server's admin client, for an app's own tests.
+        .library(name: "LikeKitTesting", targets: ["LikeKitTesting"]),
+    ],
     targets: [
         useXCFramework
             ? .binaryTarget(name: "LikeKitFFI", path: xcframework)
@@ -32,9 +36,10 @@ let package = Package(
             path: "Sources/LikeKit",
             linkerSettings: linkLibDir
         ),
+        .target(name: "LikeKitTesting", path: "Sources/LikeKitTesting"),
         .testTarget(
             name: "LikeKitTests",
-            dependencies: ["LikeKit"],
+            dependencies: ["LikeKit", "LikeKitTesting"],
             path: "Tests/LikeKitTests",
             linkerSettings: linkLibDir
         ),

@@ -18,6 +18,8 @@ pub const MAX_RULES: usize = 64;
 /// The longest latency (and jitter, and slow-body interval) a fault rule
 /// may ask for: ten minutes.
 pub const MAX_LATENCY_MS: u64 = 600_000;
+/// The largest body an `oversized` fault action may send: 1 GiB.
+pub const MAX_OVERSIZED_BYTES: u64 = 1 << 30;
 
 /// `POST /admin/users`
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -136,6 +138,9 @@ pub enum FaultAction {
     /// Answer `status` (200..=599) with `body` (any JSON; by default the
     /// `injected_fault` error body), and `Retry-After` when given.
     Status {
+        // The schema's numbers are checked against the server's rules by
+        // its OpenAPI tests.
+        #[cfg_attr(feature = "openapi", schema(minimum = 200, maximum = 599))]
         status: u16,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         #[cfg_attr(feature = "openapi", schema(value_type = Option<Object>))]
@@ -157,9 +162,17 @@ pub enum FaultAction {
     Malformed,
     /// Send the real answer's body `bytes` at a time, one piece every
     /// `interval_ms`. Phase `after` only.
-    SlowBody { bytes: u32, interval_ms: u64 },
+    SlowBody {
+        #[cfg_attr(feature = "openapi", schema(minimum = 1))]
+        bytes: u32,
+        #[cfg_attr(feature = "openapi", schema(maximum = 600_000))]
+        interval_ms: u64,
+    },
     /// Answer 200 with valid JSON of `bytes` bytes (padding), streamed.
-    Oversized { bytes: u64 },
+    Oversized {
+        #[cfg_attr(feature = "openapi", schema(maximum = 1_073_741_824_u64))]
+        bytes: u64,
+    },
 }
 
 /// One fault rule: which requests it matches, which of their calls it

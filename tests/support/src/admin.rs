@@ -62,11 +62,14 @@ pub enum AdminError {
 }
 
 impl AdminError {
-    /// The server's error code, if the server answered.
-    pub fn code(&self) -> Option<&str> {
+    /// The error's code: the server's (`bad_name`, `bad_admin_key`, …),
+    /// `unreadable` for an answer that is not the expected JSON, or
+    /// `no_answer` when no answer came — the same codes as every
+    /// language's admin client.
+    pub fn code(&self) -> &str {
         match self {
-            Self::Http(_) => None,
-            Self::Api { body, .. } => Some(&body.error.code),
+            Self::Http(_) => "no_answer",
+            Self::Api { body, .. } => &body.error.code,
         }
     }
 }

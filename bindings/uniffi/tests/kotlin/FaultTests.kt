@@ -7,49 +7,50 @@ import com.likekit.LikeClient
 import com.likekit.LikeClientOptions
 import com.likekit.LikeException
 import com.likekit.TokenProvider
+import com.likekit.testing.FaultAction
+import com.likekit.testing.FaultMethod
+import com.likekit.testing.FaultPhase
+import com.likekit.testing.FaultRoute
+import com.likekit.testing.FaultRule
+import com.likekit.testing.FaultRules
+import com.likekit.testing.RequestFilter
+import com.likekit.testing.WriteResult
 import kotlinx.coroutines.runBlocking
 
 /** A rule that acts on the first call of `route` about `post` only. */
-fun firstCall(route: String, post: Long, phase: String, action: String): String =
-    """{"route": "$route", "post": $post, "nth": 1, "phase": "$phase", "action": $action}"""
+fun firstCall(route: FaultRoute, post: Long, phase: FaultPhase, action: FaultAction): FaultRule =
+    FaultRule(route, post = post, nth = 1, phase = phase, action = action)
 
 /** The cap on an answer's size a client is given in the oversized case. */
 const val ONE_MIB = 1L shl 20
 
 /** A 200 answer spoiled one way, and what the SDK's error says about it. */
-data class Broken(val name: String, val phase: String, val action: String, val kind: String, val cap: Long?, val message: String)
+data class Broken(val name: String, val phase: FaultPhase, val action: FaultAction, val cap: Long?, val message: String)
 
 val BROKEN = listOf(
-    Broken("truncated", "after", """{"kind": "truncate", "bytes": 12}""", "truncate", null, "unreadable body"),
-    Broken("malformed", "before", """{"kind": "malformed"}""", "malformed", null, "unreadable body"),
+    Broken("truncated", FaultPhase.AFTER, FaultAction.Truncate(12), null, "unreadable body"),
+    Broken("malformed", FaultPhase.BEFORE, FaultAction.Malformed, null, "unreadable body"),
     // Past the client's cap: refused for its size, before any of it is parsed.
-    Broken(
-        "oversized",
-        "before",
-        """{"kind": "oversized", "bytes": ${3L shl 20}}""",
-        "oversized",
-        ONE_MIB,
-        "larger than $ONE_MIB bytes",
-    ),
+    Broken("oversized", FaultPhase.BEFORE, FaultAction.Oversized(3L shl 20), ONE_MIB, "larger than $ONE_MIB bytes"),
 )
 
 /** Runs `body` with the journal emptied and no fault rules, both before and after. */
-private fun withFaults(admin: Admin, vararg rules: String, body: () -> Unit) {
-    admin.clearRequests()
-    admin.faults(*rules)
+private fun withFaults(server: TestServer, vararg rules: FaultRule, body: () -> Unit) {
+    server.admin.clearRequests()
+    server.admin.setFaults(FaultRules(rules.toList()))
     try {
         body()
     } finally {
-        admin.clearFaults()
-        admin.clearRequests()
+        server.admin.clearFaults()
+        server.admin.clearRequests()
     }
 }
 
-fun faultTests(t: Harness, admin: Admin, viewer: Long, tokens: TokenProvider) {
+fun faultTests(t: Harness, server: TestServer, viewer: Long, tokens: TokenProvider) {
     t.test("a like saved but its answer lost sticks, counts once, and the journal shows applied, then unchanged") {
-        val post = admin.post()
-        withFaults(admin, firstCall("like", post, "after", """{"kind": "drop"}""")) {
-            LikeClient(admin.url, tokens, FAST_RETRY).use { c ->
+        val post = server.post()
+        withFaults(server, firstCall(FaultRoute.LIKE, post, FaultPhase.AFTER, FaultAction.Drop)) {
+            LikeClient(server.url, tokens, FAST_RETRY).use { c ->
                 val rec = Recorder()
                 c.subscribe(post, rec).use {
                     c.setLiked(post, true)
@@ -65,26 +66,26 @@ fun faultTests(t: Harness, admin: Admin, viewer: Long, tokens: TokenProvider) {
                 }
             }
             // Applied, answer lost; the retry changed nothing and was answered.
-            val likes = admin.requests("route" to "like", "post" to post)
+            val likes = server.requests(RequestFilter(route = FaultRoute.LIKE, post = post))
             expectEqual(
-                listOf(listOf("applied", null, "drop", "after"), listOf("unchanged", 200, null, null)),
+                listOf(listOf(WriteResult.APPLIED, null, "drop", FaultPhase.AFTER), listOf(WriteResult.UNCHANGED, 200, null, null)),
                 likes.map { listOf(it.write, it.status, it.fault, it.faultPhase) },
                 "(write, status, fault, phase) of the likes",
             )
             expectEqual(
-                List(2) { Triple("POST", listOf(post), viewer) },
+                List(2) { Triple(FaultMethod.POST, listOf(post), viewer) },
                 likes.map { Triple(it.method, it.posts, it.user) },
                 "(method, posts, user) of the likes",
             )
             // Counted once, for the viewer and for anyone else.
-            expectEqual(true to 1L, admin.likesOf(post, viewer), "the viewer reads back (liked, count)")
-            expectEqual(false to 1L, admin.likesOf(post, admin.user("Ben")), "another user reads back (liked, count)")
+            expectEqual(true to 1L, server.likesOf(post, viewer), "the viewer reads back (liked, count)")
+            expectEqual(false to 1L, server.likesOf(post, server.user("Ben")), "another user reads back (liked, count)")
         }
     }
 
     for (broken in BROKEN) {
         t.test("${broken.name} 200 answers are LikeException.InvalidResponse, and a tap whose answer is ${broken.name} recovers") {
-            val post = admin.post()
+            val post = server.post()
             val fastRetry = LikeClientOptions(
                 retryMinDelayMs = 10,
                 retryMaxDelayMs = 20,
@@ -92,8 +93,8 @@ fun faultTests(t: Harness, admin: Admin, viewer: Long, tokens: TokenProvider) {
                 maxAnswerBytes = broken.cap,
             )
             // A read whose answer is broken: the error itself, then a good read.
-            withFaults(admin, firstCall("likes", post, broken.phase, broken.action)) {
-                LikeClient(admin.url, tokens, LikeClientOptions(maxAnswerBytes = broken.cap)).use { c ->
+            withFaults(server, firstCall(FaultRoute.LIKES, post, broken.phase, broken.action)) {
+                LikeClient(server.url, tokens, LikeClientOptions(maxAnswerBytes = broken.cap)).use { c ->
                     try {
                         runBlocking { c.refresh(post) }
                         throw AssertionError("no exception")
@@ -103,14 +104,14 @@ fun faultTests(t: Harness, admin: Admin, viewer: Long, tokens: TokenProvider) {
                     expectEqual(0L, runBlocking { c.refresh(post) }.count, "the next read is answered")
                 }
                 expectEqual(
-                    listOf(listOf(200, broken.kind, broken.phase), listOf(200, null, null)),
-                    admin.requests("route" to "likes", "post" to post).map { listOf(it.status, it.fault, it.faultPhase) },
+                    listOf(listOf(200, broken.action.kind, broken.phase), listOf(200, null, null)),
+                    server.requests(RequestFilter(route = FaultRoute.LIKES, post = post)).map { listOf(it.status, it.fault, it.faultPhase) },
                     "(status, fault, phase) of the reads",
                 )
             }
             // A like whose first answer is broken is retried and sticks.
-            withFaults(admin, firstCall("like", post, broken.phase, broken.action)) {
-                LikeClient(admin.url, tokens, fastRetry).use { c ->
+            withFaults(server, firstCall(FaultRoute.LIKE, post, broken.phase, broken.action)) {
+                LikeClient(server.url, tokens, fastRetry).use { c ->
                     val rec = Recorder()
                     c.subscribe(post, rec).use {
                         c.setLiked(post, true)
@@ -123,13 +124,13 @@ fun faultTests(t: Harness, admin: Admin, viewer: Long, tokens: TokenProvider) {
                 }
                 // After the handler the like was written before its answer
                 // broke; before it, only the retry wrote.
-                val (first, retry) = if (broken.phase == "after") "applied" to "unchanged" else null to "applied"
+                val (first, retry) = if (broken.phase == FaultPhase.AFTER) WriteResult.APPLIED to WriteResult.UNCHANGED else null to WriteResult.APPLIED
                 expectEqual(
-                    listOf(listOf(first, 200, broken.kind), listOf(retry, 200, null)),
-                    admin.requests("route" to "like", "post" to post).map { listOf(it.write, it.status, it.fault) },
+                    listOf(listOf(first, 200, broken.action.kind), listOf(retry, 200, null)),
+                    server.requests(RequestFilter(route = FaultRoute.LIKE, post = post)).map { listOf(it.write, it.status, it.fault) },
                     "(write, status, fault) of the likes",
                 )
-                expectEqual(true to 1L, admin.likesOf(post, viewer), "the viewer reads back (liked, count)")
+                expectEqual(true to 1L, server.likesOf(post, viewer), "the viewer reads back (liked, count)")
             }
         }
     }

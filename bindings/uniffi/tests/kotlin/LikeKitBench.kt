@@ -12,14 +12,19 @@ import com.likekit.LikeClientOptions
 import com.likekit.LikeException
 import com.likekit.LikeObserver
 import com.likekit.PostView
+import com.likekit.testing.FaultRoute
+import com.likekit.testing.FaultRule
+import com.likekit.testing.FaultRules
 import kotlin.system.exitProcess
 import kotlinx.coroutines.runBlocking
 
 fun main() {
-    val admin = Admin.fromEnv()
-    val user = admin.user("Bench")
-    val post = admin.post()
-    admin.faults("""{"route": "like", "latency_ms": 600000}""", """{"route": "unlike", "latency_ms": 600000}""")
+    val server = TestServer.fromEnv()
+    val user = server.user("Bench")
+    val post = server.post()
+    server.admin.setFaults(
+        FaultRules(listOf(FaultRule(FaultRoute.LIKE, latencyMs = 600_000), FaultRule(FaultRoute.UNLIKE, latencyMs = 600_000))),
+    )
 
     var calledAt = 0L
     val observer = object : LikeObserver {
@@ -32,7 +37,7 @@ fun main() {
     val runs = 20_000
     val samples = LongArray(runs)
     var missed = 0
-    LikeClient(admin.url, FixedToken(admin.token(user)), LikeClientOptions()).use { client ->
+    LikeClient(server.url, FixedToken(server.token(user)), LikeClientOptions()).use { client ->
         client.subscribe(post, observer).use {
             for (i in -warmup until runs) {
                 calledAt = 0L
@@ -47,7 +52,7 @@ fun main() {
         }
         runBlocking { client.shutdown(0) }
     }
-    admin.clearFaults()
+    server.admin.clearFaults()
     if (missed > 0) {
         println("error: $missed taps had no callback on the tapping thread")
         exitProcess(1)

@@ -1,8 +1,9 @@
 // The generated Kotlin bindings against the real reference server.
 //
 // Run by `cargo xtask test --only kotlin`, which builds the library,
-// generates the bindings, compiles this program with kotlinc against JNA and
-// kotlinx-coroutines, starts `likekit-server` on a free loopback port and
+// generates the bindings, compiles this program with kotlinc against JNA,
+// kotlinx-coroutines and the admin client (server-mock/clients/kotlin),
+// starts `likekit-server` on a free loopback port and
 // passes LIKEKIT_URL and LIKEKIT_ADMIN_KEY. Prints PASS/FAIL per test and
 // ends with `kotlin: N passed, N failed`; exits non-zero on any failure.
 package com.likekit.tests
@@ -15,6 +16,9 @@ import com.likekit.PostView
 import com.likekit.TokenProvider
 import com.likekit.defaultOptions
 import com.likekit.liveObjects
+import com.likekit.testing.FaultRoute
+import com.likekit.testing.FaultRule
+import com.likekit.testing.FaultRules
 import java.util.concurrent.CopyOnWriteArrayList
 import java.util.concurrent.CountDownLatch
 import java.util.concurrent.TimeUnit
@@ -30,14 +34,14 @@ val FAST_RETRY = LikeClientOptions(
 )
 
 fun main() {
-    val admin = Admin.fromEnv()
-    val url = admin.url
+    val server = TestServer.fromEnv()
+    val url = server.url
     val t = Harness("kotlin")
     val mainThread = Thread.currentThread().name
 
     // One viewer for most tests; tests use fresh posts so they never interfere.
-    val ana = admin.user("Ana")
-    val anaToken = FixedToken(admin.token(ana))
+    val ana = server.user("Ana")
+    val anaToken = FixedToken(server.token(ana))
 
     fun client(options: LikeClientOptions = LikeClientOptions(), tokens: TokenProvider? = anaToken) =
         LikeClient(url, tokens, options)
@@ -66,7 +70,7 @@ fun main() {
                     "view" to { c.view(bad) },
                     "subscribe" to { c.subscribe(bad, Recorder()).close() },
                     "refresh" to { runBlocking { c.refresh(bad) } },
-                    "refreshMany" to { runBlocking { c.refreshMany(listOf(admin.post(), bad)) } },
+                    "refreshMany" to { runBlocking { c.refreshMany(listOf(server.post(), bad)) } },
                 )
                 for ((name, call) in calls) {
                     try {
@@ -86,14 +90,15 @@ fun main() {
         }
         // The server answers the same code for the same ids.
         for (bad in listOf("0", "-1")) {
-            val (status, body) = admin.asViewer("POST", "/posts/$bad/like", admin.token(ana))
+            val (status, body) = server.asViewer("POST", "/posts/$bad/like", server.token(ana))
             expectEqual(400, status, "POST /posts/$bad/like")
-            expect(body.contains("\"bad_post_id\"")) { "POST /posts/$bad/like answered $body" }
+            val error = (TestJson.parse(body) as Map<*, *>)["error"] as Map<*, *>
+            expectEqual("bad_post_id", error["code"], "POST /posts/$bad/like answered $body; its code")
         }
     }
 
     t.test("the largest id, Long.MAX_VALUE, goes through") {
-        val largest = admin.post(Long.MAX_VALUE)
+        val largest = server.post(Long.MAX_VALUE)
         client().use { c ->
             expectEqual(largest, c.setLiked(largest, true).postId, "tapped post")
             idle(c)
@@ -112,8 +117,8 @@ fun main() {
     }
 
     t.test("optimistic tap: the view changes before the server answers") {
-        val post = admin.post()
-        admin.faults("""{"route": "like", "latency_ms": 1500}""")
+        val post = server.post()
+        server.admin.setFaults(FaultRules(listOf(FaultRule(FaultRoute.LIKE, latencyMs = 1500))))
         try {
             client().use { c ->
                 val rec = Recorder()
@@ -133,13 +138,13 @@ fun main() {
                 }
             }
         } finally {
-            admin.clearFaults()
+            server.admin.clearFaults()
         }
     }
 
     t.test("rollback: failures past the retries call onFailure and restore the count") {
-        val post = admin.post()
-        admin.faults("""{"route": "like", "error_rate": 1.0, "status": 503}""")
+        val post = server.post()
+        server.admin.setFaults(FaultRules(listOf(FaultRule(FaultRoute.LIKE, errorRate = 1.0, status = 503))))
         try {
             client(FAST_RETRY).use { c ->
                 val rec = Recorder()
@@ -162,13 +167,15 @@ fun main() {
                 }
             }
         } finally {
-            admin.clearFaults()
+            server.admin.clearFaults()
         }
     }
 
     t.test("rapid taps coalesce into at most one more call") {
-        val post = admin.post()
-        admin.faults("""{"route": "like", "latency_ms": 300}""", """{"route": "unlike", "latency_ms": 300}""")
+        val post = server.post()
+        server.admin.setFaults(
+            FaultRules(listOf(FaultRule(FaultRoute.LIKE, latencyMs = 300), FaultRule(FaultRoute.UNLIKE, latencyMs = 300))),
+        )
         try {
             client().use { c ->
                 c.toggle(post) // like: a call goes out
@@ -188,19 +195,19 @@ fun main() {
                 expect(server.liked && server.count == 1L) { "server state $server" }
             }
         } finally {
-            admin.clearFaults()
+            server.admin.clearFaults()
         }
     }
 
     t.test("refresh and refreshMany read others' likes and the friends line") {
-        val ben = admin.user("Ben")
-        val cleo = admin.user("Cleo", friends = listOf(ben))
-        val (post, quiet, missing) = Triple(admin.post(), admin.post(), admin.nextId())
-        client(tokens = FixedToken(admin.token(ben))).use { benClient ->
+        val ben = server.user("Ben")
+        val cleo = server.user("Cleo", friends = listOf(ben))
+        val (post, quiet, missing) = Triple(server.post(), server.post(), server.nextId())
+        client(tokens = FixedToken(server.token(ben))).use { benClient ->
             benClient.setLiked(post, true)
             idle(benClient)
         }
-        client(tokens = FixedToken(admin.token(cleo))).use { c ->
+        client(tokens = FixedToken(server.token(cleo))).use { c ->
             val rec = Recorder()
             c.subscribeAll(rec).use {
                 val view = runBlocking { c.refresh(post) }
@@ -221,7 +228,7 @@ fun main() {
     }
 
     t.test("an unknown post is a typed LikeException.NotFound") {
-        val missing = admin.nextId()
+        val missing = server.nextId()
         client(FAST_RETRY).use { c ->
             try {
                 runBlocking { c.refresh(missing) }
@@ -242,10 +249,10 @@ fun main() {
     }
 
     t.test("observer callbacks arrive off the main thread without crashing") {
-        val post = admin.post()
+        val post = server.post()
         // The answer comes 200 ms after the tap, well after the tap's own
         // change was delivered.
-        admin.faults("""{"route": "like", "latency_ms": 200}""")
+        server.admin.setFaults(FaultRules(listOf(FaultRule(FaultRoute.LIKE, latencyMs = 200))))
         try {
             client().use { c ->
                 val rec = Recorder()
@@ -258,13 +265,13 @@ fun main() {
                 }
             }
         } finally {
-            admin.clearFaults()
+            server.admin.clearFaults()
         }
         // Taps from many threads at once, every event delivered.
         client().use { c ->
             val all = Recorder()
             c.subscribeAll(all).use {
-                val posts = List(4) { admin.post() }
+                val posts = List(4) { server.post() }
                 val threads = posts.map { p ->
                     Thread { repeat(25) { c.toggle(p) } } // odd: each ends liked
                 }
@@ -281,7 +288,7 @@ fun main() {
     }
 
     t.test("an observer that throws breaks neither the client nor other observers") {
-        val post = admin.post()
+        val post = server.post()
         client().use { c ->
             val rec = Recorder()
             val thrower = object : LikeObserver {
@@ -302,7 +309,7 @@ fun main() {
     }
 
     t.test("cancel() and close() stop callbacks") {
-        val post = admin.post()
+        val post = server.post()
         client().use { c ->
             val rec = Recorder()
             val sub = c.subscribe(post, rec)
@@ -333,8 +340,8 @@ fun main() {
     }
 
     t.test("the token provider is asked for a fresh token after a 401") {
-        val post = admin.post()
-        val good = admin.token(ana)
+        val post = server.post()
+        val good = server.token(ana)
         val asked = CopyOnWriteArrayList<Boolean>()
         val rotating = object : TokenProvider {
             override fun token(refresh: Boolean): String? {
@@ -349,7 +356,7 @@ fun main() {
             expect(view.liked && !view.pending && view.error == null) { "with a fresh token $view" }
             expectEqual(listOf(false, true), asked.take(2), "asked for (refresh)")
         }
-        val other = admin.post()
+        val other = server.post()
         client(FAST_RETRY, tokens = null).use { c ->
             val rec = Recorder()
             c.subscribe(other, rec).use {
@@ -360,7 +367,7 @@ fun main() {
     }
 
     t.test("shutdown finishes the calls out, then refuses taps and reads") {
-        val post = admin.post()
+        val post = server.post()
         client().use { c ->
             c.setLiked(post, true)
             expect(runBlocking { c.shutdown(5_000) }) { "shutdown did not finish in time" }
@@ -377,10 +384,13 @@ fun main() {
     }
 
     // Fault rules and the request journal (FaultTests.kt).
-    faultTests(t, admin, ana, anaToken)
+    faultTests(t, server, ana, anaToken)
+
+    // The admin client against the server's own description (AdminClientTests.kt).
+    adminClientTests(t, server)
 
     t.test("10,000 clients and 10,000 subscriptions created and dropped leave no live objects") {
-        val post = admin.post()
+        val post = server.post()
         val noop = object : LikeObserver {
             override fun onChange(view: PostView) {}
             override fun onFailure(postId: Long, wanted: Boolean, error: LikeException) {}
@@ -414,7 +424,7 @@ fun main() {
     }
 
     t.test("clients and subscriptions left to the garbage collector are released") {
-        val post = admin.post()
+        val post = server.post()
         val baseline = liveObjects()
         val released = CountDownLatch(1)
         fun leak() {

@@ -1,55 +1,55 @@
-// Shared by the Kotlin test program and the Kotlin bench: the server's
-// admin API, a recording observer, token providers and a tiny harness.
+// Shared by the Kotlin test program and the Kotlin bench: the server under
+// test with fixtures made through its admin client, a recording observer,
+// token providers, a JSON reader for public answers and a tiny harness.
 package com.likekit.tests
 
 import com.likekit.LikeException
 import com.likekit.LikeObserver
 import com.likekit.PostView
 import com.likekit.TokenProvider
+import com.likekit.testing.JournalEntry
+import com.likekit.testing.LikeKitAdmin
+import com.likekit.testing.RequestFilter
 import java.net.URI
-import java.net.URLEncoder
 import java.net.http.HttpClient
 import java.net.http.HttpRequest
 import java.net.http.HttpResponse
 import java.time.Duration
-import java.nio.charset.StandardCharsets
 import java.util.concurrent.CopyOnWriteArrayList
 import java.util.concurrent.TimeUnit
 import java.util.concurrent.atomic.AtomicLong
 import java.util.concurrent.locks.ReentrantLock
 import kotlin.concurrent.withLock
 
-/** The reference server's admin API (`X-Admin-Key`), for test fixtures and faults. */
-class Admin(val url: String, private val key: String) {
+/**
+ * The reference server under test: its admin client ([admin]), and users,
+ * posts and tokens made through it with ids fresh within this run.
+ */
+class TestServer(val url: String, val adminKey: String) {
+    /** The server's admin API. */
+    val admin = LikeKitAdmin(url, adminKey, timeoutMs = 10_000)
     private val http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build()
     private val ids = AtomicLong(1000)
 
     /** A fresh id, unique within this run, for a user or a post. */
     fun nextId(): Long = ids.incrementAndGet()
 
-    fun call(method: String, path: String, body: String? = null): String {
-        val request = HttpRequest.newBuilder(URI.create(url + path))
-            .header("X-Admin-Key", key)
-            .header("Content-Type", "application/json")
-            .timeout(Duration.ofSeconds(10))
-            .method(method, if (body == null) HttpRequest.BodyPublishers.noBody() else HttpRequest.BodyPublishers.ofString(body))
-            .build()
-        val response = http.send(request, HttpResponse.BodyHandlers.ofString())
-        check(response.statusCode() in 200..299) { "$method $path answered ${response.statusCode()}: ${response.body()}" }
-        return response.body()
-    }
-
+    /** A new user named `name` whose own friends are `friends`. */
     fun user(name: String, friends: List<Long> = emptyList()): Long {
         val id = nextId()
-        call("POST", "/admin/users", """{"id": $id, "name": "$name"}""")
-        if (friends.isNotEmpty()) call("PUT", "/admin/users/$id/friends", """{"friends": ${friends.joinToString(",", "[", "]")}}""")
+        admin.createUser(id, name)
+        if (friends.isNotEmpty()) admin.setFriends(id, friends)
         return id
     }
 
+    /** The post `id` (a fresh one by default), created if it was not there. */
     fun post(id: Long = nextId()): Long {
-        call("POST", "/admin/posts", """{"id": $id}""")
+        admin.createPost(id)
         return id
     }
+
+    /** A sign-in token for `userId`, valid for an hour. */
+    fun token(userId: Long): String = admin.mintToken(userId)
 
     /** Status and body of a request to the public API as a signed-in viewer. */
     fun asViewer(method: String, path: String, token: String): Pair<Int, String> {
@@ -62,54 +62,27 @@ class Admin(val url: String, private val key: String) {
         return response.statusCode() to response.body()
     }
 
-    fun token(userId: Long): String {
-        val body = call("POST", "/admin/tokens", """{"user_id": $userId, "ttl_secs": 3600}""")
-        return Regex("\"token\"\\s*:\\s*\"([^\"]+)\"").find(body)?.groupValues?.get(1)
-            ?: error("no token in $body")
-    }
-
-    /** Replaces the fault rules; each rule is a JSON object. */
-    fun faults(vararg rules: String) {
-        call("PUT", "/admin/faults", """{"rules": [${rules.joinToString(",")}]}""")
-    }
-
-    fun clearFaults() {
-        call("DELETE", "/admin/faults")
-    }
-
     /**
-     * The request journal's entries, oldest first, that match every filter
-     * given: `"route" to "like"`, `"method" to "POST"`, `"post" to id`,
-     * `"user" to id`, `"since" to seq`. Fails when the journal let older
-     * entries go: a missing call would then prove nothing.
+     * The request journal's entries, oldest first, that `filter` selects.
+     * Fails when the journal let older entries go: a missing call would then
+     * prove nothing.
      */
-    fun requests(vararg filters: Pair<String, Any>): List<JournalEntry> {
-        val query = filters.joinToString("&") { (name, value) ->
-            "$name=${URLEncoder.encode(value.toString(), StandardCharsets.UTF_8)}"
-        }
-        val body = call("GET", if (query.isEmpty()) "/admin/requests" else "/admin/requests?$query")
-        val dropped = jsonField(body, "dropped")
-        check(dropped == "0") { "the journal let go of $dropped entries" }
-        // The entries are flat objects: every {…} without braces inside is one.
-        return Regex("\\{[^{}]*\\}")
-            .findAll(body.substringAfter("\"entries\""))
-            .map { JournalEntry.parse(it.value) }
-            .toList()
-    }
-
-    fun clearRequests() {
-        call("DELETE", "/admin/requests")
+    fun requests(filter: RequestFilter): List<JournalEntry> {
+        val journal = admin.requests(filter)
+        expectEqual(0L, journal.dropped, "entries the journal let go")
+        return journal.entries
     }
 
     /** (liked_by_me, count) of `post` as the server has it for `userId`. */
     fun likesOf(post: Long, userId: Long): Pair<Boolean, Long> {
         val (status, body) = asViewer("GET", "/posts/$post/likes", token(userId))
         check(status == 200) { "GET /posts/$post/likes answered $status: $body" }
-        return (jsonField(body, "liked_by_me") == "true") to jsonField(body, "count")!!.toLong()
+        val likes = TestJson.parse(body) as Map<*, *>
+        return (likes["liked_by_me"] as Boolean) to (likes["count"] as Long)
     }
 
     companion object {
-        fun fromEnv(): Admin = Admin(
+        fun fromEnv(): TestServer = TestServer(
             System.getenv("LIKEKIT_URL") ?: error("LIKEKIT_URL is not set (run through `cargo xtask test --only kotlin`)"),
             System.getenv("LIKEKIT_ADMIN_KEY") ?: error("LIKEKIT_ADMIN_KEY is not set"),
         )
@@ -117,59 +90,107 @@ class Admin(val url: String, private val key: String) {
 }
 
 /**
- * The raw value of `name` in a JSON object without nesting: a number,
- * `true`/`false`, a string with its quotes taken off, an array's text, or
- * `null` for JSON null and for a missing field.
+ * JSON for the tests' own reading, apart from the admin client's: the
+ * public API's answers and `/openapi.json`. Objects are maps (in the order
+ * written), arrays lists, integers `Long` (or `ULong` above its range),
+ * other numbers `Double`.
  */
-fun jsonField(json: String, name: String): String? {
-    val value = Regex("\"$name\"\\s*:\\s*(\"(?:[^\"\\\\]|\\\\.)*\"|\\[[^\\]]*\\]|[^,}\\s]+)")
-        .find(json)?.groupValues?.get(1) ?: return null
-    return when {
-        value == "null" -> null
-        value.startsWith("\"") -> value.substring(1, value.length - 1)
-        else -> value
-    }
-}
-
-/** One request to a public route, as the server's request journal has it. */
-data class JournalEntry(
-    val seq: Long,
-    val atMs: Long,
-    val durationMs: Long,
-    val method: String,
-    val route: String,
-    val path: String,
-    val posts: List<Long>,
-    /** The signed-in user, when the token was valid. */
-    val user: Long?,
-    /** The answer's status; null when the connection was cut. */
-    val status: Int?,
-    /** `applied`, `unchanged`, `refused`, or null (a read, or refused before the handler). */
-    val write: String?,
-    val faultRule: Int?,
-    val faultPhase: String?,
-    val fault: String?,
-) {
-    companion object {
-        fun parse(json: String): JournalEntry {
-            fun field(name: String) = jsonField(json, name)
-            fun number(name: String) = field(name)?.toLong() ?: error("no $name in $json")
-            return JournalEntry(
-                seq = number("seq"),
-                atMs = number("at_ms"),
-                durationMs = number("duration_ms"),
-                method = field("method") ?: error("no method in $json"),
-                route = field("route") ?: error("no route in $json"),
-                path = field("path") ?: error("no path in $json"),
-                posts = field("posts")!!.trim('[', ']').split(',').filter { it.isNotBlank() }.map { it.trim().toLong() },
-                user = field("user")?.toLong(),
-                status = field("status")?.toInt(),
-                write = field("write"),
-                faultRule = field("fault_rule")?.toInt(),
-                faultPhase = field("fault_phase"),
-                fault = field("fault"),
-            )
+object TestJson {
+    fun parse(text: String): Any? {
+        var at = 0
+        fun fail(what: String): Nothing = throw IllegalArgumentException("not JSON: $what at $at in ${text.take(200)}")
+        fun space() {
+            while (at < text.length && text[at] in " \t\r\n") at++
         }
+        fun eat(c: Char) {
+            space()
+            if (at >= text.length || text[at] != c) fail("expected '$c'")
+            at++
+        }
+        fun string(): String {
+            eat('"')
+            val out = StringBuilder()
+            while (true) {
+                if (at >= text.length) fail("unterminated string")
+                when (val c = text[at++]) {
+                    '"' -> return out.toString()
+                    '\\' -> when (val e = text[at++]) {
+                        'u' -> out.append(text.substring(at, at + 4).toInt(16).toChar()).also { at += 4 }
+                        'n' -> out.append('\n')
+                        't' -> out.append('\t')
+                        'r' -> out.append('\r')
+                        'b' -> out.append('\b')
+                        'f' -> out.append('\u000C')
+                        '"', '\\', '/' -> out.append(e)
+                        else -> fail("bad escape \\$e")
+                    }
+                    else -> out.append(c)
+                }
+            }
+        }
+        fun value(): Any? {
+            space()
+            if (at >= text.length) fail("no value")
+            return when (text[at]) {
+                '{' -> {
+                    at++
+                    val map = LinkedHashMap<String, Any?>()
+                    space()
+                    if (text[at] == '}') at++ else while (true) {
+                        val key = string()
+                        eat(':')
+                        map[key] = value()
+                        space()
+                        if (text[at++] == '}') break else if (text[at - 1] != ',') fail("expected ',' or '}'")
+                    }
+                    map
+                }
+                '[' -> {
+                    at++
+                    val list = ArrayList<Any?>()
+                    space()
+                    if (text[at] == ']') at++ else while (true) {
+                        list.add(value())
+                        space()
+                        if (text[at++] == ']') break else if (text[at - 1] != ',') fail("expected ',' or ']'")
+                    }
+                    list
+                }
+                '"' -> string()
+                else -> {
+                    val start = at
+                    while (at < text.length && text[at] !in ",]} \t\r\n") at++
+                    when (val word = text.substring(start, at)) {
+                        "true" -> true
+                        "false" -> false
+                        "null" -> null
+                        else -> word.toLongOrNull() ?: word.toULongOrNull() ?: word.toDoubleOrNull() ?: fail("bad literal $word")
+                    }
+                }
+            }
+        }
+        val result = value()
+        space()
+        if (at != text.length) fail("text after the value")
+        return result
+    }
+
+    fun write(value: Any?): String = when (value) {
+        null -> "null"
+        is String -> buildString {
+            append('"')
+            for (c in value) {
+                when {
+                    c == '"' || c == '\\' -> append('\\').append(c)
+                    c < ' ' -> append("\\u%04x".format(c.code))
+                    else -> append(c)
+                }
+            }
+            append('"')
+        }
+        is Map<*, *> -> value.entries.joinToString(",", "{", "}") { (k, v) -> write(k as String) + ":" + write(v) }
+        is List<*> -> value.joinToString(",", "[", "]") { write(it) }
+        else -> value.toString()
     }
 }
 

@@ -12,14 +12,16 @@ import os
 import threading
 import time
 import urllib.error
-import urllib.parse
 import urllib.request
 
 import pytest
 
 import likekit
+from likekit_admin import Admin
 
 _ids = itertools.count(1000)
+# The public API is on loopback: never through a proxy.
+_NO_PROXY = urllib.request.build_opener(urllib.request.ProxyHandler({}))
 
 # Retries fast and without jitter, so that failure tests take milliseconds.
 FAST_RETRY = likekit.LikeClientOptions(
@@ -27,39 +29,29 @@ FAST_RETRY = likekit.LikeClientOptions(
 )
 
 
-class Admin:
-    """The reference server's admin API (X-Admin-Key)."""
-
-    def __init__(self, url, key):
-        self.url = url
-        self.key = key
+class ServerAdmin(Admin):
+    """The admin client, with fresh ids and the helpers the tests share."""
 
     def next_id(self):
         return next(_ids)
 
-    def call(self, method, path, body=None):
-        data = None if body is None else json.dumps(body).encode()
-        request = urllib.request.Request(
-            self.url + path,
-            data=data,
-            method=method,
-            headers={"X-Admin-Key": self.key, "Content-Type": "application/json"},
-        )
-        with urllib.request.urlopen(request, timeout=10) as response:
-            text = response.read().decode()
-        return json.loads(text) if text else None
-
     def user(self, name, friends=()):
+        """A new user named `name` with these friends: their id."""
         user_id = self.next_id()
-        self.call("POST", "/admin/users", {"id": user_id, "name": name})
+        self.create_user(user_id, name)
         if friends:
-            self.call("PUT", f"/admin/users/{user_id}/friends", {"friends": list(friends)})
+            self.set_friends(user_id, friends)
         return user_id
 
     def post(self, post_id=None):
+        """A post (new unless `post_id` names one): its id."""
         post_id = self.next_id() if post_id is None else post_id
-        self.call("POST", "/admin/posts", {"id": post_id})
+        self.create_post(post_id)
         return post_id
+
+    def token(self, user_id):
+        """A sign-in token for `user_id`, valid for an hour."""
+        return self.mint_token(user_id)
 
     def as_viewer(self, method, path, token):
         """Status and JSON body of a request to the public API as a viewer."""
@@ -67,32 +59,19 @@ class Admin:
             self.url + path, method=method, headers={"Authorization": f"Bearer {token}"}
         )
         try:
-            with urllib.request.urlopen(request, timeout=10) as response:
+            with _NO_PROXY.open(request, timeout=10) as response:
                 return response.status, json.loads(response.read().decode() or "null")
         except urllib.error.HTTPError as error:
             return error.code, json.loads(error.read().decode() or "null")
 
-    def token(self, user_id):
-        return self.call("POST", "/admin/tokens", {"user_id": user_id, "ttl_secs": 3600})["token"]
-
-    def faults(self, *rules):
-        self.call("PUT", "/admin/faults", {"rules": list(rules)})
-
-    def clear_faults(self):
-        self.call("DELETE", "/admin/faults")
-
-    def requests(self, **filters):
-        """The request journal's entries, oldest first, that match every
-        filter given (`route`, `method`, `post`, `user`, `since`). Fails
-        when the journal let older entries go: a missing call would then
-        prove nothing."""
-        query = urllib.parse.urlencode(filters)
-        journal = self.call("GET", "/admin/requests" + (f"?{query}" if query else ""))
-        assert journal["dropped"] == 0, f"the journal let go of {journal['dropped']} entries"
-        return journal["entries"]
-
-    def clear_requests(self):
-        self.call("DELETE", "/admin/requests")
+    def entries(self, **filters):
+        """The request journal's entries (JournalEntry), oldest first, that
+        match every filter given (`route`, `method`, `post`, `user`,
+        `since`). Fails when the journal let older entries go: a missing
+        call would then prove nothing."""
+        journal = self.requests(**filters)
+        assert journal.dropped == 0, f"the journal let go of {journal.dropped} entries"
+        return journal.entries
 
 
 class FixedToken(likekit.TokenProvider):
@@ -148,7 +127,7 @@ def admin():
     key = os.environ.get("LIKEKIT_ADMIN_KEY")
     if not url or not key:
         pytest.fail("LIKEKIT_URL and LIKEKIT_ADMIN_KEY are not set (run `cargo xtask test --only python`)")
-    return Admin(url, key)
+    return ServerAdmin(url, key, timeout=10)
 
 
 @pytest.fixture(scope="session")
@@ -160,8 +139,14 @@ def viewer(admin):
 
 @pytest.fixture
 def faults(admin):
-    """Sets fault rules for one test and clears them after it."""
-    yield admin.faults
+    """Sets fault rules (FaultRule) for one test and clears them after it."""
+
+    def set_faults(*rules):
+        in_force = admin.set_faults(rules)
+        assert in_force.rules == list(rules), "the server changed the rules"
+        return in_force
+
+    yield set_faults
     admin.clear_faults()
 
 
@@ -169,7 +154,7 @@ def faults(admin):
 def journal(admin):
     """The request journal, emptied before and after one test."""
     admin.clear_requests()
-    yield admin.requests
+    yield admin.entries
     admin.clear_requests()
 
 

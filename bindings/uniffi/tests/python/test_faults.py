@@ -8,6 +8,21 @@ import pytest
 
 import likekit
 from conftest import FAST_RETRY, Recorder, wait_idle
+from likekit_admin import (
+    Drop,
+    FaultMethod,
+    FaultPhase,
+    FaultRoute,
+    FaultRule,
+    Malformed,
+    Oversized,
+    Status,
+    Truncate,
+    WriteResult,
+)
+
+AFTER, BEFORE = FaultPhase.AFTER, FaultPhase.BEFORE
+APPLIED, UNCHANGED = WriteResult.APPLIED, WriteResult.UNCHANGED
 
 
 def read_back(admin, post, user_id):
@@ -19,14 +34,14 @@ def read_back(admin, post, user_id):
 
 def first_call(route, post, phase, action):
     """A rule that acts on the first call of `route` about `post` only."""
-    return {"route": route, "post": post, "nth": 1, "phase": phase, "action": action}
+    return FaultRule(route, post=post, nth=1, phase=phase, action=action)
 
 
 def test_a_like_saved_but_its_answer_lost_sticks_and_counts_once(
     admin, viewer, faults, journal, make_client
 ):
     post = admin.post()
-    faults(first_call("like", post, "after", {"kind": "drop"}))
+    faults(first_call(FaultRoute.LIKE, post, AFTER, Drop()))
     client = make_client(FAST_RETRY)
     rec = Recorder()
     sub = client.subscribe(post, rec)
@@ -40,10 +55,10 @@ def test_a_like_saved_but_its_answer_lost_sticks_and_counts_once(
     assert (stats.calls_sent, stats.retries, stats.rollbacks) == (2, 1, 0), "the lost answer was retried"
     # The journal tells the story: applied, answer lost; the retry changed
     # nothing and was answered.
-    likes = journal(route="like", post=post)
-    seen = [(e["write"], e["status"], e["fault"], e["fault_phase"]) for e in likes]
-    assert seen == [("applied", None, "drop", "after"), ("unchanged", 200, None, None)]
-    assert [(e["method"], e["posts"], e["user"]) for e in likes] == [("POST", [post], viewer[0])] * 2
+    likes = journal(route=FaultRoute.LIKE, post=post)
+    seen = [(e.write, e.status, e.fault, e.fault_phase) for e in likes]
+    assert seen == [(APPLIED, None, "drop", AFTER), (UNCHANGED, 200, None, None)]
+    assert [(e.method, e.posts, e.user) for e in likes] == [(FaultMethod.POST, [post], viewer[0])] * 2
     # Counted once, for the viewer and for anyone else.
     assert read_back(admin, post, viewer[0]) == (True, 1)
     assert read_back(admin, post, admin.user("Ben")) == (False, 1)
@@ -54,10 +69,10 @@ def test_a_like_saved_but_its_answer_lost_sticks_and_counts_once(
 ONE_MIB = 1 << 20
 # phase, action, the clients' cap, what the error's message says
 BROKEN = {
-    "truncated": ("after", {"kind": "truncate", "bytes": 12}, None, "unreadable body"),
-    "malformed": ("before", {"kind": "malformed"}, None, "unreadable body"),
+    "truncated": (AFTER, Truncate(12), None, "unreadable body"),
+    "malformed": (BEFORE, Malformed(), None, "unreadable body"),
     # Past the clients' cap: refused for its size, before any of it is parsed.
-    "oversized": ("before", {"kind": "oversized", "bytes": 3 << 20}, ONE_MIB, "larger than 1048576 bytes"),
+    "oversized": (BEFORE, Oversized(3 << 20), ONE_MIB, "larger than 1048576 bytes"),
 }
 
 
@@ -69,20 +84,20 @@ def test_a_broken_200_answer_is_invalid_response_and_the_retry_recovers(
     post = admin.post()
 
     # A read whose answer is broken: the error itself, then a good read.
-    faults(first_call("likes", post, phase, action))
+    faults(first_call(FaultRoute.LIKES, post, phase, action))
     reader = make_client(likekit.LikeClientOptions(max_answer_bytes=cap))
     with pytest.raises(likekit.LikeError.InvalidResponse) as unreadable:
         asyncio.run(reader.refresh(post))
     assert message in str(unreadable.value)
     assert asyncio.run(reader.refresh(post)).count == 0, "the next read is answered"
-    reads = journal(route="likes", post=post)
-    assert [(e["status"], e["fault"], e["fault_phase"]) for e in reads] == [
-        (200, action["kind"], phase),
+    reads = journal(route=FaultRoute.LIKES, post=post)
+    assert [(e.status, e.fault, e.fault_phase) for e in reads] == [
+        (200, action.kind, phase),
         (200, None, None),
     ]
 
     # A like whose first answer is broken is retried and sticks.
-    faults(first_call("like", post, phase, action))
+    faults(first_call(FaultRoute.LIKE, post, phase, action))
     client = make_client(
         likekit.LikeClientOptions(
             retry_min_delay_ms=10, retry_max_delay_ms=20, retry_jitter=False, max_answer_bytes=cap
@@ -95,12 +110,12 @@ def test_a_broken_200_answer_is_invalid_response_and_the_retry_recovers(
     assert (confirmed.liked, confirmed.count, confirmed.error) == (True, 1, None)
     assert rec.failures == []
     assert (client.stats().calls_sent, client.stats().retries) == (2, 1)
-    likes = journal(route="like", post=post)
+    likes = journal(route=FaultRoute.LIKE, post=post)
     # After the handler the like was written before its answer broke; before
     # it, only the retry wrote.
-    first_write, retry_write = ("applied", "unchanged") if phase == "after" else (None, "applied")
-    assert [(e["write"], e["status"], e["fault"]) for e in likes] == [
-        (first_write, 200, action["kind"]),
+    first_write, retry_write = (APPLIED, UNCHANGED) if phase == AFTER else (None, APPLIED)
+    assert [(e.write, e.status, e.fault) for e in likes] == [
+        (first_write, 200, action.kind),
         (retry_write, 200, None),
     ]
     assert read_back(admin, post, viewer[0]) == (True, 1)
@@ -110,7 +125,7 @@ def test_a_broken_200_answer_is_invalid_response_and_the_retry_recovers(
 def test_five_quick_taps_are_at_most_two_calls_and_no_delete(admin, viewer, faults, journal, make_client):
     post = admin.post()
     # Slow answers, so that the taps land while the first call is out.
-    faults({"route": "*", "post": post, "latency_ms": 100})
+    faults(FaultRule(FaultRoute.ALL, post=post, latency_ms=100))
     client = make_client()
     for tap in range(5):
         if tap:
@@ -121,10 +136,10 @@ def test_five_quick_taps_are_at_most_two_calls_and_no_delete(admin, viewer, faul
 
     view = client.view(post)
     assert (view.liked, view.count, view.pending) == (True, 1, False), "an odd number of taps"
-    calls = [e["method"] for e in journal(post=post)]
+    calls = [e.method for e in journal(post=post)]
     assert 1 <= len(calls) <= 2, f"five taps, calls: {calls}"
-    assert calls[0] == "POST"
-    assert journal(post=post, method="DELETE") == [], f"the burst ends liked, as its first call: {calls}"
+    assert calls[0] == FaultMethod.POST
+    assert journal(post=post, method=FaultMethod.DELETE) == [], f"the burst ends liked, as its first call: {calls}"
     stats = client.stats()
     assert (stats.taps, stats.calls_sent) == (5, len(calls))
     assert read_back(admin, post, viewer[0]) == (True, 1)
@@ -132,9 +147,7 @@ def test_five_quick_taps_are_at_most_two_calls_and_no_delete(admin, viewer, faul
 
 def test_a_retry_waits_for_retry_after(admin, faults, journal, make_client):
     post = admin.post()
-    faults(
-        first_call("like", post, "before", {"kind": "status", "status": 429, "retry_after_secs": 1})
-    )
+    faults(first_call(FaultRoute.LIKE, post, BEFORE, Status(429, retry_after_secs=1)))
     # Its own backoff is 10-20 ms: only Retry-After can make it wait longer.
     client = make_client(FAST_RETRY)
     rec = Recorder()
@@ -144,15 +157,15 @@ def test_a_retry_waits_for_retry_after(admin, faults, journal, make_client):
     assert (confirmed.liked, confirmed.count) == (True, 1)
     assert rec.failures == []
 
-    likes = journal(route="like", post=post)
+    likes = journal(route=FaultRoute.LIKE, post=post)
     assert len(likes) == 2, f"a 429, then one retry: {likes}"
     first, retry = likes
-    assert (first["status"], retry["status"]) == (429, 200)
-    assert (first["write"], first["fault"], first["fault_phase"]) == (None, "status", "before"), (
+    assert (first.status, retry.status) == (429, 200)
+    assert (first.write, first.fault, first.fault_phase) == (None, "status", BEFORE), (
         "refused before the handler"
     )
-    assert retry["write"] == "applied"
-    waited = retry["at_ms"] - (first["at_ms"] + first["duration_ms"])
+    assert retry.write == APPLIED
+    waited = retry.at_ms - (first.at_ms + first.duration_ms)
     assert waited >= 1000, f"the retry came {waited} ms after the 429"
     assert client.stats().retries == 1
     sub.cancel()

@@ -8,6 +8,7 @@ import pytest
 
 import likekit
 from conftest import FAST_RETRY, FixedToken, Recorder, wait_idle
+from likekit_admin import FaultRoute, FaultRule
 
 
 def test_options_left_out_are_the_cores_and_default_options_shows_them(admin):
@@ -77,7 +78,7 @@ def test_bad_base_url_is_a_typed_config_error():
 
 def test_optimistic_tap_shows_before_the_server_answers(admin, faults, make_client):
     post = admin.post()
-    faults({"route": "like", "latency_ms": 1500})
+    faults(FaultRule(FaultRoute.LIKE, latency_ms=1500))
     client = make_client()
     rec = Recorder()
     sub = client.subscribe(post, rec)
@@ -96,7 +97,7 @@ def test_optimistic_tap_shows_before_the_server_answers(admin, faults, make_clie
 
 def test_rollback_calls_on_failure_and_restores_the_count(admin, faults, make_client):
     post = admin.post()
-    faults({"route": "like", "error_rate": 1.0, "status": 503})
+    faults(FaultRule(FaultRoute.LIKE, error_rate=1.0, status=503))
     client = make_client(FAST_RETRY)
     rec = Recorder()
     sub = client.subscribe(post, rec)
@@ -116,7 +117,7 @@ def test_rollback_calls_on_failure_and_restores_the_count(admin, faults, make_cl
 
 def test_rapid_taps_coalesce(admin, faults, make_client):
     post = admin.post()
-    faults({"route": "like", "latency_ms": 300}, {"route": "unlike", "latency_ms": 300})
+    faults(FaultRule(FaultRoute.LIKE, latency_ms=300), FaultRule(FaultRoute.UNLIKE, latency_ms=300))
     client = make_client()
     client.toggle(post)  # like: a call goes out
     client.toggle(post)  # unlike: waits for the like's answer
@@ -176,7 +177,7 @@ def test_unknown_post_is_a_typed_not_found(admin, make_client):
 
 def test_callbacks_arrive_off_the_main_thread(admin, faults, make_client):
     post = admin.post()
-    faults({"route": "like", "latency_ms": 200})
+    faults(FaultRule(FaultRoute.LIKE, latency_ms=200))
     client = make_client()
     rec = Recorder()
     sub = client.subscribe(post, rec)

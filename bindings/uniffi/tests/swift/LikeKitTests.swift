@@ -1,10 +1,13 @@
-// The generated Swift bindings against the real reference server.
+// The generated Swift bindings against the real reference server, set up
+// through the mock server's admin client (LikeKitTesting), which is checked
+// here against the server's OpenAPI document too.
 //
 // `cargo xtask test --only swift` generates the package, copies this file
 // into its Tests/LikeKitTests, starts `likekit-server` and runs `swift test`
 // with LIKEKIT_URL and LIKEKIT_ADMIN_KEY set (only where a Swift toolchain
 // is installed).
 import Foundation
+import LikeKitTesting
 import XCTest
 
 @testable import LikeKit
@@ -13,75 +16,68 @@ import XCTest
     import FoundationNetworking
 #endif
 
-/// The reference server's admin API (X-Admin-Key).
-final class Admin: @unchecked Sendable {
-    let url: String
-    private let key: String
-    private var lastId: Int64 = 1000
-    private let lock = NSLock()
+/// The server under test: LIKEKIT_URL and LIKEKIT_ADMIN_KEY.
+enum TestServer {
+    static let url: String = environment("LIKEKIT_URL")
+    static let admin = LikeKitAdmin(baseURL: URL(string: url)!, adminKey: environment("LIKEKIT_ADMIN_KEY"))
 
-    static let shared: Admin = {
-        let env = ProcessInfo.processInfo.environment
-        guard let url = env["LIKEKIT_URL"], let key = env["LIKEKIT_ADMIN_KEY"] else {
+    private static func environment(_ name: String) -> String {
+        guard let value = ProcessInfo.processInfo.environment[name] else {
             fatalError("LIKEKIT_URL and LIKEKIT_ADMIN_KEY are not set (run `cargo xtask test --only swift`)")
         }
-        return Admin(url: url, key: key)
-    }()
-
-    init(url: String, key: String) {
-        self.url = url
-        self.key = key
+        return value
     }
 
-    func nextId() -> Int64 {
+    /// `GET /openapi.json` (no key needed), parsed.
+    static func openAPI() async throws -> JSONValue {
+        var base = url
+        while base.hasSuffix("/") { base.removeLast() }
+        let document = try XCTUnwrap(URL(string: base + "/openapi.json"))
+        let (status, data) = try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<(Int, Data), Error>) in
+            URLSession.shared.dataTask(with: document) { data, response, error in
+                if let error {
+                    continuation.resume(throwing: error)
+                } else {
+                    continuation.resume(returning: ((response as? HTTPURLResponse)?.statusCode ?? 0, data ?? Data()))
+                }
+            }.resume()
+        }
+        XCTAssertEqual(status, 200, "GET /openapi.json")
+        return try JSONDecoder().decode(JSONValue.self, from: data)
+    }
+}
+
+/// Fresh ids for the users and posts the tests make.
+final class Ids: @unchecked Sendable {
+    private static let shared = Ids()
+    private let lock = NSLock()
+    private var last: Int64 = 1000
+
+    static func next() -> Int64 { shared.take() }
+
+    private func take() -> Int64 {
         lock.lock()
         defer { lock.unlock() }
-        lastId += 1
-        return lastId
+        last += 1
+        return last
     }
+}
 
-    @discardableResult
-    func call(_ method: String, _ path: String, _ body: [String: Any]? = nil) throws -> [String: Any] {
-        var request = URLRequest(url: URL(string: url + path)!)
-        request.httpMethod = method
-        request.setValue(key, forHTTPHeaderField: "X-Admin-Key")
-        request.setValue("application/json", forHTTPHeaderField: "Content-Type")
-        if let body { request.httpBody = try JSONSerialization.data(withJSONObject: body) }
-        let done = DispatchSemaphore(value: 0)
-        var result: (Data?, URLResponse?, Error?) = (nil, nil, nil)
-        URLSession.shared.dataTask(with: request) { data, response, error in
-            result = (data, response, error)
-            done.signal()
-        }.resume()
-        done.wait()
-        if let error = result.2 { throw error }
-        let status = (result.1 as? HTTPURLResponse)?.statusCode ?? 0
-        guard (200..<300).contains(status) else {
-            throw NSError(domain: "admin", code: status, userInfo: [NSLocalizedDescriptionKey: "\(method) \(path) answered \(status)"])
-        }
-        guard let data = result.0, !data.isEmpty else { return [:] }
-        return (try JSONSerialization.jsonObject(with: data) as? [String: Any]) ?? [:]
-    }
-
-    func user(_ name: String, friends: [Int64] = []) throws -> Int64 {
-        let id = nextId()
-        try call("POST", "/admin/users", ["id": id, "name": name])
-        if !friends.isEmpty { try call("PUT", "/admin/users/\(id)/friends", ["friends": friends]) }
+extension LikeKitAdmin {
+    /// A new user named `name` with `friends`: its id.
+    func user(_ name: String, friends: [Int64] = []) async throws -> Int64 {
+        let id = Ids.next()
+        try await createUser(id: id, name: name)
+        if !friends.isEmpty { try await setFriends(user: id, friends: friends) }
         return id
     }
 
-    func post() throws -> Int64 {
-        let id = nextId()
-        try call("POST", "/admin/posts", ["id": id])
+    /// A new post: its id.
+    func post() async throws -> Int64 {
+        let id = Ids.next()
+        try await createPost(id: id)
         return id
     }
-
-    func token(_ user: Int64) throws -> String {
-        try call("POST", "/admin/tokens", ["user_id": user, "ttl_secs": 3600])["token"] as! String
-    }
-
-    func faults(_ rules: [[String: Any]]) throws { try call("PUT", "/admin/faults", ["rules": rules]) }
-    func clearFaults() throws { try call("DELETE", "/admin/faults") }
 }
 
 final class FixedToken: TokenProvider, @unchecked Sendable {
@@ -140,11 +136,30 @@ final class Recorder: LikeObserver, @unchecked Sendable {
 let fastRetry = LikeClientOptions(retryMinDelayMs: 10, retryMaxDelayMs: 20, maxRetries: 2, retryJitter: false)
 
 final class LikeKitTests: XCTestCase {
-    let admin = Admin.shared
+    var admin: LikeKitAdmin { TestServer.admin }
 
-    func client(_ options: LikeClientOptions = LikeClientOptions(), user: Int64? = nil) throws -> LikeClient {
-        let viewer = try user ?? admin.user("Ana")
-        return try LikeClient(baseUrl: admin.url, tokenProvider: FixedToken(try admin.token(viewer)), options: options)
+    func client(_ options: LikeClientOptions = LikeClientOptions(), user: Int64? = nil) async throws -> LikeClient {
+        let viewer: Int64
+        if let user {
+            viewer = user
+        } else {
+            viewer = try await admin.user("Ana")
+        }
+        let token = try await admin.mintToken(user: viewer)
+        return try LikeClient(baseUrl: TestServer.url, tokenProvider: FixedToken(token), options: options)
+    }
+
+    /// Runs `body` with `rules` in force, and clears them after, whatever
+    /// happens.
+    func withFaults(_ rules: [FaultRule], _ body: () async throws -> Void) async throws {
+        try await admin.setFaults(FaultRules(rules: rules))
+        do {
+            try await body()
+        } catch {
+            _ = try? await admin.clearFaults()
+            throw error
+        }
+        try await admin.clearFaults()
     }
 
     func testOptionsLeftOutAreTheCoresAndDefaultOptionsShowsThem() throws {
@@ -156,11 +171,11 @@ final class LikeKitTests: XCTestCase {
         XCTAssertEqual(defaults.retryMinDelayMs, 500)
         XCTAssertEqual(defaults.maxRetries, 4)
         XCTAssertNil(defaults.retrySeed)
-        _ = try LikeClient(baseUrl: admin.url, tokenProvider: nil, options: defaults)
+        _ = try LikeClient(baseUrl: TestServer.url, tokenProvider: nil, options: defaults)
     }
 
     func testZeroAndNegativeIdsAreInvalidIdBadPostId() async throws {
-        let client = try self.client()
+        let client = try await self.client()
         for bad: Int64 in [0, -1, Int64.min] {
             let expected = "post ids are whole numbers from 1 to 9223372036854775807; got \(bad)"
             let calls: [(String, () throws -> Void)] = [
@@ -181,7 +196,7 @@ final class LikeKitTests: XCTestCase {
             } catch LikeError.InvalidId(let message) {
                 XCTAssertEqual(message, expected)
             }
-            let existing = try admin.post()
+            let existing = try await admin.post()
             do {
                 _ = try await client.refreshMany(postIds: [existing, bad])
                 XCTFail("refreshMany(\(bad)): no error")
@@ -200,77 +215,77 @@ final class LikeKitTests: XCTestCase {
     }
 
     func testOptimisticTapShowsBeforeTheServerAnswers() async throws {
-        let post = try admin.post()
-        try admin.faults([["route": "like", "latency_ms": 1500]])
-        defer { try? admin.clearFaults() }
-        let client = try self.client()
-        let rec = Recorder()
-        let sub = try client.subscribe(postId: post, observer: rec)
-        let tapped = Date()
-        let view = try client.setLiked(postId: post, liked: true)
-        XCTAssertTrue(view.liked && view.pending)
-        XCTAssertEqual(view.count, 1)
-        XCTAssertEqual(view.line.text, "Liked by you")
-        XCTAssertFalse(rec.snapshot().isEmpty, "the observer heard of the tap before it returned")
-        let confirmed = rec.awaitChange(timeout: 10) { !$0.pending }
-        XCTAssertNotNil(confirmed)
-        XCTAssertGreaterThanOrEqual(Date().timeIntervalSince(tapped), 1.4)
-        XCTAssertEqual(confirmed?.view.count, 1)
-        sub.cancel()
+        let post = try await admin.post()
+        try await withFaults([FaultRule(route: .like, latencyMs: 1500)]) {
+            let client = try await self.client()
+            let rec = Recorder()
+            let sub = try client.subscribe(postId: post, observer: rec)
+            let tapped = Date()
+            let view = try client.setLiked(postId: post, liked: true)
+            XCTAssertTrue(view.liked && view.pending)
+            XCTAssertEqual(view.count, 1)
+            XCTAssertEqual(view.line.text, "Liked by you")
+            XCTAssertFalse(rec.snapshot().isEmpty, "the observer heard of the tap before it returned")
+            let confirmed = rec.awaitChange(timeout: 10) { !$0.pending }
+            XCTAssertNotNil(confirmed)
+            XCTAssertGreaterThanOrEqual(Date().timeIntervalSince(tapped), 1.4)
+            XCTAssertEqual(confirmed?.view.count, 1)
+            sub.cancel()
+        }
     }
 
     func testRollbackCallsOnFailureAndRestoresTheCount() async throws {
-        let post = try admin.post()
-        try admin.faults([["route": "like", "error_rate": 1.0, "status": 503]])
-        defer { try? admin.clearFaults() }
-        let client = try self.client(fastRetry)
-        let rec = Recorder()
-        let sub = try client.subscribe(postId: post, observer: rec)
-        XCTAssertTrue(try client.setLiked(postId: post, liked: true).liked)
-        let failure = try XCTUnwrap(rec.awaitFailure())
-        XCTAssertEqual(failure.postId, post)
-        XCTAssertTrue(failure.wanted)
-        guard case .Server(_) = failure.error else { return XCTFail("got \(failure.error)") }
-        let idle = await client.waitIdle(timeoutMs: 10_000)
-        XCTAssertTrue(idle)
-        let view = try XCTUnwrap(try client.view(postId: post))
-        XCTAssertFalse(view.liked)
-        XCTAssertEqual(view.count, 0)
-        XCTAssertEqual(client.stats().retries, 2)
-        XCTAssertEqual(client.stats().rollbacks, 1)
-        sub.cancel()
+        let post = try await admin.post()
+        try await withFaults([FaultRule(route: .like, errorRate: 1.0, status: 503)]) {
+            let client = try await self.client(fastRetry)
+            let rec = Recorder()
+            let sub = try client.subscribe(postId: post, observer: rec)
+            XCTAssertTrue(try client.setLiked(postId: post, liked: true).liked)
+            let failure = try XCTUnwrap(rec.awaitFailure())
+            XCTAssertEqual(failure.postId, post)
+            XCTAssertTrue(failure.wanted)
+            guard case .Server(_) = failure.error else { return XCTFail("got \(failure.error)") }
+            let idle = await client.waitIdle(timeoutMs: 10_000)
+            XCTAssertTrue(idle)
+            let view = try XCTUnwrap(try client.view(postId: post))
+            XCTAssertFalse(view.liked)
+            XCTAssertEqual(view.count, 0)
+            XCTAssertEqual(client.stats().retries, 2)
+            XCTAssertEqual(client.stats().rollbacks, 1)
+            sub.cancel()
+        }
     }
 
     func testRapidTapsCoalesce() async throws {
-        let post = try admin.post()
-        try admin.faults([["route": "like", "latency_ms": 300], ["route": "unlike", "latency_ms": 300]])
-        defer { try? admin.clearFaults() }
-        let client = try self.client()
-        _ = try client.toggle(postId: post)
-        _ = try client.toggle(postId: post)
-        let last = try client.toggle(postId: post)
-        XCTAssertTrue(last.liked)
-        let idle = await client.waitIdle(timeoutMs: 10_000)
-        XCTAssertTrue(idle)
-        let stats = client.stats()
-        XCTAssertEqual([stats.taps, stats.callsSent, stats.coalesced], [3, 1, 2])
+        let post = try await admin.post()
+        try await withFaults([FaultRule(route: .like, latencyMs: 300), FaultRule(route: .unlike, latencyMs: 300)]) {
+            let client = try await self.client()
+            _ = try client.toggle(postId: post)
+            _ = try client.toggle(postId: post)
+            let last = try client.toggle(postId: post)
+            XCTAssertTrue(last.liked)
+            let idle = await client.waitIdle(timeoutMs: 10_000)
+            XCTAssertTrue(idle)
+            let stats = client.stats()
+            XCTAssertEqual([stats.taps, stats.callsSent, stats.coalesced], [3, 1, 2])
+        }
     }
 
     func testRefreshReadsTheFriendsLineAndUnknownPostsThrow() async throws {
-        let ben = try admin.user("Ben")
-        let cleo = try admin.user("Cleo", friends: [ben])
-        let post = try admin.post()
-        let benClient = try self.client(user: ben)
+        let ben = try await admin.user("Ben")
+        let cleo = try await admin.user("Cleo", friends: [ben])
+        let post = try await admin.post()
+        let benClient = try await self.client(user: ben)
         _ = try benClient.setLiked(postId: post, liked: true)
         _ = await benClient.waitIdle(timeoutMs: 10_000)
 
-        let client = try self.client(user: cleo)
+        let client = try await self.client(user: cleo)
         let view = try await client.refresh(postId: post)
         XCTAssertEqual(view.count, 1)
         XCTAssertEqual(view.friends, ["Ben"])
         XCTAssertEqual(view.line.text, "Liked by Ben")
         do {
-            _ = try await client.refresh(postId: admin.nextId())
+            _ = try await client.refresh(postId: Ids.next())
             XCTFail("no error")
         } catch LikeError.NotFound(let message) {
             XCTAssertTrue(message.contains("not found"))
@@ -278,8 +293,8 @@ final class LikeKitTests: XCTestCase {
     }
 
     func testCallbacksArriveOffTheMainThreadAndCancelStopsThem() async throws {
-        let post = try admin.post()
-        let client = try self.client()
+        let post = try await admin.post()
+        let client = try await self.client()
         let rec = Recorder()
         let sub = try client.subscribe(postId: post, observer: rec)
         _ = try client.setLiked(postId: post, liked: true)
@@ -294,15 +309,16 @@ final class LikeKitTests: XCTestCase {
     }
 
     func testCreatingAndDroppingLeavesNoLiveObjects() async throws {
-        let post = try admin.post()
-        let tokens = FixedToken(try admin.token(try admin.user("Dev")))
+        let post = try await admin.post()
+        let dev = try await admin.user("Dev")
+        let tokens = FixedToken(try await admin.mintToken(user: dev))
         let baseline = liveObjects()
         for _ in 0..<10_000 {
-            let client = try LikeClient(baseUrl: admin.url, tokenProvider: tokens)
+            let client = try LikeClient(baseUrl: TestServer.url, tokenProvider: tokens)
             let sub = try client.subscribe(postId: post, observer: Recorder())
             sub.cancel()
         }
-        let client = try LikeClient(baseUrl: admin.url, tokenProvider: tokens)
+        let client = try LikeClient(baseUrl: TestServer.url, tokenProvider: tokens)
         for _ in 0..<10_000 {
             _ = client.subscribeAll(observer: Recorder())
         }
@@ -312,4 +328,308 @@ final class LikeKitTests: XCTestCase {
         }
         XCTAssertEqual(liveObjects(), baseline + 1)  // the client above
     }
+
+    // MARK: The admin client (LikeKitTesting)
+
+    /// Conformance 1: the client's operation table is the admin part of
+    /// the server's OpenAPI document, exactly.
+    func testAdminOperationsAreTheOpenAPIDocuments() async throws {
+        let document = try await TestServer.openAPI()
+        let paths = try XCTUnwrap(document["paths"]?.objectValue, "the document has no paths")
+        let methods: Set<String> = ["get", "put", "post", "delete", "patch", "head", "options", "trace"]
+        var served = Set<String>()
+        for (path, item) in paths where path.hasPrefix("/admin/") {
+            for (method, operation) in item.objectValue ?? [:] where methods.contains(method) {
+                guard let id = operation["operationId"]?.stringValue else {
+                    XCTFail("\(method.uppercased()) \(path) has no operationId")
+                    continue
+                }
+                served.insert("\(id) \(method.uppercased()) \(path)")
+            }
+        }
+        let table = Set(LikeKitAdmin.operations.map { "\($0.key) \($0.value.method) \($0.value.path)" })
+        XCTAssertFalse(served.isEmpty, "the document lists no admin operation")
+        XCTAssertEqual(table.count, LikeKitAdmin.operations.count)
+        XCTAssertEqual(served.subtracting(table).sorted(), [], "served, not in the client's table")
+        XCTAssertEqual(table.subtracting(served).sorted(), [], "in the client's table, not served")
+    }
+
+    /// Conformance 2: every schema example decodes into the typed value and
+    /// encodes back with the same values, writing only the schema's
+    /// properties.
+    func testTypedValuesRoundTripTheSchemaExamples() async throws {
+        let document = try await TestServer.openAPI()
+        let schemas = try XCTUnwrap(document["components"]?["schemas"], "the document has no schemas")
+        let types: [(String, (Data) throws -> Data)] = [
+            ("FaultRule", { try reencode(FaultRule.self, $0) }),
+            ("FaultRules", { try reencode(FaultRules.self, $0) }),
+            ("Journal", { try reencode(Journal.self, $0) }),
+            ("JournalEntry", { try reencode(JournalEntry.self, $0) }),
+            ("Seed", { try reencode(Seed.self, $0) }),
+            ("SeedUser", { try reencode(SeedUser.self, $0) }),
+            ("SeedPost", { try reencode(SeedPost.self, $0) }),
+        ]
+        for (name, roundTrip) in types {
+            let schema = try XCTUnwrap(schemas[name], "no schema \(name)")
+            let examples = schema["examples"]?.arrayValue ?? []
+            XCTAssertFalse(examples.isEmpty, "\(name) has no examples")
+            for example in examples {
+                let again = try JSONDecoder().decode(JSONValue.self, from: roundTrip(JSONEncoder().encode(example)))
+                assertKept(example, in: again, at: name)
+                assertKnownKeys(again, schema: schema, schemas: schemas, at: name)
+            }
+        }
+    }
+
+    /// Conformance 3: the client's enums are the schema's.
+    func testAdminEnumsAreTheSchemas() async throws {
+        let document = try await TestServer.openAPI()
+        let schemas = try XCTUnwrap(document["components"]?["schemas"], "the document has no schemas")
+        func values(_ schema: JSONValue?) -> [String] {
+            (schema?["enum"]?.arrayValue ?? []).compactMap { $0.stringValue }
+        }
+        let enums: [(String, [String])] = [
+            ("FaultRoute", FaultRoute.allCases.map(\.rawValue)),
+            ("FaultMethod", FaultMethod.allCases.map(\.rawValue)),
+            ("FaultPhase", FaultPhase.allCases.map(\.rawValue)),
+            ("WriteResult", WriteResult.allCases.map(\.rawValue)),
+        ]
+        for (name, mine) in enums {
+            let schema = values(schemas[name])
+            XCTAssertFalse(schema.isEmpty, "\(name) has no enum")
+            XCTAssertEqual(mine.count, schema.count, name)
+            XCTAssertEqual(Set(mine), Set(schema), name)
+        }
+        let alternatives = schemas["FaultAction"]?["oneOf"]?.arrayValue ?? []
+        XCTAssertFalse(alternatives.isEmpty, "FaultAction has no oneOf")
+        let kinds = alternatives.flatMap { values($0["properties"]?["kind"]) }
+        XCTAssertEqual(kinds.count, alternatives.count, "one kind per alternative")
+        XCTAssertEqual(Set(kinds), Set(FaultAction.Kind.allCases.map(\.rawValue)))
+        XCTAssertEqual(FaultAction.Kind.allCases.count, kinds.count)
+    }
+
+    /// Values encode as the server writes them (a rule: only what differs
+    /// from its defaults; a journal entry: every field) and refuse JSON of
+    /// the wrong type.
+    func testAdminValuesEncodeAsTheServerAndRefuseWrongTypes() throws {
+        func json<T: Encodable>(_ value: T) throws -> JSONValue {
+            try JSONDecoder().decode(JSONValue.self, from: JSONEncoder().encode(value))
+        }
+        let bare = try json(FaultRule(route: .like))
+        XCTAssertEqual(bare, ["route": "like"])
+        let asDefaults = FaultRule(route: .all, probability: 1, phase: .before, status: 503, action: .truncate(bytes: 10))
+        let action: JSONValue = ["kind": "truncate", "bytes": 10]
+        let written = try json(asDefaults)
+        XCTAssertEqual(written, ["route": "*", "action": action])
+        let entry = try json(JournalEntry(seq: 1, atMs: 2, durationMs: 3, method: .get, route: .likes, path: "/posts/4/likes", posts: [4]))
+        XCTAssertEqual(entry["user"], JSONValue.null)
+        XCTAssertEqual(entry["fault_rule"], JSONValue.null)
+        XCTAssertEqual(entry["in_flight"], JSONValue.bool(false))
+        let wrong: [(String, (Data) throws -> Data)] = [
+            (#"{"route": "nowhere"}"#, { try reencode(FaultRule.self, $0) }),
+            (#"{"route": "like", "latency_ms": "slow"}"#, { try reencode(FaultRule.self, $0) }),
+            (#"{"route": "like", "action": {"kind": "explode"}}"#, { try reencode(FaultRule.self, $0) }),
+            (#"{"route": "like", "action": {"kind": "truncate"}}"#, { try reencode(FaultRule.self, $0) }),
+            (#"{"rules": {}}"#, { try reencode(FaultRules.self, $0) }),
+            (#"{"entries": [], "capacity": -1, "dropped": 0}"#, { try reencode(Journal.self, $0) }),
+            (#"{"seq": 1}"#, { try reencode(JournalEntry.self, $0) }),
+            (#"{"users": [{"id": "1", "name": "Ana"}]}"#, { try reencode(Seed.self, $0) }),
+            (#"{"id": 1, "likers": [true]}"#, { try reencode(SeedPost.self, $0) }),
+        ]
+        for (text, roundTrip) in wrong {
+            XCTAssertThrowsError(try roundTrip(Data(text.utf8)), text)
+        }
+    }
+
+    /// An error answer throws AdminError with the server's status, code and
+    /// message; no answer throws it without a status.
+    func testAdminErrorsCarryStatusAndCode() async throws {
+        do {
+            try await admin.createUser(id: Ids.next(), name: "   ")
+            XCTFail("a blank name was accepted")
+        } catch let error as AdminError {
+            XCTAssertEqual(error.status, 400)
+            XCTAssertEqual(error.code, "bad_name")
+            XCTAssertFalse(error.message.isEmpty)
+        }
+        do {
+            _ = try await LikeKitAdmin(baseURL: admin.baseURL, adminKey: "not the key").getFaults()
+            XCTFail("a wrong admin key was accepted")
+        } catch let error as AdminError {
+            XCTAssertEqual(error.status, 401)
+            XCTAssertEqual(error.code, "bad_admin_key")
+        }
+        do {
+            let nobody = try XCTUnwrap(URL(string: "http://127.0.0.1:1"))
+            try await LikeKitAdmin(baseURL: nobody, adminKey: "k", timeout: 5).reset()
+            XCTFail("a server that is not there answered")
+        } catch let error as AdminError {
+            XCTAssertNil(error.status)
+            XCTAssertEqual(error.code, "no_answer")
+        }
+    }
+
+    /// Every admin call against the server: creates, friends, tokens,
+    /// faults, the journal, seeds and reset.
+    func testAdminCallsDriveTheServer() async throws {
+        let eve = Ids.next()
+        let made = try await admin.createUser(id: eve, name: "Eve")
+        XCTAssertEqual(made, .new)
+        let renamed = try await admin.createUser(id: eve, name: "Eve")
+        XCTAssertEqual(renamed, .existed)
+        let post = Ids.next()
+        let madePost = try await admin.createPost(id: post)
+        XCTAssertEqual(madePost, .new)
+        let existingPost = try await admin.createPost(id: post)
+        XCTAssertEqual(existingPost, .existed)
+        let token = try await admin.mintToken(user: eve, ttlSecs: 60)
+        XCTAssertEqual(token.split(separator: ".").count, 3, "a JWT: \(token)")
+
+        // Faults: set with a seed, read back, cleared; without a seed the
+        // server picks one.
+        let body: JSONValue = ["count": 1, "note": "injected"]
+        let answer = FaultAction.status(status: 200, body: body, retryAfterSecs: 2)
+        let lost = FaultRule(route: .like, post: post, nth: 1, phase: .after, action: .drop)
+        let slow = FaultRule(route: .all, method: .get, user: eve, probability: 0.5, latencyMs: 10, jitterMs: 5, action: answer)
+        let trickle = FaultRule(route: .batch, post: post, phase: .after, action: .slowBody(bytes: 4, intervalMs: 1))
+        let rules = FaultRules(rules: [lost, slow, trickle], seed: 7)
+        let inForce = try await admin.setFaults(rules)
+        XCTAssertEqual(inForce, rules)
+        let read = try await admin.getFaults()
+        XCTAssertEqual(read, rules)
+        let picked = try await admin.setFaults(FaultRules(rules: [FaultRule(route: .unlike, post: post, latencyMs: 1)]))
+        XCTAssertNotNil(picked.seed, "the server reports the seed it picked")
+        let cleared = try await admin.clearFaults()
+        XCTAssertEqual(cleared.rules, [])
+        let none = try await admin.getFaults()
+        XCTAssertEqual(none.rules, [])
+        do {
+            try await admin.setFaults(FaultRules(rules: [FaultRule(route: .like, probability: 2)]))
+            XCTFail("a probability of 2 was accepted")
+        } catch let error as AdminError {
+            XCTAssertEqual(error.status, 400)
+            XCTAssertEqual(error.code, "bad_fault_rules")
+        }
+
+        // The journal: one like, found by its filters.
+        try await admin.clearRequests()
+        let client = try await self.client(user: eve)
+        _ = try client.setLiked(postId: post, liked: true)
+        let idle = await client.waitIdle(timeoutMs: 10_000)
+        XCTAssertTrue(idle)
+        let journal = try await admin.requests(RequestFilter(route: .like, post: post))
+        XCTAssertEqual(journal.entries.count, 1)
+        XCTAssertGreaterThan(journal.capacity, 0)
+        let entry = try XCTUnwrap(journal.entries.first)
+        XCTAssertEqual(entry.method, .post)
+        XCTAssertEqual(entry.route, .like)
+        XCTAssertEqual(entry.posts, [post])
+        XCTAssertEqual(entry.user, eve)
+        XCTAssertEqual(entry.status, 200)
+        XCTAssertEqual(entry.write, .applied)
+        XCTAssertNil(entry.fault)
+        XCTAssertFalse(entry.inFlight)
+        let byUser = try await admin.requests(RequestFilter(route: .all, method: .post, user: eve))
+        XCTAssertEqual(byUser.entries.map(\.seq), [entry.seq])
+        let unlikes = try await admin.requests(RequestFilter(route: .unlike, post: post))
+        XCTAssertEqual(unlikes.entries, [])
+        let newer = try await admin.requests(RequestFilter(since: entry.seq))
+        XCTAssertTrue(newer.entries.allSatisfy { $0.seq > entry.seq })
+        try await admin.clearRequests()
+        let emptied = try await admin.requests()
+        XCTAssertEqual(emptied.entries, [])
+
+        // A seed document: a friend's like shows in the friends line; reset
+        // drops the likes and keeps the users, friends and posts.
+        let (gus, hal, seeded) = (Ids.next(), Ids.next(), Ids.next())
+        try await admin.seed(Seed(
+            users: [SeedUser(id: gus, name: "Gus"), SeedUser(id: hal, name: "Hal", friends: [gus])],
+            posts: [SeedPost(id: seeded, likers: [gus])]))
+        let halClient = try await self.client(user: hal)
+        let seen = try await halClient.refresh(postId: seeded)
+        XCTAssertEqual(seen.count, 1)
+        XCTAssertEqual(seen.friends, ["Gus"])
+        try await admin.reset()
+        let afterReset = try await self.client(user: hal).refresh(postId: seeded)
+        XCTAssertEqual(afterReset.count, 0)
+        XCTAssertEqual(afterReset.friends, [])
+        let stillThere = try await admin.createPost(id: seeded)
+        XCTAssertEqual(stillThere, .existed)
+    }
+}
+
+/// `data` decoded as a `T` and encoded again.
+func reencode<T: Codable>(_ type: T.Type, _ data: Data) throws -> Data {
+    try JSONEncoder().encode(JSONDecoder().decode(T.self, from: data))
+}
+
+/// Every key of `expected` is in `actual` with the same value, recursively.
+func assertKept(_ expected: JSONValue, in actual: JSONValue, at path: String) {
+    switch expected {
+    case let .object(fields):
+        guard let kept = actual.objectValue else { return XCTFail("\(path): \(actual) is not an object") }
+        for (key, value) in fields {
+            guard let again = kept[key] else {
+                XCTFail("\(path).\(key): left out")
+                continue
+            }
+            assertKept(value, in: again, at: "\(path).\(key)")
+        }
+    case let .array(items):
+        guard let kept = actual.arrayValue, kept.count == items.count else {
+            return XCTFail("\(path): \(actual) is not an array of \(items.count)")
+        }
+        for (index, item) in items.enumerated() {
+            assertKept(item, in: kept[index], at: "\(path)[\(index)]")
+        }
+    default:
+        XCTAssertEqual(actual, expected, path)
+    }
+}
+
+/// Every key of `value` is one of `schema`'s properties, recursively
+/// (through `$ref`, `items` and `oneOf`, a tagged one by its `kind`).
+func assertKnownKeys(_ value: JSONValue, schema: JSONValue, schemas: JSONValue, at path: String) {
+    let schema = resolveRef(schema, schemas)
+    if let options = schema["oneOf"]?.arrayValue {
+        let candidates = options.map { resolveRef($0, schemas) }.filter { $0["type"] != JSONValue.string("null") }
+        var chosen: JSONValue?
+        if candidates.count == 1 {
+            chosen = candidates[0]
+        } else if let kind = value["kind"] {
+            chosen = candidates.first { ($0["properties"]?["kind"]?["enum"]?.arrayValue ?? []).contains(kind) }
+        }
+        guard let chosen else { return XCTFail("\(path): no alternative of the schema fits \(value)") }
+        return assertKnownKeys(value, schema: chosen, schemas: schemas, at: path)
+    }
+    switch value {
+    case let .object(fields):
+        // An object without properties (a status body) takes any key.
+        guard let properties = schema["properties"]?.objectValue else { return }
+        for (key, field) in fields {
+            guard let property = properties[key] else {
+                XCTFail("\(path): \(key) is not one of the schema's properties")
+                continue
+            }
+            assertKnownKeys(field, schema: property, schemas: schemas, at: "\(path).\(key)")
+        }
+    case let .array(items):
+        guard let itemSchema = schema["items"] else { return }
+        for (index, item) in items.enumerated() {
+            assertKnownKeys(item, schema: itemSchema, schemas: schemas, at: "\(path)[\(index)]")
+        }
+    default:
+        break
+    }
+}
+
+/// `schema`, or the schema its `$ref` names.
+func resolveRef(_ schema: JSONValue, _ schemas: JSONValue) -> JSONValue {
+    let prefix = "#/components/schemas/"
+    guard let ref = schema["$ref"]?.stringValue else { return schema }
+    guard ref.hasPrefix(prefix), let target = schemas[String(ref.dropFirst(prefix.count))] else {
+        XCTFail("unknown $ref \(ref)")
+        return .object([:])
+    }
+    return resolveRef(target, schemas)
 }

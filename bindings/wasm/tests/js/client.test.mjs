@@ -5,8 +5,33 @@
 
 import { after, afterEach, before, test } from "node:test";
 import assert from "node:assert/strict";
+import { createServer } from "node:http";
 
 import init, { LikeClient } from "likekit-wasm";
+import {
+  AdminError,
+  FAULT_ACTION_KINDS,
+  FAULT_METHODS,
+  FAULT_PHASES,
+  FAULT_ROUTES,
+  LikeKitAdmin,
+  OPERATIONS,
+  WRITE_RESULTS,
+  decodeFaultRule,
+  decodeFaultRules,
+  decodeJournal,
+  decodeJournalEntry,
+  decodeSeed,
+  decodeSeedPost,
+  decodeSeedUser,
+  encodeFaultRule,
+  encodeFaultRules,
+  encodeJournal,
+  encodeJournalEntry,
+  encodeSeed,
+  encodeSeedPost,
+  encodeSeedUser,
+} from "likekit-wasm/testing";
 
 const SERVER = process.env.LIKEKIT_URL;
 const ADMIN_KEY = process.env.LIKEKIT_ADMIN_KEY;
@@ -21,25 +46,14 @@ const USERS = { ana: 1, ben: 2, cleo: 3 };
 const tokens = {};
 const clients = [];
 
-async function admin(method, path, body) {
-  const response = await fetch(SERVER + path, {
-    method,
-    headers: { "X-Admin-Key": ADMIN_KEY, "Content-Type": "application/json" },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const text = await response.text();
-  if (!response.ok) throw new Error(`${method} ${path}: ${response.status} ${text}`);
-  return text ? JSON.parse(text) : null;
-}
+const admin = new LikeKitAdmin(SERVER, ADMIN_KEY);
 
-const faults = (rules) => admin("PUT", "/admin/faults", { rules });
-
-/** The server's request journal, oldest first, filtered by `query` (`route=like&post=120`). */
-const journal = async (query) => (await admin("GET", `/admin/requests?${query}`)).entries;
+/** The server's request journal, oldest first, filtered by `filter` (`{ route: "like", post: 120 }`). */
+const journal = async (filter) => (await admin.requests(filter)).entries;
 
 /** Creates a post for one test (an existing post is kept as it is). */
 async function newPost(id) {
-  await admin("POST", "/admin/posts", { id });
+  await admin.createPost(id);
   return id;
 }
 
@@ -63,19 +77,19 @@ async function waitFor(check, what, ms = 15_000) {
 
 before(async () => {
   await init(); // a no-op in Node, where the module loads on import
-  await admin("POST", "/admin/users", { id: USERS.ana, name: "Ana" });
-  await admin("POST", "/admin/users", { id: USERS.ben, name: "Ben" });
-  await admin("POST", "/admin/users", { id: USERS.cleo, name: "Cleo" });
-  await admin("PUT", `/admin/users/${USERS.ana}/friends`, { friends: [USERS.ben, USERS.cleo] });
-  await admin("PUT", `/admin/users/${USERS.ben}/friends`, { friends: [USERS.ana] });
-  for (let id = 100; id <= 112; id++) await admin("POST", "/admin/posts", { id });
+  await admin.createUser(USERS.ana, "Ana");
+  await admin.createUser(USERS.ben, "Ben");
+  await admin.createUser(USERS.cleo, "Cleo");
+  await admin.setFriends(USERS.ana, [USERS.ben, USERS.cleo]);
+  await admin.setFriends(USERS.ben, [USERS.ana]);
+  for (let id = 100; id <= 112; id++) await admin.createPost(id);
   for (const [name, id] of Object.entries(USERS)) {
-    tokens[name] = (await admin("POST", "/admin/tokens", { user_id: id, ttl_secs: 3600 })).token;
+    tokens[name] = await admin.mintToken(id, 3600);
   }
 });
 
 afterEach(async () => {
-  await admin("DELETE", "/admin/faults");
+  await admin.clearFaults();
   while (clients.length) {
     const client = clients.pop();
     await client.shutdown(2_000);
@@ -83,14 +97,14 @@ afterEach(async () => {
   }
 });
 
-after(() => admin("DELETE", "/admin/faults"));
+after(() => admin.clearFaults());
 
 test("a tap shows at once, while the call takes 2 s", async () => {
   const post = 101;
   const ana = clientFor("ana");
   const before = await ana.refresh(post);
   assert.equal(before.count, 0);
-  await faults([{ route: "like", latency_ms: 2000 }]);
+  await admin.setFaults([{ route: "like", latency_ms: 2000 }]);
 
   const events = [];
   const unsubscribe = ana.subscribe(post, (event) => events.push(event));
@@ -125,7 +139,7 @@ test("a like that keeps failing rolls back and reports one failure", async () =>
   const post = 102;
   const ana = clientFor("ana", { retry: FAST_RETRY });
   await ana.refresh(post);
-  await faults([{ route: "like", error_rate: 1.0, status: 503 }]);
+  await admin.setFaults([{ route: "like", error_rate: 1.0, status: 503 }]);
 
   const changes = [];
   const failures = [];
@@ -160,7 +174,7 @@ test("a like that keeps failing rolls back and reports one failure", async () =>
   const stats = ana.stats();
   assert.equal(stats.retries, 2);
   assert.equal(stats.rollbacks, 1);
-  await admin("DELETE", "/admin/faults");
+  await admin.clearFaults();
   assert.equal((await clientFor("ben").refresh(post)).count, 0, "nothing was saved");
 });
 
@@ -168,7 +182,7 @@ test("rapid taps coalesce: five taps, one call", async () => {
   const post = 103;
   const ana = clientFor("ana");
   await ana.refresh(post);
-  await faults([{ route: "*", latency_ms: 200 }]);
+  await admin.setFaults([{ route: "*", latency_ms: 200 }]);
 
   for (let i = 0; i < 5; i++) ana.toggle(post); // like, unlike, like, unlike, like
   assert.equal(ana.view(post).liked, true);
@@ -187,7 +201,7 @@ test("rapid taps ending in an unlike send exactly one more call", async () => {
   const post = 104;
   const ana = clientFor("ana");
   await ana.refresh(post);
-  await faults([{ route: "*", latency_ms: 200 }]);
+  await admin.setFaults([{ route: "*", latency_ms: 200 }]);
 
   for (let i = 0; i < 4; i++) ana.toggle(post); // like, unlike, like, unlike
   assert.equal(ana.view(post).liked, false);
@@ -217,7 +231,7 @@ test("refresh reads others' likes and friends; a feed page in one call", async (
   assert.deepEqual(page.map((v) => v.postId), [post, 106]);
 
   // A read that lands while a tap is pending does not flip the heart.
-  await faults([{ route: "like", latency_ms: 1500 }]);
+  await admin.setFaults([{ route: "like", latency_ms: 1500 }]);
   const tapped = ana.toggle(post);
   assert.equal(tapped.line, "Liked by you, Cleo and Ben");
   const read = await ana.refresh(post);
@@ -257,7 +271,7 @@ test("network errors, timeouts, bad arguments and shutdown are LikeErrors", asyn
   clients.push(nowhere);
   await assert.rejects(nowhere.refresh(1), { code: "network", transient: true });
 
-  await faults([{ route: "likes", latency_ms: 3000 }]);
+  await admin.setFaults([{ route: "likes", latency_ms: 3000 }]);
   const impatient = clientFor("ana", { timeoutMs: 200 });
   await assert.rejects(impatient.refresh(108), { code: "timeout" });
 
@@ -338,7 +352,8 @@ test("ids past Number.MAX_SAFE_INTEGER travel as strings or BigInts, end to end"
   const largest = "9223372036854775807"; // 2^63 − 1
   const pastSafe = "9007199254740993"; // 2^53 + 1, which no number holds
   for (const id of [largest, pastSafe]) {
-    // Raw JSON: JSON.stringify would round the id.
+    // Raw HTTP with the id written out: JSON.stringify would round it, and
+    // ids past 2^53 − 1 are out of scope for the admin client.
     const response = await fetch(`${SERVER}/admin/posts`, {
       method: "POST",
       headers: { "X-Admin-Key": ADMIN_KEY, "Content-Type": "application/json" },
@@ -372,7 +387,7 @@ test("a like saved but its answer lost is retried, sticks and counts once", asyn
   const post = await newPost(120);
   const ana = clientFor("ana", { retry: FAST_RETRY });
   await ana.refresh(post);
-  await faults([{ route: "like", post, nth: 1, phase: "after", action: { kind: "drop" } }]);
+  await admin.setFaults([{ route: "like", post, nth: 1, phase: "after", action: { kind: "drop" } }]);
   const failures = [];
   ana.subscribe(post, { onFailure: (failure) => failures.push(failure) });
 
@@ -388,7 +403,7 @@ test("a like saved but its answer lost is retried, sticks and counts once", asyn
   assert.equal((await clientFor("ben").refresh(post)).count, 1, "counted once");
 
   // Applied, answer lost; the retry changed nothing and was answered.
-  const likes = await journal(`route=like&post=${post}`);
+  const likes = await journal({ route: "like", post });
   assert.deepEqual(
     likes.map((e) => [e.write, e.status, e.fault, e.fault_phase]),
     [
@@ -417,7 +432,7 @@ test("truncated, malformed and oversized 200 answers are invalid_response, and t
     const ana = clientFor("ana", { retry: FAST_RETRY });
 
     // A read is not retried: the refresh rejects with the error itself.
-    await faults([{ route: "likes", post: read, nth: 1, phase, action }]);
+    await admin.setFaults([{ route: "likes", post: read, nth: 1, phase, action }]);
     await assert.rejects(ana.refresh(read), (err) => {
       assert.ok(err instanceof Error, what);
       assert.equal(err.name, "LikeError", what);
@@ -430,7 +445,7 @@ test("truncated, malformed and oversized 200 answers are invalid_response, and t
     assert.equal(reread.count, 0, what);
 
     // A like whose first answer is broken is retried and sticks.
-    await faults([{ route: "like", post: tapped, nth: 1, phase, action }]);
+    await admin.setFaults([{ route: "like", post: tapped, nth: 1, phase, action }]);
     const failures = [];
     ana.subscribe(tapped, { onFailure: (failure) => failures.push(failure) });
     ana.setLiked(tapped, true);
@@ -444,7 +459,7 @@ test("truncated, malformed and oversized 200 answers are invalid_response, and t
     assert.equal(ana.stats().retries, 1, what);
     assert.equal((await clientFor("ben").refresh(tapped)).count, 1, `${what}: counted once`);
 
-    const likes = await journal(`route=like&post=${tapped}`);
+    const likes = await journal({ route: "like", post: tapped });
     assert.deepEqual(
       likes.map((e) => [e.status, e.write, e.fault, e.fault_phase]),
       [
@@ -461,9 +476,9 @@ test("five taps within 50 ms go out as at most two calls, and no DELETE when the
   const ana = clientFor("ana");
   await ana.refresh(post);
   // Slow answers, so that the taps land while the first call is out.
-  await faults([{ route: "*", latency_ms: 100 }]);
-  await admin("DELETE", "/admin/requests");
-  assert.deepEqual(await journal(`post=${post}`), [], "the journal was emptied");
+  await admin.setFaults([{ route: "*", latency_ms: 100 }]);
+  await admin.clearRequests();
+  assert.deepEqual(await journal({ post }), [], "the journal was emptied");
 
   const started = Date.now();
   for (let i = 0; i < 5; i++) {
@@ -474,11 +489,11 @@ test("five taps within 50 ms go out as at most two calls, and no DELETE when the
   assert.equal(ana.view(post).liked, true);
   assert.equal(await ana.waitIdle(10_000), true);
 
-  const calls = (await journal(`post=${post}`)).map((e) => e.method);
+  const calls = (await journal({ post })).map((e) => e.method);
   assert.ok(calls.length >= 1 && calls.length <= 2, `five taps in ${burst} ms, calls: ${calls}`);
   assert.equal(calls[0], "POST");
   assert.deepEqual(
-    await journal(`post=${post}&method=DELETE`),
+    await journal({ post, method: "DELETE" }),
     [],
     `the burst ends liked, as its first call: no unlike is sent (calls: ${calls})`,
   );
@@ -489,7 +504,7 @@ test("five taps within 50 ms go out as at most two calls, and no DELETE when the
 
 test("a like refused with 429 and Retry-After: 1 is retried no sooner than a second later", async () => {
   const post = await newPost(128);
-  await faults([
+  await admin.setFaults([
     { route: "like", post, nth: 1, action: { kind: "status", status: 429, retry_after_secs: 1 } },
   ]);
   // Its own backoff alone would retry after 10 ms.
@@ -504,7 +519,7 @@ test("a like refused with 429 and Retry-After: 1 is retried no sooner than a sec
   assert.deepEqual(failures, []);
   assert.equal(ana.stats().retries, 1);
 
-  const likes = await journal(`route=like&post=${post}`);
+  const likes = await journal({ route: "like", post });
   assert.deepEqual(
     likes.map((e) => [e.status, e.write, e.fault]),
     [
@@ -516,4 +531,421 @@ test("a like refused with 429 and Retry-After: 1 is retried no sooner than a sec
   const [refused, retry] = likes;
   const waited = retry.at_ms - (refused.at_ms + refused.duration_ms);
   assert.ok(waited >= 1000, `the retry came ${waited} ms after the 429`);
+});
+
+// ---- the admin client (likekit-wasm/testing) against the server's own description
+
+let openApiDocument;
+/** The server's OpenAPI document, fetched once. */
+async function openApi() {
+  openApiDocument ??= await (await fetch(`${SERVER}/openapi.json`)).json();
+  return openApiDocument;
+}
+
+const HTTP_METHODS = ["get", "put", "post", "delete", "patch", "head", "options", "trace"];
+
+test("the admin client's OPERATIONS are exactly the /admin/ operations of /openapi.json", async () => {
+  const { paths } = await openApi();
+  const described = [];
+  for (const [path, item] of Object.entries(paths)) {
+    if (!path.startsWith("/admin/")) continue;
+    for (const [method, operation] of Object.entries(item)) {
+      if (HTTP_METHODS.includes(method)) described.push([operation.operationId, method.toUpperCase(), path]);
+    }
+  }
+  assert.ok(described.length > 0, "the document describes admin operations");
+  const ours = Object.entries(OPERATIONS).map(([id, { method, path }]) => [id, method, path]);
+  const byId = (a, b) => a[0].localeCompare(b[0]);
+  assert.deepEqual(ours.sort(byId), described.sort(byId));
+  assert.ok(Object.isFrozen(OPERATIONS));
+  assert.equal(LikeKitAdmin.OPERATIONS, OPERATIONS);
+});
+
+/** The admin bodies' codecs, by schema name. */
+const CODECS = {
+  FaultRule: [decodeFaultRule, encodeFaultRule],
+  FaultRules: [decodeFaultRules, encodeFaultRules],
+  Journal: [decodeJournal, encodeJournal],
+  JournalEntry: [decodeJournalEntry, encodeJournalEntry],
+  Seed: [decodeSeed, encodeSeed],
+  SeedUser: [decodeSeedUser, encodeSeedUser],
+  SeedPost: [decodeSeedPost, encodeSeedPost],
+};
+
+/** Every key of `example` is in `encoded`, with the same value (recursively). */
+function assertComesBack(example, encoded, where) {
+  if (Array.isArray(example)) {
+    assert.ok(Array.isArray(encoded), `${where}: not an array`);
+    assert.equal(encoded.length, example.length, `${where}: length`);
+    example.forEach((item, i) => assertComesBack(item, encoded[i], `${where}[${i}]`));
+  } else if (example !== null && typeof example === "object") {
+    assert.ok(encoded !== null && typeof encoded === "object", `${where}: not an object`);
+    for (const [key, value] of Object.entries(example)) {
+      assert.ok(Object.hasOwn(encoded, key), `${where}.${key} was left out`);
+      assertComesBack(value, encoded[key], `${where}.${key}`);
+    }
+  } else {
+    assert.equal(encoded, example, where);
+  }
+}
+
+/** Every key the client wrote in `value` is a property of `schema` (recursively, through $ref, oneOf and items). */
+function assertDescribedKeys(value, schema, schemas, where) {
+  while (schema?.$ref) schema = schemas[schema.$ref.split("/").pop()];
+  assert.ok(schema, `${where}: no schema`);
+  if (value === null || typeof value !== "object") return;
+  if (schema.oneOf) {
+    // An Option (the type or null), or FaultAction's variants tagged by `kind`.
+    const resolve = (branch) => (branch.$ref ? schemas[branch.$ref.split("/").pop()] : branch);
+    const branches = schema.oneOf.map(resolve).filter((branch) => branch.type !== "null");
+    const branch =
+      branches.length === 1
+        ? branches[0]
+        : branches.find((b) => b.properties?.kind?.enum?.includes(value.kind));
+    assert.ok(branch, `${where}: no branch of the schema for ${JSON.stringify(value)}`);
+    assertDescribedKeys(value, branch, schemas, where);
+  } else if (Array.isArray(value)) {
+    assert.ok(schema.items, `${where}: an array where the schema has none`);
+    value.forEach((item, i) => assertDescribedKeys(item, schema.items, schemas, `${where}[${i}]`));
+  } else if (schema.properties) {
+    for (const [key, field] of Object.entries(value)) {
+      assert.ok(
+        Object.hasOwn(schema.properties, key),
+        `${where}: the client wrote ${key}, which the schema does not have`,
+      );
+      assertDescribedKeys(field, schema.properties[key], schemas, `${where}.${key}`);
+    }
+  }
+}
+
+test("every example of the admin bodies' schemas decodes, and encodes back to itself with the schema's fields only", async () => {
+  const { schemas } = (await openApi()).components;
+  for (const [name, [decode, encode]] of Object.entries(CODECS)) {
+    const examples = schemas[name]?.examples;
+    assert.ok(examples?.length > 0, `${name} has examples`);
+    for (const example of examples) {
+      const value = decode(example);
+      const encoded = encode(value);
+      assertComesBack(example, encoded, name);
+      assertDescribedKeys(encoded, schemas[name], schemas, name);
+      assert.deepEqual(decode(encoded), value, `${name}: decoding what was encoded gives the same value`);
+    }
+  }
+});
+
+test("the admin client's enum values are the schemas' enums", async () => {
+  const { schemas } = (await openApi()).components;
+  assert.deepEqual(FAULT_ROUTES, schemas.FaultRoute.enum);
+  assert.deepEqual(FAULT_METHODS, schemas.FaultMethod.enum);
+  assert.deepEqual(FAULT_PHASES, schemas.FaultPhase.enum);
+  assert.deepEqual(WRITE_RESULTS, schemas.WriteResult.enum);
+  const kinds = schemas.FaultAction.oneOf.flatMap((variant) => variant.properties.kind.enum);
+  assert.deepEqual(FAULT_ACTION_KINDS, kinds);
+});
+
+test("the admin decoders refuse values of the wrong shape; the encoders refuse unknown fields and inexact ids", async () => {
+  const entry = decodeJournal((await openApi()).components.schemas.Journal.examples[0]).entries[0];
+  const wrongShapes = [
+    [decodeJournal, null],
+    [decodeJournal, { entries: {}, capacity: 1, dropped: 0 }],
+    [decodeJournal, { entries: [{ ...entry, route: "nowhere" }], capacity: 1, dropped: 0 }],
+    [decodeJournalEntry, { ...entry, seq: "1" }],
+    [decodeJournalEntry, { ...entry, in_flight: undefined }],
+    [decodeJournalEntry, { ...entry, posts: [2 ** 53] }],
+    [decodeFaultRules, { rules: [{ route: "like" }], extra: 1 }],
+    [decodeFaultRules, { seed: -1, rules: [] }],
+    [decodeFaultRule, { route: "like", action: { kind: "explode" } }],
+    [decodeFaultRule, { route: "like", action: { kind: "truncate" } }],
+    [decodeFaultRule, { route: "like", latency_ms: 1.5 }],
+    [decodeSeed, { users: [{ id: 0, name: "Nobody" }] }],
+    [decodeSeedPost, { id: 1, likers: "1" }],
+    [decodeSeedUser, { id: 1 }],
+  ];
+  for (const [decode, json] of wrongShapes) {
+    assert.throws(
+      () => decode(json),
+      (err) => err instanceof AdminError && err.code === "unreadable" && err.status === null,
+      `${decode.name}(${JSON.stringify(json)})`,
+    );
+  }
+  assert.throws(() => encodeFaultRule({ route: "like", latncy_ms: 100 }), {
+    name: "TypeError",
+    message: /latncy_ms/,
+  });
+  assert.throws(() => encodeFaultRule({ route: "like", post: 2 ** 53 }), { name: "TypeError" });
+  assert.throws(() => encodeSeed({ users: [{ id: 1 }] }), { name: "TypeError", message: /name/ });
+  // Defaults are filled in when decoding and left out when encoding.
+  const rule = decodeFaultRule({ route: "*" });
+  assert.deepEqual(
+    [rule.probability, rule.phase, rule.status, rule.latency_ms, rule.action],
+    [1, "before", 503, 0, undefined],
+  );
+  assert.deepEqual(encodeFaultRule({ route: "like", probability: 1, phase: "before", method: null }), {
+    route: "like",
+  });
+});
+
+/** A stand-in admin server on loopback: records each request and answers what `answer` says (nothing for undefined). */
+async function stubServer(answer) {
+  const seen = [];
+  const server = createServer(async (request, response) => {
+    let text = "";
+    for await (const chunk of request) text += chunk;
+    seen.push({
+      method: request.method,
+      url: request.url,
+      key: request.headers["x-admin-key"],
+      type: request.headers["content-type"] ?? null,
+      text,
+    });
+    const reply = answer(request);
+    if (!reply) return; // held: never answered
+    response.writeHead(reply[0], { "Content-Type": "application/json" });
+    response.end(reply[1]);
+  });
+  await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve));
+  return {
+    url: `http://127.0.0.1:${server.address().port}`,
+    seen,
+    close() {
+      server.closeAllConnections();
+      return new Promise((resolve) => server.close(resolve));
+    },
+  };
+}
+
+test("every admin method sends its operation's method and path, the key, and exactly the fields set", async () => {
+  const journalExample = JSON.stringify((await openApi()).components.schemas.Journal.examples[0]);
+  // A seed of 2^64 − 1, which no number holds.
+  const rules =
+    '{"seed":18446744073709551615,"rules":[{"route":"like","latency_ms":5,"jitter_ms":0,"error_rate":0.0,"status":503,"drop_rate":0.0,"fail_next":0}]}';
+  const stub = await stubServer(({ method, url }) => {
+    const path = url.split("?")[0];
+    if (path === "/admin/users") return [201, '{"id":7,"name":"Ana"}'];
+    if (path === "/admin/posts") return [200, '{"id":42}'];
+    if (path === "/admin/tokens") return [200, '{"token":"t0ken"}'];
+    if (path.endsWith("/friends")) return [200, '{"friends":[1,2]}'];
+    if (path === "/admin/faults") return [200, method === "DELETE" ? '{"rules":[]}' : rules];
+    if (path === "/admin/requests" && method === "GET") return [200, journalExample];
+    return [200, '{"ok":true}'];
+  });
+  try {
+    const stubAdmin = new LikeKitAdmin(`${stub.url}/`, "stub-key");
+    const seed = 2n ** 64n - 1n;
+    const calls = [
+      [
+        "create_user",
+        "/admin/users",
+        () => stubAdmin.createUser(7, "Ana"),
+        '{"id":7,"name":"Ana"}',
+        "created",
+      ],
+      ["create_post", "/admin/posts", () => stubAdmin.createPost(42), '{"id":42}', "existed"],
+      [
+        "set_friends",
+        "/admin/users/7/friends",
+        () => stubAdmin.setFriends(7, [1, 2]),
+        '{"friends":[1,2]}',
+        undefined,
+      ],
+      ["mint_token", "/admin/tokens", () => stubAdmin.mintToken(7), '{"user_id":7,"ttl_secs":3600}', "t0ken"],
+      [
+        "set_faults",
+        "/admin/faults",
+        () =>
+          stubAdmin.setFaults({
+            seed,
+            rules: [
+              {
+                route: "like",
+                nth: 2,
+                probability: 1,
+                phase: "after",
+                action: { kind: "status", status: 429, retry_after_secs: 1 },
+              },
+            ],
+          }),
+        '{"seed":18446744073709551615,"rules":[{"route":"like","nth":2,"phase":"after","action":{"kind":"status","status":429,"retry_after_secs":1}}]}',
+        (answer) =>
+          answer.seed === seed && answer.rules[0].latency_ms === 5 && answer.rules[0].probability === 1,
+      ],
+      ["get_faults", "/admin/faults", () => stubAdmin.getFaults(), "", (answer) => answer.seed === seed],
+      [
+        "clear_faults",
+        "/admin/faults",
+        () => stubAdmin.clearFaults(),
+        "",
+        (answer) => answer.rules.length === 0,
+      ],
+      [
+        "requests",
+        "/admin/requests?route=like&method=POST&post=42&user=7&since=3",
+        () => stubAdmin.requests({ since: 3, user: 7, post: 42, method: "POST", route: "like" }),
+        "",
+        (answer) => answer.entries[0].path === "/posts/42/like",
+      ],
+      ["requests", "/admin/requests", () => stubAdmin.requests(), "", (answer) => answer.capacity === 10000],
+      ["clear_requests", "/admin/requests", () => stubAdmin.clearRequests(), "", undefined],
+      ["reset", "/admin/reset", () => stubAdmin.reset(), "", undefined],
+      [
+        "seed",
+        "/admin/seed",
+        () => stubAdmin.seed({ users: [{ id: 1, name: "Ana" }], posts: [{ id: 42, likers: [1] }] }),
+        '{"users":[{"id":1,"name":"Ana"}],"posts":[{"id":42,"likers":[1]}]}',
+        undefined,
+      ],
+    ];
+    for (const [operation, url, call, body, expected] of calls) {
+      const answer = await call();
+      if (typeof expected === "function")
+        assert.ok(
+          expected(answer),
+          `${operation} answered ${JSON.stringify(answer, (_, v) => (typeof v === "bigint" ? `${v}n` : v))}`,
+        );
+      else assert.equal(answer, expected, operation);
+      const request = stub.seen.at(-1);
+      assert.deepEqual(
+        [request.method, request.url, request.key, request.type, request.text],
+        [OPERATIONS[operation].method, url, "stub-key", body ? "application/json" : null, body],
+        operation,
+      );
+    }
+    assert.equal(stub.seen.length, calls.length);
+
+    // Arguments of the wrong type are refused before anything is sent.
+    await assert.rejects(stubAdmin.createPost(2 ** 53), { name: "TypeError" });
+    await assert.rejects(stubAdmin.createUser(0, "Zero"), { name: "TypeError" });
+    await assert.rejects(stubAdmin.requests({ post: 42, bogus: 1 }), { name: "TypeError", message: /bogus/ });
+    await assert.rejects(stubAdmin.setFaults([{ route: "everywhere" }]), { name: "TypeError" });
+    assert.equal(stub.seen.length, calls.length, "nothing more was sent");
+  } finally {
+    await stub.close();
+  }
+});
+
+test("an unreadable answer, an error body that is not one, and no answer at all are AdminErrors", async () => {
+  const stub = await stubServer(({ url }) => {
+    if (url === "/admin/faults") return [200, '{"rules":"none"}'];
+    if (url === "/admin/tokens") return [200, "not json"];
+    if (url === "/admin/reset") return [502, "upstream down"];
+    if (url === "/admin/posts") return [404, '{"error":{"code":"nope","message":"no such thing"}}'];
+    return undefined; // /admin/requests: held until the client gives up
+  });
+  try {
+    const stubAdmin = new LikeKitAdmin(stub.url, "stub-key", { timeoutMs: 300 });
+    await assert.rejects(stubAdmin.getFaults(), (err) => {
+      assert.ok(err instanceof AdminError);
+      assert.deepEqual([err.status, err.code, err.operation], [200, "unreadable", "get_faults"]);
+      assert.match(err.message, /FaultRules\.rules/);
+      return true;
+    });
+    await assert.rejects(stubAdmin.mintToken(7), { name: "AdminError", status: 200, code: "unreadable" });
+    await assert.rejects(stubAdmin.reset(), {
+      name: "AdminError",
+      status: 502,
+      code: "unreadable",
+      message: /upstream down/,
+    });
+    await assert.rejects(stubAdmin.createPost(42), {
+      name: "AdminError",
+      status: 404,
+      code: "nope",
+      message: "no such thing",
+    });
+    const started = Date.now();
+    await assert.rejects(stubAdmin.requests(), {
+      name: "AdminError",
+      status: null,
+      code: "no_answer",
+      operation: "requests",
+    });
+    const waited = Date.now() - started;
+    assert.ok(waited >= 250 && waited < 10_000, `gave up after ${waited} ms`);
+  } finally {
+    await stub.close();
+  }
+});
+
+test("an error answer of the server throws AdminError with its status and code", async () => {
+  await assert.rejects(admin.createUser(60, "   "), (err) => {
+    assert.ok(err instanceof AdminError);
+    assert.ok(err instanceof Error);
+    assert.equal(err.name, "AdminError");
+    assert.equal(err.status, 400);
+    assert.equal(err.code, "bad_name");
+    assert.equal(err.operation, "create_user");
+    assert.match(err.message, /blank/);
+    return true;
+  });
+  const wrongKey = new LikeKitAdmin(SERVER, `${ADMIN_KEY}-not-it`);
+  await assert.rejects(wrongKey.getFaults(), { name: "AdminError", status: 401, code: "bad_admin_key" });
+  await assert.rejects(admin.mintToken(USERS.ana, 0), { name: "AdminError", status: 400, code: "bad_ttl" });
+  await assert.rejects(admin.setFriends(999_998, [USERS.ana]), {
+    name: "AdminError",
+    status: 404,
+    code: "user_not_found",
+  });
+  const nowhere = new LikeKitAdmin("http://127.0.0.1:9", ADMIN_KEY);
+  await assert.rejects(nowhere.reset(), { name: "AdminError", status: null, code: "no_answer" });
+});
+
+test("createUser and createPost say whether they created; a seed the server picks comes back exact", async () => {
+  assert.equal(await admin.createUser(50, "Xia"), "created");
+  assert.equal(await admin.createUser(50, "Xia Li"), "existed");
+  assert.equal(await admin.createPost(190), "created");
+  assert.equal(await admin.createPost(190), "existed");
+
+  const rules = [{ route: "batch", post: 190, latency_ms: 1 }];
+  const set = await admin.setFaults(rules);
+  assert.ok(typeof set.seed === "bigint" || Number.isSafeInteger(set.seed), `seed ${set.seed}`);
+  assert.deepEqual(
+    set.rules.map((r) => [r.route, r.post, r.latency_ms, r.status, r.probability, r.phase]),
+    [["batch", 190, 1, 503, 1, "before"]],
+  );
+  assert.deepEqual(await admin.getFaults(), set);
+  const replay = await admin.setFaults({ seed: set.seed, rules });
+  assert.equal(replay.seed, set.seed, "the seed went back exactly");
+  assert.deepEqual(await admin.clearFaults(), { rules: [] });
+  assert.deepEqual((await admin.getFaults()).rules, []);
+});
+
+// Last: reset drops the likes every test before it made.
+test("seed loads users, friends and likes; the journal filters by since; reset drops every like", async () => {
+  const post = 191;
+  const document = {
+    users: [
+      { id: 51, name: "Yan", friends: [52] },
+      { id: 52, name: "Zoe" },
+    ],
+    posts: [{ id: post, likers: [52] }],
+  };
+  await admin.seed(document);
+  await admin.seed(document); // loading it again changes nothing
+  assert.equal(await admin.createUser(52, "Zoe"), "existed");
+
+  const token = await admin.mintToken(51);
+  /** A new client for Yan: one that saw a count keeps it over an older version of the post. */
+  const yanClient = () => {
+    const client = new LikeClient(SERVER, { token: () => token });
+    clients.push(client);
+    return client;
+  };
+  const seen = await yanClient().refresh(post);
+  assert.equal(seen.count, 1);
+  assert.equal(seen.line, "Liked by Zoe");
+
+  const reads = await journal({ post, user: 51 });
+  assert.equal(reads.length, 1);
+  const [read] = reads;
+  assert.deepEqual(
+    [read.method, read.posts, read.user, read.status, read.write, read.in_flight],
+    ["GET", [post], 51, 200, null, false],
+  );
+  assert.deepEqual(await journal({ post, since: read.seq }), []);
+
+  await admin.reset();
+  assert.equal((await yanClient().refresh(post)).count, 0);
+  const later = await journal({ post, since: read.seq });
+  assert.equal(later.length, 1);
+  assert.ok(later[0].seq > read.seq);
 });

@@ -1,0 +1,363 @@
+// The Kotlin admin client (com.likekit.testing, server-mock/clients/kotlin)
+// against the server's own description, `/openapi.json`, and against the
+// server itself. Part of the test program in LikeKitTest.kt, which calls
+// adminClientTests.
+package com.likekit.tests
+
+import com.likekit.testing.FaultAction
+import com.likekit.testing.FaultMethod
+import com.likekit.testing.FaultPhase
+import com.likekit.testing.FaultRoute
+import com.likekit.testing.FaultRule
+import com.likekit.testing.FaultRules
+import com.likekit.testing.Journal
+import com.likekit.testing.JournalEntry
+import com.likekit.testing.LikeKitAdmin
+import com.likekit.testing.LikeKitAdminException
+import com.likekit.testing.RequestFilter
+import com.likekit.testing.Seed
+import com.likekit.testing.SeedPost
+import com.likekit.testing.SeedUser
+import com.likekit.testing.WriteResult
+import java.net.ServerSocket
+import java.net.URI
+import java.net.http.HttpClient
+import java.net.http.HttpRequest
+import java.net.http.HttpResponse
+import java.time.Duration
+
+/** Decoding then encoding with the client's type of each schema the examples are checked against. */
+private val ROUND_TRIPS: Map<String, (String) -> String> = mapOf(
+    "FaultRule" to { json -> FaultRule.fromJson(json).toJson() },
+    "FaultRules" to { json -> FaultRules.fromJson(json).toJson() },
+    "Journal" to { json -> Journal.fromJson(json).toJson() },
+    "JournalEntry" to { json -> JournalEntry.fromJson(json).toJson() },
+    "Seed" to { json -> Seed.fromJson(json).toJson() },
+    "SeedUser" to { json -> SeedUser.fromJson(json).toJson() },
+    "SeedPost" to { json -> SeedPost.fromJson(json).toJson() },
+)
+
+/** One action of each kind, in the order of [FaultAction.KINDS]. */
+private val ONE_OF_EACH_ACTION: List<FaultAction> = listOf(
+    FaultAction.Status(500),
+    FaultAction.Drop,
+    FaultAction.Reset,
+    FaultAction.Hang,
+    FaultAction.Truncate(12),
+    FaultAction.Malformed,
+    FaultAction.SlowBody(3, 20),
+    FaultAction.Oversized(1L shl 20),
+)
+
+/** The server's `/openapi.json`, read with the tests' own JSON reader. */
+private fun openApi(url: String): Map<*, *> {
+    val http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build()
+    val request = HttpRequest.newBuilder(URI.create("$url/openapi.json")).timeout(Duration.ofSeconds(10)).GET().build()
+    val response = http.send(request, HttpResponse.BodyHandlers.ofString())
+    expectEqual(200, response.statusCode(), "GET /openapi.json")
+    return TestJson.parse(response.body()) as Map<*, *>
+}
+
+private fun Any?.obj(): Map<*, *> = this as? Map<*, *> ?: throw AssertionError("expected a JSON object, got $this")
+
+/** Whether two JSON numbers are the same number, whichever way each was written. */
+private fun sameNumber(a: Any?, b: Any?): Boolean {
+    fun whole(x: Any?) = x is Long || x is ULong
+    fun real(x: Any?): Double? = when (x) {
+        is Long -> x.toDouble()
+        is ULong -> x.toDouble()
+        is Double -> x
+        else -> null
+    }
+    if (whole(a) && whole(b)) return a.toString() == b.toString()
+    return real(a) != null && real(a) == real(b)
+}
+
+/** Every key of `expected` is in `actual` with the same value, recursively; the differences go to `problems`. */
+private fun covers(expected: Any?, actual: Any?, path: String, problems: MutableList<String>) {
+    when (expected) {
+        is Map<*, *> -> {
+            if (actual !is Map<*, *>) return run { problems += "$path: $actual is not an object" }
+            for ((key, value) in expected) {
+                if (!actual.containsKey(key)) {
+                    problems += "$path.$key is missing"
+                } else {
+                    covers(value, actual[key], "$path.$key", problems)
+                }
+            }
+        }
+        is List<*> -> {
+            if (actual !is List<*> || actual.size != expected.size) return run { problems += "$path: $actual is not ${expected.size} items" }
+            expected.forEachIndexed { i, item -> covers(item, actual[i], "$path[$i]", problems) }
+        }
+        is Long, is ULong, is Double -> if (!sameNumber(expected, actual)) problems += "$path: $actual, not $expected"
+        else -> if (expected != actual) problems += "$path: $actual, not $expected"
+    }
+}
+
+/**
+ * Every key of `value` is one of the properties its schema (followed
+ * through `$ref`, and `oneOf` by `kind`) lists, recursively.
+ */
+private fun keysDescribed(value: Any?, schema: Map<*, *>, schemas: Map<*, *>, path: String, problems: MutableList<String>) {
+    if (value == null) return
+    fun resolve(s: Map<*, *>): Map<*, *> =
+        (s["\$ref"] as? String)?.let { schemas[it.removePrefix("#/components/schemas/")].obj() } ?: s
+    val resolved = resolve(schema)
+    val alternatives = resolved["oneOf"] as? List<*>
+    if (alternatives != null) {
+        val some = alternatives.map { resolve(it.obj()) }.filter { it["type"] != "null" }
+        val kind = (value as? Map<*, *>)?.get("kind")
+        val chosen = some.singleOrNull()
+            ?: some.firstOrNull { ((it["properties"] as? Map<*, *>)?.get("kind") as? Map<*, *>)?.get("enum") == listOf(kind) }
+            ?: return run { problems += "$path: no alternative of its schema describes $value" }
+        return keysDescribed(value, chosen, schemas, path, problems)
+    }
+    when (value) {
+        is Map<*, *> -> {
+            val properties = resolved["properties"] as? Map<*, *>
+            if (properties == null) {
+                // A free-form object (an injected answer's body).
+                if ("object" !in resolved["type"].toString()) problems += "$path: an object where the schema has none"
+                return
+            }
+            for ((key, item) in value) {
+                val property = properties[key]
+                if (property == null) {
+                    problems += "$path.$key is not one of ${properties.keys}"
+                } else {
+                    keysDescribed(item, property.obj(), schemas, "$path.$key", problems)
+                }
+            }
+        }
+        is List<*> -> {
+            val items = resolved["items"] as? Map<*, *> ?: return run { problems += "$path: an array where the schema has none" }
+            value.forEachIndexed { i, item -> keysDescribed(item, items, schemas, "$path[$i]", problems) }
+        }
+    }
+}
+
+/** Runs `call`, which must fail with a [LikeKitAdminException]; returns it. */
+private fun adminError(what: String, call: () -> Unit): LikeKitAdminException {
+    try {
+        call()
+    } catch (e: LikeKitAdminException) {
+        return e
+    }
+    throw AssertionError("$what: no LikeKitAdminException")
+}
+
+/** Runs `call`, which must refuse its input with an [IllegalArgumentException]. */
+private fun refused(what: String, call: () -> Any?) {
+    val value = try {
+        call()
+    } catch (_: IllegalArgumentException) {
+        return
+    }
+    throw AssertionError("$what was accepted as $value")
+}
+
+fun adminClientTests(t: Harness, server: TestServer) {
+    val admin = server.admin
+
+    t.test("admin client: OPERATIONS is exactly the /admin/ operations of /openapi.json") {
+        val paths = openApi(server.url)["paths"].obj()
+        val described = paths.flatMap { (path, item) ->
+            if (!(path as String).startsWith("/admin/")) return@flatMap emptyList()
+            item.obj().mapNotNull { (method, operation) ->
+                ((operation as? Map<*, *>)?.get("operationId") as? String)?.let { Triple(it, (method as String).uppercase(), path) }
+            }
+        }.toSet()
+        expect(described.isNotEmpty()) { "/openapi.json describes no admin operation" }
+        val ours = LikeKitAdmin.OPERATIONS.map { (id, op) -> Triple(id, op.method, op.path) }.toSet()
+        expectEqual(described, ours, "(operationId, method, path) of every admin operation")
+    }
+
+    t.test("admin client: every schema example decodes and encodes back whole, with only the schema's properties") {
+        val schemas = openApi(server.url)["components"].obj()["schemas"].obj()
+        val problems = mutableListOf<String>()
+        for ((name, roundTrip) in ROUND_TRIPS) {
+            val schema = schemas[name].obj()
+            val examples = schema["examples"] as? List<*> ?: emptyList<Any?>()
+            expect(examples.isNotEmpty()) { "$name has no examples" }
+            examples.forEachIndexed { i, example ->
+                val written = TestJson.parse(roundTrip(TestJson.write(example)))
+                covers(example, written, "$name example $i", problems)
+                keysDescribed(written, schema, schemas, "$name example $i (as written)", problems)
+            }
+        }
+        expect(problems.isEmpty()) { problems.joinToString("\n") }
+    }
+
+    t.test("admin client: FaultRoute, FaultMethod, FaultPhase, WriteResult and FaultAction kinds are the schemas' enums") {
+        val schemas = openApi(server.url)["components"].obj()["schemas"].obj()
+        fun enumOf(name: String) = schemas[name].obj()["enum"]
+        expectEqual(enumOf("FaultRoute"), FaultRoute.entries.map { it.wire }, "FaultRoute")
+        expectEqual(enumOf("FaultMethod"), FaultMethod.entries.map { it.wire }, "FaultMethod")
+        expectEqual(enumOf("FaultPhase"), FaultPhase.entries.map { it.wire }, "FaultPhase")
+        expectEqual(enumOf("WriteResult"), WriteResult.entries.map { it.wire }, "WriteResult")
+        val kinds = (schemas["FaultAction"].obj()["oneOf"] as List<*>).map {
+            (it.obj()["properties"].obj()["kind"].obj()["enum"] as List<*>).single()
+        }
+        expectEqual(kinds, FaultAction.KINDS, "FaultAction kinds")
+        expectEqual(kinds, ONE_OF_EACH_ACTION.map { it.kind }, "the kind of each FaultAction class")
+        for (action in ONE_OF_EACH_ACTION) {
+            expectEqual(action, FaultAction.fromJson(action.toJson()), "${action.kind} decoded from ${action.toJson()}")
+        }
+        for (route in FaultRoute.entries) expectEqual(route, FaultRoute.fromJson(route.toJson()), "route ${route.wire}")
+    }
+
+    t.test("admin client: errors are LikeKitAdminException with the status and code answered, or no status without an answer") {
+        val blank = adminError("createUser with a blank name") { admin.createUser(server.nextId(), "  ") }
+        expectEqual(400 to "bad_name", blank.status to blank.code, "(status, code) of a blank name")
+        expect(blank.message.contains("blank")) { "message: ${blank.message}" }
+
+        val wrongKey = LikeKitAdmin(server.url, server.adminKey + "-wrong")
+        val unauthorised = adminError("a wrong key") { wrongKey.getFaults() }
+        expectEqual(401 to "bad_admin_key", unauthorised.status to unauthorised.code, "(status, code) of a wrong key")
+
+        val missing = server.nextId()
+        val noUser = adminError("setFriends of an unknown user") { admin.setFriends(missing, emptyList()) }
+        expectEqual(404 to "user_not_found", noUser.status to noUser.code, "(status, code) of an unknown user")
+
+        val badRule = adminError("a probability of 2") {
+            admin.setFaults(FaultRules(listOf(FaultRule(FaultRoute.LIKE, post = missing, probability = 2.0))))
+        }
+        expectEqual(400 to "bad_fault_rules", badRule.status to badRule.code, "(status, code) of a bad rule")
+        expectEqual(emptyList<FaultRule>(), admin.getFaults().rules, "rules in force after a refused set")
+
+        // A port nobody listens on: no answer, so no status.
+        val port = ServerSocket(0).use { it.localPort }
+        val nobody = LikeKitAdmin("http://127.0.0.1:$port", server.adminKey, timeoutMs = 2_000)
+        val unanswered = adminError("a closed port") { nobody.reset() }
+        expectEqual(null to "no_answer", unanswered.status to unanswered.code, "(status, code) without an answer")
+        expect(unanswered.cause != null) { "the I/O error is kept as the cause" }
+
+        refused("a base URL without http") { LikeKitAdmin("127.0.0.1:8080", "key") }
+    }
+
+    t.test("admin client: users, posts, friends, tokens, seed, reset and the journal's filters answer as typed") {
+        val (ana, ben, post) = Triple(server.nextId(), server.nextId(), server.nextId())
+        expectEqual(true, admin.createUser(ana, "Ana"), "a new user is created")
+        expectEqual(false, admin.createUser(ana, "Ana B."), "an existing user is renamed")
+        expectEqual(true, admin.createPost(post), "a new post is created")
+        expectEqual(false, admin.createPost(post), "an existing post is left")
+
+        // Ben likes the post, seeded; Ana counts Ben as a friend.
+        admin.seed(Seed(users = listOf(SeedUser(ben, "Ben")), posts = listOf(SeedPost(post, likers = listOf(ben)))))
+        admin.setFriends(ana, listOf(ben))
+        val token = admin.mintToken(ana, ttlSecs = 60)
+        expect(token.count { it == '.' } == 2) { "a JWT has three parts: $token" }
+
+        admin.clearRequests()
+        val (status, body) = server.asViewer("GET", "/posts/$post/likes", token)
+        expectEqual(200, status, "GET /posts/$post/likes with the minted token: $body")
+        val likes = TestJson.parse(body).obj()
+        expectEqual(1L to listOf("Ben"), likes["count"] to likes["friends"], "(count, friends) after the seed")
+
+        val journal = admin.requests(RequestFilter(route = FaultRoute.LIKES, method = FaultMethod.GET, post = post, user = ana))
+        expectEqual(0L, journal.dropped, "entries let go")
+        expect(journal.capacity > 0) { "capacity ${journal.capacity}" }
+        val read = journal.entries.singleOrNull() ?: throw AssertionError("one read in ${journal.entries}")
+        expectEqual(
+            listOf(FaultMethod.GET, FaultRoute.LIKES, "/posts/$post/likes", listOf(post), ana, 200, null, null, false),
+            listOf(read.method, read.route, read.path, read.posts, read.user, read.status, read.write, read.fault, read.inFlight),
+            "(method, route, path, posts, user, status, write, fault, in flight) of the read",
+        )
+        expectEqual(listOf(read), admin.requests(RequestFilter(route = FaultRoute.ALL, post = post)).entries, "every route")
+        expectEqual(emptyList<JournalEntry>(), admin.requests(RequestFilter(post = post, since = read.seq)).entries, "since its seq")
+        expectEqual(emptyList<JournalEntry>(), admin.requests(RequestFilter(post = post, user = ben)).entries, "as another user")
+        expectEqual(emptyList<JournalEntry>(), admin.requests(RequestFilter(post = post, method = FaultMethod.POST)).entries, "another method")
+
+        admin.reset()
+        expectEqual(false to 0L, server.likesOf(post, ana), "(liked, count) after reset")
+        admin.clearRequests()
+        expectEqual(emptyList<JournalEntry>(), admin.requests().entries, "the journal after clearRequests")
+    }
+
+    t.test("admin client: fault rules with every field set come back from setFaults and getFaults as sent") {
+        val post = server.nextId() // never requested: the rules act on nothing
+        val everything = FaultRule(
+            route = FaultRoute.LIKE,
+            method = FaultMethod.POST,
+            post = post,
+            user = post,
+            nth = 2,
+            every = 3,
+            first = 4,
+            after = 1,
+            probability = 0.5,
+            phase = FaultPhase.AFTER,
+            latencyMs = 10,
+            jitterMs = 5,
+            errorRate = 0.25,
+            status = 429,
+            dropRate = 0.125,
+            failNext = 1,
+            action = FaultAction.Status(418, body = """{"error":{"code":"teapot","message":"short and stout"}}""", retryAfterSecs = 7),
+        )
+        val others = ONE_OF_EACH_ACTION.drop(1).map { FaultRule(FaultRoute.ALL, post = post, phase = FaultPhase.AFTER, action = it) }
+        val sent = FaultRules(listOf(everything) + others, seed = ULong.MAX_VALUE)
+        try {
+            expectEqual(sent, admin.setFaults(sent), "the rules in force")
+            expectEqual(sent, admin.getFaults(), "the rules read back")
+            val picked = admin.setFaults(FaultRules(listOf(FaultRule(FaultRoute.BATCH, post = post))))
+            expect(picked.seed != null) { "the server picks a seed: $picked" }
+            expectEqual(picked, admin.getFaults(), "the rules and the seed picked, read back")
+        } finally {
+            val cleared = admin.clearFaults()
+            expectEqual(emptyList<FaultRule>(), cleared.rules, "rules after clearFaults")
+        }
+        expectEqual(emptyList<FaultRule>(), admin.getFaults().rules, "rules read back after clearFaults")
+    }
+
+    t.test("admin client: JSON escapes, \\uXXXX, 64-bit numbers and defaults; wrong types and broken text refused") {
+        val name = SeedUser.fromJson(
+            """{"id": 9223372036854775807, "name": "\"A\" \\ \/ \b\f\n\r\t \u00e9\uD83D\uDE00 \u0001 é😀", "friends": []}""",
+        )
+        expectEqual(SeedUser(Long.MAX_VALUE, "\"A\" \\ / \b\u000C\n\r\t é😀 \u0001 é😀"), name, "decoded")
+        expectEqual(name, SeedUser.fromJson(name.toJson()), "decoded again from ${name.toJson()}")
+        // The server reads what the client writes the same way: the name comes
+        // back in a friend's "Liked by" list.
+        val (odd, viewer, post) = Triple(server.user(name.name), server.nextId(), server.nextId())
+        admin.seed(Seed(users = listOf(SeedUser(viewer, "Viewer", friends = listOf(odd))), posts = listOf(SeedPost(post, likers = listOf(odd)))))
+        val (status, body) = server.asViewer("GET", "/posts/$post/likes", server.token(viewer))
+        expectEqual(200, status, "GET /posts/$post/likes: $body")
+        expectEqual(listOf(name.name), (TestJson.parse(body) as Map<*, *>)["friends"], "the friends who like it")
+
+        val seed = FaultRules.fromJson("""{"seed": 18446744073709551615, "rules": []}""")
+        expectEqual(ULong.MAX_VALUE, seed.seed, "an unsigned 64-bit seed")
+        expectEqual("""{"seed":18446744073709551615,"rules":[]}""", seed.toJson(), "the seed written")
+
+        // Only what was set or differs from its default is written.
+        expectEqual("""{"route":"like"}""", FaultRule(FaultRoute.LIKE).toJson(), "a bare rule")
+        expectEqual(
+            """{"route":"*","probability":0.5,"phase":"after","status":429,"action":{"kind":"slow_body","bytes":3,"interval_ms":20}}""",
+            FaultRule(FaultRoute.ALL, probability = 0.5, phase = FaultPhase.AFTER, status = 429, action = FaultAction.SlowBody(3, 20)).toJson(),
+            "a rule with a few fields",
+        )
+        val server503 = FaultRule.fromJson("""{"route": "likes", "latency_ms": 0, "error_rate": 1, "status": 503}""")
+        expectEqual(FaultRule(FaultRoute.LIKES, errorRate = 1.0), server503, "a rule as the server writes it")
+
+        refused("a route that is a number") { FaultRule.fromJson("""{"route": 5}""") }
+        refused("an unknown route") { FaultRule.fromJson("""{"route": "sideways"}""") }
+        refused("a rule without a route") { FaultRule.fromJson("""{"nth": 1}""") }
+        refused("nth as a string") { FaultRule.fromJson("""{"route": "like", "nth": "1"}""") }
+        refused("nth with a fraction") { FaultRule.fromJson("""{"route": "like", "nth": 1.5}""") }
+        refused("a null latency") { FaultRule.fromJson("""{"route": "like", "latency_ms": null}""") }
+        refused("an unknown action") { FaultAction.fromJson("""{"kind": "explode"}""") }
+        refused("a truncate without bytes") { FaultAction.fromJson("""{"kind": "truncate"}""") }
+        refused("a status body that is not JSON") { FaultAction.Status(500, body = "not json") }
+        refused("post id 0") { SeedPost.fromJson("""{"id": 0}""") }
+        refused("a lower-case method") { FaultMethod.fromJson("\"get\"") }
+        refused("an entry without in_flight") {
+            JournalEntry.fromJson("""{"seq": 1, "at_ms": 1, "duration_ms": 1, "method": "GET", "route": "likes", "path": "/", "posts": []}""")
+        }
+        refused("a journal whose capacity is a string") { Journal.fromJson("""{"entries": [], "capacity": "10", "dropped": 0}""") }
+        refused("a seed that is an array") { Seed.fromJson("[]") }
+        for (broken in listOf("", "{", """{"users": [}""", "{} x", """{"users": [], "users": []}""", "01", """{"id": 1,}""", "\"\\x\"", "[1 2]")) {
+            refused("the text $broken") { Seed.fromJson(broken) }
+        }
+        expectEqual(Seed(), Seed.fromJson(""" { "users" : [ ] } """), "an empty seed, with spaces")
+    }
+}

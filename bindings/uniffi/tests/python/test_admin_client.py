@@ -1,0 +1,494 @@
+"""The admin client (`likekit_admin`) against the running server: its
+operations and types are the ones `/openapi.json` describes, its errors are
+typed, and every operation does what it says."""
+
+import http.server
+import json
+import socket
+import threading
+import time
+import urllib.request
+
+import pytest
+
+import likekit_admin
+from likekit_admin import (
+    FAULT_ACTIONS,
+    OPERATIONS,
+    Admin,
+    AdminError,
+    Created,
+    Drop,
+    FaultAction,
+    FaultMethod,
+    FaultPhase,
+    FaultRoute,
+    FaultRule,
+    FaultRules,
+    Hang,
+    Journal,
+    JournalEntry,
+    Malformed,
+    Oversized,
+    RequestFilter,
+    Reset,
+    Seed,
+    SeedPost,
+    SeedUser,
+    SlowBody,
+    Status,
+    Truncate,
+    WriteResult,
+)
+
+_NO_PROXY = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+
+
+@pytest.fixture(scope="module")
+def openapi(admin):
+    with _NO_PROXY.open(admin.url + "/openapi.json", timeout=10) as response:
+        return json.load(response)
+
+
+def schema_of(spec, name):
+    return spec["components"]["schemas"][name]
+
+
+def resolve(spec, schema):
+    while "$ref" in schema:
+        schema = schema_of(spec, schema["$ref"].rsplit("/", 1)[1])
+    return schema
+
+
+def action_variants(spec):
+    """The FaultAction schema's variants by their `kind`."""
+    variants = {}
+    for variant in schema_of(spec, "FaultAction")["oneOf"]:
+        (kind,) = variant["properties"]["kind"]["enum"]
+        variants[kind] = variant
+    return variants
+
+
+def flatten_variants(spec, schema):
+    """The non-null variants of a `oneOf`, nested ones spread out."""
+    variants = []
+    for variant in schema["oneOf"]:
+        variant = resolve(spec, variant)
+        if "oneOf" in variant:
+            variants += flatten_variants(spec, variant)
+        elif variant.get("type") != "null":
+            variants.append(variant)
+    return variants
+
+
+def assert_written_keys_are_properties(spec, value, schema, where):
+    """Every key `value` has is a property of `schema`, recursively, and
+    every enum value one the schema lists."""
+    schema = resolve(spec, schema)
+    if "oneOf" in schema:
+        if value is None:
+            return
+        variants = flatten_variants(spec, schema)
+        if isinstance(value, dict) and "kind" in value:
+            variants = [
+                v for v in variants if value["kind"] in v.get("properties", {}).get("kind", {}).get("enum", [])
+            ]
+        assert len(variants) == 1, f"{where}: {value!r} matches {len(variants)} variants"
+        assert_written_keys_are_properties(spec, value, variants[0], where)
+        return
+    if "enum" in schema:
+        assert value in schema["enum"], f"{where}: {value!r} is not one of {schema['enum']}"
+    if isinstance(value, dict) and "properties" in schema:
+        for key, item in value.items():
+            assert key in schema["properties"], f"{where}: {key!r} is not a property of the schema"
+            assert_written_keys_are_properties(spec, item, schema["properties"][key], f"{where}.{key}")
+    elif isinstance(value, list) and "items" in schema:
+        for i, item in enumerate(value):
+            assert_written_keys_are_properties(spec, item, schema["items"], f"{where}[{i}]")
+
+
+def assert_comes_back(example, encoded, where):
+    """Every key of `example` is in `encoded` with the same value and JSON
+    type, recursively."""
+    if isinstance(example, dict):
+        assert type(encoded) is dict, f"{where}: {encoded!r} is not an object"
+        for key, value in example.items():
+            assert key in encoded, f"{where}: {key!r} did not come back"
+            assert_comes_back(value, encoded[key], f"{where}.{key}")
+    elif isinstance(example, list):
+        assert type(encoded) is list and len(encoded) == len(example), f"{where}: {encoded!r}"
+        for i, (a, b) in enumerate(zip(example, encoded)):
+            assert_comes_back(a, b, f"{where}[{i}]")
+    else:
+        numbers = (int, float)
+        same_type = type(encoded) is type(example) or (
+            type(encoded) in numbers and type(example) in numbers
+        )
+        assert same_type and encoded == example, f"{where}: {example!r} came back as {encoded!r}"
+
+
+# ---------------------------------------------------------------- conformance
+
+
+def test_the_operations_are_the_servers(openapi):
+    served = {
+        (operation["operationId"], method.upper(), path)
+        for path, item in openapi["paths"].items()
+        if path.startswith("/admin/")
+        for method, operation in item.items()
+        if isinstance(operation, dict) and "operationId" in operation
+    }
+    assert served, "no admin operations served"
+    assert {(name, method, path) for name, (method, path) in OPERATIONS.items()} == served
+    assert Admin.OPERATIONS is OPERATIONS
+    for name in OPERATIONS:
+        assert callable(getattr(Admin, name)), f"no method for {name}"
+
+
+TYPES = {
+    "FaultRule": FaultRule,
+    "FaultRules": FaultRules,
+    "Journal": Journal,
+    "JournalEntry": JournalEntry,
+    "Seed": Seed,
+    "SeedUser": SeedUser,
+    "SeedPost": SeedPost,
+}
+
+
+@pytest.mark.parametrize("name", TYPES)
+def test_every_example_comes_back_as_it_was(openapi, name):
+    schema = schema_of(openapi, name)
+    examples = schema.get("examples", [])
+    assert examples, f"{name} has no examples"
+    for example in examples:
+        value = TYPES[name].from_json(example)
+        assert isinstance(value, TYPES[name])
+        encoded = value.to_json()
+        assert_comes_back(example, encoded, name)
+        assert_written_keys_are_properties(openapi, encoded, schema, name)
+        assert TYPES[name].from_json(encoded) == value
+        assert json.loads(json.dumps(encoded)) == encoded, "not plain JSON"
+
+
+@pytest.mark.parametrize(
+    "name, enum",
+    [
+        ("FaultRoute", likekit_admin.FaultRoute),
+        ("FaultMethod", likekit_admin.FaultMethod),
+        ("FaultPhase", likekit_admin.FaultPhase),
+        ("WriteResult", likekit_admin.WriteResult),
+    ],
+)
+def test_the_enums_are_the_schemas(openapi, name, enum):
+    assert [member.value for member in enum] == schema_of(openapi, name)["enum"]
+
+
+# One of each kind, every field set.
+ACTIONS = [
+    Status(429, body={"error": {"code": "slow_down", "message": "later"}}, retry_after_secs=2),
+    Drop(),
+    Reset(),
+    Hang(),
+    Truncate(12),
+    Malformed(),
+    SlowBody(4, 50),
+    Oversized(2048),
+]
+
+
+def test_the_fault_action_kinds_are_the_schemas(openapi):
+    variants = action_variants(openapi)
+    assert list(FAULT_ACTIONS) == list(variants)
+    assert [action.kind for action in ACTIONS] == list(variants)
+    for action in ACTIONS:
+        encoded = action.to_json()
+        variant = variants[action.kind]
+        assert set(encoded) == set(variant["properties"]), f"{action.kind}: every field is written"
+        assert set(variant["required"]) <= set(encoded)
+        assert_written_keys_are_properties(openapi, encoded, schema_of(openapi, "FaultAction"), action.kind)
+        assert FaultAction.from_json(encoded) == action
+        assert type(action).from_json(encoded) == action
+
+
+def test_a_rule_writes_only_what_differs_from_the_defaults(openapi):
+    assert FaultRule(FaultRoute.LIKE).to_json() == {"route": "like"}
+    assert FaultRule.from_json({"route": "like"}) == FaultRule(FaultRoute.LIKE)
+    everything = FaultRule(
+        FaultRoute.ALL,
+        method=FaultMethod.GET,
+        post=42,
+        user=7,
+        nth=1,
+        every=2,
+        first=3,
+        after=4,
+        probability=0.5,
+        phase=FaultPhase.AFTER,
+        latency_ms=10,
+        jitter_ms=5,
+        error_rate=0.25,
+        status=502,
+        drop_rate=0.125,
+        fail_next=1,
+        action=Drop(),
+    )
+    encoded = everything.to_json()
+    assert set(encoded) == set(schema_of(openapi, "FaultRule")["properties"])
+    assert encoded["route"] == "*" and encoded["action"] == {"kind": "drop"}
+    assert FaultRule.from_json(encoded) == everything
+    # The wire strings are taken for the enums.
+    assert FaultRule("like", method="POST", phase="after") == FaultRule(
+        FaultRoute.LIKE, method=FaultMethod.POST, phase=FaultPhase.AFTER
+    )
+    assert RequestFilter(route="like", post=42, since=3).query() == "route=like&post=42&since=3"
+    assert RequestFilter.from_json({"route": "*"}).route is FaultRoute.ALL
+
+
+ENTRY = {
+    "seq": 1,
+    "at_ms": 5,
+    "duration_ms": 1,
+    "method": "POST",
+    "route": "like",
+    "path": "/posts/1/like",
+    "posts": [1],
+    "in_flight": False,
+}
+
+WRONG = [
+    (FaultRule, {"route": "nowhere"}),
+    (FaultRule, {"route": "like", "post": "42"}),
+    (FaultRule, {"route": "like", "post": 0}),
+    (FaultRule, {"route": "like", "nth": True}),
+    (FaultRule, {"route": "like", "probability": 2}),
+    (FaultRule, {"route": "like", "phase": "during"}),
+    (FaultRule, {"route": "like", "rout": "like"}),
+    (FaultRule, {"post": 42}),
+    (FaultRule, {"route": "like", "action": {"kind": "explode"}}),
+    (FaultRule, {"route": "like", "action": {"kind": "truncate"}}),
+    (FaultRule, {"route": "like", "action": {"kind": "drop", "bytes": 1}}),
+    (FaultRule, ["route", "like"]),
+    (FaultRules, {"rules": {"route": "like"}}),
+    (FaultRules, {"rules": [], "seed": -1}),
+    (FaultRules, {}),
+    (JournalEntry, {**ENTRY, "seq": "1"}),
+    (JournalEntry, {**ENTRY, "write": "maybe"}),
+    (JournalEntry, {**ENTRY, "in_flight": 0}),
+    (JournalEntry, {k: v for k, v in ENTRY.items() if k != "path"}),
+    (Journal, {"entries": [ENTRY], "capacity": 10}),
+    (Journal, {"entries": [{**ENTRY, "posts": [1.5]}], "capacity": 10, "dropped": 0}),
+    (Seed, {"users": {"id": 1, "name": "Ana"}}),
+    (SeedUser, {"id": 1, "name": 7}),
+    (SeedUser, {"id": 1, "name": "Ana", "friends": [0]}),
+    (SeedPost, {"id": 2**63}),
+    (SeedPost, {"id": 1, "likers": None}),
+    (RequestFilter, {"since": -1}),
+]
+
+
+@pytest.mark.parametrize("cls, value", WRONG, ids=[f"{c.__name__}-{i}" for i, (c, _) in enumerate(WRONG)])
+def test_decoding_refuses_a_value_of_the_wrong_type(cls, value):
+    with pytest.raises(ValueError):
+        cls.from_json(value)
+
+
+def test_an_entry_decodes_with_its_types():
+    entry = JournalEntry.from_json(
+        {**ENTRY, "user": 7, "status": None, "write": "applied", "fault_phase": "after", "fault": "drop"}
+    )
+    assert (entry.method, entry.route, entry.write, entry.fault_phase) == (
+        FaultMethod.POST,
+        FaultRoute.LIKE,
+        WriteResult.APPLIED,
+        FaultPhase.AFTER,
+    )
+    assert (entry.user, entry.status, entry.fault_rule, entry.fault) == (7, None, None, "drop")
+    assert entry.to_json()["status"] is None and entry.to_json()["fault_rule"] is None
+
+
+# ---------------------------------------------------------------- errors
+
+
+def test_an_error_answer_is_an_admin_error_with_status_and_code(admin):
+    with pytest.raises(AdminError) as blank:
+        admin.create_user(admin.next_id(), "   ")
+    assert (blank.value.status, blank.value.code) == (400, "bad_name")
+    assert blank.value.message and "bad_name" in str(blank.value)
+
+    with pytest.raises(AdminError) as ttl:
+        admin.mint_token(admin.user("Ana"), ttl_secs=0)
+    assert (ttl.value.status, ttl.value.code) == (400, "bad_ttl")
+
+    wrong_key = Admin(admin.url, "not the key", timeout=10)
+    for call in (wrong_key.get_faults, wrong_key.reset, lambda: wrong_key.create_post(admin.next_id())):
+        with pytest.raises(AdminError) as refused:
+            call()
+        assert (refused.value.status, refused.value.code) == (401, "bad_admin_key")
+
+
+def test_no_answer_is_an_admin_error_without_status():
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        closed = probe.getsockname()[1]
+    with pytest.raises(AdminError) as refused:
+        Admin(f"http://127.0.0.1:{closed}", "key", timeout=5).get_faults()
+    assert (refused.value.status, refused.value.code) == (None, "no_answer")
+
+    # A server that takes the connection and never answers.
+    with socket.socket() as silent:
+        silent.bind(("127.0.0.1", 0))
+        silent.listen()
+        started = time.monotonic()
+        with pytest.raises(AdminError) as timed_out:
+            Admin(f"http://127.0.0.1:{silent.getsockname()[1]}", "key", timeout=0.3).get_faults()
+        assert time.monotonic() - started < 5
+    assert (timed_out.value.status, timed_out.value.code) == (None, "no_answer")
+    assert "timed out" in timed_out.value.message
+
+
+class _Stub(http.server.BaseHTTPRequestHandler):
+    """Answers every request with the server's `answer` (status, body)."""
+
+    def _answer(self):
+        status, body = self.server.answer
+        self.send_response(status)
+        self.send_header("Content-Type", "text/plain")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    do_GET = do_PUT = do_POST = do_DELETE = _answer
+
+    def log_message(self, *args):
+        pass
+
+
+@pytest.mark.parametrize(
+    "status, body, message",
+    [
+        (502, b"bad gateway", "bad gateway"),
+        (500, b'{"error": "flat"}', '{"error": "flat"}'),
+        (200, b"<html>", "<html>"),
+        (200, b'{"rules": "none"}', "FaultRules.rules"),
+    ],
+)
+def test_an_unreadable_answer_is_code_unreadable(status, body, message):
+    stub = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Stub)
+    stub.answer = (status, body)
+    thread = threading.Thread(target=stub.serve_forever, daemon=True)
+    thread.start()
+    try:
+        with pytest.raises(AdminError) as unreadable:
+            Admin(f"http://127.0.0.1:{stub.server_address[1]}", "key", timeout=5).get_faults()
+    finally:
+        stub.shutdown()
+        stub.server_close()
+    assert (unreadable.value.status, unreadable.value.code) == (status, "unreadable")
+    assert message in unreadable.value.message
+
+
+# ---------------------------------------------------------------- operations
+
+
+def test_set_get_and_clear_faults_round_trip_with_a_seed(admin):
+    post, user = admin.post(), admin.user("Ana")
+    # Every kind of action and every field, all about a post nobody reads.
+    rules = [
+        FaultRule(FaultRoute.ALL, post=post, phase=FaultPhase.AFTER, action=action)
+        if action.kind in ("truncate", "slow_body")
+        else FaultRule(FaultRoute.ALL, post=post, action=action)
+        for action in ACTIONS
+    ]
+    rules.append(
+        FaultRule(
+            FaultRoute.LIKE,
+            method=FaultMethod.POST,
+            post=post,
+            user=user,
+            nth=3,
+            every=2,
+            first=10,
+            after=1,
+            probability=0.5,
+            latency_ms=20,
+            jitter_ms=10,
+            error_rate=0.25,
+            status=502,
+            drop_rate=0.125,
+            fail_next=1,
+        )
+    )
+    sent = FaultRules(rules, seed=20_240_601)
+    try:
+        in_force = admin.set_faults(sent)
+        assert in_force == sent
+        assert admin.get_faults() == sent
+
+        cleared = admin.clear_faults()
+        assert cleared.rules == []
+        assert admin.get_faults().rules == []
+
+        # Without a seed the server picks one and reports it.
+        picked = admin.set_faults([FaultRule(FaultRoute.LIKES, post=post, latency_ms=1)])
+        assert isinstance(picked.seed, int)
+        assert admin.get_faults() == picked
+    finally:
+        admin.clear_faults()
+    assert admin.get_faults().rules == []
+
+
+def test_a_refused_rule_set_is_an_admin_error_and_changes_nothing(admin):
+    post = admin.post()
+    kept = admin.set_faults([FaultRule(FaultRoute.LIKES, post=post, latency_ms=1)])
+    try:
+        with pytest.raises(AdminError) as refused:
+            # A cut answer needs the real answer: phase `after` only.
+            admin.set_faults([FaultRule(FaultRoute.LIKE, post=post, action=Truncate(3))])
+        assert (refused.value.status, refused.value.code) == (400, "bad_fault_rules")
+        assert admin.get_faults() == kept
+    finally:
+        admin.clear_faults()
+
+
+def test_users_posts_friends_tokens_seed_journal_and_reset(admin):
+    ana, ben, post = admin.next_id(), admin.next_id(), admin.next_id()
+    assert admin.create_user(ana, "Anna") is Created.NEW
+    assert admin.create_user(ana, "Ana") is Created.EXISTED
+    assert admin.create_post(post) is Created.NEW
+    assert admin.create_post(post) is Created.EXISTED
+
+    seed = Seed(users=[SeedUser(ana, "Ana"), SeedUser(ben, "Ben")], posts=[SeedPost(post, likers=[ben])])
+    admin.seed(seed)
+    admin.seed(seed)  # loading it again changes nothing
+    admin.set_friends(ana, [ben])
+
+    admin.clear_requests()
+    token = admin.mint_token(ana, ttl_secs=60)
+    status, body = admin.as_viewer("GET", f"/posts/{post}/likes", token)
+    assert status == 200, body
+    assert (body["count"], body["liked_by_me"], body["friends"]) == (1, False, ["Ben"])
+
+    (read,) = admin.requests(RequestFilter(route=FaultRoute.LIKES, post=post)).entries
+    assert isinstance(read, JournalEntry)
+    assert (read.method, read.route, read.path, read.posts) == (
+        FaultMethod.GET,
+        FaultRoute.LIKES,
+        f"/posts/{post}/likes",
+        [post],
+    )
+    assert (read.user, read.status, read.write, read.fault, read.in_flight) == (ana, 200, None, None, False)
+    assert admin.requests(user=ana, method="GET").entries == [read]
+    assert admin.requests(post=post, since=read.seq).entries == []
+    assert admin.requests(route=FaultRoute.LIKE, post=post).entries == []
+    with pytest.raises(TypeError):
+        admin.requests(RequestFilter(post=post), user=ana)
+
+    admin.reset()
+    status, body = admin.as_viewer("GET", f"/posts/{post}/likes", token)
+    assert (status, body["count"]) == (200, 0), "reset dropped the like"
+    assert len(admin.requests(post=post).entries) == 2
+    admin.clear_requests()
+    journal = admin.requests(post=post)
+    assert (journal.entries, journal.dropped) == ([], 0)
+    assert journal.capacity > 0

@@ -1,0 +1,435 @@
+// Types of the LikeKit mock server's admin client (`likekit-wasm/testing`).
+// The bodies are plain objects with the wire's snake_case field names, as
+// the server's OpenAPI document (`GET /openapi.json`) describes them.
+//
+// Ids are numbers: whole numbers from 1 to Number.MAX_SAFE_INTEGER
+// (2^53 − 1). The server takes ids up to 2^63 − 1; ids above 2^53 − 1 are
+// out of scope for this test client, which refuses them rather than round
+// them.
+
+/** A user id or a post id: a whole number from 1 to 2^53 − 1. */
+export type Id = number;
+
+/** Which routes a fault rule applies to; `*` is every public route. */
+export type FaultRoute = "like" | "unlike" | "likes" | "batch" | "*";
+
+/** An HTTP method a fault rule may be limited to. */
+export type FaultMethod = "GET" | "POST" | "DELETE";
+
+/**
+ * When a fault rule acts: `before` the request is handled (a like or unlike
+ * never happens), or `after` (the write has committed, then the answer is
+ * delayed, replaced, cut or lost).
+ */
+export type FaultPhase = "before" | "after";
+
+/**
+ * What a like or unlike did: `applied` (the count moved by one),
+ * `unchanged` (already as asked: a retry, a repeated tap), `refused` (the
+ * handler answered an error).
+ */
+export type WriteResult = "applied" | "unchanged" | "refused";
+
+/** Answer `status` (200..=599) with `body`, and `Retry-After` when given. */
+export interface StatusAction {
+  /** The tag. */
+  kind: "status";
+  /** The status to answer. */
+  status: number;
+  /** The body to answer (any JSON); by default the `injected_fault` error body. */
+  body?: unknown;
+  /** The `Retry-After` header, in seconds. */
+  retry_after_secs?: number;
+}
+
+/** Close the connection without an answer. */
+export interface DropAction {
+  /** The tag. */
+  kind: "drop";
+}
+
+/** Reset the connection (TCP RST) without an answer. */
+export interface ResetAction {
+  /** The tag. */
+  kind: "reset";
+}
+
+/** Never answer: hold the request until the server's request timeout, then close. */
+export interface HangAction {
+  /** The tag. */
+  kind: "hang";
+}
+
+/** Answer with the first `bytes` bytes of the real answer's body. Phase `after` only. */
+export interface TruncateAction {
+  /** The tag. */
+  kind: "truncate";
+  /** How many bytes of the body are sent. */
+  bytes: number;
+}
+
+/** Answer 200 with a body that is not JSON. */
+export interface MalformedAction {
+  /** The tag. */
+  kind: "malformed";
+}
+
+/** Send the real answer's body `bytes` at a time, one piece every `interval_ms`. Phase `after` only. */
+export interface SlowBodyAction {
+  /** The tag. */
+  kind: "slow_body";
+  /** The size of each piece. */
+  bytes: number;
+  /** The pause between pieces, in milliseconds. */
+  interval_ms: number;
+}
+
+/** Answer 200 with valid JSON of `bytes` bytes (padding), streamed. */
+export interface OversizedAction {
+  /** The tag. */
+  kind: "oversized";
+  /** The size of the answer. */
+  bytes: number;
+}
+
+/** What a fault rule does when it fires (after its latency), tagged by `kind`. */
+export type FaultAction =
+  | StatusAction
+  | DropAction
+  | ResetAction
+  | HangAction
+  | TruncateAction
+  | MalformedAction
+  | SlowBodyAction
+  | OversizedAction;
+
+/** The `kind` of a {@link FaultAction}. */
+export type FaultActionKind = FaultAction["kind"];
+
+/**
+ * One fault rule: which requests it matches (`route`, and `method`, `post`,
+ * `user` when given), which of their calls it fires on (`nth`, `every`,
+ * `first`, `after`, `probability`), and what it does then. Every field but
+ * `route` is optional; a decoded rule has the defaults filled in.
+ */
+export interface FaultRule {
+  /** The route it applies to. */
+  route: FaultRoute;
+  /** Only requests with this method. */
+  method?: FaultMethod;
+  /** Only requests about this post (a batch read: one that names it). */
+  post?: Id;
+  /** Only requests signed in as this user. */
+  user?: Id;
+  /** Only the `nth` matching call (1 is the first). */
+  nth?: number;
+  /** Only every `every`-th matching call. */
+  every?: number;
+  /** Only the first `first` matching calls. */
+  first?: number;
+  /** Only the calls after the first `after` matching ones. */
+  after?: number;
+  /** The chance (0..=1) that the rule fires on a call it selects (default 1). */
+  probability?: number;
+  /** Before the request is handled (default) or after. */
+  phase?: FaultPhase;
+  /** Fixed delay when the rule fires, in milliseconds (default 0, at most 600 000). */
+  latency_ms?: number;
+  /** Extra random delay, uniform in `0..=jitter_ms` (default 0). */
+  jitter_ms?: number;
+  /** Probability (0..=1) of answering `status` instead of handling (default 0). */
+  error_rate?: number;
+  /** The status of injected errors (default 503). */
+  status?: number;
+  /** Probability (0..=1) of dropping the connection without an answer (default 0). */
+  drop_rate?: number;
+  /** Answer `status` to the next N matching requests, then stop (default 0). */
+  fail_next?: number;
+  /** What to do when the rule fires, beyond the fields above. */
+  action?: FaultAction;
+}
+
+/** The fault rules in force, and the seed every probability and jitter is drawn from. */
+export interface FaultRules {
+  /**
+   * The generator's seed: the same seed and the same calls give the same
+   * faults. When not given the server picks one and reports it; a seed
+   * above 2^53 − 1 is a BigInt, kept exact so it can be sent again.
+   */
+  seed?: number | bigint;
+  /** The rules, applied in order (at most 64). */
+  rules: FaultRule[];
+}
+
+/** One request to a public route, as the request journal records it. */
+export interface JournalEntry {
+  /** Its place in the journal: 1, 2, 3, … in order of arrival. */
+  seq: number;
+  /** When it arrived, in milliseconds since the Unix epoch. */
+  at_ms: number;
+  /** How long it took until its answer (or until the connection was cut), in milliseconds. */
+  duration_ms: number;
+  /** Its method. */
+  method: FaultMethod;
+  /** Its route. */
+  route: FaultRoute;
+  /** Its path and query. */
+  path: string;
+  /** The post it names, or the posts a batch read asks for. */
+  posts: Id[];
+  /** The signed-in user, when the token was valid. */
+  user: Id | null;
+  /** The answer's status; null when no answer was written (a fault cut or held the connection). */
+  status: number | null;
+  /** For a like or unlike that reached the handler: what it did. */
+  write: WriteResult | null;
+  /** The fault rule that acted on it (its place in the rule set), if any. */
+  fault_rule: number | null;
+  /** When that rule acted. */
+  fault_phase: FaultPhase | null;
+  /** What the fault did: a {@link FaultActionKind}, or `status` for `error_rate` / `fail_next`. */
+  fault: string | null;
+  /** Not answered yet: `status`, `duration_ms`, `write` and the fault fields are filled in later. */
+  in_flight: boolean;
+}
+
+/** The request journal's entries a filter selects, oldest first. */
+export interface Journal {
+  /** The matching entries, oldest first. */
+  entries: JournalEntry[];
+  /** How many entries the journal holds at most (`--journal-size`). */
+  capacity: number;
+  /** How many older entries were dropped to stay within it. */
+  dropped: number;
+}
+
+/** The filters of {@link LikeKitAdmin.requests}: every one given must match. */
+export interface RequestFilter {
+  /** Only this route (`*`: every route). */
+  route?: FaultRoute;
+  /** Only this method. */
+  method?: FaultMethod;
+  /** Only requests naming this post. */
+  post?: Id;
+  /** Only requests signed in as this user. */
+  user?: Id;
+  /** Only entries after this `seq` (for reading what is new). */
+  since?: number;
+}
+
+/** A user in a {@link Seed}. */
+export interface SeedUser {
+  /** The user's id. */
+  id: Id;
+  /** The display name. */
+  name: string;
+  /** The user's friends (default none). */
+  friends?: Id[];
+}
+
+/** A post in a {@link Seed}. */
+export interface SeedPost {
+  /** The post's id. */
+  id: Id;
+  /** Users who like it, oldest first (default none). */
+  likers?: Id[];
+}
+
+/** A seed document: the `--seed FILE` format. */
+export interface Seed {
+  /** Users with their names and friend lists (default none). */
+  users?: SeedUser[];
+  /** Posts with the users who already like them (default none). */
+  posts?: SeedPost[];
+}
+
+/** One admin operation's HTTP method and path template. */
+export interface Operation {
+  /** The HTTP method. */
+  readonly method: "GET" | "POST" | "PUT" | "DELETE";
+  /** The path, with `{name}` for its parameters. */
+  readonly path: string;
+}
+
+/** The operationIds of the admin API, as in `/openapi.json`. */
+export type OperationId =
+  | "create_user"
+  | "create_post"
+  | "set_friends"
+  | "mint_token"
+  | "set_faults"
+  | "get_faults"
+  | "clear_faults"
+  | "requests"
+  | "clear_requests"
+  | "reset"
+  | "seed";
+
+/** Every admin operation: operationId → method and path. Every call goes through it. */
+export declare const OPERATIONS: Readonly<Record<OperationId, Operation>>;
+
+/** The {@link FaultRoute} values, in the server's order. */
+export declare const FAULT_ROUTES: readonly FaultRoute[];
+/** The {@link FaultMethod} values, in the server's order. */
+export declare const FAULT_METHODS: readonly FaultMethod[];
+/** The {@link FaultPhase} values, in the server's order. */
+export declare const FAULT_PHASES: readonly FaultPhase[];
+/** The {@link WriteResult} values, in the server's order. */
+export declare const WRITE_RESULTS: readonly WriteResult[];
+/** The {@link FaultActionKind} values, in the server's order. */
+export declare const FAULT_ACTION_KINDS: readonly FaultActionKind[];
+
+/**
+ * An admin call that failed, or an answer of the wrong shape.
+ *
+ * - The server answered an error: `status` is its HTTP status, `code` and
+ *   `message` come from its `{"error": {"code", "message"}}` body (a body
+ *   that is not one: `code` is `unreadable`, the body is in `message`).
+ * - A 2xx answer of the wrong shape: its `status`, `code` `unreadable`.
+ * - No answer: `status` is null, `code` is `no_answer` (connection refused,
+ *   reset, timeout…; the message says which), as in every language's
+ *   admin client.
+ * - A decoder given a value of the wrong shape: `status` null, `code`
+ *   `unreadable`.
+ *
+ * A message the client writes itself starts with the call's method and
+ * path; the server's own message is kept as it is.
+ */
+export declare class AdminError extends Error {
+  /**
+   * @param status the HTTP status, or null when no answer came
+   * @param code the error code
+   * @param message what went wrong
+   * @param options the error's cause, and the operationId of the call
+   */
+  constructor(
+    status: number | null,
+    code: string,
+    message: string,
+    options?: { cause?: unknown; operation?: OperationId | null },
+  );
+  /** Always `"AdminError"`. */
+  name: "AdminError";
+  /** The HTTP status, or null when no answer came. */
+  status: number | null;
+  /** The server's error code (`bad_name`, `bad_admin_key`, …), or `unreadable`, `no_answer`. */
+  code: string;
+  /** The operationId of the call that failed; null for a decoder's error. */
+  operation: OperationId | null;
+}
+
+/** Options of a {@link LikeKitAdmin}. */
+export interface LikeKitAdminOptions {
+  /** How long one call may take, in milliseconds (default 30 000). */
+  timeoutMs?: number;
+}
+
+/**
+ * A client for one server's admin API (the routes under `/admin`, on only
+ * when the server runs with `--admin-key`). Every call sends the key in
+ * `X-Admin-Key`, takes its method and path from {@link OPERATIONS}, and
+ * rejects with an {@link AdminError}. An argument of the wrong type (an id
+ * that is not a whole number from 1 to 2^53 − 1, an unknown field in a
+ * rule) throws a TypeError before anything is sent.
+ *
+ * ```js
+ * import { LikeKitAdmin } from "likekit-wasm/testing";
+ * const admin = new LikeKitAdmin("http://127.0.0.1:8080", "dev");
+ * await admin.createUser(7, "Ana");
+ * const token = await admin.mintToken(7);
+ * await admin.setFaults([{ route: "like", phase: "after", action: { kind: "drop" } }]);
+ * ```
+ */
+export declare class LikeKitAdmin {
+  /**
+   * @param baseUrl the server, e.g. `http://127.0.0.1:8080`
+   * @param adminKey the server's `--admin-key`
+   * @param options the timeout of one call
+   */
+  constructor(baseUrl: string, adminKey: string, options?: LikeKitAdminOptions);
+  /** The table every call goes through (the module's {@link OPERATIONS}). */
+  static readonly OPERATIONS: Readonly<Record<OperationId, Operation>>;
+  /** The server's base URL, without a trailing slash. */
+  readonly baseUrl: string;
+  /** The admin key sent with every call. */
+  readonly adminKey: string;
+  /** How long one call may take, in milliseconds. */
+  readonly timeoutMs: number;
+
+  /** `create_user`: creates the user (`"created"`), or renames an existing one (`"existed"`). */
+  createUser(id: Id, name: string): Promise<"created" | "existed">;
+  /** `create_post`: creates the post (`"created"`); an existing one is left as it is (`"existed"`). */
+  createPost(id: Id): Promise<"created" | "existed">;
+  /** `set_friends`: replaces the user's own (directed) friend list. */
+  setFriends(user: Id, friends: Id[]): Promise<void>;
+  /** `mint_token`: a sign-in token for `user`, valid for `ttlSecs` seconds (default 3600). */
+  mintToken(user: Id, ttlSecs?: number): Promise<string>;
+  /**
+   * `set_faults`: replaces every fault rule; answers the rules now in force
+   * with their seed (the given one, or one the server picked).
+   */
+  setFaults(rulesOrDocument: FaultRule[] | FaultRules): Promise<FaultRules>;
+  /** `get_faults`: the rules in force and their seed. */
+  getFaults(): Promise<FaultRules>;
+  /** `clear_faults`: removes every fault rule; answers the (empty) rules now in force. */
+  clearFaults(): Promise<FaultRules>;
+  /** `requests`: the request journal's entries `filter` selects, oldest first (`{}`: all). */
+  requests(filter?: RequestFilter): Promise<Journal>;
+  /** `clear_requests`: empties the request journal (`seq` goes on). */
+  clearRequests(): Promise<void>;
+  /** `reset`: drops every like; users, friends and posts stay. */
+  reset(): Promise<void>;
+  /** `seed`: loads a seed document; loading the same one again changes nothing. */
+  seed(seed: Seed): Promise<void>;
+}
+
+/**
+ * `JSON.parse`, except that a whole number beyond ±(2^53 − 1) becomes a
+ * BigInt instead of being rounded.
+ */
+export declare function parseJson(text: string): unknown;
+/**
+ * `JSON.stringify`, except that a BigInt is written as the whole number it
+ * holds (and a number that is not finite is refused with a TypeError).
+ */
+export declare function stringifyJson(value: unknown): string;
+
+// Decoders take parsed JSON and answer the typed value with the defaults
+// filled in; a value of the wrong shape (a missing or mistyped field, an
+// unknown field where the server refuses one) throws an AdminError with the
+// code `unreadable`. Encoders answer the object to send: the fields that
+// were set, without the defaults the server's types leave out; a value of
+// the wrong shape throws a TypeError.
+
+/** Decodes a {@link FaultAction}. */
+export declare function decodeFaultAction(json: unknown): FaultAction;
+/** Encodes a {@link FaultAction}. */
+export declare function encodeFaultAction(value: FaultAction): Record<string, unknown>;
+/** Decodes a {@link FaultRule}. */
+export declare function decodeFaultRule(json: unknown): FaultRule;
+/** Encodes a {@link FaultRule}. */
+export declare function encodeFaultRule(value: FaultRule): Record<string, unknown>;
+/** Decodes a {@link FaultRules}. */
+export declare function decodeFaultRules(json: unknown): FaultRules;
+/** Encodes a {@link FaultRules}. */
+export declare function encodeFaultRules(value: FaultRules): Record<string, unknown>;
+/** Decodes a {@link JournalEntry}. */
+export declare function decodeJournalEntry(json: unknown): JournalEntry;
+/** Encodes a {@link JournalEntry}. */
+export declare function encodeJournalEntry(value: JournalEntry): Record<string, unknown>;
+/** Decodes a {@link Journal}. */
+export declare function decodeJournal(json: unknown): Journal;
+/** Encodes a {@link Journal}. */
+export declare function encodeJournal(value: Journal): Record<string, unknown>;
+/** Decodes a {@link Seed}. */
+export declare function decodeSeed(json: unknown): Seed;
+/** Encodes a {@link Seed}. */
+export declare function encodeSeed(value: Seed): Record<string, unknown>;
+/** Decodes a {@link SeedUser}. */
+export declare function decodeSeedUser(json: unknown): SeedUser;
+/** Encodes a {@link SeedUser}. */
+export declare function encodeSeedUser(value: SeedUser): Record<string, unknown>;
+/** Decodes a {@link SeedPost}. */
+export declare function decodeSeedPost(json: unknown): SeedPost;
+/** Encodes a {@link SeedPost}. */
+export declare function encodeSeedPost(value: SeedPost): Record<string, unknown>;

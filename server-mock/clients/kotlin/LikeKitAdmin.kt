@@ -1,0 +1,823 @@
+// The mock server's admin API (`/admin/...`, on only when the server runs
+// with `--admin-key`) for Kotlin tests, on the JVM and on Android: a typed
+// client over java.net.HttpURLConnection and the Kotlin standard library,
+// following the operations and bodies of the server's `/openapi.json`.
+package com.likekit.testing
+
+import java.io.IOException
+import java.io.InputStream
+import java.net.HttpURLConnection
+import java.net.Proxy
+import java.net.URI
+import java.net.URLEncoder
+
+/**
+ * A client for one mock server's admin API, sending its key in `X-Admin-Key`.
+ *
+ * Every call blocks until the server answers: on Android call it off the
+ * main thread, e.g. `withContext(Dispatchers.IO) { admin.createPost(42) }`,
+ * and allow cleartext HTTP to the server in the app's network security
+ * config. One client may be shared between threads. Proxies are not used.
+ *
+ * ```
+ * val admin = LikeKitAdmin("http://127.0.0.1:8080", "dev")
+ * admin.createUser(7, "Ana")
+ * admin.createPost(42)
+ * val token = admin.mintToken(7)
+ * // The like of post 42 is saved, then its answer is lost.
+ * admin.setFaults(FaultRules(listOf(
+ *     FaultRule(FaultRoute.LIKE, post = 42, nth = 1, phase = FaultPhase.AFTER, action = FaultAction.Drop),
+ * )))
+ * ```
+ *
+ * @param baseUrl the server's `http://` or `https://` address, with or without a trailing slash.
+ * @param adminKey the server's `--admin-key`.
+ * @param timeoutMs the connect timeout, and the longest wait for each read of the answer.
+ * @throws IllegalArgumentException for a base URL that is not http(s) or a timeout below 1.
+ */
+class LikeKitAdmin(baseUrl: String, private val adminKey: String, private val timeoutMs: Int = 30_000) {
+    /** The server's address without a trailing slash. */
+    val baseUrl: String = baseUrl.trimEnd('/')
+
+    init {
+        require(this.baseUrl.startsWith("http://") || this.baseUrl.startsWith("https://")) {
+            "the base URL must start with http:// or https://: $baseUrl"
+        }
+        URI(this.baseUrl) // refuses a malformed address now rather than at the first call
+        require(timeoutMs > 0) { "the timeout must be at least 1 ms, not $timeoutMs" }
+    }
+
+    /** One admin operation: its HTTP method and path template (`/admin/users/{id}/friends`). */
+    data class Operation(val method: String, val path: String)
+
+    companion object {
+        /**
+         * Every admin operation by its OpenAPI `operationId`. Each call takes its
+         * method and path from here.
+         */
+        val OPERATIONS: Map<String, Operation> = linkedMapOf(
+            "create_user" to Operation("POST", "/admin/users"),
+            "create_post" to Operation("POST", "/admin/posts"),
+            "set_friends" to Operation("PUT", "/admin/users/{id}/friends"),
+            "mint_token" to Operation("POST", "/admin/tokens"),
+            "set_faults" to Operation("PUT", "/admin/faults"),
+            "get_faults" to Operation("GET", "/admin/faults"),
+            "clear_faults" to Operation("DELETE", "/admin/faults"),
+            "requests" to Operation("GET", "/admin/requests"),
+            "clear_requests" to Operation("DELETE", "/admin/requests"),
+            "reset" to Operation("POST", "/admin/reset"),
+            "seed" to Operation("POST", "/admin/seed"),
+        )
+
+        private val PATH_PARAM = Regex("\\{([A-Za-z_][A-Za-z0-9_]*)\\}")
+    }
+
+    /**
+     * `POST /admin/users`: creates user `id` named `name`, or renames it.
+     *
+     * @return true when it was created (201), false when it existed (200).
+     * @throws LikeKitAdminException `bad_name` for a blank or too long name, and any other failure.
+     */
+    fun createUser(id: Long, name: String): Boolean =
+        call("create_user", body = linkedMapOf("id" to id, "name" to name)).status == 201
+
+    /**
+     * `POST /admin/posts`: creates post `id`; an existing one is left as it is.
+     *
+     * @return true when it was created (201), false when it existed (200).
+     * @throws LikeKitAdminException on any failure.
+     */
+    fun createPost(id: Long): Boolean =
+        call("create_post", body = linkedMapOf("id" to id)).status == 201
+
+    /**
+     * `PUT /admin/users/{id}/friends`: replaces `user`'s own (directed) friend list.
+     *
+     * @throws LikeKitAdminException `user_not_found` (the user or a friend), `too_many_friends`.
+     */
+    fun setFriends(user: Long, friends: List<Long>) {
+        call("set_friends", mapOf("id" to user.toString()), body = linkedMapOf("friends" to friends))
+    }
+
+    /**
+     * `POST /admin/tokens`: a sign-in token (`Authorization: Bearer …`) for `user`,
+     * valid for `ttlSecs` seconds (1 to one year).
+     *
+     * @throws LikeKitAdminException `bad_ttl` for a lifetime out of range, and any other failure.
+     */
+    fun mintToken(user: Long, ttlSecs: Long = 3600): String {
+        val answer = call("mint_token", body = linkedMapOf("user_id" to user, "ttl_secs" to ttlSecs))
+        return answer.decode("the token answer") { jsonString(JsonFields.of(it, "TokenResponse").req("token"), "TokenResponse.token") }
+    }
+
+    /**
+     * `PUT /admin/faults`: replaces every fault rule.
+     *
+     * @return the rules now in force, with the seed their draws come from (the one given, or one the server picked).
+     * @throws LikeKitAdminException `bad_fault_rules` for a rule out of range, and any other failure.
+     */
+    fun setFaults(rules: FaultRules): FaultRules =
+        call("set_faults", body = rules.toJsonValue()).decode("FaultRules", FaultRules::fromJsonValue)
+
+    /**
+     * `GET /admin/faults`: the fault rules in force and their seed.
+     *
+     * @throws LikeKitAdminException on any failure.
+     */
+    fun getFaults(): FaultRules = call("get_faults").decode("FaultRules", FaultRules::fromJsonValue)
+
+    /**
+     * `DELETE /admin/faults`: removes every fault rule.
+     *
+     * @return the rules in force now: none.
+     * @throws LikeKitAdminException on any failure.
+     */
+    fun clearFaults(): FaultRules = call("clear_faults").decode("FaultRules", FaultRules::fromJsonValue)
+
+    /**
+     * `GET /admin/requests`: the request journal's entries that `filter` selects, oldest first.
+     *
+     * @throws LikeKitAdminException `bad_query` for a filter the server refuses, and any other failure.
+     */
+    fun requests(filter: RequestFilter = RequestFilter()): Journal =
+        call("requests", query = filter.toQuery()).decode("Journal", Journal::fromJsonValue)
+
+    /**
+     * `DELETE /admin/requests`: empties the request journal (`seq` goes on counting).
+     *
+     * @throws LikeKitAdminException on any failure.
+     */
+    fun clearRequests() {
+        call("clear_requests").decode("the acknowledgement", ::ack)
+    }
+
+    /**
+     * `POST /admin/reset`: drops every like; users, friends and posts stay.
+     *
+     * @throws LikeKitAdminException on any failure.
+     */
+    fun reset() {
+        call("reset").decode("the acknowledgement", ::ack)
+    }
+
+    /**
+     * `POST /admin/seed`: loads users, friends, posts and likers (idempotent).
+     *
+     * @throws LikeKitAdminException `user_not_found` for a friend or liker that is not a user, and any other failure.
+     */
+    fun seed(seed: Seed) {
+        call("seed", body = seed.toJsonValue()).decode("the acknowledgement", ::ack)
+    }
+
+    // ------------------------------------------------------------ the wire
+
+    private class Answer(val operationId: String, val status: Int, val text: String) {
+        /** The answer's body as `T`; an answer that is not one is the error `unreadable`. */
+        fun <T> decode(what: String, read: (Any?) -> T): T = try {
+            read(Json.parse(text))
+        } catch (e: JsonException) {
+            throw LikeKitAdminException(status, "unreadable", "$operationId answered $what that cannot be read (${e.message}): $text", e)
+        }
+    }
+
+    private fun ack(value: Any?) {
+        if (JsonFields.of(value, "Ack").opt("ok") != true) throw JsonException("Ack.ok is not true")
+    }
+
+    /**
+     * Sends operation `operationId` with its path parameters, query (`?…` or
+     * empty) and JSON body, and returns a 2xx answer; anything else is a
+     * [LikeKitAdminException].
+     */
+    private fun call(
+        operationId: String,
+        pathParams: Map<String, String> = emptyMap(),
+        query: String = "",
+        body: Any? = null,
+    ): Answer {
+        val operation = OPERATIONS[operationId] ?: error("no operation $operationId")
+        val path = PATH_PARAM.replace(operation.path) { match ->
+            val name = match.groupValues[1]
+            val value = pathParams[name] ?: error("$operationId needs the path parameter $name")
+            URLEncoder.encode(value, "UTF-8")
+        }
+        val (status, text) = exchange(operation.method, path + query, body?.let(Json::write))
+        if (status !in 200..299) throw LikeKitAdminException.fromAnswer(status, text)
+        return Answer(operationId, status, text)
+    }
+
+    /** One request and its answer's (status, body). */
+    private fun exchange(method: String, pathAndQuery: String, body: String?): Pair<Int, String> {
+        val connection = try {
+            URI(baseUrl + pathAndQuery).toURL().openConnection(Proxy.NO_PROXY) as HttpURLConnection
+        } catch (e: IOException) {
+            throw LikeKitAdminException(null, "no_answer", "$method $pathAndQuery: ${e.message ?: e}", e)
+        }
+        try {
+            connection.requestMethod = method
+            connection.connectTimeout = timeoutMs
+            connection.readTimeout = timeoutMs
+            connection.useCaches = false
+            connection.instanceFollowRedirects = false
+            connection.setRequestProperty("X-Admin-Key", adminKey)
+            connection.setRequestProperty("Accept", "application/json")
+            if (body != null) {
+                val bytes = body.toByteArray(Charsets.UTF_8)
+                connection.doOutput = true
+                connection.setRequestProperty("Content-Type", "application/json")
+                connection.setFixedLengthStreamingMode(bytes.size)
+                connection.outputStream.use { it.write(bytes) }
+            }
+            val status = connection.responseCode
+            val stream: InputStream? = if (status >= 400) connection.errorStream else connection.inputStream
+            val text = stream?.use { String(it.readBytes(), Charsets.UTF_8) } ?: ""
+            return status to text
+        } catch (e: IOException) {
+            connection.disconnect()
+            throw LikeKitAdminException(null, "no_answer", "$method $pathAndQuery: ${e.message ?: e}", e)
+        }
+    }
+}
+
+/**
+ * An admin call that failed.
+ *
+ * @property status the HTTP status the server answered; null when no answer came
+ *   (connection refused, timeout; `code` is then `no_answer`).
+ * @property code the server's error code (`bad_name`, `bad_admin_key`, …), or `unreadable`
+ *   when the answer was not the error body (`message` is then its text) or not the value expected.
+ * @property message what went wrong, as the server put it.
+ */
+class LikeKitAdminException(
+    val status: Int?,
+    val code: String,
+    override val message: String,
+    cause: Throwable? = null,
+) : RuntimeException(message, cause) {
+    override fun toString(): String =
+        "LikeKitAdminException(${status ?: "no answer"}, $code): $message"
+
+    internal companion object {
+        /** The error a non-2xx answer carries in `{"error": {"code", "message"}}`. */
+        fun fromAnswer(status: Int, text: String): LikeKitAdminException {
+            val error = try {
+                val detail = JsonFields.of(JsonFields.of(Json.parse(text), "ErrorBody").req("error"), "ErrorDetail")
+                jsonString(detail.req("code"), "code") to jsonString(detail.req("message"), "message")
+            } catch (_: JsonException) {
+                null
+            }
+            return if (error != null) {
+                LikeKitAdminException(status, error.first, error.second)
+            } else {
+                LikeKitAdminException(status, "unreadable", text)
+            }
+        }
+    }
+}
+
+/**
+ * What `requests` selects from the journal; each filter given must match.
+ *
+ * @property route only requests to this route ([FaultRoute.ALL]: every route).
+ * @property method only requests with this method.
+ * @property post only requests naming this post.
+ * @property user only requests signed in as this user.
+ * @property since only entries whose `seq` is larger.
+ */
+data class RequestFilter(
+    val route: FaultRoute? = null,
+    val method: FaultMethod? = null,
+    val post: Long? = null,
+    val user: Long? = null,
+    val since: Long? = null,
+) {
+    /** `?route=like&post=42`, or empty when nothing is filtered. */
+    internal fun toQuery(): String {
+        val pairs = listOfNotNull(
+            route?.let { "route" to it.wire },
+            method?.let { "method" to it.wire },
+            post?.let { "post" to it.toString() },
+            user?.let { "user" to it.toString() },
+            since?.let { "since" to it.toString() },
+        )
+        if (pairs.isEmpty()) return ""
+        return pairs.joinToString("&", prefix = "?") { (name, value) -> "$name=${URLEncoder.encode(value, "UTF-8")}" }
+    }
+}
+
+// ------------------------------------------------------------ enums
+
+/** An enum whose values have a name on the wire. */
+interface WireName {
+    /** The value's name in JSON. */
+    val wire: String
+}
+
+/** The value of `E` named `wire`; [IllegalArgumentException] for any other name. */
+internal inline fun <reified E> wireEnum(wire: String, what: String, kind: String): E
+    where E : Enum<E>, E : WireName =
+    enumValues<E>().firstOrNull { it.wire == wire } ?: throw JsonException("$what: unknown $kind \"$wire\"")
+
+/** Which public routes a [FaultRule] applies to; [wire] is its name in JSON. */
+enum class FaultRoute(override val wire: String) : WireName {
+    /** `POST /posts/{id}/like` */
+    LIKE("like"),
+
+    /** `DELETE /posts/{id}/like` */
+    UNLIKE("unlike"),
+
+    /** `GET /posts/{id}/likes` */
+    LIKES("likes"),
+
+    /** `GET /likes?posts=…` */
+    BATCH("batch"),
+
+    /** Every public route. */
+    ALL("*");
+
+    /** The JSON string, quoted. */
+    fun toJson(): String = Json.write(wire)
+
+    companion object {
+        /** The route named `wire`; [IllegalArgumentException] for any other name. */
+        fun fromWire(wire: String): FaultRoute = wireEnum(wire, "FaultRoute", "route")
+
+        /** The route a JSON string names; [IllegalArgumentException] for anything else. */
+        fun fromJson(json: String): FaultRoute = fromJsonValue(Json.parse(json), "FaultRoute")
+
+        internal fun fromJsonValue(value: Any?, what: String): FaultRoute =
+            wireEnum(jsonString(value, what), what, "route")
+    }
+}
+
+/** An HTTP method of a public route; [wire] is its name in JSON. */
+enum class FaultMethod(override val wire: String) : WireName {
+    GET("GET"),
+    POST("POST"),
+    DELETE("DELETE");
+
+    /** The JSON string, quoted. */
+    fun toJson(): String = Json.write(wire)
+
+    companion object {
+        /** The method named `wire`; [IllegalArgumentException] for any other name. */
+        fun fromWire(wire: String): FaultMethod = wireEnum(wire, "FaultMethod", "method")
+
+        /** The method a JSON string names; [IllegalArgumentException] for anything else. */
+        fun fromJson(json: String): FaultMethod = fromJsonValue(Json.parse(json), "FaultMethod")
+
+        internal fun fromJsonValue(value: Any?, what: String): FaultMethod =
+            wireEnum(jsonString(value, what), what, "method")
+    }
+}
+
+/** When a [FaultRule] acts; [wire] is its name in JSON. */
+enum class FaultPhase(override val wire: String) : WireName {
+    /** Before the request is handled: a like or unlike never happens. */
+    BEFORE("before"),
+
+    /** After it was handled: the write has committed, then the answer is delayed, replaced, cut or lost. */
+    AFTER("after");
+
+    /** The JSON string, quoted. */
+    fun toJson(): String = Json.write(wire)
+
+    companion object {
+        /** The phase named `wire`; [IllegalArgumentException] for any other name. */
+        fun fromWire(wire: String): FaultPhase = wireEnum(wire, "FaultPhase", "phase")
+
+        /** The phase a JSON string names; [IllegalArgumentException] for anything else. */
+        fun fromJson(json: String): FaultPhase = fromJsonValue(Json.parse(json), "FaultPhase")
+
+        internal fun fromJsonValue(value: Any?, what: String): FaultPhase =
+            wireEnum(jsonString(value, what), what, "phase")
+    }
+}
+
+/** What a like or unlike did, as the journal records it; [wire] is its name in JSON. */
+enum class WriteResult(override val wire: String) : WireName {
+    /** The (user, post) row changed: the count moved by one. */
+    APPLIED("applied"),
+
+    /** The row was already as asked (a retry, a repeated tap): nothing changed. */
+    UNCHANGED("unchanged"),
+
+    /** The handler answered an error: nothing changed. */
+    REFUSED("refused");
+
+    /** The JSON string, quoted. */
+    fun toJson(): String = Json.write(wire)
+
+    companion object {
+        /** The result named `wire`; [IllegalArgumentException] for any other name. */
+        fun fromWire(wire: String): WriteResult = wireEnum(wire, "WriteResult", "write result")
+
+        /** The result a JSON string names; [IllegalArgumentException] for anything else. */
+        fun fromJson(json: String): WriteResult = fromJsonValue(Json.parse(json), "WriteResult")
+
+        internal fun fromJsonValue(value: Any?, what: String): WriteResult =
+            wireEnum(jsonString(value, what), what, "write result")
+    }
+}
+
+// ------------------------------------------------------------ fault rules
+
+/** What a [FaultRule] does when it fires (after its latency), tagged by `"kind"` in JSON. */
+sealed class FaultAction {
+    /** The `kind` it is tagged with. */
+    abstract val kind: String
+
+    /** This action as JSON. */
+    fun toJson(): String = Json.write(toJsonValue())
+
+    internal open fun fields(): Map<String, Any?> = emptyMap()
+
+    internal fun toJsonValue(): Map<String, Any?> = linkedMapOf<String, Any?>("kind" to kind).apply { putAll(fields()) }
+
+    /**
+     * Answer `status` (200..599) with `body` (JSON text; by default the
+     * `injected_fault` error body), and `Retry-After` when `retryAfterSecs` is given.
+     *
+     * @throws IllegalArgumentException when `body` is not JSON.
+     */
+    data class Status(val status: Int, val body: String? = null, val retryAfterSecs: Long? = null) : FaultAction() {
+        private val bodyValue: Any? = body?.let(Json::parse)
+        override val kind get() = "status"
+
+        override fun fields(): Map<String, Any?> = linkedMapOf<String, Any?>("status" to status).apply {
+            if (body != null) put("body", bodyValue)
+            if (retryAfterSecs != null) put("retry_after_secs", retryAfterSecs)
+        }
+    }
+
+    /** Close the connection without an answer. */
+    data object Drop : FaultAction() {
+        override val kind get() = "drop"
+    }
+
+    /** Reset the connection (TCP RST) without an answer. */
+    data object Reset : FaultAction() {
+        override val kind get() = "reset"
+    }
+
+    /** Never answer: hold the request until the server's request timeout, then close. */
+    data object Hang : FaultAction() {
+        override val kind get() = "hang"
+    }
+
+    /** Answer the first `bytes` bytes of the real answer's body. Phase [FaultPhase.AFTER] only. */
+    data class Truncate(val bytes: Long) : FaultAction() {
+        override val kind get() = "truncate"
+        override fun fields(): Map<String, Any?> = linkedMapOf("bytes" to bytes)
+    }
+
+    /** Answer 200 with a body that is not JSON. */
+    data object Malformed : FaultAction() {
+        override val kind get() = "malformed"
+    }
+
+    /** Send the real answer's body `bytes` at a time, one piece every `intervalMs`. Phase [FaultPhase.AFTER] only. */
+    data class SlowBody(val bytes: Long, val intervalMs: Long) : FaultAction() {
+        override val kind get() = "slow_body"
+        override fun fields(): Map<String, Any?> = linkedMapOf("bytes" to bytes, "interval_ms" to intervalMs)
+    }
+
+    /** Answer 200 with valid JSON of `bytes` bytes (padding). */
+    data class Oversized(val bytes: Long) : FaultAction() {
+        override val kind get() = "oversized"
+        override fun fields(): Map<String, Any?> = linkedMapOf("bytes" to bytes)
+    }
+
+    companion object {
+        /** Every `kind`, in the order of the API's description. */
+        val KINDS: List<String> = listOf("status", "drop", "reset", "hang", "truncate", "malformed", "slow_body", "oversized")
+
+        /** The action a JSON object describes; [IllegalArgumentException] for anything else. */
+        fun fromJson(json: String): FaultAction = fromJsonValue(Json.parse(json), "FaultAction")
+
+        internal fun fromJsonValue(value: Any?, type: String): FaultAction {
+            val f = JsonFields.of(value, type)
+            val u32 = 0xFFFF_FFFFL
+            return when (val kind = jsonString(f.req("kind"), f.where("kind"))) {
+                "status" -> Status(
+                    status = jsonInt(f.req("status"), f.where("status"), 0, 65_535),
+                    body = f.opt("body")?.let(Json::write),
+                    retryAfterSecs = f.opt("retry_after_secs")?.let { jsonCount(it, f.where("retry_after_secs")) },
+                )
+                "drop" -> Drop
+                "reset" -> Reset
+                "hang" -> Hang
+                "truncate" -> Truncate(jsonLong(f.req("bytes"), f.where("bytes"), 0, u32))
+                "malformed" -> Malformed
+                "slow_body" -> SlowBody(
+                    bytes = jsonLong(f.req("bytes"), f.where("bytes"), 0, u32),
+                    intervalMs = jsonCount(f.req("interval_ms"), f.where("interval_ms")),
+                )
+                "oversized" -> Oversized(jsonCount(f.req("bytes"), f.where("bytes")))
+                else -> throw JsonException("${f.where("kind")}: unknown kind \"$kind\"")
+            }
+        }
+    }
+}
+
+/**
+ * One fault rule: which requests it matches (`route`, and `method`, `post`,
+ * `user` when given), which of their calls it fires on (`nth`, `every`,
+ * `first`, `after`, drawn with `probability`), and what it does then: wait
+ * `latencyMs` plus up to `jitterMs`, then `dropRate`, `failNext` and
+ * `errorRate` (answering `status`), then `action`.
+ *
+ * Encoded, it holds only the fields set or different from their defaults.
+ *
+ * @property nth only the nth matching call (1 is the first).
+ * @property every only every `every`-th matching call.
+ * @property first only the first `first` matching calls.
+ * @property after only the calls after the first `after` matching ones.
+ * @property probability the chance (0..1) that it fires on a call it selects.
+ * @property latencyMs fixed delay when it fires (at most 600 000).
+ * @property jitterMs extra random delay, uniform in 0..jitterMs.
+ * @property errorRate chance (0..1) of answering `status` instead of handling.
+ * @property status the status of injected errors (400..599).
+ * @property dropRate chance (0..1) of dropping the connection without an answer.
+ * @property failNext answer `status` to the next N matching requests, then stop.
+ */
+data class FaultRule(
+    val route: FaultRoute,
+    val method: FaultMethod? = null,
+    val post: Long? = null,
+    val user: Long? = null,
+    val nth: Long? = null,
+    val every: Long? = null,
+    val first: Long? = null,
+    val after: Long? = null,
+    val probability: Double = 1.0,
+    val phase: FaultPhase = FaultPhase.BEFORE,
+    val latencyMs: Long = 0,
+    val jitterMs: Long = 0,
+    val errorRate: Double = 0.0,
+    val status: Int = 503,
+    val dropRate: Double = 0.0,
+    val failNext: Long = 0,
+    val action: FaultAction? = null,
+) {
+    /** This rule as JSON. */
+    fun toJson(): String = Json.write(toJsonValue())
+
+    internal fun toJsonValue(): Map<String, Any?> = linkedMapOf<String, Any?>("route" to route.wire).apply {
+        method?.let { put("method", it.wire) }
+        post?.let { put("post", it) }
+        user?.let { put("user", it) }
+        nth?.let { put("nth", it) }
+        every?.let { put("every", it) }
+        first?.let { put("first", it) }
+        after?.let { put("after", it) }
+        if (probability != 1.0) put("probability", probability)
+        if (phase != FaultPhase.BEFORE) put("phase", phase.wire)
+        if (latencyMs != 0L) put("latency_ms", latencyMs)
+        if (jitterMs != 0L) put("jitter_ms", jitterMs)
+        if (errorRate != 0.0) put("error_rate", errorRate)
+        if (status != 503) put("status", status)
+        if (dropRate != 0.0) put("drop_rate", dropRate)
+        if (failNext != 0L) put("fail_next", failNext)
+        action?.let { put("action", it.toJsonValue()) }
+    }
+
+    companion object {
+        /** The rule a JSON object describes; [IllegalArgumentException] for anything else. */
+        fun fromJson(json: String): FaultRule = fromJsonValue(Json.parse(json))
+
+        internal fun fromJsonValue(value: Any?): FaultRule {
+            val f = JsonFields.of(value, "FaultRule")
+            fun count(name: String) = f.opt(name)?.let { jsonCount(it, f.where(name)) }
+            fun countOr(name: String, default: Long) = f.notNull(name)?.let { jsonCount(it, f.where(name)) } ?: default
+            fun rate(name: String, default: Double) = f.notNull(name)?.let { jsonDouble(it, f.where(name)) } ?: default
+            return FaultRule(
+                route = FaultRoute.fromJsonValue(f.req("route"), f.where("route")),
+                method = f.opt("method")?.let { FaultMethod.fromJsonValue(it, f.where("method")) },
+                post = f.opt("post")?.let { jsonId(it, f.where("post")) },
+                user = f.opt("user")?.let { jsonId(it, f.where("user")) },
+                nth = count("nth"),
+                every = count("every"),
+                first = count("first"),
+                after = count("after"),
+                probability = rate("probability", 1.0),
+                phase = f.notNull("phase")?.let { FaultPhase.fromJsonValue(it, f.where("phase")) } ?: FaultPhase.BEFORE,
+                latencyMs = countOr("latency_ms", 0),
+                jitterMs = countOr("jitter_ms", 0),
+                errorRate = rate("error_rate", 0.0),
+                status = f.notNull("status")?.let { jsonInt(it, f.where("status"), 0, 65_535) } ?: 503,
+                dropRate = rate("drop_rate", 0.0),
+                failNext = countOr("fail_next", 0),
+                action = f.opt("action")?.let { FaultAction.fromJsonValue(it, f.where("action")) },
+            )
+        }
+    }
+}
+
+/**
+ * The fault rules, applied in order (at most 64), and the seed every
+ * probability and jitter is drawn from (null: the server picks one and
+ * reports it). The same seed and the same calls give the same faults.
+ */
+data class FaultRules(val rules: List<FaultRule>, val seed: ULong? = null) {
+    /** These rules as JSON. */
+    fun toJson(): String = Json.write(toJsonValue())
+
+    internal fun toJsonValue(): Map<String, Any?> = linkedMapOf<String, Any?>().apply {
+        seed?.let { put("seed", it) }
+        put("rules", rules.map { it.toJsonValue() })
+    }
+
+    companion object {
+        /** The rules a JSON object describes; [IllegalArgumentException] for anything else. */
+        fun fromJson(json: String): FaultRules = fromJsonValue(Json.parse(json))
+
+        internal fun fromJsonValue(value: Any?): FaultRules {
+            val f = JsonFields.of(value, "FaultRules")
+            return FaultRules(
+                rules = jsonList(f.req("rules"), f.where("rules")).map(FaultRule::fromJsonValue),
+                seed = f.opt("seed")?.let { jsonULong(it, f.where("seed")) },
+            )
+        }
+    }
+}
+
+// ------------------------------------------------------------ the journal
+
+/**
+ * One request to a public route, as the request journal has it.
+ *
+ * @property seq its place in the journal: 1, 2, 3, … in order of arrival.
+ * @property atMs when it arrived, in milliseconds since the Unix epoch.
+ * @property durationMs how long it took until its answer (or until the connection was cut).
+ * @property path its path and query.
+ * @property posts the post it names, or the posts a batch read asks for.
+ * @property user the signed-in user, when the token was valid.
+ * @property status the answer's status; null when no answer was written (a fault cut or held the connection).
+ * @property write for a like or unlike that reached the handler: what it did.
+ * @property faultRule the fault rule that acted on it (its place in the rule set).
+ * @property faultPhase when that rule acted.
+ * @property fault what it did: a [FaultAction] kind.
+ * @property inFlight not answered yet: `status`, `durationMs`, `write` and the fault fields come with the answer.
+ */
+data class JournalEntry(
+    val seq: Long,
+    val atMs: Long,
+    val durationMs: Long,
+    val method: FaultMethod,
+    val route: FaultRoute,
+    val path: String,
+    val posts: List<Long>,
+    val user: Long?,
+    val status: Int?,
+    val write: WriteResult?,
+    val faultRule: Int?,
+    val faultPhase: FaultPhase?,
+    val fault: String?,
+    val inFlight: Boolean,
+) {
+    /** This entry as JSON, every field written (null ones as null). */
+    fun toJson(): String = Json.write(toJsonValue())
+
+    internal fun toJsonValue(): Map<String, Any?> = linkedMapOf(
+        "seq" to seq,
+        "at_ms" to atMs,
+        "duration_ms" to durationMs,
+        "method" to method.wire,
+        "route" to route.wire,
+        "path" to path,
+        "posts" to posts,
+        "user" to user,
+        "status" to status,
+        "write" to write?.wire,
+        "fault_rule" to faultRule,
+        "fault_phase" to faultPhase?.wire,
+        "fault" to fault,
+        "in_flight" to inFlight,
+    )
+
+    companion object {
+        /** The entry a JSON object describes; [IllegalArgumentException] for anything else. */
+        fun fromJson(json: String): JournalEntry = fromJsonValue(Json.parse(json))
+
+        internal fun fromJsonValue(value: Any?): JournalEntry {
+            val f = JsonFields.of(value, "JournalEntry")
+            return JournalEntry(
+                seq = jsonCount(f.req("seq"), f.where("seq")),
+                atMs = jsonCount(f.req("at_ms"), f.where("at_ms")),
+                durationMs = jsonCount(f.req("duration_ms"), f.where("duration_ms")),
+                method = FaultMethod.fromJsonValue(f.req("method"), f.where("method")),
+                route = FaultRoute.fromJsonValue(f.req("route"), f.where("route")),
+                path = jsonString(f.req("path"), f.where("path")),
+                posts = jsonIds(f.req("posts"), f.where("posts")),
+                user = f.opt("user")?.let { jsonId(it, f.where("user")) },
+                status = f.opt("status")?.let { jsonInt(it, f.where("status"), 0, 65_535) },
+                write = f.opt("write")?.let { WriteResult.fromJsonValue(it, f.where("write")) },
+                faultRule = f.opt("fault_rule")?.let { jsonInt(it, f.where("fault_rule"), 0, Int.MAX_VALUE) },
+                faultPhase = f.opt("fault_phase")?.let { FaultPhase.fromJsonValue(it, f.where("fault_phase")) },
+                fault = f.opt("fault")?.let { jsonString(it, f.where("fault")) },
+                inFlight = jsonBoolean(f.req("in_flight"), f.where("in_flight")),
+            )
+        }
+    }
+}
+
+/**
+ * The answer of `requests`: the matching entries, oldest first.
+ *
+ * @property capacity how many entries the journal holds at most (`--journal-size`).
+ * @property dropped how many older entries were let go to stay within it.
+ */
+data class Journal(val entries: List<JournalEntry>, val capacity: Long, val dropped: Long) {
+    /** This journal as JSON. */
+    fun toJson(): String = Json.write(toJsonValue())
+
+    internal fun toJsonValue(): Map<String, Any?> = linkedMapOf(
+        "entries" to entries.map { it.toJsonValue() },
+        "capacity" to capacity,
+        "dropped" to dropped,
+    )
+
+    companion object {
+        /** The journal a JSON object describes; [IllegalArgumentException] for anything else. */
+        fun fromJson(json: String): Journal = fromJsonValue(Json.parse(json))
+
+        internal fun fromJsonValue(value: Any?): Journal {
+            val f = JsonFields.of(value, "Journal")
+            return Journal(
+                entries = jsonList(f.req("entries"), f.where("entries")).map(JournalEntry::fromJsonValue),
+                capacity = jsonCount(f.req("capacity"), f.where("capacity")),
+                dropped = jsonCount(f.req("dropped"), f.where("dropped")),
+            )
+        }
+    }
+}
+
+// ------------------------------------------------------------ seeding
+
+/** A seed document (also the server's `--seed FILE`): users, then posts with their likers. */
+data class Seed(val users: List<SeedUser> = emptyList(), val posts: List<SeedPost> = emptyList()) {
+    /** This seed as JSON. */
+    fun toJson(): String = Json.write(toJsonValue())
+
+    internal fun toJsonValue(): Map<String, Any?> = linkedMapOf(
+        "users" to users.map { it.toJsonValue() },
+        "posts" to posts.map { it.toJsonValue() },
+    )
+
+    companion object {
+        /** The seed a JSON object describes; [IllegalArgumentException] for anything else. */
+        fun fromJson(json: String): Seed = fromJsonValue(Json.parse(json))
+
+        internal fun fromJsonValue(value: Any?): Seed {
+            val f = JsonFields.of(value, "Seed")
+            return Seed(
+                users = f.notNull("users")?.let { jsonList(it, f.where("users")).map(SeedUser::fromJsonValue) } ?: emptyList(),
+                posts = f.notNull("posts")?.let { jsonList(it, f.where("posts")).map(SeedPost::fromJsonValue) } ?: emptyList(),
+            )
+        }
+    }
+}
+
+/** A user in a [Seed]: id, display name and the user's own friends. */
+data class SeedUser(val id: Long, val name: String, val friends: List<Long> = emptyList()) {
+    /** This user as JSON. */
+    fun toJson(): String = Json.write(toJsonValue())
+
+    internal fun toJsonValue(): Map<String, Any?> = linkedMapOf("id" to id, "name" to name, "friends" to friends)
+
+    companion object {
+        /** The user a JSON object describes; [IllegalArgumentException] for anything else. */
+        fun fromJson(json: String): SeedUser = fromJsonValue(Json.parse(json))
+
+        internal fun fromJsonValue(value: Any?): SeedUser {
+            val f = JsonFields.of(value, "SeedUser")
+            return SeedUser(
+                id = jsonId(f.req("id"), f.where("id")),
+                name = jsonString(f.req("name"), f.where("name")),
+                friends = f.notNull("friends")?.let { jsonIds(it, f.where("friends")) } ?: emptyList(),
+            )
+        }
+    }
+}
+
+/** A post in a [Seed] and the users who like it, oldest first. */
+data class SeedPost(val id: Long, val likers: List<Long> = emptyList()) {
+    /** This post as JSON. */
+    fun toJson(): String = Json.write(toJsonValue())
+
+    internal fun toJsonValue(): Map<String, Any?> = linkedMapOf("id" to id, "likers" to likers)
+
+    companion object {
+        /** The post a JSON object describes; [IllegalArgumentException] for anything else. */
+        fun fromJson(json: String): SeedPost = fromJsonValue(Json.parse(json))
+
+        internal fun fromJsonValue(value: Any?): SeedPost {
+            val f = JsonFields.of(value, "SeedPost")
+            return SeedPost(
+                id = jsonId(f.req("id"), f.where("id")),
+                likers = f.notNull("likers")?.let { jsonIds(it, f.where("likers")) } ?: emptyList(),
+            )
+        }
+    }
+}

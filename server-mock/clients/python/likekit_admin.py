@@ -1,0 +1,894 @@
+"""A typed client for the LikeKit mock server's admin API.
+
+The routes under ``/admin`` are on only when the server runs with
+``--admin-key K``; every call sends ``X-Admin-Key: K``. The operations and
+bodies follow the server's OpenAPI document (``GET /openapi.json``): every
+call looks its method and path up in :data:`OPERATIONS`, and every body is a
+typed value with ``to_json()`` (a dict of the wire's exact shape) and
+``from_json(dict)`` (which raises ``ValueError`` for a value of the wrong
+type). Standard library only; proxies are never used.
+
+Example::
+
+    from likekit_admin import Admin, Drop, FaultPhase, FaultRoute, FaultRule
+
+    admin = Admin("http://127.0.0.1:8080", "dev")
+    admin.create_user(7, "Ana")
+    admin.create_post(42)
+    token = admin.mint_token(7)
+    # The first like of post 42 is saved, then its answer is lost.
+    admin.set_faults([
+        FaultRule(FaultRoute.LIKE, post=42, nth=1, phase=FaultPhase.AFTER, action=Drop())
+    ])
+    ...  # the app under test likes post 42 with `token`
+    likes = admin.requests(route=FaultRoute.LIKE, post=42).entries
+    admin.clear_faults()
+
+Ids are ints from 1 to 2**63 - 1.
+"""
+
+import enum
+import http.client
+import json
+import math
+import re
+import urllib.error
+import urllib.parse
+import urllib.request
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Dict, Iterable, List, Mapping, Optional, Tuple, Type, Union
+
+__all__ = [
+    "OPERATIONS",
+    "MAX_ID",
+    "FAULT_ACTIONS",
+    "Admin",
+    "AdminError",
+    "Created",
+    "FaultRoute",
+    "FaultMethod",
+    "FaultPhase",
+    "WriteResult",
+    "FaultAction",
+    "Status",
+    "Drop",
+    "Reset",
+    "Hang",
+    "Truncate",
+    "Malformed",
+    "SlowBody",
+    "Oversized",
+    "FaultRule",
+    "FaultRules",
+    "JournalEntry",
+    "Journal",
+    "Seed",
+    "SeedUser",
+    "SeedPost",
+    "RequestFilter",
+]
+
+#: Every admin operation: operationId → (HTTP method, path template), as in
+#: the server's ``/openapi.json``.
+OPERATIONS: Dict[str, Tuple[str, str]] = {
+    "create_user": ("POST", "/admin/users"),
+    "create_post": ("POST", "/admin/posts"),
+    "set_friends": ("PUT", "/admin/users/{id}/friends"),
+    "mint_token": ("POST", "/admin/tokens"),
+    "set_faults": ("PUT", "/admin/faults"),
+    "get_faults": ("GET", "/admin/faults"),
+    "clear_faults": ("DELETE", "/admin/faults"),
+    "requests": ("GET", "/admin/requests"),
+    "clear_requests": ("DELETE", "/admin/requests"),
+    "reset": ("POST", "/admin/reset"),
+    "seed": ("POST", "/admin/seed"),
+}
+
+#: The largest id: ids are ints from 1 to 2**63 - 1.
+MAX_ID = 2**63 - 1
+_MAX_U64 = 2**64 - 1
+
+
+class AdminError(Exception):
+    """An admin call that failed.
+
+    ``status`` is the HTTP status, or ``None`` when no answer came
+    (connection refused, timeout). ``code`` is the server's error code
+    (``bad_name``, ``bad_admin_key``…), ``unreadable`` for an answer that is
+    not the expected JSON, or ``no_answer`` when no answer came (as in every
+    language's admin client). ``message`` says what happened.
+    """
+
+    def __init__(self, status: Optional[int], code: str, message: str):
+        self.status = status
+        self.code = code
+        self.message = message
+        super().__init__(status, code, message)
+
+    def __str__(self) -> str:
+        if self.status is None:
+            return f"admin request failed: {self.message}"
+        return f"admin API answered {self.status}: {self.code} ({self.message})"
+
+
+# ---------------------------------------------------------------- decoding
+
+
+def _fail(where: str, what: str, value: Any) -> ValueError:
+    return ValueError(f"{where}: expected {what}, got {value!r}")
+
+
+def _object(value: Any, where: str, known: Optional[Iterable[str]] = None) -> Mapping[str, Any]:
+    """`value` as a JSON object; with `known`, refusing any other key."""
+    if not isinstance(value, Mapping):
+        raise _fail(where, "an object", value)
+    if known is not None:
+        unknown = sorted(set(value) - set(known))
+        if unknown:
+            raise ValueError(f"{where}: unknown field(s) {', '.join(map(repr, unknown))}")
+    return value
+
+
+def _required(obj: Mapping[str, Any], key: str, where: str) -> Any:
+    if key not in obj:
+        raise ValueError(f"{where}: missing field {key!r}")
+    return obj[key]
+
+
+def _int(value: Any, where: str, lo: int = 0, hi: int = _MAX_U64) -> int:
+    # bool is an int in Python, never in JSON.
+    if isinstance(value, bool) or not isinstance(value, int) or not lo <= value <= hi:
+        raise _fail(where, f"a whole number from {lo} to {hi}", value)
+    return value
+
+
+def _id(value: Any, where: str) -> int:
+    return _int(value, where, 1, MAX_ID)
+
+
+def _opt(decode, value: Any, where: str):
+    return None if value is None else decode(value, where)
+
+
+def _float(value: Any, where: str, lo: float = 0.0, hi: float = 1.0) -> float:
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, (int, float))
+        or not math.isfinite(value)
+        or not lo <= value <= hi
+    ):
+        raise _fail(where, f"a number from {lo} to {hi}", value)
+    return float(value)
+
+
+def _str(value: Any, where: str) -> str:
+    if not isinstance(value, str):
+        raise _fail(where, "a string", value)
+    return value
+
+
+def _bool(value: Any, where: str) -> bool:
+    if not isinstance(value, bool):
+        raise _fail(where, "true or false", value)
+    return value
+
+
+def _list(value: Any, where: str) -> list:
+    if not isinstance(value, list):
+        raise _fail(where, "an array", value)
+    return value
+
+
+def _ids(value: Any, where: str) -> List[int]:
+    return [_id(item, f"{where}[{i}]") for i, item in enumerate(_list(value, where))]
+
+
+def _enum(cls, value: Any, where: str):
+    if isinstance(value, cls):
+        return value
+    if isinstance(value, str):
+        try:
+            return cls(value)
+        except ValueError:
+            pass
+    raise _fail(where, f"one of {[m.value for m in cls]}", value)
+
+
+# ---------------------------------------------------------------- enums
+
+
+class FaultRoute(str, enum.Enum):
+    """Which public routes a fault rule applies to (and a journal entry's route)."""
+
+    LIKE = "like"
+    """``POST /posts/{id}/like``"""
+    UNLIKE = "unlike"
+    """``DELETE /posts/{id}/like``"""
+    LIKES = "likes"
+    """``GET /posts/{id}/likes``"""
+    BATCH = "batch"
+    """``GET /likes?posts=…``"""
+    ALL = "*"
+    """Every public route."""
+
+    def __str__(self) -> str:
+        return self.value
+
+
+class FaultMethod(str, enum.Enum):
+    """An HTTP method a fault rule may be limited to."""
+
+    GET = "GET"
+    POST = "POST"
+    DELETE = "DELETE"
+
+    def __str__(self) -> str:
+        return self.value
+
+
+class FaultPhase(str, enum.Enum):
+    """When a fault rule acts: before the request is handled, or after."""
+
+    BEFORE = "before"
+    """A like or unlike never happens."""
+    AFTER = "after"
+    """The write has committed; then the answer is delayed, replaced, cut or lost."""
+
+    def __str__(self) -> str:
+        return self.value
+
+
+class WriteResult(str, enum.Enum):
+    """What a like or unlike did, as the request journal records it."""
+
+    APPLIED = "applied"
+    """The (user, post) row changed: the count moved by one."""
+    UNCHANGED = "unchanged"
+    """The row was already as asked: nothing changed."""
+    REFUSED = "refused"
+    """The handler answered an error: nothing changed."""
+
+    def __str__(self) -> str:
+        return self.value
+
+
+class Created(enum.Enum):
+    """What ``create_user``/``create_post`` did; the value is the HTTP status."""
+
+    NEW = 201
+    """It did not exist."""
+    EXISTED = 200
+    """It existed (a user is renamed; a post is left as it is)."""
+
+
+# ---------------------------------------------------------------- fault actions
+
+
+class FaultAction:
+    """What a fault rule does when it fires: one of :class:`Status`,
+    :class:`Drop`, :class:`Reset`, :class:`Hang`, :class:`Truncate`,
+    :class:`Malformed`, :class:`SlowBody`, :class:`Oversized`. On the wire an
+    object tagged by ``"kind"``."""
+
+    kind: ClassVar[str]
+    _fields: ClassVar[Tuple[str, ...]] = ()
+
+    def to_json(self) -> Dict[str, Any]:
+        """The wire's object: ``{"kind": …, …}``."""
+        out: Dict[str, Any] = {"kind": self.kind}
+        for name in self._fields:
+            value = getattr(self, name)
+            if value is not None:
+                out[name] = value
+        return out
+
+    @classmethod
+    def from_json(cls, value: Any) -> "FaultAction":
+        """The action `value` describes; ``ValueError`` when it is none."""
+        where = "FaultAction"
+        obj = _object(value, where)
+        kind = _required(obj, "kind", where)
+        action = FAULT_ACTIONS.get(kind) if isinstance(kind, str) else None
+        if action is None:
+            raise _fail(f"{where}.kind", f"one of {list(FAULT_ACTIONS)}", kind)
+        if cls is not FaultAction and action is not cls:
+            raise _fail(f"{where}.kind", repr(cls.kind), kind)
+        return action._decode(_object(obj, where, ("kind",) + action._fields))
+
+    @classmethod
+    def _decode(cls, obj: Mapping[str, Any]) -> "FaultAction":
+        return cls()
+
+
+@dataclass(frozen=True)
+class Status(FaultAction):
+    """Answer `status` (200..=599) with `body` (any JSON; by default the
+    ``injected_fault`` error body), and ``Retry-After`` when given."""
+
+    kind: ClassVar[str] = "status"
+    _fields: ClassVar[Tuple[str, ...]] = ("status", "body", "retry_after_secs")
+    status: int
+    body: Any = None
+    retry_after_secs: Optional[int] = None
+
+    @classmethod
+    def _decode(cls, obj: Mapping[str, Any]) -> "Status":
+        return cls(
+            status=_int(_required(obj, "status", "Status"), "Status.status", 0, 65535),
+            body=obj.get("body"),
+            retry_after_secs=_opt(_int, obj.get("retry_after_secs"), "Status.retry_after_secs"),
+        )
+
+
+@dataclass(frozen=True)
+class Drop(FaultAction):
+    """Close the connection without an answer."""
+
+    kind: ClassVar[str] = "drop"
+
+
+@dataclass(frozen=True)
+class Reset(FaultAction):
+    """Reset the connection (TCP RST) without an answer."""
+
+    kind: ClassVar[str] = "reset"
+
+
+@dataclass(frozen=True)
+class Hang(FaultAction):
+    """Never answer: hold the request until the server's request timeout."""
+
+    kind: ClassVar[str] = "hang"
+
+
+@dataclass(frozen=True)
+class Truncate(FaultAction):
+    """Answer with the first `bytes` bytes of the real body. Phase ``after`` only."""
+
+    kind: ClassVar[str] = "truncate"
+    _fields: ClassVar[Tuple[str, ...]] = ("bytes",)
+    bytes: int
+
+    @classmethod
+    def _decode(cls, obj: Mapping[str, Any]) -> "Truncate":
+        return cls(_int(_required(obj, "bytes", "Truncate"), "Truncate.bytes", 0, 2**32 - 1))
+
+
+@dataclass(frozen=True)
+class Malformed(FaultAction):
+    """Answer 200 with a body that is not JSON."""
+
+    kind: ClassVar[str] = "malformed"
+
+
+@dataclass(frozen=True)
+class SlowBody(FaultAction):
+    """Send the real body `bytes` at a time, one piece every `interval_ms`.
+    Phase ``after`` only."""
+
+    kind: ClassVar[str] = "slow_body"
+    _fields: ClassVar[Tuple[str, ...]] = ("bytes", "interval_ms")
+    bytes: int
+    interval_ms: int
+
+    @classmethod
+    def _decode(cls, obj: Mapping[str, Any]) -> "SlowBody":
+        return cls(
+            _int(_required(obj, "bytes", "SlowBody"), "SlowBody.bytes", 0, 2**32 - 1),
+            _int(_required(obj, "interval_ms", "SlowBody"), "SlowBody.interval_ms"),
+        )
+
+
+@dataclass(frozen=True)
+class Oversized(FaultAction):
+    """Answer 200 with valid JSON of `bytes` bytes (padding), streamed."""
+
+    kind: ClassVar[str] = "oversized"
+    _fields: ClassVar[Tuple[str, ...]] = ("bytes",)
+    bytes: int
+
+    @classmethod
+    def _decode(cls, obj: Mapping[str, Any]) -> "Oversized":
+        return cls(_int(_required(obj, "bytes", "Oversized"), "Oversized.bytes"))
+
+
+#: Every fault action: its ``kind`` → its class.
+FAULT_ACTIONS: Dict[str, Type[FaultAction]] = {
+    action.kind: action
+    for action in (Status, Drop, Reset, Hang, Truncate, Malformed, SlowBody, Oversized)
+}
+
+
+# ---------------------------------------------------------------- bodies
+
+
+@dataclass
+class FaultRule:
+    """One fault rule: which requests it matches (`route`, and `method`,
+    `post`, `user` when given), which of their calls it fires on (`nth`,
+    `every`, `first`, `after`, `probability`), and what it does then
+    (`latency_ms` + up to `jitter_ms`, `drop_rate`, `fail_next`,
+    `error_rate` with `status`, then `action`). Enum fields also take their
+    wire strings. ``to_json`` writes only the fields that differ from their
+    defaults."""
+
+    route: FaultRoute
+    method: Optional[FaultMethod] = None
+    post: Optional[int] = None
+    user: Optional[int] = None
+    nth: Optional[int] = None
+    every: Optional[int] = None
+    first: Optional[int] = None
+    after: Optional[int] = None
+    probability: float = 1.0
+    phase: FaultPhase = FaultPhase.BEFORE
+    latency_ms: int = 0
+    jitter_ms: int = 0
+    error_rate: float = 0.0
+    status: int = 503
+    drop_rate: float = 0.0
+    fail_next: int = 0
+    action: Optional[FaultAction] = None
+
+    _DEFAULTS: ClassVar[Dict[str, Any]] = {
+        "probability": 1.0,
+        "phase": FaultPhase.BEFORE,
+        "latency_ms": 0,
+        "jitter_ms": 0,
+        "error_rate": 0.0,
+        "status": 503,
+        "drop_rate": 0.0,
+        "fail_next": 0,
+    }
+    _KEYS: ClassVar[Tuple[str, ...]] = (
+        "route", "method", "post", "user", "nth", "every", "first", "after", "probability",
+        "phase", "latency_ms", "jitter_ms", "error_rate", "status", "drop_rate", "fail_next",
+        "action",
+    )
+
+    def __post_init__(self) -> None:
+        self.route = _enum(FaultRoute, self.route, "FaultRule.route")
+        self.method = _opt(lambda v, w: _enum(FaultMethod, v, w), self.method, "FaultRule.method")
+        self.phase = _enum(FaultPhase, self.phase, "FaultRule.phase")
+        if self.action is not None and not isinstance(self.action, FaultAction):
+            raise _fail("FaultRule.action", "a FaultAction", self.action)
+
+    def to_json(self) -> Dict[str, Any]:
+        """The wire's object, without the fields left at their defaults."""
+        out: Dict[str, Any] = {}
+        for key in self._KEYS:
+            value = getattr(self, key)
+            if value is None or (key in self._DEFAULTS and value == self._DEFAULTS[key]):
+                continue
+            if isinstance(value, enum.Enum):
+                value = value.value
+            elif isinstance(value, FaultAction):
+                value = value.to_json()
+            out[key] = value
+        return out
+
+    @classmethod
+    def from_json(cls, value: Any) -> "FaultRule":
+        """The rule `value` describes; ``ValueError`` for a wrong type or an unknown field."""
+        w = "FaultRule"
+        obj = _object(value, w, cls._KEYS)
+        d = cls._DEFAULTS
+
+        def ms(key: str) -> int:
+            return _int(obj.get(key, d[key]), f"{w}.{key}", 0, 600_000)
+
+        def rate(key: str) -> float:
+            return _float(obj.get(key, d[key]), f"{w}.{key}")
+
+        return cls(
+            route=_enum(FaultRoute, _required(obj, "route", w), f"{w}.route"),
+            method=_opt(lambda v, x: _enum(FaultMethod, v, x), obj.get("method"), f"{w}.method"),
+            post=_opt(_id, obj.get("post"), f"{w}.post"),
+            user=_opt(_id, obj.get("user"), f"{w}.user"),
+            nth=_opt(_int, obj.get("nth"), f"{w}.nth"),
+            every=_opt(_int, obj.get("every"), f"{w}.every"),
+            first=_opt(_int, obj.get("first"), f"{w}.first"),
+            after=_opt(_int, obj.get("after"), f"{w}.after"),
+            probability=rate("probability"),
+            phase=_enum(FaultPhase, obj.get("phase", d["phase"]), f"{w}.phase"),
+            latency_ms=ms("latency_ms"),
+            jitter_ms=ms("jitter_ms"),
+            error_rate=rate("error_rate"),
+            status=_int(obj.get("status", d["status"]), f"{w}.status", 0, 65535),
+            drop_rate=rate("drop_rate"),
+            fail_next=_int(obj.get("fail_next", d["fail_next"]), f"{w}.fail_next"),
+            action=_opt(lambda v, x: FaultAction.from_json(v), obj.get("action"), f"{w}.action"),
+        )
+
+
+@dataclass
+class FaultRules:
+    """Every fault rule, applied in order, and the seed of the generator
+    their probabilities and jitter are drawn from (``None``: the server
+    picks one and reports it)."""
+
+    rules: List[FaultRule] = field(default_factory=list)
+    seed: Optional[int] = None
+
+    def to_json(self) -> Dict[str, Any]:
+        """The wire's object: ``{"seed"?: …, "rules": […]}``."""
+        out: Dict[str, Any] = {} if self.seed is None else {"seed": self.seed}
+        out["rules"] = [rule.to_json() for rule in self.rules]
+        return out
+
+    @classmethod
+    def from_json(cls, value: Any) -> "FaultRules":
+        """The rules `value` describes; ``ValueError`` for a wrong type or an unknown field."""
+        obj = _object(value, "FaultRules", ("seed", "rules"))
+        rules = _list(_required(obj, "rules", "FaultRules"), "FaultRules.rules")
+        return cls(
+            rules=[FaultRule.from_json(rule) for rule in rules],
+            seed=_opt(_int, obj.get("seed"), "FaultRules.seed"),
+        )
+
+
+@dataclass
+class JournalEntry:
+    """One request to a public route, as the request journal records it.
+    `status` is ``None`` when no answer was written; `write` is set for a
+    like or unlike that reached its handler; `fault_rule`, `fault_phase` and
+    `fault` (an action's kind) say which rule acted on it; `in_flight` is
+    true until its answer is ready."""
+
+    seq: int
+    at_ms: int
+    duration_ms: int
+    method: FaultMethod
+    route: FaultRoute
+    path: str
+    posts: List[int]
+    user: Optional[int] = None
+    status: Optional[int] = None
+    write: Optional[WriteResult] = None
+    fault_rule: Optional[int] = None
+    fault_phase: Optional[FaultPhase] = None
+    fault: Optional[str] = None
+    in_flight: bool = False
+
+    def to_json(self) -> Dict[str, Any]:
+        """The wire's object, every field present (``None`` as null)."""
+
+        def plain(value: Any) -> Any:
+            return value.value if isinstance(value, enum.Enum) else value
+
+        return {
+            "seq": self.seq,
+            "at_ms": self.at_ms,
+            "duration_ms": self.duration_ms,
+            "method": plain(self.method),
+            "route": plain(self.route),
+            "path": self.path,
+            "posts": list(self.posts),
+            "user": self.user,
+            "status": self.status,
+            "write": plain(self.write),
+            "fault_rule": self.fault_rule,
+            "fault_phase": plain(self.fault_phase),
+            "fault": self.fault,
+            "in_flight": self.in_flight,
+        }
+
+    @classmethod
+    def from_json(cls, value: Any) -> "JournalEntry":
+        """The entry `value` describes; ``ValueError`` for a wrong type.
+        Fields this client does not know are ignored."""
+        w = "JournalEntry"
+        obj = _object(value, w)
+
+        def req(key: str) -> Any:
+            return _required(obj, key, w)
+
+        return cls(
+            seq=_int(req("seq"), f"{w}.seq"),
+            at_ms=_int(req("at_ms"), f"{w}.at_ms"),
+            duration_ms=_int(req("duration_ms"), f"{w}.duration_ms"),
+            method=_enum(FaultMethod, req("method"), f"{w}.method"),
+            route=_enum(FaultRoute, req("route"), f"{w}.route"),
+            path=_str(req("path"), f"{w}.path"),
+            posts=_ids(req("posts"), f"{w}.posts"),
+            user=_opt(_id, obj.get("user"), f"{w}.user"),
+            status=_opt(lambda v, x: _int(v, x, 0, 65535), obj.get("status"), f"{w}.status"),
+            write=_opt(lambda v, x: _enum(WriteResult, v, x), obj.get("write"), f"{w}.write"),
+            fault_rule=_opt(lambda v, x: _int(v, x, 0, 2**32 - 1), obj.get("fault_rule"), f"{w}.fault_rule"),
+            fault_phase=_opt(lambda v, x: _enum(FaultPhase, v, x), obj.get("fault_phase"), f"{w}.fault_phase"),
+            fault=_opt(_str, obj.get("fault"), f"{w}.fault"),
+            in_flight=_bool(req("in_flight"), f"{w}.in_flight"),
+        )
+
+
+@dataclass
+class Journal:
+    """The journal's entries that matched a query, oldest first; how many
+    entries it holds at most (`capacity`) and how many older ones it let go
+    of (`dropped`)."""
+
+    entries: List[JournalEntry]
+    capacity: int
+    dropped: int
+
+    def to_json(self) -> Dict[str, Any]:
+        """The wire's object."""
+        return {
+            "entries": [entry.to_json() for entry in self.entries],
+            "capacity": self.capacity,
+            "dropped": self.dropped,
+        }
+
+    @classmethod
+    def from_json(cls, value: Any) -> "Journal":
+        """The journal `value` describes; ``ValueError`` for a wrong type.
+        Fields this client does not know are ignored."""
+        obj = _object(value, "Journal")
+        entries = _list(_required(obj, "entries", "Journal"), "Journal.entries")
+        return cls(
+            entries=[JournalEntry.from_json(entry) for entry in entries],
+            capacity=_int(_required(obj, "capacity", "Journal"), "Journal.capacity"),
+            dropped=_int(_required(obj, "dropped", "Journal"), "Journal.dropped"),
+        )
+
+
+@dataclass
+class SeedUser:
+    """A user of a :class:`Seed`: id, display name and (directed) friends."""
+
+    id: int
+    name: str
+    friends: List[int] = field(default_factory=list)
+
+    def to_json(self) -> Dict[str, Any]:
+        """The wire's object."""
+        return {"id": self.id, "name": self.name, "friends": list(self.friends)}
+
+    @classmethod
+    def from_json(cls, value: Any) -> "SeedUser":
+        """The user `value` describes; ``ValueError`` for a wrong type or an unknown field."""
+        obj = _object(value, "SeedUser", ("id", "name", "friends"))
+        return cls(
+            id=_id(_required(obj, "id", "SeedUser"), "SeedUser.id"),
+            name=_str(_required(obj, "name", "SeedUser"), "SeedUser.name"),
+            friends=_ids(obj.get("friends", []), "SeedUser.friends"),
+        )
+
+
+@dataclass
+class SeedPost:
+    """A post of a :class:`Seed` and the users who like it, oldest first."""
+
+    id: int
+    likers: List[int] = field(default_factory=list)
+
+    def to_json(self) -> Dict[str, Any]:
+        """The wire's object."""
+        return {"id": self.id, "likers": list(self.likers)}
+
+    @classmethod
+    def from_json(cls, value: Any) -> "SeedPost":
+        """The post `value` describes; ``ValueError`` for a wrong type or an unknown field."""
+        obj = _object(value, "SeedPost", ("id", "likers"))
+        return cls(
+            id=_id(_required(obj, "id", "SeedPost"), "SeedPost.id"),
+            likers=_ids(obj.get("likers", []), "SeedPost.likers"),
+        )
+
+
+@dataclass
+class Seed:
+    """A seed document (as ``--seed FILE`` or ``POST /admin/seed``): users
+    with their friends, posts with their likers."""
+
+    users: List[SeedUser] = field(default_factory=list)
+    posts: List[SeedPost] = field(default_factory=list)
+
+    def to_json(self) -> Dict[str, Any]:
+        """The wire's object."""
+        return {
+            "users": [user.to_json() for user in self.users],
+            "posts": [post.to_json() for post in self.posts],
+        }
+
+    @classmethod
+    def from_json(cls, value: Any) -> "Seed":
+        """The seed `value` describes; ``ValueError`` for a wrong type or an unknown field."""
+        obj = _object(value, "Seed", ("users", "posts"))
+        return cls(
+            users=[SeedUser.from_json(u) for u in _list(obj.get("users", []), "Seed.users")],
+            posts=[SeedPost.from_json(p) for p in _list(obj.get("posts", []), "Seed.posts")],
+        )
+
+
+@dataclass
+class RequestFilter:
+    """Which journal entries ``requests`` returns: those matching every
+    field given (`since`: entries after that ``seq``). Enum fields also take
+    their wire strings."""
+
+    route: Optional[FaultRoute] = None
+    method: Optional[FaultMethod] = None
+    post: Optional[int] = None
+    user: Optional[int] = None
+    since: Optional[int] = None
+
+    _KEYS: ClassVar[Tuple[str, ...]] = ("route", "method", "post", "user", "since")
+
+    def __post_init__(self) -> None:
+        self.route = _opt(lambda v, w: _enum(FaultRoute, v, w), self.route, "RequestFilter.route")
+        self.method = _opt(lambda v, w: _enum(FaultMethod, v, w), self.method, "RequestFilter.method")
+
+    def to_json(self) -> Dict[str, Any]:
+        """The fields given, as the query's parameters."""
+        out: Dict[str, Any] = {}
+        for key in self._KEYS:
+            value = getattr(self, key)
+            if value is not None:
+                out[key] = value.value if isinstance(value, enum.Enum) else value
+        return out
+
+    @classmethod
+    def from_json(cls, value: Any) -> "RequestFilter":
+        """The filter `value` describes; ``ValueError`` for a wrong type or an unknown field."""
+        w = "RequestFilter"
+        obj = _object(value, w, cls._KEYS)
+        return cls(
+            route=_opt(lambda v, x: _enum(FaultRoute, v, x), obj.get("route"), f"{w}.route"),
+            method=_opt(lambda v, x: _enum(FaultMethod, v, x), obj.get("method"), f"{w}.method"),
+            post=_opt(_id, obj.get("post"), f"{w}.post"),
+            user=_opt(_id, obj.get("user"), f"{w}.user"),
+            since=_opt(_int, obj.get("since"), f"{w}.since"),
+        )
+
+    def query(self) -> str:
+        """The URL query (``route=like&post=42``), empty when nothing is given."""
+        return urllib.parse.urlencode(self.to_json())
+
+
+# ---------------------------------------------------------------- the client
+
+
+class Admin:
+    """A client for one server's admin API. Every method raises
+    :class:`AdminError` when the call fails."""
+
+    #: The operations this client calls (the module's :data:`OPERATIONS`).
+    OPERATIONS: ClassVar[Dict[str, Tuple[str, str]]] = OPERATIONS
+
+    def __init__(self, url: str, key: str, timeout: float = 30.0):
+        """A client for the server at `url` (``http://127.0.0.1:8080``) with
+        its admin `key`; each call waits at most `timeout` seconds."""
+        self.url = url.rstrip("/")
+        self.timeout = timeout
+        self._key = key
+        self._opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+
+    def __repr__(self) -> str:
+        return f"Admin({self.url!r})"
+
+    def _call(
+        self,
+        operation: str,
+        body: Any = None,
+        query: str = "",
+        **path: int,
+    ) -> Tuple[int, Any]:
+        """Calls `operation` and returns its status and decoded JSON answer."""
+        method, template = self.OPERATIONS[operation]
+        target = re.sub(
+            r"\{(\w+)\}", lambda m: urllib.parse.quote(str(path[m.group(1)]), safe=""), template
+        )
+        headers = {"X-Admin-Key": self._key, "Accept": "application/json"}
+        data = None
+        if body is not None:
+            data = json.dumps(body).encode()
+            headers["Content-Type"] = "application/json"
+        request = urllib.request.Request(
+            self.url + target + (f"?{query}" if query else ""),
+            data=data,
+            method=method,
+            headers=headers,
+        )
+        try:
+            with self._opener.open(request, timeout=self.timeout) as response:
+                status, text = response.status, response.read().decode("utf-8", "replace")
+        except urllib.error.HTTPError as error:
+            try:
+                text = error.read().decode("utf-8", "replace")
+            except (OSError, http.client.HTTPException):
+                text = ""
+            finally:
+                error.close()
+            raise _error_answer(error.code, text) from None
+        except (OSError, http.client.HTTPException) as error:
+            reason = getattr(error, "reason", error)
+            raise AdminError(None, "no_answer", f"{method} {target}: {reason}") from error
+        try:
+            return status, json.loads(text)
+        except ValueError as error:
+            raise AdminError(status, "unreadable", f"{error}: {text}") from None
+
+    def _decode(self, status: int, decode, value: Any):
+        try:
+            return decode(value)
+        except ValueError as error:
+            raise AdminError(status, "unreadable", str(error)) from None
+
+    def create_user(self, id: int, name: str) -> Created:
+        """Creates user `id` named `name`, or renames an existing one."""
+        status, _ = self._call("create_user", {"id": id, "name": name})
+        return Created.NEW if status == 201 else Created.EXISTED
+
+    def create_post(self, id: int) -> Created:
+        """Creates post `id`; an existing one is left as it is."""
+        status, _ = self._call("create_post", {"id": id})
+        return Created.NEW if status == 201 else Created.EXISTED
+
+    def set_friends(self, user: int, friends: Iterable[int]) -> None:
+        """Replaces `user`'s own (directed) friend list."""
+        self._call("set_friends", {"friends": list(friends)}, id=user)
+
+    def mint_token(self, user: int, ttl_secs: int = 3600) -> str:
+        """A sign-in token for `user`, valid for `ttl_secs` seconds."""
+        status, answer = self._call("mint_token", {"user_id": user, "ttl_secs": ttl_secs})
+        return self._decode(status, _token, answer)
+
+    def set_faults(self, rules: Union[FaultRules, Iterable[FaultRule]]) -> FaultRules:
+        """Replaces every fault rule with `rules` (a :class:`FaultRules`, or
+        rules with a seed the server picks); returns the rules in force,
+        with their seed."""
+        if not isinstance(rules, FaultRules):
+            rules = FaultRules(list(rules))
+        status, answer = self._call("set_faults", rules.to_json())
+        return self._decode(status, FaultRules.from_json, answer)
+
+    def get_faults(self) -> FaultRules:
+        """The fault rules in force and the seed their draws come from."""
+        status, answer = self._call("get_faults")
+        return self._decode(status, FaultRules.from_json, answer)
+
+    def clear_faults(self) -> FaultRules:
+        """Removes every fault rule; returns the (empty) rules in force."""
+        status, answer = self._call("clear_faults")
+        return self._decode(status, FaultRules.from_json, answer)
+
+    def requests(self, filter: Optional[RequestFilter] = None, **filters: Any) -> Journal:
+        """The request journal's entries that `filter` (or the same fields
+        as keywords: ``route``, ``method``, ``post``, ``user``, ``since``)
+        selects, oldest first."""
+        if filter is not None and filters:
+            raise TypeError("requests() takes a RequestFilter or keyword filters, not both")
+        if filter is None:
+            filter = RequestFilter(**filters)
+        status, answer = self._call("requests", query=filter.query())
+        return self._decode(status, Journal.from_json, answer)
+
+    def clear_requests(self) -> None:
+        """Empties the request journal."""
+        self._call("clear_requests")
+
+    def reset(self) -> None:
+        """Drops every like; users, friends and posts stay."""
+        self._call("reset")
+
+    def seed(self, seed: Seed) -> None:
+        """Loads `seed` (users, friends, posts, likers); loading it again changes nothing."""
+        self._call("seed", seed.to_json())
+
+
+def _token(value: Any) -> str:
+    """The token of a ``{"token": "…"}`` answer."""
+    return _str(_required(_object(value, "TokenResponse"), "token", "TokenResponse"), "TokenResponse.token")
+
+
+def _error_answer(status: int, text: str) -> AdminError:
+    """The error an answer of `status` with body `text` means."""
+    try:
+        error = json.loads(text)["error"]
+        code, message = error["code"], error["message"]
+        if isinstance(code, str) and isinstance(message, str):
+            return AdminError(status, code, message)
+    except (ValueError, TypeError, KeyError):
+        pass
+    return AdminError(status, "unreadable", text)
