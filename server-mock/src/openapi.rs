@@ -252,7 +252,7 @@ mod tests {
         let action = |kind: &str| {
             schemas["FaultAction"]["oneOf"]
                 .as_array()
-                .unwrap()
+                .expect("FaultAction is a oneOf")
                 .iter()
                 .find(|v| v["properties"]["kind"]["enum"][0] == kind)
                 .unwrap_or_else(|| panic!("no action {kind}"))["properties"]
