@@ -407,6 +407,10 @@ pub struct LikeClientBuilder {
     config: MachineConfig,
     request_timeout: Duration,
     max_answer_bytes: usize,
+    /// Every PEM given to `extra_root_certificates_pem`, one after the
+    /// other; `None` when it was never called.
+    #[cfg(not(target_arch = "wasm32"))]
+    extra_roots_pem: Option<Vec<u8>>,
     #[cfg(not(target_arch = "wasm32"))]
     runtime: Option<tokio::runtime::Handle>,
 }
@@ -420,6 +424,8 @@ impl Default for LikeClientBuilder {
             config: MachineConfig::default(),
             request_timeout: DEFAULT_REQUEST_TIMEOUT,
             max_answer_bytes: DEFAULT_MAX_ANSWER_BYTES,
+            #[cfg(not(target_arch = "wasm32"))]
+            extra_roots_pem: None,
             #[cfg(not(target_arch = "wasm32"))]
             runtime: None,
         }
@@ -524,6 +530,37 @@ impl LikeClientBuilder {
         self
     }
 
+    /// Also trusts the root certificates in `pem` for `https` base URLs:
+    /// one or more `-----BEGIN CERTIFICATE-----` blocks (text and other
+    /// blocks around them are ignored), such as the certificate of a
+    /// company's private CA or of a test CA. Give the CA that signed the
+    /// server's certificate, not the server's own. The roots are added to
+    /// the platform's, never instead of them; calling this again adds
+    /// more. How each platform trusts certificates: "TLS" on
+    /// [`HttpTransport`](crate::HttpTransport#tls).
+    ///
+    /// The PEM is read by [`build`](Self::build), which fails with
+    /// [`LikeError::Config`] if it holds no certificate, is not readable
+    /// PEM, or holds a certificate that cannot be a trust anchor. Not on
+    /// the web: there the browser decides what to trust.
+    ///
+    /// ```
+    /// let err = likekit_core::LikeClient::builder()
+    ///     .base_url("https://likes.internal.example")
+    ///     .extra_root_certificates_pem("-----BEGIN CERTIFICATE-----\nnot base64!\n-----END CERTIFICATE-----\n")
+    ///     .build()
+    ///     .unwrap_err();
+    /// assert_eq!(err.code(), "config");
+    /// assert!(err.to_string().starts_with("invalid configuration: extra root certificates: unreadable PEM"), "{err}");
+    /// ```
+    #[cfg(not(target_arch = "wasm32"))]
+    pub fn extra_root_certificates_pem(mut self, pem: impl AsRef<[u8]>) -> Self {
+        let all = self.extra_roots_pem.get_or_insert_with(Vec::new);
+        all.extend_from_slice(pem.as_ref());
+        all.push(b'\n');
+        self
+    }
+
     /// How many posts the client keeps before it forgets idle ones, least
     /// recently used first (default 10,000). Watched posts and posts with
     /// pending work are always kept.
@@ -537,8 +574,8 @@ impl LikeClientBuilder {
     }
 
     /// Sends calls through `transport` instead of HTTP (the base URL, token
-    /// provider, timeout and answer cap are then unused): for tests, demos
-    /// and apps with networking of their own.
+    /// provider, timeout, answer cap and extra roots are then unused): for
+    /// tests, demos and apps with networking of their own.
     ///
     /// ```
     /// let client = likekit_core::LikeClient::builder()
@@ -590,8 +627,9 @@ impl LikeClientBuilder {
     /// # Errors
     ///
     /// [`LikeError::Config`] when there is neither a base URL nor a
-    /// transport, the base URL is not an absolute `http(s)` URL, or no
-    /// runtime could be started.
+    /// transport, the base URL is not an absolute `http(s)` URL, the
+    /// [extra root certificates](Self::extra_root_certificates_pem) cannot
+    /// be read, or no runtime could be started.
     ///
     /// ```
     /// use likekit_core::LikeClient;
@@ -604,7 +642,14 @@ impl LikeClientBuilder {
         let transport: Arc<dyn Transport> = match (self.transport, self.base_url) {
             (Some(transport), _) => transport,
             (None, Some(url)) => {
-                let mut http = HttpTransport::new(&url)?
+                #[cfg(not(target_arch = "wasm32"))]
+                let http = match &self.extra_roots_pem {
+                    Some(pem) => HttpTransport::new_with_extra_roots(&url, pem)?,
+                    None => HttpTransport::new(&url)?,
+                };
+                #[cfg(target_arch = "wasm32")]
+                let http = HttpTransport::new(&url)?;
+                let mut http = http
                     .with_timeout(self.request_timeout)
                     .with_max_answer_bytes(self.max_answer_bytes);
                 if let Some(tokens) = self.tokens {

@@ -10,6 +10,7 @@
 //! | outcome | error |
 //! |---|---|
 //! | no connection, connection broken | [`LikeError::Network`] |
+//! | TLS refused: the server's certificate is not trusted, expired, or for another name | [`LikeError::Network`] |
 //! | no answer within the request timeout | [`LikeError::Timeout`] |
 //! | 5xx | [`LikeError::Server`] |
 //! | 429 (with `Retry-After: <seconds>`) | [`LikeError::RateLimited`] |
@@ -19,6 +20,9 @@
 //! | other 4xx | [`LikeError::Rejected`] |
 //! | a body that is not the JSON expected, or cut short | [`LikeError::InvalidResponse`] |
 //! | a body longer than the cap ([`HttpTransport::with_max_answer_bytes`]) | [`LikeError::InvalidResponse`] |
+//!
+//! Which certificates `https` trusts on each platform, and why a refused
+//! certificate is a [`LikeError::Network`]: [`HttpTransport`], "TLS".
 
 use std::fmt;
 use std::sync::Arc;
@@ -264,6 +268,50 @@ pub const DEFAULT_MAX_ANSWER_BYTES: usize = 16 << 20;
 ///     .with_max_answer_bytes(1 << 20);
 /// assert_eq!(transport.base_url(), "https://likes.example.com/api");
 /// ```
+///
+/// # TLS
+///
+/// Natively, `https` goes through reqwest with rustls (aws-lc-rs). Which
+/// certificates are trusted depends on the platform; none needs set-up:
+///
+/// | platform | trusted roots |
+/// |---|---|
+/// | iOS, macOS | the system's, through `Security.framework` (rustls-platform-verifier): keychain and MDM roots, revocation |
+/// | Windows | the system's, through the Windows certificate store |
+/// | Linux | the system's CA bundle (`/etc/ssl/certs`, `SSL_CERT_FILE`, `SSL_CERT_DIR`), checked by webpki; a machine with no CA bundle at all fails [`new`](Self::new) with [`LikeError::Config`] unless extra roots are given |
+/// | Android | Mozilla's roots, bundled in the library (`webpki-root-certs`), checked by webpki |
+/// | web (wasm) | the browser's: the `fetch` API does TLS |
+///
+/// Kotlin on a desktop JVM and Python load this library natively, so they
+/// trust what their OS trusts (not Java's `cacerts`).
+///
+/// On Android the platform verifier needs a JNI call with the app's
+/// `Context` and a Kotlin component in the app's Gradle build before the
+/// first connection, and panics at the first handshake without them
+/// ("Expect rustls-platform-verifier to be initialized"); an SDK that
+/// panics when an app forgets a set-up step is worse than one that needs
+/// none, so Android trusts the bundled roots. The cost: roots the user or
+/// an MDM installed on the device, and the app's
+/// `network_security_config.xml`, are not consulted, and the bundled list
+/// changes with LikeKit releases rather than with Android updates.
+///
+/// On every native platform the client also trusts the **extra roots** an
+/// app gives as PEM ([`new_with_extra_roots`](Self::new_with_extra_roots),
+/// [`LikeClientBuilder::extra_root_certificates_pem`](crate::LikeClientBuilder::extra_root_certificates_pem)):
+/// a private CA, a staging server's CA, a test CA. They are added to the
+/// platform's roots (reqwest's `tls_certs_merge`, which gives them to the
+/// platform verifier) or, on Android, to the bundled ones (`tls_certs_only`
+/// with both lists); they never replace them. On the web the browser
+/// decides what it trusts, so the option does not exist there.
+///
+/// A refused certificate (not trusted, expired, for another name) is a
+/// [`LikeError::Network`] error, transient like any other failure to
+/// connect, on purpose: on a train the usual cause is a captive portal (the
+/// Wi-Fi's sign-in page answering for every site with a certificate of its
+/// own), which goes away once the viewer signs in, and a like must survive
+/// that. When the certificate really is wrong, the retries end, the tap
+/// rolls back and the `Failed` event carries the reason ("… invalid peer
+/// certificate: UnknownIssuer"). Nothing about it panics.
 pub struct HttpTransport {
     http: reqwest::Client,
     base: String,
@@ -298,34 +346,51 @@ impl HttpTransport {
     /// assert_eq!(HttpTransport::new("127.0.0.1:8080").unwrap_err().code(), "config");
     /// ```
     pub fn new(base_url: &str) -> Result<Self, LikeError> {
-        let url = reqwest::Url::parse(base_url).map_err(|e| LikeError::Config {
-            message: format!("bad base URL {base_url:?}: {e}"),
-        })?;
-        if !matches!(url.scheme(), "http" | "https") || url.cannot_be_a_base() {
-            return Err(LikeError::Config {
-                message: format!("base URL {base_url:?} is not an http(s) URL"),
-            });
-        }
-        if url.query().is_some() || url.fragment().is_some() {
-            return Err(LikeError::Config {
-                message: format!("base URL {base_url:?} must not have a query or fragment"),
-            });
-        }
-        let builder = reqwest::Client::builder();
+        let base = checked_base_url(base_url)?;
         #[cfg(not(target_arch = "wasm32"))]
-        let builder = builder
-            .user_agent(concat!("likekit/", env!("CARGO_PKG_VERSION")))
-            .connect_timeout(DEFAULT_REQUEST_TIMEOUT);
-        let http = builder.build().map_err(|e| LikeError::Config {
-            message: format!("could not set up HTTP: {}", chain(&e)),
-        })?;
-        Ok(Self {
+        let http = native_client(RootStore::NATIVE, &[])?;
+        #[cfg(target_arch = "wasm32")]
+        let http = reqwest::Client::builder()
+            .build()
+            .map_err(|e| http_setup_error(&e))?;
+        Ok(Self::with_client(http, base))
+    }
+
+    /// A transport as [`new`](Self::new) gives, that also trusts the root
+    /// certificates in `pem` (one or more `-----BEGIN CERTIFICATE-----`
+    /// blocks; other blocks and text around them are ignored) on top of
+    /// the platform's (see "TLS" on [`HttpTransport`]). Give the certificate of the
+    /// CA that signed the server's certificate, not the server's own. Not
+    /// on the web, where the browser decides.
+    ///
+    /// # Errors
+    ///
+    /// [`LikeError::Config`] as for [`new`](Self::new), and when `pem`
+    /// holds no certificate, is not readable PEM, or holds a certificate
+    /// that cannot be a trust anchor; the message says which.
+    ///
+    /// ```
+    /// use likekit_core::HttpTransport;
+    /// let err = HttpTransport::new_with_extra_roots("https://likes.internal", "not PEM").unwrap_err();
+    /// assert_eq!(err.code(), "config");
+    /// assert!(err.to_string().contains("no certificate"), "{err}");
+    /// ```
+    #[cfg(not(target_arch = "wasm32"))]
+    pub fn new_with_extra_roots(base_url: &str, pem: impl AsRef<[u8]>) -> Result<Self, LikeError> {
+        let base = checked_base_url(base_url)?;
+        let roots = parse_root_certificates(pem.as_ref())?;
+        let http = native_client(RootStore::NATIVE, &roots)?;
+        Ok(Self::with_client(http, base))
+    }
+
+    fn with_client(http: reqwest::Client, base: String) -> Self {
+        Self {
             http,
-            base: url.as_str().trim_end_matches('/').to_owned(),
+            base,
             tokens: Arc::new(NoToken),
             timeout: DEFAULT_REQUEST_TIMEOUT,
             max_answer_bytes: DEFAULT_MAX_ANSWER_BYTES,
-        })
+        }
     }
 
     /// Sends the tokens `tokens` supplies.
@@ -684,6 +749,132 @@ impl Transport for MemoryTransport {
         }
         Box::pin(std::future::ready(Ok(batch)))
     }
+}
+
+/// `base_url` checked (absolute `http(s)`, no query or fragment), without
+/// its trailing slash.
+fn checked_base_url(base_url: &str) -> Result<String, LikeError> {
+    let url = reqwest::Url::parse(base_url).map_err(|e| LikeError::Config {
+        message: format!("bad base URL {base_url:?}: {e}"),
+    })?;
+    if !matches!(url.scheme(), "http" | "https") || url.cannot_be_a_base() {
+        return Err(LikeError::Config {
+            message: format!("base URL {base_url:?} is not an http(s) URL"),
+        });
+    }
+    if url.query().is_some() || url.fragment().is_some() {
+        return Err(LikeError::Config {
+            message: format!("base URL {base_url:?} must not have a query or fragment"),
+        });
+    }
+    Ok(url.as_str().trim_end_matches('/').to_owned())
+}
+
+fn http_setup_error(error: &reqwest::Error) -> LikeError {
+    LikeError::Config {
+        message: format!("could not set up HTTP: {}", chain(error)),
+    }
+}
+
+/// Where a native client's trusted roots come from (see "TLS" on
+/// [`HttpTransport`]). Each platform has one; tests build both here.
+#[cfg(not(target_arch = "wasm32"))]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum RootStore {
+    /// The platform's verifier (rustls-platform-verifier), extra roots
+    /// merged in.
+    #[cfg(any(not(target_os = "android"), test))]
+    Platform,
+    /// Mozilla's roots bundled in the library, and the extra roots, checked
+    /// by webpki; nothing from the device.
+    #[cfg(any(target_os = "android", test))]
+    Bundled,
+}
+
+#[cfg(not(target_arch = "wasm32"))]
+impl RootStore {
+    /// This platform's.
+    #[cfg(not(target_os = "android"))]
+    const NATIVE: Self = Self::Platform;
+    /// This platform's: Android's verifier needs JNI set-up, so the bundled
+    /// roots.
+    #[cfg(target_os = "android")]
+    const NATIVE: Self = Self::Bundled;
+}
+
+/// The native HTTP client: rustls trusting `roots` and the `extra` roots
+/// (already checked by [`parse_root_certificates`]).
+#[cfg(not(target_arch = "wasm32"))]
+fn native_client(
+    roots: RootStore,
+    extra: &[rustls_pki_types::CertificateDer<'static>],
+) -> Result<reqwest::Client, LikeError> {
+    let extra = extra
+        .iter()
+        .map(|der| reqwest::Certificate::from_der(der))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| http_setup_error(&e))?;
+    let builder = reqwest::Client::builder()
+        .user_agent(concat!("likekit/", env!("CARGO_PKG_VERSION")))
+        .connect_timeout(DEFAULT_REQUEST_TIMEOUT);
+    let builder = match roots {
+        // None extra: the platform verifier alone.
+        #[cfg(any(not(target_os = "android"), test))]
+        RootStore::Platform => builder.tls_certs_merge(extra),
+        #[cfg(any(target_os = "android", test))]
+        RootStore::Bundled => builder.tls_certs_only(bundled_roots().chain(extra)),
+    };
+    builder.build().map_err(|e| http_setup_error(&e))
+}
+
+/// Mozilla's root certificates as `webpki-root-certs` ships them.
+#[cfg(any(target_os = "android", test))]
+fn bundled_roots() -> impl Iterator<Item = reqwest::Certificate> {
+    webpki_root_certs::TLS_SERVER_ROOT_CERTS
+        .iter()
+        .filter_map(|der| reqwest::Certificate::from_der(der).ok())
+}
+
+/// The certificates in `pem`, each checked as a trust anchor the way
+/// rustls's root store checks it; a typed [`LikeError::Config`] otherwise.
+#[cfg(not(target_arch = "wasm32"))]
+fn parse_root_certificates(
+    pem: &[u8],
+) -> Result<Vec<rustls_pki_types::CertificateDer<'static>>, LikeError> {
+    use rustls_pki_types::pem::{Error as PemError, PemObject};
+
+    let bad = |what: String| LikeError::Config {
+        message: format!("extra root certificates: {what}"),
+    };
+    let certs = rustls_pki_types::CertificateDer::pem_slice_iter(pem)
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| {
+            bad(match e {
+                PemError::MissingSectionEnd { .. } => {
+                    "unreadable PEM: a certificate has no -----END line".to_owned()
+                }
+                PemError::IllegalSectionStart { .. } => {
+                    "unreadable PEM: a malformed -----BEGIN line".to_owned()
+                }
+                PemError::Base64Decode(why) => format!("unreadable PEM: bad base64 ({why})"),
+                other => format!("unreadable PEM: {other}"),
+            })
+        })?;
+    if certs.is_empty() {
+        return Err(bad(
+            "no certificate in the PEM (expected -----BEGIN CERTIFICATE----- blocks)".to_owned(),
+        ));
+    }
+    let total = certs.len();
+    for (i, cert) in certs.iter().enumerate() {
+        webpki::anchor_from_trusted_cert(cert).map_err(|e| {
+            bad(format!(
+                "certificate {} of {total} is not a usable X.509 certificate ({e})",
+                i + 1
+            ))
+        })?;
+    }
+    Ok(certs)
 }
 
 /// An error and its causes, one after the other: reqwest's own message
@@ -1470,6 +1661,169 @@ mod tests {
             let heads = heads.lock().unwrap().clone();
             assert_eq!(heads.len(), 2);
             assert!(heads.iter().all(|h| h.starts_with("post /posts/42/like ")));
+        }
+    }
+
+    /// Extra roots given as PEM, and HTTPS through a TLS front with a
+    /// throwaway CA, with each platform's root store (the Android one too).
+    mod tls {
+        use likekit_testing::tls::{TestCa, TlsFront};
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        use tokio::net::TcpListener;
+
+        use super::*;
+
+        const LIKED: &str = r#"{"count":3,"liked_by_me":true,"version":9}"#;
+
+        fn parse(pem: &str) -> Result<usize, String> {
+            parse_root_certificates(pem.as_bytes())
+                .map(|certs| certs.len())
+                .map_err(|e| match e {
+                    LikeError::Config { message } => message,
+                    other => panic!("not a config error: {other:?}"),
+                })
+        }
+
+        #[test]
+        fn pem_that_holds_no_usable_certificate_is_a_config_error() {
+            let ca = TestCa::new().unwrap();
+            let key = "-----BEGIN PRIVATE KEY-----\naGVsbG8=\n-----END PRIVATE KEY-----\n";
+            let garbage = "-----BEGIN CERTIFICATE-----\naGVsbG8=\n-----END CERTIFICATE-----\n";
+            let none = "extra root certificates: no certificate in the PEM (expected -----BEGIN CERTIFICATE----- blocks)";
+            for (pem, expected) in [
+                ("", none.to_owned()),
+                ("a certificate, I promise", none.to_owned()),
+                (key, none.to_owned()),
+                (
+                    "-----BEGIN CERTIFICATE-----\nnot base64 at all!\n-----END CERTIFICATE-----\n",
+                    "extra root certificates: unreadable PEM: bad base64".to_owned(),
+                ),
+                (
+                    "-----BEGIN CERTIFICATE-----\naGVsbG8=\n",
+                    "extra root certificates: unreadable PEM: a certificate has no -----END line"
+                        .to_owned(),
+                ),
+                (
+                    garbage,
+                    "extra root certificates: certificate 1 of 1 is not a usable X.509 certificate"
+                        .to_owned(),
+                ),
+                (
+                    &format!("{}{garbage}", ca.pem()),
+                    "extra root certificates: certificate 2 of 2 is not a usable X.509 certificate"
+                        .to_owned(),
+                ),
+            ] {
+                let message = parse(pem).unwrap_err();
+                assert!(message.starts_with(&expected), "{pem:?}: {message}");
+            }
+        }
+
+        #[test]
+        fn pem_bundles_with_text_and_other_blocks_around_them_are_read() {
+            let (a, b) = (TestCa::new().unwrap(), TestCa::new().unwrap());
+            assert_eq!(parse(a.pem()), Ok(1));
+            let key = "-----BEGIN PRIVATE KEY-----\naGVsbG8=\n-----END PRIVATE KEY-----\n";
+            let bundle = format!("# staging CA\n{}\n{key}# old CA\n{}", a.pem(), b.pem());
+            assert_eq!(parse(&bundle), Ok(2));
+            // Windows line ends
+            assert_eq!(parse(&a.pem().replace('\n', "\r\n")), Ok(1));
+        }
+
+        #[test]
+        fn every_bundled_root_is_a_usable_trust_anchor() {
+            let all = webpki_root_certs::TLS_SERVER_ROOT_CERTS;
+            assert!(all.len() > 100, "{} roots", all.len());
+            for der in all {
+                webpki::anchor_from_trusted_cert(der).unwrap();
+            }
+            assert_eq!(bundled_roots().count(), all.len());
+            native_client(RootStore::Bundled, &[]).unwrap();
+        }
+
+        /// A plain server that answers every request with [`LIKED`], and
+        /// an HTTPS front with its own CA before it.
+        async fn liked_over_https() -> TlsFront {
+            let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+            let upstream = listener.local_addr().unwrap();
+            tokio::spawn(async move {
+                while let Ok((mut socket, _)) = listener.accept().await {
+                    tokio::spawn(async move {
+                        let mut head = Vec::new();
+                        let mut buf = [0u8; 1024];
+                        while !head.windows(4).any(|w| w == b"\r\n\r\n") {
+                            match socket.read(&mut buf).await {
+                                Ok(0) | Err(_) => return,
+                                Ok(n) => head.extend_from_slice(&buf[..n]),
+                            }
+                        }
+                        let answer = format!(
+                            "HTTP/1.1 200 OK\r\nconnection: close\r\ncontent-type: application/json\r\n\
+                             content-length: {}\r\n\r\n{LIKED}",
+                            LIKED.len()
+                        );
+                        let _ = socket.write_all(answer.as_bytes()).await;
+                        let _ = socket.shutdown().await;
+                    });
+                }
+            });
+            TlsFront::start(upstream).await.unwrap()
+        }
+
+        fn over(front: &TlsFront, roots: RootStore, trust_the_ca: bool) -> HttpTransport {
+            let extra = if trust_the_ca {
+                parse_root_certificates(front.ca_pem().as_bytes()).unwrap()
+            } else {
+                Vec::new()
+            };
+            HttpTransport::with_client(native_client(roots, &extra).unwrap(), front.url())
+        }
+
+        async fn refused_handshakes(front: &TlsFront, expected: u64) {
+            for _ in 0..500 {
+                if front.refused_handshakes() == expected {
+                    return;
+                }
+                tokio::time::sleep(Duration::from_millis(10)).await;
+            }
+            panic!("{front:?}: expected {expected} refused handshakes");
+        }
+
+        #[tokio::test]
+        async fn each_root_store_trusts_the_extra_root_and_refuses_a_stranger() {
+            let front = liked_over_https().await;
+            let mut refused = 0;
+            for roots in [RootStore::Platform, RootStore::Bundled] {
+                let trusting = over(&front, roots, true);
+                let state = trusting.send(id(42), Action::Like).await;
+                assert_eq!(state.map(|s| s.count), Ok(3), "{roots:?}");
+
+                let wary = over(&front, roots, false);
+                let result = wary.read(id(42)).await;
+                let Err(LikeError::Network { message }) = &result else {
+                    panic!("{roots:?}: {result:?}")
+                };
+                assert!(message.contains("certificate"), "{roots:?}: {message}");
+                assert!(result.unwrap_err().is_transient());
+                refused += 1;
+                refused_handshakes(&front, refused).await;
+            }
+            assert_eq!(front.handshakes(), 2);
+        }
+
+        #[tokio::test]
+        async fn the_public_constructor_reads_the_pem_once_and_trusts_it() {
+            let front = liked_over_https().await;
+            let t = HttpTransport::new_with_extra_roots(&front.url(), front.ca_pem()).unwrap();
+            assert!(t.send(id(1), Action::Like).await.unwrap().liked_by_me);
+            let stranger = TestCa::new().unwrap();
+            let t = HttpTransport::new_with_extra_roots(&front.url(), stranger.pem()).unwrap();
+            let result = t.send(id(1), Action::Like).await;
+            assert!(
+                matches!(result, Err(LikeError::Network { .. })),
+                "{result:?}"
+            );
+            refused_handshakes(&front, 1).await;
         }
     }
 }

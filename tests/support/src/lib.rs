@@ -15,8 +15,12 @@
 //!   and `store_suite!` to stamp them out as tests for one backend.
 //! * `admin` (feature `admin-client`): `admin::AdminClient`, a typed
 //!   client for the mock server's admin and fault API.
+//! * `tls` (feature `tls`): a throwaway certificate authority made at test
+//!   time and `tls::TlsFront`, an HTTPS front on loopback that forwards to
+//!   a plain-HTTP server; also as the program `likekit-tls-front`, for test
+//!   runners in other languages.
 //!
-//! Both features are on by default.
+//! `store-suite` and `admin-client` are on by default; `tls` is not.
 
 pub mod citus;
 pub mod postgres;
@@ -25,3 +29,5 @@ pub mod postgres;
 pub mod admin;
 #[cfg(feature = "store-suite")]
 pub mod suite;
+#[cfg(feature = "tls")]
+pub mod tls;
