@@ -1,7 +1,9 @@
 // A Jetpack Compose like button on LikeKit: the heart, the count, the
-// "Liked by …" line and a "didn't save" message. Uses the Kotlin that
-// `cargo xtask bindings` generates (package com.likekit) and the library
-// built per ABI with cargo-ndk; see the README's Android section.
+// "Liked by …" line and a "didn't save" message, on the package's Flow
+// faces (`views`, in LikeKitFlows.kt beside the generated Kotlin). Uses the
+// Kotlin that `cargo xtask bindings` generates (package com.likekit, with
+// kotlinx-coroutines) and the library built per ABI with cargo-ndk; see the
+// README's Android section.
 //
 //     val client = LikeClient("https://likes.example.com", SessionToken(session))
 //     LikeButton(client, postId = 42L)
@@ -10,8 +12,6 @@
 // sign-out.
 package com.example.likes
 
-import android.os.Handler
-import android.os.Looper
 import androidx.compose.foundation.layout.Column
 import androidx.compose.foundation.layout.Row
 import androidx.compose.material.icons.Icons
@@ -23,8 +23,8 @@ import androidx.compose.material3.LocalContentColor
 import androidx.compose.material3.MaterialTheme
 import androidx.compose.material3.Text
 import androidx.compose.runtime.Composable
-import androidx.compose.runtime.DisposableEffect
 import androidx.compose.runtime.LaunchedEffect
+import androidx.compose.runtime.collectAsState
 import androidx.compose.runtime.getValue
 import androidx.compose.runtime.mutableStateOf
 import androidx.compose.runtime.remember
@@ -34,9 +34,9 @@ import androidx.compose.ui.Modifier
 import androidx.compose.ui.graphics.Color
 import com.likekit.LikeClient
 import com.likekit.LikeException
-import com.likekit.LikeObserver
-import com.likekit.PostView
 import com.likekit.TokenProvider
+import com.likekit.reason
+import com.likekit.views
 import java.text.NumberFormat
 
 /**
@@ -48,58 +48,29 @@ class SessionToken(@Volatile var current: String?) : TokenProvider {
     override fun token(refresh: Boolean): String? = current
 }
 
-/**
- * One post's like state for Compose. LikeKit calls observers on whichever
- * thread fed it (often one of its own), so events are posted to the main
- * thread, in order.
- */
-class LikeButtonState(private val client: LikeClient, private val postId: Long) : LikeObserver, AutoCloseable {
-    var view: PostView? by mutableStateOf(client.view(postId))
-        private set
-    var failure: String? by mutableStateOf(null)
-        private set
-
-    private val main = Handler(Looper.getMainLooper())
-    private val subscription = client.subscribe(postId, this)
-
-    /** The heart was tapped: the new view comes back at once, before any I/O. */
-    fun tap() {
-        failure = null
-        view = client.toggle(postId)
-    }
-
-    /** Reads the post (others' likes, the friends line) when it appears. */
-    suspend fun load() {
-        try {
-            view = client.refresh(postId)
-        } catch (e: LikeException) {
-            failure = "Couldn't load likes: ${e.message}"
-        }
-    }
-
-    override fun onChange(view: PostView) {
-        main.post { this.view = view }
-    }
-
-    override fun onFailure(postId: Long, wanted: Boolean, error: LikeException) {
-        main.post { failure = if (wanted) "Your like didn't save." else "Your unlike didn't save." }
-    }
-
-    override fun close() = subscription.close()
-}
-
 /** The heart, the count, the line under the post and the "didn't save" message. */
 @Composable
 fun LikeButton(client: LikeClient, postId: Long, modifier: Modifier = Modifier) {
-    val state = remember(client, postId) { LikeButtonState(client, postId) }
-    DisposableEffect(state) { onDispose { state.close() } }
-    LaunchedEffect(state) { state.load() }
+    // The post's view: the one the client holds at once, then every change
+    // (the tap's own before any I/O, the server's answer, a rollback),
+    // collected on the main thread; leaving the screen unsubscribes.
+    val views = remember(client, postId) { client.views(postId) }
+    val view by views.collectAsState(initial = client.view(postId))
+    var loadError by remember(client, postId) { mutableStateOf<String?>(null) }
+    // Read the post (others' likes, the friends line) when it appears.
+    LaunchedEffect(client, postId) {
+        loadError = try {
+            client.refresh(postId)
+            null
+        } catch (e: LikeException) {
+            "Couldn't load likes: ${e.reason}"
+        }
+    }
 
-    val view = state.view
     val liked = view?.liked == true
     Column(modifier) {
         Row(verticalAlignment = Alignment.CenterVertically) {
-            IconToggleButton(checked = liked, onCheckedChange = { state.tap() }) {
+            IconToggleButton(checked = liked, onCheckedChange = { client.toggle(postId) }) {
                 Icon(
                     imageVector = if (liked) Icons.Filled.Favorite else Icons.Filled.FavoriteBorder,
                     contentDescription = if (liked) "Unlike" else "Like",
@@ -112,7 +83,11 @@ fun LikeButton(client: LikeClient, postId: Long, modifier: Modifier = Modifier) 
         if (line.isNotEmpty()) {
             Text(line, style = MaterialTheme.typography.bodySmall)
         }
-        state.failure?.let {
+        // The last tap did not save (after its retries): the view is back at
+        // the server's state and says why until the next tap. A screen-wide
+        // snackbar can collect `client.failures` instead.
+        val didNotSave = view?.error?.let { if (liked) "Your unlike didn't save." else "Your like didn't save." }
+        (didNotSave ?: loadError)?.let {
             Text(it, color = MaterialTheme.colorScheme.error, style = MaterialTheme.typography.bodySmall)
         }
     }

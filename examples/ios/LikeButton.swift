@@ -1,7 +1,9 @@
 // A SwiftUI like button on LikeKit: the heart, the count, the "Liked by …"
-// line and a "didn't save" message. Uses the Swift package that
-// `cargo xtask bindings` generates (module `LikeKit`); see the README's iOS
-// section for building the library and adding the package.
+// line and a "didn't save" message, on the package's `views(postId:)`
+// stream and an `@Observable` main-actor model (iOS 17, macOS 14). Uses the
+// Swift package that `cargo xtask bindings` generates (module `LikeKit`);
+// see the README's iOS section for building the library and adding the
+// package.
 //
 //     let client = try LikeClient(baseUrl: "https://likes.example.com",
 //                                 tokenProvider: SessionToken(session))
@@ -9,6 +11,7 @@
 //
 // One client per signed-in viewer, shared by every button.
 import LikeKit
+import Observation
 import SwiftUI
 
 /// Hands LikeKit the viewer's sign-in token. LikeKit asks on its own
@@ -33,15 +36,19 @@ final class SessionToken: TokenProvider, @unchecked Sendable {
     }
 }
 
-/// One post's like state for SwiftUI. Read and changed on the main thread
-/// only: LikeKit's events are forwarded there.
-final class LikeButtonModel: ObservableObject {
-    @Published private(set) var view: PostView?
-    @Published private(set) var failure: String?
+/// One post's like state for SwiftUI, on the main actor. The view comes
+/// from the client's `views(postId:)` stream, iterated in a main-actor
+/// task while the button is on screen (SwiftUI cancels `.task` when it
+/// leaves, which ends the subscription).
+@available(iOS 17, macOS 14, *)
+@Observable
+@MainActor
+final class LikeButtonModel {
+    private(set) var view: PostView?
+    private(set) var loadError: String?
 
     private let client: LikeClient
     private let postId: Int64
-    private var subscription: LikeSubscription?
 
     init(client: LikeClient, postId: Int64) {
         self.client = client
@@ -49,75 +56,47 @@ final class LikeButtonModel: ObservableObject {
         // Only an id outside 1...Int64.max throws (LikeError.InvalidId); the
         // button then stays empty.
         view = try? client.view(postId: postId)
-        subscription = try? client.subscribe(postId: postId, observer: MainThreadForwarder(self))
     }
 
-    deinit { subscription?.cancel() }
+    /// "Your like didn't save": the last tap did not save (after its
+    /// retries); the view is back at the server's state and says why until
+    /// the next tap.
+    var failure: String? {
+        guard let view, view.error != nil else { return loadError }
+        return view.liked ? "Your unlike didn't save." : "Your like didn't save."
+    }
 
     /// The heart was tapped: the new view comes back at once, before any I/O.
     func tap() {
-        failure = nil
+        view = (try? client.toggle(postId: postId)) ?? view
+    }
+
+    /// Follows the post's views while the button is shown, and reads the
+    /// post (others' likes, the friends line) when it appears.
+    func follow() async {
+        // Subscribed first: the stream keeps the newest view while the read
+        // is out, and the read's own view arrives through it.
+        guard let views = try? client.views(postId: postId) else { return }
         do {
-            view = try client.toggle(postId: postId)
+            _ = try await client.refresh(postId: postId)
         } catch let error as LikeError {
-            failure = "Couldn't like this post: \(error.message)"
+            loadError = "Couldn't load likes: \(error.reason)"
         } catch {}
-    }
-
-    /// Reads the post (others' likes, the friends line) when the row appears.
-    func load() async {
-        do {
-            let fresh = try await client.refresh(postId: postId)
-            await MainActor.run { self.view = fresh }
-        } catch let error as LikeError {
-            await MainActor.run { self.failure = "Couldn't load likes: \(error.message)" }
-        } catch {}
-    }
-
-    fileprivate func changed(_ view: PostView) { self.view = view }
-
-    fileprivate func failed(wanted: Bool, error: LikeError) {
-        failure = wanted ? "Your like didn't save." : "Your unlike didn't save."
-    }
-}
-
-/// LikeKit calls observers on whichever thread fed it (often one of its own):
-/// hop to the main queue, in order. Holds the model weakly so that the
-/// subscription does not keep it alive.
-private final class MainThreadForwarder: LikeObserver, @unchecked Sendable {
-    private weak var model: LikeButtonModel?
-
-    init(_ model: LikeButtonModel) { self.model = model }
-
-    func onChange(view: PostView) {
-        DispatchQueue.main.async { [weak model] in model?.changed(view) }
-    }
-
-    func onFailure(postId: Int64, wanted: Bool, error: LikeError) {
-        DispatchQueue.main.async { [weak model] in model?.failed(wanted: wanted, error: error) }
-    }
-}
-
-extension LikeError {
-    /// The English message every variant carries.
-    var message: String {
-        switch self {
-        case .Network(let message), .Timeout(let message), .Server(let message),
-            .RateLimited(let message), .InvalidResponse(let message), .Unauthorized(let message),
-            .Forbidden(let message), .NotFound(let message), .Rejected(let message),
-            .Config(let message), .Shutdown(let message):
-            return message
+        for await next in views {
+            view = next
         }
     }
 }
 
 /// The heart, the count, the line under the post and the "didn't save"
 /// message.
+@available(iOS 17, macOS 14, *)
+@MainActor
 struct LikeButton: View {
-    @StateObject private var model: LikeButtonModel
+    @State private var model: LikeButtonModel
 
     init(client: LikeClient, postId: Int64) {
-        _model = StateObject(wrappedValue: LikeButtonModel(client: client, postId: postId))
+        _model = State(initialValue: LikeButtonModel(client: client, postId: postId))
     }
 
     var body: some View {
@@ -145,6 +124,6 @@ struct LikeButton: View {
                     .foregroundStyle(.red)
             }
         }
-        .task { await model.load() }
+        .task { await model.follow() }
     }
 }

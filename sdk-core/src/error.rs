@@ -146,6 +146,33 @@ impl LikeError {
         }
     }
 
+    /// The HTTP status this error stands for: the answer's own for
+    /// `Server` and `Rejected`, and the one status each of `Unauthorized`
+    /// (401), `Forbidden` (403), `NotFound` (404) and `RateLimited` (429)
+    /// is made from; `None` when no answer was classified (a network
+    /// failure, a timeout, an unreadable answer) or nothing was sent.
+    ///
+    /// ```
+    /// use likekit_core::LikeError;
+    /// assert_eq!(LikeError::NotFound { message: "no post 42".into() }.status(), Some(404));
+    /// assert_eq!(LikeError::Timeout.status(), None);
+    /// ```
+    pub fn status(&self) -> Option<u16> {
+        match self {
+            Self::Server { status, .. } | Self::Rejected { status, .. } => Some(*status),
+            Self::Unauthorized { .. } => Some(401),
+            Self::Forbidden { .. } => Some(403),
+            Self::NotFound { .. } => Some(404),
+            Self::RateLimited { .. } => Some(429),
+            Self::Network { .. }
+            | Self::Timeout
+            | Self::InvalidResponse { .. }
+            | Self::InvalidId { .. }
+            | Self::Config { .. }
+            | Self::Shutdown => None,
+        }
+    }
+
     /// A stable `snake_case` code for this error, for logs and bindings.
     pub fn code(&self) -> &str {
         match self {

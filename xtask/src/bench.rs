@@ -201,6 +201,10 @@ pub const ROWS: &[Row] = &[
     row("client", "Tap through the driver until the server-confirmed observer callback (in-memory transport)", "client/tap_to_callback", Nanos, AtMost(20_000.0)),
     row("client", "Tap through the driver to its optimistic observer callback", "client/tap_to_optimistic_callback", Nanos, Baseline),
     row("kotlin", "Tap from Kotlin to its observer callback, median, in µs", "kotlin_tap_to_callback_us", Plain, AtMost(100.0)),
+    row("kotlin", "Tap from Kotlin to its observer callback, p99, in µs", "kotlin_tap_to_callback_p99_us", Plain, Baseline),
+    // A sixteenth of a 60 Hz frame.
+    row("kotlin", "Tap from Kotlin to a views() Flow collector on its own thread, median, in µs", "kotlin_tap_to_flow_us", Plain, AtMost(1_000.0)),
+    row("kotlin", "Tap from Kotlin to a views() Flow collector on its own thread, p99, in µs", "kotlin_tap_to_flow_p99_us", Plain, Baseline),
     row("wasm", "Web package (.wasm), gzipped", "wasm_pkg_gzip_bytes", Bytes, AtMost(262_144.0)),
     row("server", "Post views, GET /posts/{id}/likes, SQLite, 100,000 posts / 1,000,000 likes / 300 friends", "sqlite_views_per_s", PerSecond, AtLeast(60_000.0)).vs("bare_views_per_s", "bare route"),
     row("server", "Views as a share of the bare route (this or 60,000/s meets the target)", "sqlite_views_vs_bare", Ratio, AtLeast(0.8)),

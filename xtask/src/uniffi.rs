@@ -8,9 +8,11 @@
 //!
 //! ```text
 //! kotlin/com/likekit/likekit.kt       the Kotlin package com.likekit
+//! kotlin/com/likekit/*.kt             the hand-written faces (from bindings/uniffi/kotlin)
 //! python/likekit.py                   the Python module, with the library beside it
 //! swift/Package.swift                 a Swift package: LikeKit (sources) over LikeKitFFI
 //! swift/Sources/LikeKit/LikeKit.swift
+//! swift/Sources/LikeKit/*.swift       the hand-written Swift (from bindings/uniffi/swift)
 //! swift/Sources/LikeKitFFI/           the C header and module map
 //! swift/Sources/LikeKitTesting/       the mock server's admin client (from server-mock/clients/swift)
 //! swift/XCFrameworkHeaders/           the same, for `xcodebuild -create-xcframework`
@@ -20,7 +22,10 @@
 //! Each runner starts the real `likekit-server` (in-memory database, a
 //! random admin key, no write rate limit) on a free loopback port and hands
 //! the tests `LIKEKIT_URL` and `LIKEKIT_ADMIN_KEY`; the tests make their own
-//! users, posts, tokens and faults through the admin API.
+//! users, posts, tokens and faults through the admin API. The Python runner
+//! also starts `likekit-tls-front` (an HTTPS front with a throwaway CA,
+//! from `likekit-testing`) before its server and passes `LIKEKIT_TLS_URL`
+//! and `LIKEKIT_TLS_CA` (the CA's PEM file).
 
 use std::collections::hash_map::DefaultHasher;
 use std::fs;
@@ -44,6 +49,11 @@ fn cdylib() -> String {
 }
 const GENERATED: &str = "bindings/uniffi/generated";
 const TESTS: &str = "bindings/uniffi/tests";
+/// Hand-written Kotlin shipped in the generated package, beside the
+/// generated file.
+const KOTLIN_FACES: &str = "bindings/uniffi/kotlin";
+/// Hand-written Swift shipped in the generated module `LikeKit`.
+const SWIFT_FACES: &str = "bindings/uniffi/swift";
 /// The admin API's client per language (`<language>/`), shipped beside the
 /// bindings for an app's own tests against the mock server.
 pub const ADMIN_CLIENTS: &str = "server-mock/clients";
@@ -138,6 +148,12 @@ pub fn generate(ctx: &Ctx, release: bool) -> Result<Generated, String> {
     }
     let kotlin_file = "com/likekit/likekit.kt";
     copy(&raw.join(kotlin_file), &generated.kotlin.join(kotlin_file))?;
+    // The hand-written Kotlin faces (Flow, executors) go beside it, in its
+    // package.
+    for source in files_ending(&ctx.root.join(KOTLIN_FACES), "kt")? {
+        let name = source.file_name().unwrap_or_default();
+        copy(&source, &generated.kotlin.join("com/likekit").join(name))?;
+    }
     copy(
         &raw.join("likekit.py"),
         &generated.python.join("likekit.py"),
@@ -166,6 +182,12 @@ pub fn generate(ctx: &Ctx, release: bool) -> Result<Generated, String> {
         &swift.join("XCFrameworkHeaders/module.modulemap"),
         XCFRAMEWORK_MODULE_MAP,
     )?;
+    // The hand-written Swift (the error's properties) beside the generated
+    // file, in its module.
+    for source in files_ending(&ctx.root.join(SWIFT_FACES), "swift")? {
+        let name = source.file_name().unwrap_or_default();
+        copy(&source, &swift.join("Sources/LikeKit").join(name))?;
+    }
     for source in files_ending(&ctx.root.join(ADMIN_CLIENTS).join("swift"), "swift")? {
         let name = source.file_name().unwrap_or_default();
         copy(&source, &swift.join("Sources/LikeKitTesting").join(name))?;
@@ -300,8 +322,8 @@ fn kotlin_program(
     let out = ctx.target_dir.join("uniffi-kotlin");
     let deps = format!("{}:{}", jna.display(), kotlin.coroutines_jar.display());
     let bindings_jar = out.join("likekit.jar");
-    let generated_kt = generated.kotlin.join("com/likekit/likekit.kt");
-    kotlinc_cached(&kotlin, &[generated_kt], &deps, &bindings_jar)?;
+    let generated_kt = files_ending(&generated.kotlin.join("com/likekit"), "kt")?;
+    kotlinc_cached(&kotlin, &generated_kt, &deps, &bindings_jar)?;
     // The admin client stands alone: an app's tests use it without the
     // bindings.
     let admin_jar = out.join("likekit-admin.jar");
@@ -410,8 +432,79 @@ pub fn run_python(ctx: &Ctx) -> Result<Tally, String> {
             .map_err(|e| format!("PYTHONPATH: {e}"))?,
         )
         .env("PYTHONDONTWRITEBYTECODE", "1");
-    let _server = start_server(ctx, "python", &mut cmd)?;
+    let server = start_server(ctx, "python", &mut cmd)?;
+    let _front = TlsFront::start(ctx, "python", &server, &mut cmd)?;
     runner::run_junit(&cmd, &report)
+}
+
+/// The program `likekit-tls-front` (from `likekit-testing`), an HTTPS
+/// front with a throwaway CA before a runner's server; stopped when
+/// dropped.
+#[derive(Debug)]
+struct TlsFront {
+    child: std::process::Child,
+}
+
+impl Drop for TlsFront {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl TlsFront {
+    const BIN: &str = "likekit-tls-front";
+
+    /// Builds and starts the front before `server` and passes it to `cmd`:
+    /// `LIKEKIT_TLS_URL` (`https://127.0.0.1:<port>`) and `LIKEKIT_TLS_CA`
+    /// (a file with the CA's PEM, to trust as an extra root). Its log goes
+    /// to `target/uniffi-tests/<name>-tls-front.log`.
+    fn start(
+        ctx: &Ctx,
+        name: &str,
+        server: &TestServer,
+        cmd: &mut Command,
+    ) -> Result<Self, String> {
+        let mut build = proc::cargo();
+        build.current_dir(&ctx.root).args([
+            "build",
+            "--package",
+            "likekit-testing",
+            "--features",
+            "tls",
+            "--bin",
+            Self::BIN,
+        ]);
+        say(&format!(
+            "building the TLS front ({})",
+            proc::display(&build)
+        ));
+        proc::run(&mut build)?;
+        let logs = ctx.target_dir.join("uniffi-tests");
+        proc::mkdir(&logs)?;
+        let ca_file = logs.join(format!("{name}-tls-ca.pem"));
+        remove(&ca_file)?;
+        let log_path = logs.join(format!("{name}-tls-front.log"));
+        let log = fs::File::create(&log_path).map_err(|e| io_error("create", &log_path, e))?;
+        let mut front = Command::new(ctx.target_dir.join("debug").join(Self::BIN));
+        front
+            .arg("--upstream")
+            .arg(&server.url)
+            .arg("--ca-file")
+            .arg(&ca_file)
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::piped())
+            .stderr(log);
+        let child = front.spawn().map_err(|e| proc::spawn_error(&front, &e))?;
+        let mut front = TlsFront { child };
+        let what = format!("the {name} TLS front");
+        let url =
+            crate::server::wait_for_url(&mut front.child, &what, &log_path.display().to_string())?;
+        say(&format!("{what} at {url} -> {}", server.url));
+        cmd.env("LIKEKIT_TLS_URL", url)
+            .env("LIKEKIT_TLS_CA", &ca_file);
+        Ok(front)
+    }
 }
 
 // ---------------------------------------------------------------- Swift

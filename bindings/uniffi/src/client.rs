@@ -56,9 +56,9 @@ static RUNTIME: LazyLock<Result<tokio::runtime::Runtime, String>> = LazyLock::ne
 fn runtime() -> Result<tokio::runtime::Handle, LikeError> {
     match &*RUNTIME {
         Ok(runtime) => Ok(runtime.handle().clone()),
-        Err(message) => Err(LikeError::Config {
+        Err(message) => Err(LikeError::from(likekit_core::LikeError::Config {
             message: message.clone(),
-        }),
+        })),
     }
 }
 
@@ -97,7 +97,8 @@ impl LikeClient {
     ///
     /// # Errors
     ///
-    /// [`LikeError::Config`] when `base_url` is not an absolute http(s) URL.
+    /// [`LikeError::Config`] when `base_url` is not an absolute http(s) URL,
+    /// or `options.extra_root_certificates_pem` holds no usable certificate.
     #[uniffi::constructor(default(token_provider = None, options))]
     pub fn new(
         base_url: String,
@@ -116,6 +117,9 @@ impl LikeClient {
         }
         if let Some(bytes) = options.max_answer_bytes() {
             builder = builder.max_answer_bytes(bytes);
+        }
+        if let Some(pem) = options.extra_root_certificates_pem() {
+            builder = builder.extra_root_certificates_pem(pem);
         }
         if let Some(tokens) = &token_provider {
             builder = builder.token_provider(TokenAdapter {

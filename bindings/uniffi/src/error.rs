@@ -1,74 +1,140 @@
-//! [`LikeError`]: the core's error, one variant for one variant.
+//! [`LikeError`]: the core's error, one variant for one variant, each
+//! carrying what the core says about it.
+//!
+//! Every field comes from the core's one classification
+//! ([`likekit_core::LikeError`]'s `Display`, `code()`, `is_transient()`,
+//! `retry_after()` and `status()`); this file restates none of it.
+//!
+//! ```
+//! use likekit_ffi::LikeError;
+//! let e = LikeError::from(likekit_core::LikeError::RateLimited { retry_after_ms: Some(2000) });
+//! assert!(matches!(
+//!     e,
+//!     LikeError::RateLimited { is_transient: true, status: Some(429), retry_after_ms: Some(2000), .. }
+//! ));
+//! assert_eq!(e.to_string(), "rate limited by the server");
+//! ```
 
-/// Why a like, an unlike or a read did not go through.
-///
-/// One variant per variant of [`likekit_core::LikeError`], each carrying the
-/// core's English message (Kotlin's `LikeException.NotFound.message`,
-/// Swift's `LikeError.NotFound(message:)`, Python's `str(error)`).
-/// `Network`, `Timeout`, `Server`, `RateLimited` and `InvalidResponse` are
-/// transient (the client retries them); the others are not.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error, uniffi::Error)]
-#[uniffi(flat_error)]
-pub enum LikeError {
-    /// The server could not be reached, or the connection broke.
-    #[error("{message}")]
-    Network { message: String },
-    /// No answer within the request timeout.
-    #[error("{message}")]
-    Timeout { message: String },
-    /// The server failed (5xx).
-    #[error("{message}")]
-    Server { message: String },
-    /// Too many requests (429).
-    #[error("{message}")]
-    RateLimited { message: String },
-    /// The answer could not be read.
-    #[error("{message}")]
-    InvalidResponse { message: String },
-    /// The sign-in token was refused, even after a fresh one (401).
-    #[error("{message}")]
-    Unauthorized { message: String },
-    /// The user may not do this (403).
-    #[error("{message}")]
-    Forbidden { message: String },
-    /// The post does not exist (404).
-    #[error("{message}")]
-    NotFound { message: String },
-    /// The server refused the request as malformed (400 and other 4xx).
-    #[error("{message}")]
-    Rejected { message: String },
-    /// A post id outside 1 to 2⁶³−1 (zero or negative) was passed: the
-    /// core's code `bad_post_id`. The message names the rule and the id
-    /// given. Nothing was tapped, read or sent.
-    #[error("{message}")]
-    InvalidId { message: String },
-    /// The client was configured wrongly (a bad base URL, say).
-    #[error("{message}")]
-    Config { message: String },
-    /// The client was shut down before the call could finish.
-    #[error("{message}")]
-    Shutdown { message: String },
+/// Declares [`LikeError`] with the same five fields on every variant, and
+/// its conversion from the core's error, variant for variant.
+macro_rules! like_error {
+    ($($(#[doc = $doc:literal])* $variant:ident,)*) => {
+        /// Why a like, an unlike or a read did not go through.
+        ///
+        /// One variant for each variant of the core's error, under the same
+        /// name, to match on. Every variant carries the same five fields,
+        /// taken from the core's error: `reason`, `code`, `is_transient`,
+        /// `status` and `retry_after_ms`. Kotlin and Swift also have them
+        /// as properties of the error itself, whatever its variant
+        /// (`LikeException.code`, `LikeError.code`); in Python they are
+        /// attributes of every `LikeError`.
+        #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error, uniffi::Error)]
+        pub enum LikeError {
+            $(
+                $(#[doc = $doc])*
+                #[error("{reason}")]
+                $variant {
+                    /// The core's English message, for logs.
+                    reason: String,
+                    /// The core's stable code: `post_not_found`,
+                    /// `rate_limited`, `bad_post_id`, …, or the server's own
+                    /// code for a `Server` or `Rejected` answer (`http_503`
+                    /// when its body had none).
+                    code: String,
+                    /// Whether the same call may succeed if sent again (the
+                    /// client retried it already): the core's classification.
+                    is_transient: bool,
+                    /// The HTTP status the error stands for (the core's
+                    /// `status()`): a `Server` or `Rejected` answer's own,
+                    /// 401, 403, 404 or 429 for `Unauthorized`,
+                    /// `Forbidden`, `NotFound` and `RateLimited`; null when
+                    /// no answer was classified or nothing was sent.
+                    status: Option<i32>,
+                    /// A `RateLimited` answer's `Retry-After`, in
+                    /// milliseconds; null when there was none.
+                    retry_after_ms: Option<i64>,
+                },
+            )*
+        }
+
+        impl From<likekit_core::LikeError> for LikeError {
+            fn from(error: likekit_core::LikeError) -> Self {
+                use likekit_core::LikeError as Core;
+                let reason = error.to_string();
+                let code = error.code().to_owned();
+                let is_transient = error.is_transient();
+                let status = error.status().map(i32::from);
+                let retry_after_ms = error
+                    .retry_after()
+                    .map(|wait| i64::try_from(wait.as_millis()).unwrap_or(i64::MAX));
+                match error {
+                    $(
+                        Core::$variant { .. } => Self::$variant {
+                            reason,
+                            code,
+                            is_transient,
+                            status,
+                            retry_after_ms,
+                        },
+                    )*
+                }
+            }
+        }
+
+        #[cfg(test)]
+        impl LikeError {
+            /// The variant's name, as the bindings spell it.
+            fn variant(&self) -> &'static str {
+                match self {
+                    $(Self::$variant { .. } => stringify!($variant),)*
+                }
+            }
+
+            /// `(reason, code, is_transient, status, retry_after_ms)`.
+            fn fields(&self) -> (&str, &str, bool, Option<i32>, Option<i64>) {
+                match self {
+                    $(
+                        Self::$variant {
+                            reason,
+                            code,
+                            is_transient,
+                            status,
+                            retry_after_ms,
+                        } => (reason, code, *is_transient, *status, *retry_after_ms),
+                    )*
+                }
+            }
+        }
+    };
 }
 
-impl From<likekit_core::LikeError> for LikeError {
-    fn from(error: likekit_core::LikeError) -> Self {
-        use likekit_core::LikeError as Core;
-        let message = error.to_string();
-        match error {
-            Core::Network { .. } => Self::Network { message },
-            Core::Timeout => Self::Timeout { message },
-            Core::Server { .. } => Self::Server { message },
-            Core::RateLimited { .. } => Self::RateLimited { message },
-            Core::InvalidResponse { .. } => Self::InvalidResponse { message },
-            Core::Unauthorized { .. } => Self::Unauthorized { message },
-            Core::Forbidden { .. } => Self::Forbidden { message },
-            Core::NotFound { .. } => Self::NotFound { message },
-            Core::Rejected { .. } => Self::Rejected { message },
-            Core::InvalidId { .. } => Self::InvalidId { message },
-            Core::Config { .. } => Self::Config { message },
-            Core::Shutdown => Self::Shutdown { message },
-        }
-    }
+like_error! {
+    /// The server could not be reached, or the connection broke.
+    Network,
+    /// No answer within the request timeout.
+    Timeout,
+    /// The server failed (5xx).
+    Server,
+    /// Too many requests (429).
+    RateLimited,
+    /// The answer could not be read.
+    InvalidResponse,
+    /// The sign-in token was refused, even after a fresh one (401).
+    Unauthorized,
+    /// The user may not do this (403).
+    Forbidden,
+    /// The post does not exist (404).
+    NotFound,
+    /// The server refused the request as malformed (400 and other 4xx).
+    Rejected,
+    /// A post id outside 1 to 2⁶³−1 (zero or negative) was passed: the
+    /// core's code `bad_post_id`. The reason names the rule and the id
+    /// given. Nothing was tapped, read or sent.
+    InvalidId,
+    /// The client was configured wrongly (a bad base URL, say).
+    Config,
+    /// The client was shut down before the call could finish.
+    Shutdown,
 }
 
 #[cfg(test)]
@@ -77,38 +143,266 @@ mod tests {
     use super::*;
     use likekit_core::LikeError as Core;
 
-    #[test]
-    fn keeps_the_variant_and_the_message() {
-        let e = LikeError::from(Core::NotFound {
-            message: "no post 42".into(),
-        });
-        assert_eq!(
-            e,
-            LikeError::NotFound {
-                message: "post not found: no post 42".into()
-            }
-        );
-        assert_eq!(e.to_string(), "post not found: no post 42");
-        assert!(matches!(
-            LikeError::from(Core::Timeout),
-            LikeError::Timeout { message } if message == "the request timed out"
-        ));
-        assert!(matches!(
-            LikeError::from(Core::Shutdown),
-            LikeError::Shutdown { .. }
-        ));
+    /// A case: the core's error, the variant the bindings show for it, and
+    /// its `(reason, code, is_transient, status, retry_after_ms)`.
+    struct Case {
+        core: Core,
+        variant: &'static str,
+        fields: (String, &'static str, bool, Option<i32>, Option<i64>),
+    }
+
+    fn case(
+        core: Core,
+        variant: &'static str,
+        (reason, code, is_transient, status, retry_after_ms): (
+            &str,
+            &'static str,
+            bool,
+            Option<i32>,
+            Option<i64>,
+        ),
+    ) -> Case {
+        Case {
+            core,
+            variant,
+            fields: (
+                reason.to_owned(),
+                code,
+                is_transient,
+                status,
+                retry_after_ms,
+            ),
+        }
+    }
+
+    /// Every variant of the core, with what the bindings show for it.
+    fn every_core_variant() -> Vec<Case> {
+        let id_error = likekit_core::PostId::try_from(-1_i64).unwrap_err();
+        let bad_id = id_error.to_string();
+        vec![
+            case(
+                Core::Network {
+                    message: "connection refused".into(),
+                },
+                "Network",
+                (
+                    "network error: connection refused",
+                    "network",
+                    true,
+                    None,
+                    None,
+                ),
+            ),
+            case(
+                Core::Timeout,
+                "Timeout",
+                ("the request timed out", "timeout", true, None, None),
+            ),
+            case(
+                Core::Server {
+                    status: 503,
+                    code: "http_503".into(),
+                    message: "Service Unavailable".into(),
+                },
+                "Server",
+                (
+                    "server error 503: Service Unavailable",
+                    "http_503",
+                    true,
+                    Some(503),
+                    None,
+                ),
+            ),
+            case(
+                Core::RateLimited {
+                    retry_after_ms: Some(1500),
+                },
+                "RateLimited",
+                (
+                    "rate limited by the server",
+                    "rate_limited",
+                    true,
+                    Some(429),
+                    Some(1500),
+                ),
+            ),
+            case(
+                Core::InvalidResponse {
+                    message: "eof".into(),
+                },
+                "InvalidResponse",
+                (
+                    "unreadable answer from the server: eof",
+                    "invalid_response",
+                    true,
+                    None,
+                    None,
+                ),
+            ),
+            case(
+                Core::Unauthorized {
+                    message: "expired token".into(),
+                },
+                "Unauthorized",
+                (
+                    "not signed in: expired token",
+                    "unauthorized",
+                    false,
+                    Some(401),
+                    None,
+                ),
+            ),
+            case(
+                Core::Forbidden {
+                    message: "not yours".into(),
+                },
+                "Forbidden",
+                (
+                    "not allowed: not yours",
+                    "forbidden",
+                    false,
+                    Some(403),
+                    None,
+                ),
+            ),
+            case(
+                Core::NotFound {
+                    message: "no post 42".into(),
+                },
+                "NotFound",
+                (
+                    "post not found: no post 42",
+                    "post_not_found",
+                    false,
+                    Some(404),
+                    None,
+                ),
+            ),
+            case(
+                Core::Rejected {
+                    status: 400,
+                    code: "bad_query".into(),
+                    message: "posts= is empty".into(),
+                },
+                "Rejected",
+                (
+                    "request refused (400 bad_query): posts= is empty",
+                    "bad_query",
+                    false,
+                    Some(400),
+                    None,
+                ),
+            ),
+            case(
+                Core::from(id_error),
+                "InvalidId",
+                (&bad_id, "bad_post_id", false, None, None),
+            ),
+            case(
+                Core::Config {
+                    message: "bad base URL".into(),
+                },
+                "Config",
+                (
+                    "invalid configuration: bad base URL",
+                    "config",
+                    false,
+                    None,
+                    None,
+                ),
+            ),
+            case(
+                Core::Shutdown,
+                "Shutdown",
+                ("the client was shut down", "shutdown", false, None, None),
+            ),
+        ]
     }
 
     #[test]
-    fn an_invalid_id_keeps_the_id_rule_message() {
-        let id_error = likekit_core::PostId::try_from(-1_i64).unwrap_err();
-        let core = Core::from(id_error.clone());
-        assert_eq!(core.code(), "bad_post_id");
+    fn every_core_variant_maps_to_its_namesake_and_fields() {
+        let cases = every_core_variant();
+        // The conversion's match names every core variant (a new one fails
+        // to compile there); this keeps the table from missing one.
+        assert_eq!(cases.len(), 12);
+        for Case {
+            core,
+            variant,
+            fields: (reason, code, is_transient, status, retry_after_ms),
+        } in cases
+        {
+            let e = LikeError::from(core.clone());
+            assert_eq!(
+                (e.variant(), e.fields()),
+                (
+                    variant,
+                    (reason.as_str(), code, is_transient, status, retry_after_ms)
+                ),
+                "{core:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn the_fields_are_the_cores_own_answers() {
+        for Case { core, .. } in every_core_variant() {
+            let e = LikeError::from(core.clone());
+            let (reason, code, is_transient, status, retry_after_ms) = e.fields();
+            assert_eq!(reason, core.to_string(), "{core:?}");
+            assert_eq!(code, core.code(), "{core:?}");
+            assert_eq!(is_transient, core.is_transient(), "{core:?}");
+            let waited = core
+                .retry_after()
+                .map(|d| i64::try_from(d.as_millis()).unwrap());
+            assert_eq!(retry_after_ms, waited, "{core:?}");
+            assert_eq!(status, core.status().map(i32::from), "{core:?}");
+        }
+    }
+
+    #[test]
+    fn the_display_is_the_reason() {
+        let e = LikeError::from(Core::NotFound {
+            message: "no post 42".into(),
+        });
+        assert_eq!(e.to_string(), "post not found: no post 42");
+        assert_eq!(e.to_string(), e.fields().0);
+    }
+
+    #[test]
+    fn a_code_from_the_answer_is_kept() {
+        let e = LikeError::from(Core::Server {
+            status: 500,
+            code: "storage_error".into(),
+            message: "the store failed".into(),
+        });
         assert_eq!(
-            LikeError::from(core),
-            LikeError::InvalidId {
-                message: id_error.to_string()
-            }
+            (e.variant(), e.fields().1, e.fields().3),
+            ("Server", "storage_error", Some(500))
         );
+    }
+
+    #[test]
+    fn a_429_without_retry_after_has_none() {
+        let e = LikeError::from(Core::RateLimited {
+            retry_after_ms: None,
+        });
+        assert_eq!(
+            e.fields(),
+            (
+                "rate limited by the server",
+                "rate_limited",
+                true,
+                Some(429),
+                None
+            )
+        );
+    }
+
+    #[test]
+    fn a_retry_after_past_i64_saturates() {
+        let e = LikeError::from(Core::RateLimited {
+            retry_after_ms: Some(u64::MAX),
+        });
+        assert_eq!(e.fields().4, Some(i64::MAX));
     }
 }

@@ -102,6 +102,14 @@ pub struct LikeClientOptions {
     /// answer).
     #[uniffi(default = None)]
     pub max_answer_bytes: Option<i64>,
+    /// Root certificates (PEM: one or more `-----BEGIN CERTIFICATE-----`
+    /// blocks) trusted for `https` on top of the platform's, such as a
+    /// private or test CA's; give the CA that signed the server's
+    /// certificate. None trusts the platform's roots alone (Android: the
+    /// bundled ones). PEM that holds no usable certificate makes the
+    /// constructor throw `Config`.
+    #[uniffi(default = None)]
+    pub extra_root_certificates_pem: Option<String>,
 }
 
 /// The core's defaults, every field filled in: what each field left out of
@@ -120,6 +128,8 @@ pub fn default_options() -> LikeClientOptions {
         retry_seed: retry.seed.map(|seed| seed as i64),
         max_posts: Some(saturating(MachineConfig::default().max_posts as u64)),
         max_answer_bytes: Some(saturating(likekit_core::DEFAULT_MAX_ANSWER_BYTES as u64)),
+        // The core trusts no extra roots unless given some.
+        extra_root_certificates_pem: None,
     }
 }
 
@@ -151,6 +161,11 @@ impl LikeClientOptions {
     /// The answer cap, if one was given.
     pub(crate) fn max_answer_bytes(&self) -> Option<usize> {
         self.max_answer_bytes.map(size)
+    }
+
+    /// The extra trusted roots' PEM, if any was given.
+    pub(crate) fn extra_root_certificates_pem(&self) -> Option<&str> {
+        self.extra_root_certificates_pem.as_deref()
     }
 }
 
@@ -244,8 +259,10 @@ mod tests {
             let core = likekit_core::LikeError::from(PostId::try_from(bad).unwrap_err());
             assert_eq!(core.code(), "bad_post_id");
             assert_eq!(e, crate::LikeError::from(core));
-            assert!(matches!(&e, crate::LikeError::InvalidId { message }
-                if message.starts_with("post ids are whole numbers") && message.ends_with(&format!("got {bad}"))));
+            assert!(
+                matches!(&e, crate::LikeError::InvalidId { reason: message, .. }
+                if message.starts_with("post ids are whole numbers") && message.ends_with(&format!("got {bad}")))
+            );
         }
     }
 
@@ -261,11 +278,13 @@ mod tests {
             retry_seed: None,
             max_posts: None,
             max_answer_bytes: None,
+            extra_root_certificates_pem: None,
         };
         assert_eq!(options.retry_policy(), RetryPolicy::default());
         assert_eq!(options.request_timeout(), None);
         assert_eq!(options.max_posts(), None);
         assert_eq!(options.max_answer_bytes(), None);
+        assert_eq!(options.extra_root_certificates_pem(), None);
     }
 
     #[test]
@@ -284,6 +303,7 @@ mod tests {
             options.max_answer_bytes(),
             Some(likekit_core::DEFAULT_MAX_ANSWER_BYTES)
         );
+        assert_eq!(options.extra_root_certificates_pem(), None);
     }
 
     #[test]

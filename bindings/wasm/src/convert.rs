@@ -39,14 +39,11 @@ pub fn error(e: &LikeError) -> JsValue {
     err.set_name("LikeError");
     set(&err, "code", e.code());
     set(&err, "transient", e.is_transient());
-    match e {
-        LikeError::Server { status, .. } | LikeError::Rejected { status, .. } => {
-            set(&err, "status", *status);
-        }
-        LikeError::RateLimited {
-            retry_after_ms: Some(ms),
-        } => set(&err, "retryAfterMs", number(*ms)),
-        _ => {}
+    if let Some(status) = e.status() {
+        set(&err, "status", status);
+    }
+    if let Some(wait) = e.retry_after() {
+        set(&err, "retryAfterMs", number(wait.as_millis() as u64));
     }
     err.into()
 }

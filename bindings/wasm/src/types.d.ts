@@ -84,7 +84,7 @@ export interface LikeError extends Error {
   code: LikeErrorCode;
   /** Whether sending the same call again may succeed (the client retries these). */
   transient: boolean;
-  /** The HTTP status, for server errors and refusals. */
+  /** The HTTP status the error stands for: a server error's or refusal's own, 401, 403, 404 or 429 for `unauthorized`, `forbidden`, `post_not_found` and `rate_limited`; absent when no answer was classified. */
   status?: number;
   /** The server's `Retry-After`, for `"rate_limited"`. */
   retryAfterMs?: number;

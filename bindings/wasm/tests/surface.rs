@@ -275,13 +275,15 @@ fn errors_are_error_objects_with_a_code() {
     });
     assert_like_error(&limited, "rate_limited");
     assert_eq!(get(&limited, "retryAfterMs").as_f64(), Some(2000.0));
+    assert_eq!(get(&limited, "status").as_f64(), Some(429.0));
 
     let missing = convert::error(&LikeError::NotFound {
         message: "no post 9".into(),
     });
     assert_like_error(&missing, "post_not_found");
     assert_eq!(get(&missing, "transient").as_bool(), Some(false));
-    assert!(get(&missing, "status").is_undefined());
+    assert_eq!(get(&missing, "status").as_f64(), Some(404.0));
+    assert!(get(&convert::error(&LikeError::Timeout), "status").is_undefined());
     assert_eq!(
         get(&missing, "message").as_string().as_deref(),
         Some("post not found: no post 9")

@@ -79,7 +79,7 @@ fun main() {
                     } catch (e: LikeException.InvalidId) {
                         expectEqual(
                             "post ids are whole numbers from 1 to 9223372036854775807; got $bad",
-                            e.message,
+                            e.reason,
                             "$name($bad)",
                         )
                     }
@@ -388,6 +388,10 @@ fun main() {
 
     // The admin client against the server's own description (AdminClientTests.kt).
     adminClientTests(t, server)
+
+    // Flows, StateFlow and executors (FlowTests.kt, on bindings/uniffi/kotlin).
+    flowTests(t, server, anaToken)
+    errorTests(t, server, anaToken) // code, isTransient, status, retryAfterMs, reason (ErrorTests.kt)
 
     t.test("10,000 clients and 10,000 subscriptions created and dropped leave no live objects") {
         val post = server.post()

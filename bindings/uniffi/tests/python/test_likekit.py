@@ -39,7 +39,7 @@ def test_zero_and_negative_ids_are_invalid_id_bad_post_id(make_client, method, b
     client = make_client()
     with pytest.raises(likekit.LikeError.InvalidId) as refused:
         TAKES_AN_ID[method](client, bad)
-    assert str(refused.value) == f"post ids are whole numbers from 1 to 9223372036854775807; got {bad}"
+    assert refused.value.reason == f"post ids are whole numbers from 1 to 9223372036854775807; got {bad}"
     assert (client.stats().taps, client.stats().calls_sent) == (0, 0), "nothing tapped or sent"
 
 

@@ -186,22 +186,26 @@ final class LikeKitTests: XCTestCase {
             ]
             for (name, call) in calls {
                 XCTAssertThrowsError(try call(), "\(name)(\(bad))") { error in
-                    guard case LikeError.InvalidId(let message) = error else { return XCTFail("\(name)(\(bad)): got \(error)") }
-                    XCTAssertEqual(message, expected)
+                    guard let error = error as? LikeError, case .InvalidId = error else {
+                        return XCTFail("\(name)(\(bad)): got \(error)")
+                    }
+                    XCTAssertEqual(error.reason, expected)
                 }
             }
             do {
                 _ = try await client.refresh(postId: bad)
                 XCTFail("refresh(\(bad)): no error")
-            } catch LikeError.InvalidId(let message) {
-                XCTAssertEqual(message, expected)
+            } catch let error as LikeError {
+                guard case .InvalidId = error else { return XCTFail("refresh(\(bad)): got \(error)") }
+                XCTAssertEqual(error.reason, expected)
             }
             let existing = try await admin.post()
             do {
                 _ = try await client.refreshMany(postIds: [existing, bad])
                 XCTFail("refreshMany(\(bad)): no error")
-            } catch LikeError.InvalidId(let message) {
-                XCTAssertEqual(message, expected)
+            } catch let error as LikeError {
+                guard case .InvalidId = error else { return XCTFail("refreshMany(\(bad)): got \(error)") }
+                XCTAssertEqual(error.reason, expected)
             }
         }
         XCTAssertEqual(client.stats().taps, 0)
@@ -210,7 +214,7 @@ final class LikeKitTests: XCTestCase {
 
     func testBadBaseUrlIsATypedConfigError() {
         XCTAssertThrowsError(try LikeClient(baseUrl: "not a url")) { error in
-            guard case LikeError.Config(_) = error else { return XCTFail("got \(error)") }
+            guard case LikeError.Config = error else { return XCTFail("got \(error)") }
         }
     }
 
@@ -244,7 +248,7 @@ final class LikeKitTests: XCTestCase {
             let failure = try XCTUnwrap(rec.awaitFailure())
             XCTAssertEqual(failure.postId, post)
             XCTAssertTrue(failure.wanted)
-            guard case .Server(_) = failure.error else { return XCTFail("got \(failure.error)") }
+            guard case .Server = failure.error else { return XCTFail("got \(failure.error)") }
             let idle = await client.waitIdle(timeoutMs: 10_000)
             XCTAssertTrue(idle)
             let view = try XCTUnwrap(try client.view(postId: post))
@@ -287,8 +291,9 @@ final class LikeKitTests: XCTestCase {
         do {
             _ = try await client.refresh(postId: Ids.next())
             XCTFail("no error")
-        } catch LikeError.NotFound(let message) {
-            XCTAssertTrue(message.contains("not found"))
+        } catch let error as LikeError {
+            guard case .NotFound = error else { return XCTFail("got \(error)") }
+            XCTAssertTrue(error.reason.contains("not found"))
         }
     }
 
@@ -327,6 +332,191 @@ final class LikeKitTests: XCTestCase {
             try await Task.sleep(nanoseconds: 20_000_000)
         }
         XCTAssertEqual(liveObjects(), baseline + 1)  // the client above
+    }
+
+    // MARK: The error's fields (LikeErrorFields.swift)
+
+    /// One answer, one error: no retries, so that each case is one call.
+    let noRetry = LikeClientOptions(maxRetries: 0)
+
+    /// The error `call` throws, or a failure when it throws none or another.
+    func thrown(_ what: String, _ call: () async throws -> Void) async -> LikeError? {
+        do {
+            try await call()
+            XCTFail("\(what): no error")
+        } catch let error as LikeError {
+            return error
+        } catch {
+            XCTFail("\(what): \(error)")
+        }
+        return nil
+    }
+
+    /// Checks the case and the fields an app reads on any LikeError.
+    func assertError(
+        _ error: LikeError?, _ variant: String, _ expected: ErrorFields, _ what: String,
+        file: StaticString = #filePath, line: UInt = #line
+    ) {
+        guard let error else { return }
+        XCTAssertEqual(caseName(error), variant, what, file: file, line: line)
+        XCTAssertEqual(ErrorFields(of: error), expected, what, file: file, line: line)
+        XCTAssertFalse(error.reason.isEmpty, "\(what): no reason", file: file, line: line)
+    }
+
+    func testAnUnknownPostIsNotFoundPostNotFoundNotTransient() async throws {
+        let client = try await self.client(noRetry)
+        let error = await thrown("refresh") { _ = try await client.refresh(postId: Ids.next()) }
+        assertError(error, "NotFound", ErrorFields("post_not_found", false, 404, nil), "refresh")
+        XCTAssertTrue(error?.reason.contains("not found") ?? false)
+    }
+
+    func testEachAnswerBecomesItsCaseAndFields() async throws {
+        let answers: [(String, FaultAction, String, ErrorFields)] = [
+            ("503, the mock's error body", .status(status: 503), "Server", ErrorFields("injected_fault", true, 503, nil)),
+            ("503 without an error body", .status(status: 503, body: "down"), "Server", ErrorFields("http_503", true, 503, nil)),
+            (
+                "429, Retry-After 7", .status(status: 429, retryAfterSecs: 7), "RateLimited",
+                ErrorFields("rate_limited", true, 429, 7000)
+            ),
+            (
+                "400 bad_query", .status(status: 400, body: ["error": ["code": "bad_query", "message": "posts= is empty"]]),
+                "Rejected", ErrorFields("bad_query", false, 400, nil)
+            ),
+            ("403", .status(status: 403), "Forbidden", ErrorFields("forbidden", false, 403, nil)),
+            ("malformed 200", .malformed, "InvalidResponse", ErrorFields("invalid_response", true, nil, nil)),
+        ]
+        let client = try await self.client(noRetry)
+        for (name, action, variant, expected) in answers {
+            let post = try await admin.post()
+            try await withFaults([FaultRule(route: .likes, post: post, action: action)]) {
+                for attempt in 1...2 {  // every read gets it
+                    let error = await thrown("\(name), read \(attempt)") { _ = try await client.refresh(postId: post) }
+                    assertError(error, variant, expected, "\(name), read \(attempt)")
+                }
+            }
+        }
+    }
+
+    func testATapFailingOnA429StormReportsRetryAfter() async throws {
+        let post = try await admin.post()
+        try await withFaults([FaultRule(route: .like, post: post, action: .status(status: 429, retryAfterSecs: 5))]) {
+            let client = try await self.client(noRetry)
+            let rec = Recorder()
+            let sub = try client.subscribe(postId: post, observer: rec)
+            _ = try client.setLiked(postId: post, liked: true)
+            let failure = try XCTUnwrap(rec.awaitFailure(timeout: 10))
+            assertError(failure.error, "RateLimited", ErrorFields("rate_limited", true, 429, 5000), "onFailure")
+            XCTAssertNotNil(rec.awaitChange { !$0.liked && !$0.pending })
+            let view = try XCTUnwrap(try client.view(postId: post))
+            assertError(view.error, "RateLimited", ErrorFields("rate_limited", true, 429, 5000), "view.error")
+            sub.cancel()
+        }
+    }
+
+    func testATapFailingOn503sPastItsRetriesReportsStatus503() async throws {
+        let post = try await admin.post()
+        try await withFaults([FaultRule(route: .like, post: post, action: .status(status: 503))]) {
+            let client = try await self.client(fastRetry)
+            let rec = Recorder()
+            let sub = try client.subscribe(postId: post, observer: rec)
+            _ = try client.setLiked(postId: post, liked: true)
+            let failure = try XCTUnwrap(rec.awaitFailure(timeout: 10))
+            assertError(failure.error, "Server", ErrorFields("injected_fault", true, 503, nil), "onFailure")
+            XCTAssertEqual(client.stats().retries, 2, "transient: retried")
+            sub.cancel()
+        }
+    }
+
+    /// The `views(postId:)` stream (bindings/uniffi/swift/LikeKitStreams.swift):
+    /// the current view, the optimistic one before the held answer, then
+    /// the confirmed one; ending the loop ends the subscription.
+    func testTheViewsStreamYieldsTheTapAtOnceThenTheAnswer() async throws {
+        let post = try await admin.post()
+        try await withFaults([FaultRule(route: .like, post: post, latencyMs: 400)]) {
+            let client = try await self.client(fastRetry)
+            _ = try await client.refresh(postId: post)
+            let baseline = liveObjects()
+            // The stream lives in this function only: its end ends the loop.
+            func follow() async throws -> ([PostView], TimeInterval?) {
+                let views = try client.views(postId: post)
+                XCTAssertGreaterThan(liveObjects(), baseline, "subscribed")
+                var seen: [PostView] = []
+                var tapped: Date?
+                var optimisticAfter: TimeInterval?
+                for await view in views {
+                    seen.append(view)
+                    if tapped == nil {
+                        XCTAssertFalse(view.liked, "the current view first")
+                        tapped = Date()
+                        _ = try client.setLiked(postId: post, liked: true)
+                    } else if view.liked && view.pending && optimisticAfter == nil {
+                        optimisticAfter = Date().timeIntervalSince(tapped ?? Date())
+                    } else if view.liked && !view.pending {
+                        break
+                    }
+                }
+                return (seen, optimisticAfter)
+            }
+            let (seen, optimisticAfter) = try await follow()
+            XCTAssertLessThan(optimisticAfter ?? 1, 0.4, "the optimistic view before the answer: \(seen)")
+            XCTAssertEqual(seen.last?.count, 1)
+            let deadline = Date().addingTimeInterval(5)
+            while liveObjects() > baseline && Date() < deadline {
+                try await Task.sleep(nanoseconds: 20_000_000)
+            }
+            XCTAssertEqual(liveObjects(), baseline, "the loop's end ended the subscription")
+        }
+    }
+
+    /// The `failures()` stream hears a like that did not save.
+    func testTheFailuresStreamHearsALikeThatDidNotSave() async throws {
+        let post = try await admin.post()
+        try await withFaults([FaultRule(route: .like, post: post, action: .status(status: 503))]) {
+            let client = try await self.client(fastRetry)
+            let failures = client.failures()
+            _ = try client.setLiked(postId: post, liked: true)
+            var first: LikeFailure?
+            for await failure in failures {
+                first = failure
+                break
+            }
+            let failure = try XCTUnwrap(first)
+            XCTAssertEqual(failure.postId, post)
+            XCTAssertTrue(failure.wanted)
+            XCTAssertEqual(failure.error.status, 503)
+        }
+    }
+
+    func testTimeoutNetworkAndUnauthorizedCarryTheirFields() async throws {
+        let post = try await admin.post()
+        try await withFaults([FaultRule(route: .likes, post: post, latencyMs: 3000)]) {
+            let client = try await self.client(LikeClientOptions(requestTimeoutMs: 300, maxRetries: 0))
+            let error = await thrown("slow read") { _ = try await client.refresh(postId: post) }
+            assertError(error, "Timeout", ErrorFields("timeout", true, nil, nil), "slow read")
+        }
+        let nobody = try LikeClient(baseUrl: "http://127.0.0.1:1", tokenProvider: nil, options: noRetry)
+        let unreachable = await thrown("no server") { _ = try await nobody.refresh(postId: 42) }
+        assertError(unreachable, "Network", ErrorFields("network", true, nil, nil), "no server")
+        let anonymous = try LikeClient(baseUrl: TestServer.url, tokenProvider: nil, options: noRetry)
+        let refused = await thrown("no token") { _ = try await anonymous.refresh(postId: post) }
+        assertError(refused, "Unauthorized", ErrorFields("unauthorized", false, 401, nil), "no token")
+    }
+
+    func testTheClientsOwnRefusalsCarryTheirFields() async throws {
+        let client = try await self.client()
+        for bad: Int64 in [0, -1] {
+            let error = await thrown("toggle(\(bad))") { _ = try client.toggle(postId: bad) }
+            assertError(error, "InvalidId", ErrorFields("bad_post_id", false, nil, nil), "toggle(\(bad))")
+            XCTAssertEqual(error?.reason, "post ids are whole numbers from 1 to 9223372036854775807; got \(bad)")
+        }
+        let stopped = await client.shutdown(deadlineMs: 1_000)
+        XCTAssertTrue(stopped)
+        let post = try await admin.post()
+        let late = await thrown("refresh after shutdown") { _ = try await client.refresh(postId: post) }
+        assertError(late, "Shutdown", ErrorFields("shutdown", false, nil, nil), "refresh after shutdown")
+        let config = await thrown("a bad URL") { _ = try LikeClient(baseUrl: "not a url") }
+        assertError(config, "Config", ErrorFields("config", false, nil, nil), "a bad URL")
+        XCTAssertTrue(config?.reason.contains("base URL") ?? false)
     }
 
     // MARK: The admin client (LikeKitTesting)
@@ -632,4 +822,45 @@ func resolveRef(_ schema: JSONValue, _ schemas: JSONValue) -> JSONValue {
         return .object([:])
     }
     return resolveRef(target, schemas)
+}
+
+/// What an app reads on any LikeError beside its case and reason.
+struct ErrorFields: Equatable, CustomStringConvertible {
+    let code: String
+    let isTransient: Bool
+    let status: Int32?
+    let retryAfterMs: Int64?
+
+    init(_ code: String, _ isTransient: Bool, _ status: Int32?, _ retryAfterMs: Int64?) {
+        self.code = code
+        self.isTransient = isTransient
+        self.status = status
+        self.retryAfterMs = retryAfterMs
+    }
+
+    init(of error: LikeError) {
+        self.init(error.code, error.isTransient, error.status, error.retryAfterMs)
+    }
+
+    var description: String {
+        "(\(code), \(isTransient), \(status.map { String($0) } ?? "nil"), \(retryAfterMs.map { String($0) } ?? "nil"))"
+    }
+}
+
+/// The case, by an exhaustive switch, as an app matches on it.
+func caseName(_ error: LikeError) -> String {
+    switch error {
+    case .Network: return "Network"
+    case .Timeout: return "Timeout"
+    case .Server: return "Server"
+    case .RateLimited: return "RateLimited"
+    case .InvalidResponse: return "InvalidResponse"
+    case .Unauthorized: return "Unauthorized"
+    case .Forbidden: return "Forbidden"
+    case .NotFound: return "NotFound"
+    case .Rejected: return "Rejected"
+    case .InvalidId: return "InvalidId"
+    case .Config: return "Config"
+    case .Shutdown: return "Shutdown"
+    }
 }

@@ -1,0 +1,125 @@
+// Kotlin faces of LikeClient for coroutines and Compose: a Flow of one
+// post's views, a StateFlow for a screen, a Flow of failures, and
+// observers called on an Executor the app chooses. Shipped beside the
+// generated bindings, in their package, and built with them; it needs
+// kotlinx-coroutines-core.
+package com.likekit
+
+import java.util.concurrent.Executor
+import kotlinx.coroutines.CoroutineScope
+import kotlinx.coroutines.channels.BufferOverflow
+import kotlinx.coroutines.channels.awaitClose
+import kotlinx.coroutines.flow.Flow
+import kotlinx.coroutines.flow.SharingStarted
+import kotlinx.coroutines.flow.StateFlow
+import kotlinx.coroutines.flow.buffer
+import kotlinx.coroutines.flow.callbackFlow
+import kotlinx.coroutines.flow.conflate
+import kotlinx.coroutines.flow.distinctUntilChanged
+import kotlinx.coroutines.flow.stateIn
+
+/**
+ * One post's views: the view the client holds now (when it knows the post),
+ * then every change — a tap's optimistic view at once, the confirmed one
+ * when the server answers, a rollback, a read.
+ *
+ * Cold and conflated: each collector subscribes when it starts and
+ * unsubscribes when its coroutine is cancelled (the subscription is the
+ * only thing held); a slow collector skips to the latest view rather than
+ * queueing every one. Views arrive in the collector's context: collect in
+ * a main-thread scope (`lifecycleScope`, `collectAsState()`) to draw them.
+ * The flow fails with [LikeException.InvalidId] for an id outside
+ * 1..2⁶³−1.
+ *
+ * ```
+ * val view by client.views(42L).collectAsState(initial = null)
+ * ```
+ */
+fun LikeClient.views(postId: Long): Flow<PostView> =
+    callbackFlow {
+        val subscription = subscribe(
+            postId,
+            object : LikeObserver {
+                override fun onChange(view: PostView) {
+                    trySend(view)
+                }
+
+                override fun onFailure(postId: Long, wanted: Boolean, error: LikeException) {}
+            },
+        )
+        // After subscribing, so no change falls between the two; a change
+        // already on its way may follow with the same or an older view,
+        // and the newest always comes last.
+        view(postId)?.let { trySend(it) }
+        awaitClose { subscription.close() }
+    }.conflate().distinctUntilChanged()
+
+/**
+ * One post's view as a [StateFlow] shared by the collectors of [scope] (a
+ * ViewModel's `viewModelScope`, say): its value starts as the view the
+ * client holds now — null while it knows nothing of the post (read it with
+ * [LikeClient.refresh]) — and follows [views] while [started] keeps it
+ * subscribed (by default while someone collects, and five seconds more to
+ * ride out a configuration change).
+ *
+ * @throws LikeException.InvalidId for an id outside 1..2⁶³−1.
+ */
+fun LikeClient.viewState(
+    postId: Long,
+    scope: CoroutineScope,
+    started: SharingStarted = SharingStarted.WhileSubscribed(5_000),
+): StateFlow<PostView?> = views(postId).stateIn(scope, started, view(postId))
+
+/** A like or unlike that did not save, after any retries: tell the viewer. */
+data class LikeFailure(
+    /** The post. */
+    val postId: Long,
+    /** True: the like did not save; false: the unlike did not. */
+    val wanted: Boolean,
+    /** Why. */
+    val error: LikeException,
+)
+
+/**
+ * Every failure of every post of this client, as they happen ("your like
+ * didn't save"): one subscription while collected, cancelled with the
+ * collecting coroutine. Not conflated: each failure arrives (up to 64
+ * waiting for a slow collector; past that the oldest are dropped first).
+ */
+val LikeClient.failures: Flow<LikeFailure>
+    get() =
+        callbackFlow {
+            val subscription = subscribeAll(
+                object : LikeObserver {
+                    override fun onChange(view: PostView) {}
+
+                    override fun onFailure(postId: Long, wanted: Boolean, error: LikeException) {
+                        trySend(LikeFailure(postId, wanted, error))
+                    }
+                },
+            )
+            awaitClose { subscription.close() }
+        }.buffer(64, BufferOverflow.DROP_OLDEST)
+
+/**
+ * This observer, called on [executor] instead of LikeKit's own threads —
+ * for example `ContextCompat.getMainExecutor(context)` for the main thread,
+ * or a single-thread executor. Calls keep their order when the executor
+ * runs tasks in order (the main thread and single-thread executors do).
+ *
+ * ```
+ * client.subscribe(42L, observer.on(mainExecutor))
+ * ```
+ */
+fun LikeObserver.on(executor: Executor): LikeObserver {
+    val inner = this
+    return object : LikeObserver {
+        override fun onChange(view: PostView) {
+            executor.execute { inner.onChange(view) }
+        }
+
+        override fun onFailure(postId: Long, wanted: Boolean, error: LikeException) {
+            executor.execute { inner.onFailure(postId, wanted, error) }
+        }
+    }
+}

@@ -1,0 +1,90 @@
+// Swift concurrency faces of LikeClient: an AsyncStream of one post's views
+// and one of every failure, each unsubscribing when its consumer stops.
+// Shipped beside the generated bindings, in the LikeKit module.
+
+/// A like or unlike that did not save, after any retries: tell the viewer.
+public struct LikeFailure: Sendable {
+    /// The post.
+    public let postId: Int64
+    /// True: the like did not save; false: the unlike did not.
+    public let wanted: Bool
+    /// Why.
+    public let error: LikeError
+}
+
+extension LikeClient {
+    /// One post's views: the view the client holds now (when it knows the
+    /// post), then every change — a tap's optimistic view at once, the
+    /// confirmed one when the server answers, a rollback, a read.
+    ///
+    /// Keeps only the newest view for a slow consumer. Ending the loop (or
+    /// cancelling its task) ends the subscription. Views arrive on the
+    /// consumer's executor: iterate in a `@MainActor` task to draw them.
+    ///
+    /// ```swift
+    /// for await view in try client.views(postId: 42) { heart.render(view) }
+    /// ```
+    ///
+    /// - Throws: `LikeError.InvalidId` for an id outside 1...Int64.max.
+    public func views(postId: Int64) throws -> AsyncStream<PostView> {
+        var made: AsyncStream<PostView>.Continuation?
+        let stream = AsyncStream<PostView>(bufferingPolicy: .bufferingNewest(1)) { made = $0 }
+        guard let continuation = made else { return stream }
+        do {
+            let subscription = try subscribe(postId: postId, observer: ViewRelay(continuation))
+            continuation.onTermination = { _ in subscription.cancel() }
+            // After subscribing, so no change falls between the two; a change
+            // already on its way may follow with the same or an older view,
+            // and the newest always comes last.
+            if let now = try view(postId: postId) {
+                continuation.yield(now)
+            }
+        } catch {
+            continuation.finish()
+            throw error
+        }
+        return stream
+    }
+
+    /// Every failure of every post of this client, as they happen ("your
+    /// like didn't save"): one subscription while iterated. Keeps up to 64
+    /// for a slow consumer, dropping the oldest past that.
+    public func failures() -> AsyncStream<LikeFailure> {
+        var made: AsyncStream<LikeFailure>.Continuation?
+        let stream = AsyncStream<LikeFailure>(bufferingPolicy: .bufferingNewest(64)) { made = $0 }
+        guard let continuation = made else { return stream }
+        let subscription = subscribeAll(observer: FailureRelay(continuation))
+        continuation.onTermination = { _ in subscription.cancel() }
+        return stream
+    }
+}
+
+/// Hands each change to a stream.
+private final class ViewRelay: LikeObserver, Sendable {
+    private let continuation: AsyncStream<PostView>.Continuation
+
+    init(_ continuation: AsyncStream<PostView>.Continuation) {
+        self.continuation = continuation
+    }
+
+    func onChange(view: PostView) {
+        continuation.yield(view)
+    }
+
+    func onFailure(postId: Int64, wanted: Bool, error: LikeError) {}
+}
+
+/// Hands each failure to a stream.
+private final class FailureRelay: LikeObserver, Sendable {
+    private let continuation: AsyncStream<LikeFailure>.Continuation
+
+    init(_ continuation: AsyncStream<LikeFailure>.Continuation) {
+        self.continuation = continuation
+    }
+
+    func onChange(view: PostView) {}
+
+    func onFailure(postId: Int64, wanted: Bool, error: LikeError) {
+        continuation.yield(LikeFailure(postId: postId, wanted: wanted, error: error))
+    }
+}

@@ -1,0 +1,169 @@
+// The Kotlin faces (bindings/uniffi/kotlin/LikeKitFlows.kt) against the
+// server: Flows of views and failures, a StateFlow, observers on an
+// executor. Part of the test program in LikeKitTest.kt, which calls
+// flowTests.
+package com.likekit.tests
+
+import com.likekit.LikeClient
+import com.likekit.LikeException
+import com.likekit.LikeObserver
+import com.likekit.PostView
+import com.likekit.TokenProvider
+import com.likekit.failures
+import com.likekit.liveObjects
+import com.likekit.on
+import com.likekit.viewState
+import com.likekit.views
+import com.likekit.testing.FaultAction
+import com.likekit.testing.FaultRoute
+import com.likekit.testing.FaultRule
+import com.likekit.testing.FaultRules
+import java.util.concurrent.CopyOnWriteArrayList
+import java.util.concurrent.CountDownLatch
+import java.util.concurrent.Executors
+import java.util.concurrent.TimeUnit
+import kotlinx.coroutines.CoroutineScope
+import kotlinx.coroutines.Dispatchers
+import kotlinx.coroutines.async
+import kotlinx.coroutines.asCoroutineDispatcher
+import kotlinx.coroutines.cancel
+import kotlinx.coroutines.flow.first
+import kotlinx.coroutines.flow.launchIn
+import kotlinx.coroutines.flow.onEach
+import kotlinx.coroutines.launch
+import kotlinx.coroutines.runBlocking
+import kotlinx.coroutines.withTimeout
+
+/** Waits up to `timeoutMs` for `condition`. */
+private fun eventually(timeoutMs: Long, what: () -> String, condition: () -> Boolean) {
+    val deadline = System.currentTimeMillis() + timeoutMs
+    while (!condition()) {
+        if (System.currentTimeMillis() > deadline) throw AssertionError(what())
+        Thread.sleep(10)
+    }
+}
+
+fun flowTests(t: Harness, server: TestServer, tokens: TokenProvider) {
+    t.test("views(): the optimistic view before the server answers, then the confirmed one, on the collector's dispatcher") {
+        val post = server.post()
+        // Every like of this post takes 400 ms to be answered.
+        server.admin.setFaults(FaultRules(listOf(FaultRule(FaultRoute.LIKE, post = post, latencyMs = 400))))
+        try {
+            LikeClient(server.url, tokens, FAST_RETRY).use { c ->
+                runBlocking { c.refresh(post) }
+                val dispatcher = Executors.newSingleThreadExecutor { Thread(it, "likekit-ui") }
+                val seen = CopyOnWriteArrayList<Pair<PostView, String>>()
+                val scope = CoroutineScope(dispatcher.asCoroutineDispatcher())
+                try {
+                    c.views(post).onEach { seen.add(it to Thread.currentThread().name) }.launchIn(scope)
+                    eventually(5_000, { "the current view first: $seen" }) { seen.isNotEmpty() }
+                    expect(!seen[0].first.liked) { "starts empty: $seen" }
+                    val tapped = System.nanoTime()
+                    c.setLiked(post, true)
+                    eventually(5_000, { "the optimistic view: $seen" }) { seen.any { it.first.liked && it.first.pending } }
+                    val optimisticMs = (System.nanoTime() - tapped) / 1_000_000
+                    expect(optimisticMs < 400) { "the optimistic view came after $optimisticMs ms, not before the answer" }
+                    eventually(5_000, { "the confirmed view: $seen" }) { seen.any { it.first.liked && !it.first.pending } }
+                    val confirmed = seen.last().first
+                    expect(confirmed.count == 1L && confirmed.error == null) { "confirmed $confirmed" }
+                    expect(seen.all { it.second == "likekit-ui" }) { "every view on the collector's dispatcher: ${seen.map { it.second }}" }
+                } finally {
+                    scope.cancel()
+                    dispatcher.shutdown()
+                }
+            }
+        } finally {
+            server.admin.clearFaults()
+        }
+    }
+
+    t.test("cancelling the collecting scope unsubscribes: live objects back at their baseline") {
+        val post = server.post()
+        LikeClient(server.url, tokens, FAST_RETRY).use { c ->
+            val baseline = liveObjects()
+            val scope = CoroutineScope(Dispatchers.Default)
+            val views = CopyOnWriteArrayList<PostView>()
+            repeat(20) { scope.launch { c.views(post).collect { views.add(it) } } }
+            val state = c.viewState(post, scope)
+            scope.launch { state.collect {} }
+            eventually(5_000, { "20 subscriptions and a shared one: ${liveObjects() - baseline} live" }) {
+                liveObjects() >= baseline + 21
+            }
+            c.toggle(post)
+            eventually(5_000, { "every collector saw the tap" }) { views.count { it.liked } >= 20 }
+            eventually(5_000, { "the StateFlow follows: ${state.value}" }) { state.value?.liked == true }
+            scope.cancel()
+            eventually(5_000, { "live objects after cancel: ${liveObjects()} (baseline $baseline)" }) {
+                liveObjects() == baseline
+            }
+            runBlocking { c.waitIdle(10_000) }
+        }
+    }
+
+    t.test("failures: a like that does not save arrives once, with the error's data, until the scope ends") {
+        val post = server.post()
+        server.admin.setFaults(
+            FaultRules(listOf(FaultRule(FaultRoute.LIKE, post = post, action = FaultAction.Status(503)))),
+        )
+        try {
+            LikeClient(server.url, tokens, FAST_RETRY).use { c ->
+                runBlocking {
+                    withTimeout(10_000) {
+                        val baseline = liveObjects()
+                        val failure = async(Dispatchers.Default) { c.failures.first() }
+                        // Collecting before the tap: wait for the subscription.
+                        eventually(5_000, { "the failures flow subscribed" }) { liveObjects() > baseline }
+                        c.setLiked(post, true)
+                        val got = failure.await()
+                        expectEqual(post, got.postId, "post")
+                        expectEqual(true, got.wanted, "wanted")
+                        expect(got.error is LikeException.Server) { "a 503 is a server error: ${got.error}" }
+                    }
+                }
+                val rolledBack = c.view(post)
+                expect(rolledBack != null && !rolledBack.liked && rolledBack.error != null) { "rolled back: $rolledBack" }
+            }
+        } finally {
+            server.admin.clearFaults()
+        }
+    }
+
+    t.test("an observer on an executor is called on its thread, in order") {
+        val post = server.post()
+        LikeClient(server.url, tokens, FAST_RETRY).use { c ->
+            val executor = Executors.newSingleThreadExecutor { Thread(it, "likekit-main") }
+            val threads = CopyOnWriteArrayList<String>()
+            val liked = CopyOnWriteArrayList<Boolean>()
+            val done = CountDownLatch(1)
+            val observer = object : LikeObserver {
+                override fun onChange(view: PostView) {
+                    threads.add(Thread.currentThread().name)
+                    liked.add(view.liked)
+                    if (!view.pending && liked.size >= 4) done.countDown()
+                }
+
+                override fun onFailure(postId: Long, wanted: Boolean, error: LikeException) {}
+            }
+            c.subscribe(post, observer.on(executor)).use {
+                c.setLiked(post, true)
+                c.setLiked(post, false)
+                c.setLiked(post, true)
+                expect(done.await(10, TimeUnit.SECONDS)) { "the changes arrived: $liked" }
+            }
+            executor.shutdown()
+            expect(threads.all { it == "likekit-main" }) { "every call on the executor: $threads" }
+            // The taps' own views, in order (an answer's view may fall between them).
+            var next = 0
+            for (value in liked) if (next < 3 && value == listOf(true, false, true)[next]) next++
+            expectEqual(3, next, "the taps' views in order in $liked")
+            expectEqual(true, liked.last(), "the last view is the last tap")
+        }
+    }
+
+    t.test("views() of an invalid id fails the flow with LikeException.InvalidId") {
+        LikeClient(server.url, tokens, FAST_RETRY).use { c ->
+            val error = runCatching { runBlocking { c.views(0L).first() } }.exceptionOrNull()
+            expect(error is LikeException.InvalidId) { "got $error" }
+        }
+    }
+}
