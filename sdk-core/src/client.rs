@@ -9,7 +9,8 @@ use crate::driver::{Driver, SubscriptionId};
 use crate::events::LikeObserver;
 use crate::runtime::Executor;
 use crate::transport::{
-    DEFAULT_MAX_ANSWER_BYTES, DEFAULT_REQUEST_TIMEOUT, HttpTransport, TokenProvider, Transport,
+    AsyncTokenProvider, DEFAULT_MAX_ANSWER_BYTES, DEFAULT_REQUEST_TIMEOUT, HttpTransport,
+    TokenProvider, Transport,
 };
 use crate::{LikeError, Machine, MachineConfig, PostId, PostView, RetryPolicy, Stats};
 
@@ -403,6 +404,7 @@ impl LikeClient {
 pub struct LikeClientBuilder {
     base_url: Option<String>,
     tokens: Option<Arc<dyn TokenProvider>>,
+    async_tokens: Option<Arc<dyn AsyncTokenProvider>>,
     transport: Option<Arc<dyn Transport>>,
     config: MachineConfig,
     request_timeout: Duration,
@@ -420,6 +422,7 @@ impl Default for LikeClientBuilder {
         Self {
             base_url: None,
             tokens: None,
+            async_tokens: None,
             transport: None,
             config: MachineConfig::default(),
             request_timeout: DEFAULT_REQUEST_TIMEOUT,
@@ -485,6 +488,23 @@ impl LikeClientBuilder {
     /// ```
     pub fn shared_token_provider(mut self, tokens: Arc<dyn TokenProvider>) -> Self {
         self.tokens = Some(tokens);
+        self.async_tokens = None;
+        self
+    }
+
+    /// Where the sign-in token comes from, awaited (see
+    /// [`AsyncTokenProvider`]): for a provider that renews the token over
+    /// the network. Replaces a [`token_provider`](Self::token_provider)
+    /// given before, as that one replaces this.
+    pub fn async_token_provider(self, tokens: impl AsyncTokenProvider + 'static) -> Self {
+        self.shared_async_token_provider(Arc::new(tokens))
+    }
+
+    /// [`async_token_provider`](Self::async_token_provider) with a provider
+    /// shared with others.
+    pub fn shared_async_token_provider(mut self, tokens: Arc<dyn AsyncTokenProvider>) -> Self {
+        self.async_tokens = Some(tokens);
+        self.tokens = None;
         self
     }
 
@@ -654,6 +674,9 @@ impl LikeClientBuilder {
                     .with_max_answer_bytes(self.max_answer_bytes);
                 if let Some(tokens) = self.tokens {
                     http = http.with_shared_token_provider(tokens);
+                }
+                if let Some(tokens) = self.async_tokens {
+                    http = http.with_async_token_provider(tokens);
                 }
                 Arc::new(http)
             }

@@ -62,9 +62,10 @@ pub use error::LikeError;
 pub use events::{LikeEvent, LikeFailure, LikeObserver};
 pub use line::LikeLine;
 pub use machine::{Action, CallId, Effect, Machine, MachineConfig, RetryPolicy, Stats};
+pub use runtime::BoxFuture;
 pub use transport::{
-    DEFAULT_MAX_ANSWER_BYTES, DEFAULT_REQUEST_TIMEOUT, HttpTransport, MemoryTransport, StaticToken,
-    TokenProvider, Transport,
+    AsyncTokenProvider, DEFAULT_MAX_ANSWER_BYTES, DEFAULT_REQUEST_TIMEOUT, HttpTransport,
+    MemoryTransport, StaticToken, TokenProvider, Transport,
 };
 pub use view::PostView;
 pub use wire::{PostId, UserId};

@@ -225,6 +225,53 @@ impl TokenProvider for NoToken {
     }
 }
 
+/// A [`TokenProvider`] that answers asynchronously: one that renews the
+/// token over the network when `refresh` is set (a sign-in SDK's
+/// `getIdToken()`, a suspend or async call in Kotlin, Swift or Python).
+/// Same contract: the token to send or `None`, asked before each request
+/// with `refresh` false and once more with `refresh` true after a 401. The
+/// request waits for the answer; the tap it carries has already returned.
+///
+/// ```
+/// use likekit_core::{AsyncTokenProvider, BoxFuture};
+///
+/// struct Renewing;
+/// impl AsyncTokenProvider for Renewing {
+///     fn token(&self, refresh: bool) -> BoxFuture<'_, Option<String>> {
+///         Box::pin(async move {
+///             // In an app: await the sign-in SDK, renewing when `refresh`.
+///             Some(if refresh { "new" } else { "cached" }.to_string())
+///         })
+///     }
+/// }
+/// let client = likekit_core::LikeClient::builder()
+///     .base_url("http://127.0.0.1:8080")
+///     .async_token_provider(Renewing)
+///     .build();
+/// # drop(client);
+/// ```
+pub trait AsyncTokenProvider: SendOutsideWasm + SyncOutsideWasm {
+    /// The token to send, or `None` to send none; `refresh` is `true` when
+    /// the server refused the last one.
+    fn token(&self, refresh: bool) -> BoxFuture<'_, Option<String>>;
+}
+
+/// How a transport gets its tokens: asked at once, or awaited.
+#[derive(Clone)]
+enum Tokens {
+    Now(Arc<dyn TokenProvider>),
+    Awaited(Arc<dyn AsyncTokenProvider>),
+}
+
+impl Tokens {
+    async fn token(&self, refresh: bool) -> Option<String> {
+        match self {
+            Self::Now(tokens) => tokens.token(refresh),
+            Self::Awaited(tokens) => tokens.token(refresh).await,
+        }
+    }
+}
+
 /// The default per-request timeout of [`HttpTransport`]: 10 seconds.
 ///
 /// ```
@@ -315,7 +362,7 @@ pub const DEFAULT_MAX_ANSWER_BYTES: usize = 16 << 20;
 pub struct HttpTransport {
     http: reqwest::Client,
     base: String,
-    tokens: Arc<dyn TokenProvider>,
+    tokens: Tokens,
     timeout: Duration,
     max_answer_bytes: usize,
 }
@@ -387,7 +434,7 @@ impl HttpTransport {
         Self {
             http,
             base,
-            tokens: Arc::new(NoToken),
+            tokens: Tokens::Now(Arc::new(NoToken)),
             timeout: DEFAULT_REQUEST_TIMEOUT,
             max_answer_bytes: DEFAULT_MAX_ANSWER_BYTES,
         }
@@ -415,7 +462,13 @@ impl HttpTransport {
     /// # drop(t);
     /// ```
     pub fn with_shared_token_provider(mut self, tokens: Arc<dyn TokenProvider>) -> Self {
-        self.tokens = tokens;
+        self.tokens = Tokens::Now(tokens);
+        self
+    }
+
+    /// Sends the tokens an [`AsyncTokenProvider`] supplies, awaiting each.
+    pub fn with_async_token_provider(mut self, tokens: Arc<dyn AsyncTokenProvider>) -> Self {
+        self.tokens = Tokens::Awaited(tokens);
         self
     }
 
@@ -487,7 +540,7 @@ impl HttpTransport {
         method: reqwest::Method,
         url: String,
     ) -> Result<T, LikeError> {
-        let mut token = self.tokens.token(false);
+        let mut token = self.tokens.token(false).await;
         let mut refreshed = false;
         loop {
             let mut request = self
@@ -502,7 +555,7 @@ impl HttpTransport {
             let status = response.status().as_u16();
             if status == 401 && !refreshed {
                 refreshed = true;
-                if let Some(fresh) = self.tokens.token(true) {
+                if let Some(fresh) = self.tokens.token(true).await {
                     token = Some(fresh);
                     // Read the refusal to the end so the connection can be
                     // reused; one over the cap is dropped with its connection.
@@ -1384,6 +1437,39 @@ mod tests {
             let heads = heads.lock().unwrap().clone();
             assert!(heads[0].contains("authorization: bearer t0"));
             assert!(heads[1].contains("authorization: bearer t1"));
+        }
+
+        /// Renews over "the network" (a timer) when asked to refresh.
+        struct Renewing(Arc<Mutex<u32>>);
+
+        impl AsyncTokenProvider for Renewing {
+            fn token(&self, refresh: bool) -> BoxFuture<'_, Option<String>> {
+                Box::pin(async move {
+                    if refresh {
+                        tokio::time::sleep(Duration::from_millis(20)).await;
+                        *self.0.lock().unwrap() += 1;
+                    }
+                    Some(format!("a{}", self.0.lock().unwrap()))
+                })
+            }
+        }
+
+        #[tokio::test]
+        async fn an_async_provider_is_awaited_and_renews_after_a_401() {
+            let refused = json(
+                "401 Unauthorized",
+                r#"{"error":{"code":"unauthorized","message":"token expired"}}"#,
+            );
+            let (base, heads) = serve(vec![refused, json("200 OK", LIKED)]).await;
+            let renewals = Arc::new(Mutex::new(0u32));
+            let t = HttpTransport::new(&base)
+                .unwrap()
+                .with_async_token_provider(Arc::new(Renewing(Arc::clone(&renewals))));
+            assert!(t.send(id(42), Action::Like).await.unwrap().liked_by_me);
+            assert_eq!(*renewals.lock().unwrap(), 1);
+            let heads = heads.lock().unwrap().clone();
+            assert!(heads[0].contains("authorization: bearer a0"));
+            assert!(heads[1].contains("authorization: bearer a1"));
         }
 
         #[tokio::test]

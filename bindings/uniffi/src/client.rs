@@ -43,6 +43,50 @@ pub trait TokenProvider: Send + Sync {
     fn token(&self, refresh: bool) -> Option<String>;
 }
 
+/// Supplies the sign-in token asynchronously, for an app that renews it
+/// over the network: Kotlin `suspend fun token(refresh: Boolean): String?`,
+/// Swift `func token(refresh: Bool) async -> String?`, Python
+/// `async def token(self, refresh)` (run on the event loop given to
+/// `likekit.uniffi_set_event_loop`, since LikeKit asks from its own
+/// threads). Implemented in Kotlin, Swift or Python; given to
+/// [`LikeClient::with_async_token_provider`].
+///
+/// The same contract as [`TokenProvider`]: asked before each request with
+/// `refresh` false, and once more with `refresh` true after a 401 (return
+/// the renewed token, or null/nil/None to give up: the call then fails with
+/// [`LikeError::Unauthorized`]). The request waits for the answer; the tap
+/// it carries has already returned. One that throws gives no token.
+#[uniffi::export(with_foreign)]
+#[async_trait::async_trait]
+pub trait AsyncTokenProvider: Send + Sync {
+    /// The token to send, or none.
+    async fn token(&self, refresh: bool) -> Option<String>;
+}
+
+/// A core builder for `base_url` with `options`, on the shared runtime.
+fn builder(
+    base_url: String,
+    options: &LikeClientOptions,
+) -> Result<likekit_core::LikeClientBuilder, LikeError> {
+    let mut builder = likekit_core::LikeClient::builder()
+        .base_url(base_url)
+        .retry_policy(options.retry_policy())
+        .runtime(runtime()?);
+    if let Some(timeout) = options.request_timeout() {
+        builder = builder.request_timeout(timeout);
+    }
+    if let Some(max_posts) = options.max_posts() {
+        builder = builder.max_posts(max_posts);
+    }
+    if let Some(bytes) = options.max_answer_bytes() {
+        builder = builder.max_answer_bytes(bytes);
+    }
+    if let Some(pem) = options.extra_root_certificates_pem() {
+        builder = builder.extra_root_certificates_pem(pem);
+    }
+    Ok(builder)
+}
+
 /// The one runtime every client's calls and timers run on.
 static RUNTIME: LazyLock<Result<tokio::runtime::Runtime, String>> = LazyLock::new(|| {
     tokio::runtime::Builder::new_multi_thread()
@@ -78,6 +122,8 @@ pub struct LikeClient {
     /// foreign runtime may already be shutting down); the core holds a weak
     /// reference.
     _tokens: Option<Arc<dyn TokenProvider>>,
+    /// The same for an asynchronous provider.
+    _async_tokens: Option<Arc<dyn AsyncTokenProvider>>,
     _live: Live,
 }
 
@@ -105,22 +151,7 @@ impl LikeClient {
         token_provider: Option<Arc<dyn TokenProvider>>,
         options: LikeClientOptions,
     ) -> Result<Arc<Self>, LikeError> {
-        let mut builder = likekit_core::LikeClient::builder()
-            .base_url(base_url)
-            .retry_policy(options.retry_policy())
-            .runtime(runtime()?);
-        if let Some(timeout) = options.request_timeout() {
-            builder = builder.request_timeout(timeout);
-        }
-        if let Some(max_posts) = options.max_posts() {
-            builder = builder.max_posts(max_posts);
-        }
-        if let Some(bytes) = options.max_answer_bytes() {
-            builder = builder.max_answer_bytes(bytes);
-        }
-        if let Some(pem) = options.extra_root_certificates_pem() {
-            builder = builder.extra_root_certificates_pem(pem);
-        }
+        let mut builder = builder(base_url, &options)?;
         if let Some(tokens) = &token_provider {
             builder = builder.token_provider(TokenAdapter {
                 inner: Arc::downgrade(tokens),
@@ -130,6 +161,31 @@ impl LikeClient {
         Ok(Arc::new(Self {
             inner: builder.build()?,
             _tokens: token_provider,
+            _async_tokens: None,
+            _live: Live::new(),
+        }))
+    }
+
+    /// A client like [`new`](Self::new)'s whose token comes from an
+    /// [`AsyncTokenProvider`] (a suspend or async function).
+    ///
+    /// # Errors
+    ///
+    /// As [`new`](Self::new).
+    #[uniffi::constructor(default(options))]
+    pub fn with_async_token_provider(
+        base_url: String,
+        token_provider: Arc<dyn AsyncTokenProvider>,
+        options: LikeClientOptions,
+    ) -> Result<Arc<Self>, LikeError> {
+        let builder = builder(base_url, &options)?.async_token_provider(AsyncTokenAdapter {
+            inner: Arc::downgrade(&token_provider),
+            _live: Live::new(),
+        });
+        Ok(Arc::new(Self {
+            inner: builder.build()?,
+            _tokens: None,
+            _async_tokens: Some(token_provider),
             _live: Live::new(),
         }))
     }
@@ -371,5 +427,26 @@ impl likekit_core::TokenProvider for TokenAdapter {
         let provider = self.inner.upgrade()?;
         // A provider that throws gives no token.
         catch_unwind(AssertUnwindSafe(|| provider.token(refresh))).unwrap_or(None)
+    }
+}
+
+/// An [`AsyncTokenProvider`] as the core asks for one, holding it weakly
+/// (as [`TokenAdapter`]).
+struct AsyncTokenAdapter {
+    inner: Weak<dyn AsyncTokenProvider>,
+    _live: Live,
+}
+
+impl likekit_core::AsyncTokenProvider for AsyncTokenAdapter {
+    fn token(&self, refresh: bool) -> likekit_core::BoxFuture<'_, Option<String>> {
+        use futures_util::FutureExt as _;
+        Box::pin(async move {
+            let provider = self.inner.upgrade()?;
+            // A provider that throws gives no token.
+            AssertUnwindSafe(provider.token(refresh))
+                .catch_unwind()
+                .await
+                .unwrap_or(None)
+        })
     }
 }

@@ -391,6 +391,9 @@ fun main() {
 
     // Flows, StateFlow and executors (FlowTests.kt, on bindings/uniffi/kotlin).
     flowTests(t, server, anaToken)
+
+    // A suspend token provider (TokenTests.kt).
+    tokenTests(t, server)
     errorTests(t, server, anaToken) // code, isTransient, status, retryAfterMs, reason (ErrorTests.kt)
 
     t.test("10,000 clients and 10,000 subscriptions created and dropped leave no live objects") {

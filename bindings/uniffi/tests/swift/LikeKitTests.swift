@@ -86,6 +86,49 @@ final class FixedToken: TokenProvider, @unchecked Sendable {
     func token(refresh: Bool) -> String? { refresh ? nil : value }
 }
 
+/// An async token provider: starts with a token the server refuses and
+/// renews (through the admin API, as over the network) when asked to.
+final class RenewingTokens: AsyncTokenProvider, @unchecked Sendable {
+    private let lock = NSLock()
+    private let user: Int64
+    private var current = "not-a-token"
+    private var askedLog: [Bool] = []
+
+    init(user: Int64) { self.user = user }
+
+    var asked: [Bool] {
+        lock.lock()
+        defer { lock.unlock() }
+        return askedLog
+    }
+
+    func token(refresh: Bool) async -> String? {
+        record(refresh)
+        if refresh, let fresh = try? await TestServer.admin.mintToken(user: user) {
+            update(fresh)
+        }
+        return read()
+    }
+
+    private func record(_ refresh: Bool) {
+        lock.lock()
+        askedLog.append(refresh)
+        lock.unlock()
+    }
+
+    private func update(_ token: String) {
+        lock.lock()
+        current = token
+        lock.unlock()
+    }
+
+    private func read() -> String {
+        lock.lock()
+        defer { lock.unlock() }
+        return current
+    }
+}
+
 /// Records every event with the thread it arrived on.
 final class Recorder: LikeObserver, @unchecked Sendable {
     private let lock = NSCondition()
@@ -303,7 +346,7 @@ final class LikeKitTests: XCTestCase {
         let rec = Recorder()
         let sub = try client.subscribe(postId: post, observer: rec)
         _ = try client.setLiked(postId: post, liked: true)
-        let confirmed = try XCTUnwrap(rec.awaitChange { !$0.pending })
+        let confirmed = try XCTUnwrap(rec.awaitChange { !$0.pending }).view
         XCTAssertFalse(confirmed.onMain)
         sub.cancel()
         XCTAssertFalse(sub.isActive())
@@ -466,6 +509,22 @@ final class LikeKitTests: XCTestCase {
             }
             XCTAssertEqual(liveObjects(), baseline, "the loop's end ended the subscription")
         }
+    }
+
+    /// An async token provider is awaited, and renews after a 401.
+    func testAnAsyncTokenProviderRenewsAfterA401() async throws {
+        let user = try await admin.user("Renee")
+        let post = try await admin.post()
+        let tokens = RenewingTokens(user: user)
+        let client = try LikeClient.withAsyncTokenProvider(baseUrl: TestServer.url, tokenProvider: tokens, options: fastRetry)
+        let rec = Recorder()
+        let sub = try client.subscribe(postId: post, observer: rec)
+        _ = try client.setLiked(postId: post, liked: true)
+        let confirmed = try XCTUnwrap(rec.awaitChange { !$0.pending }).view
+        XCTAssertTrue(confirmed.liked)
+        XCTAssertEqual(confirmed.count, 1)
+        XCTAssertEqual(Array(tokens.asked.prefix(2)), [false, true])
+        sub.cancel()
     }
 
     /// The `failures()` stream hears a like that did not save.

@@ -1,0 +1,87 @@
+"""An async token provider (`likekit.AsyncTokenProvider`): awaited before
+each request on the app's event loop, asked again after a 401."""
+
+import asyncio
+import threading
+
+import pytest
+
+import likekit
+from conftest import FAST_RETRY, Recorder
+
+
+@pytest.fixture
+def event_loop_thread():
+    """An event loop running in its own thread, given to LikeKit for async
+    providers (LikeKit asks from its own threads), and taken back after."""
+    loop = asyncio.new_event_loop()
+    thread = threading.Thread(target=loop.run_forever, name="app-loop", daemon=True)
+    thread.start()
+    likekit.uniffi_set_event_loop(loop)
+    try:
+        yield loop
+    finally:
+        likekit.uniffi_set_event_loop(None)
+        loop.call_soon_threadsafe(loop.stop)
+        thread.join(5)
+        loop.close()
+
+
+class Renewing(likekit.AsyncTokenProvider):
+    """Starts with a token the server refuses; renews (after a delay, as over
+    the network) when asked to."""
+
+    def __init__(self, admin, user_id):
+        self.admin = admin
+        self.user_id = user_id
+        self.current = "not-a-token"
+        self.asked = []
+        self.threads = []
+
+    async def token(self, refresh):
+        self.asked.append(refresh)
+        self.threads.append(threading.current_thread().name)
+        if refresh:
+            await asyncio.sleep(0.02)
+            self.current = self.admin.token(self.user_id)
+        return self.current
+
+
+def test_an_async_provider_renews_after_a_401_and_the_like_saves(admin, event_loop_thread):
+    user = admin.user("Renee")
+    post = admin.post()
+    tokens = Renewing(admin, user)
+    client = likekit.LikeClient.with_async_token_provider(admin.url, tokens, FAST_RETRY)
+    recorder = Recorder()
+    subscription = client.subscribe(post, recorder)
+    try:
+        client.set_liked(post, True)
+        confirmed = recorder.await_change(lambda view: not view.pending, timeout=10)[0]
+        assert confirmed.liked and confirmed.count == 1 and confirmed.error is None, confirmed
+        assert tokens.asked[:2] == [False, True], tokens.asked
+        assert set(tokens.threads) == {"app-loop"}, "awaited on the app's loop"
+        status, body = admin.as_viewer("GET", f"/posts/{post}/likes", admin.token(user))
+        assert (status, body["liked_by_me"], body["count"]) == (200, True, 1), body
+    finally:
+        subscription.cancel()
+        del client
+
+
+def test_an_async_provider_that_gives_up_is_unauthorized(admin, event_loop_thread):
+    class GiveUp(likekit.AsyncTokenProvider):
+        async def token(self, refresh):
+            return None if refresh else "not-a-token"
+
+    post = admin.post()
+    client = likekit.LikeClient.with_async_token_provider(admin.url, GiveUp(), FAST_RETRY)
+    recorder = Recorder()
+    subscription = client.subscribe(post, recorder)
+    try:
+        client.set_liked(post, True)
+        _post, wanted, error, _thread = recorder.await_failure(timeout=10)
+        assert wanted is True
+        assert type(error) is likekit.LikeError.Unauthorized, repr(error)
+        assert error.status == 401
+    finally:
+        subscription.cancel()
+        del client
