@@ -752,3 +752,99 @@ fn seed_table() {
     assert_eq!(ana.shown(), (true, 1, false));
     assert!(ana.failures().is_empty() && ben.failures().is_empty());
 }
+
+/// A late answer to a call that is no longer the one in flight (its retry
+/// is) changes nothing: the retry's own answer is the one that counts.
+#[test]
+fn an_answer_to_an_earlier_call_is_ignored_while_its_retry_is_in_flight() {
+    let mut p = Probe::new();
+    p.seen(7, false, &[], 1);
+    p.m.tap(post(), true);
+    let (first, _) = p.one_send();
+    p.err(first, unavailable());
+    let (wait, _) = Probe::waits(&p.take())[0];
+    p.m.timer(post(), wait);
+    let (retry, action) = p.one_send();
+    assert_eq!(action, Action::Like);
+    // The first call's answer turns up after all (a duplicate delivery).
+    p.ok(first, 3, false, 9);
+    assert!(p.take().is_empty(), "a stray answer emits nothing");
+    assert!(p.m.is_busy(post()), "the retry is still out");
+    assert_eq!(p.shown(), (true, 8, true));
+    p.ok(retry, 8, true, 2);
+    assert_eq!(p.shown(), (true, 8, false));
+    assert!(!p.m.is_busy(post()));
+}
+
+/// A timer fires only the wait it was made for.
+#[test]
+fn a_timer_for_another_call_is_ignored() {
+    let mut p = Probe::new();
+    p.m.tap(post(), true);
+    let (first, _) = p.one_send();
+    p.err(first, unavailable());
+    let (wait, _) = Probe::waits(&p.take())[0];
+    assert_ne!(wait, first);
+    p.m.timer(post(), first);
+    assert!(p.take().is_empty(), "the call's own id is not the wait's");
+    p.m.timer(post(), wait + 1);
+    assert!(p.take().is_empty(), "nor is a later id");
+    p.m.timer(post(), wait);
+    let (_, action) = p.one_send();
+    assert_eq!(action, Action::Like);
+}
+
+/// Every call and every wait gets an id of its own.
+#[test]
+fn every_call_and_wait_gets_a_new_id() {
+    let mut p = Probe::new();
+    let mut ids = Vec::new();
+    p.m.tap(post(), true);
+    let (a, _) = p.one_send();
+    ids.push(a);
+    p.err(a, unavailable());
+    let (w, _) = Probe::waits(&p.take())[0];
+    ids.push(w);
+    p.m.timer(post(), w);
+    let (b, _) = p.one_send();
+    ids.push(b);
+    p.ok(b, 1, true, 1);
+    p.m.tap(post(), false);
+    let (c, _) = p.one_send();
+    ids.push(c);
+    p.m.tap(id(43), true);
+    let (d, _) = p.one_send();
+    ids.push(d);
+    let mut distinct = ids.clone();
+    distinct.sort_unstable();
+    distinct.dedup();
+    assert_eq!(distinct.len(), ids.len(), "ids {ids:?}");
+}
+
+/// A rolled-back tap shows its error until a newer read of the post says
+/// what the server holds; then the error goes.
+#[test]
+fn a_newer_read_clears_the_shown_error_when_no_call_is_out() {
+    let mut p = Probe::new();
+    p.seen(7, false, &[], 1);
+    p.m.tap(post(), true);
+    let (call, _) = p.one_send();
+    p.err(
+        call,
+        LikeError::Forbidden {
+            message: "not yours".into(),
+        },
+    );
+    p.take();
+    assert!(
+        p.m.view(post()).unwrap().error.is_some(),
+        "the error is shown"
+    );
+    // An older read leaves it; a newer one clears it.
+    p.seen(6, false, &[], 0);
+    assert!(p.m.view(post()).unwrap().error.is_some());
+    p.seen(9, false, &[], 2);
+    let view = p.m.view(post()).unwrap();
+    assert!(view.error.is_none(), "{view:?}");
+    assert_eq!((view.liked, view.count), (false, 9));
+}
