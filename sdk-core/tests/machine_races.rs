@@ -848,3 +848,49 @@ fn a_newer_read_clears_the_shown_error_when_no_call_is_out() {
     assert!(view.error.is_none(), "{view:?}");
     assert_eq!((view.liked, view.count), (false, 9));
 }
+
+/// The machine reports the settings it was made with, and whether it
+/// tracks any post.
+#[test]
+fn the_machine_reports_its_settings_and_whether_it_tracks_posts() {
+    let config = MachineConfig {
+        max_posts: 3,
+        retry: RetryPolicy {
+            max_retries: 1,
+            seed: Some(11),
+            ..RetryPolicy::default()
+        },
+    };
+    let mut p = Probe::with(config);
+    assert_eq!(p.m.config().max_posts, 3);
+    assert_eq!(p.m.config().retry.max_retries, 1);
+    assert_eq!(p.m.config().retry.seed, Some(11));
+    assert!(p.m.is_empty());
+    assert_eq!(p.m.len(), 0);
+    p.m.tap(post(), true);
+    assert!(!p.m.is_empty());
+    assert_eq!(p.m.len(), 1);
+}
+
+/// Posts that fail together retry apart: each intent's backoff draws its
+/// jitter from a stream of its own (a seeded policy stays reproducible).
+#[test]
+fn posts_failing_together_get_their_own_jitter() {
+    let run = || {
+        let mut p = Probe::new();
+        let mut delays = Vec::new();
+        for n in 1..=4 {
+            p.m.tap(id(n), true);
+            let (call, _) = p.one_send();
+            p.m.response(id(n), call, Err(unavailable()));
+            delays.push(Probe::waits(&p.take())[0].1);
+        }
+        delays
+    };
+    let delays = run();
+    let mut distinct = delays.clone();
+    distinct.sort_unstable();
+    distinct.dedup();
+    assert_eq!(distinct.len(), delays.len(), "lockstep retries: {delays:?}");
+    assert_eq!(run(), delays, "the same seed, the same delays");
+}
