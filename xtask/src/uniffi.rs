@@ -22,10 +22,10 @@
 //! Each runner starts the real `likekit-server` (in-memory database, a
 //! random admin key, no write rate limit) on a free loopback port and hands
 //! the tests `LIKEKIT_URL` and `LIKEKIT_ADMIN_KEY`; the tests make their own
-//! users, posts, tokens and faults through the admin API. The Python runner
-//! also starts `likekit-tls-front` (an HTTPS front with a throwaway CA,
-//! from `likekit-testing`) before its server and passes `LIKEKIT_TLS_URL`
-//! and `LIKEKIT_TLS_CA` (the CA's PEM file).
+//! users, posts, tokens and faults through the admin API. The Kotlin and
+//! Python runners also start `likekit-tls-front` (an HTTPS front with a
+//! throwaway CA, from `likekit-testing`) before their server and pass
+//! `LIKEKIT_TLS_URL` and `LIKEKIT_TLS_CA` (the CA's PEM file).
 
 use std::collections::hash_map::DefaultHasher;
 use std::fs;
@@ -355,7 +355,8 @@ fn kotlin_program(
 /// prints `PASS name` / `FAIL name: why` per test and a closing
 /// `kotlin: N passed, N failed`, which must agree with those lines.
 pub fn run_kotlin(ctx: &Ctx) -> Result<Tally, String> {
-    let (cmd, _server) = kotlin_program(ctx, false, "com.likekit.tests.LikeKitTestKt")?;
+    let (mut cmd, server) = kotlin_program(ctx, false, "com.likekit.tests.LikeKitTestKt")?;
+    let _front = TlsFront::start(ctx, "kotlin", &server, &mut cmd)?;
     let shown = proc::display(&cmd);
     say(&shown);
     let mut log = KotlinLog::default();

@@ -394,6 +394,9 @@ fun main() {
 
     // A suspend token provider (TokenTests.kt).
     tokenTests(t, server)
+
+    // HTTPS through a front with a CA made at test time (HttpsTests.kt).
+    httpsTests(t, server, ana, anaToken)
     errorTests(t, server, anaToken) // code, isTransient, status, retryAfterMs, reason (ErrorTests.kt)
 
     t.test("10,000 clients and 10,000 subscriptions created and dropped leave no live objects") {
