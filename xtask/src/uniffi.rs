@@ -150,10 +150,11 @@ pub fn generate(ctx: &Ctx, release: bool) -> Result<Generated, String> {
     copy(&raw.join(kotlin_file), &generated.kotlin.join(kotlin_file))?;
     // The hand-written Kotlin faces (Flow, executors) go beside it, in its
     // package.
-    for source in files_ending(&ctx.root.join(KOTLIN_FACES), "kt")? {
-        let name = source.file_name().unwrap_or_default();
-        copy(&source, &generated.kotlin.join("com/likekit").join(name))?;
-    }
+    copy_files_ending(
+        &ctx.root.join(KOTLIN_FACES),
+        "kt",
+        &generated.kotlin.join("com/likekit"),
+    )?;
     copy(
         &raw.join("likekit.py"),
         &generated.python.join("likekit.py"),
@@ -184,24 +185,36 @@ pub fn generate(ctx: &Ctx, release: bool) -> Result<Generated, String> {
     )?;
     // The hand-written Swift (the error's properties) beside the generated
     // file, in its module.
-    for source in files_ending(&ctx.root.join(SWIFT_FACES), "swift")? {
-        let name = source.file_name().unwrap_or_default();
-        copy(&source, &swift.join("Sources/LikeKit").join(name))?;
-    }
-    for source in files_ending(&ctx.root.join(ADMIN_CLIENTS).join("swift"), "swift")? {
-        let name = source.file_name().unwrap_or_default();
-        copy(&source, &swift.join("Sources/LikeKitTesting").join(name))?;
-    }
-    for test in files_ending(&ctx.root.join(TESTS).join("swift"), "swift")? {
-        let name = test.file_name().unwrap_or_default();
-        copy(&test, &swift.join("Tests/LikeKitTests").join(name))?;
-    }
+    copy_files_ending(
+        &ctx.root.join(SWIFT_FACES),
+        "swift",
+        &swift.join("Sources/LikeKit"),
+    )?;
+    copy_files_ending(
+        &ctx.root.join(ADMIN_CLIENTS).join("swift"),
+        "swift",
+        &swift.join("Sources/LikeKitTesting"),
+    )?;
+    copy_files_ending(
+        &ctx.root.join(TESTS).join("swift"),
+        "swift",
+        &swift.join("Tests/LikeKitTests"),
+    )?;
     remove(&raw)?;
     say(&format!(
         "generated Kotlin, Python and Swift into {}",
         out.display()
     ));
     Ok(generated)
+}
+
+/// Copies the files of `from` whose extension is `extension` into `to`,
+/// under the same names.
+fn copy_files_ending(from: &Path, extension: &str, to: &Path) -> Result<(), String> {
+    for source in files_ending(from, extension)? {
+        copy(&source, &to.join(source.file_name().unwrap_or_default()))?;
+    }
+    Ok(())
 }
 
 /// The files in `dir` whose extension is `extension`, sorted.
