@@ -311,9 +311,11 @@ impl LikeClient {
     }
 
     /// Waits until no call is in flight or waiting to be retried (every tap
-    /// so far has been confirmed or rolled back), at most `timeout`.
-    /// Returns whether that happened. New taps may start new calls
-    /// meanwhile.
+    /// so far has been confirmed or rolled back) and the observers have
+    /// heard every event so far, at most `timeout`. Returns whether that
+    /// happened. New taps may start new calls meanwhile. (Awaited from
+    /// inside an observer, it waits for that observer's own delivery to
+    /// end, so it times out: observers should not wait for idle.)
     ///
     /// ```
     /// # #[tokio::main(flavor = "current_thread")]

@@ -425,6 +425,62 @@ async fn events_arrive_in_order_whatever_thread_feeds_the_machine() {
     assert_eq!(stats.taps, stats.intents_sent + stats.coalesced);
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn wait_idle_returns_once_the_observers_heard_the_answer() {
+    let (client, gate) = gated(0);
+    let (entered_tx, entered) = std::sync::mpsc::channel::<()>();
+    let (release, released) = std::sync::mpsc::channel::<()>();
+    let released = Mutex::new(released);
+    let log: Log = Arc::default();
+    let sink = Arc::clone(&log);
+    let _sub = client.subscribe(id(42), move |e: &LikeEvent| {
+        let second = {
+            let mut log = sink.lock().unwrap();
+            log.push(e.clone());
+            log.len() == 2
+        };
+        if second {
+            // The read's event: hold this thread's delivery until the test
+            // lets go, so the answer's event queues behind it.
+            entered_tx.send(()).unwrap();
+            released.lock().unwrap().recv().unwrap();
+        }
+    });
+    client.set_liked(id(42), true);
+    let call = gate.next().await;
+    let read = {
+        let client = client.clone();
+        tokio::spawn(async move { client.refresh(id(42)).await })
+    };
+    tokio::task::spawn_blocking(move || entered.recv().unwrap())
+        .await
+        .unwrap();
+    call.ok(11, 6);
+    while client.has_pending_calls() {
+        tokio::task::yield_now().await;
+    }
+    // The call is answered, but its event waits behind the held delivery.
+    let waiter = {
+        let client = client.clone();
+        let log = Arc::clone(&log);
+        tokio::spawn(async move {
+            let idle = client.wait_idle(Duration::from_secs(5)).await;
+            (idle, last_view(&log))
+        })
+    };
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    assert!(
+        !waiter.is_finished(),
+        "idle before the observer heard the answer"
+    );
+    release.send(()).unwrap();
+    let (idle, heard) = waiter.await.unwrap();
+    assert!(idle);
+    assert!(heard.liked && !heard.pending, "{heard:?}");
+    assert_eq!(heard.count, 11);
+    assert!(read.await.unwrap().unwrap().pending);
+}
+
 #[tokio::test]
 async fn refresh_many_reads_pages_of_at_most_a_hundred() {
     let (client, gate) = gated(0);

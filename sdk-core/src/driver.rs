@@ -334,9 +334,7 @@ impl Driver {
         for job in followup.jobs {
             self.start(job);
         }
-        for waiter in followup.idle {
-            let _ = waiter.send(());
-        }
+        wake(followup.idle);
     }
 
     fn start(self: &Arc<Self>, job: Job) {
@@ -367,7 +365,12 @@ impl Driver {
         impl Drop for Release<'_> {
             fn drop(&mut self) {
                 if std::thread::panicking() {
-                    self.0.lock().delivering = false;
+                    let idle = {
+                        let mut st = self.0.lock();
+                        st.delivering = false;
+                        idle_after_delivery(&mut st)
+                    };
+                    wake(idle);
                 }
             }
         }
@@ -378,6 +381,9 @@ impl Driver {
                 let mut st = self.lock();
                 if st.queue.is_empty() {
                     st.delivering = false;
+                    let idle = idle_after_delivery(&mut st);
+                    drop(st);
+                    wake(idle);
                     return;
                 }
                 let State {
@@ -409,12 +415,13 @@ impl Driver {
         self.lock().closed
     }
 
-    /// Waits until no call is in flight or waiting to be retried, at most
+    /// Waits until no call is in flight or waiting to be retried and no
+    /// event is waiting to be delivered or being delivered, at most
     /// `timeout`. Returns whether that happened.
     pub(crate) async fn wait_idle(self: &Arc<Self>, timeout: Duration) -> bool {
         let rx = {
             let mut st = self.lock();
-            if !st.machine.has_pending_calls() {
+            if !st.machine.has_pending_calls() && !st.delivering {
                 return true;
             }
             let (tx, rx) = oneshot::channel();
@@ -498,8 +505,27 @@ fn collect(st: &mut State) -> Followup {
         st.delivering = true;
         followup.deliver = true;
     }
-    if !st.idle_waiters.is_empty() && !st.machine.has_pending_calls() {
-        followup.idle = std::mem::take(&mut st.idle_waiters);
+    // Waiters wake once the observers have heard everything: after this
+    // thread's delivery, or, when another thread is delivering, when that
+    // thread has emptied the queue (`Driver::deliver`).
+    if st.machine.has_pending_calls() || (st.delivering && !followup.deliver) {
+        return followup;
     }
+    followup.idle = std::mem::take(&mut st.idle_waiters);
     followup
+}
+
+fn wake(waiters: Vec<oneshot::Sender<()>>) {
+    for waiter in waiters {
+        let _ = waiter.send(());
+    }
+}
+
+/// The idle waiters to wake now that delivery ended, if no call is pending.
+fn idle_after_delivery(st: &mut State) -> Vec<oneshot::Sender<()>> {
+    if st.machine.has_pending_calls() {
+        Vec::new()
+    } else {
+        std::mem::take(&mut st.idle_waiters)
+    }
 }

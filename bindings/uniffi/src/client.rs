@@ -297,8 +297,10 @@ impl LikeClient {
         Ok(views.into_iter().map(Into::into).collect())
     }
 
-    /// Waits until no call is in flight or waiting to be retried, at most
-    /// `timeout_ms`. Returns whether that happened.
+    /// Waits until no call is in flight or waiting to be retried and the
+    /// observers have heard every change so far, at most `timeout_ms`.
+    /// Returns whether that happened. (Not from inside an observer: it
+    /// would wait for that observer to return, and time out.)
     pub async fn wait_idle(&self, timeout_ms: i64) -> bool {
         self.inner.wait_idle(millis(timeout_ms)).await
     }

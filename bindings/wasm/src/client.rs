@@ -297,8 +297,9 @@ impl LikeClient {
         self.inner.has_pending_calls()
     }
 
-    /// Resolves `true` once no call is in flight or waiting to be retried,
-    /// or `false` after `timeoutMs`.
+    /// Resolves `true` once no call is in flight or waiting to be retried
+    /// and every listener has heard every change so far, or `false` after
+    /// `timeoutMs`.
     #[wasm_bindgen(js_name = waitIdle, unchecked_return_type = "Promise<boolean>")]
     pub fn wait_idle(
         &self,
