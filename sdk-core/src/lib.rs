@@ -53,6 +53,7 @@ mod events;
 pub mod line;
 pub mod machine;
 pub mod runtime;
+mod scripted;
 mod transport;
 pub mod view;
 pub mod wire;
@@ -63,6 +64,7 @@ pub use events::{LikeEvent, LikeFailure, LikeObserver};
 pub use line::LikeLine;
 pub use machine::{Action, CallId, Effect, Machine, MachineConfig, RetryPolicy, Stats};
 pub use runtime::BoxFuture;
+pub use scripted::{ScriptedCall, ScriptedFailure, ScriptedServer};
 pub use transport::{
     AsyncTokenProvider, DEFAULT_MAX_ANSWER_BYTES, DEFAULT_REQUEST_TIMEOUT, HttpTransport,
     MemoryTransport, StaticToken, TokenProvider, Transport,

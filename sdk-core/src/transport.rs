@@ -1046,7 +1046,7 @@ fn decode<T: DeserializeOwned>(
 
 /// The typed error for a non-2xx answer, with the code and message of its
 /// JSON error body when it has one.
-fn error_for(status: u16, retry_after_ms: Option<u64>, body: &[u8]) -> LikeError {
+pub(crate) fn error_for(status: u16, retry_after_ms: Option<u64>, body: &[u8]) -> LikeError {
     let (code, message) = match serde_json::from_slice::<ErrorBody>(body) {
         Ok(body) => (body.error.code, body.error.message),
         Err(_) => (format!("http_{status}"), plain_message(status, body)),

@@ -35,6 +35,15 @@ impl Ctx {
         Ctx { root, target_dir }
     }
 
+    /// The conformance scenarios every binding's runner replays; passed to
+    /// the test programs as `LIKEKIT_CONFORMANCE`.
+    pub fn conformance_scenarios(&self) -> PathBuf {
+        self.root
+            .join("sdk-core")
+            .join("conformance")
+            .join("scenarios.json")
+    }
+
     /// Project-local tools (gitignored).
     pub fn tools(&self) -> PathBuf {
         self.root.join(".tools")

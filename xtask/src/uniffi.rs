@@ -250,6 +250,7 @@ fn start_server(ctx: &Ctx, name: &str, cmd: &mut Command) -> Result<TestServer, 
     let no_limit = ["--write-rate-limit".as_ref(), "0".as_ref()];
     let server = TestServer::start(ctx, name, &logs, &no_limit)?;
     server.env(cmd);
+    cmd.env("LIKEKIT_CONFORMANCE", ctx.conformance_scenarios());
     // Tests make observers throw on purpose; one line per panic is enough.
     cmd.env("RUST_BACKTRACE", "0");
     one_root_certificate(&logs, cmd);

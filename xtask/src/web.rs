@@ -314,7 +314,7 @@ fn link_package(ctx: &Ctx) -> Result<(), String> {
     std::os::unix::fs::symlink(package_dir(ctx), &link).map_err(|e| io_error("link", &link, e))
 }
 
-/// `node --test` on one file: the spec reporter on the terminal and a JUnit
+/// `node --test` on a file (the caller may add more): the spec reporter on the terminal and a JUnit
 /// report, which the runner counts.
 fn node_test(ctx: &Ctx, file: &Path, report: &Path) -> Result<Command, String> {
     if proc::which("node").is_none() {
@@ -336,8 +336,9 @@ fn node_test(ctx: &Ctx, file: &Path, report: &Path) -> Result<Command, String> {
     Ok(cmd)
 }
 
-/// The `node` runner: `node --test` loads the built package and plays the
-/// train against the real server on loopback.
+/// The `node` runner: `node --test` loads the built package, plays the
+/// train against the real server on loopback, and replays the conformance
+/// scenarios over a `ScriptedServer`.
 pub fn run_node(ctx: &Ctx) -> Result<Tally, String> {
     build_package(ctx)?;
     let server = TestServer::start(
@@ -353,6 +354,8 @@ pub fn run_node(ctx: &Ctx) -> Result<Tally, String> {
     )?;
     let report = test_output(ctx)?.join("node.xml");
     let mut cmd = node_test(ctx, &js_test(ctx, "client.test.mjs"), &report)?;
+    cmd.arg(js_test(ctx, "conformance.test.mjs"))
+        .env("LIKEKIT_CONFORMANCE", ctx.conformance_scenarios());
     server.env(&mut cmd);
     let tally = runner::run_junit(&cmd, &report);
     drop(server);

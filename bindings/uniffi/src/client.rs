@@ -6,7 +6,7 @@ use std::sync::{Arc, LazyLock, Mutex, PoisonError, Weak};
 use std::time::Duration;
 
 use crate::types::{core_id, foreign_id};
-use crate::{LikeClientOptions, LikeError, Live, PostView, Stats};
+use crate::{LikeClientOptions, LikeError, Live, PostView, ScriptedServer, Stats};
 
 /// Hears about a client's changes and failures (see
 /// [`LikeClient::subscribe`]). Implemented in Kotlin, Swift or Python.
@@ -68,8 +68,12 @@ fn builder(
     base_url: String,
     options: &LikeClientOptions,
 ) -> Result<likekit_core::LikeClientBuilder, LikeError> {
+    Ok(builder_with(options)?.base_url(base_url))
+}
+
+/// A core builder with `options`, on the shared runtime, with no server yet.
+fn builder_with(options: &LikeClientOptions) -> Result<likekit_core::LikeClientBuilder, LikeError> {
     let mut builder = likekit_core::LikeClient::builder()
-        .base_url(base_url)
         .retry_policy(options.retry_policy())
         .runtime(runtime()?);
     if let Some(timeout) = options.request_timeout() {
@@ -186,6 +190,28 @@ impl LikeClient {
             inner: builder.build()?,
             _tokens: None,
             _async_tokens: Some(token_provider),
+            _live: Live::new(),
+        }))
+    }
+
+    /// A client whose calls go to `server`, a [`ScriptedServer`] the test
+    /// answers by hand, with `options` (the network ones unused).
+    ///
+    /// # Errors
+    ///
+    /// [`LikeError::Config`] when the runtime could not start.
+    #[uniffi::constructor(default(options))]
+    pub fn scripted(
+        server: &ScriptedServer,
+        options: LikeClientOptions,
+    ) -> Result<Arc<Self>, LikeError> {
+        let inner = builder_with(&options)?
+            .transport(server.inner.clone())
+            .build()?;
+        Ok(Arc::new(Self {
+            inner,
+            _tokens: None,
+            _async_tokens: None,
             _live: Live::new(),
         }))
     }

@@ -13,6 +13,7 @@
 //! | [`LikeObserver`], [`TokenProvider`] | interfaces | protocols | abstract classes |
 //! | [`LikeSubscription`] | `LikeSubscription` (`AutoCloseable`) | `LikeSubscription` | `LikeSubscription` |
 //! | `refresh`, `refresh_many`, `wait_idle`, `shutdown` | `suspend fun` | `async` | `async def` |
+//! | [`ScriptedServer`] (`LikeClient::scripted`), for tests | `ScriptedServer` | `ScriptedServer` | `ScriptedServer` |
 //!
 //! ## Ids and counts
 //!
@@ -58,10 +59,12 @@
 
 mod client;
 mod error;
+mod scripted;
 mod types;
 
 pub use client::{LikeClient, LikeObserver, LikeSubscription, TokenProvider};
 pub use error::LikeError;
+pub use scripted::{ScriptedCall, ScriptedFailure, ScriptedServer};
 pub use types::{LikeClientOptions, LikeLine, PostView, Stats, default_options};
 
 use std::sync::atomic::{AtomicI64, Ordering};

@@ -16,6 +16,7 @@ use wasm_bindgen_futures::future_to_promise;
 
 use crate::args;
 use crate::convert::{self, TokenOption};
+use crate::scripted::ScriptedServer;
 
 #[wasm_bindgen]
 extern "C" {
@@ -118,6 +119,21 @@ impl LikeObserver for JsObserver {
     }
 }
 
+/// A core builder with the options that do not name a server or a token.
+fn configured(options: &convert::Options) -> likekit_core::LikeClientBuilder {
+    let mut builder = likekit_core::LikeClient::builder().retry_policy(options.retry);
+    if let Some(timeout) = options.timeout {
+        builder = builder.request_timeout(timeout);
+    }
+    if let Some(max_posts) = options.max_posts {
+        builder = builder.max_posts(max_posts);
+    }
+    if let Some(bytes) = options.max_answer_bytes {
+        builder = builder.max_answer_bytes(bytes);
+    }
+    builder
+}
+
 /// Live subscriptions, kept until unsubscribed or the client is freed (so
 /// that a discarded unsubscribe function never ends one by itself).
 #[derive(Default)]
@@ -167,24 +183,28 @@ impl LikeClient {
         #[wasm_bindgen(unchecked_optional_param_type = "LikeClientOptions")] options: JsValue,
     ) -> Result<LikeClient, JsValue> {
         let options = convert::options(&options).map_err(convert::config_error)?;
-        let mut builder = likekit_core::LikeClient::builder()
-            .base_url(base_url)
-            .retry_policy(options.retry);
+        let mut builder = configured(&options).base_url(base_url);
         builder = match options.token {
             TokenOption::None => builder,
             TokenOption::Fixed(token) => builder.token_provider(StaticToken::new(token)),
             TokenOption::Callback(callback) => builder.token_provider(JsTokens(callback)),
         };
-        if let Some(timeout) = options.timeout {
-            builder = builder.request_timeout(timeout);
-        }
-        if let Some(max_posts) = options.max_posts {
-            builder = builder.max_posts(max_posts);
-        }
-        if let Some(bytes) = options.max_answer_bytes {
-            builder = builder.max_answer_bytes(bytes);
-        }
         let inner = builder.build().map_err(|e| convert::error(&e))?;
+        Ok(Self::from_core(inner))
+    }
+
+    /// A client whose calls go to `server`, a `ScriptedServer` the test
+    /// answers by hand. `options` as the constructor's (`token` and the
+    /// network ones unused).
+    pub fn scripted(
+        server: &ScriptedServer,
+        #[wasm_bindgen(unchecked_optional_param_type = "LikeClientOptions")] options: JsValue,
+    ) -> Result<LikeClient, JsValue> {
+        let options = convert::options(&options).map_err(convert::config_error)?;
+        let inner = configured(&options)
+            .transport(server.inner.clone())
+            .build()
+            .map_err(|e| convert::error(&e))?;
         Ok(Self::from_core(inner))
     }
 

@@ -40,9 +40,13 @@ pub mod args;
 mod client;
 #[cfg(target_arch = "wasm32")]
 pub mod convert;
+#[cfg(target_arch = "wasm32")]
+mod scripted;
 
 #[cfg(target_arch = "wasm32")]
 pub use client::LikeClient;
+#[cfg(target_arch = "wasm32")]
+pub use scripted::ScriptedServer;
 
 /// The TypeScript shapes of the plain objects the class takes and returns.
 #[cfg(target_arch = "wasm32")]

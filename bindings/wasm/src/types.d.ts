@@ -166,3 +166,41 @@ export interface LikeStats {
   rollbacks: number;
   evictions: number;
 }
+
+/** A post as a `ScriptedServer`'s reads answer it. */
+export interface ScriptedLikes {
+  count: number;
+  likedByMe: boolean;
+  /** The viewer's friends among the recent likers, newest first. */
+  friends?: string[];
+  version: number;
+}
+
+/** What a `ScriptedServer` answers a like or unlike with. */
+export interface ScriptedState {
+  count: number;
+  likedByMe: boolean;
+  version: number;
+}
+
+/** A like or unlike call waiting for the test's answer. */
+export interface ScriptedCall {
+  /** 0 for the first call the server saw, then 1, 2… */
+  id: number;
+  postId: PostId;
+  /** `true` for a like (POST), `false` for an unlike (DELETE). */
+  like: boolean;
+  /** `"like 42 #0"`, as the conformance scenarios write it. */
+  text: string;
+}
+
+/**
+ * How a scripted call fails, classified as a real answer would be: the
+ * connection broke, no answer in time, an unreadable 200, or an answer
+ * with this HTTP status (`code`: the error body's; none gives `http_<status>`).
+ */
+export type ScriptedFailure =
+  | "network"
+  | "timeout"
+  | "unreadable"
+  | { status: number; retryAfterMs?: number; code?: string };
