@@ -363,6 +363,14 @@ async fn run_on_client(scenario: &Scenario) -> Result<(), String> {
         }
         let events: Vec<Value> = heard.lock().unwrap()[taken..].to_vec();
         taken += events.len();
+        // An answer's view once everything settled: the first look may
+        // still be the view from before the answer.
+        let view = match &step.act {
+            Act::Answer { call, .. } | Act::Fail { call, .. } => {
+                client.view(posts[call]).unwrap()
+            }
+            Act::Read { .. } | Act::Tap { .. } => view,
+        };
         let seen = Seen {
             view: view_json(&view),
             events,
@@ -461,4 +469,43 @@ fn the_machine_runner_fails_a_changed_expectation() {
 async fn the_client_runner_fails_a_changed_expectation() {
     let error = run_on_client(&with_a_wrong_count()).await.unwrap_err();
     assert!(error.contains("view: expected"), "{error}");
+}
+
+/// The first scenario with its last answer expected to leave the view
+/// pending: the view from before the answer, which a runner that looked
+/// only once, too early, would accept.
+fn expecting_the_view_before_the_answer() -> Scenario {
+    let mut scenario = suite().scenarios.remove(0);
+    let step = scenario
+        .steps
+        .iter_mut()
+        .rev()
+        .find(|s| matches!(s.act, Act::Answer { .. }))
+        .unwrap();
+    assert_eq!(step.view["pending"], json!(false));
+    step.view["pending"] = json!(true);
+    scenario
+}
+
+/// On one thread the client takes an answer in only when the runner waits,
+/// so a runner that took the first view it saw would pass this scenario.
+#[tokio::test(flavor = "current_thread")]
+async fn the_client_runner_looks_at_an_answers_view_once_it_settled() {
+    let error = run_on_client(&expecting_the_view_before_the_answer())
+        .await
+        .unwrap_err();
+    assert!(error.contains("view: expected"), "{error}");
+    let error = run_on_machine(&expecting_the_view_before_the_answer()).unwrap_err();
+    assert!(error.contains("view: expected"), "{error}");
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn every_scenario_holds_on_a_one_thread_client() {
+    let mut failed = Vec::new();
+    for scenario in suite().scenarios {
+        if let Err(e) = run_on_client(&scenario).await {
+            failed.push(e);
+        }
+    }
+    assert!(failed.is_empty(), "{}", failed.join("\n"));
 }

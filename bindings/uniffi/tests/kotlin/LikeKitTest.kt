@@ -399,6 +399,9 @@ fun main() {
     httpsTests(t, server, ana, anaToken)
     errorTests(t, server, anaToken) // code, isTransient, status, retryAfterMs, reason (ErrorTests.kt)
 
+    // The conformance scenarios on a client over a ScriptedServer (ConformanceTests.kt).
+    conformanceTests(t)
+
     t.test("10,000 clients and 10,000 subscriptions created and dropped leave no live objects") {
         val post = server.post()
         val noop = object : LikeObserver {
