@@ -1,12 +1,14 @@
 // Kotlin faces of LikeClient for coroutines and Compose: a Flow of one
 // post's views, a StateFlow for a screen, a Flow of failures, and
-// observers called on an Executor the app chooses. Shipped beside the
+// observers called on an Executor or dispatcher the app chooses. Shipped beside the
 // generated bindings, in their package, and built with them; it needs
 // kotlinx-coroutines-core.
 package com.likekit
 
 import java.util.concurrent.Executor
+import kotlinx.coroutines.CoroutineDispatcher
 import kotlinx.coroutines.CoroutineScope
+import kotlinx.coroutines.asExecutor
 import kotlinx.coroutines.channels.BufferOverflow
 import kotlinx.coroutines.channels.awaitClose
 import kotlinx.coroutines.flow.Flow
@@ -123,3 +125,33 @@ fun LikeObserver.on(executor: Executor): LikeObserver {
         }
     }
 }
+
+/**
+ * A [CallbackDispatcher] for [LikeClientOptions.callbackDispatcher] that
+ * runs every observer call of the client on this executor, in order — for
+ * example `ContextCompat.getMainExecutor(context)`, or a single-thread
+ * executor. The tap's own change then arrives after the tap returns.
+ *
+ * ```
+ * val client = LikeClient(url, tokens, LikeClientOptions(callbackDispatcher = mainExecutor.asCallbackDispatcher()))
+ * ```
+ */
+fun Executor.asCallbackDispatcher(): CallbackDispatcher {
+    val executor = this
+    return object : CallbackDispatcher {
+        override fun dispatch(call: DispatchedCall) {
+            executor.execute { call.use { it.run() } }
+        }
+    }
+}
+
+/**
+ * A [CallbackDispatcher] that runs every observer call of the client on
+ * this coroutine dispatcher, in order — `Dispatchers.Main` for the main
+ * thread:
+ *
+ * ```
+ * LikeClientOptions(callbackDispatcher = Dispatchers.Main.asCallbackDispatcher())
+ * ```
+ */
+fun CoroutineDispatcher.asCallbackDispatcher(): CallbackDispatcher = asExecutor().asCallbackDispatcher()

@@ -5,8 +5,11 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::{Arc, LazyLock, Mutex, PoisonError, Weak};
 use std::time::Duration;
 
+use crate::dispatch::Dispatch;
 use crate::types::{core_id, foreign_id};
-use crate::{LikeClientOptions, LikeError, Live, PostView, ScriptedServer, Stats};
+use crate::{
+    CallbackDispatcher, LikeClientOptions, LikeError, Live, PostView, ScriptedServer, Stats,
+};
 
 /// Hears about a client's changes and failures (see
 /// [`LikeClient::subscribe`]). Implemented in Kotlin, Swift or Python.
@@ -14,7 +17,8 @@ use crate::{LikeClientOptions, LikeError, Live, PostView, ScriptedServer, Stats}
 /// Calls come one at a time and in order, from the thread that tapped (for
 /// the tap's own change, before the tap returns) or from the library's
 /// runtime threads (answers, retries, rollbacks, reads): return quickly and
-/// hand UI work to the main thread. An exception thrown here is reported on
+/// hand UI work to the main thread — or give the client a
+/// [`CallbackDispatcher`] and every call comes where it runs them. An exception thrown here is reported on
 /// standard error and otherwise ignored.
 #[uniffi::export(with_foreign)]
 pub trait LikeObserver: Send + Sync {
@@ -128,7 +132,31 @@ pub struct LikeClient {
     _tokens: Option<Arc<dyn TokenProvider>>,
     /// The same for an asynchronous provider.
     _async_tokens: Option<Arc<dyn AsyncTokenProvider>>,
+    /// The app's callback dispatcher, owned here as the token provider is,
+    /// and the queue that feeds it (none: observers run on LikeKit's
+    /// threads).
+    _dispatcher: Option<Arc<dyn CallbackDispatcher>>,
+    dispatch: Option<Arc<Dispatch>>,
     _live: Live,
+}
+
+impl LikeClient {
+    fn with_parts(
+        inner: likekit_core::LikeClient,
+        tokens: Option<Arc<dyn TokenProvider>>,
+        async_tokens: Option<Arc<dyn AsyncTokenProvider>>,
+        options: &LikeClientOptions,
+    ) -> Arc<Self> {
+        let dispatcher = options.callback_dispatcher.clone();
+        Arc::new(Self {
+            inner,
+            _tokens: tokens,
+            _async_tokens: async_tokens,
+            dispatch: dispatcher.as_ref().map(Dispatch::new),
+            _dispatcher: dispatcher,
+            _live: Live::new(),
+        })
+    }
 }
 
 impl std::fmt::Debug for LikeClient {
@@ -162,12 +190,12 @@ impl LikeClient {
                 _live: Live::new(),
             });
         }
-        Ok(Arc::new(Self {
-            inner: builder.build()?,
-            _tokens: token_provider,
-            _async_tokens: None,
-            _live: Live::new(),
-        }))
+        Ok(Self::with_parts(
+            builder.build()?,
+            token_provider,
+            None,
+            &options,
+        ))
     }
 
     /// A client like [`new`](Self::new)'s whose token comes from an
@@ -186,12 +214,12 @@ impl LikeClient {
             inner: Arc::downgrade(&token_provider),
             _live: Live::new(),
         });
-        Ok(Arc::new(Self {
-            inner: builder.build()?,
-            _tokens: None,
-            _async_tokens: Some(token_provider),
-            _live: Live::new(),
-        }))
+        Ok(Self::with_parts(
+            builder.build()?,
+            None,
+            Some(token_provider),
+            &options,
+        ))
     }
 
     /// A client whose calls go to `server`, a [`ScriptedServer`] the test
@@ -208,12 +236,7 @@ impl LikeClient {
         let inner = builder_with(&options)?
             .transport(server.inner.clone())
             .build()?;
-        Ok(Arc::new(Self {
-            inner,
-            _tokens: None,
-            _async_tokens: None,
-            _live: Live::new(),
-        }))
+        Ok(Self::with_parts(inner, None, None, &options))
     }
 
     /// The viewer wants the post liked (`true`) or not (`false`). Returns
@@ -262,7 +285,7 @@ impl LikeClient {
         observer: Arc<dyn LikeObserver>,
     ) -> Result<Arc<LikeSubscription>, LikeError> {
         let post_id = core_id(post_id)?;
-        let adapter = ObserverAdapter::new(&observer);
+        let adapter = ObserverAdapter::new(&observer, self.dispatch.clone());
         Ok(LikeSubscription::new(
             self.inner.subscribe(post_id, adapter),
             observer,
@@ -272,7 +295,7 @@ impl LikeClient {
     /// Calls `observer` with the changes and failures of every post, until
     /// the subscription is cancelled or dropped.
     pub fn subscribe_all(&self, observer: Arc<dyn LikeObserver>) -> Arc<LikeSubscription> {
-        let adapter = ObserverAdapter::new(&observer);
+        let adapter = ObserverAdapter::new(&observer, self.dispatch.clone());
         LikeSubscription::new(self.inner.subscribe_all(adapter), observer)
     }
 
@@ -408,38 +431,49 @@ impl LikeSubscription {
 /// while the core holds it.
 struct ObserverAdapter {
     inner: Weak<dyn LikeObserver>,
+    /// The client's callback dispatcher's queue, if it has one.
+    dispatch: Option<Arc<Dispatch>>,
     _live: Live,
 }
 
 impl ObserverAdapter {
-    fn new(inner: &Arc<dyn LikeObserver>) -> Self {
+    fn new(inner: &Arc<dyn LikeObserver>, dispatch: Option<Arc<Dispatch>>) -> Self {
         Self {
             inner: Arc::downgrade(inner),
+            dispatch,
             _live: Live::new(),
+        }
+    }
+
+    /// Calls the observer (if it is still subscribed) here, or through the
+    /// client's dispatcher.
+    fn call(&self, call: impl FnOnce(&dyn LikeObserver) + Send + 'static) {
+        let observer = Weak::clone(&self.inner);
+        let job = move || {
+            let Some(observer) = observer.upgrade() else {
+                return;
+            };
+            // uniffi turns an exception thrown by the foreign observer into
+            // a panic; keep it from unwinding into the delivery loop.
+            let _ = catch_unwind(AssertUnwindSafe(|| call(&*observer)));
+        };
+        match &self.dispatch {
+            Some(dispatch) => dispatch.send(Box::new(job)),
+            None => job(),
         }
     }
 }
 
 impl likekit_core::LikeObserver for ObserverAdapter {
     fn on_change(&self, view: &likekit_core::PostView) {
-        let Some(observer) = self.inner.upgrade() else {
-            return;
-        };
         let view = PostView::from(view.clone());
-        // uniffi turns an exception thrown by the foreign observer into a
-        // panic; keep it from unwinding into the client's delivery loop.
-        let _ = catch_unwind(AssertUnwindSafe(|| observer.on_change(view)));
+        self.call(move |observer| observer.on_change(view));
     }
 
     fn on_failure(&self, failure: &likekit_core::LikeFailure) {
-        let Some(observer) = self.inner.upgrade() else {
-            return;
-        };
         let (post_id, wanted) = (foreign_id(failure.post_id), failure.wanted);
         let error = LikeError::from(failure.error.clone());
-        let _ = catch_unwind(AssertUnwindSafe(|| {
-            observer.on_failure(post_id, wanted, error);
-        }));
+        self.call(move |observer| observer.on_failure(post_id, wanted, error));
     }
 }
 

@@ -10,7 +10,7 @@
 //! | [`LikeClientOptions`], [`default_options`] | `LikeClientOptions` (every field optional: the core's default) | `LikeClientOptions` | `LikeClientOptions` |
 //! | [`PostView`], [`LikeLine`], [`Stats`] | data classes | structs | dataclass-like |
 //! | [`LikeError`] | `LikeException` (sealed) | `LikeError` (`Error`) | `LikeError` (`Exception`) |
-//! | [`LikeObserver`], [`TokenProvider`] | interfaces | protocols | abstract classes |
+//! | [`LikeObserver`], [`TokenProvider`], [`CallbackDispatcher`] | interfaces | protocols | abstract classes |
 //! | [`LikeSubscription`] | `LikeSubscription` (`AutoCloseable`) | `LikeSubscription` | `LikeSubscription` |
 //! | `refresh`, `refresh_many`, `wait_idle`, `shutdown` | `suspend fun` | `async` | `async def` |
 //! | [`ScriptedServer`] (`LikeClient::scripted`), for tests | `ScriptedServer` | `ScriptedServer` | `ScriptedServer` |
@@ -35,7 +35,9 @@
 //! worker threads, named `likekit-ffi`), shared by every client. Observers
 //! hear of a tap's change on the tapping thread before the tap returns, and
 //! of answers, retries and rollbacks on the runtime's threads: hand UI work
-//! to the main thread.
+//! to the main thread, or give the client a [`CallbackDispatcher`]
+//! (`LikeClientOptions::callback_dispatcher`) and every observer call goes
+//! through it, in order.
 //!
 //! Python: the generated async methods are resumed from the runtime's
 //! threads. CPython ends any other thread that touches the interpreter
@@ -58,11 +60,13 @@
 #![allow(unsafe_code)]
 
 mod client;
+mod dispatch;
 mod error;
 mod scripted;
 mod types;
 
 pub use client::{LikeClient, LikeObserver, LikeSubscription, TokenProvider};
+pub use dispatch::{CallbackDispatcher, DispatchedCall};
 pub use error::LikeError;
 pub use scripted::{ScriptedCall, ScriptedFailure, ScriptedServer};
 pub use types::{LikeClientOptions, LikeLine, PostView, Stats, default_options};

@@ -1,6 +1,7 @@
 //! Records: what a post shows, the line under it, the counters and the
 //! client's options, converted from and to the core's types.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use likekit_core::{MachineConfig, PostId, RetryPolicy};
@@ -71,7 +72,7 @@ pub struct Stats {
 /// `DEFAULT_MAX_ANSWER_BYTES`, `MachineConfig::default()`), never copied
 /// here; `default_options()` shows their values. Times are in
 /// milliseconds; negative values count as zero.
-#[derive(Debug, Clone, PartialEq, uniffi::Record)]
+#[derive(Clone, uniffi::Record)]
 pub struct LikeClientOptions {
     /// How long one request may take, answer included.
     #[uniffi(default = None)]
@@ -110,6 +111,38 @@ pub struct LikeClientOptions {
     /// constructor throw `Config`.
     #[uniffi(default = None)]
     pub extra_root_certificates_pem: Option<String>,
+    /// Where observers are called. None: on LikeKit's own threads, and on
+    /// the tapping thread for a tap's own change, before the tap returns.
+    /// With a dispatcher every observer call goes through it, in order —
+    /// the tap's own change too, after the tap returns (Kotlin:
+    /// `Dispatchers.Main.asCallbackDispatcher()`; Swift:
+    /// `MainQueueDispatcher()`).
+    #[uniffi(default = None)]
+    pub callback_dispatcher: Option<Arc<dyn crate::CallbackDispatcher>>,
+}
+
+impl std::fmt::Debug for LikeClientOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LikeClientOptions")
+            .field("request_timeout_ms", &self.request_timeout_ms)
+            .field("retry_min_delay_ms", &self.retry_min_delay_ms)
+            .field("retry_max_delay_ms", &self.retry_max_delay_ms)
+            .field("retry_factor", &self.retry_factor)
+            .field("max_retries", &self.max_retries)
+            .field("retry_jitter", &self.retry_jitter)
+            .field("retry_seed", &self.retry_seed)
+            .field("max_posts", &self.max_posts)
+            .field("max_answer_bytes", &self.max_answer_bytes)
+            .field(
+                "extra_root_certificates_pem",
+                &self.extra_root_certificates_pem.as_ref().map(|_| ".."),
+            )
+            .field(
+                "callback_dispatcher",
+                &self.callback_dispatcher.as_ref().map(|_| ".."),
+            )
+            .finish()
+    }
 }
 
 /// The core's defaults, every field filled in: what each field left out of
@@ -130,6 +163,8 @@ pub fn default_options() -> LikeClientOptions {
         max_answer_bytes: Some(saturating(likekit_core::DEFAULT_MAX_ANSWER_BYTES as u64)),
         // The core trusts no extra roots unless given some.
         extra_root_certificates_pem: None,
+        // Observers run on LikeKit's threads unless told otherwise.
+        callback_dispatcher: None,
     }
 }
 
@@ -279,6 +314,7 @@ mod tests {
             max_posts: None,
             max_answer_bytes: None,
             extra_root_certificates_pem: None,
+            callback_dispatcher: None,
         };
         assert_eq!(options.retry_policy(), RetryPolicy::default());
         assert_eq!(options.request_timeout(), None);

@@ -1,6 +1,9 @@
 // Swift concurrency faces of LikeClient: an AsyncStream of one post's views
-// and one of every failure, each unsubscribing when its consumer stops.
-// Shipped beside the generated bindings, in the LikeKit module.
+// and one of every failure, each unsubscribing when its consumer stops, and
+// a callback dispatcher for the main queue. Shipped beside the generated
+// bindings, in the LikeKit module.
+
+import Dispatch
 
 /// A like or unlike that did not save, after any retries: tell the viewer.
 public struct LikeFailure: Sendable {
@@ -86,5 +89,21 @@ private final class FailureRelay: LikeObserver, Sendable {
 
     func onFailure(postId: Int64, wanted: Bool, error: LikeError) {
         continuation.yield(LikeFailure(postId: postId, wanted: wanted, error: error))
+    }
+}
+
+/// A `CallbackDispatcher` for `LikeClientOptions(callbackDispatcher:)` that
+/// runs every observer call of the client on the main queue, in order. The
+/// tap's own change then arrives after the tap returns.
+///
+/// ```swift
+/// let client = try LikeClient(baseUrl: url, tokenProvider: tokens,
+///                             options: LikeClientOptions(callbackDispatcher: MainQueueDispatcher()))
+/// ```
+public final class MainQueueDispatcher: CallbackDispatcher {
+    public init() {}
+
+    public func dispatch(call: DispatchedCall) {
+        DispatchQueue.main.async { call.run() }
     }
 }

@@ -1,11 +1,12 @@
 // The Kotlin faces (bindings/uniffi/kotlin/LikeKitFlows.kt) against the
 // server: Flows of views and failures, a StateFlow, observers on an
-// executor. Part of the test program in LikeKitTest.kt, which calls
+// executor, and a client whose observers all run on a chosen dispatcher. Part of the test program in LikeKitTest.kt, which calls
 // flowTests.
 package com.likekit.tests
 
 import com.likekit.LikeClient
 import com.likekit.LikeException
+import com.likekit.asCallbackDispatcher
 import com.likekit.LikeObserver
 import com.likekit.PostView
 import com.likekit.TokenProvider
@@ -159,6 +160,44 @@ fun flowTests(t: Harness, server: TestServer, tokens: TokenProvider) {
             for (value in liked) if (next < 3 && value == listOf(true, false, true)[next]) next++
             expectEqual(3, next, "the taps' views in order in $liked")
             expectEqual(true, liked.last(), "the last view is the last tap")
+        }
+    }
+
+    t.test("a callbackDispatcher runs every observer call on its thread, in order, the tap's own change after the tap returns") {
+        val post = server.post()
+        val executor = Executors.newSingleThreadExecutor { Thread(it, "likekit-callbacks") }
+        val options = FAST_RETRY.copy(callbackDispatcher = executor.asCallbackDispatcher())
+        try {
+            LikeClient(server.url, tokens, options).use { c ->
+                val seen = CopyOnWriteArrayList<Triple<String, Boolean, Boolean>>()
+                val observer = object : LikeObserver {
+                    override fun onChange(view: PostView) {
+                        seen.add(Triple(Thread.currentThread().name, view.liked, view.pending))
+                    }
+
+                    override fun onFailure(postId: Long, wanted: Boolean, error: LikeException) {}
+                }
+                c.subscribeAll(observer).use {
+                    // Hold the dispatcher's thread: nothing can reach the
+                    // observer until it is let go.
+                    val release = CountDownLatch(1)
+                    executor.execute { release.await(10, TimeUnit.SECONDS) }
+                    val view = c.setLiked(post, true)
+                    expect(view.liked && view.pending) { "the tap's view: $view" }
+                    expectEqual(0, seen.size, "observer calls before the dispatcher ran")
+                    release.countDown()
+                    eventually(10_000, { "the confirmed view: $seen" }) { seen.any { it.second && !it.third } }
+                    expect(seen.all { it.first == "likekit-callbacks" }) { "every call on the dispatcher's thread: $seen" }
+                    expectEqual(Triple("likekit-callbacks", true, true), seen.first(), "the tap's own change first")
+                    expectEqual(Triple("likekit-callbacks", true, false), seen.last(), "the confirmed change last")
+                    // Flows of such a client still see every view.
+                    c.setLiked(post, false)
+                    val unliked = runBlocking { withTimeout(10_000) { c.views(post).first { !it.liked && !it.pending } } }
+                    expect(!unliked.liked) { "views() after the unlike: $unliked" }
+                }
+            }
+        } finally {
+            executor.shutdown()
         }
     }
 

@@ -1,6 +1,7 @@
 """The generated Python bindings against the real reference server."""
 
 import asyncio
+import queue
 import threading
 import time
 
@@ -332,3 +333,40 @@ def test_creating_and_dropping_leaves_no_live_objects(admin, viewer):
     while likekit.live_objects() != baseline and time.monotonic() < deadline:
         time.sleep(0.02)
     assert likekit.live_objects() == baseline
+
+
+def test_a_callback_dispatcher_runs_every_observer_call_where_the_app_wants(admin, make_client):
+    handed = queue.Queue()
+
+    class OneThread(likekit.CallbackDispatcher):
+        def dispatch(self, call):
+            handed.put(call)
+
+    release = threading.Event()
+
+    def work():
+        release.wait(10)  # held, so that nothing reaches the observer early
+        while (call := handed.get()) is not None:
+            call.run()
+
+    worker = threading.Thread(target=work, name="likekit-callbacks")
+    worker.start()
+    try:
+        post = admin.post()
+        client = make_client(likekit.LikeClientOptions(callback_dispatcher=OneThread()))
+        rec = Recorder()
+        sub = client.subscribe(post, rec)
+        view = client.set_liked(post, True)
+        assert view.liked and view.pending
+        assert rec.changes == [], "the tap's own change waits for the dispatcher"
+        release.set()
+        confirmed, thread, _ = rec.await_change(lambda v: v.liked and not v.pending)
+        assert thread == "likekit-callbacks"
+        assert [c[1] for c in rec.changes] == ["likekit-callbacks"] * len(rec.changes)
+        assert rec.changes[0][0].pending, "the tap's own change first"
+        assert confirmed.count == view.count
+        sub.cancel()
+    finally:
+        release.set()
+        handed.put(None)
+        worker.join(10)

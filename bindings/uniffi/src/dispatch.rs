@@ -1,0 +1,239 @@
+//! Observers called where the app chooses: [`CallbackDispatcher`] (a
+//! `LikeClientOptions` field) and the [`DispatchedCall`]s it is handed.
+
+use std::collections::VecDeque;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError, Weak};
+
+use crate::Live;
+
+/// Runs a client's observer calls on the thread or queue the app chooses:
+/// Kotlin `Dispatchers.Main.asCallbackDispatcher()` or
+/// `executor.asCallbackDispatcher()`, Swift `MainQueueDispatcher()`,
+/// Python a class whose `dispatch` hands the call to the event loop.
+/// Implemented in Kotlin, Swift or Python; given as
+/// `LikeClientOptions.callback_dispatcher`.
+///
+/// `dispatch` is called from any thread, as soon as there is something to
+/// tell; it must return at once and arrange for `call.run()` to be called
+/// once, soon, where the app wants observers to run. Each call delivers
+/// every event waiting at that moment, in order, to every observer of the
+/// client, so observers hear everything in the order it happened even when
+/// the dispatcher's thread is busy.
+#[uniffi::export(with_foreign)]
+pub trait CallbackDispatcher: Send + Sync {
+    /// Arrange for `call.run()` to be called once, soon, where observers
+    /// should run.
+    fn dispatch(&self, call: Arc<DispatchedCall>);
+}
+
+/// Observer calls waiting to be run by a [`CallbackDispatcher`]: call
+/// [`run`](Self::run) once, where the observers should run.
+#[derive(uniffi::Object)]
+pub struct DispatchedCall {
+    queue: Arc<Queue>,
+    done: AtomicBool,
+    _live: Live,
+}
+
+impl std::fmt::Debug for DispatchedCall {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DispatchedCall")
+            .field("done", &self.done.load(Ordering::SeqCst))
+            .finish_non_exhaustive()
+    }
+}
+
+#[uniffi::export]
+impl DispatchedCall {
+    /// Calls the observers with every event waiting, in order. Running it
+    /// again does nothing.
+    pub fn run(&self) {
+        if !self.done.swap(true, Ordering::SeqCst) {
+            self.queue.drain();
+        }
+    }
+}
+
+/// One observer call, ready to run.
+pub(crate) type Job = Box<dyn FnOnce() + Send>;
+
+/// A client's observer calls on their way to its dispatcher.
+pub(crate) struct Dispatch {
+    queue: Arc<Queue>,
+    /// The client owns the dispatcher; this lets go with it.
+    dispatcher: Weak<dyn CallbackDispatcher>,
+}
+
+#[derive(Default)]
+struct Queue {
+    state: Mutex<QueueState>,
+}
+
+#[derive(Default)]
+struct QueueState {
+    jobs: VecDeque<Job>,
+    /// A [`DispatchedCall`] is out that will run the jobs.
+    scheduled: bool,
+}
+
+impl Queue {
+    fn lock(&self) -> MutexGuard<'_, QueueState> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Runs jobs until none is left; new ones queued meanwhile run too.
+    fn drain(&self) {
+        loop {
+            let job = {
+                let mut st = self.lock();
+                match st.jobs.pop_front() {
+                    Some(job) => job,
+                    None => {
+                        st.scheduled = false;
+                        return;
+                    }
+                }
+            };
+            // Each job catches its observer's exceptions itself.
+            job();
+        }
+    }
+}
+
+impl Dispatch {
+    pub(crate) fn new(dispatcher: &Arc<dyn CallbackDispatcher>) -> Arc<Self> {
+        Arc::new(Self {
+            queue: Arc::default(),
+            dispatcher: Arc::downgrade(dispatcher),
+        })
+    }
+
+    /// Queues `job` and makes sure a [`DispatchedCall`] is out to run it.
+    pub(crate) fn send(&self, job: Job) {
+        let Some(dispatcher) = self.dispatcher.upgrade() else {
+            // The client is closed: nobody listens any more.
+            return;
+        };
+        let schedule = {
+            let mut st = self.queue.lock();
+            st.jobs.push_back(job);
+            !std::mem::replace(&mut st.scheduled, true)
+        };
+        if !schedule {
+            return;
+        }
+        let call = Arc::new(DispatchedCall {
+            queue: Arc::clone(&self.queue),
+            done: AtomicBool::new(false),
+            _live: Live::new(),
+        });
+        let handed = Arc::clone(&call);
+        if catch_unwind(AssertUnwindSafe(|| dispatcher.dispatch(handed))).is_err() {
+            // A dispatcher that throws: run the calls here rather than
+            // lose them.
+            call.run();
+        }
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use std::sync::mpsc;
+
+    /// Hands each call to one thread, which runs them in turn.
+    struct OneThread(Mutex<mpsc::Sender<Arc<DispatchedCall>>>);
+
+    impl CallbackDispatcher for OneThread {
+        fn dispatch(&self, call: Arc<DispatchedCall>) {
+            self.0.lock().unwrap().send(call).unwrap();
+        }
+    }
+
+    #[test]
+    fn jobs_run_in_order_on_the_dispatchers_thread() {
+        let (tx, rx) = mpsc::channel::<Arc<DispatchedCall>>();
+        let worker = std::thread::Builder::new()
+            .name("callbacks".into())
+            .spawn(move || {
+                for call in rx {
+                    call.run();
+                    call.run(); // a second run does nothing
+                }
+            })
+            .unwrap();
+        let dispatcher: Arc<dyn CallbackDispatcher> = Arc::new(OneThread(Mutex::new(tx)));
+        let dispatch = Dispatch::new(&dispatcher);
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let senders: Vec<_> = (0..4)
+            .map(|t| {
+                let dispatch = Arc::new(Dispatch {
+                    queue: Arc::clone(&dispatch.queue),
+                    dispatcher: Arc::downgrade(&dispatcher),
+                });
+                let seen = Arc::clone(&seen);
+                std::thread::spawn(move || {
+                    for i in 0..250 {
+                        let seen = Arc::clone(&seen);
+                        dispatch.send(Box::new(move || {
+                            let name = std::thread::current().name().map(str::to_owned);
+                            seen.lock().unwrap().push((t, i, name));
+                        }));
+                    }
+                })
+            })
+            .collect();
+        for s in senders {
+            s.join().unwrap();
+        }
+        drop(dispatch);
+        drop(dispatcher); // closes the channel once every call was handed
+        worker.join().unwrap();
+        let seen = seen.lock().unwrap();
+        assert_eq!(seen.len(), 1000);
+        assert!(
+            seen.iter()
+                .all(|(_, _, name)| name.as_deref() == Some("callbacks"))
+        );
+        // each sender's jobs ran in the order it sent them
+        for t in 0..4 {
+            let order: Vec<_> = seen.iter().filter(|s| s.0 == t).map(|s| s.1).collect();
+            assert_eq!(order, (0..250).collect::<Vec<_>>());
+        }
+    }
+
+    struct Throws;
+
+    impl CallbackDispatcher for Throws {
+        fn dispatch(&self, _call: Arc<DispatchedCall>) {
+            panic!("dispatcher bug (expected in this test)");
+        }
+    }
+
+    #[test]
+    fn a_dispatcher_that_throws_runs_the_calls_in_place() {
+        let dispatcher: Arc<dyn CallbackDispatcher> = Arc::new(Throws);
+        let dispatch = Dispatch::new(&dispatcher);
+        let ran = Arc::new(AtomicBool::new(false));
+        let flag = Arc::clone(&ran);
+        dispatch.send(Box::new(move || flag.store(true, Ordering::SeqCst)));
+        assert!(ran.load(Ordering::SeqCst));
+        // and the next one is dispatched (and run in place) again
+        let again = Arc::new(AtomicBool::new(false));
+        let flag = Arc::clone(&again);
+        dispatch.send(Box::new(move || flag.store(true, Ordering::SeqCst)));
+        assert!(again.load(Ordering::SeqCst));
+    }
+
+    #[test]
+    fn nothing_is_sent_once_the_dispatcher_is_gone() {
+        let dispatcher: Arc<dyn CallbackDispatcher> = Arc::new(Throws);
+        let dispatch = Dispatch::new(&dispatcher);
+        drop(dispatcher);
+        dispatch.send(Box::new(|| panic!("ran after the client closed")));
+        assert!(dispatch.queue.lock().jobs.is_empty());
+    }
+}
