@@ -366,9 +366,7 @@ async fn run_on_client(scenario: &Scenario) -> Result<(), String> {
         // An answer's view once everything settled: the first look may
         // still be the view from before the answer.
         let view = match &step.act {
-            Act::Answer { call, .. } | Act::Fail { call, .. } => {
-                client.view(posts[call]).unwrap()
-            }
+            Act::Answer { call, .. } | Act::Fail { call, .. } => client.view(posts[call]).unwrap(),
             Act::Read { .. } | Act::Tap { .. } => view,
         };
         let seen = Seen {
