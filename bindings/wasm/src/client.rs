@@ -8,11 +8,12 @@ use std::time::Duration;
 
 use js_sys::{Function, Promise};
 use likekit_core::{
-    LikeEvent, LikeFailure, LikeObserver, PostView, StaticToken, Subscription, TokenProvider,
+    AsyncTokenProvider, BoxFuture, LikeEvent, LikeFailure, LikeObserver, PostView, StaticToken,
+    Subscription,
 };
 use wasm_bindgen::JsCast;
 use wasm_bindgen::prelude::*;
-use wasm_bindgen_futures::future_to_promise;
+use wasm_bindgen_futures::{JsFuture, future_to_promise};
 
 use crate::args;
 use crate::convert::{self, TokenOption};
@@ -52,26 +53,52 @@ extern "C" {
 /// How long `shutdown()` lets calls finish when no deadline is given.
 const DEFAULT_SHUTDOWN_MS: f64 = 5_000.0;
 
-/// The token callback of the options.
+/// The token callback of the options: it answers a token (or nothing) at
+/// once, or a Promise of one, which the request awaits.
 struct JsTokens(Function);
 
-impl TokenProvider for JsTokens {
-    fn token(&self, refresh: bool) -> Option<String> {
-        match self.0.call1(&JsValue::NULL, &JsValue::from_bool(refresh)) {
-            Ok(token) if token.is_null() || token.is_undefined() => None,
-            Ok(token) => token.as_string().or_else(|| {
+impl AsyncTokenProvider for JsTokens {
+    fn token(&self, refresh: bool) -> BoxFuture<'_, Option<String>> {
+        let answer = self.0.call1(&JsValue::NULL, &JsValue::from_bool(refresh));
+        Box::pin(async move {
+            let token = match answer {
+                Ok(answer) if is_thenable(&answer) => {
+                    match JsFuture::from(Promise::resolve(&answer)).await {
+                        Ok(token) => token,
+                        Err(reason) => {
+                            console_error(
+                                "LikeKit: the token callback's promise rejected",
+                                &reason,
+                            );
+                            return None;
+                        }
+                    }
+                }
+                Ok(token) => token,
+                Err(thrown) => {
+                    console_error("LikeKit: the token callback threw", &thrown);
+                    return None;
+                }
+            };
+            if token.is_null() || token.is_undefined() {
+                return None;
+            }
+            token.as_string().or_else(|| {
                 console_error(
-                    "LikeKit: the token callback must return a string (or null), synchronously; got",
+                    "LikeKit: the token callback must give a string (or null), or a Promise of one; got",
                     &token,
                 );
                 None
-            }),
-            Err(thrown) => {
-                console_error("LikeKit: the token callback threw", &thrown);
-                None
-            }
-        }
+            })
+        })
     }
+}
+
+/// A Promise, or any object with a `then` method.
+fn is_thenable(value: &JsValue) -> bool {
+    value.is_object()
+        && js_sys::Reflect::get(value, &JsValue::from_str("then"))
+            .is_ok_and(|then| then.is_function())
 }
 
 /// A listener: a function taking every event, or an object with
@@ -187,7 +214,7 @@ impl LikeClient {
         builder = match options.token {
             TokenOption::None => builder,
             TokenOption::Fixed(token) => builder.token_provider(StaticToken::new(token)),
-            TokenOption::Callback(callback) => builder.token_provider(JsTokens(callback)),
+            TokenOption::Callback(callback) => builder.async_token_provider(JsTokens(callback)),
         };
         let inner = builder.build().map_err(|e| convert::error(&e))?;
         Ok(Self::from_core(inner))

@@ -115,13 +115,17 @@ export interface LikeObserver {
 export type LikeListener = ((event: LikeEvent) => void) | LikeObserver;
 
 /**
- * Returns the sign-in token sent as `Authorization: Bearer <token>`, or
- * null/undefined for none. Called before every request with
+ * Gives the sign-in token sent as `Authorization: Bearer <token>`, or
+ * null/undefined for none — at once, or as a Promise (an `async` function
+ * that renews the token over the network), which the request awaits; the
+ * tap it carries has already returned. Called before every request with
  * `refresh = false`; after a 401 once more with `refresh = true`, when it
- * should return a renewed token. It must answer synchronously: keep the
- * token in a variable and renew it elsewhere.
+ * should give a renewed token. One that throws or rejects gives no token
+ * (the call then fails as `"unauthorized"`), with a console error.
  */
-export type TokenCallback = (refresh: boolean) => string | null | undefined;
+export type TokenCallback = (
+  refresh: boolean,
+) => string | null | undefined | PromiseLike<string | null | undefined>;
 
 /** How failed calls are retried; every field is optional. */
 export interface RetryOptions {

@@ -266,6 +266,39 @@ test("the token callback is asked again with refresh = true after a 401", async 
   await assert.rejects(signedOut.refresh(107), { name: "LikeError", code: "unauthorized" });
 });
 
+test("an async token callback is awaited, and renews after a 401: the like saves", async () => {
+  const post = await newPost(140);
+  const asked = [];
+  const client = new LikeClient(SERVER, {
+    retry: FAST_RETRY,
+    token: async (refresh) => {
+      asked.push(refresh);
+      await sleep(5); // as a sign-in SDK renewing over the network would
+      return refresh ? tokens.ana : "expired";
+    },
+  });
+  clients.push(client);
+  const view = client.setLiked(post, true);
+  assert.equal(view.liked, true, "the tap shows at once, before any token is awaited");
+  assert.equal(await client.waitIdle(10_000), true);
+  const saved = client.view(post);
+  assert.equal(saved.liked && !saved.pending && saved.error === null, true, JSON.stringify(saved));
+  assert.deepEqual(asked.slice(0, 2), [false, true]);
+  const likes = await journal({ route: "like", post });
+  assert.deepEqual(likes.map((e) => e.status), [401, 200]);
+});
+
+test("a token callback whose promise rejects gives no token: the read is unauthorized", async () => {
+  const client = new LikeClient(SERVER, {
+    token: () => Promise.reject(new Error("the sign-in SDK is offline")),
+  });
+  clients.push(client);
+  await assert.rejects(client.refresh(107), { name: "LikeError", code: "unauthorized" });
+  const resolvesNothing = new LikeClient(SERVER, { token: async () => null });
+  clients.push(resolvesNothing);
+  await assert.rejects(resolvesNothing.refresh(107), { name: "LikeError", code: "unauthorized" });
+});
+
 test("network errors, timeouts, bad arguments and shutdown are LikeErrors", async () => {
   const nowhere = new LikeClient("http://127.0.0.1:9", { retry: { maxRetries: 0 } });
   clients.push(nowhere);
