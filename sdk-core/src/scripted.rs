@@ -249,12 +249,7 @@ impl Transport for ScriptedServer {
         posts: &'a [PostId],
     ) -> BoxFuture<'a, Result<BatchLikes, LikeError>> {
         let st = self.lock();
-        let mut batch = BatchLikes::default();
-        for post in posts {
-            if let Some(likes) = st.posts.get(post) {
-                batch.posts.insert(*post, likes.clone());
-            }
-        }
+        let batch = crate::transport::batch_of(posts, |post| st.posts.get(post).cloned());
         Box::pin(std::future::ready(Ok(batch)))
     }
 }

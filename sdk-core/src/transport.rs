@@ -794,14 +794,23 @@ impl Transport for MemoryTransport {
         posts: &'a [PostId],
     ) -> BoxFuture<'a, Result<BatchLikes, LikeError>> {
         let st = self.lock();
-        let mut batch = BatchLikes::default();
-        for post in posts {
-            if let Some(p) = st.posts.get(post) {
-                batch.posts.insert(*post, Self::likes(p));
-            }
-        }
+        let batch = batch_of(posts, |post| st.posts.get(post).map(Self::likes));
         Box::pin(std::future::ready(Ok(batch)))
     }
+}
+
+/// The feed page of `posts` an in-memory server answers: the posts it has.
+pub(crate) fn batch_of(
+    posts: &[PostId],
+    mut likes: impl FnMut(&PostId) -> Option<PostLikes>,
+) -> BatchLikes {
+    let mut batch = BatchLikes::default();
+    for post in posts {
+        if let Some(likes) = likes(post) {
+            batch.posts.insert(*post, likes);
+        }
+    }
+    batch
 }
 
 /// `base_url` checked (absolute `http(s)`, no query or fragment), without

@@ -178,7 +178,20 @@ struct Seen {
     calls: Vec<String>,
 }
 
-fn check(scenario: &Scenario, index: usize, step: &Step, seen: &Seen) -> Result<(), String> {
+/// Compares what step `index` produced with what it expects.
+fn check(
+    scenario: &Scenario,
+    index: usize,
+    step: &Step,
+    view: &PostView,
+    events: Vec<Value>,
+    calls: Vec<String>,
+) -> Result<(), String> {
+    let seen = Seen {
+        view: view_json(view),
+        events,
+        calls,
+    };
     let mut wrong = Vec::new();
     if seen.view != step.view {
         wrong.push(format!("view: expected {} got {}", step.view, seen.view));
@@ -284,12 +297,7 @@ fn run_on_machine(scenario: &Scenario) -> Result<(), String> {
                 call_text(action, post, c)
             })
             .collect();
-        let seen = Seen {
-            view: view_json(&view),
-            events,
-            calls,
-        };
-        check(scenario, index, step, &seen)?;
+        check(scenario, index, step, &view, events, calls)?;
     }
     Ok(())
 }
@@ -369,12 +377,7 @@ async fn run_on_client(scenario: &Scenario) -> Result<(), String> {
             Act::Answer { call, .. } | Act::Fail { call, .. } => client.view(posts[call]).unwrap(),
             Act::Read { .. } | Act::Tap { .. } => view,
         };
-        let seen = Seen {
-            view: view_json(&view),
-            events,
-            calls,
-        };
-        check(scenario, index, step, &seen)?;
+        check(scenario, index, step, &view, events, calls)?;
     }
     Ok(())
 }
@@ -421,26 +424,31 @@ fn the_file_is_well_formed_and_covers_the_required_cases() {
     }
 }
 
+/// Every scenario's mismatch, one per line; empty when all held.
+fn mismatches(results: impl IntoIterator<Item = Result<(), String>>) -> String {
+    let failed: Vec<String> = results.into_iter().filter_map(Result::err).collect();
+    failed.join("\n")
+}
+
+/// Every scenario on a client, on the runtime the test runs on.
+async fn mismatches_on_the_client() -> String {
+    let mut results = Vec::new();
+    for scenario in suite().scenarios {
+        results.push(run_on_client(&scenario).await);
+    }
+    mismatches(results)
+}
+
 #[test]
 fn every_scenario_holds_on_the_machine() {
-    let mut failed = Vec::new();
-    for scenario in suite().scenarios {
-        if let Err(e) = run_on_machine(&scenario) {
-            failed.push(e);
-        }
-    }
-    assert!(failed.is_empty(), "{}", failed.join("\n"));
+    let failed = mismatches(suite().scenarios.iter().map(run_on_machine));
+    assert!(failed.is_empty(), "{failed}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_scenario_holds_on_the_client() {
-    let mut failed = Vec::new();
-    for scenario in suite().scenarios {
-        if let Err(e) = run_on_client(&scenario).await {
-            failed.push(e);
-        }
-    }
-    assert!(failed.is_empty(), "{}", failed.join("\n"));
+    let failed = mismatches_on_the_client().await;
+    assert!(failed.is_empty(), "{failed}");
 }
 
 /// The first scenario with one expected count changed.
@@ -499,11 +507,6 @@ async fn the_client_runner_looks_at_an_answers_view_once_it_settled() {
 
 #[tokio::test(flavor = "current_thread")]
 async fn every_scenario_holds_on_a_one_thread_client() {
-    let mut failed = Vec::new();
-    for scenario in suite().scenarios {
-        if let Err(e) = run_on_client(&scenario).await {
-            failed.push(e);
-        }
-    }
-    assert!(failed.is_empty(), "{}", failed.join("\n"));
+    let failed = mismatches_on_the_client().await;
+    assert!(failed.is_empty(), "{failed}");
 }
