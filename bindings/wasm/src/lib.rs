@@ -42,13 +42,16 @@ mod client;
 pub mod convert;
 #[cfg(target_arch = "wasm32")]
 mod scripted;
+#[cfg(target_arch = "wasm32")]
+pub mod types;
 
 #[cfg(target_arch = "wasm32")]
 pub use client::LikeClient;
 #[cfg(target_arch = "wasm32")]
 pub use scripted::ScriptedServer;
 
-/// The TypeScript shapes of the plain objects the class takes and returns.
+/// The TypeScript that cannot be derived from the Rust types (see
+/// [`types`]): `PostIdInput`, the `LikeError` interface and the callbacks.
 #[cfg(target_arch = "wasm32")]
 #[wasm_bindgen::prelude::wasm_bindgen(typescript_custom_section)]
 const TYPES: &str = include_str!("types.d.ts");

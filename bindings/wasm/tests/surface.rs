@@ -222,7 +222,7 @@ fn post_ids_go_through_the_one_constructor() {
         assert_refused(&client, &wrong_type, "invalid_argument");
     }
     // Nothing was tapped.
-    let stats: JsValue = client.stats().into();
+    let stats: JsValue = client.stats().unwrap().into();
     assert_eq!(get(&stats, "taps").as_f64(), Some(0.0));
 }
 
@@ -501,7 +501,7 @@ async fn stats_and_shutdown() {
     client.toggle(JsValue::from(42.0)).unwrap();
     client.toggle(JsValue::from(42.0)).unwrap();
     settle(&client).await;
-    let stats: JsValue = client.stats().into();
+    let stats: JsValue = client.stats().unwrap().into();
     assert_eq!(
         keys(&stats),
         [
