@@ -136,7 +136,11 @@ pub fn options(value: JsValue) -> Result<Options, String> {
     };
 
     let mut retry = RetryPolicy::default();
-    let r = given.retry.unwrap_or_default();
+    let r: types::RetryOptions = if given.retry.is_undefined() || given.retry.is_null() {
+        types::RetryOptions::default()
+    } else {
+        types::from_js(given.retry, "options.retry")?
+    };
     if let Some(ms) = r.min_delay_ms {
         retry.min_delay = args::millis(ms, "options.retry.minDelayMs")?;
     }

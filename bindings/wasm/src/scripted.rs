@@ -81,7 +81,8 @@ impl ScriptedServer {
     /// answer `{ status, retryAfterMs?, code? }`. Returns `false` when no
     /// call `id` is waiting.
     pub fn fail(&self, id: f64, failure: Ts<ScriptedFailure>) -> Result<bool, JsValue> {
-        let failure: ScriptedFailure = read(failure.into(), "failure")?;
+        let failure = ScriptedFailure::from_js(failure.into())
+            .map_err(|message| convert::invalid_argument(&message))?;
         Ok(call_id(id)?.is_some_and(|id| self.inner.fail(id, failure.into())))
     }
 }

@@ -12,11 +12,12 @@
 //! (an `Error` object, not a plain one), `LikeErrorCode`, `PostIdInput`
 //! (a `bigint` has no serde form) and the callback types.
 
+use js_sys::{Array, Object, Reflect};
 use likekit_core::wire::{LikeState, PostLikes};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use tsify::{Ts, Tsify};
-use wasm_bindgen::JsValue;
+use wasm_bindgen::{JsCast, JsValue};
 
 use crate::args;
 use crate::convert;
@@ -31,27 +32,70 @@ pub fn to_js<T: Tsify + Serialize>(value: &T) -> Result<Ts<T>, JsValue> {
     match value.into_js() {
         Ok(js) => Ok(Ts::new_unchecked(js.into())),
         Err(e) => Err(convert::error(&likekit_core::LikeError::InvalidResponse {
-            message: e.to_string(),
+            message: message(e),
         })),
     }
 }
 
-/// Reads `value` as a `T`; `what` names the argument in the error
-/// (`"options"` gives `"options.retry.maxRetries: invalid type: …"`).
+/// Reads `value` as a `T`; `what` names the argument in the error.
+///
+/// serde's errors do not say which field they are about, so when `value`
+/// is refused, each of its fields is tried alone (an object of that one
+/// field), and the first that is refused for a reason other than another
+/// field missing is named: `{ timeoutMs: "10" }` as `"options"` gives
+/// `"options.timeoutMs: invalid type: string \"10\", expected f64"`. That
+/// costs nothing unless the value is wrong, and far less code than a
+/// deserializer that tracks its path.
 ///
 /// # Errors
 ///
-/// A sentence naming the first field of the wrong type.
+/// A sentence naming the field of the wrong type, when there is one.
 pub fn from_js<T: DeserializeOwned>(value: JsValue, what: &str) -> Result<T, String> {
-    let deserializer = serde_wasm_bindgen::Deserializer::from(value);
-    serde_path_to_error::deserialize(deserializer).map_err(|e| {
-        let path = e.path().to_string();
-        if path == "." {
-            format!("{what}: {}", e.inner())
-        } else {
-            format!("{what}.{path}: {}", e.inner())
-        }
+    serde_wasm_bindgen::from_value(value.clone()).map_err(|error| {
+        let refused = |alone: JsValue| {
+            serde_wasm_bindgen::from_value::<T>(alone)
+                .err()
+                .map(message)
+        };
+        name_the_field(&value, what, &message(error), &refused)
     })
+}
+
+/// The sentence of a serde-wasm-bindgen error (a JavaScript `Error`), without
+/// the `"Error: "` its `Display` starts with.
+fn message(error: serde_wasm_bindgen::Error) -> String {
+    let error = JsValue::from(error);
+    match error.dyn_ref::<js_sys::Error>() {
+        Some(error) => error.message().into(),
+        None => format!("{error:?}"),
+    }
+}
+
+/// The error sentence for `value`, refused with `error`: names the first
+/// field that `refused` refuses alone (see [`from_js`]). Not generic, so
+/// that its code is in the package once.
+fn name_the_field(
+    value: &JsValue,
+    what: &str,
+    error: &str,
+    refused: &dyn Fn(JsValue) -> Option<String>,
+) -> String {
+    if value.is_object() {
+        for entry in Object::entries(value.unchecked_ref()) {
+            let entry: Array = entry.unchecked_into();
+            let (field, field_value) = (entry.get(0), entry.get(1));
+            let alone = Object::new();
+            // Cannot fail: `alone` is a plain object made here.
+            let _ = Reflect::set(&alone, &field, &field_value);
+            if let Some(e) = refused(alone.into()) {
+                if !e.starts_with("missing field") {
+                    let field = field.as_string().unwrap_or_default();
+                    return format!("{what}.{field}: {e}");
+                }
+            }
+        }
+    }
+    format!("{what}: {error}")
 }
 
 // ---------------------------------------------------------------- out
@@ -324,8 +368,10 @@ pub struct LikeClientOptions {
     #[serde(default, with = "serde_wasm_bindgen::preserve")]
     #[tsify(optional, type = "string | TokenCallback")]
     pub token: JsValue,
-    #[tsify(optional)]
-    pub retry: Option<RetryOptions>,
+    /// Read on its own (`from_js`), so that its errors name its fields.
+    #[serde(default, with = "serde_wasm_bindgen::preserve")]
+    #[tsify(optional, type = "RetryOptions")]
+    pub retry: JsValue,
     /// How long one request may take, answer included (default 10000).
     #[tsify(optional)]
     pub timeout_ms: Option<f64>,
@@ -384,22 +430,31 @@ impl From<ScriptedState> for LikeState {
 
 /// How a scripted call fails, classified as a real answer would be: the
 /// connection broke, no answer in time, an unreadable 200, or an answer
-/// with this HTTP status (`code`: the error body's; none gives `http_<status>`).
-#[derive(Debug, Clone, PartialEq, Deserialize, Tsify)]
-#[serde(
-    untagged,
-    expecting = "a failure: \"network\", \"timeout\", \"unreadable\" or { status, retryAfterMs?, code? }"
-)]
+/// with this HTTP status (`ScriptedStatus`).
+///
+/// Read by [`ScriptedFailure::from_js`]: a string is a kind, anything else a
+/// status. (serde's `untagged` would read it too, through a buffer of
+/// every value that costs the package several kilobytes.)
+#[derive(Debug, Clone, PartialEq, Tsify)]
+#[serde(untagged)]
 pub enum ScriptedFailure {
     Kind(ScriptedFailureKind),
-    #[serde(rename_all = "camelCase")]
-    Status {
-        status: u16,
-        #[tsify(optional)]
-        retry_after_ms: Option<u64>,
-        #[tsify(optional)]
-        code: Option<String>,
-    },
+    Status(ScriptedStatus),
+}
+
+impl ScriptedFailure {
+    /// Reads the `failure` argument of `ScriptedServer.fail`.
+    ///
+    /// # Errors
+    ///
+    /// A sentence saying what is wrong with it.
+    pub fn from_js(value: JsValue) -> Result<Self, String> {
+        if value.is_string() {
+            from_js(value, "failure").map(Self::Kind)
+        } else {
+            from_js(value, "failure").map(Self::Status)
+        }
+    }
 }
 
 /// A scripted failure without an answer: the connection broke, no answer in
@@ -412,17 +467,30 @@ pub enum ScriptedFailureKind {
     Unreadable,
 }
 
+/// A scripted answer with this HTTP status (429, 503, 404…).
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, Tsify)]
+#[serde(rename_all = "camelCase")]
+pub struct ScriptedStatus {
+    pub status: u16,
+    /// The `Retry-After` header, in milliseconds.
+    #[tsify(optional)]
+    pub retry_after_ms: Option<u64>,
+    /// The error body's code; none gives `http_<status>`.
+    #[tsify(optional)]
+    pub code: Option<String>,
+}
+
 impl From<ScriptedFailure> for likekit_core::ScriptedFailure {
     fn from(failure: ScriptedFailure) -> Self {
         match failure {
             ScriptedFailure::Kind(ScriptedFailureKind::Network) => Self::Network,
             ScriptedFailure::Kind(ScriptedFailureKind::Timeout) => Self::Timeout,
             ScriptedFailure::Kind(ScriptedFailureKind::Unreadable) => Self::Unreadable,
-            ScriptedFailure::Status {
+            ScriptedFailure::Status(ScriptedStatus {
                 status,
                 retry_after_ms,
                 code,
-            } => Self::Status {
+            }) => Self::Status {
                 status,
                 retry_after_ms,
                 code,

@@ -31,6 +31,7 @@ import init, {
   type ScriptedFailureKind,
   type ScriptedLikes,
   type ScriptedState,
+  type ScriptedStatus,
   type SyncInitInput,
   type TokenCallback,
 } from "likekit-wasm";
@@ -223,11 +224,8 @@ const serverMembers: { [K in keyof ScriptedServer]: (server: ScriptedServer) => 
   },
   fail: (server) => {
     const kinds: ScriptedFailureKind[] = ["network", "timeout", "unreadable"];
-    const failures: ScriptedFailure[] = [
-      ...kinds,
-      { status: 503 },
-      { status: 429, retryAfterMs: 1_000, code: "slow_down" },
-    ];
+    const limited: ScriptedStatus = { status: 429, retryAfterMs: 1_000, code: "slow_down" };
+    const failures: ScriptedFailure[] = [...kinds, { status: 503 }, limited];
     return failures.map((failure, id) => server.fail(id, failure));
   },
   free: (server) => server.free(),
