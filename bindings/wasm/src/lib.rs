@@ -31,6 +31,12 @@
 //! [`LikeError::code`](likekit_core::LikeError::code), or
 //! `"invalid_argument"` for a value of the wrong type).
 //!
+//! The plain objects (`PostView`, `LikeEvent`, `LikeClientOptions`…) are
+//! Rust types in `types`: tsify derives their TypeScript declarations, doc
+//! comments included, and serde-wasm-bindgen converts them. `types.d.ts`
+//! adds what has no serde form (`PostIdInput`, the `LikeError` interface,
+//! the callbacks).
+//!
 //! Off wasm32 the crate builds only its pure argument checks ([`args`]),
 //! so the workspace builds and tests on any host.
 

@@ -8,6 +8,10 @@
 //! hand. The outgoing types are made from the core's (`From`); the incoming
 //! ones are read by [`from_js`], whose error names the field that is wrong.
 //!
+//! The doc comments of the types and fields are the TypeScript
+//! declarations' documentation, so they speak of JavaScript names
+//! (`postId`, `number`); notes for Rust readers are `//` comments.
+//!
 //! What cannot be derived stays in `types.d.ts`: the `LikeError` interface
 //! (an `Error` object, not a plain one), `LikeErrorCode`, `PostIdInput`
 //! (a `bigint` has no serde form) and the callback types.
@@ -368,7 +372,8 @@ pub struct LikeClientOptions {
     #[serde(default, with = "serde_wasm_bindgen::preserve")]
     #[tsify(optional, type = "string | TokenCallback")]
     pub token: JsValue,
-    /// Read on its own (`from_js`), so that its errors name its fields.
+    // Read on its own by `convert::options`, so that its errors name its
+    // fields too.
     #[serde(default, with = "serde_wasm_bindgen::preserve")]
     #[tsify(optional, type = "RetryOptions")]
     pub retry: JsValue,
@@ -431,10 +436,9 @@ impl From<ScriptedState> for LikeState {
 /// How a scripted call fails, classified as a real answer would be: the
 /// connection broke, no answer in time, an unreadable 200, or an answer
 /// with this HTTP status (`ScriptedStatus`).
-///
-/// Read by [`ScriptedFailure::from_js`]: a string is a kind, anything else a
-/// status. (serde's `untagged` would read it too, through a buffer of
-/// every value that costs the package several kilobytes.)
+// Read by `ScriptedFailure::from_js`: a string is a kind, anything else a
+// status. (serde's `untagged` would read it too, but through a buffer of
+// every value, which costs the package several kilobytes.)
 #[derive(Debug, Clone, PartialEq, Tsify)]
 #[serde(untagged)]
 pub enum ScriptedFailure {
