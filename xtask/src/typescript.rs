@@ -56,7 +56,8 @@ pub struct Misspelling {
 }
 
 /// The misspellings tried: a class's method, a generated shape's field, a
-/// field of a generated options type, and a method of the admin client.
+/// field of a generated options type, a static method, and a method of the
+/// admin client.
 pub const MISSPELLINGS: &[Misspelling] = &[
     Misspelling {
         name: "a misspelled LikeClient method (toggle → toggel) fails tsc",
@@ -72,6 +73,11 @@ pub const MISSPELLINGS: &[Misspelling] = &[
         name: "a misspelled option (maxRetries → maxRetrys) fails tsc",
         from: "maxRetries: 2,",
         to: "maxRetrys: 2,",
+    },
+    Misspelling {
+        name: "a misspelled static (LikeClient.scripted → scriptd) fails tsc",
+        from: "LikeClient.scripted(",
+        to: "LikeClient.scriptd(",
     },
     Misspelling {
         name: "a misspelled admin method (mintToken → mintTokn) fails tsc",

@@ -2,8 +2,8 @@
 // `tsc --noEmit --strict` against the built package's declarations
 // (`cargo xtask test --only typescript`). Nothing here runs: the file is
 // only type-checked. The maps typed `{ [K in keyof X]: … }` list every
-// member of a class or module, so a member added to the package without a
-// use here fails the check; xtask also checks that every exported type is
+// member of a class, of its statics or of the module, so a member added to
+// the package without a use here fails the check; xtask also checks that every exported type is
 // named here, and that misspelling a member in a copy of this file fails.
 
 import init, {
@@ -204,6 +204,11 @@ const clientMembers: { [K in keyof LikeClient]: (client: LikeClient) => unknown 
   [Symbol.dispose]: (client) => client[Symbol.dispose](),
 };
 
+/** Every static member of `LikeClient`. */
+const clientStatics: { [K in Exclude<keyof typeof LikeClient, "prototype">]: () => LikeClient } = {
+  scripted: () => LikeClient.scripted(new ScriptedServer()),
+};
+
 /** Every member of `ScriptedServer`. */
 const serverMembers: { [K in keyof ScriptedServer]: (server: ScriptedServer) => unknown } = {
   setPost: (server) => {
@@ -253,6 +258,7 @@ const moduleMembers: { [K in keyof typeof likekit]: unknown } = {
   },
   ScriptedServer: () => new ScriptedServer(),
 };
+const staticsUsed: number = Object.values(clientStatics).map((make) => make().free()).length;
 
 /** A thrown or rejected error is `unknown` to TypeScript; LikeKit's are `LikeError`s. */
 function isLikeError(error: unknown): error is LikeError {
@@ -278,10 +284,15 @@ export async function app(baseUrl: string): Promise<string[]> {
     await client.shutdown(1_000);
     client.free();
   }
-  return [...lines, String(Object.keys(moduleMembers).length)];
+  return [...lines, String(Object.keys(moduleMembers).length + staticsUsed)];
 }
 
 // ---------------------------------------------------------------- the admin client
+
+/** Every static member of `LikeKitAdmin`. */
+const adminStatics: { [K in Exclude<keyof typeof LikeKitAdmin, "prototype">]: unknown } = {
+  OPERATIONS: LikeKitAdmin.OPERATIONS.reset.path,
+};
 
 /** Every member of `LikeKitAdmin` but its constructor. */
 const adminMembers: { [K in keyof LikeKitAdmin]: (admin: LikeKitAdmin) => unknown } = {
@@ -332,7 +343,7 @@ export async function adminSetUp(baseUrl: string, key: string): Promise<unknown[
     }
   }
   const failed = new AdminError(null, "no_answer", "no answer", { operation: "reset" });
-  results.push(failed.code);
+  results.push(failed.code, adminStatics);
 
   const operation: Operation = OPERATIONS.create_user;
   const sameTable: boolean = LikeKitAdmin.OPERATIONS === OPERATIONS;
