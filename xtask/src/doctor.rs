@@ -123,6 +123,12 @@ const TOOLS: &[Tool] = &[
         install: Some(|_| install::program("chromium", "chromium").map(drop)),
     },
     Tool {
+        name: "typescript",
+        used_for: "TypeScript check of the web package",
+        probe: |ctx| npm_package(ctx, install::TYPESCRIPT),
+        install: Some(|ctx| install::npm(ctx, &[install::TYPESCRIPT]).map(drop)),
+    },
+    Tool {
         name: "java",
         used_for: "Kotlin tests",
         probe: |_| {

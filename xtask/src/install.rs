@@ -24,6 +24,11 @@ pub const PLAYWRIGHT_CORE: Package = Package {
     name: "playwright-core",
     version: "1.65.1",
 };
+/// `tsc`, for the type check of the web package's declarations.
+pub const TYPESCRIPT: Package = Package {
+    name: "typescript",
+    version: "7.0.2",
+};
 
 // ---------------------------------------------------------------- versions
 

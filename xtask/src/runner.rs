@@ -13,7 +13,7 @@
 use std::path::Path;
 use std::process::{Command, ExitCode};
 
-use crate::{Ctx, install, proc, uniffi, web};
+use crate::{Ctx, install, proc, typescript, uniffi, web};
 
 /// A test suite that `cargo xtask test` runs.
 #[derive(Debug)]
@@ -62,6 +62,11 @@ pub const RUNNERS: &[Runner] = &[
         name: "browser",
         about: "the demo page in headless Chromium (playwright-core)",
         run: web::run_browser,
+    },
+    Runner {
+        name: "typescript",
+        about: "tsc --noEmit --strict on a file using every member of the built web package, and a misspelled copy that must fail",
+        run: typescript::run,
     },
 ];
 

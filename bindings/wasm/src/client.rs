@@ -11,6 +11,7 @@ use likekit_core::{
     AsyncTokenProvider, BoxFuture, LikeEvent, LikeFailure, LikeObserver, PostView, StaticToken,
     Subscription,
 };
+use tsify::Ts;
 use wasm_bindgen::JsCast;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::{JsFuture, future_to_promise};
@@ -18,32 +19,18 @@ use wasm_bindgen_futures::{JsFuture, future_to_promise};
 use crate::args;
 use crate::convert::{self, TokenOption};
 use crate::scripted::ScriptedServer;
+use crate::types::{self, LikeStats, to_js};
 
 #[wasm_bindgen]
 extern "C" {
     #[wasm_bindgen(js_namespace = console, js_name = error)]
     fn console_error(message: &str, detail: &JsValue);
 
-    /// `PostView` in the TypeScript types.
-    #[derive(Debug, Clone)]
-    #[wasm_bindgen(typescript_type = "PostView")]
-    pub type JsPostView;
-    /// `PostView | undefined`.
-    #[derive(Debug, Clone)]
-    #[wasm_bindgen(typescript_type = "PostView | undefined")]
-    pub type JsMaybePostView;
-    /// `LikeClientOptions`.
-    #[derive(Debug, Clone)]
-    #[wasm_bindgen(typescript_type = "LikeClientOptions")]
-    pub type JsOptions;
-    /// `LikeListener`.
+    /// `LikeListener` (hand-written in `types.d.ts`: a function or an
+    /// object of methods).
     #[derive(Debug, Clone)]
     #[wasm_bindgen(typescript_type = "LikeListener")]
     pub type JsListener;
-    /// `LikeStats`.
-    #[derive(Debug, Clone)]
-    #[wasm_bindgen(typescript_type = "LikeStats")]
-    pub type JsStats;
     /// The function `subscribe` returns.
     #[derive(Debug, Clone)]
     #[wasm_bindgen(typescript_type = "() => void")]
@@ -135,13 +122,23 @@ impl LikeObserver for JsObserver {
     }
 
     fn on_event(&self, event: &LikeEvent) {
-        if self.0.is_function() {
-            self.call("", &convert::event(event));
-            return;
-        }
-        match event {
-            LikeEvent::Changed(view) => self.call("onChange", &convert::view(view)),
-            LikeEvent::Failed(failure) => self.call("onFailure", &convert::failure(failure)),
+        let (method, argument) = if self.0.is_function() {
+            ("", to_js(&types::LikeEvent::from(event)).map(JsValue::from))
+        } else {
+            match event {
+                LikeEvent::Changed(view) => (
+                    "onChange",
+                    to_js(&types::PostView::from(view)).map(JsValue::from),
+                ),
+                LikeEvent::Failed(failure) => (
+                    "onFailure",
+                    to_js(&types::LikeFailure::from(failure)).map(JsValue::from),
+                ),
+            }
+        };
+        match argument {
+            Ok(argument) => self.call(method, &argument),
+            Err(e) => console_error("LikeKit: an event could not be converted", &e),
         }
     }
 }
@@ -209,7 +206,7 @@ impl LikeClient {
         #[wasm_bindgen(js_name = baseUrl)] base_url: &str,
         #[wasm_bindgen(unchecked_optional_param_type = "LikeClientOptions")] options: JsValue,
     ) -> Result<LikeClient, JsValue> {
-        let options = convert::options(&options).map_err(convert::config_error)?;
+        let options = convert::options(options).map_err(convert::config_error)?;
         let mut builder = configured(&options).base_url(base_url);
         builder = match options.token {
             TokenOption::None => builder,
@@ -227,7 +224,7 @@ impl LikeClient {
         server: &ScriptedServer,
         #[wasm_bindgen(unchecked_optional_param_type = "LikeClientOptions")] options: JsValue,
     ) -> Result<LikeClient, JsValue> {
-        let options = convert::options(&options).map_err(convert::config_error)?;
+        let options = convert::options(options).map_err(convert::config_error)?;
         let inner = configured(&options)
             .transport(server.inner.clone())
             .build()
@@ -242,9 +239,9 @@ impl LikeClient {
         &self,
         #[wasm_bindgen(js_name = postId, unchecked_param_type = "PostIdInput")] post_id: JsValue,
         liked: bool,
-    ) -> Result<JsPostView, JsValue> {
+    ) -> Result<Ts<types::PostView>, JsValue> {
         let view = self.inner.set_liked(convert::post_id(&post_id)?, liked);
-        Ok(convert::view(&view).unchecked_into())
+        to_js(&types::PostView::from(&view))
     }
 
     /// The viewer taps the heart: like if it shows empty, unlike if it shows
@@ -252,9 +249,9 @@ impl LikeClient {
     pub fn toggle(
         &self,
         #[wasm_bindgen(js_name = postId, unchecked_param_type = "PostIdInput")] post_id: JsValue,
-    ) -> Result<JsPostView, JsValue> {
+    ) -> Result<Ts<types::PostView>, JsValue> {
         let view = self.inner.toggle(convert::post_id(&post_id)?);
-        Ok(convert::view(&view).unchecked_into())
+        to_js(&types::PostView::from(&view))
     }
 
     /// What the post shows now, or `undefined` if the client knows nothing
@@ -262,12 +259,11 @@ impl LikeClient {
     pub fn view(
         &self,
         #[wasm_bindgen(js_name = postId, unchecked_param_type = "PostIdInput")] post_id: JsValue,
-    ) -> Result<JsMaybePostView, JsValue> {
+    ) -> Result<Option<Ts<types::PostView>>, JsValue> {
         let view = self.inner.view(convert::post_id(&post_id)?);
-        Ok(view
-            .as_ref()
-            .map_or(JsValue::UNDEFINED, convert::view)
-            .unchecked_into())
+        view.as_ref()
+            .map(|view| to_js(&types::PostView::from(view)))
+            .transpose()
     }
 
     /// Reads the post from the server. Resolves with its view; rejects with
@@ -282,7 +278,7 @@ impl LikeClient {
         let client = self.inner.clone();
         Ok(future_to_promise(async move {
             match client.refresh(post_id).await {
-                Ok(view) => Ok(convert::view(&view)),
+                Ok(view) => to_js(&types::PostView::from(&view)).map(JsValue::from),
                 Err(e) => Err(convert::error(&e)),
             }
         }))
@@ -299,14 +295,15 @@ impl LikeClient {
         let ids = convert::post_ids(&post_ids)?;
         let client = self.inner.clone();
         Ok(future_to_promise(async move {
-            match client.refresh_many(&ids).await {
-                Ok(views) => Ok(views
-                    .iter()
-                    .map(convert::view)
-                    .collect::<js_sys::Array>()
-                    .into()),
-                Err(e) => Err(convert::error(&e)),
+            let views = client
+                .refresh_many(&ids)
+                .await
+                .map_err(|e| convert::error(&e))?;
+            let array = js_sys::Array::new();
+            for view in &views {
+                array.push(&to_js(&types::PostView::from(view))?.into());
             }
+            Ok(array.into())
         }))
     }
 
@@ -334,8 +331,8 @@ impl LikeClient {
     }
 
     /// Counters so far: taps, calls sent, taps coalesced, retries, rollbacks.
-    pub fn stats(&self) -> JsStats {
-        convert::stats(&self.inner.stats()).unchecked_into()
+    pub fn stats(&self) -> Result<Ts<LikeStats>, JsValue> {
+        to_js(&LikeStats::from(&self.inner.stats()))
     }
 
     /// Whether any post has a call in flight or waiting to be retried.

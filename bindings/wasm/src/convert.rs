@@ -1,60 +1,48 @@
-//! Rust values to plain JavaScript objects and back (wasm only). The shapes
-//! are the TypeScript interfaces in `types.d.ts`.
+//! JavaScript arguments to Rust, and `LikeError` objects (wasm only).
+//!
+//! The plain objects are the types in [`crate::types`], converted by
+//! serde-wasm-bindgen. What stays here cannot be a serde shape: post ids,
+//! which may be a `BigInt` and are checked by [`args`]; the `Error` objects
+//! named `LikeError`; and the options' token, which may be a function.
 
-use js_sys::{Array, Function, Object, Reflect};
-use likekit_core::{
-    LikeError, LikeEvent, LikeFailure, LikeLine, PostId, PostView, RetryPolicy, Stats,
-};
+use js_sys::{Function, Object};
+use likekit_core::{LikeError, PostId, RetryPolicy};
 use wasm_bindgen::{JsCast, JsValue};
 
 use crate::args::{self, PostIdError};
+use crate::types::{self, LikeErrorFields};
 
 /// The error code for arguments of the wrong type or range.
 pub const INVALID_ARGUMENT: &str = "invalid_argument";
 
-fn set(target: &Object, key: &str, value: impl Into<JsValue>) {
-    // Cannot fail: `target` is a plain, extensible object made here.
-    let _ = Reflect::set(target, &JsValue::from_str(key), &value.into());
-}
-
-fn get(source: &JsValue, key: &str) -> JsValue {
-    Reflect::get(source, &JsValue::from_str(key)).unwrap_or(JsValue::UNDEFINED)
-}
-
-/// A JavaScript number from a count. Counts stay far below 2^53, where
-/// every whole number is exact.
-#[allow(clippy::cast_precision_loss)]
-fn number(n: u64) -> JsValue {
-    JsValue::from_f64(n as f64)
-}
-
-fn strings(items: &[String]) -> Array {
-    items.iter().map(|s| JsValue::from_str(s)).collect()
-}
-
-/// An `Error` named `LikeError` with `code` and `transient`, plus `status`
-/// or `retryAfterMs` when the error has them.
-pub fn error(e: &LikeError) -> JsValue {
-    let err = js_sys::Error::new(&e.to_string());
+/// An `Error` named `LikeError` with `message` and `fields` (`code`,
+/// `transient`, and `status` or `retryAfterMs` when the error has them).
+fn like_error(message: &str, fields: &LikeErrorFields) -> JsValue {
+    let err = js_sys::Error::new(message);
     err.set_name("LikeError");
-    set(&err, "code", e.code());
-    set(&err, "transient", e.is_transient());
-    if let Some(status) = e.status() {
-        set(&err, "status", status);
-    }
-    if let Some(wait) = e.retry_after() {
-        set(&err, "retryAfterMs", number(wait.as_millis() as u64));
+    // Cannot fail: the fields are a string, a boolean and small numbers.
+    if let Ok(fields) = serde_wasm_bindgen::to_value(fields) {
+        Object::assign(&err, fields.unchecked_ref());
     }
     err.into()
+}
+
+/// The `LikeError` object for a core error.
+pub fn error(e: &LikeError) -> JsValue {
+    like_error(&e.to_string(), &e.into())
 }
 
 /// A `LikeError` for an argument JavaScript passed wrongly.
 pub fn invalid_argument(message: &str) -> JsValue {
-    let err = js_sys::Error::new(message);
-    err.set_name("LikeError");
-    set(&err, "code", INVALID_ARGUMENT);
-    set(&err, "transient", false);
-    err.into()
+    like_error(
+        message,
+        &LikeErrorFields {
+            code: INVALID_ARGUMENT.to_owned(),
+            transient: false,
+            status: None,
+            retry_after_ms: None,
+        },
+    )
 }
 
 /// A `LikeError` with code `config`.
@@ -101,80 +89,6 @@ pub fn post_id(value: &JsValue) -> Result<PostId, JsValue> {
     })
 }
 
-/// A post id for JavaScript: a number when the number is exact (at most
-/// `Number.MAX_SAFE_INTEGER`), otherwise its decimal string.
-pub fn post_id_value(id: PostId) -> JsValue {
-    args::exact_number(id).map_or_else(|| JsValue::from_str(&id.to_string()), JsValue::from_f64)
-}
-
-fn line_parts(line: &LikeLine) -> Object {
-    let parts = Object::new();
-    set(&parts, "you", line.you);
-    set(&parts, "friends", strings(&line.friends));
-    set(&parts, "others", number(line.others));
-    set(&parts, "total", number(line.total));
-    parts
-}
-
-/// A `PostView` object.
-pub fn view(view: &PostView) -> JsValue {
-    let o = Object::new();
-    set(&o, "postId", post_id_value(view.post_id));
-    set(&o, "liked", view.liked);
-    set(&o, "count", number(view.count));
-    set(&o, "friends", strings(&view.friends));
-    set(&o, "line", view.line.to_string());
-    set(&o, "lineParts", line_parts(&view.line));
-    set(&o, "pending", view.pending);
-    set(
-        &o,
-        "error",
-        view.error.as_ref().map_or(JsValue::NULL, error),
-    );
-    o.into()
-}
-
-/// A `LikeFailure` object.
-pub fn failure(failure: &LikeFailure) -> JsValue {
-    let o = Object::new();
-    set(&o, "postId", post_id_value(failure.post_id));
-    set(&o, "wanted", failure.wanted);
-    set(&o, "message", failure.to_string());
-    set(&o, "error", error(&failure.error));
-    o.into()
-}
-
-/// A `LikeEvent` object: `{kind: "changed", postId, view}` or
-/// `{kind: "failed", postId, failure}`.
-pub fn event(event: &LikeEvent) -> JsValue {
-    let o = Object::new();
-    set(&o, "postId", post_id_value(event.post_id()));
-    match event {
-        LikeEvent::Changed(v) => {
-            set(&o, "kind", "changed");
-            set(&o, "view", view(v));
-        }
-        LikeEvent::Failed(f) => {
-            set(&o, "kind", "failed");
-            set(&o, "failure", failure(f));
-        }
-    }
-    o.into()
-}
-
-/// A `LikeStats` object.
-pub fn stats(stats: &Stats) -> JsValue {
-    let o = Object::new();
-    set(&o, "taps", number(stats.taps));
-    set(&o, "callsSent", number(stats.calls_sent));
-    set(&o, "intentsSent", number(stats.intents_sent));
-    set(&o, "coalesced", number(stats.coalesced));
-    set(&o, "retries", number(stats.retries));
-    set(&o, "rollbacks", number(stats.rollbacks));
-    set(&o, "evictions", number(stats.evictions));
-    o.into()
-}
-
 /// How the sign-in token is given in the options.
 #[derive(Debug)]
 pub enum TokenOption {
@@ -193,48 +107,25 @@ pub struct Options {
     pub max_answer_bytes: Option<usize>,
 }
 
-/// A field that must be a number when present.
-fn number_field(source: &JsValue, key: &str, path: &str) -> Result<Option<f64>, String> {
-    let value = get(source, key);
-    if value.is_undefined() {
-        return Ok(None);
-    }
-    value
-        .as_f64()
-        .map(Some)
-        .ok_or_else(|| format!("{path} must be a number"))
+/// A count option that must also fit a `usize`.
+fn size(value: f64, path: &str) -> Result<usize, String> {
+    usize::try_from(args::count(value, path)?).map_err(|_| format!("{path} is too large"))
 }
 
-fn object_or_nothing(value: &JsValue, path: &str) -> Result<bool, String> {
-    if value.is_undefined() || value.is_null() {
-        Ok(false)
-    } else if value.is_object() {
-        Ok(true)
-    } else {
-        Err(format!("{path} must be an object"))
-    }
-}
-
-/// Reads the `options` argument of the constructor (`undefined` or `null`
-/// for the defaults).
+/// Reads and checks the `options` argument of the constructor (`undefined`
+/// or `null` for the defaults).
 ///
 /// # Errors
 ///
 /// A sentence naming the first field of the wrong type or range.
-pub fn options(value: &JsValue) -> Result<Options, String> {
-    let mut options = Options {
-        token: TokenOption::None,
-        retry: RetryPolicy::default(),
-        timeout: None,
-        max_posts: None,
-        max_answer_bytes: None,
+pub fn options(value: JsValue) -> Result<Options, String> {
+    let given: types::LikeClientOptions = if value.is_undefined() || value.is_null() {
+        types::LikeClientOptions::default()
+    } else {
+        types::from_js(value, "options")?
     };
-    if !object_or_nothing(value, "options")? {
-        return Ok(options);
-    }
-
-    let token = get(value, "token");
-    options.token = if token.is_undefined() || token.is_null() {
+    let token = &given.token;
+    let token = if token.is_undefined() || token.is_null() {
         TokenOption::None
     } else if let Some(fixed) = token.as_string() {
         TokenOption::Fixed(fixed)
@@ -244,47 +135,46 @@ pub fn options(value: &JsValue) -> Result<Options, String> {
         return Err("options.token must be a string or a function".into());
     };
 
-    if let Some(ms) = number_field(value, "timeoutMs", "options.timeoutMs")? {
-        options.timeout = Some(args::millis(ms, "options.timeoutMs")?);
+    let mut retry = RetryPolicy::default();
+    let r: types::RetryOptions = if given.retry.is_undefined() || given.retry.is_null() {
+        types::RetryOptions::default()
+    } else {
+        types::from_js(given.retry, "options.retry")?
+    };
+    if let Some(ms) = r.min_delay_ms {
+        retry.min_delay = args::millis(ms, "options.retry.minDelayMs")?;
     }
-    if let Some(n) = number_field(value, "maxPosts", "options.maxPosts")? {
-        let n = args::count(n, "options.maxPosts")?;
-        options.max_posts = Some(usize::try_from(n).map_err(|_| "options.maxPosts is too large")?);
+    if let Some(ms) = r.max_delay_ms {
+        retry.max_delay = args::millis(ms, "options.retry.maxDelayMs")?;
     }
-    if let Some(n) = number_field(value, "maxAnswerBytes", "options.maxAnswerBytes")? {
-        let n = args::count(n, "options.maxAnswerBytes")?;
-        options.max_answer_bytes =
-            Some(usize::try_from(n).map_err(|_| "options.maxAnswerBytes is too large")?);
+    if let Some(factor) = r.factor {
+        retry.factor = args::positive(factor, "options.retry.factor")?;
     }
-
-    let retry = get(value, "retry");
-    if object_or_nothing(&retry, "options.retry")? {
-        let policy = &mut options.retry;
-        if let Some(ms) = number_field(&retry, "minDelayMs", "options.retry.minDelayMs")? {
-            policy.min_delay = args::millis(ms, "options.retry.minDelayMs")?;
-        }
-        if let Some(ms) = number_field(&retry, "maxDelayMs", "options.retry.maxDelayMs")? {
-            policy.max_delay = args::millis(ms, "options.retry.maxDelayMs")?;
-        }
-        if let Some(f) = number_field(&retry, "factor", "options.retry.factor")? {
-            policy.factor = args::positive(f, "options.retry.factor")?;
-        }
-        if let Some(n) = number_field(&retry, "maxRetries", "options.retry.maxRetries")? {
-            let n = args::count(n, "options.retry.maxRetries")?;
-            policy.max_retries =
-                usize::try_from(n).map_err(|_| "options.retry.maxRetries is too large")?;
-        }
-        let jitter = get(&retry, "jitter");
-        if !jitter.is_undefined() {
-            policy.jitter = jitter
-                .as_bool()
-                .ok_or("options.retry.jitter must be a boolean")?;
-        }
-        if let Some(seed) = number_field(&retry, "seed", "options.retry.seed")? {
-            policy.seed = Some(args::count(seed, "options.retry.seed")?);
-        }
+    if let Some(n) = r.max_retries {
+        retry.max_retries = size(n, "options.retry.maxRetries")?;
     }
-    Ok(options)
+    if let Some(jitter) = r.jitter {
+        retry.jitter = jitter;
+    }
+    if let Some(seed) = r.seed {
+        retry.seed = Some(args::count(seed, "options.retry.seed")?);
+    }
+    Ok(Options {
+        token,
+        retry,
+        timeout: given
+            .timeout_ms
+            .map(|ms| args::millis(ms, "options.timeoutMs"))
+            .transpose()?,
+        max_posts: given
+            .max_posts
+            .map(|n| size(n, "options.maxPosts"))
+            .transpose()?,
+        max_answer_bytes: given
+            .max_answer_bytes
+            .map(|n| size(n, "options.maxAnswerBytes"))
+            .transpose()?,
+    })
 }
 
 /// The post ids of an iterable (an array, a `Set`…) of post ids as

@@ -31,6 +31,12 @@
 //! [`LikeError::code`](likekit_core::LikeError::code), or
 //! `"invalid_argument"` for a value of the wrong type).
 //!
+//! The plain objects (`PostView`, `LikeEvent`, `LikeClientOptions`…) are
+//! Rust types in `types`: tsify derives their TypeScript declarations, doc
+//! comments included, and serde-wasm-bindgen converts them. `types.d.ts`
+//! adds what has no serde form (`PostIdInput`, the `LikeError` interface,
+//! the callbacks).
+//!
 //! Off wasm32 the crate builds only its pure argument checks ([`args`]),
 //! so the workspace builds and tests on any host.
 
@@ -42,13 +48,16 @@ mod client;
 pub mod convert;
 #[cfg(target_arch = "wasm32")]
 mod scripted;
+#[cfg(target_arch = "wasm32")]
+pub mod types;
 
 #[cfg(target_arch = "wasm32")]
 pub use client::LikeClient;
 #[cfg(target_arch = "wasm32")]
 pub use scripted::ScriptedServer;
 
-/// The TypeScript shapes of the plain objects the class takes and returns.
+/// The TypeScript that cannot be derived from the Rust types (see
+/// [`types`]): `PostIdInput`, the `LikeError` interface and the callbacks.
 #[cfg(target_arch = "wasm32")]
 #[wasm_bindgen::prelude::wasm_bindgen(typescript_custom_section)]
 const TYPES: &str = include_str!("types.d.ts");

@@ -13,7 +13,8 @@ use std::sync::Arc;
 
 use js_sys::{Array, Function, Object, Reflect};
 use likekit_core::{LikeError, MemoryTransport, PostId, RetryPolicy};
-use likekit_wasm::{LikeClient, convert};
+use likekit_wasm::{LikeClient, ScriptedServer, convert};
+use tsify::Ts;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
@@ -222,7 +223,7 @@ fn post_ids_go_through_the_one_constructor() {
         assert_refused(&client, &wrong_type, "invalid_argument");
     }
     // Nothing was tapped.
-    let stats: JsValue = client.stats().into();
+    let stats: JsValue = client.stats().unwrap().into();
     assert_eq!(get(&stats, "taps").as_f64(), Some(0.0));
 }
 
@@ -501,7 +502,7 @@ async fn stats_and_shutdown() {
     client.toggle(JsValue::from(42.0)).unwrap();
     client.toggle(JsValue::from(42.0)).unwrap();
     settle(&client).await;
-    let stats: JsValue = client.stats().into();
+    let stats: JsValue = client.stats().unwrap().into();
     assert_eq!(
         keys(&stats),
         [
@@ -529,4 +530,94 @@ async fn stats_and_shutdown() {
         .unwrap_err();
     assert_like_error(&err, "shutdown");
     assert_like_error(&client.wait_idle(-1.0).unwrap_err(), "invalid_argument");
+}
+
+#[wasm_bindgen_test]
+fn wrong_plain_objects_are_refused_with_the_field_named() {
+    fn message(err: &JsValue) -> String {
+        get(err, "message").as_string().unwrap()
+    }
+    for (bad, says) in [
+        (
+            r#"{"retry":{"jitter":"yes"}}"#,
+            r#"invalid configuration: options.retry.jitter: invalid type: string "yes", expected a boolean"#,
+        ),
+        (
+            r#"{"timeoutMs":"10"}"#,
+            r#"invalid configuration: options.timeoutMs: invalid type: string "10", expected f64"#,
+        ),
+    ] {
+        let err = LikeClient::new("http://127.0.0.1:1", options(bad)).unwrap_err();
+        assert_eq!(message(&err), says);
+    }
+
+    let server = ScriptedServer::new();
+    let likes = |json: &str| Ts::new_unchecked(options(json));
+    server
+        .set_post(
+            JsValue::from(42.0),
+            likes(r#"{"count":3,"likedByMe":false,"version":1}"#),
+        )
+        .unwrap();
+    for (bad, says) in [
+        (
+            r#"{"count":"3","likedByMe":false,"version":1}"#,
+            "likes.count: ",
+        ),
+        (
+            r#"{"count":3,"likedByMe":0,"version":1}"#,
+            "likes.likedByMe: ",
+        ),
+        (
+            r#"{"count":3,"likedByMe":false,"version":1,"friends":[1]}"#,
+            "likes.friends: ",
+        ),
+        (
+            r#"{"count":3,"likedByMe":false}"#,
+            "missing field `version`",
+        ),
+        (r#"[]"#, "likes: "),
+    ] {
+        let err = server
+            .set_post(JsValue::from(42.0), likes(bad))
+            .unwrap_err();
+        assert_like_error(&err, "invalid_argument");
+        assert!(message(&err).contains(says), "{bad}: {}", message(&err));
+    }
+
+    let state = |json: &str| Ts::new_unchecked(options(json));
+    let err = server
+        .answer(0.0, state(r#"{"count":-1,"likedByMe":true,"version":2}"#))
+        .unwrap_err();
+    assert!(
+        message(&err).starts_with("state.count: "),
+        "{}",
+        message(&err)
+    );
+    assert!(
+        !server
+            .answer(0.0, state(r#"{"count":1,"likedByMe":true,"version":2}"#))
+            .unwrap(),
+        "no call 0 is waiting"
+    );
+
+    let failure = |json: &str| Ts::new_unchecked(options(json));
+    for fine in [
+        r#""network""#,
+        r#""timeout""#,
+        r#""unreadable""#,
+        r#"{"status":503}"#,
+    ] {
+        assert!(!server.fail(0.0, failure(fine)).unwrap(), "{fine}");
+    }
+    for (bad, says) in [
+        (r#""boom""#, "unknown variant `boom`"),
+        (r#"{"retryAfterMs":5}"#, "missing field `status`"),
+        (r#"{"status":70000}"#, "failure.status: "),
+        (r#"{"status":429,"code":7}"#, "failure.code: "),
+    ] {
+        let err = server.fail(0.0, failure(bad)).unwrap_err();
+        assert_like_error(&err, "invalid_argument");
+        assert!(message(&err).contains(says), "{bad}: {}", message(&err));
+    }
 }
