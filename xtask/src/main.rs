@@ -5,6 +5,7 @@ mod demo;
 mod doctor;
 mod install;
 mod proc;
+mod react;
 mod runner;
 mod server;
 mod uniffi;
@@ -67,7 +68,8 @@ enum Command {
     /// Run every test suite and end with one line `N passed, N failed[, N
     /// skipped]`; exits non-zero on any failure.
     Test {
-        /// Only these runners: rust, kotlin, python, swift, wasm, node, browser.
+        /// Only these runners: rust, kotlin, python, swift, wasm, node, browser,
+        /// react.
         #[arg(long, value_delimiter = ',', value_parser = runner::names())]
         only: Vec<String>,
     },

@@ -13,7 +13,7 @@
 use std::path::Path;
 use std::process::{Command, ExitCode};
 
-use crate::{Ctx, install, proc, uniffi, web};
+use crate::{Ctx, install, proc, react, uniffi, web};
 
 /// A test suite that `cargo xtask test` runs.
 #[derive(Debug)]
@@ -62,6 +62,11 @@ pub const RUNNERS: &[Runner] = &[
         name: "browser",
         about: "the demo page in headless Chromium (playwright-core)",
         run: web::run_browser,
+    },
+    Runner {
+        name: "react",
+        about: "likekit-react in a React 19 app built with Vite, in headless Chromium, and server-rendered in Node",
+        run: react::run,
     },
 ];
 
