@@ -33,6 +33,9 @@ pub const VITE: Package = Package {
     version: "8.4.0",
 };
 
+/// Every npm package the runner installs into `.tools/node`.
+pub const NPM_PACKAGES: &[Package] = &[PLAYWRIGHT_CORE, REACT, REACT_DOM, VITE];
+
 /// `bindings/react`, the package.
 fn package_dir(ctx: &Ctx) -> PathBuf {
     ctx.root.join("bindings").join("react")
@@ -111,7 +114,7 @@ pub fn run(ctx: &Ctx) -> Result<Tally, String> {
         return Err("`node` (Node.js 20.19 or newer) is not on PATH".into());
     }
     let chromium = install::program("chromium", "chromium")?;
-    let node_modules = install::npm(ctx, &[PLAYWRIGHT_CORE, REACT, REACT_DOM, VITE])?;
+    let node_modules = install::npm(ctx, NPM_PACKAGES)?;
     web::build_package(ctx)?;
     link_packages(ctx, &node_modules)?;
 
@@ -122,7 +125,12 @@ pub fn run(ctx: &Ctx) -> Result<Tally, String> {
     // The production build goes inside the development one, which is
     // emptied first.
     vite_build(ctx, &node_modules, &site, Build::Development)?;
-    vite_build(ctx, &node_modules, &site.join("production"), Build::Production)?;
+    vite_build(
+        ctx,
+        &node_modules,
+        &site.join("production"),
+        Build::Production,
+    )?;
     vite_build(ctx, &node_modules, &ssr, Build::Server)?;
 
     let server = TestServer::start(
