@@ -33,6 +33,7 @@ const text = (root, selector) => root.querySelector(selector)?.textContent ?? nu
 function shown(post) {
   return {
     postId: post.dataset.postId,
+    pending: post.dataset.pending,
     pressed: post.querySelector(".heart")?.getAttribute("aria-pressed") ?? null,
     count: text(post, ".count"),
     line: text(post, ".line"),
