@@ -37,7 +37,7 @@ pub const VITE: Package = Package {
 pub const NPM_PACKAGES: &[Package] = &[PLAYWRIGHT_CORE, REACT, REACT_DOM, VITE];
 
 /// `bindings/react`, the package.
-fn package_dir(ctx: &Ctx) -> PathBuf {
+pub fn package_dir(ctx: &Ctx) -> PathBuf {
     ctx.root.join("bindings").join("react")
 }
 
@@ -51,18 +51,26 @@ fn app_dir(ctx: &Ctx) -> PathBuf {
 /// `react-dom` to `.tools/node`, `likekit-react` to `bindings/react` and
 /// `likekit-wasm` to the built package.
 fn link_packages(ctx: &Ctx, node_modules: &Path) -> Result<(), String> {
-    let dir = app_dir(ctx).join("node_modules");
-    remove(&dir)?;
-    mkdir(&dir)?;
-    let links = [
-        (REACT.name, node_modules.join(REACT.name)),
-        (REACT_DOM.name, node_modules.join(REACT_DOM.name)),
-        ("likekit-react", package_dir(ctx)),
-        (web::NPM_NAME, web::package_dir(ctx)),
-    ];
+    link_modules(
+        &app_dir(ctx).join("node_modules"),
+        &[
+            (REACT.name, node_modules.join(REACT.name)),
+            (REACT_DOM.name, node_modules.join(REACT_DOM.name)),
+            ("likekit-react", package_dir(ctx)),
+            (web::NPM_NAME, web::package_dir(ctx)),
+        ],
+    )
+}
+
+/// Makes `dir` (a `node_modules` folder) anew with a symbolic link per
+/// package name (scoped names too) to the package's folder.
+pub fn link_modules(dir: &Path, links: &[(&str, PathBuf)]) -> Result<(), String> {
+    remove(dir)?;
+    mkdir(dir)?;
     for (name, target) in links {
         let link = dir.join(name);
-        std::os::unix::fs::symlink(&target, &link).map_err(|e| io_error("link", &link, e))?;
+        mkdir(link.parent().unwrap_or(dir))?;
+        std::os::unix::fs::symlink(target, &link).map_err(|e| io_error("link", &link, e))?;
     }
     Ok(())
 }
