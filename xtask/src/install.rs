@@ -24,6 +24,12 @@ pub const PLAYWRIGHT_CORE: Package = Package {
     name: "playwright-core",
     version: "1.65.1",
 };
+/// The peer the `web` bench measures LikeKit against: the library a React
+/// team would otherwise write the like button with (bench code only).
+pub const TANSTACK_QUERY: Package = Package {
+    name: "@tanstack/react-query",
+    version: "5.108.4",
+};
 
 // ---------------------------------------------------------------- versions
 

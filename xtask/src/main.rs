@@ -1,6 +1,7 @@
 //! `cargo xtask`: LikeKit's one build entry point. See `cargo xtask help`.
 
 mod bench;
+mod bench_web;
 mod demo;
 mod doctor;
 mod install;
@@ -76,7 +77,7 @@ enum Command {
     /// Run the benchmarks and write bench/REPORT.md (what, figure, ratio,
     /// target, pass/short).
     Bench {
-        /// Only these suites: machine, client, kotlin, wasm, server.
+        /// Only these suites: machine, client, kotlin, wasm, server, citus, web.
         #[arg(long, value_delimiter = ',', value_parser = bench::names())]
         only: Vec<String>,
     },
