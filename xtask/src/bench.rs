@@ -66,6 +66,11 @@ pub const SUITES: &[Suite] = &[
         about: "likekit-bench run on the Citus coordinator LIKEKIT_BENCH_CITUS_URL names, beside plain PostgreSQL; skipped without it",
         run: citus,
     },
+    Suite {
+        name: "web",
+        about: "the like button in headless Chromium on likekit-react and on TanStack Query (bench/web): bytes shipped, init(), click → DOM change, calls per burst of taps",
+        run: crate::bench_web::run,
+    },
 ];
 
 /// The variable that names a Citus coordinator for the `citus` suite.
@@ -246,6 +251,30 @@ pub const ROWS: &[Row] = &[
     row("citus", "Post views, Citus", "citus_views_per_s", PerSecond, Baseline),
     row("citus", "Citus views as a multiple of plain PostgreSQL's", "citus_views_vs_postgres", Ratio, Baseline),
     row("citus", "Citus views through the coordinator alone, as a multiple of plain PostgreSQL's", "citus_coordinator_views_vs_postgres", Ratio, Baseline),
+    row("web", "LikeKit's like button, production build: bytes shipped gzipped (JS + .wasm)", "web_likekit_shipped_gzip_bytes", Bytes, Baseline).vs("web_tanstack_shipped_gzip_bytes", "TanStack Query"),
+    row("web", "Its JS, gzipped", "web_likekit_js_gzip_bytes", Bytes, Baseline),
+    row("web", "Its .wasm, gzipped", "web_likekit_wasm_gzip_bytes", Bytes, Baseline),
+    row("web", "The same button on TanStack Query v5, production build: bytes shipped gzipped (JS)", "web_tanstack_shipped_gzip_bytes", Bytes, Baseline),
+    row("web", "What LikeKit adds to React alone with the same button, gzipped", "web_likekit_beyond_react_gzip_bytes", Bytes, Baseline).vs("web_tanstack_beyond_react_gzip_bytes", "TanStack Query"),
+    row("web", "What TanStack Query adds to React alone, gzipped", "web_tanstack_beyond_react_gzip_bytes", Bytes, Baseline),
+    row("web", "React alone with the same button (no network), gzipped", "web_react_floor_gzip_bytes", Bytes, Baseline),
+    row("web", "LikeKit init() in Chromium (fetch, compile, instantiate the .wasm), median of first visits", "web_likekit_init_ms", Millis, Baseline),
+    row("web", "LikeKit init() in Chromium, median of reloads (HTTP and code caches warm)", "web_likekit_init_warm_ms", Millis, Baseline),
+    row("web", "Click → DOM change in Chromium, LikeKit, median of 200 clicks", "web_likekit_click_ms", Millis, Baseline).vs("web_tanstack_click_ms", "TanStack Query"),
+    row("web", "Click → DOM change, LikeKit, p99", "web_likekit_click_p99_ms", Millis, Baseline).vs("web_tanstack_click_p99_ms", "TanStack Query"),
+    row("web", "Click → DOM change, TanStack Query, median of 200 clicks", "web_tanstack_click_ms", Millis, Baseline),
+    row("web", "Click → DOM change, TanStack Query, p99", "web_tanstack_click_p99_ms", Millis, Baseline),
+    row("web", "Click → DOM change, React alone with a local state (the floor), median", "web_react_floor_click_ms", Millis, Baseline),
+    row("web", "Click → DOM change, React alone, p99", "web_react_floor_click_p99_ms", Millis, Baseline),
+    row("web", "Share of clicks changed before the next animation frame, LikeKit", "web_likekit_click_next_frame", Plain, Baseline),
+    row("web", "The same, TanStack Query", "web_tanstack_click_next_frame", Plain, Baseline),
+    row("web", "The same, React alone", "web_react_floor_click_next_frame", Plain, Baseline),
+    row("web", "Calls sent for 5 taps in 50 ms on one post, LikeKit, loopback (median of bursts)", "web_likekit_burst_calls", Plain, Baseline).vs("web_tanstack_burst_calls", "TanStack Query"),
+    row("web", "The same with every answer 100 ms late, LikeKit", "web_likekit_burst_calls_slow", Plain, Baseline).vs("web_tanstack_burst_calls_slow", "TanStack Query"),
+    row("web", "Calls sent for 5 taps in 50 ms, TanStack Query, loopback", "web_tanstack_burst_calls", Plain, Baseline),
+    row("web", "The same with every answer 100 ms late, TanStack Query", "web_tanstack_burst_calls_slow", Plain, Baseline),
+    row("web", "Share of those bursts (both delays) after which the server and the page agree with the taps, LikeKit", "web_likekit_burst_exact", Plain, Baseline),
+    row("web", "The same, TanStack Query", "web_tanstack_burst_exact", Plain, Baseline),
 ];
 
 const fn row(

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
 
 use crate::install::{self, Package};
-use crate::{Ctx, proc};
+use crate::{Ctx, proc, react};
 
 /// What a probe found.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -115,6 +115,12 @@ const TOOLS: &[Tool] = &[
         used_for: "browser tests",
         probe: |ctx| npm_package(ctx, install::PLAYWRIGHT_CORE),
         install: Some(|ctx| install::npm(ctx, &[install::PLAYWRIGHT_CORE]).map(drop)),
+    },
+    Tool {
+        name: "vite",
+        used_for: "React tests (with react, react-dom)",
+        probe: |ctx| npm_package(ctx, react::VITE),
+        install: Some(|ctx| install::npm(ctx, react::NPM_PACKAGES).map(drop)),
     },
     Tool {
         name: "chromium",

@@ -30,6 +30,13 @@ pub const TYPESCRIPT: Package = Package {
     version: "7.0.2",
 };
 
+/// The peer the `web` bench measures LikeKit against: the library a React
+/// team would otherwise write the like button with (bench code only).
+pub const TANSTACK_QUERY: Package = Package {
+    name: "@tanstack/react-query",
+    version: "5.108.4",
+};
+
 // ---------------------------------------------------------------- versions
 
 /// The first word of a `--version` answer that looks like a version number:

@@ -1,10 +1,12 @@
 //! `cargo xtask`: LikeKit's one build entry point. See `cargo xtask help`.
 
 mod bench;
+mod bench_web;
 mod demo;
 mod doctor;
 mod install;
 mod proc;
+mod react;
 mod runner;
 mod server;
 mod typescript;
@@ -69,14 +71,14 @@ enum Command {
     /// skipped]`; exits non-zero on any failure.
     Test {
         /// Only these runners: rust, kotlin, python, swift, wasm, node, browser,
-        /// typescript.
+        /// typescript, react.
         #[arg(long, value_delimiter = ',', value_parser = runner::names())]
         only: Vec<String>,
     },
     /// Run the benchmarks and write bench/REPORT.md (what, figure, ratio,
     /// target, pass/short).
     Bench {
-        /// Only these suites: machine, client, kotlin, wasm, server.
+        /// Only these suites: machine, client, kotlin, wasm, server, citus, web.
         #[arg(long, value_delimiter = ',', value_parser = bench::names())]
         only: Vec<String>,
     },

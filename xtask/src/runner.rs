@@ -13,7 +13,7 @@
 use std::path::Path;
 use std::process::{Command, ExitCode};
 
-use crate::{Ctx, install, proc, typescript, uniffi, web};
+use crate::{Ctx, install, proc, react, typescript, uniffi, web};
 
 /// A test suite that `cargo xtask test` runs.
 #[derive(Debug)]
@@ -67,6 +67,11 @@ pub const RUNNERS: &[Runner] = &[
         name: "typescript",
         about: "tsc --noEmit --strict on a file using every member of the built web package, and a misspelled copy that must fail",
         run: typescript::run,
+    },
+    Runner {
+        name: "react",
+        about: "likekit-react in a React 19 app built with Vite, in headless Chromium, and server-rendered in Node",
+        run: react::run,
     },
 ];
 

@@ -38,6 +38,23 @@ pub fn build(ctx: &Ctx) -> Result<PathBuf, String> {
     Ok(ctx.target_dir.join("debug").join(SERVER_BIN))
 }
 
+/// Builds the server with the release profile, as the benches measure it,
+/// and returns its binary.
+pub fn build_release(ctx: &Ctx) -> Result<PathBuf, String> {
+    let mut build = proc::cargo();
+    build.current_dir(&ctx.root).args([
+        "build",
+        "--release",
+        "--package",
+        SERVER_BIN,
+        "--bin",
+        SERVER_BIN,
+    ]);
+    println!("xtask: building the server ({})", proc::display(&build));
+    proc::run(&mut build)?;
+    Ok(ctx.target_dir.join("release").join(SERVER_BIN))
+}
+
 /// `likekit-server` running for one runner; stopped when dropped.
 #[derive(Debug)]
 pub struct TestServer {
@@ -87,13 +104,24 @@ impl TestServer {
     /// database, a free loopback port and a random admin key; its log goes
     /// to `<logs>/<name>-server.log`.
     pub fn start(ctx: &Ctx, name: &str, logs: &Path, args: &[&OsStr]) -> Result<Self, String> {
-        let binary = build(ctx)?;
+        Self::start_binary(ctx, &build(ctx)?, name, logs, args)
+    }
+
+    /// [`TestServer::start`] with a server binary already built (the
+    /// release one, for a bench).
+    pub fn start_binary(
+        ctx: &Ctx,
+        binary: &Path,
+        name: &str,
+        logs: &Path,
+        args: &[&OsStr],
+    ) -> Result<Self, String> {
         proc::mkdir(logs)?;
         let log_path = logs.join(format!("{name}-server.log"));
         let log = fs::File::create(&log_path)
             .map_err(|e| format!("cannot create {}: {e}", log_path.display()))?;
         let admin_key = random_hex(16);
-        let mut cmd = Command::new(&binary);
+        let mut cmd = Command::new(binary);
         cmd.current_dir(&ctx.root)
             .args(["--listen", "127.0.0.1:0", "--db", ":memory:"])
             .args(["--admin-key", &admin_key])

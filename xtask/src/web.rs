@@ -101,7 +101,7 @@ fn package_json(version: &str) -> String {
 
 /// The bytes of `file` gzipped at level 9 (by `gzip`), or `None` without
 /// gzip.
-fn gzip_size(file: &Path) -> Option<u64> {
+pub fn gzip_size(file: &Path) -> Option<u64> {
     let out = Command::new("gzip")
         .args(["-9", "-c"])
         .arg(file)

@@ -335,6 +335,16 @@ impl LikeClient {
         to_js(&LikeStats::from(&self.inner.stats()))
     }
 
+    /// How many subscriptions are live: made by `subscribe` or
+    /// `subscribeAll` and not yet ended by their unsubscribe function. A
+    /// screen that unsubscribes everything it subscribed brings it back to
+    /// where it was, so a test can check that nothing leaked.
+    #[wasm_bindgen(js_name = liveSubscriptions)]
+    pub fn live_subscriptions(&self) -> u32 {
+        let live = self.subscriptions.borrow().live.len();
+        u32::try_from(live).unwrap_or(u32::MAX)
+    }
+
     /// Whether any post has a call in flight or waiting to be retried.
     #[wasm_bindgen(js_name = hasPendingCalls)]
     pub fn has_pending_calls(&self) -> bool {

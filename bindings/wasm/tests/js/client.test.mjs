@@ -211,6 +211,22 @@ test("rapid taps ending in an unlike send exactly one more call", async () => {
   assert.equal((await clientFor("cleo").refresh(post)).count, 0);
 });
 
+test("liveSubscriptions counts the subscriptions not yet ended", () => {
+  const ana = clientFor("ana");
+  assert.equal(ana.liveSubscriptions(), 0);
+  const one = ana.subscribe(105, () => {});
+  const two = ana.subscribe(105, { onChange() {} });
+  const all = ana.subscribeAll(() => {});
+  assert.equal(ana.liveSubscriptions(), 3);
+  two();
+  assert.equal(ana.liveSubscriptions(), 2);
+  two(); // a second call ends nothing more
+  assert.equal(ana.liveSubscriptions(), 2);
+  one();
+  all();
+  assert.equal(ana.liveSubscriptions(), 0);
+});
+
 test("refresh reads others' likes and friends; a feed page in one call", async () => {
   const post = 105;
   for (const viewer of ["ben", "cleo"]) {

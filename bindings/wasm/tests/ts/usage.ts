@@ -193,6 +193,10 @@ const clientMembers: { [K in keyof LikeClient]: (client: LikeClient) => unknown 
   subscribeAll: (client) => client.subscribeAll((event) => void onEvent(event)),
   stats: (client) => chart(client.stats()),
   hasPendingCalls: (client) => client.hasPendingCalls() === true,
+  liveSubscriptions: (client) => {
+    const live: number = client.liveSubscriptions();
+    return live;
+  },
   waitIdle: async (client) => (await client.waitIdle(5_000)) === true,
   shutdown: async (client) => {
     const clean: boolean = await client.shutdown();

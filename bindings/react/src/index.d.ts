@@ -1,0 +1,69 @@
+// Types of likekit-react. The shapes of views, failures and errors are
+// likekit-wasm's own; this file adds only the hooks and the provider.
+
+import type { ReactElement, ReactNode } from "react";
+import type { LikeClient, LikeError, LikeFailure, PostIdInput, PostView } from "likekit-wasm";
+
+/**
+ * What the hooks need of a client: a likekit-wasm `LikeClient` (including
+ * one made with `LikeClient.scripted` for tests) has all of it.
+ */
+export type LikeKitClient = Pick<
+  LikeClient,
+  "view" | "toggle" | "setLiked" | "subscribe" | "refreshMany"
+>;
+
+export interface LikeKitProviderProps {
+  /**
+   * The client the hooks below use. null or undefined — on the server, or
+   * before `init()` has loaded the `.wasm` — makes every hook show no view
+   * and every tap do nothing.
+   */
+  client: LikeKitClient | null | undefined;
+  children?: ReactNode;
+}
+
+/** Makes `client` the one `useLike` and `useLikes` use below it. */
+export function LikeKitProvider(props: LikeKitProviderProps): ReactElement;
+
+/** The client of the nearest `LikeKitProvider`, or null while it has none. */
+export function useLikeClient(): LikeKitClient | null;
+
+/** What `useLike(postId)` gives. */
+export interface LikeState {
+  /**
+   * What the post shows now; undefined until the client knows the post
+   * (the hook reads it), on the server and while hydrating. The same
+   * object until the post changes.
+   */
+  view: PostView | undefined;
+  /** The latest "your like didn't save" for the post, until the next tap through `toggle` or `setLiked`. */
+  failure: LikeFailure | null;
+  /** Likes the post if its heart shows empty, unlikes it if filled; returns the new view at once. */
+  toggle(): PostView | undefined;
+  /** Likes (`true`) or unlikes (`false`) the post; returns the new view at once. */
+  setLiked(liked: boolean): PostView | undefined;
+}
+
+/**
+ * One post's like button. `postId` null or undefined gives no view and
+ * taps that do nothing (for a component whose post is not known yet). A
+ * value that is no post id throws the client's `bad_post_id` LikeError
+ * while rendering.
+ */
+export function useLike(postId: PostIdInput | null | undefined): LikeState;
+
+/** What `useLikes(postIds)` gives. */
+export interface FeedState {
+  /** `views[i]` is post `postIds[i]`'s view (undefined while unknown); the same array until one changes. */
+  views: ReadonlyArray<PostView | undefined>;
+  /** A read of the page is on its way. */
+  refreshing: boolean;
+  /** Why the last read of the page failed; null after one that succeeded. */
+  error: LikeError | null;
+  /** Reads the page again, in one request; resolves with the views of the posts that exist. */
+  refresh(): Promise<PostView[]>;
+}
+
+/** A feed page, read in one `refreshMany` when it mounts and whenever its ids change. */
+export function useLikes(postIds: Iterable<PostIdInput>): FeedState;

@@ -1,0 +1,424 @@
+// likekit-react: React hooks over a likekit-wasm `LikeClient`.
+//
+// The client already does everything a like button needs (instant taps,
+// one call at a time, coalescing, retries, rollback); this module only
+// carries its views into React. It keeps one store per client with one
+// record per post on screen:
+//
+// - the record's snapshot `{ view, failure }` is what `useSyncExternalStore`
+//   reads. `view()` builds a new object on every call, so the record keeps
+//   the last one and replaces it only when a change event (or a fresh read)
+//   brings a view that differs in some field: a view keeps its identity
+//   until it changes, and a component re-renders only for its own post.
+// - the first component to show a post subscribes to it on the client
+//   (`client.subscribe`); the last one to leave unsubscribes. One client
+//   subscription per post, however many components show it, and none left
+//   once they have all unmounted, StrictMode's extra mount included.
+// - on the server (and while hydrating) React reads `getServerSnapshot`,
+//   which is a constant: no view, no failure, and no call to the client.
+
+import {
+  createContext,
+  createElement,
+  useContext,
+  useEffect,
+  useMemo,
+  useSyncExternalStore,
+} from "react";
+
+/** What a post shows before the client knows it, on the server, and while hydrating. */
+const NOTHING = Object.freeze({ view: undefined, failure: null });
+
+/** Idle records (no component subscribed) kept before the oldest are dropped. */
+const MAX_IDLE = 1000;
+
+/** The store's key for a post id: 42, "42" and 42n are the same post. */
+const keyOf = (postId) => String(postId);
+
+/**
+ * Whether two values hold the same data: plain objects and arrays field by
+ * field, errors by their fields plus name and message. Views are rebuilt
+ * by the client on every read, so identity alone says nothing.
+ */
+function same(a, b) {
+  if (Object.is(a, b)) return true;
+  if (typeof a !== "object" || typeof b !== "object" || a === null || b === null) return false;
+  if (Array.isArray(a) !== Array.isArray(b)) return false;
+  if (a instanceof Error || b instanceof Error) {
+    if (a.name !== b.name || a.message !== b.message) return false;
+  }
+  const keys = Object.keys(a);
+  if (keys.length !== Object.keys(b).length) return false;
+  return keys.every((key) => Object.hasOwn(b, key) && same(a[key], b[key]));
+}
+
+/** One post as the store keeps it; its methods are bound so React can hold them. */
+class PostRecord {
+  constructor(store, postId) {
+    this.store = store;
+    this.postId = postId;
+    this.key = keyOf(postId);
+    /** The components' listeners. */
+    this.listeners = new Set();
+    /** Ends the client subscription; null while no component listens. */
+    this.stop = null;
+    this.snapshot = NOTHING;
+    /** The client's view of the post is the server's (or a tap's), not a placeholder. */
+    this.known = false;
+    /**
+     * The store subscribed before the client knew the post. Subscribing
+     * makes the client track it, and `view()` then answers a zero view
+     * (count 0, not liked) until a read lands: that is not shown.
+     */
+    this.watchedUnknown = false;
+
+    this.subscribe = (listener) => this.store.subscribe(this, listener);
+    this.getSnapshot = () => this.store.snapshot(this);
+    this.toggle = () => this.store.tap(this, (client) => client.toggle(this.postId));
+    this.setLiked = (liked) => this.store.tap(this, (client) => client.setLiked(this.postId, liked));
+  }
+}
+
+/** The store of one client. */
+class LikeStore {
+  constructor(client) {
+    this.client = client;
+    /** key → PostRecord, oldest first. */
+    this.posts = new Map();
+    /** Post keys whose read is on its way. */
+    this.reading = new Set();
+    /** Post ids to read in the next batch (`load`). */
+    this.queued = new Map();
+    /** Feed reads on their way, by the feed's key: one promise for the same page. */
+    this.pages = new Map();
+  }
+
+  /** The record of a post, made on first use. Touches nothing of the client. */
+  record(postId) {
+    const key = keyOf(postId);
+    let record = this.posts.get(key);
+    if (!record) {
+      record = new PostRecord(this, postId);
+      this.posts.set(key, record);
+      this.prune();
+    }
+    return record;
+  }
+
+  /** Drops the oldest records no component listens to, past MAX_IDLE of them. */
+  prune() {
+    let idle = this.posts.size - MAX_IDLE;
+    if (idle <= 0) return;
+    for (const [key, record] of this.posts) {
+      if (idle <= 0) break;
+      if (record.listeners.size === 0) {
+        this.posts.delete(key);
+        idle -= 1;
+      }
+    }
+  }
+
+  /** Stores `view` unless it holds the same data; says whether it changed. */
+  keep(record, view) {
+    if (same(record.snapshot.view, view)) return false;
+    record.snapshot = { view, failure: record.snapshot.failure };
+    return true;
+  }
+
+  /**
+   * Takes what `client.view()` answers for the post: the view once the
+   * post is known, nothing while the answer can only be the placeholder
+   * of the store's own subscription.
+   */
+  adopt(record) {
+    const view = this.client.view(record.postId);
+    if (!record.known) {
+      if (view === undefined || record.watchedUnknown) return false;
+      record.known = true;
+    }
+    return this.keep(record, view);
+  }
+
+  notify(record) {
+    for (const listener of [...record.listeners]) listener();
+  }
+
+  /** `getSnapshot`: subscribed records are kept current by events; others read the client. */
+  snapshot(record) {
+    if (!record.stop && this.client) this.adopt(record);
+    return record.snapshot;
+  }
+
+  subscribe(record, listener) {
+    record.listeners.add(listener);
+    if (!record.stop && this.client) {
+      // What the client held before this subscription, and so not a placeholder.
+      this.adopt(record);
+      if (!record.known) record.watchedUnknown = true;
+      record.stop = this.client.subscribe(record.postId, {
+        onChange: (view) => {
+          record.known = true;
+          if (this.keep(record, view)) this.notify(record);
+        },
+        onFailure: (failure) => {
+          record.snapshot = { view: record.snapshot.view, failure };
+          this.notify(record);
+        },
+      });
+      // A change between the render and now has no event left to tell it.
+      if (this.adopt(record)) this.notify(record);
+    }
+    return () => {
+      if (!record.listeners.delete(listener) || record.listeners.size > 0) return;
+      const stop = record.stop;
+      record.stop = null;
+      stop?.();
+    };
+  }
+
+  /** A tap through the hooks: clears the post's failure, then taps. */
+  tap(record, tap) {
+    if (!this.client) return undefined;
+    const hadFailure = record.snapshot.failure !== null;
+    if (hadFailure) record.snapshot = { view: record.snapshot.view, failure: null };
+    let view;
+    try {
+      view = tap(this.client);
+    } finally {
+      // The client told subscribers already; this covers a post nobody
+      // listens to yet, and a cleared failure on an unchanged view.
+      let changed = false;
+      if (view !== undefined) {
+        record.known = true;
+        changed = this.keep(record, view);
+      }
+      if (changed || hadFailure) this.notify(record);
+    }
+    return view;
+  }
+
+  /**
+   * Reads the posts the store does not know yet, batched: every post
+   * asked for in one task goes out in one `refreshMany`. Posts already
+   * being read (a feed's page) are left out.
+   */
+  load(record) {
+    if (!this.client || record.known || this.reading.has(record.key)) return;
+    const first = this.queued.size === 0;
+    this.queued.set(record.key, record);
+    if (first) queueMicrotask(() => this.flush());
+  }
+
+  flush() {
+    const ids = [];
+    for (const [key, record] of this.queued) {
+      if (!record.known && !this.reading.has(key)) ids.push(record.postId);
+    }
+    this.queued.clear();
+    if (ids.length > 0) this.read(ids).catch(() => {});
+  }
+
+  /** One `refreshMany` for `ids`; the same page asked again while it is out shares it. */
+  read(ids) {
+    const page = ids.map(keyOf).join(",");
+    const out = this.pages.get(page);
+    if (out) return out;
+    const keys = ids.map(keyOf);
+    for (const key of keys) this.reading.add(key);
+    const done = () => {
+      this.pages.delete(page);
+      for (const key of keys) this.reading.delete(key);
+    };
+    let asked;
+    try {
+      asked = this.client.refreshMany(ids);
+    } catch (error) {
+      // A bad id throws before anything is sent.
+      asked = Promise.reject(error);
+    }
+    const promise = asked.then(
+      (views) => {
+        done();
+        // A read that changed nothing sends no event, and the posts it
+        // found are known now: show them.
+        for (const view of views) {
+          const record = this.posts.get(keyOf(view.postId));
+          if (!record || record.known) continue;
+          record.known = true;
+          if (this.keep(record, this.client.view(record.postId) ?? view)) this.notify(record);
+        }
+        return views;
+      },
+      (error) => {
+        done();
+        throw error;
+      },
+    );
+    this.pages.set(page, promise);
+    return promise;
+  }
+}
+
+/** One store per client, so every provider of the same client shares it. */
+const stores = new WeakMap();
+/** The store of "no client yet": every hook shows nothing and taps do nothing. */
+const EMPTY_STORE = new LikeStore(null);
+
+function storeOf(client) {
+  if (client == null) return EMPTY_STORE;
+  let store = stores.get(client);
+  if (!store) {
+    store = new LikeStore(client);
+    stores.set(client, store);
+  }
+  return store;
+}
+
+const StoreContext = createContext(null);
+
+/**
+ * Makes `client` (a likekit-wasm `LikeClient`) the one the hooks below it
+ * use. `client` may be null or undefined — on the server, or before the
+ * `.wasm` has loaded — and the hooks then show no view and taps do nothing.
+ */
+export function LikeKitProvider({ client, children }) {
+  return createElement(StoreContext.Provider, { value: storeOf(client) }, children);
+}
+
+function useStore() {
+  const store = useContext(StoreContext);
+  if (!store) throw new Error("likekit-react: useLike and useLikes need a <LikeKitProvider client={…}> above them");
+  return store;
+}
+
+/** The client of the nearest `LikeKitProvider` (null while it has none). */
+export function useLikeClient() {
+  return useStore().client;
+}
+
+const serverSnapshot = () => NOTHING;
+const noop = () => {};
+const NO_POST = Object.freeze({
+  subscribe: () => noop,
+  getSnapshot: serverSnapshot,
+  toggle: () => undefined,
+  setLiked: () => undefined,
+});
+
+/**
+ * The like button of one post: `{ view, failure, toggle, setLiked }`.
+ *
+ * `view` is the client's `PostView` (undefined until the client knows the
+ * post; the hook then reads it, batched with every other post mounted in
+ * the same task) and keeps its identity until the post changes. `failure`
+ * is the latest "your like didn't save" for the post, until the next tap
+ * through `toggle` or `setLiked`. Both taps return the new view and the
+ * component shows it in the same task.
+ */
+export function useLike(postId) {
+  const store = useStore();
+  const record = postId == null ? NO_POST : store.record(postId);
+  const snapshot = useSyncExternalStore(record.subscribe, record.getSnapshot, serverSnapshot);
+  useEffect(() => {
+    if (record !== NO_POST) store.load(record);
+  }, [store, record]);
+  return useMemo(
+    () => ({
+      view: snapshot.view,
+      failure: snapshot.failure,
+      toggle: record.toggle,
+      setLiked: record.setLiked,
+    }),
+    [snapshot, record],
+  );
+}
+
+/** What `useLikes` shows on the server, per feed length. */
+const serverFeeds = new Map();
+
+function serverFeed(length) {
+  let feed = serverFeeds.get(length);
+  if (!feed) {
+    feed = Object.freeze({
+      views: Object.freeze(Array.from({ length }, () => undefined)),
+      refreshing: false,
+      error: null,
+    });
+    if (serverFeeds.size < 64) serverFeeds.set(length, feed);
+  }
+  return feed;
+}
+
+/** A feed page: its posts' records and the state of its read. */
+class Feed {
+  constructor(store, postIds) {
+    this.store = store;
+    this.records = postIds.map((id) => store.record(id));
+    this.postIds = postIds;
+    this.listeners = new Set();
+    this.refreshing = false;
+    this.error = null;
+    this.state = null;
+    const server = serverFeed(postIds.length);
+
+    this.subscribe = (listener) => {
+      const stops = this.records.map((record) => record.subscribe(listener));
+      this.listeners.add(listener);
+      return () => {
+        this.listeners.delete(listener);
+        for (const stop of stops) stop();
+      };
+    };
+    this.getSnapshot = () => {
+      const views = this.records.map((record) => record.getSnapshot().view);
+      const last = this.state;
+      if (last && last.refreshing === this.refreshing && last.error === this.error) {
+        if (views.every((view, i) => view === last.views[i])) return last;
+      }
+      this.state = { views, refreshing: this.refreshing, error: this.error };
+      return this.state;
+    };
+    this.getServerSnapshot = () => server;
+    this.refresh = () => {
+      if (!store.client || this.postIds.length === 0) return Promise.resolve([]);
+      this.set(true, this.error);
+      return store.read(this.postIds).then(
+        (views) => {
+          this.set(false, null);
+          return views;
+        },
+        (error) => {
+          this.set(false, error);
+          throw error;
+        },
+      );
+    };
+  }
+
+  set(refreshing, error) {
+    if (this.refreshing === refreshing && this.error === error) return;
+    this.refreshing = refreshing;
+    this.error = error;
+    for (const listener of [...this.listeners]) listener();
+  }
+}
+
+/**
+ * A feed page: `{ views, refreshing, error, refresh }` for `postIds`, read
+ * in one `refreshMany` when the page mounts and whenever its ids change
+ * (and again on `refresh()`). `views[i]` is post `postIds[i]`'s view, the
+ * same object `useLike` gives for it; the array keeps its identity until
+ * one of them changes. `error` is the last read's error, if it failed.
+ */
+export function useLikes(postIds) {
+  const store = useStore();
+  const ids = Array.from(postIds ?? []);
+  const page = ids.map(keyOf).join(",");
+  // A new feed only when the ids change, not on every new array.
+  const feed = useMemo(() => new Feed(store, ids), [store, page]);
+  const state = useSyncExternalStore(feed.subscribe, feed.getSnapshot, feed.getServerSnapshot);
+  useEffect(() => {
+    feed.refresh().catch(() => {});
+  }, [feed]);
+  return useMemo(() => ({ ...state, refresh: feed.refresh }), [state, feed]);
+}

@@ -1,0 +1,147 @@
+// The browser side of the likekit-react tests: loads the .wasm, and hands
+// the test (playwright-core, bindings/react/tests/react.test.mjs) a small
+// harness on `window.harness` to make a client and mount screens.
+
+import { StrictMode } from "react";
+import { createRoot, hydrateRoot } from "react-dom/client";
+import { flushSync } from "react-dom";
+import init, { LikeClient } from "likekit-wasm";
+import { LikeKitProvider } from "likekit-react";
+
+import { renders, scene } from "./scenes.jsx";
+
+/** Retries quickly, so a rollback comes within a second. */
+const OPTIONS = { retry: { minDelayMs: 50, maxDelayMs: 100, maxRetries: 1, jitter: false } };
+
+let client = null;
+let root = null;
+const container = document.getElementById("root");
+
+/**
+ * What a click on a heart or on "Next post" changed, and when: `ms` from
+ * the click event (a capturing listener, before React's) to the first DOM
+ * mutation that changed what the card shows; `sameTask`: it came before a
+ * task posted at the click, so within the click's own task; `beforeFrame`:
+ * before the next animation frame (`framed`: that frame came, so the page
+ * is drawing). `before` and `after` are what the card showed.
+ */
+const probes = [];
+
+const text = (root, selector) => root.querySelector(selector)?.textContent ?? null;
+
+/** What a card shows, for the probes. */
+function shown(post) {
+  return {
+    postId: post.dataset.postId,
+    pending: post.dataset.pending,
+    pressed: post.querySelector(".heart")?.getAttribute("aria-pressed") ?? null,
+    count: text(post, ".count"),
+    line: text(post, ".line"),
+    failure: text(post, ".failure"),
+  };
+}
+
+/** The clicks the probes watch, and the element whose content they follow. */
+const WATCHED = [
+  { selector: ".heart", around: (target) => target.closest(".post"), read: shown },
+  {
+    selector: "#next",
+    around: (target) => target.closest(".switcher"),
+    read: (section) => shown(section.querySelector(".post")),
+  },
+];
+
+window.addEventListener(
+  "click",
+  (event) => {
+    if (!(event.target instanceof Element)) return;
+    const watch = WATCHED.find(({ selector }) => event.target.closest(selector));
+    if (!watch) return;
+    const around = watch.around(event.target);
+    const before = watch.read(around);
+    const probe = { before, after: null, ms: null, sameTask: null, beforeFrame: null, framed: false };
+    probes.push(probe);
+    const start = performance.now();
+    let taskEnded = false;
+    let framed = false;
+    const channel = new MessageChannel();
+    channel.port1.onmessage = () => {
+      taskEnded = true;
+      channel.port1.close();
+    };
+    channel.port2.postMessage(null);
+    requestAnimationFrame(() => {
+      framed = true;
+      probe.framed = true;
+    });
+    const observer = new MutationObserver(() => {
+      const now = watch.read(around);
+      if (JSON.stringify(now) === JSON.stringify(before)) return;
+      probe.ms = performance.now() - start;
+      probe.sameTask = !taskEnded;
+      probe.beforeFrame = !framed;
+      probe.after = now;
+      observer.disconnect();
+    });
+    observer.observe(around, { subtree: true, childList: true, attributes: true, characterData: true });
+  },
+  { capture: true },
+);
+
+function element(name, props, strict) {
+  const app = <LikeKitProvider client={client}>{scene(name, props)}</LikeKitProvider>;
+  return strict ? <StrictMode>{app}</StrictMode> : app;
+}
+
+window.harness = {
+  probes,
+  renders,
+  /** A new client for `token` (the previous one is shut down and freed). */
+  async signIn(token) {
+    this.unmount();
+    const previous = client;
+    client = new LikeClient(location.origin, { ...OPTIONS, token });
+    if (previous) {
+      await previous.shutdown(1000);
+      previous.free();
+    }
+  },
+  /** Mounts screen `name` (see scenes.jsx), in StrictMode when `strict`. */
+  mount(name, props, strict = false) {
+    this.unmount();
+    renders.length = 0;
+    root = createRoot(container);
+    flushSync(() => root.render(element(name, props, strict)));
+  },
+  /** The errors React reported while hydrating (`hydrate`). */
+  hydrationErrors: [],
+  /** Puts server-rendered `html` in the page and hydrates it as screen `name`. */
+  hydrate(html, name, props) {
+    this.unmount();
+    renders.length = 0;
+    this.hydrationErrors.length = 0;
+    container.innerHTML = html;
+    root = hydrateRoot(container, element(name, props, false), {
+      onRecoverableError: (error) => this.hydrationErrors.push(String(error?.message ?? error)),
+    });
+  },
+  unmount() {
+    if (root) flushSync(() => root.unmount());
+    root = null;
+    container.replaceChildren();
+  },
+  liveSubscriptions: () => client.liveSubscriptions(),
+  view: (postId) => client.view(postId),
+  refresh: (postId) => client.refresh(postId),
+  refreshMany: (postIds) => client.refreshMany(postIds),
+  waitIdle: (ms) => client.waitIdle(ms),
+};
+
+init().then(
+  () => {
+    document.body.dataset.ready = "true";
+  },
+  (error) => {
+    document.body.dataset.ready = `failed: ${error.message}`;
+  },
+);

@@ -1,0 +1,98 @@
+// The screens the tests mount, shared by the browser app (main.jsx) and
+// the server bundle (server.jsx). Nothing here imports likekit-wasm: the
+// client comes from the provider.
+
+import { useState } from "react";
+import { useLike, useLikes } from "likekit-react";
+
+/** Every render of a LikeButton: which post it was asked for, and the view it drew. */
+export const renders = [];
+
+export function LikeButton({ postId }) {
+  const { view, failure, toggle } = useLike(postId);
+  renders.push({ postId: String(postId), viewPostId: view ? String(view.postId) : null, view });
+  return (
+    <article
+      className="post"
+      data-post-id={String(postId)}
+      data-pending={view ? String(view.pending) : "unknown"}
+    >
+      <button
+        type="button"
+        className="heart"
+        aria-pressed={view ? view.liked : false}
+        disabled={!view}
+        onClick={toggle}
+      >
+        ♥
+      </button>
+      <span className="count">{view ? view.count.toLocaleString("en-US") : "…"}</span>
+      <p className="line">{view ? view.line || "No likes yet" : ""}</p>
+      {failure && (
+        <p className="failure" role="alert">
+          {failure.message}
+        </p>
+      )}
+    </article>
+  );
+}
+
+/** One button whose post changes with "Next post". */
+function Switcher({ ids }) {
+  const [index, setIndex] = useState(0);
+  return (
+    <section className="switcher" data-index={index}>
+      <button type="button" id="next" onClick={() => setIndex((i) => (i + 1) % ids.length)}>
+        Next post
+      </button>
+      <LikeButton postId={ids[index]} />
+    </section>
+  );
+}
+
+/** A feed page: one read for all of it, a button per post, and maybe one post outside the page. */
+function Feed({ ids, extra }) {
+  const { views, refreshing, error, refresh } = useLikes(ids);
+  const [refreshed, setRefreshed] = useState(0);
+  const known = views.filter((view) => view !== undefined).length;
+  const again = () => {
+    refresh()
+      .catch(() => {})
+      .finally(() => setRefreshed((n) => n + 1));
+  };
+  return (
+    <section
+      className="feed"
+      data-known={known}
+      data-refreshing={String(refreshing)}
+      data-refreshed={refreshed}
+      data-error={error ? error.code : ""}
+    >
+      <button type="button" id="refresh" onClick={again}>
+        Refresh
+      </button>
+      {ids.map((id, i) => (
+        <LikeButton key={`${id}-${i}`} postId={id} />
+      ))}
+      {extra !== undefined && (
+        <aside className="extra">
+          <LikeButton postId={extra} />
+        </aside>
+      )}
+    </section>
+  );
+}
+
+/** The screen called `name`. */
+export function scene(name, props) {
+  switch (name) {
+    case "button":
+      return <LikeButton postId={props.postId} />;
+    case "switcher":
+      return <Switcher ids={props.ids} />;
+    case "feed":
+      return <Feed ids={props.ids} extra={props.extra} />;
+    default:
+      throw new Error(`no scene ${name}`);
+  }
+}

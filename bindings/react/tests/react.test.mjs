@@ -1,0 +1,389 @@
+// likekit-react in a React 19 app built with Vite (tests/app), in Debian's
+// headless Chromium driven by playwright-core, against likekit-server on
+// loopback; and the same screens rendered by react-dom/server in Node.
+// Run it with `cargo xtask test --only react`, which builds the wasm
+// package and the app (for the browser, and `--ssr` for Node), serves the
+// app with the server's --web-root and passes LIKEKIT_URL,
+// LIKEKIT_ADMIN_KEY, LIKEKIT_PKG (the wasm package, for its admin client),
+// LIKEKIT_REACT_SSR (the server bundle), LIKEKIT_NODE_MODULES (where
+// playwright-core is) and LIKEKIT_CHROMIUM. Screenshots go to
+// LIKEKIT_TEST_OUT.
+//
+// Speeds are reported, never asserted: a click's DOM change is checked to
+// land within the click's own task, and its time is printed.
+
+import { after, afterEach, before, test } from "node:test";
+import assert from "node:assert/strict";
+import { mkdtempSync, rmSync } from "node:fs";
+import { createRequire } from "node:module";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { pathToFileURL } from "node:url";
+
+const SERVER = process.env.LIKEKIT_URL;
+const ADMIN_KEY = process.env.LIKEKIT_ADMIN_KEY;
+const PKG = process.env.LIKEKIT_PKG;
+const SSR = process.env.LIKEKIT_REACT_SSR;
+const MODULES = process.env.LIKEKIT_NODE_MODULES;
+const CHROMIUM = process.env.LIKEKIT_CHROMIUM ?? "/usr/bin/chromium";
+const OUT = process.env.LIKEKIT_TEST_OUT ?? tmpdir();
+if (!SERVER || !ADMIN_KEY || !PKG || !SSR || !MODULES) {
+  throw new Error(
+    "run with `cargo xtask test --only react` (LIKEKIT_URL, LIKEKIT_ADMIN_KEY, LIKEKIT_PKG, LIKEKIT_REACT_SSR, LIKEKIT_NODE_MODULES)",
+  );
+}
+const { chromium } = createRequire(path.join(MODULES, "noop.js"))("playwright-core");
+const { LikeKitAdmin } = await import(pathToFileURL(path.join(PKG, "testing.js")).href);
+const { render } = await import(pathToFileURL(SSR).href);
+
+/** Flags for Chromium on a machine with no network beyond loopback (playwright adds --headless). */
+const FLAGS = [
+  "--no-sandbox",
+  "--disable-gpu",
+  "--disable-quic",
+  "--no-first-run",
+  "--disable-background-networking",
+  "--disable-component-update",
+  "--disable-sync",
+];
+/** Upper bound for waits; a test that hits one fails. */
+const LONG = 30_000;
+/** Clicks measured for the click → DOM figure. */
+const CLICKS = 20;
+
+const USERS = { ana: 1, ben: 2, cleo: 3 };
+const admin = new LikeKitAdmin(SERVER, ADMIN_KEY);
+let anaToken;
+
+let profile;
+let context;
+/** The app with React's development build (StrictMode checks, warnings): most tests. */
+let page;
+const pageErrors = [];
+const consoleErrors = [];
+/** Every error answer the page got: "METHOD /path status". */
+const errorAnswers = [];
+
+const post = (id) => `.post[data-post-id="${id}"]`;
+const text = (selector, on = page) => on.locator(selector).textContent();
+const harness = (fn, arg, on = page) => on.evaluate(fn, arg);
+
+/** Signs Ana in with a new client, which knows no post yet. */
+const freshClient = (on = page) => harness((token) => window.harness.signIn(token), anaToken, on);
+
+/** Mounts a screen of scenes.jsx and waits until `ready` (a selector) shows. */
+async function mount(name, props, { strict = false, ready, on = page } = {}) {
+  await harness(([n, p, s]) => window.harness.mount(n, p, s), [name, props, strict], on);
+  if (ready) await on.waitForSelector(ready, { timeout: LONG });
+}
+
+/** A card that shows a view (the client knows its post). */
+const loaded = (id) => `${post(id)}:not([data-pending="unknown"])`;
+const settled = (id) => `${post(id)}[data-pending="false"]`;
+
+/** Clicks `selector` for real and waits for the probe of that click to see the DOM change. */
+async function clickAndProbe(selector, on = page) {
+  const index = await harness(() => window.harness.probes.length, undefined, on);
+  await on.click(selector);
+  await on.waitForFunction((i) => window.harness.probes[i]?.after != null, index, { timeout: LONG });
+  return harness((i) => window.harness.probes[i], index, on);
+}
+
+/** Opens the app at `url`, watching its errors, with Ana signed in. */
+async function open(on, url) {
+  on.on("pageerror", (err) => pageErrors.push(err.message));
+  on.on("console", (message) => {
+    if (message.type() !== "error") return;
+    console.log(`# page console: ${message.text()}`);
+    // Chromium logs every error answer; those are checked below instead.
+    if (!message.text().startsWith("Failed to load resource")) consoleErrors.push(message.text());
+  });
+  on.on("response", (response) => {
+    if (response.status() >= 400) {
+      errorAnswers.push(`${response.request().method()} ${new URL(response.url()).pathname} ${response.status()}`);
+    }
+  });
+  await on.goto(url);
+  await on.waitForSelector('body[data-ready="true"]', { state: "attached", timeout: LONG });
+  await freshClient(on);
+}
+
+const live = () => harness(() => window.harness.liveSubscriptions());
+
+before(async () => {
+  await admin.seed({
+    users: [
+      { id: USERS.ana, name: "Ana", friends: [USERS.ben, USERS.cleo] },
+      { id: USERS.ben, name: "Ben", friends: [USERS.ana] },
+      { id: USERS.cleo, name: "Cleo" },
+    ],
+    posts: [
+      ...[10, 11, 12, 13, 22, 23, 30, 31, 32, 33, 34, 35, 36, 37, 38, 39].map((id) => ({ id })),
+      { id: 20, likers: [USERS.ben, USERS.cleo] },
+      { id: 21, likers: [USERS.ben] },
+    ],
+  });
+  anaToken = await admin.mintToken(USERS.ana, 3600);
+
+  profile = mkdtempSync(path.join(tmpdir(), "likekit-react-chromium-"));
+  context = await chromium.launchPersistentContext(profile, {
+    executablePath: CHROMIUM,
+    headless: true,
+    args: FLAGS,
+    viewport: { width: 900, height: 700 },
+  });
+  page = context.pages()[0] ?? (await context.newPage());
+  await open(page, `${SERVER}/`);
+});
+
+afterEach(async () => {
+  await admin.clearFaults();
+  await harness(async () => {
+    window.harness.unmount();
+    await window.harness.waitIdle(10_000);
+  });
+});
+
+after(async () => {
+  await admin.clearFaults();
+  await context?.close();
+  if (profile) rmSync(profile, { recursive: true, force: true });
+});
+
+/**
+ * Clicks post `id`'s heart CLICKS times on `on`: each click must change
+ * the heart and the count within its own task. Returns the figure.
+ */
+async function measureClicks(on, id, build) {
+  await mount("button", { postId: id }, { ready: loaded(id), on });
+  const first = Number(await text(`${post(id)} .count`, on));
+  const timings = [];
+  for (let i = 0; i < CLICKS; i++) {
+    const probe = await clickAndProbe(`${post(id)} .heart`, on);
+    assert.equal(probe.sameTask, true, `${build}, click ${i}: the DOM changed within the click's task`);
+    assert.equal(probe.beforeFrame, true, `${build}, click ${i}: the DOM changed before the next frame`);
+    assert.notEqual(probe.after.pressed, probe.before.pressed, `${build}, click ${i}: the heart flipped`);
+    const step = probe.after.pressed === "true" ? 1 : -1;
+    assert.equal(Number(probe.after.count), Number(probe.before.count) + step, `${build}, click ${i}: the count moved`);
+    timings.push(probe.ms);
+  }
+  // The page draws frames (a hidden one would not), so "before the next frame" meant something.
+  const last = (await harness(() => window.harness.probes.length, undefined, on)) - 1;
+  await on.waitForFunction((i) => window.harness.probes[i].framed, last, { timeout: LONG });
+  // An even number of taps: back where it started, on the server too.
+  await on.waitForSelector(settled(id), { timeout: LONG });
+  assert.equal(Number(await text(`${post(id)} .count`, on)), first);
+  const server = await harness((p) => window.harness.refresh(p), id, on);
+  assert.equal(server.count, first);
+  await harness(() => window.harness.unmount(), undefined, on);
+
+  timings.sort((a, b) => a - b);
+  const median = timings[Math.floor(timings.length / 2)];
+  return `${build}: median ${median.toFixed(1)} ms, max ${timings.at(-1).toFixed(1)} ms`;
+}
+
+test("a click fills the heart and moves the count within the click's own task", async (t) => {
+  // One page at a time in front: a page behind another draws no frames and has its timers slowed.
+  const shipped = await context.newPage();
+  let shippedFigure;
+  try {
+    await open(shipped, `${SERVER}/production/`);
+    shippedFigure = await measureClicks(shipped, 13, "React production build");
+  } finally {
+    await shipped.close();
+    await page.bringToFront();
+  }
+  const devFigure = await measureClicks(page, 10, "development build");
+  const figure = `click → DOM change in Chromium over ${CLICKS} clicks, every one within the click's task: ${shippedFigure}; ${devFigure}`;
+  t.diagnostic(figure);
+  console.log(`# ${figure}`);
+});
+
+test("the heart stays filled through a 1.5 s answer", async () => {
+  await mount("button", { postId: 11 }, { ready: loaded(11) });
+  const before = Number(await text(`${post(11)} .count`));
+  await admin.setFaults([{ route: "like", latency_ms: 1500 }]);
+
+  const probe = await clickAndProbe(`${post(11)} .heart`);
+  assert.equal(probe.sameTask, true);
+  assert.equal(probe.after.pressed, "true");
+  assert.equal(Number(probe.after.count), before + 1);
+  assert.match(probe.after.line, /^Liked by you/);
+  assert.equal(probe.after.pending, "true", "the answer is still on its way");
+  await page.screenshot({ path: path.join(OUT, "react-pending.png") });
+
+  await page.waitForSelector(settled(11), { timeout: LONG });
+  assert.equal(await page.getAttribute(`${post(11)} .heart`, "aria-pressed"), "true");
+  assert.equal(Number(await text(`${post(11)} .count`)), before + 1);
+  assert.equal(await page.locator(`${post(11)} .failure`).count(), 0);
+  const server = await harness(() => window.harness.refresh(11));
+  assert.deepEqual([server.liked, server.count], [true, before + 1]);
+});
+
+test("when the calls fail the heart rolls back with the failure message, and the next tap clears it", async () => {
+  await mount("button", { postId: 12 }, { ready: loaded(12) });
+  const before = Number(await text(`${post(12)} .count`));
+  const failing = { error_rate: 1, status: 503 };
+  await admin.setFaults([
+    { route: "like", ...failing },
+    { route: "unlike", ...failing },
+  ]);
+
+  const probe = await clickAndProbe(`${post(12)} .heart`);
+  assert.equal(probe.sameTask, true);
+  assert.equal(probe.after.pressed, "true");
+
+  // One try and one retry, then the rollback.
+  await page.waitForSelector(`${post(12)} .failure`, { timeout: LONG });
+  assert.match(await text(`${post(12)} .failure`), /^Your like didn't save/);
+  assert.equal(await page.getAttribute(`${post(12)} .heart`, "aria-pressed"), "false");
+  assert.equal(Number(await text(`${post(12)} .count`)), before);
+  await page.screenshot({ path: path.join(OUT, "react-rollback.png") });
+
+  await admin.clearFaults();
+  const retry = await clickAndProbe(`${post(12)} .heart`);
+  assert.equal(retry.sameTask, true);
+  assert.equal(retry.before.failure !== null, true, "the failure showed until the tap");
+  assert.equal(retry.after.failure, null, "the tap cleared it in the same change");
+  assert.equal(retry.after.pressed, "true");
+  await page.waitForSelector(settled(12), { timeout: LONG });
+  assert.equal(Number(await text(`${post(12)} .count`)), before + 1);
+});
+
+test("switching postId shows the new post's view at once, never the old post's", async () => {
+  await harness(() => window.harness.refreshMany([20, 21]));
+  await mount("switcher", { ids: [20, 21, 23] }, { ready: loaded(20) });
+  assert.equal(await text(`${post(20)} .count`), "2");
+  assert.equal(await text(`${post(20)} .line`), "Liked by Cleo and Ben");
+
+  // A post the client knows: its view in the same task as the click.
+  const known = await clickAndProbe("#next");
+  assert.equal(known.sameTask, true);
+  assert.deepEqual(
+    [known.after.postId, known.after.count, known.after.line],
+    ["21", "1", "Liked by Ben"],
+  );
+
+  // A post it does not know yet: nothing shown rather than the old post, then its own view.
+  const unknown = await clickAndProbe("#next");
+  assert.equal(unknown.sameTask, true);
+  assert.deepEqual([unknown.after.postId, unknown.after.count], ["23", "…"]);
+  await page.waitForSelector(loaded(23), { timeout: LONG });
+  assert.equal(await text(`${post(23)} .count`), "0");
+
+  const renders = await harness(() =>
+    window.harness.renders.map(({ postId, viewPostId }) => ({ postId, viewPostId })),
+  );
+  const stale = renders.filter(({ postId, viewPostId }) => viewPostId !== null && viewPostId !== postId);
+  assert.deepEqual(stale, [], "no render drew another post's view");
+  assert.equal(await live(), 1, "one subscription: the post on screen");
+});
+
+test("StrictMode: one client subscription per post on screen, none after unmount", async () => {
+  assert.equal(await live(), 0);
+  await mount("feed", { ids: [30, 31, 32, 30] }, { strict: true, ready: '.feed[data-known="4"]' });
+  assert.equal(await live(), 3, "posts 30, 31 and 32 once each, despite the double mount and the repeat");
+  await harness(() => window.harness.unmount());
+  assert.equal(await live(), 0);
+
+  await mount("switcher", { ids: [30, 31] }, { strict: true, ready: loaded(30) });
+  await clickAndProbe("#next");
+  await clickAndProbe("#next");
+  assert.equal(await live(), 1);
+  await harness(() => window.harness.unmount());
+  assert.equal(await live(), 0);
+});
+
+test("useLikes reads a feed page in one request, under StrictMode too", async () => {
+  await freshClient();
+  await admin.clearRequests();
+  const ids = [33, 34, 35, 36, 37];
+  // Post 22 is shown beside the page, by useLike alone.
+  await mount("feed", { ids, extra: 22 }, { strict: true, ready: '.feed[data-known="5"][data-refreshing="false"]' });
+  await page.waitForSelector(loaded(22), { timeout: LONG });
+  const batches = (await admin.requests({ route: "batch" })).entries;
+  const singles = (await admin.requests({ route: "likes" })).entries;
+  assert.deepEqual(
+    // Two requests at once may reach the server in either order.
+    batches.map((entry) => entry.posts).sort((a, b) => b.length - a.length),
+    [ids, [22]],
+    "one GET /likes?posts=… for the page, one for the post beside it",
+  );
+  assert.equal(singles.length, 0, "no read per post");
+
+  await page.click("#refresh");
+  await page.waitForSelector('.feed[data-refreshed="1"]', { timeout: LONG });
+  assert.equal((await admin.requests({ route: "batch" })).entries.length, 3, "refresh() is one more read");
+});
+
+test("a view keeps its identity until its post changes", async () => {
+  // Known before the mount: the first render reads the client, the
+  // subscription reads it again, and both give the same object.
+  await harness(() => window.harness.refreshMany([38, 39]));
+  await mount("feed", { ids: [38, 39] }, { ready: '.feed[data-known="2"][data-refreshing="false"]' });
+  await clickAndProbe(`${post(38)} .heart`);
+  await page.waitForSelector(settled(38), { timeout: LONG });
+  // A read that finds post 39 as it was changes nothing either.
+  await harness(() => window.harness.refresh(39));
+  await page.click("#refresh");
+  await page.waitForSelector('.feed[data-refreshed="1"]', { timeout: LONG });
+
+  const identities = await harness(() => {
+    const of = (id) => window.harness.renders.filter((r) => r.postId === id).map((r) => r.view);
+    return {
+      rendered39: of("39").length,
+      views39: new Set(of("39")).size,
+      views38: new Set(of("38")).size,
+    };
+  });
+  assert.ok(identities.rendered39 > 0, "post 39 re-rendered with the feed");
+  assert.equal(identities.views39, 1, "post 39's view stayed the same object");
+  assert.ok(identities.views38 >= 2, "post 38's view changed with its tap and its answer");
+});
+
+test("server rendering with react-dom/server renders without touching the client", () => {
+  const touched = [];
+  const client = new Proxy(
+    {},
+    {
+      get(_, key) {
+        touched.push(`get ${String(key)}`);
+        return undefined;
+      },
+      has(_, key) {
+        touched.push(`has ${String(key)}`);
+        return false;
+      },
+    },
+  );
+  const button = render(client, "button", { postId: 20 });
+  const feed = render(client, "feed", { ids: [20, 21] });
+  const switcher = render(client, "switcher", { ids: [20, 21] });
+  assert.deepEqual(touched, [], "getServerSnapshot: the client was not read");
+  assert.match(button, /<article class="post" data-post-id="20" data-pending="unknown">/);
+  assert.match(button, /aria-pressed="false" disabled=""/);
+  assert.match(button, /<span class="count">…<\/span>/);
+  assert.match(feed, /data-known="0" data-refreshing="false"/);
+  assert.equal((feed.match(/<article/g) ?? []).length, 2);
+  assert.match(switcher, /data-post-id="20"/);
+  // No client at all (none can be made on the server) renders the same.
+  assert.equal(render(null, "button", { postId: 20 }), button);
+});
+
+test("the server's HTML hydrates without a mismatch, then shows the client's view", async () => {
+  const html = render(null, "button", { postId: 20 });
+  await harness((h) => window.harness.hydrate(h, "button", { postId: 20 }), html);
+  await page.waitForSelector(loaded(20), { timeout: LONG });
+  assert.equal(await text(`${post(20)} .count`), "2");
+  assert.equal(await page.getAttribute(`${post(20)} .heart`, "disabled"), null);
+  const errors = await harness(() => window.harness.hydrationErrors);
+  assert.deepEqual(errors, [], "React reported no hydration error");
+  const first = await harness(() => window.harness.renders[0]);
+  assert.equal(first.viewPostId, null, "the hydrating render drew the server's snapshot");
+});
+
+test("the page raised no uncaught errors, logged no errors and got only the injected failures", () => {
+  assert.deepEqual(pageErrors, []);
+  assert.deepEqual(consoleErrors, []);
+  assert.deepEqual(new Set(errorAnswers), new Set(["POST /posts/12/like 503"]));
+});
