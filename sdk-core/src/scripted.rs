@@ -104,17 +104,16 @@ impl ScriptedFailure {
                 status,
                 retry_after_ms,
                 code,
-            } => {
-                let body = code.map(|code| {
-                    serde_json::json!({"error": {"code": code, "message": "scripted failure"}})
-                        .to_string()
-                });
-                crate::transport::error_for(
+            } => match code {
+                // As from the error body {"error": {"code", "message"}}.
+                Some(code) => crate::transport::error_with(
                     status,
                     retry_after_ms,
-                    body.as_deref().unwrap_or_default().as_bytes(),
-                )
-            }
+                    code,
+                    "scripted failure".into(),
+                ),
+                None => crate::transport::error_for(status, retry_after_ms, b""),
+            },
             Self::Network => LikeError::Network {
                 message: "scripted: the connection broke".into(),
             },
