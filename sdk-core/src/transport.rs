@@ -31,15 +31,15 @@
 //! a browser or Node already does HTTP, TLS and URLs, so the web package
 //! carries none of that code. Everything a backend does not have to do
 //! lives here, once: the routes, the token and its one refresh after a
-//! `401`, the answer cap, Retry-After and the classification of answers
-//! (`decode`, `error_for`).
+//! `401`, the answer cap, Retry-After, reading the JSON answers
+//! (`transport/json.rs`) and the classification of answers (`decode`,
+//! `error_for`).
 
 use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 
-use serde::de::DeserializeOwned;
-
+mod json;
 #[cfg(not(target_arch = "wasm32"))]
 mod native;
 #[cfg(not(target_arch = "wasm32"))]
@@ -562,7 +562,7 @@ impl HttpTransport {
 
     /// Sends one request, again once with a fresh token after a 401, and
     /// decodes the answer.
-    async fn call<T: DeserializeOwned>(&self, method: Method, url: String) -> Result<T, LikeError> {
+    async fn call<T: json::Json>(&self, method: Method, url: String) -> Result<T, LikeError> {
         let (status, retry_after_ms, body) = self.exchange(method, &url).await?;
         decode(status, retry_after_ms, &body)
     }
@@ -918,13 +918,13 @@ fn parse_retry_after(value: &str) -> Option<u64> {
 }
 
 /// Turns a status and body into the value or the typed error.
-fn decode<T: DeserializeOwned>(
+fn decode<T: json::Json>(
     status: u16,
     retry_after_ms: Option<u64>,
     body: &[u8],
 ) -> Result<T, LikeError> {
     if (200..300).contains(&status) {
-        serde_json::from_slice(body).map_err(|e| LikeError::InvalidResponse {
+        json::from_json(body).map_err(|e| LikeError::InvalidResponse {
             message: format!("status {status}, unreadable body: {e}"),
         })
     } else {
@@ -935,7 +935,7 @@ fn decode<T: DeserializeOwned>(
 /// The typed error for a non-2xx answer, with the code and message of its
 /// JSON error body when it has one.
 pub(crate) fn error_for(status: u16, retry_after_ms: Option<u64>, body: &[u8]) -> LikeError {
-    let (code, message) = match serde_json::from_slice::<ErrorBody>(body) {
+    let (code, message) = match json::from_json::<ErrorBody>(body) {
         Ok(body) => (body.error.code, body.error.message),
         Err(_) => (format!("http_{status}"), plain_message(status, body)),
     };
