@@ -410,8 +410,9 @@ fn node_test(ctx: &Ctx, file: &Path, report: &Path) -> Result<Command, String> {
 }
 
 /// The `node` runner: `node --test` loads the built package, plays the
-/// train against the real server on loopback, and replays the conformance
-/// scenarios over a `ScriptedServer`.
+/// train against the real server on loopback, holds the web transport to
+/// the native one's rules against canned answers from a raw TCP server on
+/// loopback, and replays the conformance scenarios over a `ScriptedServer`.
 pub fn run_node(ctx: &Ctx) -> Result<Tally, String> {
     build_package(ctx)?;
     let server = TestServer::start(
@@ -427,7 +428,8 @@ pub fn run_node(ctx: &Ctx) -> Result<Tally, String> {
     )?;
     let report = test_output(ctx)?.join("node.xml");
     let mut cmd = node_test(ctx, &js_test(ctx, "client.test.mjs"), &report)?;
-    cmd.arg(js_test(ctx, "conformance.test.mjs"))
+    cmd.arg(js_test(ctx, "transport.test.mjs"))
+        .arg(js_test(ctx, "conformance.test.mjs"))
         .env("LIKEKIT_CONFORMANCE", ctx.conformance_scenarios());
     server.env(&mut cmd);
     let tally = runner::run_junit(&cmd, &report);
