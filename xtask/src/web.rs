@@ -484,14 +484,14 @@ const BEFORE_THE_DIET: PackageSizes = PackageSizes {
 /// raw and gzipped, and the same before the diet beside them.
 pub fn bench_size(ctx: &Ctx, figures: &mut Figures) -> Result<(), String> {
     let now = build_package(ctx)?;
-    for (suffix, sizes) in [("", now), ("_before_diet", BEFORE_THE_DIET)] {
-        for (name, bytes) in [
-            ("wasm_pkg_bytes", sizes.wasm),
-            ("wasm_pkg_gzip_bytes", sizes.wasm_gzip),
-            ("wasm_js_bytes", sizes.js),
-            ("wasm_js_gzip_bytes", sizes.js_gzip),
+    for (when, sizes) in [("", now), ("_before_diet", BEFORE_THE_DIET)] {
+        for (what, bytes) in [
+            ("wasm_pkg", sizes.wasm),
+            ("wasm_pkg_gzip", sizes.wasm_gzip),
+            ("wasm_js", sizes.js),
+            ("wasm_js_gzip", sizes.js_gzip),
         ] {
-            figures.insert(format!("{name}{suffix}"), bytes as f64);
+            figures.insert(format!("{what}{when}_bytes"), bytes as f64);
         }
     }
     Ok(())
