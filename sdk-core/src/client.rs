@@ -540,9 +540,9 @@ impl LikeClientBuilder {
     /// answer fails the call with [`LikeError::InvalidResponse`] ("answer
     /// larger than … bytes"); a like or unlike is then retried, as after
     /// any unreadable answer. The client stops reading as soon as an
-    /// answer passes the cap, so a hostile or broken server cannot make it
-    /// allocate without bound (on wasm the cap is checked before and after
-    /// reading; see [`HttpTransport::with_max_answer_bytes`]).
+    /// answer passes the cap, natively and on the web alike, so a hostile
+    /// or broken server cannot make it allocate without bound (see
+    /// [`HttpTransport::with_max_answer_bytes`]).
     ///
     /// ```
     /// # let _ = likekit_core::LikeClient::builder().max_answer_bytes(4 << 20);

@@ -12,8 +12,9 @@
 //!   out, no I/O, no clock, no runtime.
 //! * the driver — runs the machine's effects on a [`runtime`] (tokio
 //!   natively, the JavaScript event loop on wasm) through a [`Transport`]
-//!   ([`HttpTransport`] for the real server), and feeds the results back in.
-//!   It holds no rule of its own.
+//!   ([`HttpTransport`] for the real server: reqwest natively, the host's
+//!   own `fetch` on wasm), and feeds the results back in. It holds no rule
+//!   of its own.
 //! * [`LikeClient`] — the public API: taps that return the new view at
 //!   once, reads, subscriptions, stats and shutdown.
 //! * [`PostView`] and [`LikeLine`] — what a post shows: heart, count and

@@ -1,6 +1,6 @@
 //! [`ScriptedServer`]: a server the test answers by hand, call by call.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use futures_channel::oneshot;
@@ -44,8 +44,11 @@ pub struct ScriptedServer {
 #[derive(Default)]
 struct State {
     next_id: u64,
-    /// Calls not answered yet, by id.
-    waiting: BTreeMap<u64, Waiting>,
+    /// Calls not answered yet, oldest (lowest id) first: ids only grow,
+    /// so a call is pushed at the end. A list, not a map: there are a
+    /// handful at a time, and the web package need not carry a map type
+    /// only a test server uses.
+    waiting: Vec<Waiting>,
     posts: HashMap<PostId, PostLikes>,
     /// Woken when a call arrives.
     arrivals: Vec<oneshot::Sender<()>>,
@@ -104,17 +107,16 @@ impl ScriptedFailure {
                 status,
                 retry_after_ms,
                 code,
-            } => {
-                let body = code.map(|code| {
-                    serde_json::json!({"error": {"code": code, "message": "scripted failure"}})
-                        .to_string()
-                });
-                crate::transport::error_for(
+            } => match code {
+                // As from the error body {"error": {"code", "message"}}.
+                Some(code) => crate::transport::error_with(
                     status,
                     retry_after_ms,
-                    body.as_deref().unwrap_or_default().as_bytes(),
-                )
-            }
+                    code,
+                    "scripted failure".into(),
+                ),
+                None => crate::transport::error_for(status, retry_after_ms, b""),
+            },
             Self::Network => LikeError::Network {
                 message: "scripted: the connection broke".into(),
             },
@@ -165,15 +167,19 @@ impl ScriptedServer {
     /// gave up on (it shut down) is left out.
     pub fn calls(&self) -> Vec<ScriptedCall> {
         let mut st = self.lock();
-        st.waiting.retain(|_, w| !w.answer.is_canceled());
-        st.waiting.values().map(|w| w.call).collect()
+        st.waiting.retain(|w| !w.answer.is_canceled());
+        st.waiting.iter().map(|w| w.call).collect()
     }
 
     /// Answers the waiting call `id`: `Ok` with what the server saved, or
     /// the error the call fails with. Returns `false` when no call `id` is
     /// waiting (never sent, already answered, or given up on).
     pub fn answer(&self, id: u64, result: Result<LikeState, LikeError>) -> bool {
-        let waiting = self.lock().waiting.remove(&id);
+        let waiting = {
+            let mut st = self.lock();
+            let at = st.waiting.iter().position(|w| w.call.id == id);
+            at.map(|at| st.waiting.remove(at))
+        };
         waiting.is_some_and(|w| w.answer.send(result).is_ok())
     }
 
@@ -187,8 +193,8 @@ impl ScriptedServer {
         loop {
             let arrived = {
                 let mut st = self.lock();
-                st.waiting.retain(|_, w| !w.answer.is_canceled());
-                if let Some(w) = st.waiting.values().next() {
+                st.waiting.retain(|w| !w.answer.is_canceled());
+                if let Some(w) = st.waiting.first() {
                     return w.call;
                 }
                 let (tx, rx) = oneshot::channel();
@@ -225,7 +231,7 @@ impl Transport for ScriptedServer {
             let id = st.next_id;
             st.next_id += 1;
             let call = ScriptedCall { id, post, action };
-            st.waiting.insert(id, Waiting { call, answer: tx });
+            st.waiting.push(Waiting { call, answer: tx });
             std::mem::take(&mut st.arrivals)
         };
         for arrival in arrivals {

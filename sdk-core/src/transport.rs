@@ -23,12 +23,31 @@
 //!
 //! Which certificates `https` trusts on each platform, and why a refused
 //! certificate is a [`LikeError::Network`]: [`HttpTransport`], "TLS".
+//!
+//! `HttpTransport` has two backends behind one set of rules. Natively it
+//! is reqwest (`transport/native.rs`). On `wasm32` it is the JavaScript
+//! host's own `fetch`, with an `AbortController` and a timer for the
+//! timeout and the JavaScript `URL` for the base URL (`transport/web.rs`):
+//! a browser or Node already does HTTP, TLS and URLs, so the web package
+//! carries none of that code. Everything a backend does not have to do
+//! lives here, once: the routes, the token and its one refresh after a
+//! `401`, the answer cap, Retry-After, reading the JSON answers
+//! (`transport/json.rs`) and the classification of answers (`decode`,
+//! `error_for`).
 
 use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 
-use serde::de::DeserializeOwned;
+mod json;
+#[cfg(not(target_arch = "wasm32"))]
+mod native;
+#[cfg(not(target_arch = "wasm32"))]
+use native as backend;
+#[cfg(target_arch = "wasm32")]
+mod web;
+#[cfg(target_arch = "wasm32")]
+use web as backend;
 
 use crate::runtime::{BoxFuture, SendOutsideWasm, SyncOutsideWasm};
 use crate::wire::{BatchLikes, ErrorBody, LikeState, MAX_BATCH_POSTS, PostLikes};
@@ -301,8 +320,9 @@ pub const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(10);
 /// ```
 pub const DEFAULT_MAX_ANSWER_BYTES: usize = 16 << 20;
 
-/// The LikeKit wire protocol over HTTP, with reqwest (rustls natively, the
-/// `fetch` API on wasm).
+/// The LikeKit wire protocol over HTTP: reqwest with rustls natively, the
+/// JavaScript host's own `fetch` on wasm (a browser, a worker, Node 18 or
+/// newer).
 ///
 /// ```
 /// use std::time::Duration;
@@ -359,8 +379,23 @@ pub const DEFAULT_MAX_ANSWER_BYTES: usize = 16 << 20;
 /// that. When the certificate really is wrong, the retries end, the tap
 /// rolls back and the `Failed` event carries the reason ("… invalid peer
 /// certificate: UnknownIssuer"). Nothing about it panics.
+///
+/// # On the web
+///
+/// On `wasm32` the same type speaks through the host's `fetch` with the
+/// same rules and the same errors. Each request has an `AbortController`;
+/// a timer aborts it when the timeout passes (the call fails with
+/// [`LikeError::Timeout`], whether the answer's head or its body was
+/// late), and a call the client gives up (at shutdown) aborts its request.
+/// A `fetch` that fails without an answer — no connection, CORS refused,
+/// the browser offline — is a [`LikeError::Network`]; the browser does not
+/// say which. The body is read from its stream piece by piece under the
+/// answer cap, as natively. The base URL is checked with the JavaScript
+/// `URL`. The timer counts whole milliseconds, rounded up, and waits at
+/// most 2^31 − 1 ms (24.8 days, the longest a JavaScript timer waits):
+/// a longer timeout is that long.
 pub struct HttpTransport {
-    http: reqwest::Client,
+    http: backend::Http,
     base: String,
     tokens: Tokens,
     timeout: Duration,
@@ -394,13 +429,7 @@ impl HttpTransport {
     /// ```
     pub fn new(base_url: &str) -> Result<Self, LikeError> {
         let base = checked_base_url(base_url)?;
-        #[cfg(not(target_arch = "wasm32"))]
-        let http = native_client(RootStore::NATIVE, &[])?;
-        #[cfg(target_arch = "wasm32")]
-        let http = reqwest::Client::builder()
-            .build()
-            .map_err(|e| http_setup_error(&e))?;
-        Ok(Self::with_client(http, base))
+        Ok(Self::with_client(backend::Http::new()?, base))
     }
 
     /// A transport as [`new`](Self::new) gives, that also trusts the root
@@ -425,12 +454,11 @@ impl HttpTransport {
     #[cfg(not(target_arch = "wasm32"))]
     pub fn new_with_extra_roots(base_url: &str, pem: impl AsRef<[u8]>) -> Result<Self, LikeError> {
         let base = checked_base_url(base_url)?;
-        let roots = parse_root_certificates(pem.as_ref())?;
-        let http = native_client(RootStore::NATIVE, &roots)?;
-        Ok(Self::with_client(http, base))
+        let roots = backend::parse_root_certificates(pem.as_ref())?;
+        Ok(Self::with_client(backend::Http::trusting(&roots)?, base))
     }
 
-    fn with_client(http: reqwest::Client, base: String) -> Self {
+    fn with_client(http: backend::Http, base: String) -> Self {
         Self {
             http,
             base,
@@ -494,12 +522,11 @@ impl HttpTransport {
     /// again, and may have been applied meanwhile.
     ///
     /// An answer whose `Content-Length` is over the cap is refused before
-    /// its body is read. Natively the body is then read piece by piece and
+    /// its body is read. The body is then read piece by piece (natively
+    /// from the connection, on the web from the `fetch` body's stream) and
     /// reading stops as soon as it passes the cap, so an oversized answer
-    /// never takes more than the cap and one piece of memory; on wasm the
-    /// body can only be read whole, and an answer without `Content-Length`
-    /// is refused once read. A body refused with a `401` is held to the
-    /// same cap.
+    /// never takes more than the cap and one piece of memory. A body
+    /// refused with a `401` is held to the same cap.
     ///
     /// ```
     /// let t = likekit_core::HttpTransport::new("http://127.0.0.1:8080")
@@ -535,50 +562,57 @@ impl HttpTransport {
 
     /// Sends one request, again once with a fresh token after a 401, and
     /// decodes the answer.
-    async fn call<T: DeserializeOwned>(
+    async fn call<T: json::Json>(&self, method: Method, url: String) -> Result<T, LikeError> {
+        let (status, retry_after_ms, body) = self.exchange(method, &url).await?;
+        decode(status, retry_after_ms, &body)
+    }
+
+    /// Sends one request, again once with a fresh token after a 401; the
+    /// final answer's status, Retry-After (in milliseconds) and body. Not
+    /// generic, so there is one copy of it whatever the answer's type.
+    async fn exchange(
         &self,
-        method: reqwest::Method,
-        url: String,
-    ) -> Result<T, LikeError> {
+        method: Method,
+        url: &str,
+    ) -> Result<(u16, Option<u64>, Vec<u8>), LikeError> {
         let mut token = self.tokens.token(false).await;
         let mut refreshed = false;
         loop {
-            let mut request = self
+            let answer = self
                 .http
-                .request(method.clone(), &url)
-                .timeout(self.timeout)
-                .header(reqwest::header::ACCEPT, "application/json");
-            if let Some(token) = &token {
-                request = request.bearer_auth(token);
-            }
-            let response = request.send().await.map_err(|e| send_error(&e))?;
-            let status = response.status().as_u16();
+                .request(method, url, token.as_deref(), self.timeout)
+                .await?;
+            let status = answer.status();
             if status == 401 && !refreshed {
                 refreshed = true;
                 if let Some(fresh) = self.tokens.token(true).await {
                     token = Some(fresh);
                     // Read the refusal to the end so the connection can be
                     // reused; one over the cap is dropped with its connection.
-                    let _ = read_body(response, self.max_answer_bytes).await;
+                    let _ = answer.body(self.max_answer_bytes).await;
                     continue;
                 }
             }
-            let retry_after_ms = response
-                .headers()
-                .get(reqwest::header::RETRY_AFTER)
-                .and_then(|v| v.to_str().ok())
-                .and_then(parse_retry_after);
-            let body = read_body(response, self.max_answer_bytes).await?;
-            return decode(status, retry_after_ms, &body);
+            let retry_after_ms = answer.retry_after().as_deref().and_then(parse_retry_after);
+            let body = answer.body(self.max_answer_bytes).await?;
+            return Ok((status, retry_after_ms, body));
         }
     }
+}
+
+/// The HTTP methods of the wire protocol.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Method {
+    Get,
+    Post,
+    Delete,
 }
 
 impl Transport for HttpTransport {
     fn send(&self, post: PostId, action: Action) -> BoxFuture<'_, Result<LikeState, LikeError>> {
         let method = match action {
-            Action::Like => reqwest::Method::POST,
-            Action::Unlike => reqwest::Method::DELETE,
+            Action::Like => Method::Post,
+            Action::Unlike => Method::Delete,
         };
         let url = format!("{}/posts/{post}/like", self.base);
         Box::pin(self.call(method, url))
@@ -586,7 +620,7 @@ impl Transport for HttpTransport {
 
     fn read(&self, post: PostId) -> BoxFuture<'_, Result<PostLikes, LikeError>> {
         let url = format!("{}/posts/{post}/likes", self.base);
-        Box::pin(self.call(reqwest::Method::GET, url))
+        Box::pin(self.call(Method::Get, url))
     }
 
     fn read_many<'a>(
@@ -599,9 +633,14 @@ impl Transport for HttpTransport {
             }
             let mut all = BatchLikes::default();
             for page in posts.chunks(MAX_BATCH_POSTS) {
-                let ids: Vec<String> = page.iter().map(ToString::to_string).collect();
-                let url = format!("{}/likes?posts={}", self.base, ids.join(","));
-                let got: BatchLikes = self.call(reqwest::Method::GET, url).await?;
+                let mut url = format!("{}/likes?posts=", self.base);
+                for (i, post) in page.iter().enumerate() {
+                    if i > 0 {
+                        url.push(',');
+                    }
+                    url.push_str(&post.to_string());
+                }
+                let got: BatchLikes = self.call(Method::Get, url).await?;
                 all.posts.extend(got.posts);
             }
             Ok(all)
@@ -813,214 +852,33 @@ pub(crate) fn batch_of(
     batch
 }
 
+/// What [`checked_base_url`] needs from a URL each backend parses.
+struct ParsedUrl {
+    /// The URL written out as the WHATWG URL Standard writes it.
+    href: String,
+    /// An `http` or `https` URL that can be a base.
+    http: bool,
+    query_or_fragment: bool,
+}
+
 /// `base_url` checked (absolute `http(s)`, no query or fragment), without
-/// its trailing slash.
+/// its trailing slash. Natively the `url` crate parses it, on the web the
+/// JavaScript `URL`: both follow the WHATWG URL Standard.
 fn checked_base_url(base_url: &str) -> Result<String, LikeError> {
-    let url = reqwest::Url::parse(base_url).map_err(|e| LikeError::Config {
-        message: format!("bad base URL {base_url:?}: {e}"),
+    let url = backend::parse_url(base_url).map_err(|why| LikeError::Config {
+        message: format!("bad base URL {base_url:?}: {why}"),
     })?;
-    if !matches!(url.scheme(), "http" | "https") || url.cannot_be_a_base() {
+    if !url.http {
         return Err(LikeError::Config {
             message: format!("base URL {base_url:?} is not an http(s) URL"),
         });
     }
-    if url.query().is_some() || url.fragment().is_some() {
+    if url.query_or_fragment {
         return Err(LikeError::Config {
             message: format!("base URL {base_url:?} must not have a query or fragment"),
         });
     }
-    Ok(url.as_str().trim_end_matches('/').to_owned())
-}
-
-fn http_setup_error(error: &reqwest::Error) -> LikeError {
-    LikeError::Config {
-        message: format!("could not set up HTTP: {}", chain(error)),
-    }
-}
-
-/// Where a native client's trusted roots come from (see "TLS" on
-/// [`HttpTransport`]). Each platform has one; tests build both here.
-#[cfg(not(target_arch = "wasm32"))]
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum RootStore {
-    /// The platform's verifier (rustls-platform-verifier), extra roots
-    /// merged in.
-    #[cfg(any(not(target_os = "android"), test))]
-    Platform,
-    /// Mozilla's roots bundled in the library, and the extra roots, checked
-    /// by webpki; nothing from the device.
-    #[cfg(any(target_os = "android", test))]
-    Bundled,
-}
-
-#[cfg(not(target_arch = "wasm32"))]
-impl RootStore {
-    /// This platform's.
-    #[cfg(not(target_os = "android"))]
-    const NATIVE: Self = Self::Platform;
-    /// This platform's: Android's verifier needs JNI set-up, so the bundled
-    /// roots.
-    #[cfg(target_os = "android")]
-    const NATIVE: Self = Self::Bundled;
-}
-
-/// The native HTTP client: rustls trusting `roots` and the `extra` roots
-/// (already checked by [`parse_root_certificates`]).
-#[cfg(not(target_arch = "wasm32"))]
-fn native_client(
-    roots: RootStore,
-    extra: &[rustls_pki_types::CertificateDer<'static>],
-) -> Result<reqwest::Client, LikeError> {
-    let extra = extra
-        .iter()
-        .map(|der| reqwest::Certificate::from_der(der))
-        .collect::<Result<Vec<_>, _>>()
-        .map_err(|e| http_setup_error(&e))?;
-    let builder = reqwest::Client::builder()
-        .user_agent(concat!("likekit/", env!("CARGO_PKG_VERSION")))
-        .connect_timeout(DEFAULT_REQUEST_TIMEOUT);
-    let builder = match roots {
-        // None extra: the platform verifier alone.
-        #[cfg(any(not(target_os = "android"), test))]
-        RootStore::Platform => builder.tls_certs_merge(extra),
-        #[cfg(any(target_os = "android", test))]
-        RootStore::Bundled => builder.tls_certs_only(bundled_roots().chain(extra)),
-    };
-    builder.build().map_err(|e| http_setup_error(&e))
-}
-
-/// Mozilla's root certificates as `webpki-root-certs` ships them.
-#[cfg(any(target_os = "android", test))]
-fn bundled_roots() -> impl Iterator<Item = reqwest::Certificate> {
-    webpki_root_certs::TLS_SERVER_ROOT_CERTS
-        .iter()
-        .filter_map(|der| reqwest::Certificate::from_der(der).ok())
-}
-
-/// The certificates in `pem`, each checked as a trust anchor the way
-/// rustls's root store checks it; a typed [`LikeError::Config`] otherwise.
-#[cfg(not(target_arch = "wasm32"))]
-fn parse_root_certificates(
-    pem: &[u8],
-) -> Result<Vec<rustls_pki_types::CertificateDer<'static>>, LikeError> {
-    use rustls_pki_types::pem::{Error as PemError, PemObject};
-
-    let bad = |what: String| LikeError::Config {
-        message: format!("extra root certificates: {what}"),
-    };
-    let certs = rustls_pki_types::CertificateDer::pem_slice_iter(pem)
-        .collect::<Result<Vec<_>, _>>()
-        .map_err(|e| {
-            bad(match e {
-                PemError::MissingSectionEnd { .. } => {
-                    "unreadable PEM: a certificate has no -----END line".to_owned()
-                }
-                PemError::IllegalSectionStart { .. } => {
-                    "unreadable PEM: a malformed -----BEGIN line".to_owned()
-                }
-                PemError::Base64Decode(why) => format!("unreadable PEM: bad base64 ({why})"),
-                other => format!("unreadable PEM: {other}"),
-            })
-        })?;
-    if certs.is_empty() {
-        return Err(bad(
-            "no certificate in the PEM (expected -----BEGIN CERTIFICATE----- blocks)".to_owned(),
-        ));
-    }
-    let total = certs.len();
-    for (i, cert) in certs.iter().enumerate() {
-        webpki::anchor_from_trusted_cert(cert).map_err(|e| {
-            bad(format!(
-                "certificate {} of {total} is not a usable X.509 certificate ({e})",
-                i + 1
-            ))
-        })?;
-    }
-    Ok(certs)
-}
-
-/// An error and its causes, one after the other: reqwest's own message
-/// alone ("error sending request") rarely says what went wrong.
-fn chain(error: &dyn std::error::Error) -> String {
-    let mut message = error.to_string();
-    let mut source = error.source();
-    while let Some(cause) = source {
-        let text = cause.to_string();
-        if !message.contains(&text) {
-            message.push_str(": ");
-            message.push_str(&text);
-        }
-        source = cause.source();
-    }
-    message
-}
-
-/// The request did not get an answer.
-fn send_error(error: &reqwest::Error) -> LikeError {
-    if error.is_timeout() {
-        LikeError::Timeout
-    } else if error.is_builder() {
-        LikeError::Config {
-            message: chain(error),
-        }
-    } else {
-        LikeError::Network {
-            message: chain(error),
-        }
-    }
-}
-
-/// The answer's body could not be read to its end.
-fn body_error(error: &reqwest::Error) -> LikeError {
-    if error.is_timeout() {
-        LikeError::Timeout
-    } else {
-        LikeError::InvalidResponse {
-            message: format!("the body was cut short: {}", chain(error)),
-        }
-    }
-}
-
-/// An answer's body, at most `limit` bytes of it: a longer one is
-/// [`LikeError::InvalidResponse`], refused from its `Content-Length` before
-/// any of it is read, or as soon as the bytes read pass `limit`, so that it
-/// never holds more than `limit` bytes and one chunk.
-#[cfg(not(target_arch = "wasm32"))]
-async fn read_body(mut response: reqwest::Response, limit: usize) -> Result<Vec<u8>, LikeError> {
-    let announced = response.content_length();
-    if announced.is_some_and(|length| length > limit as u64) {
-        return Err(too_large(limit));
-    }
-    // An announced length is at most `limit` here.
-    let capacity = announced.map_or(0, |length| usize::try_from(length).unwrap_or(0));
-    let mut body = Vec::with_capacity(capacity);
-    while let Some(chunk) = response.chunk().await.map_err(|e| body_error(&e))? {
-        if chunk.len() > limit - body.len() {
-            return Err(too_large(limit));
-        }
-        body.extend_from_slice(&chunk);
-    }
-    Ok(body)
-}
-
-/// An answer's body, at most `limit` bytes of it: a longer one is
-/// [`LikeError::InvalidResponse`].
-///
-/// reqwest's `fetch` backend only gives the body whole, so the cap is
-/// checked from `Content-Length` before reading and on the length after.
-#[cfg(target_arch = "wasm32")]
-async fn read_body(response: reqwest::Response, limit: usize) -> Result<Vec<u8>, LikeError> {
-    if response
-        .content_length()
-        .is_some_and(|length| length > limit as u64)
-    {
-        return Err(too_large(limit));
-    }
-    let body = response.bytes().await.map_err(|e| body_error(&e))?;
-    if body.len() > limit {
-        return Err(too_large(limit));
-    }
-    Ok(Vec::from(body))
+    Ok(url.href.trim_end_matches('/').to_owned())
 }
 
 /// The answer was longer than the cap.
@@ -1030,22 +888,43 @@ fn too_large(limit: usize) -> LikeError {
     }
 }
 
-/// `Retry-After` in delay-seconds (whole or fractional), as milliseconds.
-/// An HTTP date is not understood (`None`): the machine's own backoff
-/// applies then.
+/// `Retry-After` in delay-seconds, whole or with a decimal fraction (`2`,
+/// `0.25`, `.5`), as milliseconds: rounded to the nearest, a half up, at
+/// most `u64::MAX`. Anything else (an HTTP date, a sign, an exponent) is
+/// not understood (`None`): the machine's own backoff applies then.
+///
+/// Read digit by digit rather than as an `f64`: exact, the same on every
+/// target, and the web package carries no float parser (whose tables
+/// alone are about 10 KB).
 fn parse_retry_after(value: &str) -> Option<u64> {
-    let secs: f64 = value.trim().parse().ok()?;
-    (secs.is_finite() && secs >= 0.0).then(|| (secs * 1000.0).round().min(u64::MAX as f64) as u64)
+    let value = value.trim_matches([' ', '\t']);
+    let (whole, fraction) = value.split_once('.').unwrap_or((value, ""));
+    let digits = || whole.bytes().chain(fraction.bytes());
+    if value.is_empty() || value == "." || !digits().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let digit = |b: u8| u64::from(b - b'0');
+    let seconds = whole
+        .bytes()
+        .fold(0_u64, |n, b| n.saturating_mul(10).saturating_add(digit(b)));
+    // Three digits of milliseconds, then the fourth rounds.
+    let mut places = fraction.bytes().map(digit).chain(std::iter::repeat(0));
+    let mut millis = 0;
+    for _ in 0..3 {
+        millis = millis * 10 + places.next().unwrap_or(0);
+    }
+    millis += u64::from(places.next().unwrap_or(0) >= 5);
+    Some(seconds.saturating_mul(1000).saturating_add(millis))
 }
 
 /// Turns a status and body into the value or the typed error.
-fn decode<T: DeserializeOwned>(
+fn decode<T: json::Json>(
     status: u16,
     retry_after_ms: Option<u64>,
     body: &[u8],
 ) -> Result<T, LikeError> {
     if (200..300).contains(&status) {
-        serde_json::from_slice(body).map_err(|e| LikeError::InvalidResponse {
+        json::from_json(body).map_err(|e| LikeError::InvalidResponse {
             message: format!("status {status}, unreadable body: {e}"),
         })
     } else {
@@ -1056,10 +935,21 @@ fn decode<T: DeserializeOwned>(
 /// The typed error for a non-2xx answer, with the code and message of its
 /// JSON error body when it has one.
 pub(crate) fn error_for(status: u16, retry_after_ms: Option<u64>, body: &[u8]) -> LikeError {
-    let (code, message) = match serde_json::from_slice::<ErrorBody>(body) {
+    let (code, message) = match json::from_json::<ErrorBody>(body) {
         Ok(body) => (body.error.code, body.error.message),
         Err(_) => (format!("http_{status}"), plain_message(status, body)),
     };
+    error_with(status, retry_after_ms, code, message)
+}
+
+/// The typed error for a non-2xx answer whose error body said `code` and
+/// `message` (`http_<status>` and a plain message when it had none).
+pub(crate) fn error_with(
+    status: u16,
+    retry_after_ms: Option<u64>,
+    code: String,
+    message: String,
+) -> LikeError {
     match status {
         401 => LikeError::Unauthorized { message },
         403 => LikeError::Forbidden { message },
@@ -1088,14 +978,80 @@ fn plain_message(status: u16, body: &[u8]) -> String {
     let text = String::from_utf8_lossy(&body[..body.len().min(MAX)]);
     let text = text.trim();
     if text.is_empty() {
-        reqwest::StatusCode::from_u16(status)
-            .ok()
-            .and_then(|s| s.canonical_reason())
-            .unwrap_or("no message")
-            .to_owned()
+        reason_phrase(status).unwrap_or("no message").to_owned()
     } else {
         text.to_owned()
     }
+}
+
+/// The reason phrase of a status HTTP defines (as the `http` crate words
+/// it), or `None`.
+fn reason_phrase(status: u16) -> Option<&'static str> {
+    Some(match status {
+        100 => "Continue",
+        101 => "Switching Protocols",
+        102 => "Processing",
+        103 => "Early Hints",
+        200 => "OK",
+        201 => "Created",
+        202 => "Accepted",
+        203 => "Non Authoritative Information",
+        204 => "No Content",
+        205 => "Reset Content",
+        206 => "Partial Content",
+        207 => "Multi-Status",
+        208 => "Already Reported",
+        226 => "IM Used",
+        300 => "Multiple Choices",
+        301 => "Moved Permanently",
+        302 => "Found",
+        303 => "See Other",
+        304 => "Not Modified",
+        305 => "Use Proxy",
+        307 => "Temporary Redirect",
+        308 => "Permanent Redirect",
+        400 => "Bad Request",
+        401 => "Unauthorized",
+        402 => "Payment Required",
+        403 => "Forbidden",
+        404 => "Not Found",
+        405 => "Method Not Allowed",
+        406 => "Not Acceptable",
+        407 => "Proxy Authentication Required",
+        408 => "Request Timeout",
+        409 => "Conflict",
+        410 => "Gone",
+        411 => "Length Required",
+        412 => "Precondition Failed",
+        413 => "Payload Too Large",
+        414 => "URI Too Long",
+        415 => "Unsupported Media Type",
+        416 => "Range Not Satisfiable",
+        417 => "Expectation Failed",
+        418 => "I'm a teapot",
+        421 => "Misdirected Request",
+        422 => "Unprocessable Entity",
+        423 => "Locked",
+        424 => "Failed Dependency",
+        425 => "Too Early",
+        426 => "Upgrade Required",
+        428 => "Precondition Required",
+        429 => "Too Many Requests",
+        431 => "Request Header Fields Too Large",
+        451 => "Unavailable For Legal Reasons",
+        500 => "Internal Server Error",
+        501 => "Not Implemented",
+        502 => "Bad Gateway",
+        503 => "Service Unavailable",
+        504 => "Gateway Timeout",
+        505 => "HTTP Version Not Supported",
+        506 => "Variant Also Negotiates",
+        507 => "Insufficient Storage",
+        508 => "Loop Detected",
+        510 => "Not Extended",
+        511 => "Network Authentication Required",
+        _ => return None,
+    })
 }
 
 #[cfg(test)]
@@ -1103,10 +1059,6 @@ mod tests {
     #![allow(clippy::unwrap_used)]
 
     use super::*;
-
-    fn id(n: u64) -> PostId {
-        PostId::new(n).unwrap()
-    }
 
     fn err(status: u16, body: &str) -> LikeError {
         decode::<LikeState>(status, None, body.as_bytes()).unwrap_err()
@@ -1209,21 +1161,56 @@ mod tests {
         assert_eq!(parse_retry_after("-1"), None);
         assert_eq!(parse_retry_after("NaN"), None);
         assert_eq!(parse_retry_after("Wed, 21 Oct 2015 07:28:00 GMT"), None);
+        for (value, ms) in [
+            ("1.5", Some(1500)),
+            (".5", Some(500)),
+            ("5.", Some(5000)),
+            ("\t3 ", Some(3000)),
+            ("0.0004", Some(0)),
+            ("0.0005", Some(1)),
+            ("0.00049999", Some(0)),
+            ("1.2345", Some(1235)),
+            ("120", Some(120_000)),
+            ("18446744073709551", Some(18_446_744_073_709_551_000)),
+            ("99999999999999999999999", Some(u64::MAX)),
+            ("", None),
+            (".", None),
+            ("1e3", None),
+            ("+2", None),
+            ("-0", None),
+            ("1.2.3", None),
+            ("inf", None),
+            ("٣", None),
+        ] {
+            assert_eq!(parse_retry_after(value), ms, "{value:?}");
+        }
     }
 
+    /// The web package's tests check the same cases against the
+    /// JavaScript `URL` (`bindings/wasm/tests/js/transport.test.mjs`).
     #[test]
     fn base_urls_are_checked() {
         assert!(HttpTransport::new("http://127.0.0.1:8080/").is_ok());
-        assert_eq!(
-            HttpTransport::new("http://h/api/").unwrap().base_url(),
-            "http://h/api"
-        );
+        for (given, base) in [
+            ("http://h/api/", "http://h/api"),
+            (
+                "HTTPS://Likes.Example.COM:443/v1//",
+                "https://likes.example.com/v1",
+            ),
+            ("http://127.0.0.1:8080", "http://127.0.0.1:8080"),
+            ("http://h/a b", "http://h/a%20b"),
+        ] {
+            assert_eq!(HttpTransport::new(given).unwrap().base_url(), base);
+        }
         for bad in [
             "",
             "localhost:8080",
             "ftp://h",
             "http://h/?x=1",
+            "http://h/?",
+            "http://h/#top",
             "mailto:a@b",
+            "http://",
         ] {
             assert!(
                 matches!(HttpTransport::new(bad), Err(LikeError::Config { .. })),
@@ -1242,683 +1229,5 @@ mod tests {
         // a body cut inside a multi-byte character does not panic
         let e = err(502, &"é".repeat(150));
         assert!(matches!(e, LikeError::Server { .. }));
-    }
-
-    /// Canned HTTP answers, one per connection, from a raw TCP listener.
-    mod wire_level {
-        use std::sync::Mutex;
-
-        use tokio::io::{AsyncReadExt, AsyncWriteExt};
-        use tokio::net::TcpListener;
-
-        use super::*;
-
-        enum Reply {
-            Raw(Vec<u8>),
-            /// Write `head`, `piece` `times` over and `tail` for as long as
-            /// the client takes them; `outcome` then says how far it got.
-            Stream {
-                head: Vec<u8>,
-                piece: Vec<u8>,
-                times: usize,
-                tail: Vec<u8>,
-                outcome: Arc<Mutex<Option<Streamed>>>,
-            },
-            /// Read the request, never answer.
-            Hang,
-            /// Read the request, close the connection.
-            Drop,
-        }
-
-        /// How far a [`Reply::Stream`] got.
-        #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-        enum Streamed {
-            /// All of it was written.
-            Whole,
-            /// The client hung up after this many bytes were written.
-            CutAfter(usize),
-        }
-
-        fn http(status: &str, headers: &[&str], body: &str) -> Reply {
-            let mut r = format!("HTTP/1.1 {status}\r\nconnection: close\r\n");
-            for h in headers {
-                r.push_str(h);
-                r.push_str("\r\n");
-            }
-            r.push_str(&format!("content-length: {}\r\n\r\n{body}", body.len()));
-            Reply::Raw(r.into_bytes())
-        }
-
-        fn json(status: &str, body: &str) -> Reply {
-            http(status, &["content-type: application/json"], body)
-        }
-
-        const LIKED: &str = r#"{"count":3,"liked_by_me":true,"version":9}"#;
-
-        /// Serves `replies` in order; returns the base URL and the request
-        /// heads seen.
-        async fn serve(replies: Vec<Reply>) -> (String, Arc<Mutex<Vec<String>>>) {
-            let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-            let base = format!("http://{}", listener.local_addr().unwrap());
-            let heads = Arc::new(Mutex::new(Vec::new()));
-            let seen = Arc::clone(&heads);
-            tokio::spawn(async move {
-                for reply in replies {
-                    let (mut socket, _) = listener.accept().await.unwrap();
-                    let mut head = Vec::new();
-                    let mut buf = [0u8; 1024];
-                    while !head.windows(4).any(|w| w == b"\r\n\r\n") {
-                        let n = socket.read(&mut buf).await.unwrap();
-                        if n == 0 {
-                            break;
-                        }
-                        head.extend_from_slice(&buf[..n]);
-                    }
-                    seen.lock()
-                        .unwrap()
-                        .push(String::from_utf8_lossy(&head).to_lowercase());
-                    match reply {
-                        Reply::Raw(bytes) => {
-                            let _ = socket.write_all(&bytes).await;
-                            let _ = socket.shutdown().await;
-                        }
-                        Reply::Stream {
-                            head,
-                            piece,
-                            times,
-                            tail,
-                            outcome,
-                        } => {
-                            let parts = std::iter::once(&head)
-                                .chain(std::iter::repeat_n(&piece, times))
-                                .chain(std::iter::once(&tail));
-                            let mut streamed = Streamed::Whole;
-                            let mut written = 0;
-                            for part in parts {
-                                if socket.write_all(part).await.is_err() {
-                                    streamed = Streamed::CutAfter(written);
-                                    break;
-                                }
-                                written += part.len();
-                            }
-                            let _ = socket.shutdown().await;
-                            *outcome.lock().unwrap() = Some(streamed);
-                        }
-                        Reply::Hang => {
-                            tokio::time::sleep(Duration::from_secs(30)).await;
-                        }
-                        Reply::Drop => drop(socket),
-                    }
-                }
-            });
-            (base, heads)
-        }
-
-        /// A provider that hands out `t0`, then `t1`, `t2`… on refresh,
-        /// and counts refreshes.
-        fn rotating() -> (impl TokenProvider, Arc<Mutex<u32>>) {
-            let refreshes = Arc::new(Mutex::new(0u32));
-            let counter = Arc::clone(&refreshes);
-            let provider = move |refresh: bool| {
-                let mut n = counter.lock().unwrap();
-                if refresh {
-                    *n += 1;
-                }
-                Some(format!("t{n}"))
-            };
-            (provider, refreshes)
-        }
-
-        async fn like(replies: Vec<Reply>) -> (Result<LikeState, LikeError>, Vec<String>) {
-            let (base, heads) = serve(replies).await;
-            let transport = HttpTransport::new(&base)
-                .unwrap()
-                .with_token_provider(StaticToken::new("tok"))
-                .with_timeout(Duration::from_millis(300));
-            let result = transport.send(id(42), Action::Like).await;
-            let heads = heads.lock().unwrap().clone();
-            (result, heads)
-        }
-
-        #[tokio::test]
-        async fn a_like_is_a_post_with_the_bearer_token() {
-            let (result, heads) = like(vec![json("200 OK", LIKED)]).await;
-            assert_eq!(result.unwrap().count, 3);
-            assert!(heads[0].starts_with("post /posts/42/like http/1.1"));
-            assert!(heads[0].contains("authorization: bearer tok"));
-            assert!(heads[0].contains("accept: application/json"));
-        }
-
-        #[tokio::test]
-        async fn unlike_reads_and_pages_use_their_routes() {
-            let (base, heads) = serve(vec![
-                json("200 OK", r#"{"count":2,"liked_by_me":false,"version":10}"#),
-                json(
-                    "200 OK",
-                    r#"{"count":2,"liked_by_me":false,"friends":["Ana"],"version":10}"#,
-                ),
-                json(
-                    "200 OK",
-                    r#"{"posts":{"1":{"count":1,"liked_by_me":true,"friends":[],"version":1}}}"#,
-                ),
-            ])
-            .await;
-            let t = HttpTransport::new(&format!("{base}/")).unwrap();
-            assert!(!t.send(id(7), Action::Unlike).await.unwrap().liked_by_me);
-            assert_eq!(t.read(id(7)).await.unwrap().friends, ["Ana"]);
-            assert_eq!(
-                t.read_many(&[id(1), id(2), id(3)])
-                    .await
-                    .unwrap()
-                    .posts
-                    .len(),
-                1
-            );
-            let heads = heads.lock().unwrap().clone();
-            assert!(
-                heads[0].starts_with("delete /posts/7/like "),
-                "{}",
-                heads[0]
-            );
-            assert!(heads[1].starts_with("get /posts/7/likes "), "{}", heads[1]);
-            assert!(
-                heads[2].starts_with("get /likes?posts=1,2,3 "),
-                "{}",
-                heads[2]
-            );
-            // no token provider: no authorization header
-            assert!(!heads[0].contains("authorization"));
-        }
-
-        #[tokio::test]
-        async fn a_401_asks_for_a_fresh_token_once_and_retries() {
-            let refused = json(
-                "401 Unauthorized",
-                r#"{"error":{"code":"unauthorized","message":"token expired"}}"#,
-            );
-            let (base, heads) = serve(vec![refused, json("200 OK", LIKED)]).await;
-            let (provider, refreshes) = rotating();
-            let t = HttpTransport::new(&base)
-                .unwrap()
-                .with_token_provider(provider);
-            assert!(t.send(id(42), Action::Like).await.unwrap().liked_by_me);
-            assert_eq!(*refreshes.lock().unwrap(), 1);
-            let heads = heads.lock().unwrap().clone();
-            assert!(heads[0].contains("authorization: bearer t0"));
-            assert!(heads[1].contains("authorization: bearer t1"));
-        }
-
-        /// Renews over "the network" (a timer) when asked to refresh.
-        struct Renewing(Arc<Mutex<u32>>);
-
-        impl AsyncTokenProvider for Renewing {
-            fn token(&self, refresh: bool) -> BoxFuture<'_, Option<String>> {
-                Box::pin(async move {
-                    if refresh {
-                        tokio::time::sleep(Duration::from_millis(20)).await;
-                        *self.0.lock().unwrap() += 1;
-                    }
-                    Some(format!("a{}", self.0.lock().unwrap()))
-                })
-            }
-        }
-
-        #[tokio::test]
-        async fn an_async_provider_is_awaited_and_renews_after_a_401() {
-            let refused = json(
-                "401 Unauthorized",
-                r#"{"error":{"code":"unauthorized","message":"token expired"}}"#,
-            );
-            let (base, heads) = serve(vec![refused, json("200 OK", LIKED)]).await;
-            let renewals = Arc::new(Mutex::new(0u32));
-            let t = HttpTransport::new(&base)
-                .unwrap()
-                .with_async_token_provider(Arc::new(Renewing(Arc::clone(&renewals))));
-            assert!(t.send(id(42), Action::Like).await.unwrap().liked_by_me);
-            assert_eq!(*renewals.lock().unwrap(), 1);
-            let heads = heads.lock().unwrap().clone();
-            assert!(heads[0].contains("authorization: bearer a0"));
-            assert!(heads[1].contains("authorization: bearer a1"));
-        }
-
-        #[tokio::test]
-        async fn a_second_401_is_unauthorized() {
-            let refused = || {
-                json(
-                    "401 Unauthorized",
-                    r#"{"error":{"code":"unauthorized","message":"bad signature"}}"#,
-                )
-            };
-            let (base, heads) = serve(vec![refused(), refused(), json("200 OK", LIKED)]).await;
-            let (provider, refreshes) = rotating();
-            let t = HttpTransport::new(&base)
-                .unwrap()
-                .with_token_provider(provider);
-            assert_eq!(
-                t.send(id(42), Action::Like).await,
-                Err(LikeError::Unauthorized {
-                    message: "bad signature".into()
-                })
-            );
-            assert_eq!(*refreshes.lock().unwrap(), 1);
-            assert_eq!(heads.lock().unwrap().len(), 2);
-        }
-
-        #[tokio::test]
-        async fn a_401_without_a_fresh_token_is_unauthorized_at_once() {
-            let (result, heads) = like(vec![
-                http("401 Unauthorized", &["www-authenticate: Bearer"], ""),
-                json("200 OK", LIKED),
-            ])
-            .await;
-            assert!(matches!(result, Err(LikeError::Unauthorized { .. })));
-            assert_eq!(heads.len(), 1);
-        }
-
-        #[tokio::test]
-        async fn error_answers_are_typed() {
-            let (result, _) =
-                like(vec![http("429 Too Many Requests", &["retry-after: 2"], "")]).await;
-            assert_eq!(
-                result,
-                Err(LikeError::RateLimited {
-                    retry_after_ms: Some(2000)
-                })
-            );
-            let (result, _) = like(vec![http(
-                "503 Service Unavailable",
-                &["content-type: text/html"],
-                "<h1>down</h1>",
-            )])
-            .await;
-            assert!(matches!(result, Err(LikeError::Server { status: 503, .. })));
-            let (result, _) = like(vec![json(
-                "404 Not Found",
-                r#"{"error":{"code":"post_not_found","message":"no post 42"}}"#,
-            )])
-            .await;
-            assert_eq!(
-                result,
-                Err(LikeError::NotFound {
-                    message: "no post 42".into()
-                })
-            );
-            let (result, _) = like(vec![json("403 Forbidden", "{}")]).await;
-            assert!(matches!(result, Err(LikeError::Forbidden { .. })));
-        }
-
-        #[tokio::test]
-        async fn bad_bodies_are_invalid_responses_not_panics() {
-            for reply in [
-                json("200 OK", "{\"count\":"),
-                json("200 OK", "not json at all"),
-                // the body is cut short: fewer bytes than content-length
-                Reply::Raw(
-                    b"HTTP/1.1 200 OK\r\ncontent-length: 100\r\nconnection: close\r\n\r\n{\"count\":1"
-                        .to_vec(),
-                ),
-            ] {
-                let (result, _) = like(vec![reply]).await;
-                assert!(
-                    matches!(result, Err(LikeError::InvalidResponse { .. })),
-                    "{result:?}"
-                );
-            }
-        }
-
-        #[tokio::test]
-        async fn no_answer_in_time_is_a_timeout() {
-            let (result, _) = like(vec![Reply::Hang]).await;
-            assert_eq!(result, Err(LikeError::Timeout));
-        }
-
-        #[tokio::test]
-        async fn a_dropped_connection_is_a_network_error() {
-            let (result, _) = like(vec![Reply::Drop]).await;
-            assert!(
-                matches!(result, Err(LikeError::Network { .. })),
-                "{result:?}"
-            );
-        }
-
-        #[tokio::test]
-        async fn a_refused_connection_is_a_network_error() {
-            let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-            let base = format!("http://{}", listener.local_addr().unwrap());
-            drop(listener);
-            let t = HttpTransport::new(&base).unwrap();
-            let result = t.read(id(1)).await;
-            let Err(LikeError::Network { message }) = result else {
-                panic!("{result:?}")
-            };
-            assert!(message.to_lowercase().contains("connect"), "{message}");
-        }
-
-        /// The answer's body in `piece`-byte chunks, without `content-length`.
-        fn chunked(status: &str, body: &str, piece: usize) -> Reply {
-            let mut r = format!(
-                "HTTP/1.1 {status}\r\nconnection: close\r\ncontent-type: application/json\r\n\
-                 transfer-encoding: chunked\r\n\r\n"
-            )
-            .into_bytes();
-            for chunk in body.as_bytes().chunks(piece) {
-                r.extend_from_slice(format!("{:x}\r\n", chunk.len()).as_bytes());
-                r.extend_from_slice(chunk);
-                r.extend_from_slice(b"\r\n");
-            }
-            r.extend_from_slice(b"0\r\n\r\n");
-            Reply::Raw(r)
-        }
-
-        /// Spaces before the answer in [`padded`]: far over the caps
-        /// here, and far over what the sockets between the two sides can
-        /// hold (a few MiB; at most 36 MiB with this machine's settings).
-        const PADDING: usize = 128 << 20;
-        const PIECE: usize = 16 << 10;
-
-        /// [`LIKED`] after [`PADDING`] bytes of spaces (which JSON allows),
-        /// in chunks without `content-length`: an answer that decodes if
-        /// read to the end. Also returns how far the server got.
-        fn padded(status: &str) -> (Reply, Arc<Mutex<Option<Streamed>>>) {
-            let mut piece = format!("{PIECE:x}\r\n").into_bytes();
-            piece.resize(piece.len() + PIECE, b' ');
-            piece.extend_from_slice(b"\r\n");
-            let tail = format!("{:x}\r\n{LIKED}\r\n0\r\n\r\n", LIKED.len()).into_bytes();
-            let head = format!(
-                "HTTP/1.1 {status}\r\nconnection: close\r\ncontent-type: application/json\r\n\
-                 transfer-encoding: chunked\r\n\r\n"
-            )
-            .into_bytes();
-            let outcome = Arc::new(Mutex::new(None));
-            let reply = Reply::Stream {
-                head,
-                piece,
-                times: PADDING / PIECE,
-                tail,
-                outcome: Arc::clone(&outcome),
-            };
-            (reply, outcome)
-        }
-
-        /// Asserts that the client hung up on a [`padded`] answer early:
-        /// the server got out no more than the sockets' buffers hold.
-        async fn assert_hung_up_early(outcome: &Mutex<Option<Streamed>>) {
-            for _ in 0..1000 {
-                let streamed = *outcome.lock().unwrap();
-                match streamed {
-                    Some(Streamed::CutAfter(written)) => {
-                        assert!(written < PADDING / 2, "{written} bytes written");
-                        return;
-                    }
-                    Some(Streamed::Whole) => panic!("the client read the whole answer"),
-                    None => tokio::time::sleep(Duration::from_millis(10)).await,
-                }
-            }
-            panic!("the server was still writing after 10 s");
-        }
-
-        fn too_large(limit: usize) -> Result<LikeState, LikeError> {
-            Err(LikeError::InvalidResponse {
-                message: format!("answer larger than {limit} bytes"),
-            })
-        }
-
-        #[tokio::test]
-        async fn an_answer_announced_over_the_cap_is_refused_before_its_body() {
-            // One byte of the gigabyte announced, then the server closes: a
-            // client that began reading would find the body cut short.
-            let head = "HTTP/1.1 200 OK\r\nconnection: close\r\ncontent-type: application/json\r\n\
-                        content-length: 1073741824\r\n\r\n{";
-            let (result, _) = like(vec![Reply::Raw(head.as_bytes().to_vec())]).await;
-            assert_eq!(result, too_large(DEFAULT_MAX_ANSWER_BYTES));
-            assert_eq!(
-                result.unwrap_err().to_string(),
-                "unreadable answer from the server: answer larger than 16777216 bytes"
-            );
-        }
-
-        #[tokio::test]
-        async fn a_chunked_answer_is_cut_off_once_past_the_cap() {
-            let (reply, outcome) = padded("200 OK");
-            let (base, _) = serve(vec![reply]).await;
-            let t = HttpTransport::new(&base)
-                .unwrap()
-                .with_timeout(Duration::from_secs(10))
-                .with_max_answer_bytes(64 << 10);
-            let result = t.send(id(42), Action::Like).await;
-            assert_eq!(result, too_large(64 << 10));
-            let e = result.unwrap_err();
-            assert!(e.is_transient() && e.may_have_applied());
-            assert_hung_up_early(&outcome).await;
-        }
-
-        #[tokio::test]
-        async fn answers_up_to_the_cap_are_read_and_one_byte_more_is_not() {
-            let body = format!("  {LIKED}  ");
-            // whole with content-length, or in 7-byte chunks without
-            for chunks in [None, Some(7)] {
-                let reply = || match chunks {
-                    None => json("200 OK", &body),
-                    Some(piece) => chunked("200 OK", &body, piece),
-                };
-                let (base, _) = serve(vec![reply(), reply()]).await;
-                let at_cap = HttpTransport::new(&base)
-                    .unwrap()
-                    .with_max_answer_bytes(body.len());
-                let state = at_cap.send(id(42), Action::Like).await;
-                assert_eq!(state.map(|s| s.count), Ok(3), "{chunks:?}");
-                let under = at_cap.with_max_answer_bytes(body.len() - 1);
-                let result = under.send(id(42), Action::Like).await;
-                assert_eq!(result, too_large(body.len() - 1), "{chunks:?}");
-            }
-        }
-
-        #[tokio::test]
-        async fn a_refused_401_body_is_not_read_past_the_cap() {
-            let (refused, outcome) = padded("401 Unauthorized");
-            let (base, heads) = serve(vec![refused, json("200 OK", LIKED)]).await;
-            let (provider, refreshes) = rotating();
-            let t = HttpTransport::new(&base)
-                .unwrap()
-                .with_token_provider(provider)
-                .with_timeout(Duration::from_secs(10))
-                .with_max_answer_bytes(64 << 10);
-            assert!(t.send(id(42), Action::Like).await.unwrap().liked_by_me);
-            assert_eq!(*refreshes.lock().unwrap(), 1);
-            assert_hung_up_early(&outcome).await;
-            let heads = heads.lock().unwrap().clone();
-            assert!(heads[1].contains("authorization: bearer t1"));
-        }
-
-        #[tokio::test]
-        async fn a_tap_whose_answer_is_too_large_is_retried_and_confirmed() {
-            let oversized = json("200 OK", &format!("{}{LIKED}", " ".repeat(2000)));
-            let (base, heads) = serve(vec![oversized, json("200 OK", LIKED)]).await;
-            let client = crate::LikeClient::builder()
-                .base_url(base)
-                .max_answer_bytes(1024)
-                .retry_policy(crate::RetryPolicy {
-                    min_delay: Duration::from_millis(1),
-                    max_delay: Duration::from_millis(5),
-                    max_retries: 2,
-                    seed: Some(1),
-                    ..crate::RetryPolicy::default()
-                })
-                .build()
-                .unwrap();
-            assert!(client.set_liked(id(42), true).pending);
-            assert!(client.wait_idle(Duration::from_secs(5)).await);
-            let view = client.view(id(42)).unwrap();
-            assert!(view.liked && !view.pending, "{view:?}");
-            assert_eq!((view.count, view.error), (3, None));
-            let stats = client.stats();
-            assert_eq!((stats.retries, stats.rollbacks), (1, 0));
-            let heads = heads.lock().unwrap().clone();
-            assert_eq!(heads.len(), 2);
-            assert!(heads.iter().all(|h| h.starts_with("post /posts/42/like ")));
-        }
-    }
-
-    /// Extra roots given as PEM, and HTTPS through a TLS front with a
-    /// throwaway CA, with each platform's root store (the Android one too).
-    mod tls {
-        use likekit_testing::tls::{TestCa, TlsFront};
-        use tokio::io::{AsyncReadExt, AsyncWriteExt};
-        use tokio::net::TcpListener;
-
-        use super::*;
-
-        const LIKED: &str = r#"{"count":3,"liked_by_me":true,"version":9}"#;
-
-        fn parse(pem: &str) -> Result<usize, String> {
-            parse_root_certificates(pem.as_bytes())
-                .map(|certs| certs.len())
-                .map_err(|e| match e {
-                    LikeError::Config { message } => message,
-                    other => panic!("not a config error: {other:?}"),
-                })
-        }
-
-        #[test]
-        fn pem_that_holds_no_usable_certificate_is_a_config_error() {
-            let ca = TestCa::new().unwrap();
-            let key = "-----BEGIN PRIVATE KEY-----\naGVsbG8=\n-----END PRIVATE KEY-----\n";
-            let garbage = "-----BEGIN CERTIFICATE-----\naGVsbG8=\n-----END CERTIFICATE-----\n";
-            let none = "extra root certificates: no certificate in the PEM (expected -----BEGIN CERTIFICATE----- blocks)";
-            for (pem, expected) in [
-                ("", none.to_owned()),
-                ("a certificate, I promise", none.to_owned()),
-                (key, none.to_owned()),
-                (
-                    "-----BEGIN CERTIFICATE-----\nnot base64 at all!\n-----END CERTIFICATE-----\n",
-                    "extra root certificates: unreadable PEM: bad base64".to_owned(),
-                ),
-                (
-                    "-----BEGIN CERTIFICATE-----\naGVsbG8=\n",
-                    "extra root certificates: unreadable PEM: a certificate has no -----END line"
-                        .to_owned(),
-                ),
-                (
-                    garbage,
-                    "extra root certificates: certificate 1 of 1 is not a usable X.509 certificate"
-                        .to_owned(),
-                ),
-                (
-                    &format!("{}{garbage}", ca.pem()),
-                    "extra root certificates: certificate 2 of 2 is not a usable X.509 certificate"
-                        .to_owned(),
-                ),
-            ] {
-                let message = parse(pem).unwrap_err();
-                assert!(message.starts_with(&expected), "{pem:?}: {message}");
-            }
-        }
-
-        #[test]
-        fn pem_bundles_with_text_and_other_blocks_around_them_are_read() {
-            let (a, b) = (TestCa::new().unwrap(), TestCa::new().unwrap());
-            assert_eq!(parse(a.pem()), Ok(1));
-            let key = "-----BEGIN PRIVATE KEY-----\naGVsbG8=\n-----END PRIVATE KEY-----\n";
-            let bundle = format!("# staging CA\n{}\n{key}# old CA\n{}", a.pem(), b.pem());
-            assert_eq!(parse(&bundle), Ok(2));
-            // Windows line ends
-            assert_eq!(parse(&a.pem().replace('\n', "\r\n")), Ok(1));
-        }
-
-        #[test]
-        fn every_bundled_root_is_a_usable_trust_anchor() {
-            let all = webpki_root_certs::TLS_SERVER_ROOT_CERTS;
-            assert!(all.len() > 100, "{} roots", all.len());
-            for der in all {
-                webpki::anchor_from_trusted_cert(der).unwrap();
-            }
-            assert_eq!(bundled_roots().count(), all.len());
-            native_client(RootStore::Bundled, &[]).unwrap();
-        }
-
-        /// A plain server that answers every request with [`LIKED`], and
-        /// an HTTPS front with its own CA before it.
-        async fn liked_over_https() -> TlsFront {
-            let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-            let upstream = listener.local_addr().unwrap();
-            tokio::spawn(async move {
-                while let Ok((mut socket, _)) = listener.accept().await {
-                    tokio::spawn(async move {
-                        let mut head = Vec::new();
-                        let mut buf = [0u8; 1024];
-                        while !head.windows(4).any(|w| w == b"\r\n\r\n") {
-                            match socket.read(&mut buf).await {
-                                Ok(0) | Err(_) => return,
-                                Ok(n) => head.extend_from_slice(&buf[..n]),
-                            }
-                        }
-                        let answer = format!(
-                            "HTTP/1.1 200 OK\r\nconnection: close\r\ncontent-type: application/json\r\n\
-                             content-length: {}\r\n\r\n{LIKED}",
-                            LIKED.len()
-                        );
-                        let _ = socket.write_all(answer.as_bytes()).await;
-                        let _ = socket.shutdown().await;
-                    });
-                }
-            });
-            TlsFront::start(upstream).await.unwrap()
-        }
-
-        fn over(front: &TlsFront, roots: RootStore, trust_the_ca: bool) -> HttpTransport {
-            let extra = if trust_the_ca {
-                parse_root_certificates(front.ca_pem().as_bytes()).unwrap()
-            } else {
-                Vec::new()
-            };
-            HttpTransport::with_client(native_client(roots, &extra).unwrap(), front.url())
-        }
-
-        async fn refused_handshakes(front: &TlsFront, expected: u64) {
-            for _ in 0..500 {
-                if front.refused_handshakes() == expected {
-                    return;
-                }
-                tokio::time::sleep(Duration::from_millis(10)).await;
-            }
-            panic!("{front:?}: expected {expected} refused handshakes");
-        }
-
-        #[tokio::test]
-        async fn each_root_store_trusts_the_extra_root_and_refuses_a_stranger() {
-            let front = liked_over_https().await;
-            let mut refused = 0;
-            for roots in [RootStore::Platform, RootStore::Bundled] {
-                let trusting = over(&front, roots, true);
-                let state = trusting.send(id(42), Action::Like).await;
-                assert_eq!(state.map(|s| s.count), Ok(3), "{roots:?}");
-
-                let wary = over(&front, roots, false);
-                let result = wary.read(id(42)).await;
-                let Err(LikeError::Network { message }) = &result else {
-                    panic!("{roots:?}: {result:?}")
-                };
-                assert!(message.contains("certificate"), "{roots:?}: {message}");
-                assert!(result.unwrap_err().is_transient());
-                refused += 1;
-                refused_handshakes(&front, refused).await;
-            }
-            assert_eq!(front.handshakes(), 2);
-        }
-
-        #[tokio::test]
-        async fn the_public_constructor_reads_the_pem_once_and_trusts_it() {
-            let front = liked_over_https().await;
-            let t = HttpTransport::new_with_extra_roots(&front.url(), front.ca_pem()).unwrap();
-            assert!(t.send(id(1), Action::Like).await.unwrap().liked_by_me);
-            let stranger = TestCa::new().unwrap();
-            let t = HttpTransport::new_with_extra_roots(&front.url(), stranger.pem()).unwrap();
-            let result = t.send(id(1), Action::Like).await;
-            assert!(
-                matches!(result, Err(LikeError::Network { .. })),
-                "{result:?}"
-            );
-            refused_handshakes(&front, 1).await;
-        }
     }
 }

@@ -53,7 +53,7 @@ pub const SUITES: &[Suite] = &[
     },
     Suite {
         name: "wasm",
-        about: "the web package's .wasm, raw and gzipped",
+        about: "the web package's .wasm and JS glue, raw and gzipped, beside their sizes before the diet",
         run: crate::web::bench_size,
     },
     Suite {
@@ -210,7 +210,12 @@ pub const ROWS: &[Row] = &[
     // A sixteenth of a 60 Hz frame.
     row("kotlin", "Tap from Kotlin to a views() Flow collector on its own thread, median, in µs", "kotlin_tap_to_flow_us", Plain, AtMost(1_000.0)),
     row("kotlin", "Tap from Kotlin to a views() Flow collector on its own thread, p99, in µs", "kotlin_tap_to_flow_p99_us", Plain, Baseline),
-    row("wasm", "Web package (.wasm), gzipped", "wasm_pkg_gzip_bytes", Bytes, AtMost(262_144.0)),
+    // 80 KiB: issue 17 (it was 256 KiB before the package's diet).
+    row("wasm", "Web package (.wasm), gzipped", "wasm_pkg_gzip_bytes", Bytes, AtMost(81_920.0)).vs("wasm_pkg_gzip_before_diet_bytes", "before the diet"),
+    row("wasm", "Web package (.wasm), gzipped, before the diet (35c29f1: reqwest, no wasm-opt)", "wasm_pkg_gzip_before_diet_bytes", Bytes, Baseline),
+    row("wasm", "Web package (.wasm), raw", "wasm_pkg_bytes", Bytes, Baseline).vs("wasm_pkg_before_diet_bytes", "before the diet"),
+    row("wasm", "Web package JS glue (likekit_wasm.js), gzipped", "wasm_js_gzip_bytes", Bytes, Baseline).vs("wasm_js_gzip_before_diet_bytes", "before the diet"),
+    row("wasm", "Web package JS glue, gzipped, before the diet", "wasm_js_gzip_before_diet_bytes", Bytes, Baseline),
     row("server", "Post views, GET /posts/{id}/likes, SQLite, 100,000 posts / 1,000,000 likes / 300 friends", "sqlite_views_per_s", PerSecond, AtLeast(60_000.0)).vs("bare_views_per_s", "bare route"),
     row("server", "Views as a share of the bare route (this or 60,000/s meets the target)", "sqlite_views_vs_bare", Ratio, AtLeast(0.8)),
     row("server", "Views, p99 latency", "sqlite_views_p99_ms", Millis, AtMost(10.0)),

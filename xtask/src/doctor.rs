@@ -100,15 +100,21 @@ const TOOLS: &[Tool] = &[
     },
     Tool {
         name: "node",
-        used_for: "web tests",
+        used_for: "web package (wasm-opt), web tests",
         probe: |_| program("node", &["--version"], "install Node.js 20 or newer"),
         install: None,
     },
     Tool {
         name: "npm",
-        used_for: "web tests, kotlinc download",
+        used_for: "binaryen, web tests, kotlinc download",
         probe: |_| program("npm", &["--version"], "comes with Node.js"),
         install: None,
+    },
+    Tool {
+        name: "binaryen (wasm-opt)",
+        used_for: "web package",
+        probe: |ctx| npm_package(ctx, install::BINARYEN),
+        install: Some(|ctx| install::npm(ctx, &[install::BINARYEN]).map(drop)),
     },
     Tool {
         name: "playwright-core",

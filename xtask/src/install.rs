@@ -19,6 +19,12 @@ pub const KOTLIN_COMPILER: Package = Package {
     name: "kotlin-compiler",
     version: "2.4.20",
 };
+/// A current binaryen's `wasm-opt` for the web package (Debian 12's is too
+/// old for wasm-bindgen's output); the npm build runs on Node.
+pub const BINARYEN: Package = Package {
+    name: "binaryen",
+    version: "132.0.0",
+};
 /// Drives Debian's chromium for the browser tests.
 pub const PLAYWRIGHT_CORE: Package = Package {
     name: "playwright-core",

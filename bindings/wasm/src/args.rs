@@ -207,7 +207,20 @@ fn whole(value: f64) -> Option<u64> {
     (exact && (0.0..=MAX_SAFE_INTEGER).contains(&value)).then_some(value as u64)
 }
 
-/// A number as JavaScript would print it.
+/// A number as JavaScript prints it, by JavaScript itself (`String(n)`):
+/// this also keeps Rust's float formatting (some 20 KB) out of the package.
+#[cfg(target_arch = "wasm32")]
+fn show(value: f64) -> String {
+    js_sys::Number::from(value)
+        .to_string_with_radix(10)
+        .map(String::from)
+        .unwrap_or_default()
+}
+
+/// A number as JavaScript prints it, written by Rust on the host (the
+/// same but for the very large and the very small, which JavaScript writes
+/// with an exponent: `1e+21`).
+#[cfg(not(target_arch = "wasm32"))]
 fn show(value: f64) -> String {
     if value.is_nan() {
         "NaN".into()

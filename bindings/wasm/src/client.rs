@@ -3,6 +3,7 @@
 
 use std::cell::RefCell;
 use std::collections::HashMap;
+use std::pin::Pin;
 use std::rc::{Rc, Weak};
 use std::time::Duration;
 
@@ -14,7 +15,7 @@ use likekit_core::{
 use tsify::Ts;
 use wasm_bindgen::JsCast;
 use wasm_bindgen::prelude::*;
-use wasm_bindgen_futures::{JsFuture, future_to_promise};
+use wasm_bindgen_futures::JsFuture;
 
 use crate::args;
 use crate::convert::{self, TokenOption};
@@ -276,7 +277,7 @@ impl LikeClient {
     ) -> Result<Promise, JsValue> {
         let post_id = convert::post_id(&post_id)?;
         let client = self.inner.clone();
-        Ok(future_to_promise(async move {
+        Ok(promise(async move {
             match client.refresh(post_id).await {
                 Ok(view) => to_js(&types::PostView::from(&view)).map(JsValue::from),
                 Err(e) => Err(convert::error(&e)),
@@ -294,7 +295,7 @@ impl LikeClient {
     ) -> Result<Promise, JsValue> {
         let ids = convert::post_ids(&post_ids)?;
         let client = self.inner.clone();
-        Ok(future_to_promise(async move {
+        Ok(promise(async move {
             let views = client
                 .refresh_many(&ids)
                 .await
@@ -361,7 +362,7 @@ impl LikeClient {
     ) -> Result<Promise, JsValue> {
         let timeout = millis(timeout_ms, "timeoutMs")?;
         let client = self.inner.clone();
-        Ok(future_to_promise(async move {
+        Ok(promise(async move {
             Ok(JsValue::from_bool(client.wait_idle(timeout).await))
         }))
     }
@@ -376,7 +377,7 @@ impl LikeClient {
     ) -> Result<Promise, JsValue> {
         let deadline = millis(deadline_ms.unwrap_or(DEFAULT_SHUTDOWN_MS), "deadlineMs")?;
         let client = self.inner.clone();
-        Ok(future_to_promise(async move {
+        Ok(promise(async move {
             Ok(JsValue::from_bool(client.shutdown(deadline).await))
         }))
     }
@@ -436,6 +437,14 @@ fn observer(listener: JsValue) -> Result<JsObserver, JsValue> {
             "a listener must be a function or an object with onChange/onFailure methods",
         ))
     }
+}
+
+/// A Promise of what `answer` resolves to. Every method's future goes
+/// through this one boxed type, so the package carries one copy of the
+/// code that drives a future from a Promise, not one per method.
+fn promise(answer: impl Future<Output = Result<JsValue, JsValue>> + 'static) -> Promise {
+    let answer: Pin<Box<dyn Future<Output = Result<JsValue, JsValue>>>> = Box::pin(answer);
+    wasm_bindgen_futures::future_to_promise(answer)
 }
 
 fn millis(value: f64, what: &str) -> Result<Duration, JsValue> {

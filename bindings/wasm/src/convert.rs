@@ -65,9 +65,12 @@ pub fn post_id(value: &JsValue) -> Result<PostId, JsValue> {
     } else if let Some(text) = value.as_string() {
         args::post_id_text(&text).map_err(PostIdError::from)
     } else if value.is_bigint() {
-        match i128::try_from(value.clone()) {
-            Ok(integer) => args::post_id_integer(integer),
-            // Past 128 bits: its digits tell the constructor's error.
+        // Within i64 as an integer; past it (a 64-bit id above i64::MAX or
+        // anything larger) as its digits, which tell the constructor's
+        // error as `post_id_integer` would, without 128-bit formatting in
+        // the package.
+        match i64::try_from(value.clone()) {
+            Ok(integer) => PostId::try_from(integer),
             Err(big) => {
                 let digits = big
                     .unchecked_ref::<js_sys::BigInt>()
