@@ -328,8 +328,9 @@ impl LikeClient {
     }
 
     /// Waits until no call is in flight or waiting to be retried (every tap
-    /// so far has been confirmed or rolled back) and the observers have
-    /// heard every event so far, at most `timeout`. Returns whether that
+    /// so far has been confirmed or rolled back), the observers have
+    /// heard every event so far and the intent journal (if any) is saved,
+    /// at most `timeout`. Returns whether that
     /// happened. New taps may start new calls meanwhile. (Awaited from
     /// inside an observer, it waits for that observer's own delivery to
     /// end, so it times out: observers should not wait for idle.)

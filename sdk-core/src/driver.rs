@@ -220,6 +220,11 @@ impl Journal {
         })
     }
 
+    /// Every change is saved and no save is running.
+    fn settled(&self) -> bool {
+        !self.saving && self.version <= self.saved
+    }
+
     /// Whether `intent` is older than the journal's `max_age`.
     fn expired(&self, intent: &Intent) -> bool {
         let age = now_ms().saturating_sub(intent.tapped_at_ms);
@@ -489,7 +494,7 @@ impl Driver {
             // A failed save does not hold the calls back: the intent is
             // sent anyway, and only its survival across a restart is lost.
             let _ = save.store.save(&save.intents);
-            let (flushed, next) = {
+            let (flushed, next, idle) = {
                 let mut st = driver.lock();
                 let journal = &mut st.journal;
                 journal.saved = journal.saved.max(save.version);
@@ -499,11 +504,18 @@ impl Driver {
                     .into_iter()
                     .partition(|(version, _)| *version <= saved);
                 journal.flushed = waiting;
-                (ready, journal.due())
+                let next = journal.due();
+                let idle = if st.delivering {
+                    Vec::new()
+                } else {
+                    idle_after_delivery(&mut st)
+                };
+                (ready, next, idle)
             };
             for (_, waiter) in flushed {
                 let _ = waiter.send(());
             }
+            wake(idle);
             if let Some(next) = next {
                 driver.save(next);
             }
@@ -659,13 +671,13 @@ impl Driver {
         self.lock().closed
     }
 
-    /// Waits until no call is in flight or waiting to be retried and no
-    /// event is waiting to be delivered or being delivered, at most
-    /// `timeout`. Returns whether that happened.
+    /// Waits until no call is in flight or waiting to be retried, no
+    /// event is waiting to be delivered or being delivered, and the intent
+    /// journal is saved, at most `timeout`. Returns whether that happened.
     pub(crate) async fn wait_idle(self: &Arc<Self>, timeout: Duration) -> bool {
         let rx = {
             let mut st = self.lock();
-            if !st.machine.has_pending_calls() && !st.delivering {
+            if !st.machine.has_pending_calls() && !st.delivering && st.journal.settled() {
                 return true;
             }
             let (tx, rx) = oneshot::channel();
@@ -767,7 +779,11 @@ fn collect(st: &mut State) -> Followup {
     // Waiters wake once the observers have heard everything: after this
     // thread's delivery, or, when another thread is delivering, when that
     // thread has emptied the queue (`Driver::deliver`).
-    if st.machine.has_pending_calls() || (st.delivering && !followup.deliver) {
+    if st.machine.has_pending_calls()
+        || (st.delivering && !followup.deliver)
+        || followup.save.is_some()
+        || !st.journal.settled()
+    {
         return followup;
     }
     followup.idle = std::mem::take(&mut st.idle_waiters);
@@ -782,7 +798,7 @@ fn wake(waiters: Vec<oneshot::Sender<()>>) {
 
 /// The idle waiters to wake now that delivery ended, if no call is pending.
 fn idle_after_delivery(st: &mut State) -> Vec<oneshot::Sender<()>> {
-    if st.machine.has_pending_calls() {
+    if st.machine.has_pending_calls() || !st.journal.settled() {
         Vec::new()
     } else {
         std::mem::take(&mut st.idle_waiters)

@@ -512,18 +512,26 @@ impl Machine {
         let want = st.desired.unwrap_or(action.liked());
         if error.is_transient() {
             let mut delay = self.next_delay(post, &error);
+            let mut shown = None;
             if let (None, Some(every), true) =
                 (delay, self.config.offline_retry, want == action.liked())
             {
                 // Retries used up, kept while offline: the latest intent is
                 // tried again on the slower schedule, its view saying why.
                 delay = Some(error.retry_after().map_or(every, |at| every.max(at)));
-                self.state(post).error = Some(Box::new(error.clone()));
+                let st = self.state(post);
+                if st.error.as_deref() != Some(&error) {
+                    st.error = Some(Box::new(error.clone()));
+                    shown = Some(st.view(post));
+                }
             }
             if let Some(delay) = delay {
                 let call = self.next_call_id();
                 self.state(post).slot = Slot::Waiting { call, action };
                 self.effects.push_back(Effect::Wait { post, call, delay });
+                if let Some(view) = shown {
+                    self.effects.push_back(Effect::Changed(view));
+                }
                 return true;
             }
         }

@@ -190,6 +190,15 @@ fn kept_while_offline_a_tap_stays_pending_and_saves_later() {
     // budget spent: not rolled back, tried again on the slow schedule
     let out = effects(&mut m);
     assert!(failures(&out).is_empty());
+    let shown: Vec<_> = out
+        .iter()
+        .filter_map(|e| match e {
+            Effect::Changed(view) => Some(view.clone()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(shown.len(), 1, "observers hear the view say why: {out:?}");
+    assert!(shown[0].pending && shown[0].error.is_some());
     let (call, delay) = wait(&out).unwrap();
     assert_eq!(delay, every);
     let view = m.view(post()).unwrap();
