@@ -5,8 +5,9 @@ use std::fmt;
 use std::sync::{Arc, Weak};
 use std::time::Duration;
 
-use crate::driver::{Driver, SubscriptionId};
+use crate::driver::{Driver, Journal, RestoreReport, SubscriptionId};
 use crate::events::LikeObserver;
+use crate::journal::JournalStore;
 use crate::runtime::Executor;
 use crate::transport::{
     AsyncTokenProvider, DEFAULT_MAX_ANSWER_BYTES, DEFAULT_REQUEST_TIMEOUT, HttpTransport,
@@ -298,6 +299,22 @@ impl LikeClient {
         self.driver.stats()
     }
 
+    /// Sends what the intent journal held at start (see
+    /// [`LikeClientBuilder::journal`]): each intent still young enough is
+    /// shown at once as a pending view, its call on its way (one per post,
+    /// as any tap; a post tapped since keeps the newer tap); each older
+    /// than the `max_intent_age` is dropped, and observers hear one failure
+    /// ([`LikeError::Expired`]) for it. Call it once the app listens; later
+    /// calls find nothing left. Until it is called, what the journal held
+    /// stays in it.
+    ///
+    /// A journal that could not be read is reported here once
+    /// ([`RestoreReport::problem`], [`LikeError::Journal`]); the client
+    /// then starts without it, and the next save replaces it.
+    pub fn restore(&self) -> RestoreReport {
+        self.driver.restore()
+    }
+
     /// Whether any post has a call in flight or waiting to be retried.
     ///
     /// ```
@@ -311,8 +328,9 @@ impl LikeClient {
     }
 
     /// Waits until no call is in flight or waiting to be retried (every tap
-    /// so far has been confirmed or rolled back) and the observers have
-    /// heard every event so far, at most `timeout`. Returns whether that
+    /// so far has been confirmed or rolled back), the observers have
+    /// heard every event so far and the intent journal (if any) is saved,
+    /// at most `timeout`. Returns whether that
     /// happened. New taps may start new calls meanwhile. (Awaited from
     /// inside an observer, it waits for that observer's own delivery to
     /// end, so it times out: observers should not wait for idle.)
@@ -417,7 +435,15 @@ pub struct LikeClientBuilder {
     extra_roots_pem: Option<Vec<u8>>,
     #[cfg(not(target_arch = "wasm32"))]
     runtime: Option<tokio::runtime::Handle>,
+    journal: Option<Arc<dyn JournalStore>>,
+    max_intent_age: Duration,
 }
+
+/// How old an intent may grow before it is dropped instead of sent: one
+/// day. Long enough for a phone left off overnight or a long flight; short
+/// enough that the viewer still remembers the tap when it lands. A like
+/// replayed a week later, on a post long scrolled past, would surprise.
+pub const DEFAULT_MAX_INTENT_AGE: Duration = Duration::from_secs(24 * 60 * 60);
 
 impl Default for LikeClientBuilder {
     fn default() -> Self {
@@ -433,6 +459,8 @@ impl Default for LikeClientBuilder {
             extra_roots_pem: None,
             #[cfg(not(target_arch = "wasm32"))]
             runtime: None,
+            journal: None,
+            max_intent_age: DEFAULT_MAX_INTENT_AGE,
         }
     }
 }
@@ -595,6 +623,51 @@ impl LikeClientBuilder {
         self
     }
 
+    /// Keeps the viewer's unconfirmed taps in `journal`, so that they
+    /// survive the app being closed: each is written before its call goes
+    /// out (the tap still returns at once) and dropped once the server
+    /// confirms it or it fails for good. The journal is read when the
+    /// client is built; call [`LikeClient::restore`] once the app listens
+    /// to send what an earlier run left.
+    ///
+    /// ```
+    /// let client = likekit_core::LikeClient::builder()
+    ///     .transport(likekit_core::MemoryTransport::new())
+    ///     .journal(likekit_core::MemoryJournal::new("ana"))
+    ///     .build()
+    ///     .unwrap();
+    /// assert!(client.restore().restored.is_empty());
+    /// ```
+    pub fn journal(self, journal: impl JournalStore + 'static) -> Self {
+        self.shared_journal(Arc::new(journal))
+    }
+
+    /// [`journal`](Self::journal), shared.
+    pub fn shared_journal(mut self, journal: Arc<dyn JournalStore>) -> Self {
+        self.journal = Some(journal);
+        self
+    }
+
+    /// How old an intent may grow before it is dropped instead of sent
+    /// (default [`DEFAULT_MAX_INTENT_AGE`], one day): at restore, and for
+    /// an intent kept while offline. A dropped intent is one failure with
+    /// [`LikeError::Expired`].
+    pub fn max_intent_age(mut self, age: Duration) -> Self {
+        self.max_intent_age = age;
+        self
+    }
+
+    /// Keeps a tap pending while offline instead of rolling it back when
+    /// its retries are used up on transient failures (no network, 5xx,
+    /// timeouts): it is tried again every `every` until it saves, fails
+    /// for good, or grows older than the [`max_intent_age`](Self::max_intent_age);
+    /// meanwhile its view stays pending and carries the last error. The
+    /// default rolls back, as the design's "your like didn't save" asks.
+    pub fn keep_while_offline(mut self, every: Duration) -> Self {
+        self.config.offline_retry = Some(every);
+        self
+    }
+
     /// Sends calls through `transport` instead of HTTP (the base URL, token
     /// provider, timeout, answer cap and extra roots are then unused): for
     /// tests, demos and apps with networking of their own.
@@ -696,7 +769,12 @@ impl LikeClientBuilder {
         #[cfg(target_arch = "wasm32")]
         let executor = Executor::current_or_new()?;
         Ok(LikeClient {
-            driver: Driver::new(Machine::new(self.config), transport, executor),
+            driver: Driver::new(
+                Machine::new(self.config),
+                transport,
+                executor,
+                Journal::open(self.journal, self.max_intent_age),
+            ),
         })
     }
 }

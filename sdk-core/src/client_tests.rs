@@ -618,3 +618,154 @@ fn building_needs_a_server() {
         .unwrap_err();
     assert_eq!(err.code(), "config");
 }
+
+mod journal {
+    use super::*;
+    use crate::journal::{Intent, encode};
+    use crate::runtime::now_ms;
+    use crate::{JournalStore, MemoryJournal, RestoreReport};
+
+    fn journaled(journal: &Arc<MemoryJournal>) -> (LikeClient, Arc<Gate>) {
+        let gate = Arc::new(Gate::default());
+        let client = LikeClient::builder()
+            .transport(Arc::clone(&gate))
+            .retry_policy(fast_retries(0))
+            .shared_journal(Arc::clone(journal) as Arc<dyn JournalStore>)
+            .build()
+            .unwrap();
+        (client, gate)
+    }
+
+    fn intent(post: u64, liked: bool, age: Duration) -> Intent {
+        Intent {
+            post: id(post),
+            liked,
+            tapped_at_ms: now_ms() - u64::try_from(age.as_millis()).unwrap(),
+        }
+    }
+
+    /// The journal as last saved, once it is `expected` (saves happen in
+    /// the background), or as it is after 5 s.
+    async fn saved(journal: &MemoryJournal, expected: &[(u64, bool)]) -> Vec<(u64, bool)> {
+        let deadline = Instant::now() + Duration::from_secs(5);
+        loop {
+            // (a damaged journal reads as an error until it is replaced)
+            let now: Option<Vec<(u64, bool)>> = journal
+                .load()
+                .ok()
+                .map(|kept| kept.iter().map(|i| (i.post.get(), i.liked)).collect());
+            if now.as_deref() == Some(expected) || Instant::now() >= deadline {
+                return now.unwrap();
+            }
+            tokio::time::sleep(Duration::from_millis(1)).await;
+        }
+    }
+
+    #[tokio::test]
+    async fn a_tap_is_written_down_before_its_call_goes_out() {
+        let journal = Arc::new(MemoryJournal::new("ana"));
+        let (client, gate) = journaled(&journal);
+        assert!(client.set_liked(id(42), true).pending);
+        let call = gate.next().await;
+        // the call is out only once the journal holds its intent
+        let kept = journal.load().unwrap();
+        assert_eq!(kept.len(), 1);
+        assert!(kept[0].post == id(42) && kept[0].liked);
+        assert!(now_ms() - kept[0].tapped_at_ms < 60_000);
+        call.ok(1, 2);
+        assert!(client.wait_idle(Duration::from_secs(5)).await);
+        assert_eq!(saved(&journal, &[]).await, []);
+        // the last intent only: like → unlike → like while a call is out
+        client.set_liked(id(7), true);
+        let call = gate.next().await;
+        client.set_liked(id(7), false);
+        client.set_liked(id(7), true);
+        client.set_liked(id(7), false);
+        assert_eq!(saved(&journal, &[(7, false)]).await, [(7, false)]);
+        call.ok(1, 2);
+        gate.next().await.ok(0, 3);
+        assert!(client.wait_idle(Duration::from_secs(5)).await);
+        assert_eq!(saved(&journal, &[]).await, []);
+    }
+
+    #[tokio::test]
+    async fn restore_sends_what_an_earlier_run_left_and_drops_the_expired() {
+        let day = Duration::from_secs(24 * 3600);
+        let earlier = [
+            intent(42, true, Duration::from_secs(60)),
+            intent(43, true, day * 2),
+        ];
+        let journal = Arc::new(MemoryJournal::with_bytes("ana", encode("ana", &earlier)));
+        let (client, gate) = journaled(&journal);
+        let (log, _sub) = record(&client, id(43));
+        // nothing is sent, nor the journal touched, before restore
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        assert_eq!(gate.waiting(), 0);
+        let RestoreReport {
+            restored,
+            expired,
+            problem,
+        } = client.restore();
+        assert!(problem.is_none());
+        assert_eq!(restored.len(), 1);
+        assert!(restored[0].post_id == id(42) && restored[0].liked && restored[0].pending);
+        assert_eq!(expired.len(), 1);
+        assert_eq!(
+            (expired[0].post_id, expired[0].error.clone()),
+            (id(43), LikeError::Expired)
+        );
+        assert_eq!(
+            failures(&log),
+            1,
+            "one failure heard for the expired intent"
+        );
+        let call = gate.next().await;
+        assert_eq!((call.post, call.action), (id(42), Action::Like));
+        assert_eq!(saved(&journal, &[(42, true)]).await, [(42, true)]);
+        call.ok(11, 5);
+        assert!(client.wait_idle(Duration::from_secs(5)).await);
+        // idle means the journal is saved too
+        assert_eq!(journal.load().unwrap(), []);
+        assert_eq!(
+            gate.sent().len(),
+            1,
+            "nothing of the expired intent was sent"
+        );
+        assert_eq!(client.restore(), RestoreReport::default(), "nothing left");
+    }
+
+    #[tokio::test]
+    async fn a_journal_left_unrestored_loses_nothing() {
+        let earlier = [intent(42, true, Duration::from_secs(60))];
+        let journal = Arc::new(MemoryJournal::with_bytes("ana", encode("ana", &earlier)));
+        let (client, gate) = journaled(&journal);
+        client.set_liked(id(7), true);
+        gate.next().await.ok(1, 2);
+        assert!(client.wait_idle(Duration::from_secs(5)).await);
+        assert_eq!(saved(&journal, &[(42, true)]).await, [(42, true)]);
+    }
+
+    #[tokio::test]
+    async fn a_damaged_or_foreign_journal_is_reported_once_and_replaced() {
+        let ana = encode("ana", &[intent(42, true, Duration::from_secs(1))]);
+        for (bytes, viewer) in [
+            (ana[..ana.len() / 2].to_vec(), "ana"),
+            (b"{\"format\":99}".to_vec(), "ana"),
+            (ana.clone(), "ben"),
+        ] {
+            let journal = Arc::new(MemoryJournal::with_bytes(viewer, bytes));
+            let (client, gate) = journaled(&journal);
+            let report = client.restore();
+            assert_eq!(report.problem.unwrap().code(), "journal");
+            assert!(report.restored.is_empty() && report.expired.is_empty());
+            assert_eq!(client.restore(), RestoreReport::default(), "reported once");
+            assert_eq!(
+                saved(&journal, &[]).await,
+                [],
+                "replaced with an empty journal"
+            );
+            tokio::time::sleep(Duration::from_millis(20)).await;
+            assert_eq!(gate.waiting(), 0, "nothing sent");
+        }
+    }
+}

@@ -16,7 +16,7 @@
 //! No rule about likes lives here: which call to send, when to retry and
 //! what to show are all the machine's decisions.
 
-use std::collections::{HashMap, HashSet, VecDeque};
+use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
 use std::pin::pin;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
@@ -25,8 +25,9 @@ use futures_channel::oneshot;
 use futures_util::future::{self, Either, FutureExt, Shared};
 
 use crate::events::{LikeEvent, LikeFailure, LikeObserver};
+use crate::journal::{Intent, JournalStore};
 use crate::machine::{Effect, Machine};
-use crate::runtime::{Executor, sleep};
+use crate::runtime::{Executor, now_ms, sleep};
 use crate::transport::Transport;
 use crate::wire::{MAX_BATCH_POSTS, PostLikes};
 use crate::{LikeError, PostId, PostView, Stats};
@@ -86,6 +87,9 @@ enum Job {
         post: PostId,
         call: u64,
         action: crate::Action,
+        /// The journal version that must be saved before the call goes
+        /// out (0: none).
+        after: u64,
     },
     Wait {
         post: PostId,
@@ -109,6 +113,144 @@ struct State {
     stopped: bool,
     /// Woken when no call is in flight or waiting to be retried.
     idle_waiters: Vec<oneshot::Sender<()>>,
+    journal: Journal,
+}
+
+/// The intents the machine has not seen confirmed, with when they were
+/// tapped, and the store that keeps them across starts.
+pub(crate) struct Journal {
+    store: Option<Arc<dyn JournalStore>>,
+    /// Every unconfirmed intent (kept with or without a store: expiry
+    /// needs the tap's time).
+    intents: BTreeMap<PostId, Intent>,
+    /// Intents read at start and not yet restored: saved with the others,
+    /// so that a client that never restores loses nothing.
+    unrestored: BTreeMap<PostId, Intent>,
+    /// Why the journal could not be read at start, until restore reports it.
+    problem: Option<LikeError>,
+    max_age: Duration,
+    /// Changes so far, and how many of them are saved.
+    version: u64,
+    saved: u64,
+    saving: bool,
+    /// Calls waiting for a version to be saved.
+    flushed: Vec<(u64, oneshot::Sender<()>)>,
+}
+
+impl Journal {
+    /// A journal of `store` (none: intents are kept in memory only),
+    /// loaded now.
+    pub(crate) fn open(store: Option<Arc<dyn JournalStore>>, max_age: Duration) -> Self {
+        let mut journal = Self {
+            store,
+            intents: BTreeMap::new(),
+            unrestored: BTreeMap::new(),
+            problem: None,
+            max_age,
+            version: 0,
+            saved: 0,
+            saving: false,
+            flushed: Vec::new(),
+        };
+        if let Some(store) = &journal.store {
+            match store.load() {
+                Ok(intents) => {
+                    journal.unrestored = intents.into_iter().map(|i| (i.post, i)).collect()
+                }
+                Err(problem) => {
+                    journal.problem = Some(problem);
+                    // The next save replaces what could not be read.
+                    journal.version = 1;
+                }
+            }
+        }
+        journal
+    }
+
+    /// Notes the machine's intent for `post` (a new one is stamped now;
+    /// the same one keeps its time).
+    fn note(&mut self, post: PostId, liked: Option<bool>) {
+        match liked {
+            Some(liked) => {
+                let kept = self
+                    .intents
+                    .get(&post)
+                    .filter(|i| i.liked == liked)
+                    .copied();
+                let intent = kept.unwrap_or(Intent {
+                    post,
+                    liked,
+                    tapped_at_ms: now_ms(),
+                });
+                self.intents.insert(post, intent);
+            }
+            None => {
+                self.intents.remove(&post);
+            }
+        }
+        // A tap in this run supersedes what an earlier run left.
+        self.unrestored.remove(&post);
+        if self.store.is_some() {
+            self.version += 1;
+        }
+    }
+
+    /// The version a call sent now must wait for, or 0.
+    fn barrier(&self) -> u64 {
+        if self.version > self.saved {
+            self.version
+        } else {
+            0
+        }
+    }
+
+    /// A save to start now, if one is due and none is running.
+    fn due(&mut self) -> Option<Save> {
+        let store = self.store.as_ref()?;
+        if self.saving || self.version <= self.saved {
+            return None;
+        }
+        self.saving = true;
+        let mut intents: Vec<Intent> = self.unrestored.values().copied().collect();
+        intents.extend(self.intents.values().copied());
+        Some(Save {
+            store: Arc::clone(store),
+            intents,
+            version: self.version,
+        })
+    }
+
+    /// Every change is saved and no save is running.
+    fn settled(&self) -> bool {
+        !self.saving && self.version <= self.saved
+    }
+
+    /// Whether `intent` is older than the journal's `max_age`.
+    fn expired(&self, intent: &Intent) -> bool {
+        let age = now_ms().saturating_sub(intent.tapped_at_ms);
+        u128::from(age) > self.max_age.as_millis()
+    }
+}
+
+/// One save of the journal, performed off the lock.
+struct Save {
+    store: Arc<dyn JournalStore>,
+    intents: Vec<Intent>,
+    version: u64,
+}
+
+/// What the journal held at start: see [`crate::LikeClient::restore`].
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct RestoreReport {
+    /// The posts restored, each showing its intent, pending; their calls
+    /// are on their way.
+    pub restored: Vec<PostView>,
+    /// The intents too old to send: each was dropped, and observers heard
+    /// one failure ([`LikeError::Expired`]) for it.
+    pub expired: Vec<LikeFailure>,
+    /// Why the journal could not be read, if it could not: the client
+    /// started without it, and the next save replaces it.
+    pub problem: Option<LikeError>,
 }
 
 /// What to do after the lock is released.
@@ -117,6 +259,7 @@ struct Followup {
     jobs: Vec<Job>,
     deliver: bool,
     idle: Vec<oneshot::Sender<()>>,
+    save: Option<Save>,
 }
 
 /// The machine, its observers and the tasks that perform its effects.
@@ -136,6 +279,7 @@ impl Driver {
         machine: Machine,
         transport: Arc<dyn Transport>,
         executor: Executor,
+        journal: Journal,
     ) -> Arc<Self> {
         let (stop_tx, stop_rx) = oneshot::channel();
         Arc::new(Self {
@@ -147,6 +291,7 @@ impl Driver {
                 closed: false,
                 stopped: false,
                 idle_waiters: Vec::new(),
+                journal,
             }),
             transport,
             executor,
@@ -335,13 +480,124 @@ impl Driver {
             self.start(job);
         }
         wake(followup.idle);
+        if let Some(save) = followup.save {
+            self.save(save);
+        }
+    }
+
+    /// Saves the journal off the lock (natively on a blocking thread), then
+    /// lets the calls waiting for it go, and saves again if it changed
+    /// meanwhile.
+    fn save(self: &Arc<Self>, save: Save) {
+        let driver = Arc::clone(self);
+        self.executor.spawn_blocking(move || {
+            // A failed save does not hold the calls back: the intent is
+            // sent anyway, and only its survival across a restart is lost.
+            let _ = save.store.save(&save.intents);
+            let (flushed, next, idle) = {
+                let mut st = driver.lock();
+                let journal = &mut st.journal;
+                journal.saved = journal.saved.max(save.version);
+                journal.saving = false;
+                let saved = journal.saved;
+                let (ready, waiting) = std::mem::take(&mut journal.flushed)
+                    .into_iter()
+                    .partition(|(version, _)| *version <= saved);
+                journal.flushed = waiting;
+                let next = journal.due();
+                let idle = if st.delivering {
+                    Vec::new()
+                } else {
+                    idle_after_delivery(&mut st)
+                };
+                (ready, next, idle)
+            };
+            for (_, waiter) in flushed {
+                let _ = waiter.send(());
+            }
+            wake(idle);
+            if let Some(next) = next {
+                driver.save(next);
+            }
+        });
+    }
+
+    /// Waits until journal version `version` is saved.
+    async fn journal_saved(&self, version: u64) {
+        let rx = {
+            let mut st = self.lock();
+            if st.journal.saved >= version {
+                return;
+            }
+            let (tx, rx) = oneshot::channel();
+            st.journal.flushed.push((version, tx));
+            rx
+        };
+        let _ = rx.await;
+    }
+
+    /// A retry wait ended: the call goes out again, unless its intent has
+    /// grown too old, when it is dropped with an `Expired` failure.
+    fn timer(self: &Arc<Self>, post: PostId, call: u64) {
+        self.input_with_state(|st| {
+            let expired = st
+                .journal
+                .intents
+                .get(&post)
+                .filter(|intent| st.journal.expired(intent))
+                .copied();
+            match expired {
+                Some(intent) => st.machine.expire(post, intent.liked),
+                None => st.machine.timer(post, call),
+            }
+        });
+    }
+
+    /// Restores what the journal held at start: see
+    /// [`crate::LikeClient::restore`].
+    pub(crate) fn restore(self: &Arc<Self>) -> RestoreReport {
+        self.input_with_state(|st| {
+            let mut report = RestoreReport {
+                problem: st.journal.problem.take(),
+                ..RestoreReport::default()
+            };
+            for (post, intent) in std::mem::take(&mut st.journal.unrestored) {
+                if st.journal.expired(&intent) {
+                    st.machine.expire(post, intent.liked);
+                    report.expired.push(LikeFailure {
+                        post_id: post,
+                        wanted: intent.liked,
+                        error: LikeError::Expired,
+                    });
+                } else {
+                    // Kept with its own tap time, for expiry.
+                    st.journal.intents.insert(post, intent);
+                    report.restored.push(st.machine.restore(post, intent.liked));
+                }
+            }
+            if st.journal.store.is_some() {
+                // Saves the journal as restored (the expired ones gone, a
+                // damaged one replaced).
+                st.journal.version += 1;
+            }
+            report
+        })
     }
 
     fn start(self: &Arc<Self>, job: Job) {
         let driver = Arc::clone(self);
         let stop = self.stop.clone();
         match job {
-            Job::Send { post, call, action } => self.executor.spawn(async move {
+            Job::Send {
+                post,
+                call,
+                action,
+                after,
+            } => self.executor.spawn(async move {
+                if after > 0 {
+                    // Written down before it is sent.
+                    driver.journal_saved(after).await;
+                }
                 let sent = driver.transport.send(post, action);
                 let result = match future::select(sent, stop).await {
                     Either::Left((result, _)) => result,
@@ -352,7 +608,7 @@ impl Driver {
             Job::Wait { post, call, delay } => self.executor.spawn(async move {
                 // Ends early when the driver stops: the retry then fails at once.
                 let _ = future::select(pin!(sleep(delay)), stop).await;
-                driver.input(|m| m.timer(post, call));
+                driver.timer(post, call);
             }),
         }
     }
@@ -415,13 +671,13 @@ impl Driver {
         self.lock().closed
     }
 
-    /// Waits until no call is in flight or waiting to be retried and no
-    /// event is waiting to be delivered or being delivered, at most
-    /// `timeout`. Returns whether that happened.
+    /// Waits until no call is in flight or waiting to be retried, no
+    /// event is waiting to be delivered or being delivered, and the intent
+    /// journal is saved, at most `timeout`. Returns whether that happened.
     pub(crate) async fn wait_idle(self: &Arc<Self>, timeout: Duration) -> bool {
         let rx = {
             let mut st = self.lock();
-            if !st.machine.has_pending_calls() && !st.delivering {
+            if !st.machine.has_pending_calls() && !st.delivering && st.journal.settled() {
                 return true;
             }
             let (tx, rx) = oneshot::channel();
@@ -479,7 +735,12 @@ fn collect(st: &mut State) -> Followup {
                 if st.stopped {
                     st.machine.response(post, call, Err(LikeError::Shutdown));
                 } else {
-                    followup.jobs.push(Job::Send { post, call, action });
+                    followup.jobs.push(Job::Send {
+                        post,
+                        call,
+                        action,
+                        after: 0,
+                    });
                 }
             }
             Effect::Wait { post, call, delay } => {
@@ -499,8 +760,18 @@ fn collect(st: &mut State) -> Followup {
                 wanted,
                 error,
             })),
+            Effect::Intent { post, liked } => st.journal.note(post, liked),
         }
     }
+    // Every call asked for now goes out once the journal holding its intent
+    // is saved (the machine notes the intent after asking for the call).
+    let barrier = st.journal.barrier();
+    for job in &mut followup.jobs {
+        if let Job::Send { after, .. } = job {
+            *after = barrier;
+        }
+    }
+    followup.save = st.journal.due();
     if !st.queue.is_empty() && !st.delivering {
         st.delivering = true;
         followup.deliver = true;
@@ -508,7 +779,11 @@ fn collect(st: &mut State) -> Followup {
     // Waiters wake once the observers have heard everything: after this
     // thread's delivery, or, when another thread is delivering, when that
     // thread has emptied the queue (`Driver::deliver`).
-    if st.machine.has_pending_calls() || (st.delivering && !followup.deliver) {
+    if st.machine.has_pending_calls()
+        || (st.delivering && !followup.deliver)
+        || followup.save.is_some()
+        || !st.journal.settled()
+    {
         return followup;
     }
     followup.idle = std::mem::take(&mut st.idle_waiters);
@@ -523,7 +798,7 @@ fn wake(waiters: Vec<oneshot::Sender<()>>) {
 
 /// The idle waiters to wake now that delivery ended, if no call is pending.
 fn idle_after_delivery(st: &mut State) -> Vec<oneshot::Sender<()>> {
-    if st.machine.has_pending_calls() {
+    if st.machine.has_pending_calls() || !st.journal.settled() {
         Vec::new()
     } else {
         std::mem::take(&mut st.idle_waiters)

@@ -98,6 +98,21 @@ pub enum LikeError {
     /// The client was shut down before the call could finish. Not retried.
     #[error("the client was shut down")]
     Shutdown,
+    /// The intent journal could not be read or written: damaged,
+    /// another viewer's, a newer format, or an I/O failure. A journal
+    /// that cannot be read is reported once (see
+    /// [`LikeClient::restore`](crate::LikeClient::restore)) and the client
+    /// starts without it. Not retried.
+    #[error("intent journal: {message}")]
+    Journal {
+        /// What was wrong.
+        message: String,
+    },
+    /// The viewer's intent was older than the client's
+    /// `max_intent_age` when it could be sent, so it was dropped. Not
+    /// retried.
+    #[error("the tap is too old to send")]
+    Expired,
 }
 
 impl LikeError {
@@ -169,7 +184,9 @@ impl LikeError {
             | Self::InvalidResponse { .. }
             | Self::InvalidId { .. }
             | Self::Config { .. }
-            | Self::Shutdown => None,
+            | Self::Shutdown
+            | Self::Journal { .. }
+            | Self::Expired => None,
         }
     }
 
@@ -188,6 +205,8 @@ impl LikeError {
             Self::NotFound { .. } => "post_not_found",
             Self::Config { .. } => "config",
             Self::Shutdown => "shutdown",
+            Self::Journal { .. } => "journal",
+            Self::Expired => "expired",
         }
     }
 }
@@ -255,6 +274,10 @@ mod tests {
                 message: String::new(),
             },
             LikeError::Shutdown,
+            LikeError::Journal {
+                message: String::new(),
+            },
+            LikeError::Expired,
         ];
         for e in &permanent {
             assert!(!e.is_transient(), "{e:?}");

@@ -51,6 +51,7 @@ mod client_tests;
 mod driver;
 pub mod error;
 mod events;
+pub mod journal;
 pub mod line;
 pub mod machine;
 pub mod runtime;
@@ -59,9 +60,13 @@ mod transport;
 pub mod view;
 pub mod wire;
 
-pub use client::{LikeClient, LikeClientBuilder, Subscription};
+pub use client::{DEFAULT_MAX_INTENT_AGE, LikeClient, LikeClientBuilder, Subscription};
+pub use driver::RestoreReport;
 pub use error::LikeError;
 pub use events::{LikeEvent, LikeFailure, LikeObserver};
+#[cfg(not(target_arch = "wasm32"))]
+pub use journal::FileJournal;
+pub use journal::{Intent, JournalStore, MemoryJournal};
 pub use line::LikeLine;
 pub use machine::{Action, CallId, Effect, Machine, MachineConfig, RetryPolicy, Stats};
 pub use runtime::BoxFuture;

@@ -89,6 +89,15 @@ pub enum Effect {
     },
     /// The post's displayed state changed: redraw it.
     Changed(PostView),
+    /// The viewer's unconfirmed intent for the post changed: `Some(liked)`
+    /// for a new intent to keep (a journal writes it before the post's
+    /// next call goes out), `None` once it is confirmed or given up.
+    Intent {
+        /// The post.
+        post: PostId,
+        /// The intent to keep, or none.
+        liked: Option<bool>,
+    },
     /// The viewer's latest intent did not save; the post is back at its
     /// confirmed state. Tell the viewer ("your like didn't save").
     Failed {
@@ -171,6 +180,11 @@ pub struct MachineConfig {
     /// How many posts to keep before idle ones are evicted (posts that are
     /// watched or have pending work are never evicted).
     pub max_posts: usize,
+    /// Keep while offline: when set, an intent whose retries are used up
+    /// on transient failures is not rolled back but kept pending (its view
+    /// carries the last error) and tried again every this long, until it
+    /// saves, fails for good, or expires. `None` (the default) rolls back.
+    pub offline_retry: Option<Duration>,
 }
 
 impl Default for MachineConfig {
@@ -178,6 +192,7 @@ impl Default for MachineConfig {
         Self {
             retry: RetryPolicy::default(),
             max_posts: 10_000,
+            offline_retry: None,
         }
     }
 }
@@ -404,6 +419,13 @@ impl Machine {
     /// new view at once; the call, if one is needed, is an [`Effect::Send`]
     /// now or after the call in flight ends.
     pub fn tap(&mut self, post: PostId, want: bool) -> PostView {
+        let before = self.intent(post);
+        let view = self.tap_inner(post, want);
+        self.note_intent(post, before);
+        view
+    }
+
+    fn tap_inner(&mut self, post: PostId, want: bool) -> PostView {
         self.stats.taps += 1;
         let st = self.posts.get_or_insert_mut(post, PostState::new);
         if st.liked() == want && (!st.uncertain || st.desired == Some(want)) {
@@ -440,6 +462,12 @@ impl Machine {
 
     /// The answer to the call `call` arrived.
     pub fn response(&mut self, post: PostId, call: CallId, result: Result<LikeState, LikeError>) {
+        let before = self.intent(post);
+        self.response_inner(post, call, result);
+        self.note_intent(post, before);
+    }
+
+    fn response_inner(&mut self, post: PostId, call: CallId, result: Result<LikeState, LikeError>) {
         let Some(st) = self.posts.get_mut(&post) else {
             return;
         };
@@ -483,10 +511,27 @@ impl Machine {
         st.uncertain |= error.may_have_applied();
         let want = st.desired.unwrap_or(action.liked());
         if error.is_transient() {
-            if let Some(delay) = self.next_delay(post, &error) {
+            let mut delay = self.next_delay(post, &error);
+            let mut shown = None;
+            if let (None, Some(every), true) =
+                (delay, self.config.offline_retry, want == action.liked())
+            {
+                // Retries used up, kept while offline: the latest intent is
+                // tried again on the slower schedule, its view saying why.
+                delay = Some(error.retry_after().map_or(every, |at| every.max(at)));
+                let st = self.state(post);
+                if st.error.as_deref() != Some(&error) {
+                    st.error = Some(Box::new(error.clone()));
+                    shown = Some(st.view(post));
+                }
+            }
+            if let Some(delay) = delay {
                 let call = self.next_call_id();
                 self.state(post).slot = Slot::Waiting { call, action };
                 self.effects.push_back(Effect::Wait { post, call, delay });
+                if let Some(view) = shown {
+                    self.effects.push_back(Effect::Changed(view));
+                }
                 return true;
             }
         }
@@ -506,6 +551,13 @@ impl Machine {
     /// bound lets the post go at once, so a reader always gets the view the
     /// machine's rules make of it.
     pub fn snapshot(&mut self, post: PostId, likes: PostLikes) -> PostView {
+        let before = self.intent(post);
+        let view = self.snapshot_inner(post, likes);
+        self.note_intent(post, before);
+        view
+    }
+
+    fn snapshot_inner(&mut self, post: PostId, likes: PostLikes) -> PostView {
         let st = self.entry(post);
         if !st.confirmed.accepts(likes.version) {
             return st.view(post);
@@ -529,6 +581,69 @@ impl Machine {
 
     /// The wait [`Effect::Wait`] asked for, with id `call`, is over.
     pub fn timer(&mut self, post: PostId, call: CallId) {
+        let before = self.intent(post);
+        self.timer_inner(post, call);
+        self.note_intent(post, before);
+    }
+
+    /// An intent kept from an earlier run (an intent journal): the post
+    /// shows it at once, pending, and it is sent like a tap — always, since
+    /// the server may or may not have it. Ignored when the viewer already
+    /// tapped the post in this run (that tap is newer). Returns the view.
+    pub fn restore(&mut self, post: PostId, want: bool) -> PostView {
+        let st = self.entry(post);
+        if st.desired.is_some() || st.slot != Slot::Idle {
+            let view = st.view(post);
+            self.evict();
+            return view;
+        }
+        let before = st.view(post);
+        st.desired = Some(want);
+        st.uncertain = true;
+        st.error = None;
+        self.pump(post);
+        self.changed_since(post, &before);
+        self.note_intent(post, None);
+        let view = self.entry(post).view(post);
+        self.evict();
+        view
+    }
+
+    /// The viewer's intent `want` for the post is too old to send: it is
+    /// dropped with one [`Effect::Failed`] ([`LikeError::Expired`]) — an
+    /// intent from an earlier run that is not tracked, or one kept pending
+    /// while offline and waiting for its next try. Nothing happens while a
+    /// call for it is in flight (its answer settles it) or when the viewer
+    /// wants something else by now.
+    pub fn expire(&mut self, post: PostId, want: bool) {
+        let pending = self
+            .posts
+            .peek(&post)
+            .map(|st| (st.desired, st.slot != Slot::Idle));
+        match pending {
+            // Nothing of it in this run (the post untracked, or only read
+            // or watched): the viewer hears of it, nothing else changes.
+            None | Some((None, false)) => {
+                self.effects.push_back(Effect::Failed {
+                    post,
+                    wanted: want,
+                    error: LikeError::Expired,
+                });
+                return;
+            }
+            Some((desired, _)) if desired != Some(want) => return,
+            _ => {}
+        }
+        if matches!(self.state(post).slot, Slot::InFlight { .. }) {
+            return;
+        }
+        let before = self.intent(post);
+        self.state(post).slot = Slot::Idle;
+        self.roll_back(post, want, LikeError::Expired);
+        self.note_intent(post, before);
+    }
+
+    fn timer_inner(&mut self, post: PostId, call: CallId) {
         let Some(st) = self.posts.get_mut(&post) else {
             return;
         };
@@ -650,6 +765,19 @@ impl Machine {
         });
         self.effects.push_back(Effect::Changed(view));
         self.evict();
+    }
+
+    /// The post's unconfirmed intent, if any.
+    fn intent(&self, post: PostId) -> Option<bool> {
+        self.posts.peek(&post).and_then(|st| st.desired)
+    }
+
+    /// Emits [`Effect::Intent`] when the post's intent is no longer `before`.
+    fn note_intent(&mut self, post: PostId, before: Option<bool>) {
+        let now = self.intent(post);
+        if now != before {
+            self.effects.push_back(Effect::Intent { post, liked: now });
+        }
     }
 
     fn changed_since(&mut self, post: PostId, before: &PostView) {

@@ -218,6 +218,39 @@ impl Executor {
     }
 }
 
+impl Executor {
+    /// Runs `work`, which may block (a file write), off the runtime's
+    /// worker threads natively; on wasm, at once (browser storage is
+    /// synchronous and quick).
+    pub fn spawn_blocking<F>(&self, work: F)
+    where
+        F: FnOnce() + SendOutsideWasm + 'static,
+    {
+        #[cfg(not(target_arch = "wasm32"))]
+        drop(self.handle.spawn_blocking(work));
+        #[cfg(target_arch = "wasm32")]
+        work();
+    }
+}
+
+/// The wall clock, in milliseconds since the Unix epoch (0 if the clock is
+/// before it).
+pub fn now_ms() -> u64 {
+    #[cfg(not(target_arch = "wasm32"))]
+    {
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
+    }
+    #[cfg(target_arch = "wasm32")]
+    {
+        // Whole milliseconds, far below 2^53.
+        #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+        let ms = js_sys::Date::now() as u64;
+        ms
+    }
+}
+
 /// A runtime the executor started itself. Dropped without waiting for its
 /// tasks, so that the last client handle may go away anywhere, even on one
 /// of the runtime's own threads.

@@ -39,7 +39,7 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 
-mod json;
+pub(crate) mod json;
 #[cfg(not(target_arch = "wasm32"))]
 mod native;
 #[cfg(not(target_arch = "wasm32"))]

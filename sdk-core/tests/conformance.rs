@@ -264,6 +264,8 @@ fn run_on_machine(scenario: &Scenario) -> Result<(), String> {
                     }
                     Effect::Wait { post, call, .. } => timers.push((post, call)),
                     Effect::Changed(view) => events.push(event_json(&LikeEvent::Changed(view))),
+                    // What a journal keeps is no event.
+                    Effect::Intent { .. } => {}
                     Effect::Failed {
                         post,
                         wanted,

@@ -136,6 +136,8 @@ struct World {
     in_flight: HashMap<PostId, (CallId, Action)>,
     timers: HashMap<PostId, CallId>,
     model: HashMap<PostId, Model>,
+    /// The intents the machine asked to keep, as a journal would.
+    journal: HashMap<PostId, bool>,
 }
 
 impl World {
@@ -148,12 +150,14 @@ impl World {
                     ..RetryPolicy::default()
                 },
                 max_posts: 100,
+                offline_retry: None,
             }),
             server: HashMap::new(),
             history: HashMap::new(),
             in_flight: HashMap::new(),
             timers: HashMap::new(),
             model: HashMap::new(),
+            journal: HashMap::new(),
         }
     }
 
@@ -191,6 +195,36 @@ impl World {
                 Effect::Changed(view) => {
                     prop_assert!(view.count < 1_000, "count wrapped below zero");
                 }
+                Effect::Intent { post, liked } => {
+                    let before = match liked {
+                        Some(liked) => self.journal.insert(post, liked),
+                        None => self.journal.remove(&post),
+                    };
+                    prop_assert_ne!(before, liked, "an intent noted twice for post {}", post);
+                }
+            }
+        }
+        // The journal holds exactly the intents not yet confirmed: each
+        // shows on its post, pending; a post with nothing pending has none.
+        for post in (1..=POSTS).map(pid) {
+            let view = self.m.view(post);
+            match self.journal.get(&post) {
+                Some(&liked) => {
+                    let view = view.expect("a post with an intent is tracked");
+                    prop_assert!(
+                        view.pending && view.liked == liked,
+                        "post {}: {:?}",
+                        post,
+                        view
+                    );
+                }
+                None => prop_assert!(
+                    view.as_ref()
+                        .is_none_or(|v| !v.pending || self.m.is_busy(post)),
+                    "post {} pending without an intent: {:?}",
+                    post,
+                    view
+                ),
             }
         }
         for post in (1..=POSTS).map(pid) {

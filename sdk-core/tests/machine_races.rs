@@ -860,6 +860,7 @@ fn the_machine_reports_its_settings_and_whether_it_tracks_posts() {
             seed: Some(11),
             ..RetryPolicy::default()
         },
+        offline_retry: None,
     };
     let mut p = Probe::with(config);
     assert_eq!(p.m.config().max_posts, 3);

@@ -51,4 +51,6 @@ private fun LikeException.fields(): Fields = when (this) {
     is LikeException.InvalidId -> Fields(reason, code, isTransient, status, retryAfterMs)
     is LikeException.Config -> Fields(reason, code, isTransient, status, retryAfterMs)
     is LikeException.Shutdown -> Fields(reason, code, isTransient, status, retryAfterMs)
+    is LikeException.Journal -> Fields(reason, code, isTransient, status, retryAfterMs)
+    is LikeException.Expired -> Fields(reason, code, isTransient, status, retryAfterMs)
 }

@@ -92,6 +92,15 @@ fn builder_with(options: &LikeClientOptions) -> Result<likekit_core::LikeClientB
     if let Some(pem) = options.extra_root_certificates_pem() {
         builder = builder.extra_root_certificates_pem(pem);
     }
+    if let Some(journal) = &options.journal {
+        builder = builder.shared_journal(Arc::clone(&journal.store));
+    }
+    if let Some(age) = options.max_intent_age() {
+        builder = builder.max_intent_age(age);
+    }
+    if let Some(every) = options.keep_while_offline() {
+        builder = builder.keep_while_offline(every);
+    }
     Ok(builder)
 }
 
@@ -344,6 +353,17 @@ impl LikeClient {
             .collect::<Result<Vec<_>, _>>()?;
         let views = self.inner.refresh_many(&posts).await?;
         Ok(views.into_iter().map(Into::into).collect())
+    }
+
+    /// Sends what the journal (`options.journal`) held at start: each tap
+    /// still young enough shows at once as a pending view and its call goes
+    /// out (a post tapped since keeps the newer tap); each older than
+    /// `maxIntentAgeMs` is dropped, and observers hear one `onFailure`
+    /// (`Expired`) for it. Call it once the app listens; later calls find
+    /// nothing. A journal that could not be read is reported here once, in
+    /// `problem`. Without a journal the report is empty.
+    pub fn restore(&self) -> crate::RestoreReport {
+        self.inner.restore().into()
     }
 
     /// Waits until no call is in flight or waiting to be retried and the

@@ -135,6 +135,12 @@ like_error! {
     Config,
     /// The client was shut down before the call could finish.
     Shutdown,
+    /// The intent journal could not be read or written (damaged, another
+    /// viewer's, a newer format, an I/O failure).
+    Journal,
+    /// The tap was older than the client's `max_intent_age` when it could
+    /// be sent, so it was dropped.
+    Expired,
 }
 
 #[cfg(test)]
@@ -316,6 +322,24 @@ mod tests {
                 "Shutdown",
                 ("the client was shut down", "shutdown", false, None, None),
             ),
+            case(
+                Core::Journal {
+                    message: "the journal is not readable".into(),
+                },
+                "Journal",
+                (
+                    "intent journal: the journal is not readable",
+                    "journal",
+                    false,
+                    None,
+                    None,
+                ),
+            ),
+            case(
+                Core::Expired,
+                "Expired",
+                ("the tap is too old to send", "expired", false, None, None),
+            ),
         ]
     }
 
@@ -324,7 +348,7 @@ mod tests {
         let cases = every_core_variant();
         // The conversion's match names every core variant (a new one fails
         // to compile there); this keeps the table from missing one.
-        assert_eq!(cases.len(), 12);
+        assert_eq!(cases.len(), 14);
         for Case {
             core,
             variant,

@@ -62,12 +62,14 @@
 mod client;
 mod dispatch;
 mod error;
+mod journal;
 mod scripted;
 mod types;
 
 pub use client::{LikeClient, LikeObserver, LikeSubscription, TokenProvider};
 pub use dispatch::{CallbackDispatcher, DispatchedCall};
 pub use error::LikeError;
+pub use journal::{ExpiredTap, IntentJournal, RestoreReport};
 pub use scripted::{ScriptedCall, ScriptedFailure, ScriptedServer};
 pub use types::{LikeClientOptions, LikeLine, PostView, Stats, default_options};
 

@@ -119,6 +119,19 @@ pub struct LikeClientOptions {
     /// `MainQueueDispatcher()`).
     #[uniffi(default = None)]
     pub callback_dispatcher: Option<Arc<dyn crate::CallbackDispatcher>>,
+    /// Where the viewer's unconfirmed taps are kept across starts
+    /// (`IntentJournal.file(dir, viewer)`); none keeps them in memory only.
+    #[uniffi(default = None)]
+    pub journal: Option<Arc<crate::IntentJournal>>,
+    /// How old a tap may grow before it is dropped instead of sent (at
+    /// restore, and while kept offline); default one day.
+    #[uniffi(default = None)]
+    pub max_intent_age_ms: Option<i64>,
+    /// Keep a tap pending while offline instead of rolling it back when
+    /// its retries are used up, trying again every this many milliseconds
+    /// until it saves, fails for good, or expires; none rolls back.
+    #[uniffi(default = None)]
+    pub keep_while_offline_ms: Option<i64>,
 }
 
 impl std::fmt::Debug for LikeClientOptions {
@@ -141,6 +154,9 @@ impl std::fmt::Debug for LikeClientOptions {
                 "callback_dispatcher",
                 &self.callback_dispatcher.as_ref().map(|_| ".."),
             )
+            .field("journal", &self.journal.as_ref().map(|_| ".."))
+            .field("max_intent_age_ms", &self.max_intent_age_ms)
+            .field("keep_while_offline_ms", &self.keep_while_offline_ms)
             .finish()
     }
 }
@@ -165,6 +181,10 @@ pub fn default_options() -> LikeClientOptions {
         extra_root_certificates_pem: None,
         // Observers run on LikeKit's threads unless told otherwise.
         callback_dispatcher: None,
+        journal: None,
+        max_intent_age_ms: Some(millis(likekit_core::DEFAULT_MAX_INTENT_AGE)),
+        // Rolls back after the retries unless told otherwise.
+        keep_while_offline_ms: None,
     }
 }
 
@@ -196,6 +216,16 @@ impl LikeClientOptions {
     /// The answer cap, if one was given.
     pub(crate) fn max_answer_bytes(&self) -> Option<usize> {
         self.max_answer_bytes.map(size)
+    }
+
+    /// The intent age limit, if one was given.
+    pub(crate) fn max_intent_age(&self) -> Option<Duration> {
+        self.max_intent_age_ms.map(duration)
+    }
+
+    /// The offline retry interval, if keeping taps while offline.
+    pub(crate) fn keep_while_offline(&self) -> Option<Duration> {
+        self.keep_while_offline_ms.map(duration)
     }
 
     /// The extra trusted roots' PEM, if any was given.
@@ -315,6 +345,9 @@ mod tests {
             max_answer_bytes: None,
             extra_root_certificates_pem: None,
             callback_dispatcher: None,
+            journal: None,
+            max_intent_age_ms: None,
+            keep_while_offline_ms: None,
         };
         assert_eq!(options.retry_policy(), RetryPolicy::default());
         assert_eq!(options.request_timeout(), None);

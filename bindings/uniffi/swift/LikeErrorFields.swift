@@ -38,7 +38,9 @@ extension LikeError {
             let .Rejected(reason, code, isTransient, status, retryAfterMs),
             let .InvalidId(reason, code, isTransient, status, retryAfterMs),
             let .Config(reason, code, isTransient, status, retryAfterMs),
-            let .Shutdown(reason, code, isTransient, status, retryAfterMs):
+            let .Shutdown(reason, code, isTransient, status, retryAfterMs),
+            let .Journal(reason, code, isTransient, status, retryAfterMs),
+            let .Expired(reason, code, isTransient, status, retryAfterMs):
             return (reason, code, isTransient, status, retryAfterMs)
         }
     }

@@ -558,6 +558,63 @@ impl Json for ErrorBody {
     }
 }
 
+/// An intent journal as its reader sees it: see `crate::journal`.
+pub(crate) struct JournalDocument {
+    pub(crate) format: u64,
+    pub(crate) viewer: String,
+    pub(crate) intents: Vec<crate::journal::Intent>,
+}
+
+impl Json for crate::journal::Intent {
+    fn read(r: &mut Reader<'_>) -> Result<Self> {
+        let (mut post, mut liked, mut tapped_at_ms) = (None, None, None);
+        r.fields(&["post", "liked", "tapped_at_ms"], &mut |r, i| {
+            match i {
+                0 => {
+                    let id: u64 = r.value()?;
+                    post =
+                        Some(PostId::new(id).map_err(|_| r.field_error("not a post id", "post"))?);
+                }
+                1 => liked = Some(r.value()?),
+                _ => tapped_at_ms = Some(r.value()?),
+            }
+            Ok(())
+        })?;
+        Ok(Self {
+            post: required(post, "post", r)?,
+            liked: required(liked, "liked", r)?,
+            tapped_at_ms: required(tapped_at_ms, "tapped_at_ms", r)?,
+        })
+    }
+}
+
+impl Json for JournalDocument {
+    fn read(r: &mut Reader<'_>) -> Result<Self> {
+        let (mut format, mut viewer, mut intents) = (None, None, None);
+        r.fields(&["format", "viewer", "intents"], &mut |r, i| {
+            match i {
+                0 => format = Some(r.value()?),
+                1 => viewer = Some(r.value()?),
+                _ => {
+                    r.expect(b'[', "expected an array")?;
+                    let mut list = Vec::new();
+                    r.items(&mut |r| {
+                        list.push(r.value()?);
+                        Ok(())
+                    })?;
+                    intents = Some(list);
+                }
+            }
+            Ok(())
+        })?;
+        Ok(Self {
+            format: required(format, "format", r)?,
+            viewer: required(viewer, "viewer", r)?,
+            intents: required(intents, "intents", r)?,
+        })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used)]

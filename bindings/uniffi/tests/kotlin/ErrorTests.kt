@@ -41,6 +41,8 @@ private fun variantOf(e: LikeException): String = when (e) {
     is LikeException.InvalidId -> "InvalidId"
     is LikeException.Config -> "Config"
     is LikeException.Shutdown -> "Shutdown"
+    is LikeException.Journal -> "Journal"
+    is LikeException.Expired -> "Expired"
 }
 
 /** The LikeException `call` throws; fails when it returns. */

@@ -927,5 +927,7 @@ func caseName(_ error: LikeError) -> String {
     case .InvalidId: return "InvalidId"
     case .Config: return "Config"
     case .Shutdown: return "Shutdown"
+    case .Journal: return "Journal"
+    case .Expired: return "Expired"
     }
 }

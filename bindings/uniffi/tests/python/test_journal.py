@@ -1,0 +1,214 @@
+"""Taps that survive the app being killed: the intent journal through the
+generated Python bindings, against the real server. A child process taps
+and is killed with SIGKILL; a new client on the same journal finishes the
+job."""
+
+import asyncio
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import likekit
+from conftest import FAST_RETRY, FixedToken, Recorder, wait_idle
+from likekit_admin import FaultRoute, FaultRule, Status
+
+# The child: taps as asked, says so once the call is on the wire, then
+# waits to be killed.
+CHILD = r"""
+import asyncio, sys, time, likekit
+url, token, directory, post, taps = sys.argv[1:6]
+
+class Token(likekit.TokenProvider):
+    def token(self, refresh):
+        return token
+
+journal = likekit.IntentJournal.file(directory, "ana")
+client = likekit.LikeClient(url, Token(), likekit.LikeClientOptions(journal=journal))
+asyncio.run(client.refresh(int(post)))  # the heart as the server has it
+for tap in taps.split(","):
+    client.set_liked(int(post), tap == "like")
+print("tapped", flush=True)
+time.sleep(120)
+"""
+
+
+def read_back(admin, post, user_id):
+    """(liked_by_me, count) of `post` as the server has it for `user_id`."""
+    status, body = admin.as_viewer("GET", f"/posts/{post}/likes", admin.token(user_id))
+    assert status == 200, body
+    return body["liked_by_me"], body["count"]
+
+
+def wait_for(what, check, timeout=15.0):
+    deadline = time.monotonic() + timeout
+    while not check():
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        time.sleep(0.02)
+
+
+def tap_and_kill(admin, viewer, tmp_path, post, taps, route):
+    """Runs the child tapping `taps` on `post` while `route` is held 10 s,
+    and kills it once its first call reached the server."""
+    admin.clear_requests()
+    admin.set_faults([FaultRule(route, post=post, latency_ms=10_000)])
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(
+        p for p in [os.path.dirname(likekit.__file__), *sys.path, env.get("PYTHONPATH", "")] if p
+    )
+    child = subprocess.Popen(
+        [sys.executable, "-c", CHILD, admin.url, admin.token(viewer[0]), str(tmp_path), str(post), ",".join(taps)],
+        stdout=subprocess.PIPE,
+        env=env,
+    )
+    try:
+        assert child.stdout.readline().strip() == b"tapped"
+        # A call is sent only once the journal holds its intent: when the
+        # server sees it, the tap is on disk.
+        wait_for("the call to reach the server", lambda: admin.entries(route=route, post=post))
+    finally:
+        child.send_signal(signal.SIGKILL)
+        child.wait(10)
+        child.stdout.close()
+    admin.clear_faults()
+
+
+def restart(admin, viewer, tmp_path, rec=None):
+    journal = likekit.IntentJournal.file(str(tmp_path), "ana")
+    client = likekit.LikeClient(admin.url, viewer[1], likekit.LikeClientOptions(journal=journal))
+    sub = client.subscribe_all(rec) if rec else None
+    return client, client.restore(), sub
+
+
+def test_a_like_survives_the_process_being_killed(admin, viewer, tmp_path):
+    post = admin.post()
+    tap_and_kill(admin, viewer, tmp_path, post, ["like"], FaultRoute.LIKE)
+    admin.clear_requests()
+    client, report, _ = restart(admin, viewer, tmp_path)
+    assert report.problem is None and report.expired == []
+    [view] = report.restored
+    assert (view.post_id, view.liked, view.pending) == (post, True, True), "pending at once"
+    wait_idle(client)
+    assert read_back(admin, post, viewer[0]) == (True, 1), "liked, counted once"
+    assert len(admin.entries(route=FaultRoute.LIKE, post=post)) == 1, "one call after the restart"
+    asyncio.run(client.shutdown(1_000))
+
+
+def test_an_unlike_survives_too(admin, viewer, tmp_path):
+    post = admin.post()
+    status, _ = admin.as_viewer("POST", f"/posts/{post}/like", admin.token(viewer[0]))
+    assert status == 200
+    tap_and_kill(admin, viewer, tmp_path, post, ["unlike"], FaultRoute.UNLIKE)
+    client, report, _ = restart(admin, viewer, tmp_path)
+    assert [(v.liked, v.pending) for v in report.restored] == [(False, True)]
+    wait_idle(client)
+    assert read_back(admin, post, viewer[0]) == (False, 0)
+    asyncio.run(client.shutdown(1_000))
+
+
+def test_like_unlike_like_before_the_kill_leaves_one_intent(admin, viewer, tmp_path):
+    post = admin.post()
+    tap_and_kill(admin, viewer, tmp_path, post, ["like", "unlike", "like"], FaultRoute.LIKE)
+    [kept] = json.loads((tmp_path / "likekit-intents-616e61.json").read_text())["intents"]
+    assert (kept["post"], kept["liked"]) == (post, True), "only the last intent"
+    admin.clear_requests()
+    client, report, _ = restart(admin, viewer, tmp_path)
+    assert [v.liked for v in report.restored] == [True]
+    wait_idle(client)
+    assert read_back(admin, post, viewer[0]) == (True, 1)
+    sent = admin.entries(post=post)
+    assert len([e for e in sent if e.route in (FaultRoute.LIKE, FaultRoute.UNLIKE)]) <= 1, sent
+    asyncio.run(client.shutdown(1_000))
+
+
+def test_another_viewer_on_the_same_directory_sends_nothing_of_anas(admin, viewer, tmp_path):
+    post = admin.post()
+    tap_and_kill(admin, viewer, tmp_path, post, ["like"], FaultRoute.LIKE)
+    admin.clear_requests()
+    ben = admin.user("Ben")
+    journal = likekit.IntentJournal.file(str(tmp_path), "ben")
+    client = likekit.LikeClient(admin.url, FixedToken(admin.token(ben)), likekit.LikeClientOptions(journal=journal))
+    report = client.restore()
+    assert (report.restored, report.expired, report.problem) == ([], [], None)
+    time.sleep(0.2)
+    assert admin.entries(post=post) == [], "nothing sent"
+    asyncio.run(client.shutdown(1_000))
+
+
+def test_an_expired_intent_fails_once_and_sends_nothing(admin, viewer, tmp_path):
+    post = admin.post()
+    two_days_ago = int(time.time() * 1000) - 2 * 24 * 3600 * 1000
+    (tmp_path / "likekit-intents-616e61.json").write_text(
+        json.dumps({"format": 1, "viewer": "ana", "intents": [{"post": post, "liked": True, "tapped_at_ms": two_days_ago}]})
+    )
+    admin.clear_requests()
+    rec = Recorder()
+    client, report, _sub = restart(admin, viewer, tmp_path, rec)
+    assert report.restored == []
+    [expired] = report.expired
+    assert (expired.post_id, expired.wanted, expired.error.code) == (post, True, "expired")
+    assert [(p, w, type(e).__name__) for p, w, e, _ in rec.failures] == [(post, True, "Expired")]
+    wait_idle(client)
+    assert admin.entries(post=post) == [], "nothing sent"
+    assert json.loads((tmp_path / "likekit-intents-616e61.json").read_text())["intents"] == []
+    asyncio.run(client.shutdown(1_000))
+
+
+def test_a_damaged_journal_is_reported_once_and_replaced(admin, viewer, tmp_path):
+    for i, damaged in enumerate([b'{"format":1,"viewer":"ana","intents":[{"po', b"\x00\xff", b'{"format":7}']):
+        directory = tmp_path / str(i)
+        directory.mkdir()
+        path = directory / "likekit-intents-616e61.json"
+        path.write_bytes(damaged)
+        client, report, _ = restart(admin, viewer, directory)
+        assert isinstance(report.problem, likekit.LikeError.Journal), report
+        assert report.restored == [] and report.expired == []
+        assert client.restore().problem is None, "reported once"
+        wait_for("the journal to be replaced", lambda: path.read_bytes() != damaged)
+        assert json.loads(path.read_text()) == {"format": 1, "viewer": "ana", "intents": []}
+        asyncio.run(client.shutdown(1_000))
+
+
+def test_a_second_client_on_one_journal_is_refused(tmp_path):
+    first = likekit.IntentJournal.file(str(tmp_path), "ana")
+    try:
+        likekit.IntentJournal.file(str(tmp_path), "ana")
+        raise AssertionError("a second client opened the same journal")
+    except likekit.LikeError.Journal as e:
+        assert "in use" in e.reason
+    del first
+    likekit.IntentJournal.file(str(tmp_path), "ana")
+
+
+def test_keep_while_offline_holds_the_tap_then_saves(admin, viewer, faults, make_client):
+    post = admin.post()
+    faults(FaultRule(FaultRoute.LIKE, post=post, action=Status(503)))
+    options = likekit.LikeClientOptions(
+        retry_min_delay_ms=10, retry_max_delay_ms=20, max_retries=1, retry_jitter=False, keep_while_offline_ms=100
+    )
+    client = make_client(options)
+    rec = Recorder()
+    sub = client.subscribe(post, rec)
+    client.set_liked(post, True)
+    # retries used up: still pending, the view saying why
+    rec.await_change(lambda v: v.pending and v.error is not None, timeout=10)
+    wait_for("a few offline tries", lambda: len(admin.entries(route=FaultRoute.LIKE, post=post)) >= 4)
+    view = client.view(post)
+    assert view.liked and view.pending and rec.failures == []
+    admin.clear_faults()
+    confirmed, _, _ = rec.await_change(lambda v: not v.pending, timeout=10)
+    assert (confirmed.liked, confirmed.count, confirmed.error) == (True, 1, None)
+    sub.cancel()
+
+    # the default rolls back as ever
+    other = admin.post()
+    faults(FaultRule(FaultRoute.LIKE, post=other, action=Status(503)))
+    client = make_client(FAST_RETRY)
+    rec = Recorder()
+    sub = client.subscribe(other, rec)
+    client.set_liked(other, True)
+    rec.await_failure(timeout=10)
+    assert not client.view(other).liked
+    sub.cancel()

@@ -1,0 +1,416 @@
+//! The intent journal: the viewer's latest unconfirmed like or unlike per
+//! post, kept so that a tap survives the app being closed.
+//!
+//! LikeKit's wire carries state (POST = liked, DELETE = not liked, both
+//! idempotent) and the machine coalesces taps, so only the *latest*
+//! desired state per post needs keeping, and replaying it any number of
+//! times is exact. The client writes the journal before it sends the call
+//! for a tap (the tap itself returns before any I/O), drops an entry when
+//! the server confirms it or it fails for good, and restores what is left
+//! on the next start ([`LikeClient::restore`](crate::LikeClient::restore)).
+//!
+//! A journal belongs to one signed-in viewer: the viewer's key is written
+//! in it and checked when it is read, and [`FileJournal`] keeps one file
+//! per viewer, so one viewer's intents are never sent with another's
+//! token. Tokens are never written.
+//!
+//! The format (version [`FORMAT`]), the same on every platform:
+//!
+//! ```json
+//! {"format":1,"viewer":"ana","intents":[{"post":42,"liked":true,"tapped_at_ms":1764000000000}]}
+//! ```
+
+use std::sync::Arc;
+
+use crate::runtime::{SendOutsideWasm, SyncOutsideWasm};
+use crate::{LikeError, PostId};
+
+/// The journal format this version writes and reads.
+pub const FORMAT: u32 = 1;
+
+/// One post's latest unconfirmed intent.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Intent {
+    /// The post.
+    pub post: PostId,
+    /// What the viewer wants: `true` liked, `false` not liked.
+    pub liked: bool,
+    /// When the viewer tapped, in milliseconds since the Unix epoch.
+    pub tapped_at_ms: u64,
+}
+
+/// Where a client keeps its journal: implemented by [`FileJournal`]
+/// natively, by `localStorage` in the web binding, and by
+/// [`MemoryJournal`] for tests.
+///
+/// Both methods are called off the tap's path (natively on a blocking
+/// thread). `save` replaces the whole journal and must be atomic: after a
+/// crash, a reader sees the old journal or the new one, never a mix.
+pub trait JournalStore: SendOutsideWasm + SyncOutsideWasm {
+    /// The intents saved for this store's viewer; empty when there is no
+    /// journal yet.
+    ///
+    /// # Errors
+    ///
+    /// [`LikeError::Journal`] for a journal that cannot be read (truncated,
+    /// corrupted, another viewer's, a newer format, an I/O failure).
+    fn load(&self) -> Result<Vec<Intent>, LikeError>;
+
+    /// Replaces the journal with `intents`.
+    ///
+    /// # Errors
+    ///
+    /// [`LikeError::Journal`] when it could not be written.
+    fn save(&self, intents: &[Intent]) -> Result<(), LikeError>;
+}
+
+impl<T: JournalStore + ?Sized> JournalStore for Arc<T> {
+    fn load(&self) -> Result<Vec<Intent>, LikeError> {
+        (**self).load()
+    }
+
+    fn save(&self, intents: &[Intent]) -> Result<(), LikeError> {
+        (**self).save(intents)
+    }
+}
+
+fn journal_error(message: impl Into<String>) -> LikeError {
+    LikeError::Journal {
+        message: message.into(),
+    }
+}
+
+/// The journal of `viewer` holding `intents`, as bytes.
+pub fn encode(viewer: &str, intents: &[Intent]) -> Vec<u8> {
+    let mut text = format!("{{\"format\":{FORMAT},\"viewer\":");
+    push_string(&mut text, viewer);
+    text.push_str(",\"intents\":[");
+    for (i, intent) in intents.iter().enumerate() {
+        if i > 0 {
+            text.push(',');
+        }
+        text.push_str(&format!(
+            "{{\"post\":{},\"liked\":{},\"tapped_at_ms\":{}}}",
+            intent.post, intent.liked, intent.tapped_at_ms
+        ));
+    }
+    text.push_str("]}");
+    text.into_bytes()
+}
+
+/// `value` as a JSON string.
+fn push_string(text: &mut String, value: &str) {
+    text.push('"');
+    for c in value.chars() {
+        match c {
+            '"' => text.push_str("\\\""),
+            '\\' => text.push_str("\\\\"),
+            c if u32::from(c) < 0x20 => text.push_str(&format!("\\u{:04x}", u32::from(c))),
+            c => text.push(c),
+        }
+    }
+    text.push('"');
+}
+
+/// The intents of `viewer`'s journal `bytes`.
+///
+/// ```
+/// use likekit_core::journal::{decode, encode, Intent};
+/// let intent = Intent { post: likekit_core::PostId::new(42).unwrap(), liked: true, tapped_at_ms: 7 };
+/// let bytes = encode("ana", &[intent]);
+/// assert_eq!(decode("ana", &bytes).unwrap(), [intent]);
+/// assert_eq!(decode("ben", &bytes).unwrap_err().code(), "journal");
+/// assert!(decode("ana", &bytes[..bytes.len() - 1]).is_err());
+/// ```
+///
+/// # Errors
+///
+/// [`LikeError::Journal`] for bytes that are not a whole journal of this
+/// format (truncated, corrupted, a newer format, a post id out of range)
+/// or that belong to another viewer. Never panics, whatever the bytes.
+pub fn decode(viewer: &str, bytes: &[u8]) -> Result<Vec<Intent>, LikeError> {
+    let document: crate::transport::json::JournalDocument =
+        crate::transport::json::from_json(bytes)
+            .map_err(|e| journal_error(format!("the journal is not readable: {e}")))?;
+    if document.format != u64::from(FORMAT) {
+        return Err(journal_error(format!(
+            "the journal has format {}, this version reads {FORMAT}",
+            document.format
+        )));
+    }
+    if document.viewer != viewer {
+        return Err(journal_error("the journal belongs to another viewer"));
+    }
+    let mut seen = std::collections::HashSet::new();
+    if let Some(twice) = document.intents.iter().find(|i| !seen.insert(i.post)) {
+        return Err(journal_error(format!(
+            "the journal names post {} twice",
+            twice.post
+        )));
+    }
+    Ok(document.intents)
+}
+
+/// A journal in memory: for tests, and for apps that want the offline
+/// behaviour without keeping anything across starts.
+#[derive(Debug, Default)]
+pub struct MemoryJournal {
+    saved: std::sync::Mutex<Option<Vec<u8>>>,
+    viewer: String,
+}
+
+impl MemoryJournal {
+    /// An empty journal for `viewer`.
+    pub fn new(viewer: impl Into<String>) -> Self {
+        Self {
+            saved: std::sync::Mutex::default(),
+            viewer: viewer.into(),
+        }
+    }
+
+    /// A journal holding `bytes` as if written by an earlier run (which may
+    /// be any bytes at all, to test a damaged journal).
+    pub fn with_bytes(viewer: impl Into<String>, bytes: Vec<u8>) -> Self {
+        Self {
+            saved: std::sync::Mutex::new(Some(bytes)),
+            viewer: viewer.into(),
+        }
+    }
+
+    /// What was last saved, as bytes.
+    pub fn bytes(&self) -> Option<Vec<u8>> {
+        self.lock().clone()
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Option<Vec<u8>>> {
+        self.saved
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+}
+
+impl JournalStore for MemoryJournal {
+    fn load(&self) -> Result<Vec<Intent>, LikeError> {
+        match &*self.lock() {
+            Some(bytes) => decode(&self.viewer, bytes),
+            None => Ok(Vec::new()),
+        }
+    }
+
+    fn save(&self, intents: &[Intent]) -> Result<(), LikeError> {
+        *self.lock() = Some(encode(&self.viewer, intents));
+        Ok(())
+    }
+}
+
+#[cfg(not(target_arch = "wasm32"))]
+pub use file::FileJournal;
+
+#[cfg(not(target_arch = "wasm32"))]
+mod file {
+    use std::fs::{self, File, OpenOptions};
+    use std::io::Write as _;
+    use std::path::{Path, PathBuf};
+
+    use super::{Intent, JournalStore, decode, encode, journal_error};
+    use crate::LikeError;
+
+    /// A journal file per viewer in a directory the app chooses (its
+    /// app-data or files directory): `likekit-intents-<viewer>.json`, the
+    /// viewer's key hex-encoded in the name.
+    ///
+    /// Saves write a temporary file, flush it to disk, and rename it over
+    /// the journal, so a crash leaves the old journal or the new one. The
+    /// journal is locked (an OS file lock on `<name>.lock`) for as long as
+    /// this value lives: a second client for the same viewer and directory
+    /// is refused rather than let the two overwrite each other.
+    #[derive(Debug)]
+    pub struct FileJournal {
+        path: PathBuf,
+        viewer: String,
+        /// Held open, locked, while the journal is in use.
+        _lock: File,
+    }
+
+    impl FileJournal {
+        /// Opens (creating the directory if needed) the journal of
+        /// `viewer` in `dir`, and locks it.
+        ///
+        /// # Errors
+        ///
+        /// [`LikeError::Journal`] when the directory cannot be made or the
+        /// journal is already in use by another client.
+        pub fn open(dir: impl AsRef<Path>, viewer: impl Into<String>) -> Result<Self, LikeError> {
+            let dir = dir.as_ref();
+            let viewer = viewer.into();
+            fs::create_dir_all(dir).map_err(|e| {
+                journal_error(format!(
+                    "cannot make the journal directory {}: {e}",
+                    dir.display()
+                ))
+            })?;
+            let name: String = viewer.bytes().map(|b| format!("{b:02x}")).collect();
+            let path = dir.join(format!("likekit-intents-{name}.json"));
+            let lock_path = path.with_extension("json.lock");
+            let lock = OpenOptions::new()
+                .create(true)
+                .truncate(false)
+                .write(true)
+                .open(&lock_path)
+                .map_err(|e| journal_error(format!("cannot open {}: {e}", lock_path.display())))?;
+            try_lock(&lock).map_err(|_| {
+                journal_error(format!(
+                    "the journal {} is in use by another client",
+                    path.display()
+                ))
+            })?;
+            Ok(Self {
+                path,
+                viewer,
+                _lock: lock,
+            })
+        }
+
+        /// The journal file.
+        pub fn path(&self) -> &Path {
+            &self.path
+        }
+    }
+
+    impl JournalStore for FileJournal {
+        fn load(&self) -> Result<Vec<Intent>, LikeError> {
+            match fs::read(&self.path) {
+                Ok(bytes) => decode(&self.viewer, &bytes),
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Vec::new()),
+                Err(e) => Err(journal_error(format!(
+                    "cannot read {}: {e}",
+                    self.path.display()
+                ))),
+            }
+        }
+
+        fn save(&self, intents: &[Intent]) -> Result<(), LikeError> {
+            let failed = |e: std::io::Error| {
+                journal_error(format!("cannot write {}: {e}", self.path.display()))
+            };
+            let temporary = self.path.with_extension("json.new");
+            let mut file = File::create(&temporary).map_err(failed)?;
+            file.write_all(&encode(&self.viewer, intents))
+                .map_err(failed)?;
+            file.sync_all().map_err(failed)?;
+            drop(file);
+            fs::rename(&temporary, &self.path).map_err(failed)?;
+            // The rename itself is durable once the directory is.
+            if let Some(Ok(dir)) = self.path.parent().map(File::open) {
+                let _ = dir.sync_all();
+            }
+            Ok(())
+        }
+    }
+
+    /// Takes the OS lock on `file` without waiting; released when the file
+    /// is closed, or the process ends, however it ends.
+    #[cfg(unix)]
+    fn try_lock(file: &File) -> std::io::Result<()> {
+        rustix::fs::flock(file, rustix::fs::FlockOperation::NonBlockingLockExclusive)
+            .map_err(std::io::Error::from)
+    }
+
+    /// Elsewhere (Windows) the journal is not locked: one client per
+    /// journal is then the app's to keep.
+    #[cfg(not(unix))]
+    fn try_lock(_file: &File) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use super::*;
+
+    fn intent(post: u64, liked: bool) -> Intent {
+        Intent {
+            post: PostId::new(post).unwrap(),
+            liked,
+            tapped_at_ms: 1_764_000_000_000 + post,
+        }
+    }
+
+    #[test]
+    fn a_journal_reads_back_as_written() {
+        let intents = [intent(42, true), intent(7, false)];
+        let bytes = encode("ana", &intents);
+        assert_eq!(decode("ana", &bytes).unwrap(), intents);
+        assert_eq!(decode("ana", &encode("ana", &[])).unwrap(), []);
+        // any viewer key, escaped and read back
+        let odd = "an\"a\\ \u{1}é";
+        assert_eq!(decode(odd, &encode(odd, &intents)).unwrap(), intents);
+        let text = String::from_utf8(bytes).unwrap();
+        assert!(
+            text.starts_with(r#"{"format":1,"viewer":"ana","intents":[{"post":42,"liked":true,"#),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn damaged_foreign_and_future_journals_are_typed_errors() {
+        let bytes = encode("ana", &[intent(42, true)]);
+        for cut in 0..bytes.len() {
+            let e = decode("ana", &bytes[..cut]).unwrap_err();
+            assert_eq!(e.code(), "journal", "cut at {cut}");
+        }
+        let cases: [(&str, &[u8]); 6] = [
+            ("ben", &bytes),
+            ("ana", br#"{"format":2,"viewer":"ana","intents":[]}"#),
+            ("ana", br#"{"format":1,"viewer":"ana","intents":[{"post":0,"liked":true,"tapped_at_ms":1}]}"#),
+            ("ana", br#"{"format":1,"viewer":"ana","intents":[{"post":1,"liked":"yes","tapped_at_ms":1}]}"#),
+            ("ana", br#"{"format":1,"viewer":"ana","intents":[{"post":1,"liked":true,"tapped_at_ms":1},{"post":1,"liked":false,"tapped_at_ms":2}]}"#),
+            ("ana", b"\xff\xfe garbage"),
+        ];
+        for (viewer, bytes) in cases {
+            let e = decode(viewer, bytes).unwrap_err();
+            assert!(matches!(e, LikeError::Journal { .. }), "{e:?}");
+            assert!(!e.is_transient());
+        }
+    }
+
+    #[test]
+    fn a_memory_journal_keeps_what_was_saved() {
+        let journal = MemoryJournal::new("ana");
+        assert_eq!(journal.load().unwrap(), []);
+        journal.save(&[intent(1, true)]).unwrap();
+        assert_eq!(journal.load().unwrap(), [intent(1, true)]);
+        let damaged = MemoryJournal::with_bytes("ana", b"{\"format\":1,".to_vec());
+        assert_eq!(damaged.load().unwrap_err().code(), "journal");
+    }
+
+    #[test]
+    fn a_file_journal_is_one_locked_file_per_viewer() {
+        let dir = std::env::temp_dir().join(format!("likekit-journal-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let ana = FileJournal::open(&dir, "ana").unwrap();
+        assert_eq!(ana.load().unwrap(), []);
+        ana.save(&[intent(42, true)]).unwrap();
+        ana.save(&[intent(42, false), intent(43, true)]).unwrap();
+        assert_eq!(ana.load().unwrap(), [intent(42, false), intent(43, true)]);
+        // a second client for Ana on this directory is refused
+        let again = FileJournal::open(&dir, "ana").unwrap_err();
+        assert!(again.to_string().contains("in use"), "{again}");
+        // Ben has a file of his own, and nothing of Ana's
+        let ben = FileJournal::open(&dir, "ben").unwrap();
+        assert_ne!(ben.path(), ana.path());
+        assert_eq!(ben.load().unwrap(), []);
+        // a damaged file is an error, and a save replaces it whole
+        std::fs::write(ana.path(), b"{\"format\":1,\"viewer\":\"ana\",\"int").unwrap();
+        assert_eq!(ana.load().unwrap_err().code(), "journal");
+        ana.save(&[]).unwrap();
+        assert_eq!(ana.load().unwrap(), []);
+        drop(ana);
+        // released with the value
+        let reopened = FileJournal::open(&dir, "ana").unwrap();
+        drop((reopened, ben));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}
