@@ -362,7 +362,7 @@ pub fn run_wasm(ctx: &Ctx) -> Result<Tally, String> {
     let mut cmd = proc::cargo();
     cmd.current_dir(&ctx.root)
         .args(["test", "--package", CRATE, "--target", WASM_TARGET])
-        .args(["--test", "surface", "--no-fail-fast"])
+        .args(["--test", "surface", "--test", "drift", "--no-fail-fast"])
         .env("CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUNNER", &test_runner);
     runner::run_libtest(&cmd)
 }

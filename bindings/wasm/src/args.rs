@@ -210,7 +210,7 @@ fn whole(value: f64) -> Option<u64> {
 /// A number as JavaScript prints it, by JavaScript itself (`String(n)`):
 /// this also keeps Rust's float formatting (some 20 KB) out of the package.
 #[cfg(target_arch = "wasm32")]
-fn show(value: f64) -> String {
+pub(crate) fn show(value: f64) -> String {
     js_sys::Number::from(value)
         .to_string_with_radix(10)
         .map(String::from)
@@ -221,7 +221,7 @@ fn show(value: f64) -> String {
 /// same but for the very large and the very small, which JavaScript writes
 /// with an exponent: `1e+21`).
 #[cfg(not(target_arch = "wasm32"))]
-fn show(value: f64) -> String {
+pub(crate) fn show(value: f64) -> String {
     if value.is_nan() {
         "NaN".into()
     } else if value.is_infinite() {

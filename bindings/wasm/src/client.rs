@@ -2,7 +2,6 @@
 //! its arguments, calls `likekit_core::LikeClient`, and converts the answer.
 
 use std::cell::RefCell;
-use std::collections::HashMap;
 use std::pin::Pin;
 use std::rc::{Rc, Weak};
 use std::time::Duration;
@@ -164,7 +163,9 @@ fn configured(options: &convert::Options) -> likekit_core::LikeClientBuilder {
 #[derive(Default)]
 struct Subscriptions {
     next: u32,
-    live: HashMap<u32, Subscription>,
+    // A list, not a map: a screen holds a few dozen at most, and a map of
+    // its own would add its hashing code to the package.
+    live: Vec<(u32, Subscription)>,
 }
 
 /// The LikeKit client for one signed-in viewer.
@@ -414,14 +415,19 @@ impl LikeClient {
             let mut subscriptions = self.subscriptions.borrow_mut();
             let id = subscriptions.next;
             subscriptions.next = subscriptions.next.wrapping_add(1);
-            subscriptions.live.insert(id, subscription);
+            subscriptions.live.push((id, subscription));
             id
         };
         let weak: Weak<RefCell<Subscriptions>> = Rc::downgrade(&self.subscriptions);
         let unsubscribe = Closure::<dyn FnMut()>::new(move || {
-            let removed = weak
-                .upgrade()
-                .and_then(|subscriptions| subscriptions.borrow_mut().live.remove(&id));
+            let removed = weak.upgrade().and_then(|subscriptions| {
+                let mut subscriptions = subscriptions.borrow_mut();
+                let at = subscriptions
+                    .live
+                    .iter()
+                    .position(|(live, _)| *live == id)?;
+                Some(subscriptions.live.swap_remove(at))
+            });
             // Dropped outside the borrow: dropping unsubscribes.
             drop(removed);
         });

@@ -1,7 +1,8 @@
 //! JavaScript arguments to Rust, and `LikeError` objects (wasm only).
 //!
-//! The plain objects are the types in [`crate::types`], converted by
-//! serde-wasm-bindgen. What stays here cannot be a serde shape: post ids,
+//! The plain objects are the types in [`crate::types`], converted by the
+//! hand-written conversions next to them. What stays here is not a plain
+//! object: post ids,
 //! which may be a `BigInt` and are checked by [`args`]; the `Error` objects
 //! named `LikeError`; and the options' token, which may be a function.
 
@@ -10,7 +11,8 @@ use likekit_core::{LikeError, PostId, RetryPolicy};
 use wasm_bindgen::{JsCast, JsValue};
 
 use crate::args::{self, PostIdError};
-use crate::types::{self, LikeErrorFields};
+use crate::js::Write;
+use crate::types::{self, FromJs, LikeErrorFields};
 
 /// The error code for arguments of the wrong type or range.
 pub const INVALID_ARGUMENT: &str = "invalid_argument";
@@ -20,8 +22,8 @@ pub const INVALID_ARGUMENT: &str = "invalid_argument";
 fn like_error(message: &str, fields: &LikeErrorFields) -> JsValue {
     let err = js_sys::Error::new(message);
     err.set_name("LikeError");
-    // Cannot fail: the fields are a string, a boolean and small numbers.
-    if let Ok(fields) = serde_wasm_bindgen::to_value(fields) {
+    // Fails only for a `retryAfterMs` past `Number.MAX_SAFE_INTEGER`.
+    if let Ok(fields) = fields.write() {
         Object::assign(&err, fields.unchecked_ref());
     }
     err.into()
@@ -125,7 +127,7 @@ pub fn options(value: JsValue) -> Result<Options, String> {
     let given: types::LikeClientOptions = if value.is_undefined() || value.is_null() {
         types::LikeClientOptions::default()
     } else {
-        types::from_js(value, "options")?
+        types::LikeClientOptions::read_js(&value, "options")?
     };
     let token = &given.token;
     let token = if token.is_undefined() || token.is_null() {
@@ -142,7 +144,7 @@ pub fn options(value: JsValue) -> Result<Options, String> {
     let r: types::RetryOptions = if given.retry.is_undefined() || given.retry.is_null() {
         types::RetryOptions::default()
     } else {
-        types::from_js(given.retry, "options.retry")?
+        types::RetryOptions::read_js(&given.retry, "options.retry")?
     };
     if let Some(ms) = r.min_delay_ms {
         retry.min_delay = args::millis(ms, "options.retry.minDelayMs")?;

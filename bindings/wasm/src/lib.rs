@@ -33,7 +33,9 @@
 //!
 //! The plain objects (`PostView`, `LikeEvent`, `LikeClientOptions`…) are
 //! Rust types in `types`: tsify derives their TypeScript declarations, doc
-//! comments included, and serde-wasm-bindgen converts them. `types.d.ts`
+//! comments included, and small hand-written `Reflect` conversions on the
+//! same types (held to serde-wasm-bindgen by a drift test) convert them.
+//! `types.d.ts`
 //! adds what has no serde form (`PostIdInput`, the `LikeError` interface,
 //! the callbacks).
 //!
@@ -46,6 +48,8 @@ pub mod args;
 mod client;
 #[cfg(target_arch = "wasm32")]
 pub mod convert;
+#[cfg(target_arch = "wasm32")]
+pub mod js;
 #[cfg(target_arch = "wasm32")]
 mod scripted;
 #[cfg(target_arch = "wasm32")]

@@ -6,7 +6,7 @@ use wasm_bindgen::prelude::*;
 
 use crate::args;
 use crate::convert;
-use crate::types::{self, ScriptedCall, ScriptedFailure, ScriptedLikes, ScriptedState, to_js};
+use crate::types::{FromJs, ScriptedCall, ScriptedFailure, ScriptedLikes, ScriptedState, to_js};
 
 /// A server for tests: its like and unlike calls wait until the test
 /// answers them, in any order. Build a client on it with
@@ -46,7 +46,7 @@ impl ScriptedServer {
         likes: Ts<ScriptedLikes>,
     ) -> Result<(), JsValue> {
         let post = convert::post_id(&post_id)?;
-        let likes: ScriptedLikes = read(likes.into(), "likes")?;
+        let likes: ScriptedLikes = read(&likes.into(), "likes")?;
         self.inner.set_post(post, likes.into());
         Ok(())
     }
@@ -73,7 +73,7 @@ impl ScriptedServer {
     /// Answers call `id` with what the server saved. Returns `false` when
     /// no call `id` is waiting.
     pub fn answer(&self, id: f64, state: Ts<ScriptedState>) -> Result<bool, JsValue> {
-        let state: ScriptedState = read(state.into(), "state")?;
+        let state: ScriptedState = read(&state.into(), "state")?;
         Ok(call_id(id)?.is_some_and(|id| self.inner.answer(id, Ok(state.into()))))
     }
 
@@ -81,7 +81,7 @@ impl ScriptedServer {
     /// answer `{ status, retryAfterMs?, code? }`. Returns `false` when no
     /// call `id` is waiting.
     pub fn fail(&self, id: f64, failure: Ts<ScriptedFailure>) -> Result<bool, JsValue> {
-        let failure = ScriptedFailure::from_js(failure.into())
+        let failure = ScriptedFailure::from_js(&failure.into())
             .map_err(|message| convert::invalid_argument(&message))?;
         Ok(call_id(id)?.is_some_and(|id| self.inner.fail(id, failure.into())))
     }
@@ -89,8 +89,8 @@ impl ScriptedServer {
 
 /// An argument read as its type, or a `LikeError` (`invalid_argument`)
 /// naming the field that is wrong.
-fn read<T: serde::de::DeserializeOwned>(value: JsValue, what: &str) -> Result<T, JsValue> {
-    types::from_js(value, what).map_err(|message| convert::invalid_argument(&message))
+fn read<T: FromJs>(value: &JsValue, what: &str) -> Result<T, JsValue> {
+    T::read_js(value, what).map_err(|message| convert::invalid_argument(&message))
 }
 
 fn call_id(id: f64) -> Result<Option<u64>, JsValue> {

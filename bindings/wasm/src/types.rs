@@ -1,12 +1,18 @@
 //! The plain objects of the web package, as Rust types (wasm only).
 //!
-//! Each type here is the one definition of a shape JavaScript sees: serde
-//! (with `rename_all = "camelCase"`) says how it is written and read, and
+//! Each type here is the one definition of a shape JavaScript sees:
 //! `#[derive(Tsify)]` writes its TypeScript declaration, doc comments
-//! included, into the package's `likekit_wasm.d.ts`. serde-wasm-bindgen
-//! does the converting ([`to_js`], [`from_js`]), so no shape is restated by
-//! hand. The outgoing types are made from the core's (`From`); the incoming
-//! ones are read by [`from_js`], whose error names the field that is wrong.
+//! included, into the package's `likekit_wasm.d.ts`, following the serde
+//! attributes (`rename_all = "camelCase"`, `untagged`, optional fields).
+//! The outgoing types are made from the core's (`From`) and written by
+//! [`js::Write`]; the incoming ones are read by [`FromJs`], whose error
+//! names the field that is wrong. Both are written by hand at the end of
+//! this file, with `Reflect`, each naming the fields of its type once: a
+//! general converter (serde-wasm-bindgen) cost a fifth of the package.
+//! The drift test (`tests/drift.rs`) holds every one of them to what
+//! serde-wasm-bindgen makes of the same value through the same serde
+//! attributes the declarations come from. The serde derives stay for that
+//! test; nothing in the package calls them, so they add no code to it.
 //!
 //! The doc comments of the types and fields are the TypeScript
 //! declarations' documentation, so they speak of JavaScript names
@@ -16,90 +22,39 @@
 //! (an `Error` object, not a plain one), `LikeErrorCode`, `PostIdInput`
 //! (a `bigint` has no serde form) and the callback types.
 
-use js_sys::{Array, Object, Reflect};
 use likekit_core::wire::{LikeState, PostLikes};
-use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use tsify::{Ts, Tsify};
-use wasm_bindgen::{JsCast, JsValue};
+use wasm_bindgen::JsValue;
 
 use crate::args;
 use crate::convert;
+use crate::js::{self, Fields, Read, Write, Writer};
 
-/// A plain object for JavaScript from `value`.
+/// A plain object for JavaScript from `value`, typed for the signature.
 ///
 /// # Errors
 ///
 /// A `LikeError` (`invalid_response`) if a number in it is past
 /// `Number.MAX_SAFE_INTEGER`, which no count the server sends comes near.
-pub fn to_js<T: Tsify + Serialize>(value: &T) -> Result<Ts<T>, JsValue> {
-    match value.into_js() {
-        Ok(js) => Ok(Ts::new_unchecked(js.into())),
-        Err(e) => Err(convert::error(&likekit_core::LikeError::InvalidResponse {
-            message: message(e),
-        })),
-    }
+pub fn to_js<T: Tsify + Write>(value: &T) -> Result<Ts<T>, JsValue> {
+    value.write().map(Ts::new_unchecked)
 }
 
-/// Reads `value` as a `T`; `what` names the argument in the error.
-///
-/// serde's errors do not say which field they are about, so when `value`
-/// is refused, each of its fields is tried alone (an object of that one
-/// field), and the first that is refused for a reason other than another
-/// field missing is named: `{ timeoutMs: "10" }` as `"options"` gives
-/// `"options.timeoutMs: invalid type: string \"10\", expected f64"`. That
-/// costs nothing unless the value is wrong, and far less code than a
-/// deserializer that tracks its path.
+/// An object argument read as its type; `what` names it in errors.
 ///
 /// # Errors
 ///
-/// A sentence naming the field of the wrong type, when there is one.
-pub fn from_js<T: DeserializeOwned>(value: JsValue, what: &str) -> Result<T, String> {
-    serde_wasm_bindgen::from_value(value.clone()).map_err(|error| {
-        let refused = |alone: JsValue| {
-            serde_wasm_bindgen::from_value::<T>(alone)
-                .err()
-                .map(message)
-        };
-        name_the_field(&value, what, &message(error), &refused)
-    })
-}
-
-/// The sentence of a serde-wasm-bindgen error (a JavaScript `Error`), without
-/// the `"Error: "` its `Display` starts with.
-fn message(error: serde_wasm_bindgen::Error) -> String {
-    let error = JsValue::from(error);
-    match error.dyn_ref::<js_sys::Error>() {
-        Some(error) => error.message().into(),
-        None => format!("{error:?}"),
-    }
-}
-
-/// The error sentence for `value`, refused with `error`: names the first
-/// field that `refused` refuses alone (see [`from_js`]). Not generic, so
-/// that its code is in the package once.
-fn name_the_field(
-    value: &JsValue,
-    what: &str,
-    error: &str,
-    refused: &dyn Fn(JsValue) -> Option<String>,
-) -> String {
-    if value.is_object() {
-        for entry in Object::entries(value.unchecked_ref()) {
-            let entry: Array = entry.unchecked_into();
-            let (field, field_value) = (entry.get(0), entry.get(1));
-            let alone = Object::new();
-            // Cannot fail: `alone` is a plain object made here.
-            let _ = Reflect::set(&alone, &field, &field_value);
-            if let Some(e) = refused(alone.into()) {
-                if !e.starts_with("missing field") {
-                    let field = field.as_string().unwrap_or_default();
-                    return format!("{what}.{field}: {e}");
-                }
-            }
-        }
-    }
-    format!("{what}: {error}")
+/// A sentence naming the field that is wrong: `{ timeoutMs: "10" }` as
+/// `"options"` gives `"options.timeoutMs: invalid type: string \"10\",
+/// expected f64"`.
+pub trait FromJs: Sized {
+    /// Reads `value`.
+    ///
+    /// # Errors
+    ///
+    /// As the trait says.
+    fn read_js(value: &JsValue, what: &str) -> Result<Self, String>;
 }
 
 // ---------------------------------------------------------------- out
@@ -167,7 +122,7 @@ pub struct PostView {
     /// A like or unlike is on its way (or waiting to be retried).
     pub pending: bool,
     /// Why the viewer's last tap did not save, until the next tap or answer.
-    #[serde(with = "serde_wasm_bindgen::preserve")]
+    #[serde(with = "tsify::serde_wasm_bindgen::preserve")]
     #[tsify(type = "LikeError | null")]
     pub error: JsValue,
 }
@@ -226,7 +181,7 @@ pub struct LikeFailure {
     pub wanted: bool,
     /// A sentence for the UI: "Your like didn't save: the request timed out".
     pub message: String,
-    #[serde(with = "serde_wasm_bindgen::preserve")]
+    #[serde(with = "tsify::serde_wasm_bindgen::preserve")]
     #[tsify(type = "LikeError")]
     pub error: JsValue,
 }
@@ -369,12 +324,12 @@ pub struct RetryOptions {
 #[serde(rename_all = "camelCase")]
 pub struct LikeClientOptions {
     /// A fixed token, or a callback that returns the current one.
-    #[serde(default, with = "serde_wasm_bindgen::preserve")]
+    #[serde(default, with = "tsify::serde_wasm_bindgen::preserve")]
     #[tsify(optional, type = "string | TokenCallback")]
     pub token: JsValue,
     // Read on its own by `convert::options`, so that its errors name its
     // fields too.
-    #[serde(default, with = "serde_wasm_bindgen::preserve")]
+    #[serde(default, with = "tsify::serde_wasm_bindgen::preserve")]
     #[tsify(optional, type = "RetryOptions")]
     pub retry: JsValue,
     /// How long one request may take, answer included (default 10000).
@@ -437,8 +392,7 @@ impl From<ScriptedState> for LikeState {
 /// connection broke, no answer in time, an unreadable 200, or an answer
 /// with this HTTP status (`ScriptedStatus`).
 // Read by `ScriptedFailure::from_js`: a string is a kind, anything else a
-// status. (serde's `untagged` would read it too, but through a buffer of
-// every value, which costs the package several kilobytes.)
+// status.
 #[derive(Debug, Clone, PartialEq, Tsify)]
 #[serde(untagged)]
 pub enum ScriptedFailure {
@@ -452,11 +406,13 @@ impl ScriptedFailure {
     /// # Errors
     ///
     /// A sentence saying what is wrong with it.
-    pub fn from_js(value: JsValue) -> Result<Self, String> {
+    pub fn from_js(value: &JsValue) -> Result<Self, String> {
         if value.is_string() {
-            from_js(value, "failure").map(Self::Kind)
+            ScriptedFailureKind::read(value)
+                .map(Self::Kind)
+                .map_err(|reason| format!("failure: {reason}"))
         } else {
-            from_js(value, "failure").map(Self::Status)
+            ScriptedStatus::read_js(value, "failure").map(Self::Status)
         }
     }
 }
@@ -499,6 +455,239 @@ impl From<ScriptedFailure> for likekit_core::ScriptedFailure {
                 retry_after_ms,
                 code,
             },
+        }
+    }
+}
+
+// ------------------------------------------------- the conversions by hand
+//
+// Each names the fields of its type once, in the type's order (the
+// destructuring makes a field added to the type a compile error here), and
+// the drift test in `tests/surface.rs` holds each to serde-wasm-bindgen's
+// output or reading of the same value.
+
+impl Write for PostId {
+    fn write(&self) -> Result<JsValue, JsValue> {
+        Ok(match self {
+            Self::Number(n) => JsValue::from_f64(*n),
+            Self::Text(digits) => JsValue::from_str(digits),
+        })
+    }
+}
+
+impl Write for LikeLineParts {
+    fn write(&self) -> Result<JsValue, JsValue> {
+        let Self {
+            you,
+            friends,
+            others,
+            total,
+        } = self;
+        Ok(Writer::new()
+            .field("you", &JsValue::from_bool(*you))
+            .field("friends", &js::strings(friends))
+            .field("others", &js::number(*others)?)
+            .field("total", &js::number(*total)?)
+            .finish())
+    }
+}
+
+impl Write for PostView {
+    fn write(&self) -> Result<JsValue, JsValue> {
+        let Self {
+            post_id,
+            liked,
+            count,
+            friends,
+            line,
+            line_parts,
+            pending,
+            error,
+        } = self;
+        Ok(Writer::new()
+            .field("postId", &post_id.write()?)
+            .field("liked", &JsValue::from_bool(*liked))
+            .field("count", &js::number(*count)?)
+            .field("friends", &js::strings(friends))
+            .field("line", &JsValue::from_str(line))
+            .field("lineParts", &line_parts.write()?)
+            .field("pending", &JsValue::from_bool(*pending))
+            .field("error", error)
+            .finish())
+    }
+}
+
+impl Write for LikeErrorFields {
+    fn write(&self) -> Result<JsValue, JsValue> {
+        let Self {
+            code,
+            transient,
+            status,
+            retry_after_ms,
+        } = self;
+        let mut out = Writer::new()
+            .field("code", &JsValue::from_str(code))
+            .field("transient", &JsValue::from_bool(*transient));
+        if let Some(status) = status {
+            out = out.field("status", &JsValue::from(*status));
+        }
+        if let Some(ms) = retry_after_ms {
+            out = out.field("retryAfterMs", &js::number(*ms)?);
+        }
+        Ok(out.finish())
+    }
+}
+
+impl Write for LikeFailure {
+    fn write(&self) -> Result<JsValue, JsValue> {
+        let Self {
+            post_id,
+            wanted,
+            message,
+            error,
+        } = self;
+        Ok(Writer::new()
+            .field("postId", &post_id.write()?)
+            .field("wanted", &JsValue::from_bool(*wanted))
+            .field("message", &JsValue::from_str(message))
+            .field("error", error)
+            .finish())
+    }
+}
+
+impl Write for LikeEvent {
+    fn write(&self) -> Result<JsValue, JsValue> {
+        let (post_id, kind, field, value) = match self {
+            Self::Changed {
+                post_id,
+                kind,
+                view,
+            } => (post_id, kind, "view", view.write()?),
+            Self::Failed {
+                post_id,
+                kind,
+                failure,
+            } => (post_id, kind, "failure", failure.write()?),
+        };
+        Ok(Writer::new()
+            .field("postId", &post_id.write()?)
+            .field("kind", &JsValue::from_str(kind))
+            .field(field, &value)
+            .finish())
+    }
+}
+
+impl Write for LikeStats {
+    fn write(&self) -> Result<JsValue, JsValue> {
+        let Self {
+            taps,
+            calls_sent,
+            intents_sent,
+            coalesced,
+            retries,
+            rollbacks,
+            evictions,
+        } = self;
+        Ok(Writer::new()
+            .field("taps", &js::number(*taps)?)
+            .field("callsSent", &js::number(*calls_sent)?)
+            .field("intentsSent", &js::number(*intents_sent)?)
+            .field("coalesced", &js::number(*coalesced)?)
+            .field("retries", &js::number(*retries)?)
+            .field("rollbacks", &js::number(*rollbacks)?)
+            .field("evictions", &js::number(*evictions)?)
+            .finish())
+    }
+}
+
+impl Write for ScriptedCall {
+    fn write(&self) -> Result<JsValue, JsValue> {
+        let Self {
+            id,
+            post_id,
+            like,
+            text,
+        } = self;
+        Ok(Writer::new()
+            .field("id", &js::number(*id)?)
+            .field("postId", &post_id.write()?)
+            .field("like", &JsValue::from_bool(*like))
+            .field("text", &JsValue::from_str(text))
+            .finish())
+    }
+}
+
+impl FromJs for RetryOptions {
+    fn read_js(value: &JsValue, what: &str) -> Result<Self, String> {
+        let fields = Fields::of(value, what)?;
+        Ok(Self {
+            min_delay_ms: fields.optional("minDelayMs")?,
+            max_delay_ms: fields.optional("maxDelayMs")?,
+            factor: fields.optional("factor")?,
+            max_retries: fields.optional("maxRetries")?,
+            jitter: fields.optional("jitter")?,
+            seed: fields.optional("seed")?,
+        })
+    }
+}
+
+impl FromJs for LikeClientOptions {
+    fn read_js(value: &JsValue, what: &str) -> Result<Self, String> {
+        let fields = Fields::of(value, what)?;
+        Ok(Self {
+            token: fields.raw("token"),
+            retry: fields.raw("retry"),
+            timeout_ms: fields.optional("timeoutMs")?,
+            max_posts: fields.optional("maxPosts")?,
+            max_answer_bytes: fields.optional("maxAnswerBytes")?,
+        })
+    }
+}
+
+impl FromJs for ScriptedLikes {
+    fn read_js(value: &JsValue, what: &str) -> Result<Self, String> {
+        let fields = Fields::of(value, what)?;
+        Ok(Self {
+            count: fields.required("count")?,
+            liked_by_me: fields.required("likedByMe")?,
+            friends: fields.or_default("friends")?,
+            version: fields.required("version")?,
+        })
+    }
+}
+
+impl FromJs for ScriptedState {
+    fn read_js(value: &JsValue, what: &str) -> Result<Self, String> {
+        let fields = Fields::of(value, what)?;
+        Ok(Self {
+            count: fields.required("count")?,
+            liked_by_me: fields.required("likedByMe")?,
+            version: fields.required("version")?,
+        })
+    }
+}
+
+impl FromJs for ScriptedStatus {
+    fn read_js(value: &JsValue, what: &str) -> Result<Self, String> {
+        let fields = Fields::of(value, what)?;
+        Ok(Self {
+            status: fields.required("status")?,
+            retry_after_ms: fields.optional("retryAfterMs")?,
+            code: fields.optional("code")?,
+        })
+    }
+}
+
+impl Read for ScriptedFailureKind {
+    fn read(value: &JsValue) -> Result<Self, String> {
+        let text = String::read(value)?;
+        match text.as_str() {
+            "network" => Ok(Self::Network),
+            "timeout" => Ok(Self::Timeout),
+            "unreadable" => Ok(Self::Unreadable),
+            _ => Err(format!(
+                "unknown variant `{text}`, expected one of `network`, `timeout`, `unreadable`"
+            )),
         }
     }
 }
