@@ -16,7 +16,7 @@
 //! No rule about likes lives here: which call to send, when to retry and
 //! what to show are all the machine's decisions.
 
-use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
+use std::collections::{HashMap, HashSet, VecDeque};
 use std::pin::pin;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
@@ -122,10 +122,10 @@ pub(crate) struct Journal {
     store: Option<Arc<dyn JournalStore>>,
     /// Every unconfirmed intent (kept with or without a store: expiry
     /// needs the tap's time).
-    intents: BTreeMap<PostId, Intent>,
+    intents: Intents,
     /// Intents read at start and not yet restored: saved with the others,
     /// so that a client that never restores loses nothing.
-    unrestored: BTreeMap<PostId, Intent>,
+    unrestored: Intents,
     /// Why the journal could not be read at start, until restore reports it.
     problem: Option<LikeError>,
     max_age: Duration,
@@ -143,8 +143,8 @@ impl Journal {
     pub(crate) fn open(store: Option<Arc<dyn JournalStore>>, max_age: Duration) -> Self {
         let mut journal = Self {
             store,
-            intents: BTreeMap::new(),
-            unrestored: BTreeMap::new(),
+            intents: Intents::default(),
+            unrestored: Intents::default(),
             problem: None,
             max_age,
             version: 0,
@@ -155,7 +155,7 @@ impl Journal {
         if let Some(store) = &journal.store {
             match store.load() {
                 Ok(intents) => {
-                    journal.unrestored = intents.into_iter().map(|i| (i.post, i)).collect()
+                    journal.unrestored = Intents(intents);
                 }
                 Err(problem) => {
                     journal.problem = Some(problem);
@@ -211,8 +211,8 @@ impl Journal {
             return None;
         }
         self.saving = true;
-        let mut intents: Vec<Intent> = self.unrestored.values().copied().collect();
-        intents.extend(self.intents.values().copied());
+        let mut intents = self.unrestored.0.clone();
+        intents.extend_from_slice(&self.intents.0);
         Some(Save {
             store: Arc::clone(store),
             intents,
@@ -229,6 +229,27 @@ impl Journal {
     fn expired(&self, intent: &Intent) -> bool {
         let age = now_ms().saturating_sub(intent.tapped_at_ms);
         u128::from(age) > self.max_age.as_millis()
+    }
+}
+
+/// Intents, one per post. A plain list: a viewer has a handful of taps
+/// unconfirmed at a time, and a map's code would weigh more in the web
+/// package than the scans it saves.
+#[derive(Default)]
+struct Intents(Vec<Intent>);
+
+impl Intents {
+    fn get(&self, post: &PostId) -> Option<&Intent> {
+        self.0.iter().find(|i| i.post == *post)
+    }
+
+    fn insert(&mut self, post: PostId, intent: Intent) {
+        self.remove(&post);
+        self.0.push(intent);
+    }
+
+    fn remove(&mut self, post: &PostId) {
+        self.0.retain(|i| i.post != *post);
     }
 }
 
@@ -561,7 +582,8 @@ impl Driver {
                 problem: st.journal.problem.take(),
                 ..RestoreReport::default()
             };
-            for (post, intent) in std::mem::take(&mut st.journal.unrestored) {
+            for intent in std::mem::take(&mut st.journal.unrestored.0) {
+                let post = intent.post;
                 if st.journal.expired(&intent) {
                     st.machine.expire(post, intent.liked);
                     report.expired.push(LikeFailure {
