@@ -139,9 +139,24 @@ async function signIn(user) {
   try {
     const token = await admin.mintToken(user.id, 3600);
     if (mine !== generation) return;
-    const client = new LikeClient(location.origin, { ...CLIENT_OPTIONS, token: () => token });
+    // The viewer's taps not yet saved are kept in localStorage, so a like
+    // made just before the page closes is sent after it opens again.
+    const client = new LikeClient(location.origin, {
+      ...CLIENT_OPTIONS,
+      token: () => token,
+      journal: { viewer: String(user.id) },
+    });
     const unsubscribe = posts.map(({ id }) => client.subscribe(id, onEvent));
     session = { user, client, unsubscribe };
+    // Taps from before the page was (re)loaded show again, pending, and
+    // their calls go out; too old ones fail once (onEvent toasts them).
+    const restored = client.restore();
+    restored.restored.forEach(render);
+    // What came back, for the browser tests: "post:liked:pending,…".
+    document.body.dataset.restored = restored.restored
+      .map((view) => `${view.postId}:${view.liked}:${view.pending}`)
+      .join(",");
+    if (restored.problem) toast(`Earlier taps could not be read: ${restored.problem.message}`);
     const views = await client.refreshMany(posts.map(({ id }) => id));
     if (mine !== generation) return;
     views.forEach(render);

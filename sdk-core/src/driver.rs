@@ -445,7 +445,7 @@ impl Driver {
             });
             let mut views = HashMap::with_capacity(wanted.len());
             let mut first_error = None;
-            for page in future::join_all(pages).await {
+            for page in join_all(pages.collect()).await {
                 match page {
                     Ok(page) => views.extend(page),
                     Err(e) => {
@@ -810,6 +810,35 @@ fn collect(st: &mut State) -> Followup {
     }
     followup.idle = std::mem::take(&mut st.idle_waiters);
     followup
+}
+
+/// The results of `futures`, run together, in their order. (futures-util's
+/// `join_all` does the same with a stream of futures, several kilobytes of
+/// the web package for the few pages of one feed read.)
+async fn join_all<F: Future>(futures: Vec<F>) -> Vec<F::Output> {
+    let mut futures: Vec<_> = futures.into_iter().map(|f| Some(Box::pin(f))).collect();
+    let mut outputs: Vec<Option<F::Output>> = futures.iter().map(|_| None).collect();
+    std::future::poll_fn(|cx| {
+        let mut done = true;
+        for (slot, output) in futures.iter_mut().zip(outputs.iter_mut()) {
+            if let Some(future) = slot {
+                match future.as_mut().poll(cx) {
+                    std::task::Poll::Ready(value) => {
+                        *output = Some(value);
+                        *slot = None;
+                    }
+                    std::task::Poll::Pending => done = false,
+                }
+            }
+        }
+        if done {
+            std::task::Poll::Ready(())
+        } else {
+            std::task::Poll::Pending
+        }
+    })
+    .await;
+    outputs.into_iter().flatten().collect()
 }
 
 fn wake(waiters: Vec<oneshot::Sender<()>>) {

@@ -50,7 +50,7 @@ mod web;
 use web as backend;
 
 use crate::runtime::{BoxFuture, SendOutsideWasm, SyncOutsideWasm};
-use crate::wire::{BatchLikes, ErrorBody, LikeState, MAX_BATCH_POSTS, PostLikes};
+use crate::wire::{BatchLikes, ErrorBody, LikeState, MAX_BATCH_POSTS, PostLikes, quoted};
 use crate::{Action, LikeError, PostId};
 
 /// Performs the calls the client needs. [`HttpTransport`] is the real one;
@@ -866,16 +866,19 @@ struct ParsedUrl {
 /// JavaScript `URL`: both follow the WHATWG URL Standard.
 fn checked_base_url(base_url: &str) -> Result<String, LikeError> {
     let url = backend::parse_url(base_url).map_err(|why| LikeError::Config {
-        message: format!("bad base URL {base_url:?}: {why}"),
+        message: format!("bad base URL {}: {why}", quoted(base_url)),
     })?;
     if !url.http {
         return Err(LikeError::Config {
-            message: format!("base URL {base_url:?} is not an http(s) URL"),
+            message: format!("base URL {} is not an http(s) URL", quoted(base_url)),
         });
     }
     if url.query_or_fragment {
         return Err(LikeError::Config {
-            message: format!("base URL {base_url:?} must not have a query or fragment"),
+            message: format!(
+                "base URL {} must not have a query or fragment",
+                quoted(base_url)
+            ),
         });
     }
     Ok(url.href.trim_end_matches('/').to_owned())
@@ -972,20 +975,25 @@ pub(crate) fn error_with(
 }
 
 /// A message for an error answer without a JSON body: its start, or the
-/// status's reason phrase.
+/// status's reason phrase (natively; on the web, which carries no table of
+/// them, `HTTP` and the status).
 fn plain_message(status: u16, body: &[u8]) -> String {
     const MAX: usize = 200;
     let text = String::from_utf8_lossy(&body[..body.len().min(MAX)]);
     let text = text.trim();
-    if text.is_empty() {
-        reason_phrase(status).unwrap_or("no message").to_owned()
-    } else {
-        text.to_owned()
+    if !text.is_empty() {
+        return text.to_owned();
     }
+    #[cfg(not(target_arch = "wasm32"))]
+    if let Some(reason) = reason_phrase(status) {
+        return reason.to_owned();
+    }
+    format!("HTTP {status}")
 }
 
 /// The reason phrase of a status HTTP defines (as the `http` crate words
 /// it), or `None`.
+#[cfg(not(target_arch = "wasm32"))]
 fn reason_phrase(status: u16) -> Option<&'static str> {
     Some(match status {
         100 => "Continue",

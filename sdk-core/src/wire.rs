@@ -14,5 +14,5 @@
 
 pub use likekit_proto::{
     BatchLikes, ErrorBody, ErrorDetail, IdError, IdKind, LikeState, MAX_BATCH_POSTS, MAX_ID,
-    PostId, PostLikes, RECENT_LIKERS, UserId, code,
+    PostId, PostLikes, RECENT_LIKERS, UserId, code, quoted,
 };

@@ -48,6 +48,7 @@ const WASM_OPT_PASSES: &[&str] = &[
     "--coalesce-locals",
     "--reorder-locals",
     "--vacuum",
+    "--optimize-instructions",
 ];
 
 /// The wasm features wasm-bindgen 0.2.130's output uses, which `wasm-opt`
@@ -430,6 +431,7 @@ pub fn run_node(ctx: &Ctx) -> Result<Tally, String> {
     let mut cmd = node_test(ctx, &js_test(ctx, "client.test.mjs"), &report)?;
     cmd.arg(js_test(ctx, "transport.test.mjs"))
         .arg(js_test(ctx, "conformance.test.mjs"))
+        .arg(js_test(ctx, "journal.test.mjs"))
         .env("LIKEKIT_CONFORMANCE", ctx.conformance_scenarios());
     server.env(&mut cmd);
     let tally = runner::run_junit(&cmd, &report);

@@ -167,7 +167,12 @@ pub fn count(value: f64, what: &str) -> Result<u64, String> {
 /// A sentence naming the option and the value.
 pub fn millis(value: f64, what: &str) -> Result<Duration, String> {
     if (0.0..=MAX_SAFE_INTEGER).contains(&value) {
-        Ok(Duration::from_secs_f64(value / 1000.0))
+        // Whole milliseconds and the fraction's nanoseconds, by integer
+        // casts (which cannot fail on these values), not `from_secs_f64`,
+        // whose float handling and panics the web package need not carry.
+        let whole = value.trunc();
+        let nanos = ((value - whole) * 1e6) as u64;
+        Ok(Duration::from_millis(whole as u64).saturating_add(Duration::from_nanos(nanos)))
     } else {
         Err(format!(
             "{what} must be a number of milliseconds, 0 or more, not {}",

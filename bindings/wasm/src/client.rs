@@ -18,6 +18,7 @@ use wasm_bindgen_futures::JsFuture;
 
 use crate::args;
 use crate::convert::{self, TokenOption};
+use crate::js::Write;
 use crate::scripted::ScriptedServer;
 use crate::types::{self, LikeStats, to_js};
 
@@ -144,7 +145,7 @@ impl LikeObserver for JsObserver {
 }
 
 /// A core builder with the options that do not name a server or a token.
-fn configured(options: &convert::Options) -> likekit_core::LikeClientBuilder {
+fn configured(options: convert::Options) -> likekit_core::LikeClientBuilder {
     let mut builder = likekit_core::LikeClient::builder().retry_policy(options.retry);
     if let Some(timeout) = options.timeout {
         builder = builder.request_timeout(timeout);
@@ -154,6 +155,15 @@ fn configured(options: &convert::Options) -> likekit_core::LikeClientBuilder {
     }
     if let Some(bytes) = options.max_answer_bytes {
         builder = builder.max_answer_bytes(bytes);
+    }
+    if let Some(journal) = options.journal {
+        builder = builder.journal(journal);
+    }
+    if let Some(age) = options.max_intent_age {
+        builder = builder.max_intent_age(age);
+    }
+    if let Some(every) = options.keep_while_offline {
+        builder = builder.keep_while_offline(every);
     }
     builder
 }
@@ -208,9 +218,10 @@ impl LikeClient {
         #[wasm_bindgen(js_name = baseUrl)] base_url: &str,
         #[wasm_bindgen(unchecked_optional_param_type = "LikeClientOptions")] options: JsValue,
     ) -> Result<LikeClient, JsValue> {
-        let options = convert::options(options).map_err(convert::config_error)?;
-        let mut builder = configured(&options).base_url(base_url);
-        builder = match options.token {
+        let mut options = convert::options(options).map_err(convert::config_error)?;
+        let token = std::mem::replace(&mut options.token, TokenOption::None);
+        let mut builder = configured(options).base_url(base_url);
+        builder = match token {
             TokenOption::None => builder,
             TokenOption::Fixed(token) => builder.token_provider(StaticToken::new(token)),
             TokenOption::Callback(callback) => builder.async_token_provider(JsTokens(callback)),
@@ -227,11 +238,23 @@ impl LikeClient {
         #[wasm_bindgen(unchecked_optional_param_type = "LikeClientOptions")] options: JsValue,
     ) -> Result<LikeClient, JsValue> {
         let options = convert::options(options).map_err(convert::config_error)?;
-        let inner = configured(&options)
+        let inner = configured(options)
             .transport(server.inner.clone())
             .build()
             .map_err(|e| convert::error(&e))?;
         Ok(Self::from_core(inner))
+    }
+
+    /// Sends what the journal (`options.journal`) held when the client was
+    /// made: each tap from an earlier page load shows again, pending, and
+    /// its call goes out, one per post; taps older than `maxIntentAgeMs`
+    /// fail once (listeners hear `expired`) and send nothing. A journal
+    /// that could not be read is reported once, in `problem`. Call it once
+    /// the page listens (after `subscribe`); without a journal the report
+    /// is empty.
+    #[wasm_bindgen(unchecked_return_type = "RestoreReport")]
+    pub fn restore(&self) -> Result<JsValue, JsValue> {
+        types::RestoreReport::from(&self.inner.restore()).write()
     }
 
     /// The viewer wants the post liked (`true`) or not (`false`). Returns

@@ -110,6 +110,9 @@ pub struct Options {
     pub timeout: Option<std::time::Duration>,
     pub max_posts: Option<usize>,
     pub max_answer_bytes: Option<usize>,
+    pub journal: Option<crate::journal::WebStorageJournal>,
+    pub max_intent_age: Option<std::time::Duration>,
+    pub keep_while_offline: Option<std::time::Duration>,
 }
 
 /// A count option that must also fit a `usize`.
@@ -164,9 +167,27 @@ pub fn options(value: JsValue) -> Result<Options, String> {
     if let Some(seed) = r.seed {
         retry.seed = Some(args::count(seed, "options.retry.seed")?);
     }
+    let journal = if given.journal.is_undefined() || given.journal.is_null() {
+        None
+    } else {
+        let journal = types::IntentJournalOptions::read_js(&given.journal, "options.journal")?;
+        Some(crate::journal::WebStorageJournal::new(
+            journal.viewer,
+            journal.storage,
+        )?)
+    };
     Ok(Options {
         token,
         retry,
+        journal,
+        max_intent_age: given
+            .max_intent_age_ms
+            .map(|ms| args::millis(ms, "options.maxIntentAgeMs"))
+            .transpose()?,
+        keep_while_offline: given
+            .keep_while_offline_ms
+            .map(|ms| args::millis(ms, "options.keepWhileOfflineMs"))
+            .transpose()?,
         timeout: given
             .timeout_ms
             .map(|ms| args::millis(ms, "options.timeoutMs"))

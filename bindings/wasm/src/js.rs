@@ -95,7 +95,7 @@ pub trait Read: Sized {
 /// What a value is, in serde's words: `string "yes"`, `integer \`3\``.
 fn unexpected(value: &JsValue) -> String {
     if let Some(text) = value.as_string() {
-        format!("string {text:?}")
+        format!("string {}", likekit_core::wire::quoted(&text))
     } else if let Some(flag) = value.as_bool() {
         format!("boolean `{flag}`")
     } else if let Some(n) = value.as_f64() {

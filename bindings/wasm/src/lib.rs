@@ -49,6 +49,8 @@ mod client;
 #[cfg(target_arch = "wasm32")]
 pub mod convert;
 #[cfg(target_arch = "wasm32")]
+pub mod journal;
+#[cfg(target_arch = "wasm32")]
 pub mod js;
 #[cfg(target_arch = "wasm32")]
 mod scripted;
@@ -59,6 +61,12 @@ pub mod types;
 pub use client::LikeClient;
 #[cfg(target_arch = "wasm32")]
 pub use scripted::ScriptedServer;
+
+/// The allocator: talc, in a third of the code of Rust's default
+/// (dlmalloc). The package runs on one thread.
+#[cfg(all(target_arch = "wasm32", not(target_feature = "atomics")))]
+#[global_allocator]
+static ALLOCATOR: talc::wasm::WasmDynamicTalc = talc::wasm::new_wasm_dynamic_allocator();
 
 /// The TypeScript that cannot be derived from the Rust types (see
 /// [`types`]): `PostIdInput`, the `LikeError` interface and the callbacks.

@@ -10,7 +10,8 @@
 //   plain object cannot be; its own fields are the generated
 //   LikeErrorFields;
 // - LikeErrorCode: an open list of strings with the known ones named;
-// - LikeObserver, LikeListener, TokenCallback: functions.
+// - LikeObserver, LikeListener, TokenCallback: functions;
+// - JournalStorage: the part of the DOM's `Storage` the journal uses.
 
 /**
  * A post id as LikeKit takes it, in any of three forms:
@@ -81,3 +82,11 @@ export type LikeListener = ((event: LikeEvent) => void) | LikeObserver;
 export type TokenCallback = (
   refresh: boolean,
 ) => string | null | undefined | PromiseLike<string | null | undefined>;
+
+/**
+ * Where the intent journal is kept: `localStorage` (the default),
+ * `sessionStorage`, or any object with these three methods (a test's
+ * in-memory one, say). The journal is one string per viewer under the key
+ * `likekit-intents:<viewer>`.
+ */
+export type JournalStorage = Pick<Storage, "getItem" | "setItem" | "removeItem">;

@@ -343,6 +343,83 @@ pub struct LikeClientOptions {
     /// then retried, as after any unreadable answer.
     #[tsify(optional)]
     pub max_answer_bytes: Option<f64>,
+    /// Where to keep the viewer's unconfirmed taps across page loads (see `restore()`); none by default.
+    #[serde(default, with = "tsify::serde_wasm_bindgen::preserve")]
+    #[tsify(optional, type = "IntentJournalOptions")]
+    pub journal: JsValue,
+    /// How old an unconfirmed tap may be and still be sent, in milliseconds (default one day): older ones fail with `expired`.
+    #[tsify(optional)]
+    pub max_intent_age_ms: Option<f64>,
+    /// Keep a tap pending while the network fails, retrying every this many milliseconds, instead of rolling it back once the retries run out (default: roll back).
+    #[tsify(optional)]
+    pub keep_while_offline_ms: Option<f64>,
+}
+
+/// The journal option: the viewer's unconfirmed taps kept in a `Storage`
+/// (`localStorage` by default) under the key `likekit-intents:<viewer>`.
+#[derive(Debug, Clone, Default, Deserialize, Tsify)]
+#[serde(rename_all = "camelCase")]
+pub struct IntentJournalOptions {
+    /// The signed-in viewer (the user id, say): written in the journal and checked, so one viewer's taps are never sent with another's token.
+    pub viewer: String,
+    /// Where: `localStorage` (the default), `sessionStorage`, or any object with `getItem`, `setItem` and `removeItem`.
+    #[serde(default, with = "tsify::serde_wasm_bindgen::preserve")]
+    #[tsify(optional, type = "JournalStorage")]
+    pub storage: JsValue,
+}
+
+/// What the journal held when the client was made (`restore()`).
+#[derive(Debug, Clone, Serialize, Tsify)]
+#[serde(rename_all = "camelCase")]
+pub struct RestoreReport {
+    /// The posts restored, each showing its tap, pending; their calls are on their way.
+    pub restored: Vec<PostView>,
+    /// The taps too old to send: each was dropped, and listeners heard one failure (`expired`) for it.
+    pub expired: Vec<LikeFailure>,
+    /// Why the journal could not be read, if it could not (`journal`): the client started without it, and the next save replaces it.
+    #[serde(with = "tsify::serde_wasm_bindgen::preserve")]
+    #[tsify(type = "LikeError | null")]
+    pub problem: JsValue,
+}
+
+impl From<&likekit_core::RestoreReport> for RestoreReport {
+    fn from(report: &likekit_core::RestoreReport) -> Self {
+        Self {
+            restored: report.restored.iter().map(PostView::from).collect(),
+            expired: report.expired.iter().map(LikeFailure::from).collect(),
+            problem: report
+                .problem
+                .as_ref()
+                .map_or(JsValue::NULL, convert::error),
+        }
+    }
+}
+
+impl Write for RestoreReport {
+    fn write(&self) -> Result<JsValue, JsValue> {
+        let Self {
+            restored,
+            expired,
+            problem,
+        } = self;
+        let list = |items: Vec<Result<JsValue, JsValue>>| {
+            items
+                .into_iter()
+                .collect::<Result<js_sys::Array, JsValue>>()
+                .map(JsValue::from)
+        };
+        Ok(Writer::new()
+            .field(
+                "restored",
+                &list(restored.iter().map(Write::write).collect())?,
+            )
+            .field(
+                "expired",
+                &list(expired.iter().map(Write::write).collect())?,
+            )
+            .field("problem", problem)
+            .finish())
+    }
 }
 
 /// A post as a `ScriptedServer`'s reads answer it.
@@ -640,6 +717,19 @@ impl FromJs for LikeClientOptions {
             timeout_ms: fields.optional("timeoutMs")?,
             max_posts: fields.optional("maxPosts")?,
             max_answer_bytes: fields.optional("maxAnswerBytes")?,
+            journal: fields.raw("journal"),
+            max_intent_age_ms: fields.optional("maxIntentAgeMs")?,
+            keep_while_offline_ms: fields.optional("keepWhileOfflineMs")?,
+        })
+    }
+}
+
+impl FromJs for IntentJournalOptions {
+    fn read_js(value: &JsValue, what: &str) -> Result<Self, String> {
+        let fields = Fields::of(value, what)?;
+        Ok(Self {
+            viewer: fields.required("viewer")?,
+            storage: fields.raw("storage"),
         })
     }
 }

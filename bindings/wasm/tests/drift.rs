@@ -19,9 +19,9 @@ use likekit_core::LikeError;
 use likekit_wasm::convert;
 use likekit_wasm::js::{Read, Write};
 use likekit_wasm::types::{
-    FromJs, LikeClientOptions, LikeErrorFields, LikeEvent, LikeFailure, LikeLineParts, LikeStats,
-    PostId, PostView, RetryOptions, ScriptedCall, ScriptedFailureKind, ScriptedLikes,
-    ScriptedState, ScriptedStatus,
+    FromJs, IntentJournalOptions, LikeClientOptions, LikeErrorFields, LikeEvent, LikeFailure,
+    LikeLineParts, LikeStats, PostId, PostView, RestoreReport, RetryOptions, ScriptedCall,
+    ScriptedFailureKind, ScriptedLikes, ScriptedState, ScriptedStatus,
 };
 use serde::Serialize;
 use serde::de::DeserializeOwned;
@@ -133,6 +133,16 @@ fn what_the_package_writes_is_what_serde_writes() {
         });
     }
     same_out(&failure());
+    same_out(&RestoreReport {
+        restored: vec![view(PostId::Number(7.0), JsValue::NULL)],
+        expired: vec![failure()],
+        problem: JsValue::NULL,
+    });
+    same_out(&RestoreReport {
+        restored: vec![],
+        expired: vec![],
+        problem: a_like_error(),
+    });
     same_out(&LikeEvent::Changed {
         post_id: PostId::Number(7.0),
         kind: "changed",
@@ -249,6 +259,8 @@ fn what_the_package_reads_is_what_serde_reads() {
         r#"{"token":"t","timeoutMs":2500,"maxPosts":100,"maxAnswerBytes":65536,"retry":{"seed":1}}"#,
         r#"{"timeoutMs":"10"}"#,
         r#"{"maxPosts":null,"maxAnswerBytes":true}"#,
+        r#"{"journal":{"viewer":"ana"},"maxIntentAgeMs":60000,"keepWhileOfflineMs":5000}"#,
+        r#"{"maxIntentAgeMs":"1 day"}"#,
         r#"5"#,
     ] {
         let value = parse(json);
@@ -259,8 +271,37 @@ fn what_the_package_reads_is_what_serde_reads() {
                 assert_eq!(hand.timeout_ms, serde.timeout_ms, "{json}");
                 assert_eq!(hand.max_posts, serde.max_posts, "{json}");
                 assert_eq!(hand.max_answer_bytes, serde.max_answer_bytes, "{json}");
+                assert_eq!(hand.max_intent_age_ms, serde.max_intent_age_ms, "{json}");
+                assert_eq!(
+                    hand.keep_while_offline_ms, serde.keep_while_offline_ms,
+                    "{json}"
+                );
+                assert_eq!(text(&hand.journal), text(&serde.journal), "{json}");
                 assert!(Object::is(&hand.token, &serde.token), "{json}");
                 assert_eq!(text(&hand.retry), text(&serde.retry), "{json}");
+            }
+            (Err(_), Err(_)) => {}
+            (hand, serde) => panic!("{json}: by hand {hand:?}, by serde {serde:?}"),
+        }
+    }
+}
+
+#[wasm_bindgen_test]
+fn the_journal_option_is_read_as_serde_reads_it() {
+    for json in [
+        r#"{"viewer":"ana"}"#,
+        r#"{"viewer":"ben","storage":{}}"#,
+        r#"{"viewer":7}"#,
+        r#"{}"#,
+        r#"null"#,
+    ] {
+        let value = parse(json);
+        let by_hand = IntentJournalOptions::read_js(&value, "options.journal");
+        let by_serde = serde_wasm_bindgen::from_value::<IntentJournalOptions>(value);
+        match (by_hand, by_serde) {
+            (Ok(hand), Ok(serde)) => {
+                assert_eq!(hand.viewer, serde.viewer, "{json}");
+                assert_eq!(text(&hand.storage), text(&serde.storage), "{json}");
             }
             (Err(_), Err(_)) => {}
             (hand, serde) => panic!("{json}: by hand {hand:?}, by serde {serde:?}"),

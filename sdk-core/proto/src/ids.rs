@@ -158,7 +158,7 @@ macro_rules! id_type {
             type Err = IdError;
             fn from_str(text: &str) -> Result<Self, IdError> {
                 if text.is_empty() || !text.bytes().all(|b| b.is_ascii_digit()) {
-                    return Err(IdError::new($kind, format_args!("{text:?}")));
+                    return Err(IdError::new($kind, crate::quoted(text)));
                 }
                 text.parse::<u64>()
                     .map_err(|_| IdError::new($kind, text))

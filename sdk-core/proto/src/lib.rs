@@ -31,6 +31,38 @@ mod ids;
 
 pub use ids::{IdError, IdKind, MAX_ID, PostId, UserId};
 
+/// `text` in double quotes, with `"`, `\` and control characters escaped as
+/// Rust's `{:?}` escapes them. Error messages quote user input with it
+/// rather than with `{:?}`, whose Unicode tables weigh about 4 KB gzipped
+/// in the web package; it differs from `{:?}` only in leaving non-printable
+/// non-control characters as they are.
+///
+/// ```
+/// assert_eq!(likekit_proto::quoted("a\"b\\c\n"), r#""a\"b\\c\n""#);
+/// assert_eq!(likekit_proto::quoted("x\u{7}"), format!("{:?}", "x\u{7}"));
+/// ```
+pub fn quoted(text: &str) -> String {
+    let mut out = String::with_capacity(text.len() + 2);
+    out.push('"');
+    for c in text.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            '\0' => out.push_str("\\0"),
+            c if c.is_control() => {
+                use std::fmt::Write;
+                let _ = write!(out, "\\u{{{:x}}}", u32::from(c));
+            }
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
 /// The most posts one `GET /likes?posts=…` read may name.
 pub const MAX_BATCH_POSTS: usize = 100;
 

@@ -143,6 +143,38 @@ test("with every call failing, the heart empties again and says it didn't save",
   await page.waitForSelector('#network-status[data-applied="0/0"]', { timeout: LONG });
 });
 
+test("a like survives a page reload: the heart comes back pending, the like reaches the server once", async () => {
+  const journal = () =>
+    page.evaluate(() => localStorage.getItem("likekit-intents:1")); // Ana's
+  // Nothing unsaved so far: the rolled-back like was dropped too.
+  await page.waitForFunction(() => localStorage.getItem("likekit-intents:1") === null, null, { timeout: LONG });
+  await network(5000, 0);
+  const before = await count(4);
+  await page.click(`${post(4)} .heart`);
+  await page.waitForSelector(`${post(4)}[data-pending="true"] .heart[aria-pressed="true"]`, { timeout: 1000 });
+  // The tap is in the journal before its call is answered.
+  await page.waitForFunction(() => localStorage.getItem("likekit-intents:1") !== null, null, { timeout: LONG });
+  assert.match(await journal(), /"post":4,"liked":true,"tapped_at_ms":\d+/);
+
+  await page.reload();
+  await page.waitForSelector('body[data-ready="Ana"]', { timeout: LONG });
+  // Restored at once, as the page starts: the heart as tapped, pending.
+  // (The page clears the network panel's faults as it starts, so the
+  // restored call may well be answered by the time the feed is drawn.)
+  assert.equal(await page.getAttribute("body", "data-restored"), "4:true:true");
+
+  // The restored call gets through: saved once, and the journal is empty
+  // again.
+  await page.waitForSelector(`${post(4)}[data-pending="false"]`, { timeout: LONG });
+  assert.equal(await page.getAttribute(`${post(4)} .heart`, "aria-pressed"), "true");
+  assert.equal(await count(4), before + 1);
+  await page.waitForFunction(() => localStorage.getItem("likekit-intents:1") === null, null, { timeout: LONG });
+  await shot("demo-restored.png");
+
+  await page.click("#reset-network");
+  await page.waitForSelector('#network-status[data-applied="0/0"]', { timeout: LONG });
+});
+
 test("switching the viewer changes the Liked by line", async () => {
   const asAna = await text(`${post(42)} .line`);
   assert.match(asAna, /^Liked by you, /);

@@ -300,7 +300,7 @@ test("429 with Retry-After in seconds, whole or fractional, is rate_limited with
 test("error answers are typed from their status and their JSON error body, if any", async () => {
   const cases = [
     [http("503 Service Unavailable", ["content-type: text/html"], "<h1>down</h1>"), { code: "http_503", status: 503, transient: true, message: "server error 503: <h1>down</h1>" }],
-    [http("500 Internal Server Error", [], ""), { code: "http_500", status: 500, message: "server error 500: Internal Server Error" }],
+    [http("500 Internal Server Error", [], ""), { code: "http_500", status: 500, message: "server error 500: HTTP 500" }],
     [json("404 Not Found", '{"error":{"code":"post_not_found","message":"no post 42"}}'), { code: "post_not_found", status: 404, transient: false }],
     [json("403 Forbidden", "{}"), { code: "forbidden", status: 403, transient: false }],
     [json("400 Bad Request", '{"error":{"code":"bad_post_id","message":"not a number"}}'), { code: "bad_post_id", status: 400, transient: false }],

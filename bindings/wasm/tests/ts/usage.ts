@@ -12,6 +12,8 @@ import init, {
   ScriptedServer,
   type InitInput,
   type InitOutput,
+  type IntentJournalOptions,
+  type JournalStorage,
   type LikeClientOptions,
   type LikeError,
   type LikeErrorCode,
@@ -25,6 +27,7 @@ import init, {
   type PostId,
   type PostIdInput,
   type PostView,
+  type RestoreReport,
   type RetryOptions,
   type ScriptedCall,
   type ScriptedFailure,
@@ -167,7 +170,17 @@ const options: LikeClientOptions = {
   timeoutMs: 2_500,
   maxPosts: 1_000,
   maxAnswerBytes: 1 << 20,
+  journal: { viewer: "ana" },
+  maxIntentAgeMs: 86_400_000,
+  keepWhileOfflineMs: 30_000,
 };
+const memory = new Map<string, string>();
+const storage: JournalStorage = {
+  getItem: (key) => memory.get(key) ?? null,
+  setItem: (key, value) => void memory.set(key, value),
+  removeItem: (key) => void memory.delete(key),
+};
+const journal: IntentJournalOptions = { viewer: "ana", storage };
 const fixedToken: LikeClientOptions = { token: "t0ken", retry: {} };
 const observer: LikeObserver = {
   onChange: (view) => void render(view),
@@ -193,6 +206,13 @@ const clientMembers: { [K in keyof LikeClient]: (client: LikeClient) => unknown 
   subscribeAll: (client) => client.subscribeAll((event) => void onEvent(event)),
   stats: (client) => chart(client.stats()),
   hasPendingCalls: (client) => client.hasPendingCalls() === true,
+  restore: (client) => {
+    const report: RestoreReport = client.restore();
+    report.restored.map(render);
+    report.expired.map(toast);
+    const problem: LikeError | null = report.problem;
+    return problem?.code === "journal" ? journal.viewer : null;
+  },
   liveSubscriptions: (client) => {
     const live: number = client.liveSubscriptions();
     return live;

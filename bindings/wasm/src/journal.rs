@@ -1,0 +1,98 @@
+//! The intent journal on the web: the viewer's unconfirmed taps in a
+//! `Storage` (`localStorage` by default), in the core's journal format.
+//!
+//! One entry per viewer, `likekit-intents:<viewer>`, holding the same JSON
+//! a native `FileJournal` writes (format version, viewer, intents), read
+//! and written by the core's `journal::decode` and `journal::encode`. A
+//! save of no intents removes the entry. Storage that throws (disabled,
+//! over quota, a private window that refuses it) is a `journal` error,
+//! never a lost tap: the tap still goes out, it is only not kept.
+
+use likekit_core::{Intent, JournalStore, LikeError};
+use wasm_bindgen::prelude::*;
+
+#[wasm_bindgen]
+extern "C" {
+    /// `Storage`, or any object with its three methods (`JournalStorage`).
+    #[derive(Debug, Clone)]
+    #[wasm_bindgen(typescript_type = "JournalStorage")]
+    pub type JsStorage;
+
+    #[wasm_bindgen(method, catch, js_name = getItem)]
+    fn get_item(this: &JsStorage, key: &str) -> Result<Option<String>, JsValue>;
+    #[wasm_bindgen(method, catch, js_name = setItem)]
+    fn set_item(this: &JsStorage, key: &str, value: &str) -> Result<(), JsValue>;
+    #[wasm_bindgen(method, catch, js_name = removeItem)]
+    fn remove_item(this: &JsStorage, key: &str) -> Result<(), JsValue>;
+}
+
+/// The key prefix; the viewer follows it.
+pub const KEY_PREFIX: &str = "likekit-intents:";
+
+/// A journal in a `Storage` object (or anything with `getItem`, `setItem`
+/// and `removeItem`).
+#[derive(Debug)]
+pub struct WebStorageJournal {
+    storage: JsStorage,
+    key: String,
+    viewer: String,
+}
+
+impl WebStorageJournal {
+    /// `viewer`'s journal in `storage`, or in `globalThis.localStorage`
+    /// when `storage` is `undefined` or `null`.
+    ///
+    /// # Errors
+    ///
+    /// A sentence when there is no such storage.
+    pub fn new(viewer: String, storage: JsValue) -> Result<Self, String> {
+        let storage = if storage.is_undefined() || storage.is_null() {
+            // Reading `localStorage` throws where storage is disabled (a
+            // sandboxed frame, some privacy settings).
+            js_sys::Reflect::get(&js_sys::global(), &JsValue::from_str("localStorage"))
+                .ok()
+                .filter(|s| !s.is_undefined() && !s.is_null())
+                .ok_or("options.journal.storage: there is no localStorage here; pass a storage")?
+                .unchecked_into()
+        } else {
+            storage.unchecked_into()
+        };
+        Ok(Self {
+            storage,
+            key: format!("{KEY_PREFIX}{viewer}"),
+            viewer,
+        })
+    }
+}
+
+/// A storage method that threw (or is missing), as a `journal` error.
+fn storage_error(thrown: JsValue) -> LikeError {
+    let reason = thrown
+        .dyn_ref::<js_sys::Error>()
+        .map(|e| String::from(e.message()))
+        .or_else(|| thrown.as_string())
+        .unwrap_or_else(|| "it threw".into());
+    LikeError::Journal {
+        message: format!("the storage failed: {reason}"),
+    }
+}
+
+impl JournalStore for WebStorageJournal {
+    fn load(&self) -> Result<Vec<Intent>, LikeError> {
+        match self.storage.get_item(&self.key).map_err(storage_error)? {
+            Some(text) => likekit_core::journal::decode(&self.viewer, text.as_bytes()),
+            None => Ok(Vec::new()),
+        }
+    }
+
+    fn save(&self, intents: &[Intent]) -> Result<(), LikeError> {
+        if intents.is_empty() {
+            self.storage.remove_item(&self.key)
+        } else {
+            let bytes = likekit_core::journal::encode(&self.viewer, intents);
+            self.storage
+                .set_item(&self.key, &String::from_utf8_lossy(&bytes))
+        }
+        .map_err(storage_error)
+    }
+}

@@ -1,0 +1,214 @@
+// The intent journal of the web package (`options.journal`, `restore()`),
+// in Node, on a ScriptedServer and an in-memory Storage: what a page
+// reload does in a browser (tests/js/demo-page.test.mjs does it for real
+// in Chromium, on localStorage). Run with `cargo xtask test --only node`.
+
+import { test } from "node:test";
+import assert from "node:assert/strict";
+
+import init, { LikeClient, ScriptedServer } from "likekit-wasm";
+
+await init();
+
+/** An in-memory `Storage`, as `options.journal.storage` takes one. */
+class MemoryStorage {
+  constructor(entries = {}) {
+    this.items = new Map(Object.entries(entries));
+    this.writes = 0;
+  }
+  getItem(key) {
+    return this.items.has(key) ? this.items.get(key) : null;
+  }
+  setItem(key, value) {
+    this.writes += 1;
+    this.items.set(key, String(value));
+  }
+  removeItem(key) {
+    this.items.delete(key);
+  }
+}
+
+const KEY = (viewer) => `likekit-intents:${viewer}`;
+const LIKES = { count: 10, likedByMe: false, version: 1 };
+const SETTLE_MS = 2_000;
+
+/** A client for `viewer` on `server`, its journal in `storage`. */
+function clientFor(server, storage, viewer = "ana", options = {}) {
+  return LikeClient.scripted(server, { journal: { viewer, storage }, ...options });
+}
+
+/** Waits until `check()` holds, or fails naming `what`. */
+async function waitFor(check, what) {
+  const end = Date.now() + 5_000;
+  while (!check()) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+}
+
+/** A journal as a native client writes it, for `viewer`. */
+const document = (viewer, intents) =>
+  JSON.stringify({ format: 1, viewer, intents: intents.map(([post, liked, at]) => ({ post, liked, tapped_at_ms: at })) });
+
+test("a tap is in the journal before its call is answered, and gone once it is", async () => {
+  const server = new ScriptedServer();
+  const storage = new MemoryStorage();
+  const client = clientFor(server, storage);
+  client.setLiked(42, true);
+  await waitFor(() => server.calls().length === 1, "the like call");
+  await waitFor(() => storage.getItem(KEY("ana")) !== null, "the journal to be written");
+  const saved = JSON.parse(storage.getItem(KEY("ana")));
+  assert.equal(saved.format, 1);
+  assert.equal(saved.viewer, "ana");
+  assert.equal(saved.intents.length, 1);
+  assert.deepEqual([saved.intents[0].post, saved.intents[0].liked], [42, true]);
+  assert.ok(Math.abs(saved.intents[0].tapped_at_ms - Date.now()) < 60_000, "tapped now");
+  assert.doesNotMatch(storage.getItem(KEY("ana")), /token/i, "no token is written");
+
+  server.answer(server.calls()[0].id, { count: 11, likedByMe: true, version: 2 });
+  assert.ok(await client.waitIdle(SETTLE_MS));
+  assert.equal(storage.getItem(KEY("ana")), null, "a confirmed tap leaves the journal");
+  client.free();
+});
+
+test("a new client restores the tap at once, pending, and sends it once", async () => {
+  const server = new ScriptedServer();
+  const storage = new MemoryStorage();
+  const first = clientFor(server, storage);
+  first.setLiked(42, true);
+  first.setLiked(42, false);
+  first.setLiked(42, true); // like → unlike → like: only the last is kept
+  await waitFor(() => storage.getItem(KEY("ana"))?.includes('"liked":true'), "the journal");
+  first.free(); // the page goes away with its call unanswered
+
+  const later = new ScriptedServer();
+  later.setPost(42, LIKES);
+  const client = clientFor(later, storage);
+  const events = [];
+  client.subscribeAll((event) => events.push(event));
+  const report = client.restore();
+  assert.equal(report.problem, null);
+  assert.deepEqual(report.expired, []);
+  assert.equal(report.restored.length, 1);
+  const [view] = report.restored;
+  assert.equal(view.postId, 42);
+  assert.equal(view.liked, true);
+  assert.equal(view.pending, true);
+  assert.deepEqual(client.view(42), view, "the view shows it at once");
+
+  await waitFor(() => later.calls().length === 1, "the restored call");
+  assert.deepEqual(later.calls().map((c) => c.text), ["like 42 #0"]);
+  later.answer(0, { count: 11, likedByMe: true, version: 2 });
+  assert.ok(await client.waitIdle(SETTLE_MS));
+  assert.deepEqual(later.calls(), [], "one call, no more");
+  assert.equal(client.view(42).liked, true);
+  assert.equal(client.view(42).pending, false);
+  assert.equal(client.view(42).count, 11);
+  assert.ok(!events.some((e) => e.kind === "failed"));
+  assert.equal(storage.getItem(KEY("ana")), null);
+  client.free();
+});
+
+test("a tap older than maxIntentAgeMs fails once, as expired, and sends nothing", async () => {
+  const server = new ScriptedServer();
+  const hourAgo = Date.now() - 3_600_000;
+  const storage = new MemoryStorage({ [KEY("ana")]: document("ana", [[7, true, hourAgo], [8, false, Date.now()]]) });
+  const client = clientFor(server, storage, "ana", { maxIntentAgeMs: 60_000 });
+  const failures = [];
+  client.subscribeAll((event) => event.kind === "failed" && failures.push(event.failure));
+  const report = client.restore();
+  assert.deepEqual(report.restored.map((v) => [v.postId, v.liked, v.pending]), [[8, false, true]]);
+  assert.equal(report.expired.length, 1);
+  assert.equal(report.expired[0].postId, 7);
+  assert.equal(report.expired[0].wanted, true);
+  assert.equal(report.expired[0].error.code, "expired");
+  await waitFor(() => server.calls().length === 1, "the fresh tap's call");
+  assert.deepEqual(server.calls().map((c) => c.text), ["unlike 8 #0"], "nothing for the old tap");
+  await waitFor(() => failures.length === 1, "the expired tap's failure");
+  assert.equal(failures[0].postId, 7);
+  assert.equal(failures.length, 1);
+  client.free();
+});
+
+test("another viewer's client sends nothing of Ana's", async () => {
+  const server = new ScriptedServer();
+  const storage = new MemoryStorage({ [KEY("ana")]: document("ana", [[42, true, Date.now()]]) });
+  const ben = clientFor(server, storage, "ben");
+  const report = ben.restore();
+  assert.deepEqual(report.restored, []);
+  assert.equal(report.problem, null);
+  assert.ok(await ben.waitIdle(SETTLE_MS));
+  assert.deepEqual(server.calls(), []);
+  assert.ok(storage.getItem(KEY("ana")), "Ana's journal is left alone");
+
+  // Ana's journal stored under Ben's key is refused, not sent.
+  const swapped = new MemoryStorage({ [KEY("ben")]: document("ana", [[42, true, Date.now()]]) });
+  const mixed = clientFor(server, swapped, "ben");
+  const refused = mixed.restore();
+  assert.deepEqual(refused.restored, []);
+  assert.equal(refused.problem.code, "journal");
+  assert.match(refused.problem.message, /another viewer/);
+  assert.ok(await mixed.waitIdle(SETTLE_MS));
+  assert.deepEqual(server.calls(), []);
+  ben.free();
+  mixed.free();
+});
+
+test("a damaged journal is reported once, the client starts empty, the next save replaces it", async () => {
+  const cases = {
+    truncated: document("ana", [[42, true, Date.now()]]).slice(0, 30),
+    garbage: "\u0000not json at all",
+    "a future format": JSON.stringify({ format: 99, viewer: "ana", intents: [] }),
+  };
+  for (const [what, text] of Object.entries(cases)) {
+    const server = new ScriptedServer();
+    const storage = new MemoryStorage({ [KEY("ana")]: text });
+    const client = clientFor(server, storage);
+    const report = client.restore();
+    assert.equal(report.problem?.code, "journal", what);
+    assert.deepEqual(report.restored, [], what);
+    assert.equal(client.restore().problem, null, `${what}: reported once`);
+    client.setLiked(5, true);
+    await waitFor(() => storage.getItem(KEY("ana")) !== text, `${what}: the journal replaced`);
+    const saved = JSON.parse(storage.getItem(KEY("ana")));
+    assert.deepEqual(saved.intents.map((i) => [i.post, i.liked]), [[5, true]], what);
+    client.free();
+  }
+});
+
+test("storage that throws: a journal error at restore, and taps still go out", async () => {
+  const locked = {
+    getItem: () => {
+      throw new Error("The operation is insecure.");
+    },
+    setItem: () => {},
+    removeItem: () => {},
+  };
+  const unreadable = LikeClient.scripted(new ScriptedServer(), { journal: { viewer: "ana", storage: locked } });
+  const problem = unreadable.restore().problem;
+  assert.equal(problem.code, "journal");
+  assert.match(problem.message, /The operation is insecure/);
+  unreadable.free();
+
+  const server = new ScriptedServer();
+  const full = {
+    getItem: () => null,
+    setItem: () => {
+      throw new Error("QuotaExceededError");
+    },
+    removeItem: () => {},
+  };
+  const client = clientFor(server, full);
+  const view = client.setLiked(9, true);
+  assert.equal(view.pending, true);
+  await waitFor(() => server.calls().length === 1, "the like call");
+  server.answer(0, { count: 1, likedByMe: true, version: 2 });
+  assert.ok(await client.waitIdle(SETTLE_MS));
+  assert.equal(client.view(9).liked, true);
+  client.free();
+
+  assert.throws(
+    () => LikeClient.scripted(server, { journal: { storage: new MemoryStorage() } }),
+    (e) => e.name === "LikeError" && e.code === "config" && /viewer/.test(e.message),
+  );
+});
