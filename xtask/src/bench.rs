@@ -205,6 +205,12 @@ pub const ROWS: &[Row] = &[
     row("machine", "Memory per tracked post, no friends", "memory_per_post_bytes", Bytes, AtMost(256.0)),
     row("client", "Tap through the driver until the server-confirmed observer callback (in-memory transport)", "client/tap_to_callback", Nanos, AtMost(20_000.0)),
     row("client", "Tap through the driver to its optimistic observer callback", "client/tap_to_optimistic_callback", Nanos, Baseline),
+    row("client", "The same with a file journal (the write is off the tap's path)", "client/tap_to_optimistic_callback_journal", Nanos, Baseline).vs("client/tap_to_optimistic_callback", "without a journal"),
+    row("client", "Tap to its optimistic callback with a file journal, median, in µs (1,000 taps)", "client_tap_to_changed_journal_p50_us", Plain, AtMost(50.0)),
+    row("client", "The same, p99, in µs", "client_tap_to_changed_journal_p99_us", Plain, Baseline),
+    row("client", "Tap to its optimistic callback without a journal, median, in µs (the same run)", "client_tap_to_changed_p50_us", Plain, Baseline),
+    row("client", "Tap until the file journal holding it is on disk (fsynced), median, in µs", "client_tap_to_durable_p50_us", Plain, Baseline),
+    row("client", "Tap until durable, p99, in µs", "client_tap_to_durable_p99_us", Plain, Baseline),
     row("kotlin", "Tap from Kotlin to its observer callback, median, in µs", "kotlin_tap_to_callback_us", Plain, AtMost(100.0)),
     row("kotlin", "Tap from Kotlin to its observer callback, p99, in µs", "kotlin_tap_to_callback_p99_us", Plain, Baseline),
     // A sixteenth of a 60 Hz frame.
