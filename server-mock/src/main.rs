@@ -59,7 +59,7 @@ struct ServeArgs {
     #[arg(long, env = "LIKEKIT_DB", default_value = "likekit.db")]
     db: String,
     /// JSON seed document (users, friends, posts, likers) loaded at start.
-    #[arg(long, value_name = "FILE")]
+    #[arg(long, env = "LIKEKIT_SEED", value_name = "FILE")]
     seed: Option<PathBuf>,
     /// Turns on the admin API (/admin/*); requests must send it in X-Admin-Key.
     #[arg(long, env = "LIKEKIT_ADMIN_KEY", hide_env_values = true)]
@@ -68,55 +68,60 @@ struct ServeArgs {
     #[arg(long, env = "LIKEKIT_TOKEN_SECRET", hide_env_values = true)]
     token_secret: Option<String>,
     /// Browser origin allowed by CORS (repeatable; `*` for any). None by default.
-    #[arg(long = "cors-origin", value_name = "ORIGIN")]
+    #[arg(
+        env = "LIKEKIT_CORS_ORIGINS",
+        value_delimiter = ',',
+        long = "cors-origin",
+        value_name = "ORIGIN"
+    )]
     cors_origins: Vec<String>,
     /// Likes + unlikes per second allowed per user (0 turns the limit off).
-    #[arg(long, default_value_t = 50)]
+    #[arg(long, env = "LIKEKIT_WRITE_RATE_LIMIT", default_value_t = 50)]
     write_rate_limit: u32,
     /// Writes a user may make at once before the rate limit applies.
-    #[arg(long, default_value_t = 200)]
+    #[arg(long, env = "LIKEKIT_WRITE_BURST", default_value_t = 200)]
     write_burst: u32,
     /// How long a post's count, version and likers are cached (milliseconds).
-    #[arg(long, default_value_t = 1000)]
+    #[arg(long, env = "LIKEKIT_CACHE_TTL_MS", default_value_t = 1000)]
     cache_ttl_ms: u64,
     /// How long a viewer's friend set is cached (milliseconds).
-    #[arg(long, default_value_t = 30_000)]
+    #[arg(long, env = "LIKEKIT_FRIENDS_TTL_MS", default_value_t = 30_000)]
     friends_ttl_ms: u64,
     /// Requests taking longer are answered 503 (seconds).
-    #[arg(long, default_value_t = 30)]
+    #[arg(long, env = "LIKEKIT_REQUEST_TIMEOUT_SECS", default_value_t = 30)]
     request_timeout_secs: u64,
     /// How many requests the request journal keeps (`GET /admin/requests`;
     /// only with an admin key; 0: off).
-    #[arg(long, default_value_t = likekit_server::DEFAULT_JOURNAL_SIZE)]
+    #[arg(long, env = "LIKEKIT_JOURNAL_SIZE", default_value_t = likekit_server::DEFAULT_JOURNAL_SIZE)]
     journal_size: usize,
     /// Largest accepted request body (bytes).
-    #[arg(long, default_value_t = 64 * 1024)]
+    #[arg(long, env = "LIKEKIT_MAX_BODY_BYTES", default_value_t = 64 * 1024)]
     max_body_bytes: usize,
     /// How long shutdown waits for in-flight requests (seconds).
-    #[arg(long, default_value_t = 10)]
+    #[arg(long, env = "LIKEKIT_SHUTDOWN_GRACE_SECS", default_value_t = 10)]
     shutdown_grace_secs: u64,
     /// Read-only SQLite connections (0: twice the CPUs, at least 4).
-    #[arg(long, default_value_t = 0)]
+    #[arg(long, env = "LIKEKIT_READ_CONNECTIONS", default_value_t = 0)]
     read_connections: usize,
     /// PostgreSQL connections in the pool (0: four per CPU, at least 8).
-    #[arg(long, default_value_t = 0)]
+    #[arg(long, env = "LIKEKIT_DB_CONNECTIONS", default_value_t = 0)]
     db_connections: usize,
     /// A post whose writes on this server pass this many a second is hot:
     /// its count spreads over shard rows (0: every post is hot).
-    #[arg(long, default_value_t = HotPostOptions::default().threshold)]
+    #[arg(long, env = "LIKEKIT_HOT_POST_THRESHOLD", default_value_t = HotPostOptions::default().threshold)]
     hot_post_threshold: u32,
     /// How many shard rows a hot post's count spreads over (0 or 1: none).
-    #[arg(long, default_value_t = HotPostOptions::default().shards,
+    #[arg(long, env = "LIKEKIT_HOT_POST_SHARDS", default_value_t = HotPostOptions::default().shards,
           value_parser = clap::value_parser!(u16).range(0..=i64::from(MAX_SHARDS)))]
     hot_post_shards: u16,
     /// On Citus, send likes, unlikes and views' one-post reads straight to
     /// the worker holding the post (`false`: all through the node `--db`
     /// names, for servers that cannot reach the workers' addresses).
-    #[arg(long, default_value_t = true, action = clap::ArgAction::Set, value_name = "BOOL")]
+    #[arg(long, env = "LIKEKIT_CITUS_DIRECT", default_value_t = true, action = clap::ArgAction::Set, value_name = "BOOL")]
     citus_direct: bool,
     /// Serve the static files in this folder at `/` (the web demo); API
     /// routes take precedence.
-    #[arg(long, value_name = "DIR")]
+    #[arg(long, env = "LIKEKIT_WEB_ROOT", value_name = "DIR")]
     web_root: Option<PathBuf>,
 }
 

@@ -85,6 +85,88 @@ fn help_lists_the_flags() {
     }
 }
 
+/// Every flag of `serve` can come from a `LIKEKIT_*` variable instead, as a
+/// container sets them.
+#[test]
+fn every_serve_flag_has_an_environment_variable() {
+    let output = Command::new(BIN)
+        .args(["serve", "--help"])
+        .output()
+        .unwrap();
+    assert!(output.status.success());
+    let help = String::from_utf8(output.stdout).unwrap();
+    let mut flags = 0;
+    let mut lines = help.lines().peekable();
+    while let Some(line) = lines.next() {
+        let Some(flag) = line.trim_start().strip_prefix("--") else {
+            continue;
+        };
+        let flag = flag.split_whitespace().next().unwrap();
+        if flag == "help" {
+            continue;
+        }
+        flags += 1;
+        let described = lines.peek().copied().unwrap_or_default();
+        let want = format!("[env: LIKEKIT_{}", flag.replace('-', "_").to_uppercase());
+        let want = want.replace("LIKEKIT_CORS_ORIGIN", "LIKEKIT_CORS_ORIGINS");
+        assert!(
+            described.contains(&want),
+            "--{flag}: no {want}] in {described:?}"
+        );
+    }
+    assert!(flags >= 20, "only {flags} flags found in\n{help}");
+}
+
+#[tokio::test]
+async fn settings_come_from_the_environment() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = ServerProcess::start_with_env(
+        &[],
+        &[
+            ("LIKEKIT_DB", ":memory:"),
+            ("LIKEKIT_ADMIN_KEY", "from-env"),
+            ("LIKEKIT_MAX_BODY_BYTES", "64"),
+            (
+                "LIKEKIT_CORS_ORIGINS",
+                "https://a.example,https://b.example",
+            ),
+        ],
+        &dir.path().join("server.log"),
+    );
+    let http = client();
+    // The admin key came from the environment...
+    let r = http
+        .post(server.url("/admin/users"))
+        .header("x-admin-key", "from-env")
+        .json(&json!({"id": 1, "name": "Ana"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), StatusCode::CREATED, "{}", server.log());
+    // ...so did the body limit...
+    let r = http
+        .post(server.url("/admin/users"))
+        .header("x-admin-key", "from-env")
+        .json(&json!({"id": 2, "name": "B".repeat(100)}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), StatusCode::PAYLOAD_TOO_LARGE);
+    // ...and both CORS origins, from one comma-separated variable.
+    for origin in ["https://a.example", "https://b.example"] {
+        let r = http
+            .request(reqwest::Method::OPTIONS, server.url("/posts/1/like"))
+            .header("origin", origin)
+            .header("access-control-request-method", "POST")
+            .header("access-control-request-headers", "authorization")
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.headers()["access-control-allow-origin"], origin);
+    }
+    assert!(server.terminate().success());
+}
+
 #[test]
 fn a_bad_seed_file_stops_the_start() {
     let dir = tempfile::tempdir().unwrap();

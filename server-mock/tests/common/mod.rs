@@ -323,6 +323,11 @@ impl ServerProcess {
     /// Starts the binary with `args` (plus `--listen 127.0.0.1:0`) and waits
     /// for its "listening on" line. Its log goes to `log_file`.
     pub fn start(args: &[&str], log_file: &std::path::Path) -> Self {
+        Self::start_with_env(args, &[], log_file)
+    }
+
+    /// As [`start`](Self::start), with `env` set for the server.
+    pub fn start_with_env(args: &[&str], env: &[(&str, &str)], log_file: &std::path::Path) -> Self {
         use std::io::BufRead as _;
         let log = std::fs::File::create(log_file).unwrap();
         let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_likekit-server"))
@@ -332,6 +337,7 @@ impl ServerProcess {
             .env_remove("LIKEKIT_ADMIN_KEY")
             .env_remove("LIKEKIT_DB")
             .env_remove("LIKEKIT_LISTEN")
+            .envs(env.iter().copied())
             .env("RUST_LOG", "info")
             .stdin(std::process::Stdio::null())
             .stdout(std::process::Stdio::piped())
