@@ -220,7 +220,7 @@ pub(crate) struct Health {
     status: &'static str,
 }
 
-/// Liveness probe.
+/// Liveness probe (the same as `/livez`, kept for existing checks).
 #[utoipa::path(
     get,
     path = "/healthz",
@@ -229,6 +229,49 @@ pub(crate) struct Health {
 )]
 pub(crate) async fn healthz() -> Json<Health> {
     Json(Health { status: "ok" })
+}
+
+/// Liveness probe: the process answers. It touches nothing else, so a
+/// slow or lost database never gets the process restarted.
+#[utoipa::path(
+    get,
+    path = "/livez",
+    tag = "ops",
+    responses((status = 200, description = "The process answers", body = Health))
+)]
+pub(crate) async fn livez() -> Json<Health> {
+    Json(Health { status: "ok" })
+}
+
+/// How long `/readyz` waits for the store's answer.
+pub const READY_DEADLINE: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// Readiness probe: the store answers a real query (one post's row, read
+/// as a view reads it, past every cache) within 2 seconds.
+#[utoipa::path(
+    get,
+    path = "/readyz",
+    tag = "ops",
+    responses(
+        (status = 200, description = "The store answered", body = Health),
+        (status = 503, description = "`not_ready`: the store failed or did not answer within 2 s", body = ErrorBody),
+    )
+)]
+pub(crate) async fn readyz(State(App(app)): State<App>) -> Result<Json<Health>, ApiError> {
+    let probe = app.store.post(PostId::MIN);
+    match tokio::time::timeout(READY_DEADLINE, probe).await {
+        Ok(Ok(_)) => Ok(Json(Health { status: "ok" })),
+        Ok(Err(e)) => Err(ApiError::new(
+            StatusCode::SERVICE_UNAVAILABLE,
+            likekit_proto::code::NOT_READY,
+            format!("the store failed: {e}"),
+        )),
+        Err(_) => Err(ApiError::new(
+            StatusCode::SERVICE_UNAVAILABLE,
+            likekit_proto::code::NOT_READY,
+            "the store did not answer within 2 s",
+        )),
+    }
 }
 
 /// Prometheus metrics (text format).

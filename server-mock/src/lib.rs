@@ -68,6 +68,7 @@ mod ttl_cache;
 mod views;
 mod web;
 
+pub use api::READY_DEADLINE;
 pub use auth::{TokenError, Tokens};
 pub use config::{Config, RateLimit};
 pub use error::{ApiError, Error};

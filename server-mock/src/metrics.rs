@@ -60,7 +60,7 @@ impl Route {
             Some("/posts/{post_id}/like") if method == Method::DELETE => Route::Unlike,
             Some("/posts/{post_id}/likes") => Route::Likes,
             Some("/likes") => Route::Batch,
-            Some("/healthz") => Route::Healthz,
+            Some("/healthz" | "/livez" | "/readyz") => Route::Healthz,
             Some("/openapi.json") => Route::OpenApi,
             Some("/metrics") => Route::Metrics,
             Some(path) if path.starts_with("/admin") => Route::Admin,

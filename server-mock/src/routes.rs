@@ -59,6 +59,8 @@ fn router(app: &App) -> Router {
         .route("/posts/{post_id}/likes", get(api::post_likes))
         .route("/likes", get(api::batch_likes))
         .route("/healthz", get(api::healthz))
+        .route("/livez", get(api::livez))
+        .route("/readyz", get(api::readyz))
         .route("/openapi.json", get(openapi::openapi_json))
         .route("/metrics", get(api::metrics_text));
     if app.0.admin_key.is_some() {

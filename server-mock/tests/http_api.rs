@@ -73,8 +73,10 @@ async fn healthz_openapi_and_metrics() {
     let t = TestServer::start().await;
     t.setup(&[], &[1]).await;
 
-    let health: Value = ok_json(t.http.get(t.url("/healthz")).send().await.unwrap()).await;
-    assert_eq!(health, json!({"status": "ok"}));
+    for probe in ["/healthz", "/livez", "/readyz"] {
+        let health: Value = ok_json(t.http.get(t.url(probe)).send().await.unwrap()).await;
+        assert_eq!(health, json!({"status": "ok"}), "{probe}");
+    }
 
     let doc: Value = ok_json(t.http.get(t.url("/openapi.json")).send().await.unwrap()).await;
     assert!(doc["openapi"].as_str().unwrap().starts_with("3."));

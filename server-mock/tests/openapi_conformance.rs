@@ -86,6 +86,8 @@ fn cases() -> Vec<Case> {
         case(M::GET, "/likes", "/likes").signed_in(7),
         case(M::GET, "/likes?posts=42", "/likes"),
         case(M::GET, "/healthz", "/healthz"),
+        case(M::GET, "/livez", "/livez"),
+        case(M::GET, "/readyz", "/readyz"),
         case(M::GET, "/openapi.json", "/openapi.json"),
         case(M::GET, "/metrics", "/metrics"),
         // The admin routes: right key, wrong key, bad bodies, no

@@ -438,3 +438,49 @@ async fn hashint8_is_postgresql_s() {
         assert_eq!(hashint8(value), theirs, "hashint8({value})");
     }
 }
+
+/// `/readyz` asks the database: 200 while PostgreSQL answers, 503
+/// `not_ready` once it is stopped, answered without waiting past the
+/// probe's deadline; `/livez` stays 200 (a lost database must not get the
+/// process restarted).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn readyz_follows_the_database_and_livez_does_not() {
+    let cluster = tokio::task::spawn_blocking(|| Cluster::start(ClusterOptions::default()))
+        .await
+        .unwrap()
+        .unwrap_or_else(|e| panic!("cannot start a PostgreSQL test cluster: {e}"));
+    let t = common::TestServer::with(Config {
+        database: Database::Postgres(cluster.url("postgres")),
+        db_connections: 2,
+        ..common::test_config()
+    })
+    .await;
+    let probe = |path: &'static str| t.http.get(t.url(path)).send();
+
+    let ready = probe("/readyz").await.unwrap();
+    assert_eq!(ready.status(), reqwest::StatusCode::OK);
+    assert_eq!(
+        ready.json::<serde_json::Value>().await.unwrap(),
+        serde_json::json!({"status": "ok"})
+    );
+
+    tokio::task::spawn_blocking(move || cluster.stop())
+        .await
+        .unwrap()
+        .unwrap();
+    let asked = std::time::Instant::now();
+    let not_ready = probe("/readyz").await.unwrap();
+    assert_eq!(not_ready.status(), reqwest::StatusCode::SERVICE_UNAVAILABLE);
+    let body: serde_json::Value = not_ready.json().await.unwrap();
+    assert_eq!(body["error"]["code"], "not_ready", "{body}");
+    assert!(
+        asked.elapsed() < likekit_server::READY_DEADLINE * 3,
+        "answered after {:?}",
+        asked.elapsed()
+    );
+    assert_eq!(
+        probe("/livez").await.unwrap().status(),
+        reqwest::StatusCode::OK
+    );
+    t.stop().await;
+}

@@ -42,3 +42,5 @@ pub const STORAGE_ERROR: &str = "storage_error";
 pub const SHUTTING_DOWN: &str = "shutting_down";
 /// 503: the server cannot answer now.
 pub const UNAVAILABLE: &str = "unavailable";
+/// 503 on `/readyz`: the store did not answer a query in time.
+pub const NOT_READY: &str = "not_ready";
