@@ -441,8 +441,8 @@ async fn hashint8_is_postgresql_s() {
 
 /// `/readyz` asks the database: 200 while PostgreSQL answers, 503
 /// `not_ready` once it is stopped, answered without waiting past the
-/// probe's deadline; `/livez` stays 200 (a lost database must not get the
-/// process restarted).
+/// probe's deadline, and 200 again once it is back; `/livez` stays 200 (a
+/// lost database must not get the process restarted).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn readyz_follows_the_database_and_livez_does_not() {
     let cluster = tokio::task::spawn_blocking(|| Cluster::start(ClusterOptions::default()))
@@ -464,7 +464,9 @@ async fn readyz_follows_the_database_and_livez_does_not() {
         serde_json::json!({"status": "ok"})
     );
 
-    tokio::task::spawn_blocking(move || cluster.stop())
+    let cluster = Arc::new(cluster);
+    let c = Arc::clone(&cluster);
+    tokio::task::spawn_blocking(move || c.pause())
         .await
         .unwrap()
         .unwrap();

@@ -608,6 +608,31 @@ impl Cluster {
         cmd
     }
 
+    /// Stops the server and keeps its folder, for [`resume`](Self::resume)
+    /// (a database going away under a running application).
+    ///
+    /// # Errors
+    ///
+    /// [`ClusterError::Failed`] when the server does not stop.
+    pub fn pause(&self) -> Result<(), ClusterError> {
+        run(&mut self.stop_command("fast")).map(drop)
+    }
+
+    /// Starts the server [`pause`](Self::pause) stopped, on the same port.
+    ///
+    /// # Errors
+    ///
+    /// [`ClusterError::Failed`] when it does not start.
+    pub fn resume(&self) -> Result<(), ClusterError> {
+        run(command(self.user.as_ref(), &self.bin.join("pg_ctl"))
+            .arg("-D")
+            .arg(self.data())
+            .arg("-l")
+            .arg(self.log())
+            .args(["-w", "-t", "60", "start"]))
+        .map(drop)
+    }
+
     /// Stops the server (finishing a checkpoint) and deletes the folder.
     ///
     /// # Errors
