@@ -49,8 +49,21 @@ enum Command {
     Token(TokenArgs),
 }
 
+/// How log lines are written (on standard error).
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+enum LogFormat {
+    /// For people: one line of text per event.
+    Text,
+    /// For log pipelines: one JSON object per line.
+    Json,
+}
+
 #[derive(Debug, Args)]
 struct ServeArgs {
+    /// How log lines are written: `text` or `json` (RUST_LOG sets what is
+    /// logged).
+    #[arg(long, env = "LIKEKIT_LOG_FORMAT", value_enum, default_value_t = LogFormat::Text)]
+    log_format: LogFormat,
     /// Address to listen on (port 0 picks a free one).
     #[arg(long, env = "LIKEKIT_LISTEN", default_value = "127.0.0.1:8080")]
     listen: SocketAddr,
@@ -243,18 +256,26 @@ fn main() -> ExitCode {
         };
     }
 
-    tracing_subscriber::fmt()
-        .with_env_filter(
-            EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info")),
-        )
-        .with_writer(std::io::stderr)
-        .with_ansi(std::io::stderr().is_terminal())
-        .init();
-
     let args = match cli.command {
         Some(Command::Serve(args)) => *args,
         _ => cli.serve,
     };
+    let logs = tracing_subscriber::fmt()
+        .with_env_filter(
+            EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info")),
+        )
+        .with_writer(std::io::stderr);
+    match args.log_format {
+        LogFormat::Text => logs.with_ansi(std::io::stderr().is_terminal()).init(),
+        // One JSON object per line; a request's lines carry its span
+        // (`"span":{"name":"request","request_id":…}`).
+        LogFormat::Json => logs
+            .json()
+            .with_current_span(true)
+            .with_span_list(false)
+            .init(),
+    }
+
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()

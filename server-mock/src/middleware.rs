@@ -3,6 +3,8 @@
 
 use std::time::{Duration, Instant};
 
+use tracing::Instrument as _;
+
 use axum::{
     Json,
     body::{Body, Bytes},
@@ -383,12 +385,40 @@ async fn real_body(answer: Option<Response>) -> Bytes {
         .unwrap_or_default()
 }
 
+/// The header that carries a request's id, in and out.
+pub(crate) static REQUEST_ID: header::HeaderName = header::HeaderName::from_static("x-request-id");
+
+/// The request's id: the client's `X-Request-Id` when it is 1 to 128
+/// visible ASCII characters, else one made here (16 hex digits: a random
+/// start for this process, then a counter).
+fn request_id(request: &Request) -> HeaderValue {
+    if let Some(given) = request.headers().get(&REQUEST_ID)
+        && (1..=128).contains(&given.len())
+        && given.as_bytes().iter().all(|b| b.is_ascii_graphic())
+    {
+        return given.clone();
+    }
+    static NEXT: std::sync::OnceLock<std::sync::atomic::AtomicU64> = std::sync::OnceLock::new();
+    let next = NEXT.get_or_init(|| std::sync::atomic::AtomicU64::new(fastrand::u64(..)));
+    let id = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    HeaderValue::from_str(&format!("{id:016x}")).unwrap_or_else(|_| HeaderValue::from_static("0"))
+}
+
 /// Applies the fault rules to the public like/view routes, records metrics
-/// and a log line, bounds the time a request may take (injected latency
+/// and a log line, gives the request an id (echoed in `X-Request-Id` and
+/// carried by every log line of the request, through its span), bounds the time a request may take (injected latency
 /// included), and turns any error answer that is not JSON (axum's built-in
 /// rejections) into an `{"error": …}` body. One layer for all of it, so a
 /// request pays for one middleware, not two.
 pub(crate) async fn observe(State(App(app)): State<App>, request: Request, next: Next) -> Response {
+    let id = request_id(&request);
+    let span = tracing::info_span!("request", request_id = id.to_str().unwrap_or_default());
+    let mut response = observed(app, request, next).instrument(span).await;
+    response.headers_mut().insert(REQUEST_ID.clone(), id);
+    response
+}
+
+async fn observed(app: std::sync::Arc<Shared>, request: Request, next: Next) -> Response {
     let started = Instant::now();
     let method = request.method().clone();
     let route = Route::of(

@@ -151,7 +151,11 @@ fn cors_layer(origins: &[String]) -> Result<Option<CorsLayer>, Error> {
                 header::CONTENT_TYPE,
                 HeaderName::from_static("x-admin-key"),
             ])
-            .expose_headers([header::RETRY_AFTER, header::WWW_AUTHENTICATE])
+            .expose_headers([
+                header::RETRY_AFTER,
+                header::WWW_AUTHENTICATE,
+                crate::middleware::REQUEST_ID.clone(),
+            ])
             .max_age(Duration::from_secs(600)),
     ))
 }

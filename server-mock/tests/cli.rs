@@ -96,8 +96,8 @@ fn every_serve_flag_has_an_environment_variable() {
     assert!(output.status.success());
     let help = String::from_utf8(output.stdout).unwrap();
     let mut flags = 0;
-    let mut lines = help.lines().peekable();
-    while let Some(line) = lines.next() {
+    let lines: Vec<&str> = help.lines().collect();
+    for (at, line) in lines.iter().enumerate() {
         let Some(flag) = line.trim_start().strip_prefix("--") else {
             continue;
         };
@@ -106,7 +106,12 @@ fn every_serve_flag_has_an_environment_variable() {
             continue;
         }
         flags += 1;
-        let described = lines.peek().copied().unwrap_or_default();
+        // The flag's description: the lines up to the next flag.
+        let described: String = lines[at + 1..]
+            .iter()
+            .take_while(|l| !(l.starts_with("  -") || l.starts_with("      --")))
+            .copied()
+            .collect();
         let want = format!("[env: LIKEKIT_{}", flag.replace('-', "_").to_uppercase());
         let want = want.replace("LIKEKIT_CORS_ORIGIN", "LIKEKIT_CORS_ORIGINS");
         assert!(
@@ -164,6 +169,56 @@ async fn settings_come_from_the_environment() {
             .unwrap();
         assert_eq!(r.headers()["access-control-allow-origin"], origin);
     }
+    assert!(server.terminate().success());
+}
+
+/// `--log-format json`: one JSON object per line, and a request's lines
+/// carry its id — the client's `X-Request-Id`, or one the server made —
+/// which the answer echoes.
+#[tokio::test]
+async fn json_logs_carry_the_request_id() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = ServerProcess::start_with_env(
+        &["--db", ":memory:", "--log-format", "json"],
+        &[("RUST_LOG", "likekit_server=debug")],
+        &dir.path().join("server.log"),
+    );
+    let http = client();
+    let r = http
+        .get(server.url("/posts/42/likes"))
+        .header("x-request-id", "checkout-7f3a")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), StatusCode::UNAUTHORIZED);
+    assert_eq!(r.headers()["x-request-id"], "checkout-7f3a");
+    // Without one (or with one that is not visible ASCII), the server makes one.
+    let made = http.get(server.url("/livez")).send().await.unwrap();
+    let made = made.headers()["x-request-id"].to_str().unwrap().to_owned();
+    assert_eq!(made.len(), 16, "{made}");
+    let bad = http
+        .get(server.url("/livez"))
+        .header("x-request-id", "a b")
+        .send()
+        .await
+        .unwrap();
+    assert_ne!(bad.headers()["x-request-id"], "a b");
+    let other = bad.headers()["x-request-id"].to_str().unwrap().to_owned();
+    assert_ne!(other, made, "ids are not reused");
+
+    let log = server.log();
+    let lines: Vec<serde_json::Value> = log
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap_or_else(|e| panic!("{e}: {line}")))
+        .collect();
+    let of = |id: &str| {
+        lines
+            .iter()
+            .filter(|line| line["span"]["request_id"] == id)
+            .count()
+    };
+    assert!(of("checkout-7f3a") >= 1, "no line of the request:\n{log}");
+    assert!(of(&made) >= 1, "no line with the made id:\n{log}");
     assert!(server.terminate().success());
 }
 
