@@ -116,6 +116,11 @@ pub struct Config {
     /// path no API route matches; missing files get the JSON 404. `None`
     /// (the default) serves no files.
     pub web_root: Option<PathBuf>,
+    /// A second address for the operations routes — `/metrics`,
+    /// `/openapi.json` and `/admin/*` — which then leave the public one
+    /// (the probes answer on both). `None` (the default): everything on
+    /// `listen`.
+    pub ops_listen: Option<SocketAddr>,
 }
 
 impl Default for Config {
@@ -142,6 +147,7 @@ impl Default for Config {
             journal_size: crate::journal::DEFAULT_JOURNAL_SIZE,
             hot_posts: HotPostOptions::default(),
             web_root: None,
+            ops_listen: None,
         }
     }
 }

@@ -136,6 +136,10 @@ struct ServeArgs {
     /// routes take precedence.
     #[arg(long, env = "LIKEKIT_WEB_ROOT", value_name = "DIR")]
     web_root: Option<PathBuf>,
+    /// Serve `/metrics`, `/openapi.json` and `/admin/*` on this address
+    /// instead of the public one (the probes answer on both).
+    #[arg(long, env = "LIKEKIT_OPS_LISTEN", value_name = "ADDR")]
+    ops_listen: Option<SocketAddr>,
 }
 
 #[derive(Debug, Args)]
@@ -199,6 +203,7 @@ fn config_from(args: ServeArgs) -> Result<Config, String> {
             ..HotPostOptions::default()
         },
         web_root: args.web_root,
+        ops_listen: args.ops_listen,
         ..Config::default()
     })
 }
@@ -236,6 +241,9 @@ async fn serve(args: ServeArgs) -> Result<(), String> {
     // A machine-readable line for scripts and tests that start the binary.
     let mut stdout = std::io::stdout();
     let _ = writeln!(stdout, "listening on {}", server.base_url());
+    if server.ops_addr().is_some() {
+        let _ = writeln!(stdout, "operations on {}", server.ops_url());
+    }
     let _ = stdout.flush();
     stop.await;
     server.shutdown().await.map_err(|e| e.to_string())

@@ -51,16 +51,54 @@ impl App {
     pub fn wrap(&self, routes: Router<App>) -> Router {
         wrap(self, routes)
     }
+
+    /// The operations routes alone — `/metrics`, `/openapi.json`, the
+    /// admin API, the probes — with the same middleware: what
+    /// [`spawn`](crate::spawn) serves on `Config::ops_listen`. With
+    /// `ops_listen` set, [`router`](Self::router) leaves them out.
+    pub fn ops_router(&self) -> Router {
+        ops_router(self)
+    }
 }
 
 fn router(app: &App) -> Router {
-    let mut routes = Router::new()
+    let mut routes = public_routes();
+    if !app.0.ops_apart {
+        routes = routes.merge(ops_routes(app));
+    }
+    let routes = match &app.0.web_root {
+        Some(root) => web::serve_files(routes, root),
+        None => routes.fallback(api::not_found),
+    };
+    layers(app, routes)
+}
+
+/// The routes of the operations listener (`ops_listen`): `/metrics`,
+/// `/openapi.json`, the admin API and the probes.
+fn ops_router(app: &App) -> Router {
+    let routes = ops_routes(app).merge(probes());
+    layers(app, routes.fallback(api::not_found))
+}
+
+/// The like button's routes, and the probes.
+fn public_routes() -> Router<App> {
+    Router::new()
         .route("/posts/{post_id}/like", post(api::like).delete(api::unlike))
         .route("/posts/{post_id}/likes", get(api::post_likes))
         .route("/likes", get(api::batch_likes))
+        .merge(probes())
+}
+
+fn probes() -> Router<App> {
+    Router::new()
         .route("/healthz", get(api::healthz))
         .route("/livez", get(api::livez))
         .route("/readyz", get(api::readyz))
+}
+
+/// `/openapi.json`, `/metrics`, and the admin API when there is a key.
+fn ops_routes(app: &App) -> Router<App> {
+    let mut routes = Router::new()
         .route("/openapi.json", get(openapi::openapi_json))
         .route("/metrics", get(api::metrics_text));
     if app.0.admin_key.is_some() {
@@ -87,11 +125,7 @@ fn router(app: &App) -> Router {
             ));
         routes = routes.nest("/admin", admin);
     }
-    let routes = match &app.0.web_root {
-        Some(root) => web::serve_files(routes, root),
-        None => routes.fallback(api::not_found),
-    };
-    layers(app, routes)
+    routes
 }
 
 /// `routes` with the server's middleware: JSON 404 and 405 answers, the

@@ -78,7 +78,41 @@ async fn start(config: Config, app: App) -> Result<ServerHandle, Error> {
         let _ = stopped.wait_for(|stop| *stop).await;
     };
 
+    // The operations listener, when asked for, bound before anything runs
+    // so that a taken port fails the start.
+    let ops = match config.ops_listen {
+        Some(ops_addr) => {
+            let ops_listener = TcpListener::bind(ops_addr)
+                .await
+                .map_err(|source| Error::Bind {
+                    addr: ops_addr,
+                    source,
+                })?;
+            let bound = ops_listener.local_addr().map_err(|source| Error::Bind {
+                addr: ops_addr,
+                source,
+            })?;
+            Some((ops_listener, bound))
+        }
+        None => None,
+    };
+    let ops_addr = ops.as_ref().map(|(_, bound)| *bound);
+
     let housekeeping = tokio::spawn(app.clone().run_housekeeping());
+
+    let serve_ops = ops.map(|(ops_listener, _)| {
+        let serve = axum::serve(
+            Listener::new(ops_listener),
+            app.ops_router()
+                .into_make_service_with_connect_info::<ConnInfo>(),
+        )
+        .with_graceful_shutdown(stop_signal(stopped.clone()));
+        tokio::spawn(async move {
+            if let Err(err) = serve.await {
+                tracing::error!(error = %err, "operations listener failed");
+            }
+        })
+    });
 
     let serve = axum::serve(
         Listener::new(listener),
@@ -106,6 +140,9 @@ async fn start(config: Config, app: App) -> Result<ServerHandle, Error> {
             }
         }
         housekeeping.abort();
+        if let Some(ops) = serve_ops {
+            ops.abort();
+        }
         // Commit every write already handed to the store.
         store.close().await?;
         tracing::info!("server stopped");
@@ -114,12 +151,14 @@ async fn start(config: Config, app: App) -> Result<ServerHandle, Error> {
 
     tracing::info!(
         %addr,
+        ops_addr = ops_addr.map(|a| a.to_string()),
         database = %app.0.database,
         admin_api = app.admin_key().is_some(),
         "likekit-server listening"
     );
     Ok(ServerHandle {
         addr,
+        ops_addr,
         app,
         stop,
         task: Some(task),
@@ -130,6 +169,7 @@ async fn start(config: Config, app: App) -> Result<ServerHandle, Error> {
 /// background; [`shutdown`](Self::shutdown) waits for it to finish.
 pub struct ServerHandle {
     addr: SocketAddr,
+    ops_addr: Option<SocketAddr>,
     app: App,
     stop: watch::Sender<bool>,
     task: Option<JoinHandle<Result<(), Error>>>,
@@ -139,6 +179,7 @@ impl fmt::Debug for ServerHandle {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("ServerHandle")
             .field("addr", &self.addr)
+            .field("ops_addr", &self.ops_addr)
             .field("app", &self.app)
             .finish_non_exhaustive()
     }
@@ -154,6 +195,20 @@ impl ServerHandle {
     /// `http://{addr}`, without a trailing slash.
     pub fn base_url(&self) -> String {
         format!("http://{}", self.addr)
+    }
+
+    /// The operations listener's address, when `Config::ops_listen` asked
+    /// for one.
+    pub fn ops_addr(&self) -> Option<SocketAddr> {
+        self.ops_addr
+    }
+
+    /// `http://{ops_addr}` (see [`ops_addr`](Self::ops_addr)), or the
+    /// public [`base_url`](Self::base_url) when there is no operations
+    /// listener: where `/metrics`, `/openapi.json` and `/admin/*` are.
+    pub fn ops_url(&self) -> String {
+        self.ops_addr
+            .map_or_else(|| self.base_url(), |addr| format!("http://{addr}"))
     }
 
     /// The running server's [`App`]: its store, tokens and admin

@@ -66,6 +66,8 @@ pub(crate) struct Shared {
     pub(crate) cors: Option<CorsLayer>,
     pub(crate) web_root: Option<PathBuf>,
     pub(crate) database: Database,
+    /// The operations routes are served on a listener of their own.
+    pub(crate) ops_apart: bool,
 }
 
 impl fmt::Debug for App {
@@ -241,6 +243,7 @@ impl App {
             cors: cors_layer(&config.cors_origins)?,
             web_root: config.web_root.clone(),
             database: config.database.clone(),
+            ops_apart: config.ops_listen.is_some(),
         })))
     }
 

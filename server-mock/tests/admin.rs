@@ -253,3 +253,67 @@ async fn seed_over_http() {
     expect_error(r, StatusCode::BAD_REQUEST, "bad_json").await;
     t.stop().await;
 }
+
+/// `ops_listen`: `/metrics`, `/openapi.json` and `/admin/*` move to a port
+/// of their own and leave the public one, which keeps the like button's
+/// routes; the probes answer on both.
+#[tokio::test]
+async fn the_operations_routes_move_to_their_own_listener() {
+    let t = TestServer::with(Config {
+        ops_listen: Some(std::net::SocketAddr::from(([127, 0, 0, 1], 0))),
+        ..test_config()
+    })
+    .await;
+    let public = t.server.base_url();
+    let ops = t.server.ops_url();
+    assert_ne!(public, ops);
+    // The admin client speaks to the operations port.
+    t.setup(&[(1, "Ana")], &[42]).await;
+    assert_eq!(t.like(1, 42).await.status(), StatusCode::OK);
+
+    let get = |base: &str, path: &str| t.http.get(format!("{base}{path}")).send();
+    for path in ["/metrics", "/openapi.json", "/admin/faults"] {
+        let on_public = get(&public, path).await.unwrap();
+        assert_eq!(
+            on_public.status(),
+            StatusCode::NOT_FOUND,
+            "{path} on the public port"
+        );
+    }
+    assert_eq!(
+        get(&ops, "/metrics").await.unwrap().status(),
+        StatusCode::OK
+    );
+    assert_eq!(
+        get(&ops, "/openapi.json").await.unwrap().status(),
+        StatusCode::OK
+    );
+    let faults = t
+        .http
+        .get(format!("{ops}/admin/faults"))
+        .header("x-admin-key", ADMIN_KEY)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(faults.status(), StatusCode::OK);
+    // The like button's routes are not on the operations port.
+    let token = t.token(1);
+    let view = t
+        .http
+        .get(format!("{ops}/posts/42/likes"))
+        .bearer_auth(&token)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(view.status(), StatusCode::NOT_FOUND);
+    for base in [&public, &ops] {
+        for probe in ["/livez", "/readyz"] {
+            assert_eq!(
+                get(base, probe).await.unwrap().status(),
+                StatusCode::OK,
+                "{base}{probe}"
+            );
+        }
+    }
+    t.stop().await;
+}

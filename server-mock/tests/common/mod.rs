@@ -61,7 +61,7 @@ impl TestServer {
     pub fn from_handle(server: ServerHandle) -> Self {
         let admin_client = AdminClient::with_client(
             client(),
-            server.base_url(),
+            server.ops_url(),
             server.admin_key().unwrap_or_default(),
         );
         Self {
@@ -115,7 +115,7 @@ impl TestServer {
     pub async fn admin(&self, method: Method, path: &str, body: Option<Value>) -> Response {
         let mut request = self
             .http
-            .request(method, self.url(path))
+            .request(method, format!("{}{path}", self.server.ops_url()))
             .header("X-Admin-Key", ADMIN_KEY);
         if let Some(body) = body {
             request = request.json(&body);
