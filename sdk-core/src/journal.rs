@@ -127,7 +127,9 @@ fn push_string(text: &mut String, value: &str) {
 ///
 /// [`LikeError::Journal`] for bytes that are not a whole journal of this
 /// format (truncated, corrupted, a newer format, a post id out of range)
-/// or that belong to another viewer. Never panics, whatever the bytes.
+/// or that belong to another viewer. Never panics, whatever the bytes
+/// (`cargo xtask fuzz journal_decode` holds it to that, and to reading back
+/// what it accepts after [`encode`]).
 pub fn decode(viewer: &str, bytes: &[u8]) -> Result<Vec<Intent>, LikeError> {
     let document: crate::transport::json::JournalDocument =
         crate::transport::json::from_json(bytes)

@@ -232,6 +232,20 @@ const TOOLS: &[Tool] = &[
         install: Some(|ctx| install::nextest(ctx).map(drop)),
     },
     Tool {
+        name: "cargo-fuzz",
+        used_for: "fuzzing (cargo xtask fuzz)",
+        probe: |ctx| {
+            found(
+                install::find_cargo_tool(ctx, install::CARGO_FUZZ).map(shown),
+                format!(
+                    "cargo install cargo-fuzz --version ={} --locked",
+                    install::CARGO_FUZZ.version
+                ),
+            )
+        },
+        install: Some(|ctx| install::cargo_tool(ctx, install::CARGO_FUZZ).map(drop)),
+    },
+    Tool {
         name: "wrk",
         used_for: "server benches",
         probe: |_| found(proc::which("wrk").map(shown), "apt-get install wrk"),

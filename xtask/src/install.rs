@@ -103,6 +103,9 @@ pub struct CargoTool<'a> {
     pub krate: &'a str,
     pub bin: &'a str,
     pub version: &'a str,
+    /// Installed with `--locked` (the dependency versions the tool was
+    /// released with), for tools whose every locked version is served.
+    pub locked: bool,
 }
 
 /// The installed version of a program, from `program --version`.
@@ -122,8 +125,9 @@ pub fn find_cargo_tool(ctx: &Ctx, tool: CargoTool<'_>) -> Option<PathBuf> {
 }
 
 /// Installs a cargo tool at its pinned version into `.tools/cargo` when it is
-/// not already installed, and returns the binary's path. No `--locked`: one
-/// locked dependency version of wasm-bindgen-cli is not served here.
+/// not already installed, and returns the binary's path. `--locked` only for
+/// tools marked so: one locked dependency version of wasm-bindgen-cli is not
+/// served here.
 pub fn cargo_tool(ctx: &Ctx, tool: CargoTool<'_>) -> Result<PathBuf, String> {
     if let Some(path) = find_cargo_tool(ctx, tool) {
         return Ok(path);
@@ -140,6 +144,9 @@ pub fn cargo_tool(ctx: &Ctx, tool: CargoTool<'_>) -> Result<PathBuf, String> {
         .arg(format!("={}", tool.version))
         .arg("--root")
         .arg(&root);
+    if tool.locked {
+        cmd.arg("--locked");
+    }
     proc::run(&mut cmd)?;
     Ok(root.join("bin").join(tool.bin))
 }
@@ -150,6 +157,7 @@ pub const NEXTEST: CargoTool<'static> = CargoTool {
     krate: "cargo-nextest",
     bin: "cargo-nextest",
     version: "0.9.143",
+    locked: false,
 };
 
 /// The `cargo-nextest` binary (run as `cargo-nextest nextest run …`); a
@@ -170,12 +178,23 @@ pub fn nextest(ctx: &Ctx) -> Result<PathBuf, String> {
     cargo_tool(ctx, NEXTEST)
 }
 
+/// cargo-fuzz, which builds the fuzz targets in `fuzz/` with libFuzzer
+/// (`cargo xtask fuzz`): on PATH at this version, or installed into
+/// `.tools/cargo`.
+pub const CARGO_FUZZ: CargoTool<'static> = CargoTool {
+    krate: "cargo-fuzz",
+    bin: "cargo-fuzz",
+    version: "0.13.2",
+    locked: true,
+};
+
 /// wasm-bindgen-cli at `version`.
 pub fn wasm_bindgen(version: &str) -> CargoTool<'_> {
     CargoTool {
         krate: "wasm-bindgen-cli",
         bin: "wasm-bindgen",
         version,
+        locked: false,
     }
 }
 

@@ -4,6 +4,7 @@ mod bench;
 mod bench_web;
 mod demo;
 mod doctor;
+mod fuzz;
 mod install;
 mod proc;
 mod react;
@@ -97,6 +98,16 @@ enum Command {
         #[arg(long)]
         release: bool,
     },
+    /// Run a fuzz target of fuzz/ under libFuzzer for a while; exits
+    /// non-zero on a crash and says where the input was saved.
+    Fuzz {
+        /// The target: a file of fuzz/fuzz_targets/, without `.rs`.
+        #[arg(default_value = fuzz::DEFAULT_TARGET)]
+        target: String,
+        /// How long to fuzz, in seconds.
+        #[arg(long, default_value_t = fuzz::DEFAULT_SECONDS, value_parser = clap::value_parser!(u64).range(1..))]
+        seconds: u64,
+    },
     /// Show which tools are installed and which are missing; --install
     /// installs the missing ones (or only the named ones).
     Doctor {
@@ -114,6 +125,7 @@ fn main() -> ExitCode {
         Command::Bindings { release } => uniffi::bindings(&ctx, release)
             .and_then(|()| web::build_package(&ctx))
             .map(|_| ExitCode::SUCCESS),
+        Command::Fuzz { target, seconds } => fuzz::main(&ctx, &target, seconds),
         Command::Doctor { install } => doctor::main(&ctx, install.as_deref()),
     };
     result.unwrap_or_else(|message| {
