@@ -121,6 +121,9 @@ pub struct Config {
     /// (the probes answer on both). `None` (the default): everything on
     /// `listen`.
     pub ops_listen: Option<SocketAddr>,
+    /// The header-read (and idle keep-alive) timeout and the cap on open
+    /// connections, on each listener.
+    pub connections: crate::net::ConnectionLimits,
 }
 
 impl Default for Config {
@@ -148,6 +151,7 @@ impl Default for Config {
             hot_posts: HotPostOptions::default(),
             web_root: None,
             ops_listen: None,
+            connections: crate::net::ConnectionLimits::default(),
         }
     }
 }

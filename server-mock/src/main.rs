@@ -140,6 +140,13 @@ struct ServeArgs {
     /// instead of the public one (the probes answer on both).
     #[arg(long, env = "LIKEKIT_OPS_LISTEN", value_name = "ADDR")]
     ops_listen: Option<SocketAddr>,
+    /// How long a client may take to send a request's head, and how long
+    /// a kept-alive connection may sit idle, before it is closed (seconds).
+    #[arg(long, env = "LIKEKIT_HEADER_READ_TIMEOUT_SECS", default_value_t = 10)]
+    header_read_timeout_secs: u64,
+    /// The most connections open at once; more wait to be accepted.
+    #[arg(long, env = "LIKEKIT_MAX_CONNECTIONS", default_value_t = 10_000)]
+    max_connections: usize,
 }
 
 #[derive(Debug, Args)]
@@ -204,6 +211,10 @@ fn config_from(args: ServeArgs) -> Result<Config, String> {
         },
         web_root: args.web_root,
         ops_listen: args.ops_listen,
+        connections: likekit_server::net::ConnectionLimits {
+            header_read_timeout: Duration::from_secs(args.header_read_timeout_secs.max(1)),
+            max_connections: args.max_connections.max(1),
+        },
         ..Config::default()
     })
 }

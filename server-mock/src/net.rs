@@ -20,6 +20,11 @@
 //!
 //! Served any other way the server works the same, except that a drop rule
 //! answers 503 instead of cutting the connection.
+//!
+//! [`spawn`](crate::spawn) itself serves with [`serve`], its own accept
+//! loop over hyper, for what `axum::serve` does not offer: a deadline for
+//! a request's head (which is also how long a kept-alive connection may sit
+//! idle) and a cap on open connections ([`ConnectionLimits`]).
 
 use std::{
     io,
@@ -168,6 +173,102 @@ impl axum::serve::Listener for Listener {
     fn local_addr(&self) -> io::Result<Self::Addr> {
         self.0.local_addr()
     }
+}
+
+/// How the server treats connections ([`serve`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ConnectionLimits {
+    /// How long a client may take to send a request's head, from the
+    /// moment the server waits for it: a new connection's first request,
+    /// and each next one on a kept-alive connection (so it is also the
+    /// idle keep-alive timeout). Past it the connection is closed. Default
+    /// 10 s.
+    pub header_read_timeout: std::time::Duration,
+    /// The most connections open at once; more wait in the OS's accept
+    /// queue until one closes. Default 10,000 (each takes a file
+    /// descriptor: keep it under the process's limit, `ulimit -n`).
+    pub max_connections: usize,
+}
+
+impl Default for ConnectionLimits {
+    fn default() -> Self {
+        Self {
+            header_read_timeout: std::time::Duration::from_secs(10),
+            max_connections: 10_000,
+        }
+    }
+}
+
+/// Serves `router` on `listener` until `shutdown` completes, then lets the
+/// open connections finish their requests (the caller bounds how long).
+/// Requests get [`ConnInfo`] as `ConnectInfo`, as with
+/// `into_make_service_with_connect_info::<ConnInfo>()`; HTTP/1.1 and
+/// HTTP/2 (prior knowledge) are both spoken.
+pub async fn serve(
+    listener: TcpListener,
+    router: axum::Router,
+    limits: ConnectionLimits,
+    shutdown: impl std::future::Future<Output = ()>,
+) {
+    use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
+    use tower::Service as _;
+
+    let mut builder = hyper_util::server::conn::auto::Builder::new(TokioExecutor::new());
+    builder
+        .http1()
+        .timer(TokioTimer::new())
+        .header_read_timeout(limits.header_read_timeout);
+    let slots = Arc::new(tokio::sync::Semaphore::new(limits.max_connections.max(1)));
+    let graceful = hyper_util::server::graceful::GracefulShutdown::new();
+    let mut listener = Listener::new(listener);
+    let mut shutdown = std::pin::pin!(shutdown);
+    loop {
+        let accepted = async {
+            // A slot first, then the connection: past the cap, clients
+            // wait in the accept queue rather than being taken and starved.
+            let slot = Arc::clone(&slots).acquire_owned().await;
+            let (io, remote) = axum::serve::Listener::accept(&mut listener).await;
+            (slot, io, remote)
+        };
+        let (slot, io, remote) = tokio::select! {
+            accepted = accepted => accepted,
+            () = &mut shutdown => break,
+        };
+        let info = ConnInfo {
+            remote,
+            kill: io.kill.clone(),
+        };
+        let router = router.clone();
+        let service = hyper::service::service_fn(
+            move |mut request: hyper::Request<hyper::body::Incoming>| {
+                request
+                    .extensions_mut()
+                    .insert(axum::extract::ConnectInfo(info.clone()));
+                router.clone().call(request)
+            },
+        );
+        let builder = builder.clone();
+        let watcher = graceful.watcher();
+        let first_byte = limits.header_read_timeout;
+        tokio::spawn(async move {
+            // hyper's timer starts once it knows the protocol, which it
+            // learns from the first bytes: a client that sends none is held
+            // to the same deadline here.
+            let mut peek = [0_u8; 1];
+            let opened = tokio::time::timeout(first_byte, io.inner.peek(&mut peek)).await;
+            if matches!(opened, Ok(Ok(n)) if n > 0) {
+                let connection = builder
+                    .serve_connection_with_upgrades(TokioIo::new(io), service)
+                    .into_owned();
+                if let Err(err) = watcher.watch(connection).await {
+                    tracing::debug!(error = %err, %remote, "connection ended with an error");
+                }
+            }
+            drop(slot);
+        });
+    }
+    drop(listener);
+    graceful.shutdown().await;
 }
 
 /// What each request knows about its connection: serve with

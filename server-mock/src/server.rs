@@ -8,14 +8,7 @@ use likekit_proto::{
 };
 use tokio::{net::TcpListener, sync::watch, task::JoinHandle};
 
-use crate::{
-    auth::Tokens,
-    config::Config,
-    error::Error,
-    net::{ConnInfo, Listener},
-    state::App,
-    store::Store,
-};
+use crate::{auth::Tokens, config::Config, error::Error, state::App, store::Store};
 
 /// Starts a server on the current tokio runtime with the store that
 /// `config.database` names (SQLite, or PostgreSQL for a `postgres://` URL),
@@ -100,25 +93,17 @@ async fn start(config: Config, app: App) -> Result<ServerHandle, Error> {
 
     let housekeeping = tokio::spawn(app.clone().run_housekeeping());
 
+    let limits = config.connections;
     let serve_ops = ops.map(|(ops_listener, _)| {
-        let serve = axum::serve(
-            Listener::new(ops_listener),
-            app.ops_router()
-                .into_make_service_with_connect_info::<ConnInfo>(),
-        )
-        .with_graceful_shutdown(stop_signal(stopped.clone()));
-        tokio::spawn(async move {
-            if let Err(err) = serve.await {
-                tracing::error!(error = %err, "operations listener failed");
-            }
-        })
+        tokio::spawn(crate::net::serve(
+            ops_listener,
+            app.ops_router(),
+            limits,
+            stop_signal(stopped.clone()),
+        ))
     });
 
-    let serve = axum::serve(
-        Listener::new(listener),
-        router.into_make_service_with_connect_info::<ConnInfo>(),
-    )
-    .with_graceful_shutdown(stop_signal(stopped.clone()));
+    let serve = crate::net::serve(listener, router, limits, stop_signal(stopped.clone()));
     let grace = config.shutdown_grace;
     let forced = {
         let stopped = stopped.clone();
@@ -130,11 +115,7 @@ async fn start(config: Config, app: App) -> Result<ServerHandle, Error> {
     let store = app.store().clone();
     let task = tokio::spawn(async move {
         tokio::select! {
-            result = serve => {
-                if let Err(err) = result {
-                    tracing::error!(error = %err, "server failed");
-                }
-            }
+            () = serve => {}
             () = forced => {
                 tracing::warn!(?grace, "shutdown grace expired; dropping the remaining connections");
             }

@@ -1,0 +1,140 @@
+//! Connection hygiene: a client that never finishes its request head, or
+//! sits idle on a kept-alive connection, is disconnected after the
+//! header-read timeout, while other clients are served throughout; past
+//! the cap on open connections, new ones wait until a slot frees.
+
+#![allow(clippy::unwrap_used)]
+
+mod common;
+
+use std::time::{Duration, Instant};
+
+use common::{TestServer, test_config};
+use likekit_server::{Config, net::ConnectionLimits};
+use reqwest::StatusCode;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+
+/// Waits until the server closes `stream` (end of stream or a reset), or
+/// fails after `patience`. Anything the server writes first is read and
+/// ignored.
+async fn closed_by_the_server(mut stream: TcpStream, patience: Duration) -> Duration {
+    let started = Instant::now();
+    let mut buf = [0_u8; 1024];
+    loop {
+        match tokio::time::timeout(patience, stream.read(&mut buf)).await {
+            Ok(Ok(0) | Err(_)) => return started.elapsed(),
+            Ok(Ok(_)) => {}
+            Err(_) => panic!("the connection is still open after {patience:?}"),
+        }
+    }
+}
+
+fn with_limits(limits: ConnectionLimits) -> Config {
+    Config {
+        connections: limits,
+        ..test_config()
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn half_sent_heads_are_closed_after_the_timeout_and_others_are_served() {
+    let t = TestServer::with(with_limits(ConnectionLimits {
+        header_read_timeout: Duration::from_secs(1),
+        max_connections: 10_000,
+    }))
+    .await;
+    t.setup(&[(1, "Ana")], &[42]).await;
+    let addr = t.server.addr();
+
+    // 200 clients that start a request and never finish its head.
+    let mut slow = Vec::new();
+    for _ in 0..200 {
+        let mut stream = TcpStream::connect(addr).await.unwrap();
+        stream
+            .write_all(b"GET /posts/42/likes HTTP/1.1\r\nHost: likes\r\nX-Slow: ")
+            .await
+            .unwrap();
+        slow.push(stream);
+    }
+    // One that sent a whole request, read the answer, then went quiet on
+    // its kept-alive connection.
+    let mut idle = TcpStream::connect(addr).await.unwrap();
+    idle.write_all(b"GET /livez HTTP/1.1\r\nHost: likes\r\n\r\n")
+        .await
+        .unwrap();
+    let mut answer = [0_u8; 256];
+    let n = idle.read(&mut answer).await.unwrap();
+    assert!(
+        answer[..n].starts_with(b"HTTP/1.1 200"),
+        "{:?}",
+        String::from_utf8_lossy(&answer[..n])
+    );
+
+    // Meanwhile a normal client is served, again and again.
+    let served = async {
+        let started = Instant::now();
+        let mut answers = 0;
+        while started.elapsed() < Duration::from_millis(1500) {
+            let r = t.view(1, 42).await;
+            assert_eq!(r.status(), StatusCode::OK);
+            answers += 1;
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        answers
+    };
+    let closing = async {
+        let mut waits = Vec::new();
+        for stream in slow {
+            waits.push(tokio::spawn(closed_by_the_server(
+                stream,
+                Duration::from_secs(10),
+            )));
+        }
+        let mut slowest = Duration::ZERO;
+        for wait in waits {
+            slowest = slowest.max(wait.await.unwrap());
+        }
+        slowest
+    };
+    let (answers, slowest) = tokio::join!(served, closing);
+    assert!(
+        answers >= 10,
+        "only {answers} answers while the slow clients waited"
+    );
+    // All 200 closed within the timeout and a margin; none stayed.
+    assert!(slowest < Duration::from_secs(10), "{slowest:?}");
+    closed_by_the_server(idle, Duration::from_secs(10)).await;
+    t.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn past_the_cap_a_connection_waits_for_a_free_slot() {
+    let timeout = Duration::from_secs(1);
+    let t = TestServer::with(with_limits(ConnectionLimits {
+        header_read_timeout: timeout,
+        max_connections: 3,
+    }))
+    .await;
+    let addr = t.server.addr();
+    // Three connections take every slot and send nothing.
+    let mut held = Vec::new();
+    for _ in 0..3 {
+        held.push(TcpStream::connect(addr).await.unwrap());
+    }
+    // Give the server a moment to accept all three.
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let asked = Instant::now();
+    let r = common::client().get(t.url("/livez")).send().await.unwrap();
+    assert_eq!(r.status(), StatusCode::OK);
+    // Answered only once the silent ones were closed for their timeout.
+    assert!(
+        asked.elapsed() >= timeout / 2,
+        "answered after {:?}, with every slot taken",
+        asked.elapsed()
+    );
+    for stream in held {
+        closed_by_the_server(stream, Duration::from_secs(10)).await;
+    }
+    t.stop().await;
+}
