@@ -386,6 +386,9 @@ fun main() {
     // Fault rules and the request journal (FaultTests.kt).
     faultTests(t, server, ana, anaToken)
 
+    // The intent journal: a killed app's taps restored by the next client (JournalTests.kt).
+    journalTests(t, server, ana, anaToken)
+
     // The admin client against the server's own description (AdminClientTests.kt).
     adminClientTests(t, server)
 
