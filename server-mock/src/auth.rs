@@ -11,13 +11,14 @@ use serde::{Deserialize, Serialize};
 
 use crate::{error::ApiError, ttl_cache::TtlCache};
 
-/// The claims of a LikeKit token.
+/// The claims of a LikeKit token (and the ones read from an identity
+/// provider's: `iss`, `aud` and `nbf` are checked by the validation).
 #[derive(Debug, Serialize, Deserialize)]
-struct Claims {
+pub(crate) struct Claims {
     /// The user id as a decimal string.
-    sub: String,
+    pub(crate) sub: String,
     /// Expiry, seconds since the Unix epoch.
-    exp: u64,
+    pub(crate) exp: u64,
     /// Issued at, seconds since the Unix epoch.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     iat: Option<u64>,
@@ -105,7 +106,7 @@ impl Tokens {
     }
 
     /// The user and the expiry (`exp`) of a token valid now.
-    fn verify_with_expiry(&self, token: &str) -> Result<(UserId, u64), TokenError> {
+    pub(crate) fn verify_with_expiry(&self, token: &str) -> Result<(UserId, u64), TokenError> {
         let data = jsonwebtoken::decode::<Claims>(token, &self.decoding, &self.validation)
             .map_err(|err| match err.kind() {
                 ErrorKind::ExpiredSignature => TokenError::Expired,
@@ -132,6 +133,12 @@ impl Tokens {
 /// parses. Only successes are remembered, and expiry is checked on every use.
 pub(crate) struct Authenticator {
     tokens: Tokens,
+    /// The identity provider's keys, when tokens come from one.
+    pub(crate) jwks: Option<crate::jwks::Jwks>,
+    /// Whether HS256 tokens (the server's own secret) are taken: always
+    /// without an identity provider; with one, only when a token secret
+    /// was given explicitly (development and tests).
+    hs256: bool,
     verified: TtlCache<String, (UserId, u64)>,
 }
 
@@ -147,7 +154,42 @@ impl Authenticator {
     pub(crate) fn new(tokens: Tokens) -> Self {
         Self {
             tokens,
+            jwks: None,
+            hs256: true,
             verified: TtlCache::new(Duration::from_secs(60), 100_000),
+        }
+    }
+
+    /// Tokens from an identity provider's key set; HS256 ones too when
+    /// `hs256`.
+    pub(crate) fn with_jwks(tokens: Tokens, jwks: crate::jwks::Jwks, hs256: bool) -> Self {
+        Self {
+            jwks: Some(jwks),
+            hs256,
+            ..Self::new(tokens)
+        }
+    }
+
+    /// Forgets the tokens remembered as verified (the key set changed).
+    pub(crate) fn forget(&self) {
+        self.verified.clear();
+    }
+
+    /// The full check of a token not remembered.
+    fn check(&self, token: &str) -> Result<(UserId, u64), TokenError> {
+        let Some(jwks) = &self.jwks else {
+            return self.tokens.verify_with_expiry(token);
+        };
+        let header = jsonwebtoken::decode_header(token)
+            .map_err(|_| TokenError::Invalid("not a well-formed token".into()))?;
+        if header.alg != Algorithm::HS256 {
+            jwks.verify(token, &header)
+        } else if self.hs256 {
+            self.tokens.verify_with_expiry(token)
+        } else {
+            Err(TokenError::Invalid(
+                "tokens must be signed by the identity provider's keys".into(),
+            ))
         }
     }
 
@@ -164,7 +206,7 @@ impl Authenticator {
                 Ok(user)
             };
         }
-        let (user, exp) = self.tokens.verify_with_expiry(token)?;
+        let (user, exp) = self.check(token)?;
         self.verified.insert(token.to_owned(), (user, exp));
         Ok(user)
     }

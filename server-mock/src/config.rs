@@ -124,6 +124,10 @@ pub struct Config {
     /// The header-read (and idle keep-alive) timeout and the cap on open
     /// connections, on each listener.
     pub connections: crate::net::ConnectionLimits,
+    /// Tokens signed by an identity provider (its JWKS, `iss`, `aud`).
+    /// With it, HS256 tokens are taken only when `token_secret` is given.
+    /// `None` (the default): HS256 tokens with `token_secret`.
+    pub token_policy: Option<crate::jwks::TokenPolicy>,
 }
 
 impl Default for Config {
@@ -152,6 +156,7 @@ impl Default for Config {
             web_root: None,
             ops_listen: None,
             connections: crate::net::ConnectionLimits::default(),
+            token_policy: None,
         }
     }
 }

@@ -55,7 +55,15 @@ mod config;
 mod error;
 mod extract;
 mod faults;
+#[doc(hidden)]
+pub mod fuzzing {
+    //! Not a stable API: parsers the fuzz targets of `fuzz/` call directly.
+    //! Hidden from the documentation; it may change or go in any release.
+
+    pub use crate::api::parse_post_list;
+}
 mod journal;
+mod jwks;
 mod metrics;
 mod middleware;
 pub mod net;
@@ -75,6 +83,7 @@ pub use error::{ApiError, Error};
 pub use extract::{PathId, Viewer};
 pub use faults::{MAX_LATENCY_MS, MAX_RULES};
 pub use journal::DEFAULT_JOURNAL_SIZE;
+pub use jwks::{JwksSource, TokenPolicy};
 /// The wire protocol: the bodies of the HTTP API, the [`PostId`](wire::PostId)
 /// and [`UserId`](wire::UserId) newtypes, error codes, and (`wire::admin`) the
 /// admin, fault and seed bodies — the `likekit-proto` crate, re-exported.

@@ -14,7 +14,7 @@ use std::{
 
 use clap::{Args, Parser, Subcommand};
 use likekit_server::{
-    Config, Database, RateLimit, Tokens,
+    Config, Database, JwksSource, RateLimit, TokenPolicy, Tokens,
     store::{HotPostOptions, MAX_SHARDS},
     wire::{UserId, admin::Seed},
 };
@@ -78,8 +78,24 @@ struct ServeArgs {
     #[arg(long, env = "LIKEKIT_ADMIN_KEY", hide_env_values = true)]
     admin_key: Option<String>,
     /// HS256 secret for sign-in tokens; random for each start when absent.
+    /// With `--jwks`, HS256 tokens are taken only when this is given.
     #[arg(long, env = "LIKEKIT_TOKEN_SECRET", hide_env_values = true)]
     token_secret: Option<String>,
+    /// Verify tokens with an identity provider's public keys: a JWKS file,
+    /// or an `https://` URL read again in the background (RS256, ES256,
+    /// ES384, EdDSA).
+    #[arg(long, env = "LIKEKIT_JWKS", value_name = "FILE_OR_URL")]
+    jwks: Option<String>,
+    /// With `--jwks`: the `iss` tokens must carry.
+    #[arg(long, env = "LIKEKIT_TOKEN_ISSUER", requires = "jwks")]
+    token_issuer: Option<String>,
+    /// With `--jwks`: the `aud` tokens must carry.
+    #[arg(long, env = "LIKEKIT_TOKEN_AUDIENCE", requires = "jwks")]
+    token_audience: Option<String>,
+    /// With `--jwks`: how often the key set is read again (seconds); an
+    /// unknown `kid` asks for it sooner.
+    #[arg(long, env = "LIKEKIT_JWKS_REFRESH_SECS", default_value_t = 300)]
+    jwks_refresh_secs: u64,
     /// Browser origin allowed by CORS (repeatable; `*` for any). None by default.
     #[arg(
         env = "LIKEKIT_CORS_ORIGINS",
@@ -211,6 +227,12 @@ fn config_from(args: ServeArgs) -> Result<Config, String> {
         },
         web_root: args.web_root,
         ops_listen: args.ops_listen,
+        token_policy: args.jwks.as_deref().map(|jwks| TokenPolicy {
+            jwks: JwksSource::parse(jwks),
+            issuer: args.token_issuer.clone(),
+            audience: args.token_audience.clone(),
+            refresh: Duration::from_secs(args.jwks_refresh_secs.max(10)),
+        }),
         connections: likekit_server::net::ConnectionLimits {
             header_read_timeout: Duration::from_secs(args.header_read_timeout_secs.max(1)),
             max_connections: args.max_connections.max(1),

@@ -44,6 +44,13 @@ pub async fn spawn_with_store(
 }
 
 async fn start(config: Config, app: App) -> Result<ServerHandle, Error> {
+    if matches!(
+        config.token_policy.as_ref().map(|p| &p.jwks),
+        Some(crate::jwks::JwksSource::Url(_))
+    ) {
+        // The provider's keys before the first request.
+        app.refresh_keys().await;
+    }
     if let Some(seed) = &config.seed {
         app.seed(seed).await?;
         tracing::info!(

@@ -226,7 +226,17 @@ impl App {
                 (config.friends_ttl, config.friends_capacity),
             ),
             store,
-            auth: Authenticator::new(tokens),
+            auth: match &config.token_policy {
+                Some(policy) => Authenticator::with_jwks(
+                    tokens,
+                    crate::jwks::Jwks::open(policy.clone())?,
+                    config
+                        .token_secret
+                        .as_deref()
+                        .is_some_and(|s| !s.is_empty()),
+                ),
+                None => Authenticator::new(tokens),
+            },
             faults: Faults::default(),
             journal: Journal::new(
                 if config.admin_key.as_deref().is_some_and(|k| !k.is_empty()) {
@@ -267,10 +277,38 @@ impl App {
     /// metrics state every ten; never returns. [`spawn`](crate::spawn) runs
     /// it; an embedding application should spawn it beside its server
     /// (without it, full caches stop taking new entries).
+    /// Reads the identity provider's key set again (when there is one),
+    /// and forgets the tokens remembered as verified if it changed.
+    pub async fn refresh_keys(&self) {
+        let Some(jwks) = &self.0.auth.jwks else {
+            return;
+        };
+        match jwks.refresh().await {
+            Ok(true) => {
+                self.0.auth.forget();
+                tracing::info!(?jwks, "the key set changed");
+            }
+            Ok(false) => {}
+            Err(err) => {
+                tracing::warn!(error = %err, "the key set could not be read again; the keys in force stay")
+            }
+        }
+    }
+
     pub async fn run_housekeeping(self) {
         let mut every = tokio::time::interval(Duration::from_secs(1));
         for tick in 0u64.. {
             every.tick().await;
+            if self
+                .0
+                .auth
+                .jwks
+                .as_ref()
+                .is_some_and(crate::jwks::Jwks::due)
+            {
+                let app = self.clone();
+                tokio::spawn(async move { app.refresh_keys().await });
+            }
             self.0.views.sweep();
             self.0.auth.sweep();
             if tick % 10 == 0 {

@@ -1,0 +1,407 @@
+//! Tokens signed by an identity provider: its public keys, published as a
+//! JSON Web Key Set (a file, or a URL read again in the background), with
+//! RS256, ES256, ES384 and EdDSA signatures, and `iss` / `aud` checks when
+//! configured.
+//!
+//! The algorithm of a token is the one its key names (or the one the key's
+//! type allows), never the one the token's header asks for: a header that
+//! asks for another is refused, which closes algorithm confusion (an RS256
+//! key used as an HS256 secret) and `alg: none`. A key set that holds
+//! symmetric keys (`oct`) is refused: this is for public keys only.
+//!
+//! Rotation: a token whose `kid` is not in the set is refused and asks for
+//! the set to be read again (at most once every [`MIN_REFETCH`]); the set
+//! is also read again every `refresh`. When the set changes, the tokens
+//! remembered as verified are forgotten, so a removed key stops working at
+//! once.
+
+use std::{
+    path::PathBuf,
+    sync::{
+        Arc, Mutex, RwLock,
+        atomic::{AtomicBool, Ordering},
+    },
+    time::{Duration, Instant},
+};
+
+use jsonwebtoken::{
+    Algorithm, DecodingKey, Header, Validation,
+    errors::ErrorKind,
+    jwk::{AlgorithmParameters, EllipticCurve, JwkSet, KeyAlgorithm},
+};
+use likekit_proto::UserId;
+
+use crate::auth::{Claims, TokenError};
+
+/// The most keys kept from one set.
+pub const MAX_KEYS: usize = 64;
+/// The shortest time between two reads of the set asked for by unknown
+/// `kid`s.
+pub const MIN_REFETCH: Duration = Duration::from_secs(10);
+/// The largest key set read (bytes).
+const MAX_SET_BYTES: usize = 1 << 20;
+
+/// Where the key set comes from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum JwksSource {
+    /// A file, read at start and again on refresh.
+    File(PathBuf),
+    /// An `http(s)://` URL, fetched at start and again on refresh.
+    Url(String),
+}
+
+impl JwksSource {
+    /// A URL for `http://` and `https://` text, a file otherwise.
+    pub fn parse(text: &str) -> Self {
+        if text.starts_with("https://") || text.starts_with("http://") {
+            Self::Url(text.to_owned())
+        } else {
+            Self::File(PathBuf::from(text))
+        }
+    }
+}
+
+/// How tokens from an identity provider are checked.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TokenPolicy {
+    /// The provider's key set.
+    pub jwks: JwksSource,
+    /// The `iss` tokens must carry, if any.
+    pub issuer: Option<String>,
+    /// The `aud` tokens must carry (one of), if any.
+    pub audience: Option<String>,
+    /// How often the set is read again.
+    pub refresh: Duration,
+}
+
+impl std::fmt::Debug for Key {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Key")
+            .field("kid", &self.kid)
+            .field("algorithm", &self.algorithm)
+            .finish_non_exhaustive()
+    }
+}
+
+struct Key {
+    kid: Option<String>,
+    algorithm: Algorithm,
+    decoding: DecodingKey,
+}
+
+/// The key set in force, with its checks.
+pub(crate) struct Jwks {
+    policy: TokenPolicy,
+    keys: RwLock<Arc<Vec<Key>>>,
+    /// An unknown `kid` was seen: read the set again soon.
+    wanted: AtomicBool,
+    last_read: Mutex<Option<Instant>>,
+    http: reqwest::Client,
+}
+
+impl std::fmt::Debug for Jwks {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Jwks")
+            .field("source", &self.policy.jwks)
+            .field("keys", &self.keys.read().map(|k| k.len()).unwrap_or(0))
+            .finish_non_exhaustive()
+    }
+}
+
+/// The algorithm a key is for: the one it names, or the one its type
+/// allows. Symmetric and unknown keys have none.
+fn algorithm_of(jwk: &jsonwebtoken::jwk::Jwk) -> Result<Algorithm, String> {
+    let named = jwk.common.key_algorithm.map(|alg| match alg {
+        KeyAlgorithm::RS256 => Ok(Algorithm::RS256),
+        KeyAlgorithm::RS384 => Ok(Algorithm::RS384),
+        KeyAlgorithm::RS512 => Ok(Algorithm::RS512),
+        KeyAlgorithm::PS256 => Ok(Algorithm::PS256),
+        KeyAlgorithm::PS384 => Ok(Algorithm::PS384),
+        KeyAlgorithm::PS512 => Ok(Algorithm::PS512),
+        KeyAlgorithm::ES256 => Ok(Algorithm::ES256),
+        KeyAlgorithm::ES384 => Ok(Algorithm::ES384),
+        KeyAlgorithm::EdDSA => Ok(Algorithm::EdDSA),
+        other => Err(format!(
+            "a key for {other:?} is not a signing key this server takes"
+        )),
+    });
+    let by_type = match &jwk.algorithm {
+        AlgorithmParameters::RSA(_) => Ok(Algorithm::RS256),
+        AlgorithmParameters::EllipticCurve(ec) => match ec.curve {
+            EllipticCurve::P256 => Ok(Algorithm::ES256),
+            EllipticCurve::P384 => Ok(Algorithm::ES384),
+            _ => Err("an EC key on a curve other than P-256 or P-384".to_owned()),
+        },
+        AlgorithmParameters::OctetKeyPair(okp) if okp.curve == EllipticCurve::Ed25519 => {
+            Ok(Algorithm::EdDSA)
+        }
+        AlgorithmParameters::OctetKey(_) => {
+            Err("a symmetric key (`oct`): a key set holds public keys only".to_owned())
+        }
+        _ => Err("a key of an unsupported type".to_owned()),
+    }?;
+    match named {
+        Some(named) => {
+            let named = named?;
+            let family = |a: Algorithm| match a {
+                Algorithm::RS256
+                | Algorithm::RS384
+                | Algorithm::RS512
+                | Algorithm::PS256
+                | Algorithm::PS384
+                | Algorithm::PS512 => 0,
+                Algorithm::ES256 | Algorithm::ES384 => 1,
+                Algorithm::EdDSA => 2,
+                _ => 3,
+            };
+            if family(named) == family(by_type) {
+                Ok(named)
+            } else {
+                Err(format!("the key names {named:?} but is not a key for it"))
+            }
+        }
+        None => Ok(by_type),
+    }
+}
+
+/// The keys of a key set document.
+fn parse(text: &[u8]) -> Result<Vec<Key>, String> {
+    let set: JwkSet =
+        serde_json::from_slice(text).map_err(|e| format!("not a JSON Web Key Set: {e}"))?;
+    let mut keys = Vec::new();
+    for (at, jwk) in set.keys.iter().enumerate() {
+        let algorithm = algorithm_of(jwk).map_err(|e| format!("key {at}: {e}"))?;
+        let decoding = DecodingKey::from_jwk(jwk).map_err(|e| format!("key {at}: {e}"))?;
+        keys.push(Key {
+            kid: jwk.common.key_id.clone(),
+            algorithm,
+            decoding,
+        });
+    }
+    if keys.is_empty() {
+        return Err("the key set holds no key".into());
+    }
+    if keys.len() > MAX_KEYS {
+        return Err(format!(
+            "the key set holds {} keys; at most {MAX_KEYS} are kept",
+            keys.len()
+        ));
+    }
+    Ok(keys)
+}
+
+impl Jwks {
+    /// The policy's key set: a file is read now (a bad one fails the
+    /// start); a URL is fetched by [`refresh`](Self::refresh), which the
+    /// server calls before it listens.
+    pub(crate) fn open(policy: TokenPolicy) -> Result<Self, crate::Error> {
+        let http = reqwest::Client::builder()
+            .timeout(Duration::from_secs(10))
+            .build()
+            .map_err(|e| crate::Error::Config(format!("the key set's HTTP client: {e}")))?;
+        let keys = match &policy.jwks {
+            JwksSource::File(path) => {
+                let text = std::fs::read(path).map_err(|e| {
+                    crate::Error::Config(format!("cannot read the key set {}: {e}", path.display()))
+                })?;
+                parse(&text).map_err(|e| {
+                    crate::Error::Config(format!("the key set {}: {e}", path.display()))
+                })?
+            }
+            JwksSource::Url(_) => Vec::new(),
+        };
+        Ok(Self {
+            policy,
+            keys: RwLock::new(Arc::new(keys)),
+            wanted: AtomicBool::new(false),
+            last_read: Mutex::new(Some(Instant::now())),
+            http,
+        })
+    }
+
+    /// Whether the set should be read again now: its refresh period has
+    /// passed, or an unknown `kid` asked for it (at most every
+    /// [`MIN_REFETCH`]).
+    pub(crate) fn due(&self) -> bool {
+        let last = *self
+            .last_read
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        match last {
+            None => true,
+            Some(at) => {
+                let since = at.elapsed();
+                since >= self.policy.refresh
+                    || (self.wanted.load(Ordering::Relaxed) && since >= MIN_REFETCH)
+            }
+        }
+    }
+
+    /// Reads the set again; `Ok(true)` when it changed. On failure the keys
+    /// in force stay.
+    pub(crate) async fn refresh(&self) -> Result<bool, String> {
+        *self
+            .last_read
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(Instant::now());
+        self.wanted.store(false, Ordering::Relaxed);
+        let text = match &self.policy.jwks {
+            JwksSource::File(path) => tokio::fs::read(path)
+                .await
+                .map_err(|e| format!("cannot read {}: {e}", path.display()))?,
+            JwksSource::Url(url) => {
+                let answer = self
+                    .http
+                    .get(url)
+                    .send()
+                    .await
+                    .map_err(|e| format!("cannot fetch {url}: {e}"))?;
+                if !answer.status().is_success() {
+                    return Err(format!("{url} answered {}", answer.status()));
+                }
+                let body = answer
+                    .bytes()
+                    .await
+                    .map_err(|e| format!("cannot read {url}: {e}"))?;
+                if body.len() > MAX_SET_BYTES {
+                    return Err(format!("{url} sent more than {MAX_SET_BYTES} bytes"));
+                }
+                body.to_vec()
+            }
+        };
+        let keys = parse(&text)?;
+        let mut current = self
+            .keys
+            .write()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let changed = !same_keys(&current, &keys);
+        if changed {
+            *current = Arc::new(keys);
+        }
+        Ok(changed)
+    }
+
+    /// The user and expiry of `token`, whose header is `header`, if one of
+    /// the set's keys signed it and its claims pass.
+    pub(crate) fn verify(&self, token: &str, header: &Header) -> Result<(UserId, u64), TokenError> {
+        let keys = Arc::clone(
+            &self
+                .keys
+                .read()
+                .unwrap_or_else(std::sync::PoisonError::into_inner),
+        );
+        let key = match &header.kid {
+            Some(kid) => keys.iter().find(|k| k.kid.as_deref() == Some(kid)),
+            None if keys.len() == 1 => keys.first(),
+            None => {
+                return Err(TokenError::Invalid(
+                    "the token names no key (`kid`) and the key set has several".into(),
+                ));
+            }
+        };
+        let Some(key) = key else {
+            self.wanted.store(true, Ordering::Relaxed);
+            return Err(TokenError::Invalid(
+                "the token's key (`kid`) is not known".into(),
+            ));
+        };
+        if header.alg != key.algorithm {
+            return Err(TokenError::Invalid(format!(
+                "the token's key is for {:?}, not {:?}",
+                key.algorithm, header.alg
+            )));
+        }
+        let mut validation = Validation::new(key.algorithm);
+        // A configured `iss` or `aud` must also be present: checking a
+        // claim's value does not make it required.
+        let mut required = vec!["exp", "sub"];
+        if self.policy.issuer.is_some() {
+            required.push("iss");
+        }
+        if self.policy.audience.is_some() {
+            required.push("aud");
+        }
+        validation.set_required_spec_claims(&required);
+        validation.leeway = 0;
+        validation.validate_nbf = true;
+        match &self.policy.issuer {
+            Some(issuer) => validation.set_issuer(&[issuer]),
+            None => validation.iss = None,
+        }
+        match &self.policy.audience {
+            Some(audience) => validation.set_audience(&[audience]),
+            None => validation.validate_aud = false,
+        }
+        let data =
+            jsonwebtoken::decode::<Claims>(token, &key.decoding, &validation).map_err(|err| {
+                match err.kind() {
+                    ErrorKind::ExpiredSignature => TokenError::Expired,
+                    ErrorKind::ImmatureSignature => {
+                        TokenError::Invalid("the token is not valid yet (`nbf`)".into())
+                    }
+                    ErrorKind::InvalidIssuer => TokenError::Invalid("wrong issuer (`iss`)".into()),
+                    ErrorKind::InvalidAudience => {
+                        TokenError::Invalid("wrong audience (`aud`)".into())
+                    }
+                    ErrorKind::InvalidSignature => TokenError::Invalid("bad signature".into()),
+                    ErrorKind::MissingRequiredClaim(claim) => {
+                        TokenError::Invalid(format!("the `{claim}` claim is required"))
+                    }
+                    _ => TokenError::Invalid("not a well-formed token".into()),
+                }
+            })?;
+        let user = data
+            .claims
+            .sub
+            .parse::<UserId>()
+            .map_err(|_| TokenError::Invalid("`sub` must be a user id".into()))?;
+        Ok((user, data.claims.exp))
+    }
+}
+
+/// Whether two sets hold the same keys (by `kid` and algorithm: a provider
+/// rotates by adding and removing `kid`s).
+fn same_keys(a: &[Key], b: &[Key]) -> bool {
+    a.len() == b.len()
+        && a.iter()
+            .zip(b)
+            .all(|(x, y)| x.kid == y.kid && x.algorithm == y.algorithm)
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn symmetric_and_empty_sets_are_refused() {
+        let oct = br#"{"keys":[{"kty":"oct","k":"c2VjcmV0","alg":"HS256","kid":"a"}]}"#;
+        assert!(parse(oct).unwrap_err().contains("symmetric"));
+        assert!(parse(br#"{"keys":[]}"#).unwrap_err().contains("no key"));
+        assert!(
+            parse(b"not json")
+                .unwrap_err()
+                .contains("not a JSON Web Key Set")
+        );
+    }
+
+    #[test]
+    fn a_key_naming_an_algorithm_of_another_family_is_refused() {
+        let ed = br#"{"keys":[{"kty":"OKP","crv":"Ed25519","x":"11qYAYKxCrfVS_7TyWQHOg7hcvPapiMlrwIaaPcHURo","alg":"RS256"}]}"#;
+        assert!(parse(ed).unwrap_err().contains("not a key for it"));
+        let ed = br#"{"keys":[{"kty":"OKP","crv":"Ed25519","x":"11qYAYKxCrfVS_7TyWQHOg7hcvPapiMlrwIaaPcHURo"}]}"#;
+        assert_eq!(parse(ed).unwrap()[0].algorithm, Algorithm::EdDSA);
+    }
+
+    #[test]
+    fn sources_from_text() {
+        assert_eq!(
+            JwksSource::parse("https://id.example/jwks.json"),
+            JwksSource::Url("https://id.example/jwks.json".into())
+        );
+        assert_eq!(
+            JwksSource::parse("/etc/likekit/jwks.json"),
+            JwksSource::File("/etc/likekit/jwks.json".into())
+        );
+    }
+}
