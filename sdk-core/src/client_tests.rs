@@ -688,6 +688,35 @@ mod journal {
         assert_eq!(saved(&journal, &[]).await, []);
     }
 
+    /// A shutdown whose deadline cuts a call off keeps the call's intent:
+    /// the app is closing, not giving up on the tap, and the next start
+    /// sends it. Calls that finished within the deadline leave as usual.
+    #[tokio::test]
+    async fn a_call_cut_off_by_shutdown_keeps_its_intent_for_the_next_start() {
+        let journal = Arc::new(MemoryJournal::new("ana"));
+        let (client, gate) = journaled(&journal);
+        client.set_liked(id(1), true);
+        gate.next().await.ok(1, 2);
+        client.set_liked(id(42), true);
+        let _held = gate.next().await;
+        assert_eq!(saved(&journal, &[(42, true)]).await, [(42, true)]);
+        assert!(
+            !client.shutdown(Duration::from_millis(50)).await,
+            "a call was cut off"
+        );
+        assert_eq!(saved(&journal, &[(42, true)]).await, [(42, true)]);
+
+        let (next, gate) = journaled(&journal);
+        let report = next.restore();
+        assert_eq!(report.restored.len(), 1);
+        assert!(report.restored[0].post_id == id(42) && report.restored[0].pending);
+        let call = gate.next().await;
+        assert_eq!(call.post, id(42));
+        call.ok(3, 4);
+        assert!(next.wait_idle(Duration::from_secs(5)).await);
+        assert_eq!(saved(&journal, &[]).await, []);
+    }
+
     #[tokio::test]
     async fn restore_sends_what_an_earlier_run_left_and_drops_the_expired() {
         let day = Duration::from_secs(24 * 3600);

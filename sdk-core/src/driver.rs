@@ -782,6 +782,11 @@ fn collect(st: &mut State) -> Followup {
                 wanted,
                 error,
             })),
+            // Once stopped, an intent leaves the journal only by being
+            // confirmed, which can no longer happen: a call cut off by the
+            // shutdown's deadline may or may not have been applied, so its
+            // intent is kept for the next start to send (`restore`).
+            Effect::Intent { liked: None, .. } if st.stopped => {}
             Effect::Intent { post, liked } => st.journal.note(post, liked),
         }
     }

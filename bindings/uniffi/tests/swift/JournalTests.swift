@@ -5,15 +5,13 @@
 // tests/kotlin/JournalTests.kt and tests/python/test_journal.py, whose
 // killed apps are real processes ended with SIGKILL.
 //
-// A test bundle has no second app to kill, and nothing in-process leaves
-// the disk as a kill does: a released client's call runs on (its journal
-// locked) until it ends, and shutdown() rolls the call back, which drops
-// the tap from the journal. So the killed app here is a client whose call
-// is held on the server: the test takes its journal file while the call is
-// out (a call goes out only once the journal holds its tap, so these are
-// the bytes a kill leaves), cuts the call off with shutdown(deadlineMs: 0)
-// (the connection closes, as in a kill), and starts the next client on a
-// directory holding those bytes.
+// A test bundle has no second app to kill, and a released client's call
+// runs on (its journal locked) until it ends. So the killed app here is a
+// client whose call is held on the server: the test takes its journal file
+// while the call is out (a call goes out only once the journal holds its
+// tap, so these are the bytes a kill leaves), cuts the call off with
+// shutdown(deadlineMs: 0) (the connection closes, as in a kill), and starts
+// the next client on a directory holding those bytes.
 //
 // `cargo xtask test --only swift` copies this file beside LikeKitTests.swift
 // (whose TestServer, Ids, FixedToken, Recorder and caseName it uses) and
@@ -156,8 +154,7 @@ final class JournalTests: XCTestCase {
                 !(try await self.admin.requests(RequestFilter(route: route, post: post)).entries.isEmpty)
             }
             let onDisk = try Data(contentsOf: dir.appendingPathComponent(anaFile))
-            // The kill: the held call is cut off. (This also empties the
-            // journal in `dir`: shutdown rolls the call back.)
+            // The kill: the held call is cut off.
             _ = await client.shutdown(deadlineMs: 0)
             return onDisk
         }
