@@ -8,9 +8,8 @@
 // journalTests.
 //
 // The kill is a real process's: closing a client in this process leaves its
-// call running (and the journal locked) until the call ends, and shutdown()
-// rolls the call back, which drops the tap from the journal; neither leaves
-// the disk as a killed app does.
+// call running (and the journal locked) until the call ends, which is not
+// what a killed app leaves.
 package com.likekit.tests
 
 import com.likekit.IntentJournal
