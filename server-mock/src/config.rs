@@ -128,6 +128,10 @@ pub struct Config {
     /// With it, HS256 tokens are taken only when `token_secret` is given.
     /// `None` (the default): HS256 tokens with `token_secret`.
     pub token_policy: Option<crate::jwks::TokenPolicy>,
+    /// CA certificates (PEM) that sign PostgreSQL's certificate, for
+    /// `sslmode=verify-ca` / `verify-full` in the database URL (in place of
+    /// its `sslrootcert`).
+    pub db_ca_file: Option<PathBuf>,
 }
 
 impl Default for Config {
@@ -157,6 +161,7 @@ impl Default for Config {
             ops_listen: None,
             connections: crate::net::ConnectionLimits::default(),
             token_policy: None,
+            db_ca_file: None,
         }
     }
 }

@@ -129,6 +129,11 @@ struct ServeArgs {
     /// How long shutdown waits for in-flight requests (seconds).
     #[arg(long, env = "LIKEKIT_SHUTDOWN_GRACE_SECS", default_value_t = 10)]
     shutdown_grace_secs: u64,
+    /// CA certificates (PEM) that sign PostgreSQL's certificate, for
+    /// `sslmode=verify-ca` or `verify-full` in `--db` (in place of the
+    /// URL's `sslrootcert`).
+    #[arg(long, env = "LIKEKIT_DB_CA_FILE", value_name = "FILE")]
+    db_ca_file: Option<PathBuf>,
     /// Read-only SQLite connections (0: twice the CPUs, at least 4).
     #[arg(long, env = "LIKEKIT_READ_CONNECTIONS", default_value_t = 0)]
     read_connections: usize,
@@ -227,6 +232,7 @@ fn config_from(args: ServeArgs) -> Result<Config, String> {
         },
         web_root: args.web_root,
         ops_listen: args.ops_listen,
+        db_ca_file: args.db_ca_file,
         token_policy: args.jwks.as_deref().map(|jwks| TokenPolicy {
             jwks: JwksSource::parse(jwks),
             issuer: args.token_issuer.clone(),

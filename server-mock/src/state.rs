@@ -99,6 +99,7 @@ async fn open_store(config: &Config, metrics: &Metrics) -> Result<Arc<dyn Store>
                 hot_posts: config.hot_posts,
                 layout: crate::store::Layout::Auto,
                 direct_to_workers: config.citus_direct,
+                ca_file: config.db_ca_file.clone(),
             })
             .await?,
         )),

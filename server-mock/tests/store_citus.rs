@@ -59,6 +59,7 @@ async fn connect(url: &str) -> PostgresStore {
         hot_posts: HotPostOptions::default(),
         layout: Layout::Auto,
         direct_to_workers: true,
+        ca_file: None,
     })
     .await
     .unwrap_or_else(|e| panic!("connect a store to {url}: {e}"))

@@ -59,6 +59,7 @@ async fn connect_with(url: &str, layout: Layout) -> PostgresStore {
         hot_posts: HotPostOptions::default(),
         layout,
         direct_to_workers: true,
+        ca_file: None,
     })
     .await
     .unwrap_or_else(|e| panic!("connect a store to {url}: {e}"))
@@ -82,6 +83,122 @@ mod suite_cases {
     use super::*;
 
     likekit_testing::store_suite!(guarded async { fresh_store(Layout::Auto).await });
+}
+
+/// A second cluster, with TLS: its certificate, for `localhost` and
+/// 127.0.0.1, signed by a CA made at test time (PEM in the returned file).
+fn tls_cluster() -> &'static (Cluster, tempfile::TempDir) {
+    static CLUSTER: OnceLock<(Cluster, tempfile::TempDir)> = OnceLock::new();
+    CLUSTER.get_or_init(|| {
+        let ca = likekit_testing::tls::TestCa::new().unwrap();
+        let (certificate, key) = ca
+            .server_certificate_pem(&["localhost", "127.0.0.1"])
+            .unwrap();
+        let files = tempfile::tempdir().unwrap();
+        std::fs::write(files.path().join("ca.pem"), ca.pem()).unwrap();
+        let other = likekit_testing::tls::TestCa::new().unwrap();
+        std::fs::write(files.path().join("other-ca.pem"), other.pem()).unwrap();
+        let cluster = Cluster::start(ClusterOptions::default().tls(certificate, key))
+            .unwrap_or_else(|e| panic!("cannot start a PostgreSQL test cluster with TLS: {e}"));
+        (cluster, files)
+    })
+}
+
+/// A store on a fresh database of the TLS cluster, `sslmode=verify-full`
+/// with the test CA.
+async fn tls_store() -> (PostgresStore, TestDatabase<'static>) {
+    let database = tokio::task::spawn_blocking(|| tls_cluster().0.database())
+        .await
+        .unwrap()
+        .unwrap();
+    let ca = tls_cluster().1.path().join("ca.pem");
+    let url = format!(
+        "{}?sslmode=verify-full&sslrootcert={}",
+        database.url(),
+        ca.display()
+    );
+    (connect_with(&url, Layout::Auto).await, database)
+}
+
+/// The store suite over TLS, the server's certificate checked.
+mod tls_suite_cases {
+    use super::*;
+
+    likekit_testing::store_suite!(guarded async { tls_store().await });
+}
+
+/// How many of the store's connections are encrypted, of how many
+/// (`"tls|all"`, PostgreSQL's own view), then closes the store.
+async fn encrypted(cluster: &Cluster, database: &str, store: PostgresStore) -> String {
+    let answer = cluster
+        .psql(
+            database,
+            &["SELECT count(*) FILTER (WHERE ssl), count(*) FROM pg_stat_ssl JOIN pg_stat_activity USING (pid) WHERE application_name = 'likekit-server'"],
+        )
+        .unwrap();
+    store.close().await.unwrap();
+    answer.trim().to_owned()
+}
+
+/// Every connection of a `verify-full` store is encrypted (PostgreSQL's
+/// own view, `pg_stat_ssl`); a certificate from another CA is refused
+/// with a clear error; `require` encrypts without a CA; `prefer` is
+/// refused; without `sslmode` nothing is encrypted, as before.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tls_to_postgres_is_checked_as_sslmode_says() {
+    let (cluster, files) = tls_cluster();
+    let database = tokio::task::spawn_blocking(|| cluster.database())
+        .await
+        .unwrap()
+        .unwrap();
+    let url = database.url().to_owned();
+    let with = |params: &str| format!("{url}?{params}");
+    let ca = files.path().join("ca.pem");
+    let full = connect(&with(&format!(
+        "sslmode=verify-full&sslrootcert={}",
+        ca.display()
+    )))
+    .await;
+    full.put_post(p(1)).await.unwrap();
+    let counts = encrypted(cluster, database.name(), full).await;
+    let (tls, all) = counts.split_once('|').unwrap();
+    assert!(
+        all != "0" && tls == all,
+        "every connection encrypted: {counts}"
+    );
+
+    let other = files.path().join("other-ca.pem");
+    let refused = PostgresStore::connect(PostgresOptions {
+        ca_file: Some(other),
+        ..PostgresOptions::new(with("sslmode=verify-full"))
+    })
+    .await
+    .expect_err("another CA's certificate is refused");
+    let message = refused.to_string();
+    assert!(
+        message.contains("certificate") || message.contains("Certificate"),
+        "{message}"
+    );
+    assert!(!message.contains("password"), "{message}");
+
+    let require = connect(&with("sslmode=require")).await;
+    require.put_post(p(2)).await.unwrap();
+    let counts = encrypted(cluster, database.name(), require).await;
+    let (tls, all) = counts.split_once('|').unwrap();
+    assert!(all != "0" && tls == all, "require encrypts: {counts}");
+
+    let prefer = PostgresStore::connect(PostgresOptions::new(with("sslmode=prefer")))
+        .await
+        .expect_err("prefer is refused");
+    assert!(
+        prefer.to_string().contains("may or may not encrypt"),
+        "{prefer}"
+    );
+
+    let plain = connect(&url).await;
+    plain.put_post(p(3)).await.unwrap();
+    let counts = encrypted(cluster, database.name(), plain).await;
+    assert!(counts.starts_with("0|"), "no sslmode, no TLS: {counts}");
 }
 
 /// The reads Citus gets (one statement per post), on plain PostgreSQL: the

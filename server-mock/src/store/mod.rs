@@ -36,8 +36,8 @@ mod sqlite;
 pub use hot::{HotPostOptions, HotPosts, MAX_SHARDS};
 #[cfg(feature = "postgres")]
 pub use postgres::{
-    CITUS_LAYOUT, CITUS_STATEMENTS, Layout, MIGRATIONS as POSTGRES_MIGRATIONS, PostgresOptions,
-    PostgresStore, hashint8,
+    CITUS_LAYOUT, CITUS_STATEMENTS, Layout, MIGRATIONS as POSTGRES_MIGRATIONS, PgTls,
+    PostgresOptions, PostgresStore, SslMode, hashint8,
 };
 pub use rules::{MAX_FRIENDS, MAX_NAME_CHARS};
 #[cfg(feature = "sqlite")]

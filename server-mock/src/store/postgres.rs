@@ -81,10 +81,15 @@ use super::{
     rules::{check_friends, check_name, check_seed, unique},
 };
 
+mod tls;
 mod workers;
 
+pub use tls::{PgTls, SslMode};
 use workers::Workers;
 pub use workers::hashint8;
+
+/// The TLS configuration of every connection (`None`: no TLS).
+pub(crate) type Tls = Option<Arc<rustls::ClientConfig>>;
 
 /// The schema, one migration per entry, applied in order at start and
 /// recorded in `likekit_schema`. Never edit an applied migration; add one.
@@ -571,6 +576,9 @@ pub struct PostgresOptions {
     /// URL names. On by default; off when the server cannot reach the
     /// workers' addresses as the cluster lists them.
     pub direct_to_workers: bool,
+    /// CA certificates (PEM) for `sslmode=verify-ca` / `verify-full`, in
+    /// place of the URL's `sslrootcert` (see [`PgTls`]).
+    pub ca_file: Option<std::path::PathBuf>,
 }
 
 impl fmt::Debug for PostgresOptions {
@@ -581,6 +589,7 @@ impl fmt::Debug for PostgresOptions {
             .field("hot_posts", &self.hot_posts)
             .field("layout", &self.layout)
             .field("direct_to_workers", &self.direct_to_workers)
+            .field("ca_file", &self.ca_file)
             .finish()
     }
 }
@@ -595,6 +604,7 @@ impl PostgresOptions {
             hot_posts: HotPostOptions::default(),
             layout: Layout::Auto,
             direct_to_workers: true,
+            ca_file: None,
         }
     }
 }
@@ -622,16 +632,24 @@ pub enum Layout {
     Citus,
 }
 
-/// A pool of up to `size` connections made from `config` (without TLS:
-/// the database is on loopback or a private network).
-pub(crate) fn connection_pool(config: tokio_postgres::Config, size: usize) -> Result<Pool, String> {
-    let manager = Manager::from_config(
-        config,
-        NoTls,
-        ManagerConfig {
-            recycling_method: RecyclingMethod::Fast,
-        },
-    );
+/// A pool of up to `size` connections made from `config`, over TLS when
+/// `tls` is given ([`PgTls`]).
+pub(crate) fn connection_pool(
+    config: tokio_postgres::Config,
+    size: usize,
+    tls: &Tls,
+) -> Result<Pool, String> {
+    let manager_config = ManagerConfig {
+        recycling_method: RecyclingMethod::Fast,
+    };
+    let manager = match tls {
+        Some(tls) => Manager::from_config(
+            config,
+            tokio_postgres_rustls::MakeRustlsConnect::new((**tls).clone()),
+            manager_config,
+        ),
+        None => Manager::from_config(config, NoTls, manager_config),
+    };
     Pool::builder(manager)
         .max_size(size)
         .build()
@@ -940,7 +958,21 @@ fn pg_error(err: tokio_postgres::Error) -> StoreError {
             db.code().code(),
             db.message()
         )),
-        None => StoreError::Backend(format!("PostgreSQL: {err}")),
+        None => {
+            // The causes too: "error performing TLS handshake: invalid peer
+            // certificate: UnknownIssuer" says what to fix.
+            let mut message = format!("PostgreSQL: {err}");
+            let mut source = std::error::Error::source(&err);
+            while let Some(cause) = source {
+                let cause_text = cause.to_string();
+                if !message.contains(&cause_text) {
+                    message.push_str(": ");
+                    message.push_str(&cause_text);
+                }
+                source = cause.source();
+            }
+            StoreError::Backend(message)
+        }
     }
 }
 
@@ -984,8 +1016,21 @@ impl PostgresStore {
     /// on disk (and on synchronous standbys, if any) before it is answered.
     pub async fn connect(options: PostgresOptions) -> Result<Self, StoreError> {
         let shown = redact_url(&options.url);
-        let mut config = tokio_postgres::Config::from_str(&options.url)
+        let (url, mut tls) = tls::split_url(&options.url)
             .map_err(|e| StoreError::Backend(format!("bad PostgreSQL URL {shown}: {e}")))?;
+        if options.ca_file.is_some() {
+            tls.ca_file.clone_from(&options.ca_file);
+        }
+        let mut config = tokio_postgres::Config::from_str(&url)
+            .map_err(|e| StoreError::Backend(format!("bad PostgreSQL URL {shown}: {e}")))?;
+        config.ssl_mode(if tls.mode == SslMode::Disable {
+            tokio_postgres::config::SslMode::Disable
+        } else {
+            tokio_postgres::config::SslMode::Require
+        });
+        let tls: Tls = tls::client_config(&tls)
+            .map_err(StoreError::Backend)?
+            .map(Arc::new);
         let session = "-c synchronous_commit=on";
         let merged = match config.get_options() {
             Some(given) if !given.trim().is_empty() => format!("{given} {session}"),
@@ -1006,7 +1051,8 @@ impl PostgresStore {
         } else {
             options.connections
         };
-        let pool = connection_pool(config.clone(), connections).map_err(StoreError::Backend)?;
+        let pool =
+            connection_pool(config.clone(), connections, &tls).map_err(StoreError::Backend)?;
         let failed = |e: StoreError| StoreError::Backend(format!("{shown}: {e}"));
         migrate(&pool).await.map_err(failed)?;
         let layout = match options.layout {
@@ -1016,7 +1062,7 @@ impl PostgresStore {
         };
         let slots = Arc::new(Semaphore::new((connections / 2).clamp(1, MAX_BATCHES)));
         let workers = if layout == Layout::Citus && options.direct_to_workers {
-            Workers::connect(pool.clone(), config, connections)
+            Workers::connect(pool.clone(), config, connections, tls)
                 .await
                 .map_err(failed)?
         } else {

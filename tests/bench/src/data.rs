@@ -304,6 +304,7 @@ pub async fn open_store(db: &str) -> Result<Arc<dyn Store>, String> {
                 hot_posts: HotPostOptions::default(),
                 layout: Layout::Auto,
                 direct_to_workers: true,
+                ca_file: None,
             })
             .await
             .map_err(|e| format!("cannot connect to {db}: {e}"))?,

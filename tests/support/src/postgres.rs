@@ -139,9 +139,18 @@ pub struct ClusterOptions {
     /// Keep the server's log beside the folder (`<dir>.log`) when the
     /// cluster is deleted.
     pub keep_log: bool,
+    /// TLS: the server's certificate and private key (PEM); the cluster
+    /// then runs with `ssl = on` (plain connections are still accepted).
+    pub tls: Option<(String, String)>,
 }
 
 impl ClusterOptions {
+    /// TLS with this certificate and key (PEM).
+    pub fn tls(mut self, certificate: impl Into<String>, key: impl Into<String>) -> Self {
+        self.tls = Some((certificate.into(), key.into()));
+        self
+    }
+
     /// Adds one `postgresql.conf` setting.
     pub fn setting(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
         self.settings.push((name.into(), value.into()));
@@ -513,6 +522,27 @@ impl Cluster {
             // The server's commits are fsynced as usual.
             .args(["--locale=C", "--no-sync"]))?;
 
+        let mut settings = options.settings.clone();
+        if let Some((certificate, key)) = &options.tls {
+            for (name, text) in [("server.crt", certificate), ("server.key", key)] {
+                let path = cluster.data().join(name);
+                fs::write(&path, text).map_err(|e| {
+                    ClusterError::Failed(format!("could not write {}: {e}", path.display()))
+                })?;
+                // PostgreSQL wants its key readable by its own user alone.
+                fs::set_permissions(&path, fs::Permissions::from_mode(0o600)).map_err(|e| {
+                    ClusterError::Failed(format!("could not restrict {}: {e}", path.display()))
+                })?;
+                if let Some(user) = &cluster.user {
+                    std::os::unix::fs::chown(&path, Some(user.uid), Some(user.gid)).map_err(
+                        |e| ClusterError::Failed(format!("could not give {}: {e}", path.display())),
+                    )?;
+                }
+            }
+            settings.push(("ssl".into(), "on".into()));
+            settings.push(("ssl_cert_file".into(), "'server.crt'".into()));
+            settings.push(("ssl_key_file".into(), "'server.key'".into()));
+        }
         let conf = cluster.data().join("postgresql.conf");
         let mut last_error = String::new();
         for _ in 0..3 {
@@ -523,7 +553,7 @@ impl Cluster {
                 .map_err(|e| {
                     ClusterError::Failed(format!("could not open {}: {e}", conf.display()))
                 })?;
-            file.write_all(conf_text(port, &dir, &options.settings).as_bytes())
+            file.write_all(conf_text(port, &dir, &settings).as_bytes())
                 .map_err(|e| {
                     ClusterError::Failed(format!("could not write {}: {e}", conf.display()))
                 })?;

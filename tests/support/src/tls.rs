@@ -119,6 +119,30 @@ impl TestCa {
     }
 }
 
+impl TestCa {
+    /// A certificate for `names` signed by this CA, and its private key,
+    /// both as PEM (for servers that read files: PostgreSQL, say).
+    ///
+    /// # Errors
+    ///
+    /// As rcgen's.
+    pub fn server_certificate_pem(&self, names: &[&str]) -> Result<(String, String), rcgen::Error> {
+        let key = KeyPair::generate()?;
+        let names: Vec<String> = names.iter().map(|n| (*n).to_owned()).collect();
+        let mut params = CertificateParams::new(names)?;
+        params
+            .distinguished_name
+            .push(DnType::CommonName, "LikeKit test server");
+        params.is_ca = IsCa::ExplicitNoCa;
+        params.key_usages = vec![KeyUsagePurpose::DigitalSignature];
+        params.extended_key_usages = vec![ExtendedKeyUsagePurpose::ServerAuth];
+        params.use_authority_key_identifier_extension = true;
+        set_validity(&mut params);
+        let cert = params.signed_by(&key, &self.issuer)?;
+        Ok((cert.pem(), key.serialize_pem()))
+    }
+}
+
 /// Valid from yesterday for 30 days: short, as platform verifiers want of
 /// server certificates (Apple's refuse validity periods over 825 days).
 fn set_validity(params: &mut CertificateParams) {

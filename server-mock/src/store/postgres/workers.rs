@@ -26,7 +26,7 @@ use std::{
 
 use deadpool_postgres::{Object, Pool};
 
-use super::{StoreError, connection_pool};
+use super::{StoreError, Tls, connection_pool};
 
 /// How often the map is read again (a rebalance moves shards while
 /// servers run).
@@ -113,6 +113,8 @@ pub(super) struct Workers {
     config: tokio_postgres::Config,
     /// Connections per worker.
     size: usize,
+    /// The store's TLS, for the workers' connections too.
+    tls: Tls,
     map: RwLock<Arc<Map>>,
 }
 
@@ -124,6 +126,7 @@ impl Workers {
         own: Pool,
         config: tokio_postgres::Config,
         size: usize,
+        tls: Tls,
     ) -> Result<Option<Arc<Self>>, StoreError> {
         let citus: bool = own
             .get()
@@ -141,6 +144,7 @@ impl Workers {
             own,
             config,
             size,
+            tls,
             map: RwLock::new(Arc::default()),
         };
         workers.refresh().await?;
@@ -178,8 +182,10 @@ impl Workers {
                         .find(|(h, p, _)| (h, *p) == (&key.0, key.1))
                     {
                         Some((_, _, pool)) => pool.clone(),
-                        None => connection_pool(self.worker_config(&key.0, key.1), self.size)
-                            .map_err(StoreError::Backend)?,
+                        None => {
+                            connection_pool(self.worker_config(&key.0, key.1), self.size, &self.tls)
+                                .map_err(StoreError::Backend)?
+                        }
                     };
                     pools.push((key.0.clone(), key.1, pool));
                     index.insert(key, pools.len() - 1);

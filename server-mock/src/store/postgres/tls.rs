@@ -1,0 +1,321 @@
+//! TLS to PostgreSQL, with libpq's `sslmode` words: read from the URL
+//! (`sslmode`, `sslrootcert`) or set in [`PgTls`], spoken with rustls.
+//!
+//! | `sslmode` | encrypted | the certificate is checked |
+//! | --- | --- | --- |
+//! | `disable` (the default here) | no | — |
+//! | `require` | yes | no (as libpq without a root certificate) |
+//! | `verify-ca` | yes | its chain, to the CA file or Mozilla's roots |
+//! | `verify-full` | yes | its chain and that it names the host |
+//!
+//! `prefer` and `allow` (libpq's "TLS if the server offers it") are
+//! refused: a connection that may or may not be encrypted is not a
+//! setting a service should run with. Without `sslmode` nothing changes
+//! from before: no TLS, for a database on loopback or a private network.
+
+use std::{path::PathBuf, sync::Arc};
+
+use rustls::{
+    DigitallySignedStruct, SignatureScheme,
+    client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier},
+    crypto::CryptoProvider,
+    pki_types::{CertificateDer, ServerName, UnixTime, pem::PemObject},
+};
+
+/// How much of TLS the connections to PostgreSQL use.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum SslMode {
+    /// No TLS (the default).
+    #[default]
+    Disable,
+    /// Encrypted; the server's certificate is not checked.
+    Require,
+    /// Encrypted; the certificate's chain is checked, not its name.
+    VerifyCa,
+    /// Encrypted; the chain and the host name are checked.
+    VerifyFull,
+}
+
+impl SslMode {
+    fn parse(text: &str) -> Result<Self, String> {
+        match text {
+            "disable" => Ok(Self::Disable),
+            "require" => Ok(Self::Require),
+            "verify-ca" => Ok(Self::VerifyCa),
+            "verify-full" => Ok(Self::VerifyFull),
+            "prefer" | "allow" => Err(format!(
+                "sslmode={text} may or may not encrypt; use require, verify-ca or verify-full (or disable)"
+            )),
+            other => Err(format!("unknown sslmode {other:?}")),
+        }
+    }
+}
+
+/// TLS to PostgreSQL: the mode, and the CA certificates (PEM) that sign the
+/// server's certificate (`None`: Mozilla's roots).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PgTls {
+    /// `sslmode`.
+    pub mode: SslMode,
+    /// `sslrootcert`: a PEM file of CA certificates.
+    pub ca_file: Option<PathBuf>,
+}
+
+/// `url` without its `sslmode` and `sslrootcert` parameters (which
+/// tokio-postgres does not take in their libpq forms), and the TLS they
+/// ask for. Both URL (`?sslmode=…&…`) and key/value forms are read.
+pub(crate) fn split_url(url: &str) -> Result<(String, PgTls), String> {
+    let mut tls = PgTls::default();
+    let mut take = |key: &str, value: &str| -> Result<bool, String> {
+        match key {
+            "sslmode" => {
+                tls.mode = SslMode::parse(value)?;
+                Ok(true)
+            }
+            "sslrootcert" => {
+                tls.ca_file = Some(PathBuf::from(value));
+                Ok(true)
+            }
+            _ => Ok(false),
+        }
+    };
+    if url.starts_with("postgres://") || url.starts_with("postgresql://") {
+        let Some((base, query)) = url.split_once('?') else {
+            return Ok((url.to_owned(), tls));
+        };
+        let mut kept = Vec::new();
+        for pair in query.split('&').filter(|p| !p.is_empty()) {
+            let (key, value) = pair.split_once('=').unwrap_or((pair, ""));
+            if !take(key, value)? {
+                kept.push(pair);
+            }
+        }
+        let url = if kept.is_empty() {
+            base.to_owned()
+        } else {
+            format!("{base}?{}", kept.join("&"))
+        };
+        Ok((url, tls))
+    } else {
+        let mut kept = Vec::new();
+        for pair in url.split_whitespace() {
+            let (key, value) = pair.split_once('=').unwrap_or((pair, ""));
+            if !take(key, value.trim_matches('\''))? {
+                kept.push(pair);
+            }
+        }
+        Ok((kept.join(" "), tls))
+    }
+}
+
+fn provider() -> Arc<CryptoProvider> {
+    Arc::new(rustls::crypto::aws_lc_rs::default_provider())
+}
+
+/// The rustls configuration for `tls` (`None` for [`SslMode::Disable`]).
+pub(crate) fn client_config(tls: &PgTls) -> Result<Option<rustls::ClientConfig>, String> {
+    if tls.mode == SslMode::Disable {
+        return Ok(None);
+    }
+    let provider = provider();
+    let builder = rustls::ClientConfig::builder_with_provider(Arc::clone(&provider))
+        .with_safe_default_protocol_versions()
+        .map_err(|e| format!("TLS to PostgreSQL: {e}"))?;
+    let verifier: Arc<dyn ServerCertVerifier> = match tls.mode {
+        SslMode::Require => Arc::new(AnyCertificate(provider)),
+        _ => {
+            let mut roots = rustls::RootCertStore::empty();
+            match &tls.ca_file {
+                Some(path) => {
+                    let certs: Vec<CertificateDer<'static>> = CertificateDer::pem_file_iter(path)
+                        .map_err(|e| format!("the CA file {}: {e}", path.display()))?
+                        .collect::<Result<_, _>>()
+                        .map_err(|e| format!("the CA file {}: {e}", path.display()))?;
+                    let (added, _) = roots.add_parsable_certificates(certs);
+                    if added == 0 {
+                        return Err(format!(
+                            "the CA file {} holds no usable certificate",
+                            path.display()
+                        ));
+                    }
+                }
+                None => {
+                    let (added, _) = roots.add_parsable_certificates(
+                        webpki_root_certs::TLS_SERVER_ROOT_CERTS.iter().cloned(),
+                    );
+                    debug_assert!(added > 0);
+                }
+            }
+            let chain = rustls::client::WebPkiServerVerifier::builder_with_provider(
+                Arc::new(roots),
+                provider,
+            )
+            .build()
+            .map_err(|e| format!("TLS to PostgreSQL: {e}"))?;
+            if tls.mode == SslMode::VerifyCa {
+                Arc::new(ChainOnly(chain))
+            } else {
+                chain
+            }
+        }
+    };
+    Ok(Some(
+        builder
+            .dangerous()
+            .with_custom_certificate_verifier(verifier)
+            .with_no_client_auth(),
+    ))
+}
+
+/// `sslmode=require`: any certificate (the handshake's signatures are still
+/// checked, so the session is encrypted to whoever holds the key).
+#[derive(Debug)]
+struct AnyCertificate(Arc<CryptoProvider>);
+
+impl ServerCertVerifier for AnyCertificate {
+    fn verify_server_cert(
+        &self,
+        _end_entity: &CertificateDer<'_>,
+        _intermediates: &[CertificateDer<'_>],
+        _server_name: &ServerName<'_>,
+        _ocsp_response: &[u8],
+        _now: UnixTime,
+    ) -> Result<ServerCertVerified, rustls::Error> {
+        Ok(ServerCertVerified::assertion())
+    }
+
+    fn verify_tls12_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        rustls::crypto::verify_tls12_signature(
+            message,
+            cert,
+            dss,
+            &self.0.signature_verification_algorithms,
+        )
+    }
+
+    fn verify_tls13_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        rustls::crypto::verify_tls13_signature(
+            message,
+            cert,
+            dss,
+            &self.0.signature_verification_algorithms,
+        )
+    }
+
+    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
+        self.0.signature_verification_algorithms.supported_schemes()
+    }
+}
+
+/// `sslmode=verify-ca`: the chain is checked, the name is not.
+#[derive(Debug)]
+struct ChainOnly(Arc<rustls::client::WebPkiServerVerifier>);
+
+impl ServerCertVerifier for ChainOnly {
+    fn verify_server_cert(
+        &self,
+        end_entity: &CertificateDer<'_>,
+        intermediates: &[CertificateDer<'_>],
+        server_name: &ServerName<'_>,
+        ocsp_response: &[u8],
+        now: UnixTime,
+    ) -> Result<ServerCertVerified, rustls::Error> {
+        match self
+            .0
+            .verify_server_cert(end_entity, intermediates, server_name, ocsp_response, now)
+        {
+            Err(rustls::Error::InvalidCertificate(rustls::CertificateError::NotValidForName))
+            | Err(rustls::Error::InvalidCertificate(
+                rustls::CertificateError::NotValidForNameContext { .. },
+            )) => Ok(ServerCertVerified::assertion()),
+            other => other,
+        }
+    }
+
+    fn verify_tls12_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        self.0.verify_tls12_signature(message, cert, dss)
+    }
+
+    fn verify_tls13_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        self.0.verify_tls13_signature(message, cert, dss)
+    }
+
+    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
+        self.0.supported_verify_schemes()
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sslmode_and_sslrootcert_leave_the_url() {
+        let (url, tls) =
+            split_url("postgres://u:p@db:5432/likes?sslmode=verify-full&application_name=x&sslrootcert=/ca.pem")
+                .unwrap();
+        assert_eq!(url, "postgres://u:p@db:5432/likes?application_name=x");
+        assert_eq!(tls.mode, SslMode::VerifyFull);
+        assert_eq!(tls.ca_file, Some(PathBuf::from("/ca.pem")));
+        let (url, tls) = split_url("host=db user=u sslmode=require dbname=likes").unwrap();
+        assert_eq!(url, "host=db user=u dbname=likes");
+        assert_eq!(tls.mode, SslMode::Require);
+        let (url, tls) = split_url("postgres://db/likes").unwrap();
+        assert_eq!(
+            (url.as_str(), tls),
+            ("postgres://db/likes", PgTls::default())
+        );
+        assert!(
+            split_url("postgres://db/likes?sslmode=prefer")
+                .unwrap_err()
+                .contains("may or may not")
+        );
+        assert!(
+            split_url("postgres://db/likes?sslmode=sure")
+                .unwrap_err()
+                .contains("unknown")
+        );
+    }
+
+    #[test]
+    fn a_ca_file_without_certificates_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("ca.pem");
+        std::fs::write(&path, "not a certificate").unwrap();
+        let tls = PgTls {
+            mode: SslMode::VerifyFull,
+            ca_file: Some(path),
+        };
+        assert!(
+            client_config(&tls)
+                .unwrap_err()
+                .contains("no usable certificate")
+        );
+        let tls = PgTls {
+            mode: SslMode::VerifyFull,
+            ca_file: Some("/no/such/ca.pem".into()),
+        };
+        assert!(client_config(&tls).unwrap_err().contains("the CA file"));
+    }
+}
