@@ -51,6 +51,8 @@ mod client_tests;
 mod driver;
 pub mod error;
 mod events;
+#[doc(hidden)]
+pub mod fuzzing;
 pub mod journal;
 pub mod line;
 pub mod machine;

@@ -921,7 +921,7 @@ fn parse_retry_after(value: &str) -> Option<u64> {
 }
 
 /// Turns a status and body into the value or the typed error.
-fn decode<T: json::Json>(
+pub(crate) fn decode<T: json::Json>(
     status: u16,
     retry_after_ms: Option<u64>,
     body: &[u8],

@@ -142,7 +142,7 @@ pub(crate) async fn post_likes(
 
 /// Parses `posts=1,2,3`: at least one id, at most [`MAX_BATCH_POSTS`]
 /// distinct ones, each a valid post id; duplicates are read once.
-pub(crate) fn parse_post_list(pairs: &[(String, String)]) -> Result<Vec<PostId>, ApiError> {
+pub fn parse_post_list(pairs: &[(String, String)]) -> Result<Vec<PostId>, ApiError> {
     let mut lists = pairs
         .iter()
         .filter(|(key, _)| key == "posts")

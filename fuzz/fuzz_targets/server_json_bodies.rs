@@ -1,0 +1,98 @@
+//! The admin API's JSON bodies against any bytes, read as the server reads
+//! them: `axum::Json::from_bytes` (what its `AppJson` extractor runs once
+//! the content type is JSON), its refusals turned into the server's
+//! `ApiError`.
+//!
+//! The first byte picks the body (its value modulo the number of bodies):
+//! `POST /admin/users`, `POST /admin/posts`, `PUT /admin/users/{id}/friends`,
+//! `POST /admin/tokens`, `PUT /admin/faults`, `POST /admin/seed`; the rest
+//! is the body. For every input:
+//!
+//! * reading never panics, and a refusal is a 400 `bad_json`,
+//!   `bad_post_id` or `bad_user_id`;
+//! * the store's rules (`check_name`, `check_friends`, `check_seed`) on
+//!   what is read never panic;
+//! * what is read, written again by serde_json (as the server answers it),
+//!   reads back equal;
+//! * a seed document is read the same by `--seed FILE` (`serde_json::from_str`)
+//!   as by `POST /admin/seed`.
+
+#![no_main]
+
+use std::fmt::Debug;
+
+use axum::Json;
+use axum::http::StatusCode;
+use libfuzzer_sys::fuzz_target;
+use likekit_server::ApiError;
+use likekit_server::store::rules;
+use likekit_server::wire::admin::{FaultRules, Friends, NewPost, NewUser, Seed, TokenRequest};
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+
+/// `body` read as a `T` the way the server reads it; the refusal checked.
+fn read<T>(body: &[u8]) -> Option<T>
+where
+    T: DeserializeOwned + Serialize + PartialEq + Debug,
+{
+    let value = match Json::<T>::from_bytes(body) {
+        Ok(Json(value)) => value,
+        Err(rejection) => {
+            let answer = ApiError::from(rejection);
+            assert_eq!(answer.status(), StatusCode::BAD_REQUEST);
+            assert!(
+                ["bad_json", "bad_post_id", "bad_user_id"].contains(&answer.code()),
+                "{}",
+                answer.code()
+            );
+            return None;
+        }
+    };
+    let written = serde_json::to_vec(&value).expect("a body the server read can be written");
+    match Json::<T>::from_bytes(&written) {
+        Ok(Json(again)) => assert_eq!(again, value, "{}", String::from_utf8_lossy(&written)),
+        Err(e) => panic!(
+            "{value:?} written as {}: {e}",
+            String::from_utf8_lossy(&written)
+        ),
+    }
+    Some(value)
+}
+
+fuzz_target!(|data: &[u8]| {
+    let Some((&pick, body)) = data.split_first() else {
+        return;
+    };
+    match pick % 6 {
+        0 => {
+            if let Some(user) = read::<NewUser>(body) {
+                let _ = rules::check_name(&user.name);
+            }
+        }
+        1 => {
+            read::<NewPost>(body);
+        }
+        2 => {
+            if let Some(friends) = read::<Friends>(body) {
+                let _ = rules::check_friends(&friends.friends);
+                let unique = rules::unique(&friends.friends);
+                assert!(unique.len() <= friends.friends.len());
+            }
+        }
+        3 => {
+            read::<TokenRequest>(body);
+        }
+        4 => {
+            read::<FaultRules>(body);
+        }
+        _ => {
+            let seed = read::<Seed>(body);
+            if let Some(seed) = &seed {
+                let _ = rules::check_seed(seed);
+            }
+            if let Ok(text) = std::str::from_utf8(body) {
+                assert_eq!(serde_json::from_str::<Seed>(text).ok(), seed, "{text:?}");
+            }
+        }
+    }
+});
