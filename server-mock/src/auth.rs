@@ -108,24 +108,40 @@ impl Tokens {
     /// The user and the expiry (`exp`) of a token valid now.
     pub(crate) fn verify_with_expiry(&self, token: &str) -> Result<(UserId, u64), TokenError> {
         let data = jsonwebtoken::decode::<Claims>(token, &self.decoding, &self.validation)
-            .map_err(|err| match err.kind() {
-                ErrorKind::ExpiredSignature => TokenError::Expired,
-                ErrorKind::InvalidSignature => TokenError::Invalid("bad signature".into()),
-                ErrorKind::InvalidAlgorithm | ErrorKind::InvalidAlgorithmName => {
-                    TokenError::Invalid("tokens must be signed with HS256".into())
-                }
-                ErrorKind::MissingRequiredClaim(claim) => {
-                    TokenError::Invalid(format!("the `{claim}` claim is required"))
-                }
-                _ => TokenError::Invalid("not a well-formed token".into()),
-            })?;
-        let user = data
-            .claims
-            .sub
-            .parse::<UserId>()
-            .map_err(|_| TokenError::Invalid("`sub` must be a user id".into()))?;
-        Ok((user, data.claims.exp))
+            .map_err(|err| token_error(&err))?;
+        signed_in(data.claims)
     }
+}
+
+/// Why `jsonwebtoken` refused a token, as the server says it.
+pub(crate) fn token_error(err: &jsonwebtoken::errors::Error) -> TokenError {
+    match err.kind() {
+        ErrorKind::ExpiredSignature => TokenError::Expired,
+        ErrorKind::ImmatureSignature => {
+            TokenError::Invalid("the token is not valid yet (`nbf`)".into())
+        }
+        ErrorKind::InvalidIssuer => TokenError::Invalid("wrong issuer (`iss`)".into()),
+        ErrorKind::InvalidAudience => TokenError::Invalid("wrong audience (`aud`)".into()),
+        ErrorKind::InvalidSignature => TokenError::Invalid("bad signature".into()),
+        // Only the HS256 path can meet these: a key set's key pins its
+        // algorithm before the token is decoded.
+        ErrorKind::InvalidAlgorithm | ErrorKind::InvalidAlgorithmName => {
+            TokenError::Invalid("tokens must be signed with HS256".into())
+        }
+        ErrorKind::MissingRequiredClaim(claim) => {
+            TokenError::Invalid(format!("the `{claim}` claim is required"))
+        }
+        _ => TokenError::Invalid("not a well-formed token".into()),
+    }
+}
+
+/// The user and expiry of verified claims, if `sub` is a user id.
+pub(crate) fn signed_in(claims: Claims) -> Result<(UserId, u64), TokenError> {
+    let user = claims
+        .sub
+        .parse::<UserId>()
+        .map_err(|_| TokenError::Invalid("`sub` must be a user id".into()))?;
+    Ok((user, claims.exp))
 }
 
 /// Checks tokens, remembering the ones that passed: a client sends the same

@@ -26,12 +26,11 @@ use std::{
 
 use jsonwebtoken::{
     Algorithm, DecodingKey, Header, Validation,
-    errors::ErrorKind,
     jwk::{AlgorithmParameters, EllipticCurve, JwkSet, KeyAlgorithm},
 };
 use likekit_proto::UserId;
 
-use crate::auth::{Claims, TokenError};
+use crate::auth::{Claims, TokenError, signed_in, token_error};
 
 /// The most keys kept from one set.
 pub const MAX_KEYS: usize = 64;
@@ -332,30 +331,9 @@ impl Jwks {
             Some(audience) => validation.set_audience(&[audience]),
             None => validation.validate_aud = false,
         }
-        let data =
-            jsonwebtoken::decode::<Claims>(token, &key.decoding, &validation).map_err(|err| {
-                match err.kind() {
-                    ErrorKind::ExpiredSignature => TokenError::Expired,
-                    ErrorKind::ImmatureSignature => {
-                        TokenError::Invalid("the token is not valid yet (`nbf`)".into())
-                    }
-                    ErrorKind::InvalidIssuer => TokenError::Invalid("wrong issuer (`iss`)".into()),
-                    ErrorKind::InvalidAudience => {
-                        TokenError::Invalid("wrong audience (`aud`)".into())
-                    }
-                    ErrorKind::InvalidSignature => TokenError::Invalid("bad signature".into()),
-                    ErrorKind::MissingRequiredClaim(claim) => {
-                        TokenError::Invalid(format!("the `{claim}` claim is required"))
-                    }
-                    _ => TokenError::Invalid("not a well-formed token".into()),
-                }
-            })?;
-        let user = data
-            .claims
-            .sub
-            .parse::<UserId>()
-            .map_err(|_| TokenError::Invalid("`sub` must be a user id".into()))?;
-        Ok((user, data.claims.exp))
+        let data = jsonwebtoken::decode::<Claims>(token, &key.decoding, &validation)
+            .map_err(|err| token_error(&err))?;
+        signed_in(data.claims)
     }
 }
 

@@ -102,6 +102,13 @@ impl TestCa {
         &self,
         names: &[&str],
     ) -> Result<(Vec<CertificateDer<'static>>, PrivateKeyDer<'static>), rcgen::Error> {
+        let (cert, key) = self.signed(names)?;
+        let key = PrivateKeyDer::Pkcs8(PrivatePkcs8KeyDer::from(key.serialize_der()));
+        Ok((vec![cert.der().clone()], key))
+    }
+
+    /// A server certificate for `names`, signed by this CA, and its key.
+    fn signed(&self, names: &[&str]) -> Result<(rcgen::Certificate, KeyPair), rcgen::Error> {
         let key = KeyPair::generate()?;
         let names: Vec<String> = names.iter().map(|n| (*n).to_owned()).collect();
         let mut params = CertificateParams::new(names)?;
@@ -114,8 +121,7 @@ impl TestCa {
         params.use_authority_key_identifier_extension = true;
         set_validity(&mut params);
         let cert = params.signed_by(&key, &self.issuer)?;
-        let key = PrivateKeyDer::Pkcs8(PrivatePkcs8KeyDer::from(key.serialize_der()));
-        Ok((vec![cert.der().clone()], key))
+        Ok((cert, key))
     }
 }
 
@@ -127,18 +133,7 @@ impl TestCa {
     ///
     /// As rcgen's.
     pub fn server_certificate_pem(&self, names: &[&str]) -> Result<(String, String), rcgen::Error> {
-        let key = KeyPair::generate()?;
-        let names: Vec<String> = names.iter().map(|n| (*n).to_owned()).collect();
-        let mut params = CertificateParams::new(names)?;
-        params
-            .distinguished_name
-            .push(DnType::CommonName, "LikeKit test server");
-        params.is_ca = IsCa::ExplicitNoCa;
-        params.key_usages = vec![KeyUsagePurpose::DigitalSignature];
-        params.extended_key_usages = vec![ExtendedKeyUsagePurpose::ServerAuth];
-        params.use_authority_key_identifier_extension = true;
-        set_validity(&mut params);
-        let cert = params.signed_by(&key, &self.issuer)?;
+        let (cert, key) = self.signed(names)?;
         Ok((cert.pem(), key.serialize_pem()))
     }
 }
