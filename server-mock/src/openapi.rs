@@ -110,9 +110,34 @@ impl Modify for CommonResponses {
                         "`timeout`, `shutting_down`, or `injected_fault` (a fault rule)",
                     );
                 }
+                // Every answer carries the request's id.
+                for response in operation.responses.responses.values_mut() {
+                    if let RefOr::T(response) = response {
+                        response
+                            .headers
+                            .entry("X-Request-Id".to_owned())
+                            .or_insert_with(|| RefOr::T(request_id_header()));
+                    }
+                }
             }
         }
     }
+}
+
+/// The `X-Request-Id` every answer carries.
+fn request_id_header() -> utoipa::openapi::header::Header {
+    utoipa::openapi::header::HeaderBuilder::new()
+        .schema(Some(
+            utoipa::openapi::ObjectBuilder::new()
+                .schema_type(utoipa::openapi::schema::Type::String)
+                .min_length(Some(1))
+                .max_length(Some(128)),
+        ))
+        .description(Some(
+            "The request's id: the client's own `X-Request-Id` (1 to 128 visible ASCII \
+             characters), else one the server made; every log line of the request carries it.",
+        ))
+        .build()
 }
 
 #[derive(OpenApi)]
@@ -430,6 +455,24 @@ mod tests {
         for (name, wire) in checks {
             assert_eq!(schema_fields(&doc, name), wire, "schema {name}");
         }
+    }
+
+    #[test]
+    fn every_answer_declares_the_request_id() {
+        let doc: Value = serde_json::from_str(document()).expect("json");
+        let mut answers = 0;
+        for (path, item) in doc["paths"].as_object().expect("paths") {
+            for (method, operation) in item.as_object().expect("item") {
+                for (status, response) in operation["responses"].as_object().expect("responses") {
+                    answers += 1;
+                    assert!(
+                        response["headers"]["X-Request-Id"].is_object(),
+                        "{method} {path} {status}"
+                    );
+                }
+            }
+        }
+        assert!(answers > 40, "{answers}");
     }
 
     #[test]
