@@ -38,7 +38,9 @@ const POST: PostId = PostId::checked(42).unwrap();
 
 /// A client on a two-thread runtime, and counters of the callbacks its
 /// observer got: optimistic (pending) and confirmed ones.
-fn setup() -> (
+fn setup(
+    journal: Option<FileJournal>,
+) -> (
     tokio::runtime::Runtime,
     LikeClient,
     Arc<AtomicU64>,
@@ -50,11 +52,13 @@ fn setup() -> (
         .enable_all()
         .build()
         .expect("a runtime");
-    let client = LikeClient::builder()
+    let mut builder = LikeClient::builder()
         .transport(MemoryTransport::new().with_post(POST, 1203))
-        .runtime(runtime.handle().clone())
-        .build()
-        .expect("a client");
+        .runtime(runtime.handle().clone());
+    if let Some(journal) = journal {
+        builder = builder.journal(journal);
+    }
+    let client = builder.build().expect("a client");
     let optimistic = Arc::new(AtomicU64::new(0));
     let confirmed = Arc::new(AtomicU64::new(0));
     let (o, c) = (Arc::clone(&optimistic), Arc::clone(&confirmed));
@@ -159,13 +163,7 @@ fn tap_to_durable(taps: usize, journal: bool) -> (Vec<Duration>, Vec<Duration>) 
     for _ in 0..taps {
         let start = Instant::now();
         black_box(client.toggle(POST));
-        let at = loop {
-            if let Some(at) = heard.lock().expect("not poisoned").take() {
-                break at;
-            }
-            std::hint::spin_loop();
-        };
-        changed.push(at - start);
+        changed.push(heard_at(&heard) - start);
         if journal {
             seen = wait_past(&saves, seen);
             durable.push(start.elapsed());
@@ -191,13 +189,49 @@ fn durable_figures() {
     }
 }
 
+/// Spins until the observer noted when it heard of the tap (usually on
+/// the tapping thread before `toggle` returns; on the runtime's thread when
+/// that one was delivering events).
+fn heard_at(heard: &std::sync::Mutex<Option<Instant>>) -> Instant {
+    loop {
+        if let Some(at) = heard.lock().expect("not poisoned").take() {
+            return at;
+        }
+        std::hint::spin_loop();
+    }
+}
+
+/// One tap until its optimistic callback, each call let finish before the
+/// next tap (not timed); with `journal`, the client keeps one.
+fn optimistic(b: &mut criterion::Bencher<'_>, journal: Option<FileJournal>) {
+    let (_runtime, client, _optimistic, confirmed, _sub) = setup(journal);
+    let heard = Arc::new(std::sync::Mutex::new(None::<Instant>));
+    let h = Arc::clone(&heard);
+    let _timing = client.subscribe(POST, move |event: &LikeEvent| {
+        if matches!(event, LikeEvent::Changed(view) if view.pending) {
+            *h.lock().expect("not poisoned") = Some(Instant::now());
+        }
+    });
+    let mut done = 0;
+    b.iter_custom(|iters| {
+        let mut total = Duration::ZERO;
+        for _ in 0..iters {
+            let start = Instant::now();
+            black_box(client.toggle(POST));
+            total += heard_at(&heard) - start;
+            done = wait_past(&confirmed, done);
+        }
+        total
+    });
+}
+
 fn bench(c: &mut Criterion) {
     durable_figures();
 
     let mut group = c.benchmark_group("client");
 
     group.bench_function("tap_to_callback", |b| {
-        let (_runtime, client, _optimistic, confirmed, _sub) = setup();
+        let (_runtime, client, _optimistic, confirmed, _sub) = setup(None);
         let mut seen = 0;
         b.iter_custom(|iters| {
             let mut total = Duration::ZERO;
@@ -211,80 +245,13 @@ fn bench(c: &mut Criterion) {
         });
     });
 
-    group.bench_function("tap_to_optimistic_callback", |b| {
-        let (_runtime, client, _optimistic, confirmed, _sub) = setup();
-        // the moment the observer heard of the tap
-        let heard = Arc::new(std::sync::Mutex::new(None::<Instant>));
-        let h = Arc::clone(&heard);
-        let _timing = client.subscribe(POST, move |event: &LikeEvent| {
-            if matches!(event, LikeEvent::Changed(view) if view.pending) {
-                *h.lock().expect("not poisoned") = Some(Instant::now());
-            }
-        });
-        let mut done = 0;
-        b.iter_custom(|iters| {
-            let mut total = Duration::ZERO;
-            for _ in 0..iters {
-                let start = Instant::now();
-                black_box(client.toggle(POST));
-                // usually heard on this thread before `toggle` returns; on
-                // the runtime's thread when that one was delivering events
-                let at = loop {
-                    if let Some(at) = heard.lock().expect("not poisoned").take() {
-                        break at;
-                    }
-                    std::hint::spin_loop();
-                };
-                total += at - start;
-                // let the call finish before the next tap (not timed)
-                done = wait_past(&confirmed, done);
-            }
-            total
-        });
-    });
-
+    group.bench_function("tap_to_optimistic_callback", |b| optimistic(b, None));
     group.bench_function("tap_to_optimistic_callback_journal", |b| {
-        let runtime = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(2)
-            .enable_all()
-            .build()
-            .expect("a runtime");
         let dir = TempDir::new("criterion");
-        let client = LikeClient::builder()
-            .transport(MemoryTransport::new().with_post(POST, 1203))
-            .runtime(runtime.handle().clone())
-            .journal(FileJournal::open(&dir.0, "ana").expect("a journal"))
-            .build()
-            .expect("a client");
-        let heard = Arc::new(std::sync::Mutex::new(None::<Instant>));
-        let confirmed = Arc::new(AtomicU64::new(0));
-        let (h, c) = (Arc::clone(&heard), Arc::clone(&confirmed));
-        let _sub = client.subscribe(POST, move |event: &LikeEvent| {
-            if let LikeEvent::Changed(view) = event {
-                if view.pending {
-                    *h.lock().expect("not poisoned") = Some(Instant::now());
-                } else {
-                    c.fetch_add(1, Ordering::Release);
-                }
-            }
-        });
-        let mut done = 0;
-        b.iter_custom(|iters| {
-            let mut total = Duration::ZERO;
-            for _ in 0..iters {
-                let start = Instant::now();
-                black_box(client.toggle(POST));
-                let at = loop {
-                    if let Some(at) = heard.lock().expect("not poisoned").take() {
-                        break at;
-                    }
-                    std::hint::spin_loop();
-                };
-                total += at - start;
-                done = wait_past(&confirmed, done);
-            }
-            total
-        });
+        optimistic(
+            b,
+            Some(FileJournal::open(&dir.0, "ana").expect("a journal")),
+        );
     });
 
     group.bench_function("tap_to_callback_one_thread", |b| {
