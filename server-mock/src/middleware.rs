@@ -1,16 +1,28 @@
 //! The one middleware around every route: fault rules, metrics, a log
 //! line, the request timeout, and JSON for every error answer.
 
-use std::time::{Duration, Instant};
+use std::{
+    any::Any,
+    convert::Infallible,
+    future::Future,
+    pin::Pin,
+    sync::Arc,
+    task::{Context, Poll},
+    time::{Duration, Instant},
+};
 
+use futures_util::{
+    FutureExt as _,
+    future::{self, Either},
+};
+use tower::{Layer, Service, ServiceExt as _};
 use tracing::Instrument as _;
 
 use axum::{
     Json,
-    body::{Body, Bytes},
-    extract::{Request, State},
+    body::{Body, Bytes, HttpBody as _},
+    extract::Request,
     http::{HeaderValue, Method, StatusCode, header},
-    middleware::Next,
     response::{IntoResponse, Response},
 };
 use likekit_proto::{
@@ -182,13 +194,17 @@ impl Arrival {
 /// Runs the request through the fault plan: the `before` delay and act
 /// (the handler never runs when there is one), the handler, then the
 /// `after` delay and act on its answer.
-async fn with_faults(
-    app: &Shared,
+async fn with_faults<S>(
+    app: Arc<Shared>,
     plan: Plan,
     connection: Option<ConnInfo>,
     request: Request,
-    next: Next,
-) -> Response {
+    inner: S,
+) -> Result<Response, Infallible>
+where
+    S: Service<Request, Response = Response, Error = Infallible>,
+{
+    let app = &*app;
     if !plan.before.delay.is_zero() {
         tokio::time::sleep(plan.before.delay).await;
     }
@@ -198,9 +214,9 @@ async fn with_faults(
         let note = FaultNote::of(rule, FaultPhase::Before, &act);
         let mut response = perform(app, act, None, connection).await;
         response.extensions_mut().insert(note);
-        return response;
+        return Ok(response);
     }
-    let response = next.run(request).await;
+    let Ok(response) = inner.oneshot(request).await;
     if !plan.after.delay.is_zero() {
         tokio::time::sleep(plan.after.delay).await;
     }
@@ -216,9 +232,9 @@ async fn with_faults(
             if let Some(written) = written {
                 spoiled.extensions_mut().insert(written);
             }
-            spoiled
+            Ok(spoiled)
         }
-        None => response,
+        None => Ok(response),
     }
 }
 
@@ -401,90 +417,223 @@ fn request_id(request: &Request) -> HeaderValue {
     static NEXT: std::sync::OnceLock<std::sync::atomic::AtomicU64> = std::sync::OnceLock::new();
     let next = NEXT.get_or_init(|| std::sync::atomic::AtomicU64::new(fastrand::u64(..)));
     let id = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    HeaderValue::from_str(&format!("{id:016x}")).unwrap_or_else(|_| HeaderValue::from_static("0"))
+    // Written in place: no `format!` string on every request.
+    let mut hex = [0_u8; 16];
+    for (i, digit) in hex.iter_mut().enumerate() {
+        *digit = b"0123456789abcdef"[((id >> (60 - 4 * i)) & 0xf) as usize];
+    }
+    HeaderValue::from_bytes(&hex).unwrap_or_else(|_| HeaderValue::from_static("0"))
+}
+
+/// An answer on its way.
+type BoxedAnswer = Pin<Box<dyn Future<Output = Result<Response, Infallible>> + Send>>;
+
+/// The server's one middleware, as a tower layer around every route:
+/// [`Observe`].
+#[derive(Clone)]
+pub(crate) struct ObserveLayer(pub(crate) App);
+
+impl<S> Layer<S> for ObserveLayer {
+    type Service = Observe<S>;
+
+    fn layer(&self, inner: S) -> Observe<S> {
+        Observe {
+            app: self.0.0.clone(),
+            inner,
+        }
+    }
 }
 
 /// Applies the fault rules to the public like/view routes, records metrics
 /// and a log line, gives the request an id (echoed in `X-Request-Id` and
-/// carried by every log line of the request, through its span), bounds the time a request may take (injected latency
-/// included), and turns any error answer that is not JSON (axum's built-in
-/// rejections) into an `{"error": …}` body. One layer for all of it, so a
-/// request pays for one middleware, not two.
-pub(crate) async fn observe(State(App(app)): State<App>, request: Request, next: Next) -> Response {
-    let id = request_id(&request);
-    let span = tracing::info_span!("request", request_id = id.to_str().unwrap_or_default());
-    let mut response = observed(app, request, next).instrument(span).await;
-    response.headers_mut().insert(REQUEST_ID.clone(), id);
-    response
+/// carried by every log line of the request, through its span), bounds the
+/// request's body and the time it may take (injected latency included),
+/// answers a handler's panic with a JSON 500, and turns any error answer
+/// that is not JSON (axum's built-in rejections) into an `{"error": …}`
+/// body.
+///
+/// One service for all of it, written as a tower service rather than with
+/// `axum::middleware::from_fn`: a request pays for one layer, without a
+/// boxed copy of the routes behind it and without moving its state through
+/// a stack of wrappers (`cargo bench -p likekit-bench --bench view_path`
+/// measures the difference as its `middleware` rung).
+#[derive(Clone)]
+pub(crate) struct Observe<S> {
+    app: Arc<Shared>,
+    inner: S,
 }
 
-async fn observed(app: std::sync::Arc<Shared>, request: Request, next: Next) -> Response {
-    let started = Instant::now();
-    let method = request.method().clone();
-    let route = Route::of(
-        &method,
-        request
-            .extensions()
-            .get::<axum::extract::MatchedPath>()
-            .map(|p| p.as_str()),
-    );
-    let arrival = fault_route(route)
-        .filter(|_| app.journal.is_on())
-        .map(|public| Arrival::begin(&app, public, &request));
-    let handle = async {
-        if let Some(fault_route) = fault_route(route)
-            && !app.faults.is_empty()
-        {
-            let plan = plan_for(&app, fault_route, &request);
-            if !plan.is_empty() {
-                let connection = request
-                    .extensions()
-                    .get::<axum::extract::ConnectInfo<ConnInfo>>()
-                    .map(|info| info.0.clone());
-                return with_faults(&app, plan, connection, request, next).await;
-            }
-        }
-        next.run(request).await
-    };
-    let mut response = match tokio::time::timeout(app.request_timeout, handle).await {
-        Ok(response) => response,
-        Err(_) => ApiError::new(
-            StatusCode::SERVICE_UNAVAILABLE,
-            "timeout",
-            "the request took too long",
-        )
-        .into_response(),
-    };
-    let status = response.status();
-    if status.is_client_error() || status.is_server_error() {
-        let is_json = response
+impl<S> Service<Request> for Observe<S>
+where
+    S: Service<Request, Response = Response, Error = Infallible> + Clone + Send + 'static,
+    S::Future: Send + 'static,
+{
+    type Response = Response;
+    type Error = Infallible;
+    type Future = BoxedAnswer;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
+        self.inner.poll_ready(cx)
+    }
+
+    fn call(&mut self, mut request: Request) -> Self::Future {
+        let app = self.app.clone();
+        let started = Instant::now();
+        let id = request_id(&request);
+        let method = request.method().clone();
+        let route = Route::of(
+            &method,
+            request
+                .extensions()
+                .get::<axum::extract::MatchedPath>()
+                .map(|p| p.as_str()),
+        );
+        let public = fault_route(route);
+        let arrival = public
+            .filter(|_| app.journal.is_on())
+            .map(|public| Arrival::begin(&app, public, &request));
+
+        // The body limit: a declared length past it is refused at once; a
+        // body that may come is read through a limit (the extractors
+        // answer 413 when it is crossed).
+        let limit = app.max_body_bytes;
+        let declared = request
             .headers()
-            .get(header::CONTENT_TYPE)
+            .get(header::CONTENT_LENGTH)
             .and_then(|v| v.to_str().ok())
-            .is_some_and(|v| v.starts_with("application/json"));
-        if !is_json {
-            let mut json = ApiError::for_status(status).into_response();
-            for (name, value) in response.headers() {
-                if name != header::CONTENT_TYPE && name != header::CONTENT_LENGTH {
-                    json.headers_mut().append(name.clone(), value.clone());
+            .and_then(|v| v.parse::<u64>().ok());
+        let work = if declared.is_some_and(|n| n > limit as u64) {
+            Either::Right(Either::Right(future::ready(Ok(ApiError::for_status(
+                StatusCode::PAYLOAD_TOO_LARGE,
+            )
+            .into_response()))))
+        } else {
+            if !request.body().is_end_stream() {
+                request = request.map(|body| Body::new(http_body_util::Limited::new(body, limit)));
+            }
+            let plan = public
+                .filter(|_| !app.faults.is_empty())
+                .map(|public| plan_for(&app, public, &request))
+                .filter(|plan| !plan.is_empty());
+            match plan {
+                None => Either::Left(self.inner.call(request)),
+                Some(plan) => {
+                    let connection = request
+                        .extensions()
+                        .get::<axum::extract::ConnectInfo<ConnInfo>>()
+                        .map(|info| info.0.clone());
+                    // Boxed: the fault path's state (sleeps, acts, bodies)
+                    // is large, and every other request would carry it.
+                    let faults: BoxedAnswer = Box::pin(with_faults(
+                        app.clone(),
+                        plan,
+                        connection,
+                        request,
+                        self.inner.clone(),
+                    ));
+                    Either::Right(Either::Left(faults))
                 }
             }
-            response = json;
-        }
+        };
+
+        let span = tracing::info_span!("request", request_id = id.to_str().unwrap_or_default());
+        Box::pin(
+            async move {
+                let handled = std::panic::AssertUnwindSafe(work).catch_unwind();
+                let mut response = match tokio::time::timeout(app.request_timeout, handled).await {
+                    Ok(Ok(Ok(response))) => response,
+                    Ok(Err(panic)) => panic_response(panic),
+                    Err(_) => ApiError::new(
+                        StatusCode::SERVICE_UNAVAILABLE,
+                        "timeout",
+                        "the request took too long",
+                    )
+                    .into_response(),
+                };
+                let status = response.status();
+                if (status.is_client_error() || status.is_server_error()) && !is_json(&response) {
+                    let mut json = ApiError::for_status(status).into_response();
+                    for (name, value) in response.headers() {
+                        if name != header::CONTENT_TYPE && name != header::CONTENT_LENGTH {
+                            json.headers_mut().append(name.clone(), value.clone());
+                        }
+                    }
+                    response = json;
+                }
+                let elapsed = started.elapsed();
+                if let Some(arrival) = arrival {
+                    app.journal.record(arrival.finish(&response, elapsed));
+                }
+                app.metrics.observe(route, status, elapsed.as_secs_f64());
+                tracing::debug!(%method, ?route, status = status.as_u16(), ?elapsed, "request");
+                response.headers_mut().insert(REQUEST_ID.clone(), id);
+                Ok(response)
+            }
+            .instrument(span),
+        )
     }
-    let elapsed = started.elapsed();
-    if let Some(arrival) = arrival {
-        app.journal.record(arrival.finish(&response, elapsed));
-    }
-    app.metrics.observe(route, status, elapsed.as_secs_f64());
-    tracing::debug!(%method, ?route, status = status.as_u16(), ?elapsed, "request");
+}
+
+/// Whether an answer's body is JSON.
+fn is_json(response: &Response) -> bool {
     response
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.starts_with("application/json"))
+}
+
+/// A handler's panic, as a JSON 500 (and an error log line).
+fn panic_response(panic: Box<dyn Any + Send + 'static>) -> Response {
+    let detail = panic
+        .downcast_ref::<String>()
+        .map(String::as_str)
+        .or_else(|| panic.downcast_ref::<&str>().copied())
+        .unwrap_or("unknown panic");
+    tracing::error!(panic = detail, "a handler panicked");
+    ApiError::internal("internal server error").into_response()
 }
 
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
+
+    #[tokio::test]
+    async fn a_panic_becomes_a_json_500() {
+        let response = panic_response(Box::new("boom"));
+        assert_eq!(response.status(), StatusCode::INTERNAL_SERVER_ERROR);
+        assert_eq!(response.headers()[header::CONTENT_TYPE], "application/json");
+        let body = axum::body::to_bytes(response.into_body(), 1024)
+            .await
+            .unwrap();
+        let body: likekit_proto::ErrorBody = serde_json::from_slice(&body).unwrap();
+        assert_eq!(body.error.code, "internal");
+    }
+
+    #[test]
+    fn made_request_ids_are_sixteen_hex_digits_counting_up() {
+        let request = || Request::new(Body::empty());
+        let first = request_id(&request());
+        let second = request_id(&request());
+        let parse = |id: &HeaderValue| {
+            let text = id.to_str().unwrap();
+            assert_eq!(text.len(), 16, "{text}");
+            assert!(
+                text.bytes()
+                    .all(|b| b.is_ascii_hexdigit() && !b.is_ascii_uppercase())
+            );
+            u64::from_str_radix(text, 16).unwrap()
+        };
+        // Other tests may take ids in between.
+        let step = parse(&second).wrapping_sub(parse(&first));
+        assert!((1..1_000_000).contains(&step), "{step}");
+        let mut given = request();
+        given
+            .headers_mut()
+            .insert(&REQUEST_ID, HeaderValue::from_static("trace-7"));
+        assert_eq!(request_id(&given), "trace-7");
+    }
 
     #[tokio::test]
     async fn an_oversized_body_is_valid_json_of_exactly_the_size_asked() {

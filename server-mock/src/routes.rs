@@ -1,18 +1,14 @@
 //! The router: which handler answers which route, and the middleware
 //! around them. It imports the handlers; no handler imports it.
 
-use std::any::Any;
-
 use axum::{
     Router,
     extract::DefaultBodyLimit,
     middleware,
-    response::{IntoResponse, Response},
     routing::{get, post, put},
 };
-use tower_http::{catch_panic::CatchPanicLayer, limit::RequestBodyLimitLayer};
 
-use crate::{admin, api, error::ApiError, middleware::observe, openapi, state::App, web};
+use crate::{admin, api, middleware::ObserveLayer, openapi, state::App, web};
 
 impl App {
     /// Every route of the server — the public API, `/healthz`,
@@ -139,42 +135,9 @@ fn layers(app: &App, routes: Router<App>) -> Router {
     let mut router = routes
         .method_not_allowed_fallback(api::method_not_allowed)
         .layer(DefaultBodyLimit::max(app.0.max_body_bytes))
-        .layer(RequestBodyLimitLayer::new(app.0.max_body_bytes))
-        .layer(middleware::from_fn_with_state(app.clone(), observe));
+        .layer(ObserveLayer(app.clone()));
     if let Some(cors) = app.0.cors.clone() {
         router = router.layer(cors);
     }
-    router
-        .layer(CatchPanicLayer::custom(panic_response))
-        .with_state(app.clone())
-}
-
-fn panic_response(panic: Box<dyn Any + Send + 'static>) -> Response {
-    let detail = panic
-        .downcast_ref::<String>()
-        .map(String::as_str)
-        .or_else(|| panic.downcast_ref::<&str>().copied())
-        .unwrap_or("unknown panic");
-    tracing::error!(panic = detail, "a handler panicked");
-    ApiError::internal("internal server error").into_response()
-}
-
-#[cfg(test)]
-#[allow(clippy::unwrap_used)]
-mod tests {
-    use axum::http::{StatusCode, header};
-
-    use super::*;
-
-    #[tokio::test]
-    async fn a_panic_becomes_a_json_500() {
-        let response = panic_response(Box::new("boom"));
-        assert_eq!(response.status(), StatusCode::INTERNAL_SERVER_ERROR);
-        assert_eq!(response.headers()[header::CONTENT_TYPE], "application/json");
-        let body = axum::body::to_bytes(response.into_body(), 1024)
-            .await
-            .unwrap();
-        let body: likekit_proto::ErrorBody = serde_json::from_slice(&body).unwrap();
-        assert_eq!(body.error.code, "internal");
-    }
+    router.with_state(app.clone())
 }

@@ -290,6 +290,71 @@ async fn oversize_bodies_are_413() {
 }
 
 #[tokio::test]
+async fn a_streamed_body_past_the_limit_is_413() {
+    use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+    // No Content-Length: the body comes in chunks, and the limit is met
+    // while it is read.
+    let t = TestServer::start().await;
+    let mut tcp = tokio::net::TcpStream::connect(t.server.addr())
+        .await
+        .unwrap();
+    let chunk = "x".repeat(8 * 1024);
+    let mut request = String::from("POST /admin/users HTTP/1.1\r\nHost: t\r\nX-Admin-Key: ");
+    request.push_str(common::ADMIN_KEY);
+    request.push_str(
+        "\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n",
+    );
+    let opening = r#"{"id": 1, "name": ""#;
+    request.push_str(&format!("{:x}\r\n{opening}\r\n", opening.len()));
+    for _ in 0..16 {
+        request.push_str(&format!("{:x}\r\n{chunk}\r\n", chunk.len()));
+    }
+    request.push_str("2\r\n\"}\r\n0\r\n\r\n");
+    // The server may answer and close before it has read everything.
+    let _ = tcp.write_all(request.as_bytes()).await;
+    let mut answer = Vec::new();
+    let _ = tcp.read_to_end(&mut answer).await;
+    let answer = String::from_utf8_lossy(&answer);
+    assert!(answer.starts_with("HTTP/1.1 413"), "{answer}");
+    assert!(answer.contains("application/json"), "{answer}");
+    assert!(answer.contains("payload_too_large"), "{answer}");
+    assert!(
+        answer.to_ascii_lowercase().contains("x-request-id:"),
+        "{answer}"
+    );
+    t.stop().await;
+}
+
+#[tokio::test]
+async fn a_handler_that_panics_answers_a_json_500_with_its_request_id() {
+    use axum::routing::get;
+    let app = likekit_server::App::open(&test_config()).await.unwrap();
+    async fn boom() -> &'static str {
+        panic!("boom")
+    }
+    let router = app.wrap(axum::Router::new().route("/boom", get(boom)));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let served = tokio::spawn(async move { axum::serve(listener, router).await });
+    let r = common::client()
+        .get(format!("http://{addr}/boom"))
+        .header("X-Request-Id", "panic-7")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.headers()["x-request-id"], "panic-7");
+    expect_error(r, StatusCode::INTERNAL_SERVER_ERROR, "internal").await;
+    // The server goes on answering.
+    let r = common::client()
+        .get(format!("http://{addr}/boom"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), StatusCode::INTERNAL_SERVER_ERROR);
+    served.abort();
+}
+
+#[tokio::test]
 async fn admin_json_errors() {
     let t = TestServer::start().await;
     let post = |content_type: &'static str, body: &'static str| {

@@ -4,6 +4,18 @@
 //! router. CPU per view, without the kernel and the load generator that
 //! dominate a loopback measurement.
 //!
+//! Between the two, a ladder of routes that each add one part of the view
+//! to the one before, all answering the bare route's fixed body, so that the
+//! difference between two rungs is what that part costs:
+//!
+//! | rung | adds |
+//! | --- | --- |
+//! | `bare` | axum's router and a fixed JSON body |
+//! | `middleware` | the server's layers ([`App::wrap`]): request id, metrics, timeout, body limit, panic catcher |
+//! | `signed_in` | the [`Viewer`] and [`PathId`] extractors: the token check and the path's id |
+//! | `own_row` | the viewer's own row read from the store, as every view reads it |
+//! | `cached` | the real route: the post and friend caches and the JSON body |
+//!
 //! `cargo bench -p likekit-bench --bench view_path`
 
 #![allow(clippy::unwrap_used, missing_docs)]
@@ -13,17 +25,20 @@ use std::{sync::Arc, time::Duration};
 use axum::{
     Router,
     body::Body,
+    extract::State,
     http::{HeaderValue, Request, StatusCode, header},
+    response::Response,
+    routing::get,
 };
 use criterion::{Criterion, criterion_group, criterion_main};
 use likekit_bench::{
     data::{SeedParams, seed, view_mix},
-    serve::bare_router,
+    serve::{bare_router, fixed_json},
 };
 use likekit_server::{
-    App, Config, Database,
+    App, Config, Database, PathId, Viewer,
     store::{SqliteOptions, SqliteStore},
-    wire::UserId,
+    wire::{PostId, UserId},
 };
 use tower::ServiceExt;
 
@@ -67,6 +82,35 @@ async fn call(router: &Router, request: Request<Body>) -> usize {
         .len()
 }
 
+/// The bare route's body, answered by every rung of the ladder.
+const FIXED_VIEW: &str = r#"{"count":1204,"liked_by_me":false,"friends":["Ana K."],"version":9}"#;
+
+/// The ladder's rungs below the real route, on `app`'s middleware, store
+/// and tokens.
+fn ladder(app: &App) -> [(&'static str, Router); 3] {
+    async fn fixed() -> Response {
+        fixed_json(FIXED_VIEW)
+    }
+    async fn signed_in(Viewer(_): Viewer, PathId(_): PathId<PostId>) -> Response {
+        fixed_json(FIXED_VIEW)
+    }
+    async fn own_row(
+        State(app): State<App>,
+        Viewer(user): Viewer,
+        PathId(post): PathId<PostId>,
+    ) -> Response {
+        let liked = app.store().liked(user, &[post]).await.unwrap();
+        std::hint::black_box(liked);
+        fixed_json(FIXED_VIEW)
+    }
+    let route = |handler| app.wrap(Router::new().route("/posts/{post_id}/likes", handler));
+    [
+        ("middleware", route(get(fixed))),
+        ("signed_in", route(get(signed_in))),
+        ("own_row", route(get(own_row))),
+    ]
+}
+
 /// `cargo test` runs benchmarks once each as a check: a small data set then.
 const CHECK_PARAMS: SeedParams = SeedParams {
     posts: 500,
@@ -99,11 +143,12 @@ fn views(c: &mut Criterion) {
             friends_ttl: Duration::from_secs(3600),
             ..Config::default()
         };
-        let app = App::new(&config, Arc::new(store)).unwrap();
-        (app.router(), app.tokens().clone())
+        App::new(&config, Arc::new(store)).unwrap()
     };
-    let (cached, tokens) = router_with_ttl(Duration::from_secs(3600));
-    let (uncached, _) = router_with_ttl(Duration::ZERO);
+    let app = router_with_ttl(Duration::from_secs(3600));
+    let (cached, tokens) = (app.router(), app.tokens().clone());
+    let uncached = router_with_ttl(Duration::ZERO).router();
+    let rungs = ladder(&app);
     let bare = bare_router();
 
     let posts = view_mix(&params, 4096);
@@ -133,6 +178,10 @@ fn views(c: &mut Criterion) {
     let mut group = c.benchmark_group("view_path");
     let mut l = load();
     group.bench_function("bare", |b| b.iter(|| rt.block_on(call(&bare, l.next()))));
+    for (name, router) in &rungs {
+        let mut l = load();
+        group.bench_function(*name, |b| b.iter(|| rt.block_on(call(router, l.next()))));
+    }
     let mut l = load();
     group.bench_function("cached", |b| {
         b.iter(|| rt.block_on(call(&cached, l.next())))
