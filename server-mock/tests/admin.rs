@@ -317,3 +317,47 @@ async fn the_operations_routes_move_to_their_own_listener() {
     }
     t.stop().await;
 }
+
+/// Found by `cargo xtask fuzz server_json_bodies`: a number with more
+/// digits than a float holds was read one unit in the last place away from
+/// its nearest float, so the rules the server wrote back read as other
+/// rules. The server now reads every number to its nearest float
+/// (serde_json's `float_roundtrip`). Test builds get that feature from a
+/// test-only dependency too, so the fuzz target's corpus keeps the input
+/// that failed (`regression-long-float.seed`) for the build without them.
+#[tokio::test]
+async fn fault_rules_read_back_exactly_as_they_were_sent() {
+    let t = TestServer::start().await;
+    let long = format!("0.{}", "7".repeat(60));
+    let huge = format!("7{}", "7".repeat(127));
+    for probability in [long, huge] {
+        let body = format!(
+            r#"{{"seed":1,"rules":[{{"route":"*","probability":{probability},"action":{{"kind":"drop"}}}}]}}"#
+        );
+        // As the handler reads it.
+        let axum::Json(read) =
+            axum::Json::<likekit_server::wire::admin::FaultRules>::from_bytes(body.as_bytes())
+                .unwrap();
+        let nearest: f64 = probability.parse().unwrap();
+        assert_eq!(read.rules[0].probability, nearest, "{probability}");
+        let written = serde_json::to_vec(&read).unwrap();
+        let axum::Json(again) =
+            axum::Json::<likekit_server::wire::admin::FaultRules>::from_bytes(&written).unwrap();
+        assert_eq!(again, read);
+        // And through the admin API: what is in force reads back the same.
+        if nearest <= 1.0 {
+            let r = t
+                .admin(
+                    Method::PUT,
+                    "/admin/faults",
+                    Some(serde_json::from_str(&body).unwrap()),
+                )
+                .await;
+            assert_eq!(r.status(), StatusCode::OK);
+            let r = t.admin(Method::GET, "/admin/faults", None).await;
+            let rules: Value = ok_json(r).await;
+            assert_eq!(rules["rules"][0]["probability"].as_f64(), Some(nearest));
+        }
+    }
+    t.stop().await;
+}
