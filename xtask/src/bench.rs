@@ -93,8 +93,29 @@ fn server(ctx: &Ctx, figures: &mut Figures) -> Result<(), String> {
         figures,
     );
     derive_view_path(figures);
+    figures.extend(
+        VIEW_PATH_BEFORE
+            .iter()
+            .map(|(name, value)| ((*name).to_owned(), *value)),
+    );
     loads.and(view_path)
 }
+
+/// The view's cost before issue 19's cuts, measured on this machine at
+/// 2e172c9: the in-process ladder (`cargo bench -p likekit-bench --bench
+/// view_path`, the ladder's code on that commit's server, 2026-12-04 17:27
+/// UTC) and the loopback ratios of the full bench run of 2026-12-04 16:01
+/// UTC. The report shows today's figures beside them.
+const VIEW_PATH_BEFORE: [(&str, f64); 8] = [
+    ("view_path/bare_before", 1_003.0),
+    ("view_path/middleware_before", 2_523.0),
+    ("view_path/signed_in_before", 2_849.0),
+    ("view_path/own_row_before", 4_290.0),
+    ("view_path/cached_before", 7_173.0),
+    ("view_path_cached_vs_bare_before", 7.15),
+    ("sqlite_views_vs_bare_before", 0.33),
+    ("sqlite_likes_vs_bare_before", 0.23),
+];
 
 /// The in-process view as a multiple of the bare route, from the same run.
 fn derive_view_path(figures: &mut Figures) {
@@ -237,6 +258,7 @@ pub const ROWS: &[Row] = &[
     row("wasm", "Web package JS glue, gzipped, before the diet", "wasm_js_gzip_before_diet_bytes", Bytes, Baseline),
     row("server", "Post views, GET /posts/{id}/likes, SQLite, 100,000 posts / 1,000,000 likes / 300 friends", "sqlite_views_per_s", PerSecond, AtLeast(60_000.0)).vs("bare_views_per_s", "bare route"),
     row("server", "Views as a share of the bare route (this or 60,000/s meets the target)", "sqlite_views_vs_bare", Ratio, AtLeast(0.8)),
+    row("server", "The same share before issue 19's cuts (2e172c9; issue 19 asks for ≥ 0.60×)", "sqlite_views_vs_bare_before", Ratio, Baseline),
     row("server", "Views, p99 latency", "sqlite_views_p99_ms", Millis, AtMost(10.0)),
     row("server", "Views with the request journal on (the mock's GET /admin/requests), as a share of views with it off (the default without an admin key)", "sqlite_views_journal_vs_views", Ratio, Baseline),
     row("server", "Views, p50 latency", "sqlite_views_p50_ms", Millis, Baseline),
@@ -247,17 +269,20 @@ pub const ROWS: &[Row] = &[
     row("server", "Bare route, p99 latency", "bare_views_p99_ms", Millis, Baseline),
     row("server", "Durable likes + unlikes over many posts (fsynced before the answer), SQLite", "sqlite_likes_per_s", PerSecond, AtLeast(3_000.0)).vs("bare_likes_per_s", "bare route"),
     row("server", "Likes as a share of the bare route", "sqlite_likes_vs_bare", Ratio, AtLeast(0.5)),
+    row("server", "The same share before issue 19's cuts (2e172c9; issue 19 asks for ≥ 0.40×)", "sqlite_likes_vs_bare_before", Ratio, Baseline),
     row("server", "Bare route under the like load", "bare_likes_per_s", PerSecond, Baseline),
     row("server", "Exact after the like load (every post's count == its rows)", "sqlite_likes_exact", YesNo, AtLeast(1.0)),
     row("server", "One hot post: durable likes + unlikes by many users, SQLite", "sqlite_hot_likes_per_s", PerSecond, AtLeast(2_500.0)),
     row("server", "One view in process through the whole router, post and friends cached (CPU per view, no network)", "view_path/cached", Nanos, Baseline).vs("view_path/bare", "bare route"),
     // Issue 19: a cached view at most 2.5 times the bare route's CPU.
     row("server", "That view as a multiple of the bare route in process", "view_path_cached_vs_bare", Ratio, AtMost(2.5)),
+    row("server", "The same multiple before issue 19's cuts (2e172c9)", "view_path_cached_vs_bare_before", Ratio, Baseline),
+    row("server", "The cached view before the cuts (2e172c9, same machine)", "view_path/cached_before", Nanos, Baseline).vs("view_path/bare_before", "bare route"),
     row("server", "The same, post not cached (read from the store)", "view_path/post_not_cached", Nanos, Baseline).vs("view_path/bare", "bare route"),
     row("server", "The bare route in process", "view_path/bare", Nanos, Baseline),
-    row("server", "The view's ladder, rung 1: the bare route's body behind the server's middleware (request id, metrics, timeout, body limit, panic catcher)", "view_path/middleware", Nanos, Baseline).vs("view_path/bare", "bare route"),
-    row("server", "Rung 2: and the token check and the path's post id", "view_path/signed_in", Nanos, Baseline).vs("view_path/bare", "bare route"),
-    row("server", "Rung 3: and the viewer's own row, read from SQLite (the rest of a cached view is the caches and the JSON body)", "view_path/own_row", Nanos, Baseline).vs("view_path/bare", "bare route"),
+    row("server", "The view's ladder, rung 1: the bare route's body behind the server's middleware (request id, metrics, timeout, body limit, panic catcher)", "view_path/middleware", Nanos, Baseline).vs("view_path/middleware_before", "before the cuts"),
+    row("server", "Rung 2: and the token check and the path's post id", "view_path/signed_in", Nanos, Baseline).vs("view_path/signed_in_before", "before the cuts"),
+    row("server", "Rung 3: and the viewer's own row, read from SQLite (the rest of a cached view is the caches and the JSON body)", "view_path/own_row", Nanos, Baseline).vs("view_path/own_row_before", "before the cuts"),
     row("server", "Exact after the hot-post load", "sqlite_hot_exact", YesNo, AtLeast(1.0)),
     row("server", "Post views, PostgreSQL on the same machine (loopback), the same data set", "postgres_views_per_s", PerSecond, AtLeast(60_000.0)).vs("postgres_bare_views_per_s", "bare route"),
     row("server", "PostgreSQL views as a share of the bare route (a round trip per view for the viewer's own row; this or 60,000/s meets the target)", "postgres_views_vs_bare", Ratio, AtLeast(0.5)),
