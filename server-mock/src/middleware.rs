@@ -540,7 +540,17 @@ where
         Box::pin(
             async move {
                 let handled = std::panic::AssertUnwindSafe(work).catch_unwind();
-                let mut response = match tokio::time::timeout(app.request_timeout, handled).await {
+                let mut handled = std::pin::pin!(handled);
+                // Most answers (a cached view) are ready at the first poll:
+                // the timer is armed only for one that is not.
+                let answer = match future::poll_immediate(handled.as_mut()).await {
+                    Some(answer) => Ok(answer),
+                    None => {
+                        let left = app.request_timeout.saturating_sub(started.elapsed());
+                        tokio::time::timeout(left, handled).await
+                    }
+                };
+                let mut response = match answer {
                     Ok(Ok(Ok(response))) => response,
                     Ok(Err(panic)) => panic_response(panic),
                     Err(_) => ApiError::new(

@@ -131,11 +131,18 @@ fn wrap(app: &App, routes: Router<App>) -> Router {
     layers(app, routes.fallback(api::not_found))
 }
 
+/// The body limit axum's extractors apply when no layer sets one.
+const AXUM_BODY_LIMIT: usize = 2 * 1024 * 1024;
+
 fn layers(app: &App, routes: Router<App>) -> Router {
-    let mut router = routes
-        .method_not_allowed_fallback(api::method_not_allowed)
-        .layer(DefaultBodyLimit::max(app.0.max_body_bytes))
-        .layer(ObserveLayer(app.clone()));
+    let mut routes = routes.method_not_allowed_fallback(api::method_not_allowed);
+    // The middleware reads every body through the server's limit; only a
+    // limit above axum's own needs axum's extractors told (a layer every
+    // request would otherwise pass through).
+    if app.0.max_body_bytes > AXUM_BODY_LIMIT {
+        routes = routes.layer(DefaultBodyLimit::max(app.0.max_body_bytes));
+    }
+    let mut router = routes.layer(ObserveLayer(app.clone()));
     if let Some(cors) = app.0.cors.clone() {
         router = router.layer(cors);
     }
