@@ -215,6 +215,8 @@ impl HotPosts {
 /// When a like happened, for ordering recent likers across rows:
 /// microseconds since the Unix epoch, strictly increasing within this
 /// process (two likes never share a value).
+// The stores use it; a build with neither (the fuzz targets) does not.
+#[cfg_attr(not(any(feature = "sqlite", feature = "postgres")), allow(dead_code))]
 pub(crate) fn liked_at() -> i64 {
     static LAST: AtomicI64 = AtomicI64::new(0);
     let now = SystemTime::now()
@@ -236,6 +238,8 @@ pub(crate) fn liked_at() -> i64 {
 /// [`RECENT_LIKERS`], with their times. A missing time counts as older than
 /// any other (rows written before times were kept); ties keep the rows'
 /// order.
+// The stores use it; a build with neither (the fuzz targets) does not.
+#[cfg_attr(not(any(feature = "sqlite", feature = "postgres")), allow(dead_code))]
 pub(crate) fn merge_timed<'a>(
     rows: impl IntoIterator<Item = (&'a [UserId], &'a [i64])>,
 ) -> Vec<(UserId, i64)> {
@@ -257,6 +261,8 @@ pub(crate) fn merge_timed<'a>(
 }
 
 /// [`merge_timed`] without the times: the post's recent likers.
+// The stores use it; a build with neither (the fuzz targets) does not.
+#[cfg_attr(not(any(feature = "sqlite", feature = "postgres")), allow(dead_code))]
 pub(crate) fn merge_likers<'a>(
     rows: impl IntoIterator<Item = (&'a [UserId], &'a [i64])>,
 ) -> Vec<UserId> {
