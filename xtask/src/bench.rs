@@ -101,6 +101,14 @@ fn server(ctx: &Ctx, figures: &mut Figures) -> Result<(), String> {
     loads.and(view_path)
 }
 
+/// Under the table when the server suite ran: where the view's breakdown
+/// is read.
+const VIEW_COST_NOTE: &str = "\nThe view's cost, part by part: the `view_path` ladder rows above \
+     (each rung adds one part of a view to the one before: the middleware, the token check, \
+     the own-row read, then the caches and the JSON body), beside the same rungs before \
+     issue 19's cuts. Where each µs goes within them (a perf profile, and how to take it), \
+     and why the loopback ratios move slowly: `server-mock/README.md`, \"The view's cost\".\n";
+
 /// The view's cost before issue 19's cuts, measured on this machine at
 /// 2e172c9: the in-process ladder (`cargo bench -p likekit-bench --bench
 /// view_path`, the ladder's code on that commit's server, 2026-12-04 17:27
@@ -584,6 +592,9 @@ pub fn main(ctx: &Ctx, only: &[String]) -> Result<ExitCode, String> {
         proc::capture(Command::new("rustc").arg("--version")).unwrap_or_else(|| "rustc ?".into()),
     );
     report.push_str(&table);
+    if chosen.contains(&"server") {
+        report.push_str(VIEW_COST_NOTE);
+    }
     if !failures.is_empty() {
         report.push_str("\nSuites that failed to run:\n\n");
         for f in &failures {
