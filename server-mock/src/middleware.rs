@@ -1,5 +1,7 @@
-//! The one middleware around every route: fault rules, metrics, a log
-//! line, the request timeout, and JSON for every error answer.
+//! The one middleware around every route ([`Observe`], a tower service):
+//! the request id, fault rules, metrics, a log line, the body limit, the
+//! request timeout, a JSON 500 for a handler's panic, and JSON for every
+//! error answer.
 
 use std::{
     any::Any,
