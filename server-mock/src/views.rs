@@ -363,15 +363,17 @@ impl Views {
             )
         };
         if !self.posts.contains(&post) {
-            // A cache miss: the post's row and the viewer's own row are two
-            // independent reads, so wait for both at once (on PostgreSQL
-            // that is one round trip's wait instead of two).
-            let (snapshot, liked) = tokio::join!(self.post(post), own_row);
-            let Some(snapshot) = snapshot? else {
+            // A cache miss: the post's row and the viewer's own row in one
+            // read where the store can (one SQLite statement), else both at
+            // once (on PostgreSQL one round trip's wait instead of two).
+            self.post_stats.misses.add(1);
+            let Some((snapshot, liked)) = self.store.post_seen_by(viewer, post).await? else {
                 return Ok(None);
             };
+            let snapshot = Arc::new(snapshot);
+            self.offer(post, snapshot.clone());
             let friends = self.friend_set(viewer).await?;
-            return Ok(Some(Self::render_json(&snapshot, liked?, &friends)));
+            return Ok(Some(Self::render_json(&snapshot, liked, &friends)));
         }
         let liked = own_row.await?;
         let cached = self.posts.read(&post, |snapshot| {

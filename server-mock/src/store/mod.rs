@@ -263,6 +263,23 @@ pub trait Store: Send + Sync + fmt::Debug + 'static {
     /// from the user's own rows, never from a cache.
     async fn liked(&self, user: UserId, posts: &[PostId]) -> Result<Vec<bool>, StoreError>;
 
+    /// [`post`](Self::post) and whether `user` likes it (from the user's
+    /// own row, as [`liked`](Self::liked)): a view's read when the post is
+    /// not cached. `None` if the post does not exist. By default the two
+    /// reads run at once; a backend may answer both with one query.
+    async fn post_seen_by(
+        &self,
+        user: UserId,
+        post: PostId,
+    ) -> Result<Option<(PostSnapshot, bool)>, StoreError> {
+        let posts = [post];
+        let (snapshot, liked) = tokio::join!(self.post(post), self.liked(user, &posts));
+        let Some(snapshot) = snapshot? else {
+            return Ok(None);
+        };
+        Ok(Some((snapshot, liked?.first().copied().unwrap_or(false))))
+    }
+
     /// `user`'s friends (their own, directed list) with display names.
     /// Empty for unknown users.
     async fn friends(&self, user: UserId) -> Result<Vec<(UserId, String)>, StoreError>;

@@ -103,10 +103,13 @@ CREATE TABLE post_count_shards (
 ];
 
 const SELECT_POST: &str = "SELECT count, version, likers, likers_at FROM posts WHERE id = ?1";
-/// A post's row for a reader, and whether it has shard rows: one statement,
-/// so one read snapshot without `BEGIN` and `COMMIT`.
+/// A post's row for a reader, whether it has shard rows and whether user
+/// ?2 likes it: one statement, so one read snapshot without `BEGIN` and
+/// `COMMIT`.
 const SELECT_POST_UNSHARDED: &str = "SELECT count, version, likers, \
-     EXISTS (SELECT 1 FROM post_count_shards WHERE post_id = ?1) FROM posts WHERE id = ?1";
+     EXISTS (SELECT 1 FROM post_count_shards WHERE post_id = ?1), \
+     EXISTS (SELECT 1 FROM likes WHERE post_id = ?1 AND user_id = ?2) \
+     FROM posts WHERE id = ?1";
 const SELECT_SHARDS: &str = "SELECT shard, count, version, likers, likers_at \
      FROM post_count_shards WHERE post_id = ?1 ORDER BY shard";
 const UPDATE_POST: &str =
@@ -705,6 +708,60 @@ impl PostRow {
     }
 }
 
+/// A post's snapshot and, when `viewer` is given, whether the viewer likes
+/// it (`false` without a viewer); `None` if the post does not exist.
+///
+/// Most posts have no shard rows: then one statement reads the row, asks
+/// whether shards exist and reads the viewer's own row, and the row alone
+/// is the snapshot (a view's cache miss spent as much on `BEGIN` and
+/// `COMMIT` and a second statement as on the row itself); the liked-at
+/// times, which only merging shard rows needs, are left unread. A post with
+/// shards is read in one read transaction, so its row and its shard rows
+/// come from the same snapshot (a fold or a shard write committing between
+/// the reads would skew the sum), with one WAL read lock.
+fn read_post(
+    conn: &Connection,
+    post: PostId,
+    viewer: Option<UserId>,
+) -> rusqlite::Result<Option<(PostSnapshot, bool)>> {
+    // No user has id 0, so without a viewer the own-row test is `false`.
+    let user = viewer.map_or(0, UserId::as_i64);
+    let unsharded = conn
+        .prepare_cached(SELECT_POST_UNSHARDED)?
+        .query_row([post.as_i64(), user], |row| {
+            if row.get::<_, bool>(3)? {
+                return Ok(None);
+            }
+            let snapshot = PostSnapshot {
+                count: to_total(row.get(0)?),
+                version: to_total(row.get(1)?),
+                recent_likers: decode_likers(row.get_ref(2)?.as_blob().unwrap_or_default()),
+            };
+            Ok(Some((snapshot, row.get::<_, bool>(4)?)))
+        })
+        .optional()?;
+    match unsharded {
+        None => return Ok(None),
+        Some(Some(read)) => return Ok(Some(read)),
+        Some(None) => {}
+    }
+    conn.prepare_cached("BEGIN")?.execute([])?;
+    let read = (|| {
+        let Some(row) = PostRow::load(conn, post)? else {
+            return Ok(None);
+        };
+        let liked = match viewer {
+            Some(user) => conn
+                .prepare_cached(SELECT_LIKED)?
+                .exists([post.as_i64(), user.as_i64()])?,
+            None => false,
+        };
+        Ok(Some((row.snapshot(), liked)))
+    })();
+    conn.prepare_cached("COMMIT")?.execute([])?;
+    read
+}
+
 fn encode_likers(likers: &[UserId]) -> Vec<u8> {
     likers
         .iter()
@@ -979,39 +1036,18 @@ impl Store for SqliteStore {
     }
 
     async fn post(&self, post: PostId) -> Result<Option<PostSnapshot>, StoreError> {
-        self.readers.with(|conn| {
-            // Most posts have no shard rows: then the row alone is the
-            // snapshot, read by one statement (a view's cache miss spent
-            // as much on `BEGIN` and `COMMIT` as on the row itself), and
-            // the liked-at times, which only merging shard rows needs, are
-            // left unread.
-            let unsharded = conn
-                .prepare_cached(SELECT_POST_UNSHARDED)?
-                .query_row([post.as_i64()], |row| {
-                    if row.get::<_, bool>(3)? {
-                        return Ok(None);
-                    }
-                    Ok(Some(PostSnapshot {
-                        count: to_total(row.get(0)?),
-                        version: to_total(row.get(1)?),
-                        recent_likers: decode_likers(row.get_ref(2)?.as_blob().unwrap_or_default()),
-                    }))
-                })
-                .optional()?;
-            match unsharded {
-                None => return Ok(None),
-                Some(Some(snapshot)) => return Ok(Some(snapshot)),
-                Some(None) => {}
-            }
-            // A hot post's shards: one read transaction, so the post's row
-            // and its shard rows come from the same snapshot (a fold or a
-            // shard write committing between the two reads would skew the
-            // sum), and one WAL read lock instead of two.
-            conn.prepare_cached("BEGIN")?.execute([])?;
-            let row = PostRow::load(conn, post);
-            conn.prepare_cached("COMMIT")?.execute([])?;
-            Ok(row?.map(|row| row.snapshot()))
-        })
+        Ok(self
+            .readers
+            .with(|conn| read_post(conn, post, None))?
+            .map(|(snapshot, _)| snapshot))
+    }
+
+    async fn post_seen_by(
+        &self,
+        user: UserId,
+        post: PostId,
+    ) -> Result<Option<(PostSnapshot, bool)>, StoreError> {
+        self.readers.with(|conn| read_post(conn, post, Some(user)))
     }
 
     async fn liked(&self, user: UserId, posts: &[PostId]) -> Result<Vec<bool>, StoreError> {

@@ -21,7 +21,8 @@ use likekit_proto::{
     admin::{Seed, SeedPost, SeedUser},
 };
 use likekit_server::store::{
-    HotPosts, MAX_FRIENDS, PostAudit, RECENT_LIKERS, Store, StoreError, Upsert, WriteOutcome,
+    HotPosts, MAX_FRIENDS, PostAudit, PostSnapshot, RECENT_LIKERS, Store, StoreError, Upsert,
+    WriteOutcome,
 };
 
 /// Expands to one `#[tokio::test]` per case of [`suite`](crate::suite),
@@ -69,6 +70,7 @@ macro_rules! store_suite {
             largest_ids,
             recent_likers_newest_first,
             liked_reads_own_rows,
+            post_seen_by_is_post_and_own_row,
             friends_are_directed_with_names,
             set_friends_checks_users,
             put_user_and_post_are_upserts,
@@ -629,6 +631,52 @@ pub async fn close_commits_then_refuses(store: Arc<dyn Store>) {
         Err(StoreError::Closed)
     );
     assert_exact(&*store).await;
+}
+
+/// `post_seen_by` (a view's read on a cache miss) answers what `post` and
+/// `liked` answer: for a post the viewer likes and one they do not, an
+/// unknown post, and a hot post whose count is spread over shard rows.
+pub async fn post_seen_by_is_post_and_own_row(store: Arc<dyn Store>) {
+    for id in [1, 2] {
+        store.put_post(p(id)).await.expect("post");
+    }
+    for user in [7, 8] {
+        store.like(u(user), p(1)).await.expect("like");
+    }
+    let seen = |user: u64, post: u64| {
+        let store = store.clone();
+        async move {
+            let both = store.post_seen_by(u(user), p(post)).await.expect("read");
+            let apart = match store.post(p(post)).await.expect("read") {
+                Some(snapshot) => Some((
+                    snapshot,
+                    store.liked(u(user), &posts([post])).await.expect("read")[0],
+                )),
+                None => None,
+            };
+            assert_eq!(both, apart, "user {user}, post {post}");
+            both
+        }
+    };
+    let (post, liked) = seen(7, 1).await.expect("exists");
+    assert_eq!((post.count, post.version, liked), (2, 2, true));
+    assert_eq!(post.recent_likers, [u(8), u(7)]);
+    assert!(!seen(9, 1).await.expect("exists").1);
+    assert_eq!(seen(7, 2).await, Some((PostSnapshot::default(), false)));
+    assert_eq!(seen(7, 999).await, None);
+
+    if let Some(hot) = store.hot_posts() {
+        hot.set_threshold(0);
+        hot.set_shards(4);
+        store.put_post(p(3)).await.expect("post");
+        all_at_once(&store, 1..=40, 3, true).await;
+        let audit = assert_exact(&*store).await;
+        let hot_post = audit.iter().find(|a| a.post == p(3)).expect("audited");
+        assert!(hot_post.shard_rows > 0, "{hot_post:?}");
+        let (post, liked) = seen(5, 3).await.expect("exists");
+        assert_eq!((post.count, post.version, liked), (40, 40, true));
+        assert!(!seen(99, 3).await.expect("exists").1);
+    }
 }
 
 fn hot_posts(store: &dyn Store) -> &HotPosts {
