@@ -276,9 +276,14 @@ impl Views {
         let Some(snapshot) = self.store.post(post).await? else {
             return Ok(None);
         };
+        Ok(Some(self.remember(post, snapshot)))
+    }
+
+    /// Offers a snapshot read from the store to the cache, and returns it.
+    fn remember(&self, post: PostId, snapshot: PostSnapshot) -> Arc<PostSnapshot> {
         let snapshot = Arc::new(snapshot);
         self.offer(post, snapshot.clone());
-        Ok(Some(snapshot))
+        snapshot
     }
 
     async fn friend_set(&self, viewer: UserId) -> Result<Arc<FriendSet>, StoreError> {
@@ -370,8 +375,7 @@ impl Views {
             let Some((snapshot, liked)) = self.store.post_seen_by(viewer, post).await? else {
                 return Ok(None);
             };
-            let snapshot = Arc::new(snapshot);
-            self.offer(post, snapshot.clone());
+            let snapshot = self.remember(post, snapshot);
             let friends = self.friend_set(viewer).await?;
             return Ok(Some(Self::render_json(&snapshot, liked, &friends)));
         }
