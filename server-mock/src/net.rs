@@ -220,6 +220,10 @@ pub async fn serve(
         .header_read_timeout(limits.header_read_timeout);
     let slots = Arc::new(tokio::sync::Semaphore::new(limits.max_connections.max(1)));
     let graceful = hyper_util::server::graceful::GracefulShutdown::new();
+    // Tells the connections still waiting for their first byte that the
+    // server stops: they close at once instead of holding the shutdown
+    // until their timeout (each holds a graceful-shutdown watcher).
+    let (closing, closed) = tokio::sync::watch::channel(false);
     let mut listener = Listener::new(listener);
     let mut shutdown = std::pin::pin!(shutdown);
     loop {
@@ -250,12 +254,16 @@ pub async fn serve(
         let builder = builder.clone();
         let watcher = graceful.watcher();
         let first_byte = limits.header_read_timeout;
+        let mut closed = closed.clone();
         tokio::spawn(async move {
             // hyper's timer starts once it knows the protocol, which it
             // learns from the first bytes: a client that sends none is held
-            // to the same deadline here.
+            // to the same deadline here, and closed when the server stops.
             let mut peek = [0_u8; 1];
-            let opened = tokio::time::timeout(first_byte, io.inner.peek(&mut peek)).await;
+            let opened = tokio::select! {
+                opened = tokio::time::timeout(first_byte, io.inner.peek(&mut peek)) => opened,
+                _ = closed.wait_for(|closed| *closed) => Ok(Ok(0)),
+            };
             if matches!(opened, Ok(Ok(n)) if n > 0) {
                 let connection = builder
                     .serve_connection_with_upgrades(TokioIo::new(io), service)
@@ -268,6 +276,7 @@ pub async fn serve(
         });
     }
     drop(listener);
+    closing.send_replace(true);
     graceful.shutdown().await;
 }
 

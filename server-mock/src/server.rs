@@ -102,15 +102,24 @@ async fn start(config: Config, app: App) -> Result<ServerHandle, Error> {
 
     let limits = config.connections;
     let serve_ops = ops.map(|(ops_listener, _)| {
-        tokio::spawn(crate::net::serve(
+        crate::net::serve(
             ops_listener,
             app.ops_router(),
             limits,
             stop_signal(stopped.clone()),
-        ))
+        )
     });
-
-    let serve = crate::net::serve(listener, router, limits, stop_signal(stopped.clone()));
+    let serve_public = crate::net::serve(listener, router, limits, stop_signal(stopped.clone()));
+    // Both listeners drain together: a request in flight on either one
+    // finishes (within the grace) before the store closes.
+    let serve = async move {
+        match serve_ops {
+            Some(serve_ops) => {
+                tokio::join!(serve_public, serve_ops);
+            }
+            None => serve_public.await,
+        }
+    };
     let grace = config.shutdown_grace;
     let forced = {
         let stopped = stopped.clone();
@@ -128,9 +137,6 @@ async fn start(config: Config, app: App) -> Result<ServerHandle, Error> {
             }
         }
         housekeeping.abort();
-        if let Some(ops) = serve_ops {
-            ops.abort();
-        }
         // Commit every write already handed to the store.
         store.close().await?;
         tracing::info!("server stopped");

@@ -1,7 +1,9 @@
 //! Connection hygiene: a client that never finishes its request head, or
 //! sits idle on a kept-alive connection, is disconnected after the
 //! header-read timeout, while other clients are served throughout; past
-//! the cap on open connections, new ones wait until a slot frees.
+//! the cap on open connections, new ones wait until a slot frees. A
+//! shutdown closes the silent ones at once and lets requests in flight
+//! finish, on the operations port too.
 
 #![allow(clippy::unwrap_used)]
 
@@ -137,4 +139,64 @@ async fn past_the_cap_a_connection_waits_for_a_free_slot() {
         closed_by_the_server(stream, Duration::from_secs(10)).await;
     }
     t.stop().await;
+}
+
+/// A shutdown closes the connections that have not sent a byte yet, at
+/// once: nothing is served on them once the server has stopped, and they
+/// do not stay open until their header-read timeout.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_shutdown_closes_connections_that_sent_nothing() {
+    let t = TestServer::with(with_limits(ConnectionLimits {
+        header_read_timeout: Duration::from_secs(60),
+        max_connections: 100,
+    }))
+    .await;
+    let addr = t.server.addr();
+    let silent = TcpStream::connect(addr).await.unwrap();
+    // Give the server a moment to accept it.
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    t.stop().await;
+    let waited = closed_by_the_server(silent, Duration::from_secs(10)).await;
+    assert!(waited < Duration::from_secs(10), "{waited:?}");
+}
+
+/// With an operations listener, a shutdown lets a request in flight there
+/// finish, as on the public port, even when the public port has nothing
+/// left to drain.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_shutdown_lets_an_operations_request_finish() {
+    let t = TestServer::with(Config {
+        ops_listen: Some(std::net::SocketAddr::from(([127, 0, 0, 1], 0))),
+        ..test_config()
+    })
+    .await;
+    let ops = t.server.ops_addr().unwrap();
+    let body = br#"{"rules": []}"#;
+    let mut stream = TcpStream::connect(ops).await.unwrap();
+    let head = format!(
+        "PUT /admin/faults HTTP/1.1\r\nHost: likes\r\nX-Admin-Key: {}\r\n\
+         Content-Type: application/json\r\nContent-Length: {}\r\n\r\n",
+        common::ADMIN_KEY,
+        body.len()
+    );
+    stream.write_all(head.as_bytes()).await.unwrap();
+    // Half the body: the request is in flight, its handler waits for the rest.
+    stream.write_all(&body[..5]).await.unwrap();
+    tokio::time::sleep(Duration::from_millis(200)).await;
+
+    let stopping = tokio::spawn(t.stop());
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert!(!stopping.is_finished(), "stopped with a request in flight");
+    stream.write_all(&body[5..]).await.unwrap();
+    let mut answer = Vec::new();
+    tokio::time::timeout(Duration::from_secs(10), stream.read_to_end(&mut answer))
+        .await
+        .unwrap()
+        .unwrap();
+    let answer = String::from_utf8_lossy(&answer);
+    assert!(answer.starts_with("HTTP/1.1 200"), "{answer:?}");
+    tokio::time::timeout(Duration::from_secs(10), stopping)
+        .await
+        .unwrap()
+        .unwrap();
 }
