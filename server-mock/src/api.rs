@@ -247,17 +247,25 @@ pub(crate) async fn livez() -> Json<Health> {
 pub const READY_DEADLINE: std::time::Duration = std::time::Duration::from_secs(2);
 
 /// Readiness probe: the store answers a real query (one post's row, read
-/// as a view reads it, past every cache) within 2 seconds.
+/// as a view reads it, past every cache) within 2 seconds, and the server
+/// is not stopping.
 #[utoipa::path(
     get,
     path = "/readyz",
     tag = "ops",
     responses(
         (status = 200, description = "The store answered", body = Health),
-        (status = 503, description = "`not_ready`: the store failed or did not answer within 2 s", body = ErrorBody),
+        (status = 503, description = "`not_ready`: the store failed or did not answer within 2 s, or the server is stopping", body = ErrorBody),
     )
 )]
 pub(crate) async fn readyz(State(App(app)): State<App>) -> Result<Json<Health>, ApiError> {
+    if app.stopping.load(std::sync::atomic::Ordering::Relaxed) {
+        return Err(ApiError::new(
+            StatusCode::SERVICE_UNAVAILABLE,
+            likekit_proto::code::NOT_READY,
+            "the server is stopping",
+        ));
+    }
     let probe = app.store.post(PostId::MIN);
     match tokio::time::timeout(READY_DEADLINE, probe).await {
         Ok(Ok(_)) => Ok(Json(Health { status: "ok" })),

@@ -94,6 +94,11 @@ pub struct Config {
     /// How long shutdown waits for in-flight requests before closing their
     /// connections. Writes already handed to the store are committed anyway.
     pub shutdown_grace: Duration,
+    /// How long a stopping server keeps serving, with `/readyz` answering
+    /// `503`, before it stops accepting connections: time for a load
+    /// balancer to see it is going and send new requests elsewhere. Default
+    /// 0: stop accepting at once.
+    pub shutdown_delay: Duration,
     /// Read-only SQLite connections in the pool; 0 picks one from the number
     /// of CPUs.
     pub read_connections: usize,
@@ -151,6 +156,7 @@ impl Default for Config {
             request_timeout: Duration::from_secs(30),
             max_body_bytes: 64 * 1024,
             shutdown_grace: Duration::from_secs(10),
+            shutdown_delay: Duration::ZERO,
             read_connections: 0,
             max_group_commit: 1024,
             db_connections: 0,
@@ -186,6 +192,7 @@ impl fmt::Debug for Config {
             .field("request_timeout", &self.request_timeout)
             .field("max_body_bytes", &self.max_body_bytes)
             .field("shutdown_grace", &self.shutdown_grace)
+            .field("shutdown_delay", &self.shutdown_delay)
             .field("read_connections", &self.read_connections)
             .field("max_group_commit", &self.max_group_commit)
             .field("db_connections", &self.db_connections)

@@ -129,6 +129,11 @@ struct ServeArgs {
     /// How long shutdown waits for in-flight requests (seconds).
     #[arg(long, env = "LIKEKIT_SHUTDOWN_GRACE_SECS", default_value_t = 10)]
     shutdown_grace_secs: u64,
+    /// How long a stopping server keeps serving, with `/readyz` answering
+    /// 503, before it stops accepting (seconds): time for a load balancer to
+    /// take it out of rotation.
+    #[arg(long, env = "LIKEKIT_SHUTDOWN_DELAY_SECS", default_value_t = 0)]
+    shutdown_delay_secs: u64,
     /// CA certificates (PEM) that sign PostgreSQL's certificate, for
     /// `sslmode=verify-ca` or `verify-full` in `--db` (in place of the
     /// URL's `sslrootcert`).
@@ -221,6 +226,7 @@ fn config_from(args: ServeArgs) -> Result<Config, String> {
         request_timeout: Duration::from_secs(args.request_timeout_secs.max(1)),
         max_body_bytes: args.max_body_bytes,
         shutdown_grace: Duration::from_secs(args.shutdown_grace_secs),
+        shutdown_delay: Duration::from_secs(args.shutdown_delay_secs),
         read_connections: args.read_connections,
         db_connections: args.db_connections,
         citus_direct: args.citus_direct,

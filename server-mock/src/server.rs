@@ -73,9 +73,21 @@ async fn start(config: Config, app: App) -> Result<ServerHandle, Error> {
     })?;
 
     let (stop, stopped) = watch::channel(false);
-    let stop_signal = |mut stopped: watch::Receiver<bool>| async move {
-        // Also fires when the handle is dropped.
-        let _ = stopped.wait_for(|stop| *stop).await;
+    // Fires once a stop is asked (also when the handle is dropped) and the
+    // shutdown delay has passed; `/readyz` answers 503 from the ask on.
+    let delay = config.shutdown_delay;
+    let stopping_app = app.clone();
+    let stop_signal = move |mut stopped: watch::Receiver<bool>| {
+        let app = stopping_app.clone();
+        async move {
+            let _ = stopped.wait_for(|stop| *stop).await;
+            app.0
+                .stopping
+                .store(true, std::sync::atomic::Ordering::Relaxed);
+            if !delay.is_zero() {
+                tokio::time::sleep(delay).await;
+            }
+        }
     };
 
     // The operations listener, when asked for, bound before anything runs
@@ -290,9 +302,10 @@ impl ServerHandle {
         self.app.clear_faults();
     }
 
-    /// Stops accepting connections, lets in-flight requests finish (up to
-    /// [`Config::shutdown_grace`]), commits every accepted write, and waits
-    /// until all of that is done.
+    /// Marks the server as stopping (`/readyz` answers 503), keeps serving
+    /// for [`Config::shutdown_delay`], then stops accepting connections,
+    /// lets in-flight requests finish (up to [`Config::shutdown_grace`]),
+    /// commits every accepted write, and waits until all of that is done.
     pub async fn shutdown(mut self) -> Result<(), Error> {
         self.stop.send_replace(true);
         match self.task.take() {

@@ -68,6 +68,8 @@ pub(crate) struct Shared {
     pub(crate) database: Database,
     /// The operations routes are served on a listener of their own.
     pub(crate) ops_apart: bool,
+    /// Set once a stop is asked: `/readyz` answers 503 from then on.
+    pub(crate) stopping: std::sync::atomic::AtomicBool,
 }
 
 impl fmt::Debug for App {
@@ -255,6 +257,7 @@ impl App {
             web_root: config.web_root.clone(),
             database: config.database.clone(),
             ops_apart: config.ops_listen.is_some(),
+            stopping: std::sync::atomic::AtomicBool::new(false),
         })))
     }
 

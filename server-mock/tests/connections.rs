@@ -200,3 +200,55 @@ async fn a_shutdown_lets_an_operations_request_finish() {
         .unwrap()
         .unwrap();
 }
+
+/// With a shutdown delay, a stopping server first says so on `/readyz`
+/// (503 `not_ready`) while it goes on serving every other request, on new
+/// connections too; once the delay has passed it stops accepting.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_shutdown_delay_turns_readiness_off_first_and_keeps_serving() {
+    let delay = Duration::from_millis(1500);
+    let t = TestServer::with(Config {
+        shutdown_delay: delay,
+        ..test_config()
+    })
+    .await;
+    t.setup(&[(1, "Ana")], &[42]).await;
+    let ready = t.url("/readyz");
+    let addr = t.server.addr();
+    assert_eq!(
+        t.http.get(&ready).send().await.unwrap().status(),
+        StatusCode::OK
+    );
+
+    // A client that has not connected yet, so every request below opens a
+    // connection of its own after the stop was asked.
+    let fresh = || {
+        reqwest::Client::builder()
+            .no_proxy()
+            .pool_max_idle_per_host(0)
+            .build()
+            .unwrap()
+    };
+    let (view, token) = (t.url("/posts/42/likes"), t.token(1));
+    let asked = Instant::now();
+    let stopping = tokio::spawn(t.stop());
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let r = fresh().get(&ready).send().await.unwrap();
+    assert_eq!(r.status(), StatusCode::SERVICE_UNAVAILABLE);
+    let body: serde_json::Value = r.json().await.unwrap();
+    assert_eq!(body["error"]["code"], "not_ready", "{body}");
+    let r = fresh().get(&view).bearer_auth(&token).send().await.unwrap();
+    assert_eq!(r.status(), StatusCode::OK);
+    assert!(asked.elapsed() < delay, "the checks took past the delay");
+
+    tokio::time::timeout(Duration::from_secs(10), stopping)
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(
+        asked.elapsed() >= delay,
+        "stopped after {:?}",
+        asked.elapsed()
+    );
+    assert!(TcpStream::connect(addr).await.is_err(), "still accepting");
+}
