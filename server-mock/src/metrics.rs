@@ -69,6 +69,20 @@ impl Route {
     }
 }
 
+/// One listener's connections.
+#[derive(Clone)]
+pub(crate) struct ConnectionMetrics {
+    /// Connections taken from the accept queue.
+    pub(crate) accepted: Counter,
+    /// Connections open now.
+    pub(crate) open: metrics::Gauge,
+    /// Connections closed because a request head (the first byte, or the
+    /// next request on a kept-alive one) did not come in time.
+    pub(crate) timed_out: Counter,
+    /// The cap on open connections (`--max-connections`).
+    pub(crate) max: metrics::Gauge,
+}
+
 const STATUS_CLASSES: [&str; 5] = ["1xx", "2xx", "3xx", "4xx", "5xx"];
 
 struct RouteMetrics {
@@ -95,6 +109,10 @@ pub(crate) struct Metrics {
     pub(crate) faults_injected: Counter,
     cache_post_ratio: metrics::Gauge,
     cache_friends_ratio: metrics::Gauge,
+    /// The public listener's connections.
+    pub(crate) public_connections: ConnectionMetrics,
+    /// The operations listener's (`--ops-listen`).
+    pub(crate) ops_connections: ConnectionMetrics,
 }
 
 impl std::fmt::Debug for Metrics {
@@ -181,6 +199,41 @@ impl Metrics {
             "Requests failed or dropped by admin fault rules".into(),
         );
 
+        recorder.describe_counter(
+            "likekit_connections_accepted_total".into(),
+            None,
+            "Connections accepted, by listener".into(),
+        );
+        recorder.describe_gauge(
+            "likekit_connections_open".into(),
+            None,
+            "Connections open now, by listener".into(),
+        );
+        recorder.describe_counter(
+            "likekit_connections_timed_out_total".into(),
+            None,
+            "Connections closed because a request head (or the next one on a kept-alive \
+             connection) did not come within the header-read timeout, by listener"
+                .into(),
+        );
+        recorder.describe_gauge(
+            "likekit_connections_max".into(),
+            None,
+            "The cap on open connections, by listener".into(),
+        );
+        let connections = |listener: &'static str| ConnectionMetrics {
+            accepted: counter(
+                "likekit_connections_accepted_total",
+                &[("listener", listener)],
+            ),
+            open: gauge("likekit_connections_open", &[("listener", listener)]),
+            timed_out: counter(
+                "likekit_connections_timed_out_total",
+                &[("listener", listener)],
+            ),
+            max: gauge("likekit_connections_max", &[("listener", listener)]),
+        };
+
         let routes = Route::ALL
             .iter()
             .map(|route| RouteMetrics {
@@ -223,6 +276,8 @@ impl Metrics {
             faults_injected: counter("likekit_faults_injected_total", &[]),
             cache_post_ratio: gauge("likekit_cache_hit_ratio", &[("cache", "post")]),
             cache_friends_ratio: gauge("likekit_cache_hit_ratio", &[("cache", "friends")]),
+            public_connections: connections("public"),
+            ops_connections: connections("ops"),
             handle,
         })
     }

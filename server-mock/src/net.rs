@@ -38,6 +38,8 @@ use std::{
 };
 
 use axum::{extract::connect_info::Connected, serve::IncomingStream};
+
+use crate::metrics::ConnectionMetrics;
 use tokio::{
     io::{AsyncRead, AsyncWrite, ReadBuf},
     net::{TcpListener, TcpStream},
@@ -210,6 +212,45 @@ pub async fn serve(
     limits: ConnectionLimits,
     shutdown: impl std::future::Future<Output = ()>,
 ) {
+    serve_counted(listener, router, limits, shutdown, None).await;
+}
+
+/// Keeps a listener's open-connections gauge right, however a
+/// connection's task ends.
+struct OpenConnection(Option<ConnectionMetrics>);
+
+impl OpenConnection {
+    fn new(metrics: Option<ConnectionMetrics>) -> Self {
+        if let Some(metrics) = &metrics {
+            metrics.accepted.increment(1);
+            metrics.open.increment(1.0);
+        }
+        Self(metrics)
+    }
+
+    fn timed_out(&self) {
+        if let Some(metrics) = &self.0 {
+            metrics.timed_out.increment(1);
+        }
+    }
+}
+
+impl Drop for OpenConnection {
+    fn drop(&mut self) {
+        if let Some(metrics) = &self.0 {
+            metrics.open.decrement(1.0);
+        }
+    }
+}
+
+/// [`serve`], counting the listener's connections in `metrics`.
+pub(crate) async fn serve_counted(
+    listener: TcpListener,
+    router: axum::Router,
+    limits: ConnectionLimits,
+    shutdown: impl std::future::Future<Output = ()>,
+    metrics: Option<ConnectionMetrics>,
+) {
     use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
     use tower::Service as _;
 
@@ -219,6 +260,9 @@ pub async fn serve(
         .timer(TokioTimer::new())
         .header_read_timeout(limits.header_read_timeout);
     let slots = Arc::new(tokio::sync::Semaphore::new(limits.max_connections.max(1)));
+    if let Some(metrics) = &metrics {
+        metrics.max.set(limits.max_connections.max(1) as f64);
+    }
     let graceful = hyper_util::server::graceful::GracefulShutdown::new();
     // Tells the connections still waiting for their first byte that the
     // server stops: they close at once instead of holding the shutdown
@@ -238,6 +282,7 @@ pub async fn serve(
             accepted = accepted => accepted,
             () = &mut shutdown => break,
         };
+        let open = OpenConnection::new(metrics.clone());
         let info = ConnInfo {
             remote,
             kill: io.kill.clone(),
@@ -264,15 +309,25 @@ pub async fn serve(
                 opened = tokio::time::timeout(first_byte, io.inner.peek(&mut peek)) => opened,
                 _ = closed.wait_for(|closed| *closed) => Ok(Ok(0)),
             };
-            if matches!(opened, Ok(Ok(n)) if n > 0) {
-                let connection = builder
-                    .serve_connection_with_upgrades(TokioIo::new(io), service)
-                    .into_owned();
-                if let Err(err) = watcher.watch(connection).await {
-                    tracing::debug!(error = %err, %remote, "connection ended with an error");
+            match opened {
+                Ok(Ok(n)) if n > 0 => {
+                    let connection = builder
+                        .serve_connection_with_upgrades(TokioIo::new(io), service)
+                        .into_owned();
+                    if let Err(err) = watcher.watch(connection).await {
+                        if err
+                            .downcast_ref::<hyper::Error>()
+                            .is_some_and(hyper::Error::is_timeout)
+                        {
+                            open.timed_out();
+                        }
+                        tracing::debug!(error = %err, %remote, "connection ended with an error");
+                    }
                 }
+                Err(_elapsed) => open.timed_out(),
+                Ok(_) => {}
             }
-            drop(slot);
+            drop((open, slot));
         });
     }
     drop(listener);

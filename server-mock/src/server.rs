@@ -114,14 +114,21 @@ async fn start(config: Config, app: App) -> Result<ServerHandle, Error> {
 
     let limits = config.connections;
     let serve_ops = ops.map(|(ops_listener, _)| {
-        crate::net::serve(
+        crate::net::serve_counted(
             ops_listener,
             app.ops_router(),
             limits,
             stop_signal(stopped.clone()),
+            Some(app.0.metrics.ops_connections.clone()),
         )
     });
-    let serve_public = crate::net::serve(listener, router, limits, stop_signal(stopped.clone()));
+    let serve_public = crate::net::serve_counted(
+        listener,
+        router,
+        limits,
+        stop_signal(stopped.clone()),
+        Some(app.0.metrics.public_connections.clone()),
+    );
     // Both listeners drain together: a request in flight on either one
     // finishes (within the grace) before the store closes.
     let serve = async move {

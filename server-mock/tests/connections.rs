@@ -3,7 +3,8 @@
 //! header-read timeout, while other clients are served throughout; past
 //! the cap on open connections, new ones wait until a slot frees. A
 //! shutdown closes the silent ones at once and lets requests in flight
-//! finish, on the operations port too.
+//! finish, on the operations port too; `/metrics` counts each listener's
+//! connections.
 
 #![allow(clippy::unwrap_used)]
 
@@ -251,4 +252,100 @@ async fn a_shutdown_delay_turns_readiness_off_first_and_keeps_serving() {
         asked.elapsed()
     );
     assert!(TcpStream::connect(addr).await.is_err(), "still accepting");
+}
+
+/// The value of one series in a Prometheus text exposition.
+fn series(text: &str, name: &str) -> f64 {
+    text.lines()
+        .find_map(|line| line.strip_prefix(name)?.strip_prefix(' '))
+        .unwrap_or_else(|| panic!("no {name} in\n{text}"))
+        .trim()
+        .parse()
+        .unwrap()
+}
+
+/// `/metrics` counts each listener's connections: accepted, open now,
+/// closed for the header-read timeout (silent ones and half-sent heads
+/// alike), and the cap.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn connections_are_counted_by_listener() {
+    let t = TestServer::with(Config {
+        ops_listen: Some(std::net::SocketAddr::from(([127, 0, 0, 1], 0))),
+        connections: ConnectionLimits {
+            header_read_timeout: Duration::from_secs(1),
+            max_connections: 50,
+        },
+        ..test_config()
+    })
+    .await;
+    let metrics_url = format!("{}/metrics", t.server.ops_url());
+    let metrics = || async {
+        t.http
+            .get(&metrics_url)
+            .send()
+            .await
+            .unwrap()
+            .text()
+            .await
+            .unwrap()
+    };
+    let addr = t.server.addr();
+    const OPEN: &str = "likekit_connections_open{listener=\"public\"}";
+
+    // Two that send nothing, one that sends half a request head.
+    let mut held = vec![
+        TcpStream::connect(addr).await.unwrap(),
+        TcpStream::connect(addr).await.unwrap(),
+    ];
+    let mut half = TcpStream::connect(addr).await.unwrap();
+    half.write_all(b"GET /livez HTTP/1.1\r\nHost: lik")
+        .await
+        .unwrap();
+    held.push(half);
+    let started = Instant::now();
+    let mut text = metrics().await;
+    while series(&text, OPEN) < 3.0 && started.elapsed() < Duration::from_secs(5) {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        text = metrics().await;
+    }
+    assert_eq!(series(&text, OPEN), 3.0, "{text}");
+    assert_eq!(
+        series(&text, "likekit_connections_max{listener=\"public\"}"),
+        50.0
+    );
+
+    for stream in held {
+        closed_by_the_server(stream, Duration::from_secs(10)).await;
+    }
+    // The gauge drops when the connection's task has ended, a moment after
+    // the client sees the close.
+    let started = Instant::now();
+    let mut text = metrics().await;
+    while series(&text, OPEN) > 0.0 && started.elapsed() < Duration::from_secs(5) {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        text = metrics().await;
+    }
+    assert_eq!(series(&text, OPEN), 0.0, "{text}");
+    assert_eq!(
+        series(
+            &text,
+            "likekit_connections_accepted_total{listener=\"public\"}"
+        ),
+        3.0
+    );
+    assert_eq!(
+        series(
+            &text,
+            "likekit_connections_timed_out_total{listener=\"public\"}"
+        ),
+        3.0
+    );
+    // The metrics requests themselves came to the operations listener.
+    assert!(
+        series(
+            &text,
+            "likekit_connections_accepted_total{listener=\"ops\"}"
+        ) >= 1.0
+    );
+    t.stop().await;
 }
