@@ -2,13 +2,19 @@
 //!
 //! Handles are registered once at start on the server's own
 //! Prometheus recorder (no process-global recorder, so several servers can
-//! run in one test process), and the hot path only bumps atomics.
+//! run in one test process), and the hot path only bumps atomics. On Linux
+//! the process's own series (`process_cpu_seconds_total`,
+//! `process_resident_memory_bytes`, `process_open_fds`, `process_max_fds`,
+//! …, as every Prometheus client names them) are read from `/proc` when
+//! the metrics are rendered.
 
 use std::sync::Arc;
 
 use axum::http::{Method, StatusCode};
 use metrics::{Counter, Histogram, Key, Label, Metadata, Recorder, Unit};
-use metrics_exporter_prometheus::{Matcher, PrometheusBuilder, PrometheusHandle};
+use metrics_exporter_prometheus::{
+    Matcher, PrometheusBuilder, PrometheusHandle, PrometheusRecorder,
+};
 
 use crate::views::CacheStats;
 
@@ -93,6 +99,11 @@ struct RouteMetrics {
 
 pub(crate) struct Metrics {
     handle: PrometheusHandle,
+    /// Kept for the process series, recorded at each render.
+    #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
+    recorder: PrometheusRecorder,
+    #[cfg(target_os = "linux")]
+    process: metrics_process::Collector,
     routes: Vec<RouteMetrics>,
     pub(crate) likes_written: Counter,
     pub(crate) unlikes_written: Counter,
@@ -250,6 +261,13 @@ impl Metrics {
             })
             .collect();
 
+        #[cfg(target_os = "linux")]
+        let process = {
+            let process = metrics_process::Collector::default();
+            metrics::with_local_recorder(&recorder, || process.describe());
+            process
+        };
+
         let handle = recorder.handle();
         Arc::new(Self {
             routes,
@@ -279,6 +297,9 @@ impl Metrics {
             public_connections: connections("public"),
             ops_connections: connections("ops"),
             handle,
+            recorder,
+            #[cfg(target_os = "linux")]
+            process,
         })
     }
 
@@ -302,6 +323,8 @@ impl Metrics {
         if let Some(ratio) = friends.hit_ratio() {
             self.cache_friends_ratio.set(ratio);
         }
+        #[cfg(target_os = "linux")]
+        metrics::with_local_recorder(&self.recorder, || self.process.collect());
         self.handle.render()
     }
 

@@ -124,6 +124,21 @@ async fn healthz_openapi_and_metrics() {
     assert!(value("likekit_cache_requests_total{cache=\"post\",result=\"hit\"}") >= 1.0);
     assert!(value("likekit_cache_hit_ratio{cache=\"post\"}") > 0.0);
     assert!(text.contains("likekit_group_commit_writes"));
+    // The process's own series, as every Prometheus client exports them.
+    if cfg!(target_os = "linux") {
+        assert!(value("process_resident_memory_bytes") > 1_000_000.0);
+        let open_fds = value("process_open_fds");
+        assert!(open_fds >= 3.0, "{open_fds}");
+        assert!(value("process_max_fds") >= open_fds);
+        assert!(value("process_threads") >= 2.0);
+        let started = value("process_start_time_seconds");
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_secs_f64();
+        assert!(started > now - 86_400.0 && started <= now + 1.0, "{started}");
+        assert!(text.contains("# TYPE process_cpu_seconds_total counter"));
+    }
     t.stop().await;
 }
 
