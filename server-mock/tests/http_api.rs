@@ -136,7 +136,10 @@ async fn healthz_openapi_and_metrics() {
             .duration_since(std::time::UNIX_EPOCH)
             .unwrap()
             .as_secs_f64();
-        assert!(started > now - 86_400.0 && started <= now + 1.0, "{started}");
+        assert!(
+            started > now - 86_400.0 && started <= now + 1.0,
+            "{started}"
+        );
         assert!(text.contains("# TYPE process_cpu_seconds_total counter"));
     }
     t.stop().await;
