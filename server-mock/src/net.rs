@@ -25,6 +25,14 @@
 //! loop over hyper, for what `axum::serve` does not offer: a deadline for
 //! a request's head (which is also how long a kept-alive connection may sit
 //! idle) and a cap on open connections ([`ConnectionLimits`]).
+//!
+//! The deadline is kept here rather than by hyper's header-read timeout,
+//! for two reasons. hyper's starts only once it knows the protocol, so a
+//! client that sent the first bytes of an HTTP/2 preface (or only a `P`,
+//! which could begin one) and then nothing held its connection forever;
+//! and hyper arms a timer for every request head, which over loopback cost
+//! about a microsecond per request. Here each connection has one timer
+//! that wakes at most once per timeout ([`Quiet`]).
 
 use std::{
     io,
@@ -32,9 +40,10 @@ use std::{
     pin::Pin,
     sync::{
         Arc,
-        atomic::{AtomicBool, Ordering},
+        atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering},
     },
     task::{Context, Poll},
+    time::{Duration, Instant},
 };
 
 use axum::{extract::connect_info::Connected, serve::IncomingStream};
@@ -183,8 +192,9 @@ pub struct ConnectionLimits {
     /// How long a client may take to send a request's head, from the
     /// moment the server waits for it: a new connection's first request,
     /// and each next one on a kept-alive connection (so it is also the
-    /// idle keep-alive timeout). Past it the connection is closed. Default
-    /// 10 s.
+    /// idle keep-alive timeout). Past it the connection is closed. On an
+    /// HTTP/2 connection it is how long the connection may have no request
+    /// open. Default 10 s.
     pub header_read_timeout: std::time::Duration,
     /// The most connections open at once; more wait in the OS's accept
     /// queue until one closes. Default 10,000 (each takes a file
@@ -251,14 +261,13 @@ pub(crate) async fn serve_counted(
     shutdown: impl std::future::Future<Output = ()>,
     metrics: Option<ConnectionMetrics>,
 ) {
-    use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
+    use futures_util::FutureExt as _;
+    use hyper_util::rt::{TokioExecutor, TokioIo};
     use tower::Service as _;
 
-    let mut builder = hyper_util::server::conn::auto::Builder::new(TokioExecutor::new());
-    builder
-        .http1()
-        .timer(TokioTimer::new())
-        .header_read_timeout(limits.header_read_timeout);
+    // No timer for hyper: without one it keeps no header-read timeout of
+    // its own; the connection's `Quiet` keeps ours.
+    let builder = hyper_util::server::conn::auto::Builder::new(TokioExecutor::new());
     let slots = Arc::new(tokio::sync::Semaphore::new(limits.max_connections.max(1)));
     if let Some(metrics) = &metrics {
         metrics.max.set(limits.max_connections.max(1) as f64);
@@ -288,44 +297,59 @@ pub(crate) async fn serve_counted(
             kill: io.kill.clone(),
         };
         let router = router.clone();
-        let service = hyper::service::service_fn(
-            move |mut request: hyper::Request<hyper::body::Incoming>| {
+        let quiet = Arc::new(Quiet::new());
+        let service = {
+            let quiet = Arc::clone(&quiet);
+            hyper::service::service_fn(move |mut request: hyper::Request<hyper::body::Incoming>| {
                 request
                     .extensions_mut()
                     .insert(axum::extract::ConnectInfo(info.clone()));
-                router.clone().call(request)
-            },
-        );
+                let answering = quiet.answering();
+                router.clone().call(request).map(move |answer| {
+                    answer.map(|response| {
+                        response.map(|body| Answered {
+                            body,
+                            _answering: answering,
+                        })
+                    })
+                })
+            })
+        };
         let builder = builder.clone();
         let watcher = graceful.watcher();
-        let first_byte = limits.header_read_timeout;
+        let timeout = limits.header_read_timeout;
         let mut closed = closed.clone();
         tokio::spawn(async move {
-            // hyper's timer starts once it knows the protocol, which it
-            // learns from the first bytes: a client that sends none is held
-            // to the same deadline here, and closed when the server stops.
+            // Until its first byte a connection is not handed to hyper, so
+            // that a client that sends nothing is closed at once when the
+            // server stops (hyper's graceful shutdown would wait for it).
             let mut peek = [0_u8; 1];
-            let opened = tokio::select! {
-                opened = tokio::time::timeout(first_byte, io.inner.peek(&mut peek)) => opened,
-                _ = closed.wait_for(|closed| *closed) => Ok(Ok(0)),
+            let first = tokio::select! {
+                first = io.inner.peek(&mut peek) => first,
+                () = quiet.expired(timeout) => {
+                    open.timed_out();
+                    return;
+                }
+                _ = closed.wait_for(|closed| *closed) => return,
             };
-            match opened {
-                Ok(Ok(n)) if n > 0 => {
-                    let connection = builder
-                        .serve_connection_with_upgrades(TokioIo::new(io), service)
-                        .into_owned();
-                    if let Err(err) = watcher.watch(connection).await {
-                        if err
-                            .downcast_ref::<hyper::Error>()
-                            .is_some_and(hyper::Error::is_timeout)
-                        {
-                            open.timed_out();
-                        }
+            if !matches!(first, Ok(n) if n > 0) {
+                return;
+            }
+            let connection = builder
+                .serve_connection_with_upgrades(TokioIo::new(io), service)
+                .into_owned();
+            tokio::select! {
+                served = watcher.watch(connection) => {
+                    if let Err(err) = served {
                         tracing::debug!(error = %err, %remote, "connection ended with an error");
                     }
                 }
-                Err(_elapsed) => open.timed_out(),
-                Ok(_) => {}
+                // Dropping the connection closes its socket, as hyper's
+                // own timeout did: a head half sent gets no answer.
+                () = quiet.expired(timeout) => {
+                    open.timed_out();
+                    tracing::debug!(%remote, "connection closed: no request head within the header-read timeout");
+                }
             }
             drop((open, slot));
         });
@@ -333,6 +357,104 @@ pub(crate) async fn serve_counted(
     drop(listener);
     closing.send_replace(true);
     graceful.shutdown().await;
+}
+
+/// One connection's header-read deadline. The connection is *quiet* while
+/// no request of it is with the router and no answer of it is being
+/// written; it may stay quiet for at most the timeout. One timer per
+/// connection checks that, and sleeps again until the deadline moves on,
+/// so requests themselves arm nothing: each only counts itself in and out
+/// ([`Quiet::answering`]).
+///
+/// A client that trickles a head byte by byte is still closed: bytes read
+/// do not count, only answers finished.
+struct Quiet {
+    opened: Instant,
+    /// Requests handed to the router whose answers are not yet written
+    /// (HTTP/2 has several at once).
+    busy: AtomicUsize,
+    /// When the last answer was written, in µs since `opened`.
+    since: AtomicU64,
+}
+
+impl Quiet {
+    fn new() -> Self {
+        Self {
+            opened: Instant::now(),
+            busy: AtomicUsize::new(0),
+            since: AtomicU64::new(0),
+        }
+    }
+
+    /// Counts a request in, until the returned guard (which its answer's
+    /// body carries) is dropped.
+    fn answering(self: &Arc<Self>) -> Answering {
+        self.busy.fetch_add(1, Ordering::AcqRel);
+        Answering(Arc::clone(self))
+    }
+
+    /// Completes once the connection has been quiet for `timeout`.
+    async fn expired(&self, timeout: Duration) {
+        let mut deadline = self.opened + timeout;
+        loop {
+            tokio::time::sleep_until(deadline.into()).await;
+            let now = Instant::now();
+            if self.busy.load(Ordering::Acquire) > 0 {
+                // The answer's end will move the deadline; look again one
+                // timeout from now at the latest.
+                deadline = now + timeout;
+                continue;
+            }
+            let since = self.opened + Duration::from_micros(self.since.load(Ordering::Acquire));
+            let due = since + timeout;
+            if now >= due {
+                return;
+            }
+            deadline = due;
+        }
+    }
+}
+
+/// A request of a [`Quiet`] connection, counted out when dropped: with its
+/// answer's body, once hyper has written the body (or the connection ended).
+struct Answering(Arc<Quiet>);
+
+impl Drop for Answering {
+    fn drop(&mut self) {
+        let quiet = &self.0;
+        let at = u64::try_from(quiet.opened.elapsed().as_micros()).unwrap_or(u64::MAX);
+        // Before the count, so that a timer that sees no request also sees
+        // when the last one ended.
+        quiet.since.fetch_max(at, Ordering::AcqRel);
+        quiet.busy.fetch_sub(1, Ordering::AcqRel);
+    }
+}
+
+/// An answer's body, carrying its request's [`Answering`] until hyper has
+/// written it.
+struct Answered<B> {
+    body: B,
+    _answering: Answering,
+}
+
+impl<B: hyper::body::Body + Unpin> hyper::body::Body for Answered<B> {
+    type Data = B::Data;
+    type Error = B::Error;
+
+    fn poll_frame(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<hyper::body::Frame<Self::Data>, Self::Error>>> {
+        Pin::new(&mut self.get_mut().body).poll_frame(cx)
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.body.is_end_stream()
+    }
+
+    fn size_hint(&self) -> hyper::body::SizeHint {
+        self.body.size_hint()
+    }
 }
 
 /// What each request knows about its connection: serve with

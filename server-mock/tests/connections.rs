@@ -142,6 +142,120 @@ async fn past_the_cap_a_connection_waits_for_a_free_slot() {
     t.stop().await;
 }
 
+/// A client that sends only the start of what could be an HTTP/2 preface
+/// (a `P` could also begin `POST`) and then nothing is held to the same
+/// deadline as a half-sent HTTP/1 head; so is an HTTP/2 connection with no
+/// request open.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_partial_http2_preface_is_closed_after_the_timeout() {
+    let t = TestServer::with(with_limits(ConnectionLimits {
+        header_read_timeout: Duration::from_secs(1),
+        max_connections: 10_000,
+    }))
+    .await;
+    let addr = t.server.addr();
+    let mut waits = Vec::new();
+    for start in [
+        &b"P"[..],
+        b"PRI * HTTP/2.0\r\n",
+        b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n",
+    ] {
+        let mut stream = TcpStream::connect(addr).await.unwrap();
+        stream.write_all(start).await.unwrap();
+        waits.push(tokio::spawn(closed_by_the_server(
+            stream,
+            Duration::from_secs(10),
+        )));
+    }
+    for wait in waits {
+        let after = wait.await.unwrap();
+        assert!(
+            after >= Duration::from_millis(500),
+            "closed after {after:?}"
+        );
+    }
+    let r = common::client().get(t.url("/livez")).send().await.unwrap();
+    assert_eq!(r.status(), StatusCode::OK);
+    t.stop().await;
+}
+
+/// The deadline is for a request's head, not its answer: an answer that
+/// takes longer than the timeout, to start or to stream, is not cut, and
+/// the connection's idle time counts from the answer's end.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_answer_slower_than_the_timeout_is_not_cut() {
+    let timeout = Duration::from_secs(1);
+    let t = TestServer::with(with_limits(ConnectionLimits {
+        header_read_timeout: timeout,
+        max_connections: 10_000,
+    }))
+    .await;
+    t.setup(&[(1, "Ana")], &[42]).await;
+    let rules = serde_json::json!({"rules": [
+        {"route": "likes", "nth": 1, "latency_ms": 1500},
+        {"route": "likes", "nth": 2, "phase": "after",
+         "action": {"kind": "slow_body", "bytes": 16, "interval_ms": 600}},
+    ]});
+    let r = t
+        .admin(reqwest::Method::PUT, "/admin/faults", Some(rules))
+        .await;
+    assert_eq!(r.status(), StatusCode::OK, "{}", r.text().await.unwrap());
+
+    // One kept-alive connection for both views.
+    let mut stream = TcpStream::connect(t.server.addr()).await.unwrap();
+    let token = t.token(1);
+    let head = format!(
+        "GET /posts/42/likes HTTP/1.1\r\nHost: likes\r\nAuthorization: Bearer {token}\r\n\r\n"
+    );
+    for view in 1..=2 {
+        let asked = Instant::now();
+        stream.write_all(head.as_bytes()).await.unwrap();
+        let answer = read_answer(&mut stream).await;
+        assert!(answer.starts_with("HTTP/1.1 200"), "view {view}: {answer}");
+        assert!(answer.ends_with('}'), "view {view}: {answer}");
+        assert!(
+            asked.elapsed() > timeout,
+            "view {view} took {:?}, not longer than the timeout",
+            asked.elapsed()
+        );
+    }
+    let idle = closed_by_the_server(stream, Duration::from_secs(10)).await;
+    assert!(idle >= timeout / 2, "closed {idle:?} after the last answer");
+    t.stop().await;
+}
+
+/// Reads one HTTP/1.1 answer with a `content-length` from `stream`.
+async fn read_answer(stream: &mut TcpStream) -> String {
+    let mut got = Vec::new();
+    let mut buf = [0_u8; 1024];
+    loop {
+        let n = tokio::time::timeout(Duration::from_secs(10), stream.read(&mut buf))
+            .await
+            .expect("an answer within 10 s")
+            .unwrap();
+        assert!(
+            n > 0,
+            "closed mid-answer: {:?}",
+            String::from_utf8_lossy(&got)
+        );
+        got.extend_from_slice(&buf[..n]);
+        let text = String::from_utf8_lossy(&got).into_owned();
+        if let Some(end) = text.find("\r\n\r\n") {
+            let length: usize = text[..end]
+                .lines()
+                .find_map(|line| {
+                    let (name, value) = line.split_once(':')?;
+                    name.eq_ignore_ascii_case("content-length")
+                        .then(|| value.trim().parse().unwrap())
+                })
+                .expect("a content-length");
+            if got.len() >= end + 4 + length {
+                return text;
+            }
+        }
+    }
+}
+
 /// A shutdown closes the connections that have not sent a byte yet, at
 /// once: nothing is served on them once the server has stopped, and they
 /// do not stay open until their header-read timeout.
