@@ -179,6 +179,38 @@ async fn a_partial_http2_preface_is_closed_after_the_timeout() {
     t.stop().await;
 }
 
+/// Bytes arriving do not move the deadline: a client that trickles its
+/// head a byte at a time, never quiet for long, is still closed once the
+/// head has taken longer than the timeout.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_head_trickled_byte_by_byte_is_closed_after_the_timeout() {
+    let timeout = Duration::from_secs(1);
+    let t = TestServer::with(with_limits(ConnectionLimits {
+        header_read_timeout: timeout,
+        max_connections: 10_000,
+    }))
+    .await;
+    let mut stream = TcpStream::connect(t.server.addr()).await.unwrap();
+    let started = Instant::now();
+    let head = b"GET /livez HTTP/1.1\r\nHost: likes\r\nX-Trickle: aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa";
+    let mut sent = 0;
+    for byte in head {
+        if stream.write_all(&[*byte]).await.is_err() {
+            break;
+        }
+        sent += 1;
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    // Every byte was sent within 100 ms of the one before (the whole head
+    // would take 15 s), yet the server closed the connection partway.
+    assert!(
+        sent < head.len(),
+        "the whole trickled head was taken, after {:?}",
+        started.elapsed()
+    );
+    t.stop().await;
+}
+
 /// The deadline is for a request's head, not its answer: an answer that
 /// takes longer than the timeout, to start or to stream, is not cut, and
 /// the connection's idle time counts from the answer's end.
