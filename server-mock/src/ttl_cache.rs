@@ -69,14 +69,6 @@ where
         (entry.expires_at > self.now()).then(|| entry.value.clone())
     }
 
-    /// Whether a live (unexpired) value is cached.
-    pub(crate) fn contains<Q>(&self, key: &Q) -> bool
-    where
-        Q: papaya::Equivalent<K> + Hash + ?Sized,
-    {
-        self.read(key, |_| ()).is_some()
-    }
-
     /// Runs `read` on the value, unless missing or expired, without cloning
     /// it (no reference count touched: hot entries are read from every core).
     pub(crate) fn read<Q, T>(&self, key: &Q, read: impl FnOnce(&V) -> T) -> Option<T>

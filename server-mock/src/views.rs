@@ -73,11 +73,19 @@ struct Word {
 /// A record's fixed part: the id, the name's and the JSON's lengths.
 const RECORD_HEAD: usize = 12;
 
-/// A friend's display name, and the same as a JSON string.
+/// A friend's display name, and the same as a JSON string, as the set
+/// keeps them: UTF-8 (both were written from a `String`), not checked again
+/// on each view — the JSON body takes the bytes as they are.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Friend<'a> {
-    name: &'a str,
-    json: &'a str,
+    name: &'a [u8],
+    json: &'a [u8],
+}
+
+impl Friend<'_> {
+    fn name(&self) -> String {
+        String::from_utf8_lossy(self.name).into_owned()
+    }
 }
 
 impl FriendSet {
@@ -164,10 +172,7 @@ impl FriendSet {
             let (text, next) = body.split_at_checked(name_len + json_len)?;
             if u64::from_le_bytes([i0, i1, i2, i3, i4, i5, i6, i7]) == id.get() {
                 let (name, json) = text.split_at(name_len);
-                return Some(Friend {
-                    name: std::str::from_utf8(name).ok()?,
-                    json: std::str::from_utf8(json).ok()?,
-                });
+                return Some(Friend { name, json });
             }
             rest = next;
         }
@@ -315,7 +320,7 @@ impl Views {
             count: snapshot.count,
             liked_by_me,
             friends: Self::friend_names(snapshot, friends)
-                .map(|friend| friend.name.to_string())
+                .map(|friend| friend.name())
                 .collect(),
             version: snapshot.version,
         }
@@ -325,33 +330,49 @@ impl Views {
     /// buffer: the same bytes `serde_json` makes of a [`PostLikes`], without
     /// building one (no string per friend, no intermediate value).
     fn render_json(snapshot: &PostSnapshot, liked_by_me: bool, friends: &FriendSet) -> Vec<u8> {
+        Self::render_json_with_heart(snapshot, liked_by_me, friends).0
+    }
+
+    /// [`render_json`](Self::render_json), and where the heart's value
+    /// (`true` or `false`) starts in it.
+    fn render_json_with_heart(
+        snapshot: &PostSnapshot,
+        liked_by_me: bool,
+        friends: &FriendSet,
+    ) -> (Vec<u8>, usize) {
         let mut out = Vec::with_capacity(96);
         out.extend_from_slice(b"{\"count\":");
         push_u64(&mut out, snapshot.count);
-        out.extend_from_slice(if liked_by_me {
-            b",\"liked_by_me\":true,\"friends\":["
-        } else {
-            b",\"liked_by_me\":false,\"friends\":["
-        });
+        out.extend_from_slice(b",\"liked_by_me\":");
+        let heart = out.len();
+        out.extend_from_slice(if liked_by_me { b"true" } else { b"false" });
+        out.extend_from_slice(b",\"friends\":[");
         for (i, friend) in Self::friend_names(snapshot, friends).enumerate() {
             if i > 0 {
                 out.push(b',');
             }
-            out.extend_from_slice(friend.json.as_bytes());
+            out.extend_from_slice(friend.json);
         }
         out.extend_from_slice(b"],\"version\":");
         push_u64(&mut out, snapshot.version);
         out.push(b'}');
-        out
+        (out, heart)
+    }
+
+    /// Turns the empty heart of a body written without it into a full one:
+    /// `false`, at `heart`, becomes `true`.
+    fn fill_heart(json: &mut Vec<u8>, heart: usize) {
+        json.splice(heart..heart + b"false".len(), *b"true");
     }
 
     /// One post as `viewer` sees it, as the JSON body of a [`PostLikes`];
     /// `None` if the post does not exist.
     ///
-    /// The viewer's own row is read first (always from the store). When the
-    /// post and the viewer's friends are both cached, the answer is written
-    /// from the cached values in place — nothing is cloned, no reference
-    /// count is touched, so readers on every core share them freely.
+    /// When the post and the viewer's friends are both cached, the answer
+    /// is written from the cached values in place, in one lookup of each
+    /// cache — nothing is cloned, no reference count is touched, so readers
+    /// on every core share them freely — with the heart empty; then the
+    /// viewer's own row is read (always from the store) and fills it.
     pub(crate) async fn view_json(
         &self,
         viewer: UserId,
@@ -367,34 +388,43 @@ impl Views {
                     .unwrap_or(false),
             )
         };
-        if !self.posts.contains(&post) {
-            // A cache miss: the post's row and the viewer's own row in one
-            // read where the store can (one SQLite statement), else both at
-            // once (on PostgreSQL one round trip's wait instead of two).
-            self.post_stats.misses.add(1);
-            let Some((snapshot, liked)) = self.store.post_seen_by(viewer, post).await? else {
-                return Ok(None);
-            };
-            let snapshot = self.remember(post, snapshot);
-            let friends = self.friend_set(viewer).await?;
-            return Ok(Some(Self::render_json(&snapshot, liked, &friends)));
-        }
-        let liked = own_row.await?;
         let cached = self.posts.read(&post, |snapshot| {
             self.friends.read(&viewer, |friends| {
-                Self::render_json(snapshot, liked, friends)
+                Self::render_json_with_heart(snapshot, false, friends)
             })
         });
-        if let Some(Some(json)) = cached {
-            self.post_stats.hits.add(1);
-            self.friend_stats.hits.add(1);
-            return Ok(Some(json));
+        match cached {
+            Some(Some((mut json, heart))) => {
+                self.post_stats.hits.add(1);
+                self.friend_stats.hits.add(1);
+                if own_row.await? {
+                    Self::fill_heart(&mut json, heart);
+                }
+                Ok(Some(json))
+            }
+            Some(None) => {
+                // The post is cached, the viewer's friends are not.
+                let liked = own_row.await?;
+                let Some(snapshot) = self.post(post).await? else {
+                    return Ok(None);
+                };
+                let friends = self.friend_set(viewer).await?;
+                Ok(Some(Self::render_json(&snapshot, liked, &friends)))
+            }
+            None => {
+                // A cache miss: the post's row and the viewer's own row in
+                // one read where the store can (one SQLite statement), else
+                // both at once (on PostgreSQL one round trip's wait instead
+                // of two).
+                self.post_stats.misses.add(1);
+                let Some((snapshot, liked)) = self.store.post_seen_by(viewer, post).await? else {
+                    return Ok(None);
+                };
+                let snapshot = self.remember(post, snapshot);
+                let friends = self.friend_set(viewer).await?;
+                Ok(Some(Self::render_json(&snapshot, liked, &friends)))
+            }
         }
-        let Some(snapshot) = self.post(post).await? else {
-            return Ok(None);
-        };
-        let friends = self.friend_set(viewer).await?;
-        Ok(Some(Self::render_json(&snapshot, liked, &friends)))
     }
 
     /// A feed page: every existing post of `posts` as `viewer` sees it.
@@ -500,7 +530,7 @@ mod tests {
             .collect();
         let set = FriendSet::new(list.clone());
         for (id, name) in &list {
-            assert_eq!(set.get(*id).map(|f| f.name), Some(name.as_str()));
+            assert_eq!(set.get(*id).map(|f| f.name()), Some(name.clone()));
         }
         let strangers = (2_000_000..2_010_000u64)
             .filter(|id| set.get(user(*id)).is_some())
@@ -557,6 +587,13 @@ mod tests {
                         String::from_utf8(fast).expect("utf-8"),
                         String::from_utf8(slow).expect("utf-8")
                     );
+                    // A cached view writes the body with the heart empty,
+                    // then fills it once the viewer's own row says so.
+                    let (mut body, heart) = Views::render_json_with_heart(snapshot, false, set);
+                    if liked {
+                        Views::fill_heart(&mut body, heart);
+                    }
+                    assert_eq!(body, Views::render_json(snapshot, liked, set));
                 }
             }
         }
