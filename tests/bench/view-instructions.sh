@@ -4,6 +4,7 @@
 # machine's load, so it shows a cut of a few percent in one run.
 #
 #   tests/bench/view-instructions.sh [RUNG] [SECONDS]
+#   CACHE_SIM=1 tests/bench/view-instructions.sh [RUNG] [SECONDS]
 #
 # RUNG is one of the view_path bench's: bare, middleware, signed_in,
 # own_row, cached (the default), post_not_cached. Counting starts after the
@@ -11,6 +12,10 @@
 # default) of the much slower instrumented run. Needs valgrind (Debian:
 # `apt-get install valgrind`). Prints the instructions per view, and leaves
 # the profile in target/view-instructions/RUNG.cg for callgrind_annotate.
+# With CACHE_SIM=1, callgrind also simulates the CPU's caches (slower) and
+# the misses per view are printed too: I1mr instruction reads missing the
+# first-level cache, D1mr/D1mw data reads/writes missing it, ILmr/DLmr/DLmw
+# the same for the last level.
 set -euo pipefail
 
 rung=${1:-cached}
@@ -41,7 +46,9 @@ out=target/view-instructions
 mkdir -p "$out"
 rm -f "$out/$rung".cg* "$out/$rung.log"
 # The bench runs for as long as it is let; it is stopped below.
-valgrind --tool=callgrind --instr-atstart=no --callgrind-out-file="$out/$rung.cg" \
+sim=()
+[ "${CACHE_SIM:-0}" = 1 ] && sim=(--cache-sim=yes)
+valgrind --tool=callgrind "${sim[@]}" --instr-atstart=no --callgrind-out-file="$out/$rung.cg" \
     "$bench" --bench --profile-time 100000 "view_path/$rung\$" >"$out/$rung.log" 2>&1 &
 pid=$!
 trap 'kill $pid 2>/dev/null || true' EXIT
@@ -66,7 +73,9 @@ trap - EXIT
 
 profile=$(ls -t "$out/$rung".cg.* | head -1)
 mv "$profile" "$out/$rung.cg"
-total=$(sed -n 's/^totals: //p' "$out/$rung.cg")
+read -r -a events <<<"$(sed -n 's/^events: //p' "$out/$rung.cg")"
+read -r -a totals <<<"$(sed -n 's/^totals: //p' "$out/$rung.cg")"
+total=${totals[0]}
 views=$(callgrind_annotate --inclusive=yes --tree=calling "$out/$rung.cg" 2>/dev/null |
     sed -n 's/.*> .*view_path::Load::next (\([0-9,]*\)x).*/\1/p' | tr -d , | head -1)
 [ -n "$views" ] && [ "$views" -gt 0 ] || {
@@ -74,3 +83,10 @@ views=$(callgrind_annotate --inclusive=yes --tree=calling "$out/$rung.cg" 2>/dev
     exit 1
 }
 echo "view_path/$rung: $((total / views)) instructions per view ($views views, $total instructions; $out/$rung.cg)"
+if [ ${#events[@]} -gt 1 ]; then
+    line="per view:"
+    for i in "${!events[@]}"; do
+        line+=" ${events[$i]} $(awk -v t="${totals[$i]}" -v n="$views" 'BEGIN { printf "%.1f", t / n }')"
+    done
+    echo "$line"
+fi
