@@ -12,8 +12,9 @@
 //! incremental resize, spreads the copy over later writes, and until they
 //! have finished it a read that meets an entry already copied probes the
 //! old table, then the new one. A read-mostly cache may see few writes
-//! after a burst has grown it, so its reads stay on that slow path: in `cargo bench -p likekit-bench --bench view_path` (no writes
-//! while measuring) the two lookups of a cached view took 1,600 of its
+//! after a burst has grown it, so its reads stay on that slow path: in
+//! `cargo bench -p likekit-bench --bench view_path` (no writes while
+//! measuring) the two lookups of a cached view took 1,600 of its
 //! instructions incrementally and 440 with blocking resizes (callgrind).
 
 use std::{

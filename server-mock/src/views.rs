@@ -362,6 +362,7 @@ impl Views {
     /// Turns the empty heart of a body written without it into a full one:
     /// `false`, at `heart`, becomes `true`.
     fn fill_heart(json: &mut Vec<u8>, heart: usize) {
+        debug_assert_eq!(json.get(heart..heart + 5), Some(&b"false"[..]));
         json.splice(heart..heart + b"false".len(), *b"true");
     }
 
