@@ -33,6 +33,12 @@
 //! and hyper arms a timer for every request head, which over loopback cost
 //! about a microsecond per request. Here each connection has one timer
 //! that wakes at most once per timeout ([`Quiet`]).
+//!
+//! A connection past its deadline is closed gracefully first, as one is
+//! when the server stops: an HTTP/2 client gets a GOAWAY, so it opens no
+//! new stream on a connection about to close (a load balancer that pools
+//! HTTP/2 connections to the server retries nothing and sees no reset);
+//! after [`CLOSE_GRACE`] the connection is cut whatever the client does.
 
 use std::{
     io,
@@ -272,10 +278,10 @@ pub(crate) async fn serve_counted(
     if let Some(metrics) = &metrics {
         metrics.max.set(limits.max_connections.max(1) as f64);
     }
-    let graceful = hyper_util::server::graceful::GracefulShutdown::new();
-    // Tells the connections still waiting for their first byte that the
-    // server stops: they close at once instead of holding the shutdown
-    // until their timeout (each holds a graceful-shutdown watcher).
+    // Tells the connections that the server stops: those still waiting for
+    // their first byte close at once, the others finish the requests they
+    // have (an HTTP/2 one sends a GOAWAY first). Each connection's task
+    // holds a receiver, so the sender sees when the last one has ended.
     let (closing, closed) = tokio::sync::watch::channel(false);
     let mut listener = Listener::new(listener);
     let mut shutdown = std::pin::pin!(shutdown);
@@ -316,13 +322,12 @@ pub(crate) async fn serve_counted(
             })
         };
         let builder = builder.clone();
-        let watcher = graceful.watcher();
         let timeout = limits.header_read_timeout;
         let mut closed = closed.clone();
         tokio::spawn(async move {
             // Until its first byte a connection is not handed to hyper, so
             // that a client that sends nothing is closed at once when the
-            // server stops (hyper's graceful shutdown would wait for it).
+            // server stops (a graceful close would wait for it).
             let mut peek = [0_u8; 1];
             let first = tokio::select! {
                 first = io.inner.peek(&mut peek) => first,
@@ -338,26 +343,56 @@ pub(crate) async fn serve_counted(
             let connection = builder
                 .serve_connection_with_upgrades(TokioIo::new(io), service)
                 .into_owned();
-            tokio::select! {
-                served = watcher.watch(connection) => {
-                    if let Err(err) = served {
-                        tracing::debug!(error = %err, %remote, "connection ended with an error");
+            let mut connection = std::pin::pin!(connection);
+            // Asked to close, for the server's shutdown (no bound: the
+            // caller bounds the shutdown) or for being quiet too long
+            // (bounded by `CLOSE_GRACE`).
+            let mut stopping = false;
+            let mut cut_at: Option<tokio::time::Instant> = None;
+            loop {
+                tokio::select! {
+                    // The connection first: it is what wakes this task on
+                    // every request.
+                    biased;
+                    served = connection.as_mut() => {
+                        if let Err(err) = served {
+                            tracing::debug!(error = %err, %remote, "connection ended with an error");
+                        }
+                        break;
                     }
-                }
-                // Dropping the connection closes its socket, as hyper's
-                // own timeout did: a head half sent gets no answer.
-                () = quiet.expired(timeout) => {
-                    open.timed_out();
-                    tracing::debug!(%remote, "connection closed: no request head within the header-read timeout");
+                    () = quiet.expired(timeout), if cut_at.is_none() => {
+                        open.timed_out();
+                        tracing::debug!(%remote, "connection closing: no request head within the header-read timeout");
+                        // HTTP/2: a GOAWAY, so that the client opens no new
+                        // stream here; an idle HTTP/1 connection closes.
+                        connection.as_mut().graceful_shutdown();
+                        cut_at = Some(tokio::time::Instant::now() + CLOSE_GRACE);
+                    }
+                    _ = closed.wait_for(|closed| *closed), if !stopping => {
+                        stopping = true;
+                        connection.as_mut().graceful_shutdown();
+                    }
+                    // Dropping the connection closes its socket: a head
+                    // half sent gets no answer.
+                    () = tokio::time::sleep_until(cut_at.unwrap_or_else(tokio::time::Instant::now)), if cut_at.is_some() => break,
                 }
             }
-            drop((open, slot));
+            drop((open, slot, closed));
         });
     }
-    drop(listener);
+    drop((listener, closed));
     closing.send_replace(true);
-    graceful.shutdown().await;
+    // Each connection's task holds a receiver until it ends.
+    closing.closed().await;
 }
+
+/// How long a connection closed for being quiet may take to close: an
+/// HTTP/2 one sends a GOAWAY and waits for the client's answer to the PING
+/// that follows it (a second GOAWAY then names the last stream served, and
+/// the connection closes); an idle HTTP/1 one closes at once. A client
+/// that answers neither, or is still sending a request head, is cut when
+/// this runs out.
+const CLOSE_GRACE: std::time::Duration = std::time::Duration::from_secs(1);
 
 /// One connection's header-read deadline. The connection is *quiet* while
 /// no request of it is with the router and no answer of it is being

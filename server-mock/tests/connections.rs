@@ -1,6 +1,7 @@
 //! Connection hygiene: a client that never finishes its request head, or
 //! sits idle on a kept-alive connection, is disconnected after the
-//! header-read timeout, while other clients are served throughout; past
+//! header-read timeout (an HTTP/2 one with a GOAWAY first), while other
+//! clients are served throughout; past
 //! the cap on open connections, new ones wait until a slot frees. A
 //! shutdown closes the silent ones at once and lets requests in flight
 //! finish, on the operations port too; `/metrics` counts each listener's
@@ -176,6 +177,118 @@ async fn a_partial_http2_preface_is_closed_after_the_timeout() {
     }
     let r = common::client().get(t.url("/livez")).send().await.unwrap();
     assert_eq!(r.status(), StatusCode::OK);
+    t.stop().await;
+}
+
+/// One HTTP/2 frame, as read off the connection.
+#[derive(Debug)]
+struct Frame {
+    kind: u8,
+    flags: u8,
+    stream: u32,
+    payload: Vec<u8>,
+}
+
+const DATA: u8 = 0x0;
+const HEADERS: u8 = 0x1;
+const SETTINGS: u8 = 0x4;
+const PING: u8 = 0x6;
+const GOAWAY: u8 = 0x7;
+const ACK: u8 = 0x1;
+const END_STREAM: u8 = 0x1;
+
+fn frame(kind: u8, flags: u8, stream: u32, payload: &[u8]) -> Vec<u8> {
+    let len = u32::try_from(payload.len()).unwrap().to_be_bytes();
+    let mut out = vec![len[1], len[2], len[3], kind, flags];
+    out.extend_from_slice(&stream.to_be_bytes());
+    out.extend_from_slice(payload);
+    out
+}
+
+/// The next frame, or `None` once the server has closed the connection.
+async fn read_frame(stream: &mut TcpStream) -> Option<Frame> {
+    let mut head = [0_u8; 9];
+    stream.read_exact(&mut head).await.ok()?;
+    let len = u32::from_be_bytes([0, head[0], head[1], head[2]]) as usize;
+    let mut payload = vec![0; len];
+    stream.read_exact(&mut payload).await.ok()?;
+    Some(Frame {
+        kind: head[3],
+        flags: head[4],
+        stream: u32::from_be_bytes([head[5], head[6], head[7], head[8]]) & 0x7fff_ffff,
+        payload,
+    })
+}
+
+/// An HTTP/2 connection left idle past the timeout is closed gracefully:
+/// the client gets a GOAWAY (no error) before the close, so it opens no
+/// new stream on a connection about to go, and, once it has answered the
+/// server's PING, a last GOAWAY naming the last stream served.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_idle_http2_connection_gets_a_goaway_before_it_closes() {
+    let t = TestServer::with(with_limits(ConnectionLimits {
+        header_read_timeout: Duration::from_secs(1),
+        max_connections: 10_000,
+    }))
+    .await;
+    let mut stream = TcpStream::connect(t.server.addr()).await.unwrap();
+    let mut hello = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n".to_vec();
+    hello.extend(frame(SETTINGS, 0, 0, &[]));
+    // GET /livez on stream 1: `:method GET`, `:scheme http` from HPACK's
+    // static table, `:path` and `:authority` as literals.
+    let mut block = vec![0x82, 0x86, 0x04, 6];
+    block.extend_from_slice(b"/livez");
+    block.extend_from_slice(&[0x01, 5]);
+    block.extend_from_slice(b"likes");
+    hello.extend(frame(HEADERS, 0x4 | END_STREAM, 1, &block));
+    stream.write_all(&hello).await.unwrap();
+
+    let mut answered = None;
+    let mut goaways = Vec::new();
+    let read_all = async {
+        while let Some(f) = read_frame(&mut stream).await {
+            match f.kind {
+                SETTINGS if f.flags & ACK == 0 => {
+                    stream
+                        .write_all(&frame(SETTINGS, ACK, 0, &[]))
+                        .await
+                        .unwrap();
+                }
+                PING if f.flags & ACK == 0 => {
+                    stream
+                        .write_all(&frame(PING, ACK, 0, &f.payload))
+                        .await
+                        .unwrap();
+                }
+                DATA | HEADERS if f.stream == 1 && f.flags & END_STREAM != 0 => {
+                    answered = Some(Instant::now());
+                }
+                GOAWAY => {
+                    let [a, b, c, d, e, f2, g, h] = f.payload[..8] else {
+                        panic!("a GOAWAY of {} bytes", f.payload.len())
+                    };
+                    let last = u32::from_be_bytes([a, b, c, d]) & 0x7fff_ffff;
+                    let code = u32::from_be_bytes([e, f2, g, h]);
+                    goaways.push((Instant::now(), last, code));
+                }
+                _ => {}
+            }
+        }
+    };
+    tokio::time::timeout(Duration::from_secs(10), read_all)
+        .await
+        .expect("the idle connection is still open after 10 s");
+
+    let answered = answered.expect("the request on stream 1 was not answered");
+    let (first, _, code) = *goaways.first().expect("closed without a GOAWAY");
+    assert_eq!(code, 0, "GOAWAY with error code {code}");
+    let quiet = first - answered;
+    assert!(
+        quiet >= Duration::from_millis(500),
+        "GOAWAY {quiet:?} after the answer"
+    );
+    let (_, last, _) = *goaways.last().unwrap();
+    assert_eq!(last, 1, "the last GOAWAY names stream {last}: {goaways:?}");
     t.stop().await;
 }
 
