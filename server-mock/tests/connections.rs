@@ -41,13 +41,17 @@ fn with_limits(limits: ConnectionLimits) -> Config {
     }
 }
 
+/// A header-read timeout, and room for 10,000 connections.
+fn with_header_timeout(header_read_timeout: Duration) -> Config {
+    with_limits(ConnectionLimits {
+        header_read_timeout,
+        max_connections: 10_000,
+    })
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn half_sent_heads_are_closed_after_the_timeout_and_others_are_served() {
-    let t = TestServer::with(with_limits(ConnectionLimits {
-        header_read_timeout: Duration::from_secs(1),
-        max_connections: 10_000,
-    }))
-    .await;
+    let t = TestServer::with(with_header_timeout(Duration::from_secs(1))).await;
     t.setup(&[(1, "Ana")], &[42]).await;
     let addr = t.server.addr();
 
@@ -149,11 +153,7 @@ async fn past_the_cap_a_connection_waits_for_a_free_slot() {
 /// request open.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_partial_http2_preface_is_closed_after_the_timeout() {
-    let t = TestServer::with(with_limits(ConnectionLimits {
-        header_read_timeout: Duration::from_secs(1),
-        max_connections: 10_000,
-    }))
-    .await;
+    let t = TestServer::with(with_header_timeout(Duration::from_secs(1))).await;
     let addr = t.server.addr();
     let mut waits = Vec::new();
     for start in [
@@ -226,11 +226,7 @@ async fn read_frame(stream: &mut TcpStream) -> Option<Frame> {
 /// server's PING, a last GOAWAY naming the last stream served.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_idle_http2_connection_gets_a_goaway_before_it_closes() {
-    let t = TestServer::with(with_limits(ConnectionLimits {
-        header_read_timeout: Duration::from_secs(1),
-        max_connections: 10_000,
-    }))
-    .await;
+    let t = TestServer::with(with_header_timeout(Duration::from_secs(1))).await;
     let mut stream = TcpStream::connect(t.server.addr()).await.unwrap();
     let mut hello = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n".to_vec();
     hello.extend(frame(SETTINGS, 0, 0, &[]));
@@ -298,11 +294,7 @@ async fn an_idle_http2_connection_gets_a_goaway_before_it_closes() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_head_trickled_byte_by_byte_is_closed_after_the_timeout() {
     let timeout = Duration::from_secs(1);
-    let t = TestServer::with(with_limits(ConnectionLimits {
-        header_read_timeout: timeout,
-        max_connections: 10_000,
-    }))
-    .await;
+    let t = TestServer::with(with_header_timeout(timeout)).await;
     let mut stream = TcpStream::connect(t.server.addr()).await.unwrap();
     let started = Instant::now();
     let head = b"GET /livez HTTP/1.1\r\nHost: likes\r\nX-Trickle: aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa";
@@ -330,11 +322,7 @@ async fn a_head_trickled_byte_by_byte_is_closed_after_the_timeout() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_answer_slower_than_the_timeout_is_not_cut() {
     let timeout = Duration::from_secs(1);
-    let t = TestServer::with(with_limits(ConnectionLimits {
-        header_read_timeout: timeout,
-        max_connections: 10_000,
-    }))
-    .await;
+    let t = TestServer::with(with_header_timeout(timeout)).await;
     t.setup(&[(1, "Ana")], &[42]).await;
     let rules = serde_json::json!({"rules": [
         {"route": "likes", "nth": 1, "latency_ms": 1500},
