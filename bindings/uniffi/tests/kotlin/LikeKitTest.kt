@@ -443,14 +443,20 @@ fun main() {
         val post = server.post()
         val baseline = liveObjects()
         val released = CountDownLatch(1)
-        fun leak() {
+        // Held until counted: the collector may run at any time, and what it frees
+        // before the count would make the count short.
+        fun leak(): ArrayList<Any> {
+            val held = ArrayList<Any>()
             repeat(200) {
                 val c = client()
-                c.subscribe(post, Recorder())
+                held += c
+                held += c.subscribe(post, Recorder())
             }
+            return held
         }
-        leak()
+        val held = leak()
         expect(liveObjects() >= baseline + 400) { "expected 400 more live objects, have ${liveObjects() - baseline}" }
+        held.clear() // left to the collector: neither closed
         val deadline = System.currentTimeMillis() + 20_000
         while (liveObjects() != baseline && System.currentTimeMillis() < deadline) {
             System.gc()
