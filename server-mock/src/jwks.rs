@@ -163,6 +163,12 @@ fn algorithm_of(jwk: &jsonwebtoken::jwk::Jwk) -> Result<Algorithm, String> {
     }
 }
 
+/// The algorithms of a key set document's keys, in order, or why the set
+/// is refused (the fuzz targets' view of [`parse`]).
+pub fn algorithms(document: &[u8]) -> Result<Vec<Algorithm>, String> {
+    parse(document).map(|keys| keys.iter().map(|key| key.algorithm).collect())
+}
+
 /// The keys of a key set document.
 fn parse(text: &[u8]) -> Result<Vec<Key>, String> {
     let set: JwkSet =
@@ -194,10 +200,6 @@ impl Jwks {
     /// start); a URL is fetched by [`refresh`](Self::refresh), which the
     /// server calls before it listens.
     pub(crate) fn open(policy: TokenPolicy) -> Result<Self, crate::Error> {
-        let http = reqwest::Client::builder()
-            .timeout(Duration::from_secs(10))
-            .build()
-            .map_err(|e| crate::Error::Config(format!("the key set's HTTP client: {e}")))?;
         let keys = match &policy.jwks {
             JwksSource::File(path) => {
                 let text = std::fs::read(path).map_err(|e| {
@@ -209,6 +211,20 @@ impl Jwks {
             }
             JwksSource::Url(_) => Vec::new(),
         };
+        Self::with_keys(policy, keys)
+    }
+
+    /// The policy's checks with the keys of `document` (read as a file's
+    /// set is read), for the fuzz targets: the policy's source is not read.
+    pub(crate) fn from_document(policy: TokenPolicy, document: &[u8]) -> Result<Self, String> {
+        Self::with_keys(policy, parse(document)?).map_err(|e| e.to_string())
+    }
+
+    fn with_keys(policy: TokenPolicy, keys: Vec<Key>) -> Result<Self, crate::Error> {
+        let http = reqwest::Client::builder()
+            .timeout(Duration::from_secs(10))
+            .build()
+            .map_err(|e| crate::Error::Config(format!("the key set's HTTP client: {e}")))?;
         Ok(Self {
             policy,
             keys: RwLock::new(Arc::new(keys)),

@@ -56,12 +56,7 @@ mod error;
 mod extract;
 mod faults;
 #[doc(hidden)]
-pub mod fuzzing {
-    //! Not a stable API: parsers the fuzz targets of `fuzz/` call directly.
-    //! Hidden from the documentation; it may change or go in any release.
-
-    pub use crate::api::parse_post_list;
-}
+pub mod fuzzing;
 mod journal;
 mod jwks;
 mod metrics;

@@ -1,0 +1,41 @@
+//! Not a stable API: the parsers and checks the fuzz targets of `fuzz/`
+//! call directly. Hidden from the documentation; it may change or go in any
+//! release.
+
+pub use crate::api::parse_post_list;
+pub use crate::jwks::algorithms as jwks_algorithms;
+
+use crate::{TokenError, TokenPolicy, Tokens, auth::Authenticator, jwks::Jwks, wire::UserId};
+
+/// Tokens checked as a server started with `--jwks` and no token
+/// secret checks them (its own HS256 tokens refused), against the keys
+/// of one key set document that is never read again.
+#[derive(Debug)]
+pub struct JwksTokens(Authenticator);
+
+impl JwksTokens {
+    /// The keys of `document`, with `iss` and `aud` required when given;
+    /// the document's refusal otherwise.
+    pub fn new(
+        document: &[u8],
+        issuer: Option<&str>,
+        audience: Option<&str>,
+    ) -> Result<Self, String> {
+        let policy = TokenPolicy {
+            jwks: crate::JwksSource::File("(a document given in memory)".into()),
+            issuer: issuer.map(str::to_owned),
+            audience: audience.map(str::to_owned),
+            refresh: std::time::Duration::MAX,
+        };
+        let jwks = Jwks::from_document(policy, document)?;
+        // The server's own secret, which a server with a key set and no
+        // `--token-secret` has but does not take tokens under.
+        let tokens = Tokens::new(b"a secret no token is signed with").map_err(|e| e.to_string())?;
+        Ok(Self(Authenticator::with_jwks(tokens, jwks, false)))
+    }
+
+    /// The user `token` signs in, or why it is refused.
+    pub fn verify(&self, token: &str) -> Result<UserId, TokenError> {
+        self.0.verify(token)
+    }
+}
