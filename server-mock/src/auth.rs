@@ -22,6 +22,21 @@ pub(crate) struct Claims {
     /// Issued at, seconds since the Unix epoch.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     iat: Option<u64>,
+    /// `iss` holds one string (RFC 7519, 4.1.1). `jsonwebtoken` would also
+    /// take an array that holds the configured issuer; read here only so
+    /// that an array, or any other value that is not a string, is refused.
+    #[serde(
+        rename = "iss",
+        default,
+        skip_serializing,
+        deserialize_with = "one_string"
+    )]
+    _iss: (),
+}
+
+/// A claim that, when present, is one string (or `null`).
+fn one_string<'de, D: serde::Deserializer<'de>>(claim: D) -> Result<(), D::Error> {
+    Option::<String>::deserialize(claim).map(drop)
 }
 
 /// Why a token was refused.
@@ -95,6 +110,7 @@ impl Tokens {
             sub: user.to_string(),
             exp: now.saturating_add(ttl.as_secs()),
             iat: Some(now),
+            _iss: (),
         };
         jsonwebtoken::encode(&Header::new(Algorithm::HS256), &claims, &self.encoding)
             .expect("HS256 signing with an in-memory key cannot fail")
@@ -289,6 +305,7 @@ mod tests {
             sub: "5".into(),
             exp: now_secs() - 10,
             iat: None,
+            _iss: (),
         };
         let token = jsonwebtoken::encode(
             &Header::new(Algorithm::HS256),
@@ -325,6 +342,7 @@ mod tests {
                 sub: sub.into(),
                 exp: now_secs() + 60,
                 iat: None,
+                _iss: (),
             };
             let token = jsonwebtoken::encode(
                 &Header::new(Algorithm::HS256),

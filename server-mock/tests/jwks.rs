@@ -281,6 +281,13 @@ async fn rs256_es256_and_eddsa_tokens_verify_and_every_forgery_is_refused() {
         c.as_object_mut().unwrap().remove("iss");
     });
     refused(&t, &sign(&ed, &no_iss), "invalid_token", "no iss").await;
+    // `iss` is one string: an array that holds the issuer is refused.
+    let iss_array = claims(|c| c["iss"] = json!([ISSUER]));
+    refused(&t, &sign(&ec, &iss_array), "invalid_token", "iss array").await;
+    // `aud` may be an array that holds the audience.
+    let aud_array = claims(|c| c["aud"] = json!(["another-app", AUDIENCE]));
+    let r = view_with(&t, &sign(&ec, &aud_array)).await;
+    assert_eq!(r.status(), StatusCode::OK, "aud array");
     let no_aud = claims(|c| {
         c.as_object_mut().unwrap().remove("aud");
     });
