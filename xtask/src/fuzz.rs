@@ -15,11 +15,17 @@
 //! to run), so a run changes nothing in the checkout but a crashing input,
 //! saved in `fuzz/artifacts/<target>/` (gitignored); then the command
 //! says where and exits non-zero.
+//!
+//! The `fuzz` runner of `cargo xtask test` ([`run_seeds`]) builds every
+//! target the same way and runs each once on each of its committed seeds:
+//! the seeds are the targets' regression tests (a crash found becomes one),
+//! and the run keeps the targets building as the crates they call change.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
 
 use crate::proc::say;
+use crate::runner::Tally;
 use crate::{Ctx, install, proc};
 
 /// The target run when none is named.
@@ -43,6 +49,103 @@ fn targets(fuzz_dir: &Path) -> Result<Vec<String>, String> {
         .collect();
     names.sort();
     Ok(names)
+}
+
+/// `cargo fuzz build` of every target, as [`cargo_fuzz_run`] builds one.
+fn cargo_fuzz_build(ctx: &Ctx, cargo_fuzz: &Path) -> Command {
+    let mut cmd = Command::new(cargo_fuzz);
+    cmd.current_dir(&ctx.root)
+        .env("RUSTC_BOOTSTRAP", "1")
+        .args(["fuzz", "build", "--fuzz-dir", "fuzz"])
+        .args(["--sanitizer", "none", "--debug-assertions"])
+        .arg("--target-dir")
+        .arg(ctx.target_dir.join("fuzz"));
+    cmd
+}
+
+/// The triple cargo-fuzz builds for when not told: this machine's, as
+/// `rustc -vV` names it.
+fn host_triple() -> Result<String, String> {
+    let mut cmd = Command::new("rustc");
+    cmd.arg("-vV");
+    let said = proc::capture(&mut cmd).ok_or("`rustc -vV` failed")?;
+    said.lines()
+        .find_map(|line| line.strip_prefix("host: "))
+        .map(str::to_owned)
+        .ok_or_else(|| format!("`rustc -vV` names no host: {said}"))
+}
+
+/// The committed seeds of `target`, sorted.
+fn seeds(fuzz_dir: &Path, target: &str) -> Result<Vec<PathBuf>, String> {
+    let dir = fuzz_dir.join("corpus").join(target);
+    let entries = std::fs::read_dir(&dir).map_err(|e| proc::io_error("read", &dir, e))?;
+    let mut seeds: Vec<PathBuf> = entries
+        .filter_map(|entry| Some(entry.ok()?.path()))
+        .filter(|path| path.is_file())
+        .collect();
+    seeds.sort();
+    Ok(seeds)
+}
+
+/// The `fuzz` runner: every target built as `cargo xtask fuzz` builds it,
+/// then run once on each seed of `fuzz/corpus/<target>/` (libFuzzer runs
+/// the inputs it is given as files once each, and fuzzes nothing). One
+/// test per seed, one process per seed: it passes when the target exits
+/// cleanly, and a failure names the target and the seed.
+pub fn run_seeds(ctx: &Ctx) -> Result<Tally, String> {
+    let fuzz_dir = ctx.root.join("fuzz");
+    let cargo_fuzz = install::cargo_tool(ctx, install::CARGO_FUZZ)?;
+    say("building the fuzz targets (cargo fuzz build, into target/fuzz)…");
+    proc::run(&mut cargo_fuzz_build(ctx, &cargo_fuzz))?;
+    let bin_dir = ctx
+        .target_dir
+        .join("fuzz")
+        .join(host_triple()?)
+        .join("release");
+    let artifacts = ctx.target_dir.join("fuzz").join("seed-artifacts");
+    proc::mkdir(&artifacts)?;
+    let mut tally = Tally::default();
+    for target in targets(&fuzz_dir)? {
+        let bin = bin_dir.join(&target);
+        let seeds = seeds(&fuzz_dir, &target)?;
+        if seeds.is_empty() {
+            tally.failed += 1;
+            tally
+                .notes
+                .push(format!("{target} has no seed in fuzz/corpus/{target}/"));
+            continue;
+        }
+        for seed in &seeds {
+            // A crash's copy of the input goes under target/, not into the
+            // checkout (the seed itself is already there).
+            let mut cmd = Command::new(&bin);
+            cmd.arg(format!("-artifact_prefix={}/", artifacts.display()))
+                .arg(seed);
+            let out = cmd.output().map_err(|e| proc::spawn_error(&cmd, &e))?;
+            if out.status.success() {
+                tally.passed += 1;
+            } else {
+                tally.failed += 1;
+                let said = String::from_utf8_lossy(&out.stderr);
+                eprintln!("{said}");
+                tally.notes.push(format!(
+                    "{target} failed on its seed {}: {}",
+                    shown(ctx, &seed.display().to_string()),
+                    panic_message(&said).unwrap_or_else(|| out.status.to_string())
+                ));
+            }
+        }
+        say(&format!("fuzz: {target}: {} seeds run", seeds.len()));
+    }
+    Ok(tally)
+}
+
+/// The message of the first panic in a target's output: the line after
+/// `thread '…' panicked at FILE:LINE:COLUMN:`.
+fn panic_message(said: &str) -> Option<String> {
+    let mut lines = said.lines();
+    lines.find(|line| line.contains(" panicked at "))?;
+    lines.next().map(|line| line.trim().to_owned())
 }
 
 /// `cargo fuzz run` for `target`, with libFuzzer's `options`, reading
@@ -179,6 +282,33 @@ mod tests {
             run.artifact.as_deref(),
             Some("/x/fuzz/artifacts/journal_decode/crash-da39a3ee")
         );
+    }
+
+    #[test]
+    fn every_target_has_seeds() {
+        let fuzz_dir = Ctx::new().root.join("fuzz");
+        let known = targets(&fuzz_dir).expect("fuzz/fuzz_targets is there");
+        assert!(known.len() > 1, "{known:?}");
+        for target in known {
+            let seeds = seeds(&fuzz_dir, &target).expect("a corpus folder per target");
+            assert!(!seeds.is_empty(), "{target} has no seed");
+            assert!(seeds.is_sorted(), "{target}: {seeds:?}");
+        }
+    }
+
+    #[test]
+    fn names_the_panic() {
+        let said = "INFO: Running with entropic power schedule\n\
+                    Running: fuzz/corpus/t/a.seed\n\
+                    \n\
+                    thread '<unnamed>' (42) panicked at fuzz_targets/t.rs:4:26:\n\
+                    a token that is not the valid one signs in\n\
+                    stack backtrace:\n";
+        assert_eq!(
+            panic_message(said).as_deref(),
+            Some("a token that is not the valid one signs in")
+        );
+        assert_eq!(panic_message("Executed a.seed in 0 ms\n"), None);
     }
 
     #[test]

@@ -34,6 +34,11 @@ pub const RUNNERS: &[Runner] = &[
         run: run_rust,
     },
     Runner {
+        name: "fuzz",
+        about: "every fuzz target of fuzz/, built as cargo xtask fuzz builds it, run once on each of its committed seeds",
+        run: crate::fuzz::run_seeds,
+    },
+    Runner {
         name: "kotlin",
         about: "the generated Kotlin on the JVM (kotlinc + JNA) against the real server",
         run: uniffi::run_kotlin,
