@@ -164,7 +164,7 @@ fn algorithm_of(jwk: &jsonwebtoken::jwk::Jwk) -> Result<Algorithm, String> {
 }
 
 /// The algorithms of a key set document's keys, in order, or why the set
-/// is refused (the fuzz targets' view of [`parse`]).
+/// is refused: the fuzz targets' view of the keys `--jwks` reads.
 pub fn algorithms(document: &[u8]) -> Result<Vec<Algorithm>, String> {
     parse(document).map(|keys| keys.iter().map(|key| key.algorithm).collect())
 }

@@ -91,7 +91,8 @@ fn seeds(fuzz_dir: &Path, target: &str) -> Result<Vec<PathBuf>, String> {
 /// then run once on each seed of `fuzz/corpus/<target>/` (libFuzzer runs
 /// the inputs it is given as files once each, and fuzzes nothing). One
 /// test per seed, one process per seed: it passes when the target exits
-/// cleanly, and a failure names the target and the seed.
+/// cleanly, and a failure (a panic, or an input that takes longer than
+/// [`INPUT_TIMEOUT_SECONDS`]) names the target and the seed.
 pub fn run_seeds(ctx: &Ctx) -> Result<Tally, String> {
     let fuzz_dir = ctx.root.join("fuzz");
     let cargo_fuzz = install::cargo_tool(ctx, install::CARGO_FUZZ)?;
@@ -120,6 +121,7 @@ pub fn run_seeds(ctx: &Ctx) -> Result<Tally, String> {
             // checkout (the seed itself is already there).
             let mut cmd = Command::new(&bin);
             cmd.arg(format!("-artifact_prefix={}/", artifacts.display()))
+                .arg(format!("-timeout={INPUT_TIMEOUT_SECONDS}"))
                 .arg(seed);
             let out = cmd.output().map_err(|e| proc::spawn_error(&cmd, &e))?;
             if out.status.success() {
