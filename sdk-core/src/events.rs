@@ -76,7 +76,7 @@ impl fmt::Display for LikeFailure {
     }
 }
 
-/// Hears about changes and failures (see [`LikeClient::subscribe`]).
+/// Hears about changes and failures (see [`LikeClient::subscribe`](crate::LikeClient::subscribe)).
 ///
 /// Implement [`on_change`](Self::on_change) and
 /// [`on_failure`](Self::on_failure), or pass a closure taking

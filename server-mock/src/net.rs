@@ -32,13 +32,13 @@
 //! which could begin one) and then nothing held its connection forever;
 //! and hyper arms a timer for every request head, which over loopback cost
 //! about a microsecond per request. Here each connection has one timer
-//! that wakes at most once per timeout ([`Quiet`]).
+//! that wakes at most once per timeout (`Quiet`).
 //!
 //! A connection past its deadline is closed gracefully first, as one is
 //! when the server stops: an HTTP/2 client gets a GOAWAY, so it opens no
 //! new stream on a connection about to close (a load balancer that pools
 //! HTTP/2 connections to the server retries nothing and sees no reset);
-//! after [`CLOSE_GRACE`] the connection is cut whatever the client does.
+//! after `CLOSE_GRACE` (one second) the connection is cut whatever the client does.
 
 use std::{
     io,

@@ -208,7 +208,7 @@ impl LikeClient {
     }
 
     /// A client like [`new`](Self::new)'s whose token comes from an
-    /// [`AsyncTokenProvider`] (a suspend or async function).
+    /// `AsyncTokenProvider` (a suspend or async function).
     ///
     /// # Errors
     ///

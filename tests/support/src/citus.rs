@@ -29,7 +29,7 @@
 //! killed outright leaves `likekit_test_*` schemas behind, to drop by hand.
 //!
 //! Statements go through `psql` (PostgreSQL's client), found beside
-//! `initdb` ([`find_bin`](crate::postgres::find_bin)) or on `PATH`.
+//! `initdb` ([`find_bin`]) or on `PATH`.
 
 use std::{
     io::Write as _,
