@@ -41,6 +41,7 @@ use base64::Engine;
 use base64::engine::general_purpose::{STANDARD, URL_SAFE_NO_PAD};
 use jsonwebtoken::{Algorithm, EncodingKey};
 use libfuzzer_sys::fuzz_target;
+use likekit_fuzz::edited;
 use likekit_server::TokenError;
 use likekit_server::fuzzing::{JwksTokens, jwks_algorithms};
 use likekit_server::wire::UserId;
@@ -201,25 +202,6 @@ static VALID: LazyLock<String> = LazyLock::new(|| {
     });
     signed(HEADERS[0].0, claims.to_string().as_bytes(), Signer::Ed)
 });
-
-/// The valid token with `edits` made to it.
-fn edited(edits: &[u8]) -> Vec<u8> {
-    let mut token = VALID.as_bytes().to_vec();
-    for edit in edits.chunks_exact(4) {
-        let at = usize::from(u16::from_le_bytes([edit[0], edit[1]])) % (token.len() + 1);
-        let (op, byte) = (edit[2] % 4, edit[3]);
-        match op {
-            0 if at < token.len() => token[at] ^= byte,
-            1 => token.insert(at, byte),
-            2 if at < token.len() => {
-                token.remove(at);
-            }
-            3 => token.truncate(at),
-            _ => {}
-        }
-    }
-    token
-}
 
 /// Whether `value` is `name`.
 fn is(value: Option<&Value>, name: &str) -> bool {
@@ -412,7 +394,7 @@ fuzz_target!(|data: &[u8]| {
     match mode % 5 {
         0 => key_set(rest),
         1 => only_the_valid_token(&String::from_utf8_lossy(rest)),
-        2 => only_the_valid_token(&String::from_utf8_lossy(&edited(rest))),
+        2 => only_the_valid_token(&String::from_utf8_lossy(&edited(VALID.as_bytes(), rest))),
         3 => {
             if let Some((&pick, claims)) = rest.split_first() {
                 signed_claims(pick, claims);

@@ -37,6 +37,7 @@ use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use jsonwebtoken::{Algorithm, EncodingKey};
 use libfuzzer_sys::fuzz_target;
+use likekit_fuzz::edited;
 use likekit_server::wire::UserId;
 use likekit_server::{TokenError, Tokens};
 use serde::Deserialize;
@@ -87,26 +88,6 @@ fn now_secs() -> u64 {
         .unwrap_or(0)
 }
 
-/// The valid token with `edits` made to it.
-fn edited(edits: &[u8]) -> Vec<u8> {
-    let mut token = VALID.as_bytes().to_vec();
-    for edit in edits.chunks_exact(4) {
-        let at = usize::from(u16::from_le_bytes([edit[0], edit[1]])) % (token.len() + 1);
-        let (op, byte) = (edit[2] % 4, edit[3]);
-        match op {
-            // Flip: any change of the byte there (a zero flip is none).
-            0 if at < token.len() => token[at] ^= byte,
-            1 => token.insert(at, byte),
-            2 if at < token.len() => {
-                token.remove(at);
-            }
-            3 => token.truncate(at),
-            _ => {}
-        }
-    }
-    token
-}
-
 /// The claims of mode `2` under header `header`, signed with the secret.
 fn signed(header: &str, claims: &[u8]) -> String {
     // `Tokens::new` installs the crypto provider that `sign` uses.
@@ -130,7 +111,7 @@ fuzz_target!(|data: &[u8]| {
             let token = if mode % 3 == 0 {
                 String::from_utf8_lossy(rest).into_owned()
             } else {
-                String::from_utf8_lossy(&edited(rest)).into_owned()
+                String::from_utf8_lossy(&edited(VALID.as_bytes(), rest)).into_owned()
             };
             match TOKENS.verify(&token) {
                 Ok(user) => {

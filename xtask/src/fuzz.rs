@@ -51,12 +51,14 @@ fn targets(fuzz_dir: &Path) -> Result<Vec<String>, String> {
     Ok(names)
 }
 
-/// `cargo fuzz build` of every target, as [`cargo_fuzz_run`] builds one.
-fn cargo_fuzz_build(ctx: &Ctx, cargo_fuzz: &Path) -> Command {
+/// `cargo fuzz ACTION` as every build of the targets runs it: stable Rust
+/// with `RUSTC_BOOTSTRAP=1`, no sanitizer, debug assertions, into
+/// `target/fuzz`.
+fn fuzz_command(ctx: &Ctx, cargo_fuzz: &Path, action: &str) -> Command {
     let mut cmd = Command::new(cargo_fuzz);
     cmd.current_dir(&ctx.root)
         .env("RUSTC_BOOTSTRAP", "1")
-        .args(["fuzz", "build", "--fuzz-dir", "fuzz"])
+        .args(["fuzz", action, "--fuzz-dir", "fuzz"])
         .args(["--sanitizer", "none", "--debug-assertions"])
         .arg("--target-dir")
         .arg(ctx.target_dir.join("fuzz"));
@@ -97,7 +99,7 @@ pub fn run_seeds(ctx: &Ctx) -> Result<Tally, String> {
     let fuzz_dir = ctx.root.join("fuzz");
     let cargo_fuzz = install::cargo_tool(ctx, install::CARGO_FUZZ)?;
     say("building the fuzz targets (cargo fuzz build, into target/fuzz)…");
-    proc::run(&mut cargo_fuzz_build(ctx, &cargo_fuzz))?;
+    proc::run(&mut fuzz_command(ctx, &cargo_fuzz, "build"))?;
     let bin_dir = ctx
         .target_dir
         .join("fuzz")
@@ -159,15 +161,8 @@ fn cargo_fuzz_run(
     inputs: &[PathBuf],
     options: &[String],
 ) -> Command {
-    let mut cmd = Command::new(cargo_fuzz);
-    cmd.current_dir(&ctx.root)
-        .env("RUSTC_BOOTSTRAP", "1")
-        .args(["fuzz", "run", "--fuzz-dir", "fuzz"])
-        .args(["--sanitizer", "none", "--debug-assertions"])
-        .arg("--target-dir")
-        .arg(ctx.target_dir.join("fuzz"))
-        .arg(target)
-        .args(inputs);
+    let mut cmd = fuzz_command(ctx, cargo_fuzz, "run");
+    cmd.arg(target).args(inputs);
     if !options.is_empty() {
         cmd.arg("--").args(options);
     }
