@@ -13,7 +13,8 @@
 //! * `3`: a header (the second byte picks one of [`HEADERS`]) and the
 //!   claims (the rest), signed as that header says;
 //! * `4`: a header, then one byte each for the `sub`, `exp`, `nbf`, `iss`
-//!   and `aud` of the claims, from [`SUBS`], [`EXPS`] and the rest.
+//!   and `aud` of the claims, picked from [`SUBS`], [`TIMES`] (`exp` and
+//!   `nbf`) and [`NAMES`] (`iss` and `aud`).
 //!
 //! For every input nothing panics, and:
 //!
@@ -35,13 +36,12 @@
 #![no_main]
 
 use std::sync::LazyLock;
-use std::time::{SystemTime, UNIX_EPOCH};
 
 use base64::Engine;
 use base64::engine::general_purpose::{STANDARD, URL_SAFE_NO_PAD};
 use jsonwebtoken::{Algorithm, EncodingKey};
 use libfuzzer_sys::fuzz_target;
-use likekit_fuzz::edited;
+use likekit_fuzz::{edited, now_secs};
 use likekit_server::TokenError;
 use likekit_server::fuzzing::{JwksTokens, jwks_algorithms};
 use likekit_server::wire::UserId;
@@ -163,14 +163,7 @@ const NAMES: [&str; 8] = [
     "[]",
 ];
 
-fn now_secs() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_secs())
-        .unwrap_or(0)
-}
-
-/// `message` signed as `signer` says: the token.
+/// The token of `header` and `claims`, signed as `signer` says.
 fn signed(header: &str, claims: &[u8], signer: Signer) -> String {
     LazyLock::force(&CHECK); // installs the crypto provider `sign` uses
     let message = format!(

@@ -31,13 +31,13 @@
 #![no_main]
 
 use std::sync::LazyLock;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use jsonwebtoken::{Algorithm, EncodingKey};
 use libfuzzer_sys::fuzz_target;
-use likekit_fuzz::edited;
+use likekit_fuzz::{edited, now_secs};
 use likekit_server::wire::UserId;
 use likekit_server::{TokenError, Tokens};
 use serde::Deserialize;
@@ -79,13 +79,6 @@ struct SignsIn {
 #[derive(Debug, Deserialize)]
 struct Exp {
     exp: u64,
-}
-
-fn now_secs() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_secs())
-        .unwrap_or(0)
 }
 
 /// The claims of mode `2` under header `header`, signed with the secret.

@@ -22,3 +22,12 @@ pub fn edited(valid: &[u8], edits: &[u8]) -> Vec<u8> {
     }
     token
 }
+
+/// Seconds since the Unix epoch, as the server's token checks read the
+/// clock.
+pub fn now_secs() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0)
+}
