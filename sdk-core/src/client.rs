@@ -101,6 +101,15 @@ impl LikeClient {
     /// Only the wanted *state* goes on the wire. Otherwise as
     /// [`set_liked`](Self::set_liked).
     ///
+    /// "Shows" means as the client tracks it: a post that was read
+    /// ([`refresh`](Self::refresh), [`refresh_many`](Self::refresh_many)),
+    /// tapped or [subscribed to](Self::subscribe). A post the client does
+    /// not track — never read, or forgotten since to stay within
+    /// [`max_posts`](LikeClientBuilder::max_posts) (subscribed posts never
+    /// are) — counts as not liked, so `toggle` likes it. For a post the app
+    /// renders from data of its own without subscribing, call
+    /// `set_liked(post, !shown_liked)` instead.
+    ///
     /// ```
     /// # let post = likekit_core::PostId::new(42).unwrap();
     /// # let client = likekit_core::LikeClient::builder()
@@ -310,9 +319,34 @@ impl LikeClient {
     ///
     /// A journal that could not be read is reported here once
     /// ([`RestoreReport::problem`], [`LikeError::Journal`]); the client
-    /// then starts without it, and the next save replaces it.
+    /// then starts without it. A damaged one is replaced by the next save;
+    /// one that could not be read at all is left untouched (see
+    /// [`RestoreReport::problem`]).
+    ///
+    /// A tap on a post in this run, even one that changes nothing,
+    /// supersedes what the journal held for it: that post is not restored.
+    /// An intent stamped more than five minutes in the future (the clock
+    /// was set back) counts as expired, as its age cannot be known.
     pub fn restore(&self) -> RestoreReport {
         self.driver.restore()
+    }
+
+    /// Why the intent journal is not kept as it should be now: the last
+    /// save failed (it is tried again at the next change, and after a delay
+    /// that doubles from 0.5 s up to a minute; calls are not held back
+    /// meanwhile), or the journal could not be read at start and this
+    /// client keeps none. `None` when all is well or there is no journal.
+    ///
+    /// ```
+    /// let client = likekit_core::LikeClient::builder()
+    ///     .transport(likekit_core::MemoryTransport::new())
+    ///     .journal(likekit_core::MemoryJournal::new("ana"))
+    ///     .build()
+    ///     .unwrap();
+    /// assert_eq!(client.journal_problem(), None);
+    /// ```
+    pub fn journal_problem(&self) -> Option<LikeError> {
+        self.driver.journal_problem()
     }
 
     /// Whether any post has a call in flight or waiting to be retried.
@@ -329,8 +363,9 @@ impl LikeClient {
 
     /// Waits until no call is in flight or waiting to be retried (every tap
     /// so far has been confirmed or rolled back), the observers have
-    /// heard every event so far and the intent journal (if any) is saved,
-    /// at most `timeout`. Returns whether that
+    /// heard every event so far and the intent journal (if any) is saved
+    /// — or its save failed: see [`journal_problem`](Self::journal_problem)
+    /// — at most `timeout`. Returns whether that
     /// happened. New taps may start new calls meanwhile. (Awaited from
     /// inside an observer, it waits for that observer's own delivery to
     /// end, so it times out: observers should not wait for idle.)
@@ -354,9 +389,15 @@ impl LikeClient {
     /// carries [`LikeError::Shutdown`]) and reads fail with it. Calls
     /// already asked for — in flight, waiting to be retried, or queued
     /// behind another — go on for up to `deadline`. Those still unfinished
-    /// then are abandoned: their intents roll back with a failure event
-    /// ([`LikeError::Shutdown`]) — the server may or may not have applied
-    /// them.
+    /// then are abandoned — the server may or may not have applied them —
+    /// and their posts go back to the confirmed state in this client, with
+    /// a failure event ([`LikeError::Shutdown`]) each.
+    ///
+    /// Without a [journal](LikeClientBuilder::journal) that is the end of
+    /// those intents. With one, they stay in it: the next client for the
+    /// viewer sends them again at [`restore`](Self::restore) (unless they
+    /// have grown too old by then). For such a client, a `Shutdown` failure
+    /// means "not saved yet", not "given up".
     ///
     /// Returns `true` when every call finished within the deadline.
     /// Calling it again is harmless.
@@ -651,7 +692,9 @@ impl LikeClientBuilder {
     /// How old an intent may grow before it is dropped instead of sent
     /// (default [`DEFAULT_MAX_INTENT_AGE`], one day): at restore, and for
     /// an intent kept while offline. A dropped intent is one failure with
-    /// [`LikeError::Expired`].
+    /// [`LikeError::Expired`]. An intent stamped more than five minutes in
+    /// the future (the device's clock was set back, or a bogus stamp)
+    /// counts as expired too: its age cannot be known.
     pub fn max_intent_age(mut self, age: Duration) -> Self {
         self.max_intent_age = age;
         self
@@ -661,8 +704,12 @@ impl LikeClientBuilder {
     /// its retries are used up on transient failures (no network, 5xx,
     /// timeouts): it is tried again every `every` until it saves, fails
     /// for good, or grows older than the [`max_intent_age`](Self::max_intent_age);
-    /// meanwhile its view stays pending and carries the last error. The
-    /// default rolls back, as the design's "your like didn't save" asks.
+    /// meanwhile its view stays pending and carries the last error. A
+    /// server's `Retry-After` stretches the wait up to the retry policy's
+    /// [ceiling](RetryPolicy::retry_after_ceiling), no further. On the web
+    /// a wait is at most 2^31 − 1 ms (24.8 days, the longest a JavaScript
+    /// timer waits). The default rolls back, as the design's "your like
+    /// didn't save" asks.
     pub fn keep_while_offline(mut self, every: Duration) -> Self {
         self.config.offline_retry = Some(every);
         self

@@ -774,6 +774,163 @@ mod journal {
         assert_eq!(saved(&journal, &[(42, true)]).await, [(42, true)]);
     }
 
+    /// A tap that changes nothing still supersedes what an earlier run
+    /// left for the post: restore does not send the older intent.
+    #[tokio::test]
+    async fn a_tap_that_matches_the_heart_supersedes_the_journal() {
+        let earlier = [intent(42, false, Duration::from_secs(60))];
+        let journal = Arc::new(MemoryJournal::with_bytes("ana", encode("ana", &earlier)));
+        let server = Arc::new(MemoryTransport::new().with_post(id(42), 3));
+        server.send(id(42), Action::Like).await.unwrap();
+        let client = LikeClient::builder()
+            .shared_transport(Arc::clone(&server) as Arc<dyn Transport>)
+            .shared_journal(Arc::clone(&journal) as Arc<dyn JournalStore>)
+            .build()
+            .unwrap();
+        assert!(client.refresh(id(42)).await.unwrap().liked);
+        let view = client.set_liked(id(42), true);
+        assert!(view.liked && !view.pending, "nothing to send");
+        let report = client.restore();
+        assert!(report.restored.is_empty(), "{report:?}");
+        assert!(report.expired.is_empty(), "{report:?}");
+        assert!(client.wait_idle(Duration::from_secs(5)).await);
+        assert_eq!(server.liked(id(42)), Some(true));
+        assert_eq!(server.calls(), 1, "only the test's own like");
+        assert_eq!(saved(&journal, &[]).await, []);
+    }
+
+    /// An intent stamped in the future (the clock was set back) cannot
+    /// say how old it is: beyond a few minutes it counts as expired.
+    #[tokio::test]
+    async fn an_intent_stamped_in_the_future_expires() {
+        let ahead = |post: u64, by: Duration| Intent {
+            post: id(post),
+            liked: true,
+            tapped_at_ms: now_ms() + u64::try_from(by.as_millis()).unwrap(),
+        };
+        let earlier = [
+            ahead(42, Duration::from_secs(10)),
+            ahead(43, Duration::from_secs(24 * 3600 * 365)),
+        ];
+        let journal = Arc::new(MemoryJournal::with_bytes("ana", encode("ana", &earlier)));
+        let (client, gate) = journaled(&journal);
+        let report = client.restore();
+        let restored: Vec<PostId> = report.restored.iter().map(|v| v.post_id).collect();
+        let expired: Vec<PostId> = report.expired.iter().map(|f| f.post_id).collect();
+        assert_eq!(restored, [id(42)], "a clock a little behind is fine");
+        assert_eq!(expired, [id(43)]);
+        let call = gate.next().await;
+        assert_eq!(call.post, id(42));
+        call.ok(1, 2);
+        assert!(client.wait_idle(Duration::from_secs(5)).await);
+        assert_eq!(gate.sent().len(), 1);
+        assert_eq!(saved(&journal, &[]).await, []);
+    }
+
+    /// A store whose reads fail (as an I/O failure, not damaged content)
+    /// and whose first `failing_saves` saves fail; it counts the saves.
+    struct Flaky {
+        inner: MemoryJournal,
+        unreadable: bool,
+        failing_saves: Mutex<usize>,
+        saves: Mutex<usize>,
+    }
+
+    impl Flaky {
+        fn new(inner: MemoryJournal, unreadable: bool, failing_saves: usize) -> Arc<Self> {
+            Arc::new(Self {
+                inner,
+                unreadable,
+                failing_saves: Mutex::new(failing_saves),
+                saves: Mutex::new(0),
+            })
+        }
+
+        fn saves(&self) -> usize {
+            *self.saves.lock().unwrap()
+        }
+    }
+
+    impl JournalStore for Flaky {
+        fn load(&self) -> Result<Vec<Intent>, LikeError> {
+            if self.unreadable {
+                return Err(LikeError::Journal {
+                    message: "cannot read likekit-intents.json: Operation not permitted".into(),
+                });
+            }
+            self.inner.load()
+        }
+
+        fn save(&self, intents: &[Intent]) -> Result<(), LikeError> {
+            *self.saves.lock().unwrap() += 1;
+            let mut failing = self.failing_saves.lock().unwrap();
+            if *failing > 0 {
+                *failing -= 1;
+                return Err(LikeError::Journal {
+                    message: "cannot write likekit-intents.json: No space left on device".into(),
+                });
+            }
+            self.inner.save(intents)
+        }
+    }
+
+    fn flaky_client(store: &Arc<Flaky>) -> (LikeClient, Arc<Gate>) {
+        let gate = Arc::new(Gate::default());
+        let client = LikeClient::builder()
+            .transport(Arc::clone(&gate))
+            .retry_policy(fast_retries(0))
+            .shared_journal(Arc::clone(store) as Arc<dyn JournalStore>)
+            .build()
+            .unwrap();
+        (client, gate)
+    }
+
+    /// A journal that cannot be read now (file protection before the first
+    /// unlock, an I/O error) is left untouched: what it holds is there for
+    /// a later start. Taps still work, unjournaled.
+    #[tokio::test]
+    async fn a_journal_that_cannot_be_read_now_is_left_untouched() {
+        let held = encode("ana", &[intent(42, true, Duration::from_secs(60))]);
+        let store = Flaky::new(MemoryJournal::with_bytes("ana", held.clone()), true, 0);
+        let (client, gate) = flaky_client(&store);
+        let report = client.restore();
+        let problem = report.problem.unwrap();
+        assert_eq!(problem.code(), "journal");
+        assert!(report.restored.is_empty());
+        assert_eq!(client.journal_problem(), Some(problem));
+        client.set_liked(id(7), true);
+        gate.next().await.ok(1, 2);
+        assert!(client.wait_idle(Duration::from_secs(5)).await);
+        assert!(client.shutdown(Duration::from_secs(1)).await);
+        assert_eq!(store.saves(), 0, "never written");
+        assert_eq!(store.inner.bytes(), Some(held));
+    }
+
+    /// A save that fails does not count as saved: the journal is saved
+    /// again, so it never keeps an intent the server confirmed since.
+    #[tokio::test]
+    async fn a_failed_save_is_tried_again() {
+        let store = Flaky::new(MemoryJournal::new("ana"), false, 0);
+        let (client, gate) = flaky_client(&store);
+        client.set_liked(id(42), true);
+        let call = gate.next().await;
+        assert_eq!(saved(&store.inner, &[(42, true)]).await, [(42, true)]);
+        // The save that drops the confirmed intent fails, twice.
+        *store.failing_saves.lock().unwrap() = 2;
+        call.ok(1, 2);
+        assert!(client.wait_idle(Duration::from_secs(5)).await);
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while client.journal_problem().is_none() {
+            assert!(Instant::now() < deadline, "the failure is surfaced");
+            tokio::time::sleep(Duration::from_millis(1)).await;
+        }
+        assert_eq!(client.journal_problem().unwrap().code(), "journal");
+        // Tried again on its own (after 0.5 s, then 1 s), until it saves.
+        assert_eq!(saved(&store.inner, &[]).await, []);
+        assert_eq!(store.saves(), 4);
+        assert_eq!(client.journal_problem(), None);
+    }
+
     #[tokio::test]
     async fn a_damaged_or_foreign_journal_is_reported_once_and_replaced() {
         let ana = encode("ana", &[intent(42, true, Duration::from_secs(1))]);

@@ -25,7 +25,7 @@ use futures_channel::oneshot;
 use futures_util::future::{self, Either, FutureExt, Shared};
 
 use crate::events::{LikeEvent, LikeFailure, LikeObserver};
-use crate::journal::{Intent, JournalStore};
+use crate::journal::{Intent, JournalStore, is_unusable};
 use crate::machine::{Effect, Machine};
 use crate::runtime::{Executor, now_ms, sleep};
 use crate::transport::Transport;
@@ -87,8 +87,8 @@ enum Job {
         post: PostId,
         call: u64,
         action: crate::Action,
-        /// The journal version that must be saved before the call goes
-        /// out (0: none).
+        /// The journal version whose save must be tried before the call
+        /// goes out (0: none).
         after: u64,
     },
     Wait {
@@ -116,10 +116,33 @@ struct State {
     journal: Journal,
 }
 
+/// How far in the future an intent's tap time may lie (the clock moved a
+/// little) before the intent counts as expired: its age cannot be known.
+const FUTURE_SLACK_MS: u64 = 5 * 60 * 1000;
+
+/// How long after a failed save the journal is saved again (unless a change
+/// saves it sooner); each failure in a row doubles it, up to
+/// [`MAX_SAVE_RETRY`].
+const FIRST_SAVE_RETRY: Duration = Duration::from_millis(500);
+const MAX_SAVE_RETRY: Duration = Duration::from_secs(60);
+
 /// The intents the machine has not seen confirmed, with when they were
 /// tapped, and the store that keeps them across starts.
 pub(crate) struct Journal {
     store: Option<Arc<dyn JournalStore>>,
+    /// A store that could not be read at start: held (and with it any
+    /// lock it takes) but never written, so that what it holds is still
+    /// there for a later start.
+    _unread: Option<Arc<dyn JournalStore>>,
+    /// Why the store could not be read at start, for as long as the client
+    /// lives (see `problem` for the one report at restore).
+    unreadable: Option<LikeError>,
+    /// Why the last save failed, until a save succeeds.
+    save_problem: Option<LikeError>,
+    /// The delay before the next save after a failed one, and whether one
+    /// is scheduled.
+    save_retry: Duration,
+    save_retry_scheduled: bool,
     /// Every unconfirmed intent (kept with or without a store: expiry
     /// needs the tap's time).
     intents: Intents,
@@ -129,11 +152,13 @@ pub(crate) struct Journal {
     /// Why the journal could not be read at start, until restore reports it.
     problem: Option<LikeError>,
     max_age: Duration,
-    /// Changes so far, and how many of them are saved.
+    /// Changes so far, how many of them a save was tried for, and how many
+    /// of them are saved.
     version: u64,
+    attempted: u64,
     saved: u64,
     saving: bool,
-    /// Calls waiting for a version to be saved.
+    /// Calls waiting for a version's save to be tried.
     flushed: Vec<(u64, oneshot::Sender<()>)>,
 }
 
@@ -143,11 +168,17 @@ impl Journal {
     pub(crate) fn open(store: Option<Arc<dyn JournalStore>>, max_age: Duration) -> Self {
         let mut journal = Self {
             store,
+            _unread: None,
+            unreadable: None,
+            save_problem: None,
+            save_retry: FIRST_SAVE_RETRY,
+            save_retry_scheduled: false,
             intents: Intents::default(),
             unrestored: Intents::default(),
             problem: None,
             max_age,
             version: 0,
+            attempted: 0,
             saved: 0,
             saving: false,
             flushed: Vec::new(),
@@ -157,14 +188,40 @@ impl Journal {
                 Ok(intents) => {
                     journal.unrestored = Intents(intents);
                 }
-                Err(problem) => {
+                Err(problem) if is_unusable(&problem) => {
                     journal.problem = Some(problem);
-                    // The next save replaces what could not be read.
+                    // The next save replaces what cannot be used.
                     journal.version = 1;
+                }
+                Err(problem) => {
+                    // Not readable now (an I/O failure; storage locked
+                    // until the device is first unlocked): left as it is
+                    // for a later start, and this client keeps no journal.
+                    journal.unreadable = Some(problem.clone());
+                    journal.problem = Some(problem);
+                    journal._unread = journal.store.take();
                 }
             }
         }
         journal
+    }
+
+    /// Forgets what an earlier run left for `post`: the viewer tapped it
+    /// in this run, which supersedes it even when the tap changed nothing.
+    fn tapped(&mut self, post: PostId) {
+        if self.unrestored.get(&post).is_some() {
+            self.unrestored.remove(&post);
+            if self.store.is_some() {
+                self.version += 1;
+            }
+        }
+    }
+
+    /// Why the journal is not kept as it should be now, if it is not.
+    fn problem_now(&self) -> Option<LikeError> {
+        self.save_problem
+            .clone()
+            .or_else(|| self.unreadable.clone())
     }
 
     /// Notes the machine's intent for `post` (a new one is stamped now;
@@ -197,17 +254,24 @@ impl Journal {
 
     /// The version a call sent now must wait for, or 0.
     fn barrier(&self) -> u64 {
-        if self.version > self.saved {
+        if self.version > self.attempted {
             self.version
         } else {
             0
         }
     }
 
-    /// A save to start now, if one is due and none is running.
+    /// A save to start now, if one is due (a change not yet tried) and
+    /// none is running.
     fn due(&mut self) -> Option<Save> {
+        self.due_or_retry(false)
+    }
+
+    /// As [`due`](Self::due); with `retry`, a save that failed is due too.
+    fn due_or_retry(&mut self, retry: bool) -> Option<Save> {
         let store = self.store.as_ref()?;
-        if self.saving || self.version <= self.saved {
+        let wanted = self.version > self.attempted || (retry && self.version > self.saved);
+        if self.saving || !wanted {
             return None;
         }
         self.saving = true;
@@ -220,14 +284,45 @@ impl Journal {
         })
     }
 
-    /// Every change is saved and no save is running.
+    /// A save of every change was tried and no save is running.
     fn settled(&self) -> bool {
-        !self.saving && self.version <= self.saved
+        !self.saving && self.version <= self.attempted
     }
 
-    /// Whether `intent` is older than the journal's `max_age`.
+    /// Notes how the save of `version` went; returns the delay after which
+    /// to try again when it failed and no retry is scheduled yet.
+    fn save_ended(&mut self, version: u64, result: Result<(), LikeError>) -> Option<Duration> {
+        self.saving = false;
+        self.attempted = self.attempted.max(version);
+        match result {
+            Ok(()) => {
+                self.saved = self.saved.max(version);
+                self.save_problem = None;
+                self.save_retry = FIRST_SAVE_RETRY;
+                None
+            }
+            Err(problem) => {
+                self.save_problem = Some(problem);
+                if self.save_retry_scheduled {
+                    return None;
+                }
+                self.save_retry_scheduled = true;
+                let delay = self.save_retry;
+                self.save_retry = (delay * 2).min(MAX_SAVE_RETRY);
+                Some(delay)
+            }
+        }
+    }
+
+    /// Whether `intent` is older than the journal's `max_age`, or stamped
+    /// more than [`FUTURE_SLACK_MS`] in the future (the clock was set back,
+    /// or the stamp is bogus), when its age cannot be known.
     fn expired(&self, intent: &Intent) -> bool {
-        let age = now_ms().saturating_sub(intent.tapped_at_ms);
+        let now = now_ms();
+        if intent.tapped_at_ms > now.saturating_add(FUTURE_SLACK_MS) {
+            return true;
+        }
+        let age = now.saturating_sub(intent.tapped_at_ms);
         u128::from(age) > self.max_age.as_millis()
     }
 }
@@ -269,8 +364,16 @@ pub struct RestoreReport {
     /// The intents too old to send: each was dropped, and observers heard
     /// one failure ([`LikeError::Expired`]) for it.
     pub expired: Vec<LikeFailure>,
-    /// Why the journal could not be read, if it could not: the client
-    /// started without it, and the next save replaces it.
+    /// Why the journal could not be read, if it could not; the client
+    /// started without what it held. A journal whose content is unusable
+    /// (damaged, another viewer's, a newer format:
+    /// [`journal::is_unusable`](crate::journal::is_unusable)) is replaced
+    /// by the next save. One that could not be read at all (an I/O
+    /// failure, storage locked until the device is unlocked) is left
+    /// untouched for a later start, and this client keeps no journal:
+    /// its taps are not written down
+    /// ([`LikeClient::journal_problem`](crate::LikeClient::journal_problem)
+    /// keeps saying so).
     pub problem: Option<LikeError>,
 }
 
@@ -355,6 +458,7 @@ impl Driver {
                 Some(liked) => st.machine.tap(post, liked),
                 None => st.machine.toggle(post),
             };
+            st.journal.tapped(post);
             (view, collect(&mut st))
         };
         self.follow_up(followup);
@@ -371,6 +475,10 @@ impl Driver {
 
     pub(crate) fn has_pending_calls(&self) -> bool {
         self.lock().machine.has_pending_calls()
+    }
+
+    pub(crate) fn journal_problem(&self) -> Option<LikeError> {
+        self.lock().journal.problem_now()
     }
 
     pub(crate) fn subscribe(
@@ -509,21 +617,24 @@ impl Driver {
     /// Saves the journal off the lock (natively on a blocking thread), then
     /// lets the calls waiting for it go, and saves again if it changed
     /// meanwhile.
+    ///
+    /// A failed save does not hold the calls back: the intent is sent
+    /// anyway. The journal is saved again at the next change or, failing
+    /// that, after a delay that doubles with each failure in a row
+    /// (0.5 s up to 60 s), so that it never keeps an intent the server has
+    /// since confirmed; meanwhile [`Driver::journal_problem`] says why.
     fn save(self: &Arc<Self>, save: Save) {
         let driver = Arc::clone(self);
         self.executor.spawn_blocking(move || {
-            // A failed save does not hold the calls back: the intent is
-            // sent anyway, and only its survival across a restart is lost.
-            let _ = save.store.save(&save.intents);
-            let (flushed, next, idle) = {
+            let result = save.store.save(&save.intents);
+            let (flushed, next, idle, retry) = {
                 let mut st = driver.lock();
                 let journal = &mut st.journal;
-                journal.saved = journal.saved.max(save.version);
-                journal.saving = false;
-                let saved = journal.saved;
+                let retry = journal.save_ended(save.version, result);
+                let attempted = journal.attempted;
                 let (ready, waiting) = std::mem::take(&mut journal.flushed)
                     .into_iter()
-                    .partition(|(version, _)| *version <= saved);
+                    .partition(|(version, _)| *version <= attempted);
                 journal.flushed = waiting;
                 let next = journal.due();
                 let idle = if st.delivering {
@@ -531,7 +642,7 @@ impl Driver {
                 } else {
                     idle_after_delivery(&mut st)
                 };
-                (ready, next, idle)
+                (ready, next, idle, retry)
             };
             for (_, waiter) in flushed {
                 let _ = waiter.send(());
@@ -540,14 +651,38 @@ impl Driver {
             if let Some(next) = next {
                 driver.save(next);
             }
+            if let Some(delay) = retry {
+                driver.retry_save(delay);
+            }
         });
     }
 
-    /// Waits until journal version `version` is saved.
+    /// Tries a failed save again after `delay` (at once when the driver
+    /// stops), unless the client is gone by then.
+    fn retry_save(self: &Arc<Self>, delay: Duration) {
+        let driver = Arc::downgrade(self);
+        let stop = self.stop.clone();
+        self.executor.spawn(async move {
+            let _ = future::select(pin!(sleep(delay)), stop).await;
+            let Some(driver) = driver.upgrade() else {
+                return;
+            };
+            let save = {
+                let mut st = driver.lock();
+                st.journal.save_retry_scheduled = false;
+                st.journal.due_or_retry(true)
+            };
+            if let Some(save) = save {
+                driver.save(save);
+            }
+        });
+    }
+
+    /// Waits until the save of journal version `version` was tried.
     async fn journal_saved(&self, version: u64) {
         let rx = {
             let mut st = self.lock();
-            if st.journal.saved >= version {
+            if st.journal.attempted >= version {
                 return;
             }
             let (tx, rx) = oneshot::channel();
@@ -568,7 +703,9 @@ impl Driver {
                 .filter(|intent| st.journal.expired(intent))
                 .copied();
             match expired {
-                Some(intent) => st.machine.expire(post, intent.liked),
+                Some(intent) => {
+                    st.machine.expire(post, intent.liked);
+                }
                 None => st.machine.timer(post, call),
             }
         });
@@ -585,7 +722,10 @@ impl Driver {
             for intent in std::mem::take(&mut st.journal.unrestored.0) {
                 let post = intent.post;
                 if st.journal.expired(&intent) {
-                    st.machine.expire(post, intent.liked);
+                    if !st.machine.expire(post, intent.liked) {
+                        // A read of this run shows the server holding it.
+                        continue;
+                    }
                     report.expired.push(LikeFailure {
                         post_id: post,
                         wanted: intent.liked,
@@ -694,8 +834,9 @@ impl Driver {
     }
 
     /// Waits until no call is in flight or waiting to be retried, no
-    /// event is waiting to be delivered or being delivered, and the intent
-    /// journal is saved, at most `timeout`. Returns whether that happened.
+    /// event is waiting to be delivered or being delivered, and a save of
+    /// every change of the intent journal was tried, at most `timeout`.
+    /// Returns whether that happened.
     pub(crate) async fn wait_idle(self: &Arc<Self>, timeout: Duration) -> bool {
         let rx = {
             let mut st = self.lock();

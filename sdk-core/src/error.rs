@@ -23,10 +23,15 @@ pub enum LikeError {
         /// What the network layer said.
         message: String,
     },
-    /// No answer within the request timeout. Retried.
+    /// No answer within the request timeout, or no token from an
+    /// [`AsyncTokenProvider`](crate::AsyncTokenProvider) within it (then
+    /// nothing was sent, though the error counts as
+    /// [`may_have_applied`](Self::may_have_applied) all the same). Retried.
     #[error("the request timed out")]
     Timeout,
-    /// The server failed (5xx). Retried.
+    /// The server failed (5xx), or answered 408 Request Timeout or 425 Too
+    /// Early: transient answers after which the request may have been
+    /// processed even so. Retried.
     #[error("server error {status}: {message}")]
     Server {
         /// The HTTP status.
@@ -36,7 +41,10 @@ pub enum LikeError {
         /// The error message from the body.
         message: String,
     },
-    /// Too many requests (429). Retried, no sooner than `retry_after_ms`.
+    /// Too many requests (429). Retried, no sooner than `retry_after_ms`;
+    /// a `retry_after_ms` longer than the retry policy's
+    /// [ceiling](crate::RetryPolicy::retry_after_ceiling) (one minute by
+    /// default) ends the retries at once.
     #[error("rate limited by the server")]
     RateLimited {
         /// The server's `Retry-After`, in milliseconds, when it sent one.
@@ -69,7 +77,8 @@ pub enum LikeError {
         /// The server's message.
         message: String,
     },
-    /// The server refused the request as malformed (400 and other 4xx). Not retried.
+    /// The server refused the request as malformed (400 and other 4xx but
+    /// 401, 403, 404, 408, 425 and 429). Not retried.
     #[error("request refused ({status} {code}): {message}")]
     Rejected {
         /// The HTTP status.
@@ -102,7 +111,12 @@ pub enum LikeError {
     /// another viewer's, a newer format, or an I/O failure. A journal
     /// that cannot be read is reported once (see
     /// [`LikeClient::restore`](crate::LikeClient::restore)) and the client
-    /// starts without it. Not retried.
+    /// starts without it; a damaged one is replaced, one that could not be
+    /// read now is left alone (see
+    /// [`RestoreReport::problem`](crate::RestoreReport::problem)). A save
+    /// that failed is tried again
+    /// ([`LikeClient::journal_problem`](crate::LikeClient::journal_problem)).
+    /// Not retried.
     #[error("intent journal: {message}")]
     Journal {
         /// What was wrong.
@@ -118,8 +132,8 @@ pub enum LikeError {
 impl LikeError {
     /// Whether a call that failed this way may succeed if sent again.
     ///
-    /// Connection failures, timeouts, unreadable answers, 5xx and 429 are
-    /// transient; every other error is permanent.
+    /// Connection failures, timeouts, unreadable answers, 5xx, 408, 425
+    /// and 429 are transient; every other error is permanent.
     pub fn is_transient(&self) -> bool {
         matches!(
             self,

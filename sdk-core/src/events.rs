@@ -53,6 +53,20 @@ impl LikeEvent {
 /// for good (after any retries) and was rolled back. Its `Display` is a
 /// sentence for the UI.
 ///
+/// Two cases to know of:
+///
+/// * After an error that [may have applied](LikeError::may_have_applied)
+///   (a timeout, a 5xx, a broken connection), the server may hold the
+///   intent after all; nothing more is sent for it, and the next read of
+///   the post shows what the server holds.
+/// * [`LikeError::Shutdown`]: the client shut down before the call ended.
+///   Without an intent journal the intent is given up. With one it stays
+///   in the journal and the next client sends it again at
+///   [`LikeClient::restore`](crate::LikeClient::restore): not saved *yet*.
+///
+/// No failure is reported when a read newer than the intent's call already
+/// showed the server holding what the viewer wanted.
+///
 /// ```
 /// # let post = likekit_core::PostId::new(42).unwrap();
 /// use likekit_core::{LikeError, LikeFailure};

@@ -52,8 +52,14 @@ pub trait JournalStore: SendOutsideWasm + SyncOutsideWasm {
     ///
     /// # Errors
     ///
-    /// [`LikeError::Journal`] for a journal that cannot be read (truncated,
-    /// corrupted, another viewer's, a newer format, an I/O failure).
+    /// [`LikeError::Journal`] for a journal that cannot be read. Two kinds
+    /// are told apart ([`is_unusable`]): content that cannot be used
+    /// (truncated, corrupted, another viewer's, a newer format — the
+    /// errors of [`decode`], or of [`unusable`]), which the client
+    /// replaces at its next save; and a store that could not be read now
+    /// (an I/O failure, a permission refused, storage locked until the
+    /// device is first unlocked — any other error), which the client
+    /// leaves untouched, keeping no journal until it is built again.
     fn load(&self) -> Result<Vec<Intent>, LikeError>;
 
     /// Replaces the journal with `intents`.
@@ -78,6 +84,38 @@ fn journal_error(message: impl Into<String>) -> LikeError {
     LikeError::Journal {
         message: message.into(),
     }
+}
+
+/// How the message of an [`unusable`] journal's error begins.
+const UNUSABLE: &str = "unusable: ";
+
+/// The error for a journal whose content cannot be used (`why`), which a
+/// save may replace: what [`decode`] returns, for stores that read their
+/// journal some other way.
+///
+/// ```
+/// use likekit_core::journal::{is_unusable, unusable};
+/// let e = unusable("the checksum does not match");
+/// assert!(is_unusable(&e));
+/// assert_eq!(e.to_string(), "intent journal: unusable: the checksum does not match");
+/// ```
+pub fn unusable(why: impl std::fmt::Display) -> LikeError {
+    journal_error(format!("{UNUSABLE}{why}"))
+}
+
+/// Whether `error` says a journal's content cannot be used (damaged,
+/// another viewer's, a newer format), so that replacing it loses nothing
+/// that could be read later; `false` for every other error, such as a
+/// store that could not be read now.
+///
+/// ```
+/// use likekit_core::{LikeError, journal::{decode, is_unusable}};
+/// assert!(is_unusable(&decode("ana", b"{").unwrap_err()));
+/// let io = LikeError::Journal { message: "cannot read likekit.json: Permission denied".into() };
+/// assert!(!is_unusable(&io));
+/// ```
+pub fn is_unusable(error: &LikeError) -> bool {
+    matches!(error, LikeError::Journal { message } if message.starts_with(UNUSABLE))
 }
 
 /// The journal of `viewer` holding `intents`, as bytes.
@@ -127,25 +165,25 @@ fn push_string(text: &mut String, value: &str) {
 ///
 /// [`LikeError::Journal`] for bytes that are not a whole journal of this
 /// format (truncated, corrupted, a newer format, a post id out of range)
-/// or that belong to another viewer. Never panics, whatever the bytes
+/// or that belong to another viewer; [`is_unusable`] holds for each. Never panics, whatever the bytes
 /// (`cargo xtask fuzz journal_decode` holds it to that, and to reading back
 /// what it accepts after [`encode`]).
 pub fn decode(viewer: &str, bytes: &[u8]) -> Result<Vec<Intent>, LikeError> {
     let document: crate::transport::json::JournalDocument =
         crate::transport::json::from_json(bytes)
-            .map_err(|e| journal_error(format!("the journal is not readable: {e}")))?;
+            .map_err(|e| unusable(format_args!("the journal is not readable: {e}")))?;
     if document.format != u64::from(FORMAT) {
-        return Err(journal_error(format!(
+        return Err(unusable(format_args!(
             "the journal has format {}, this version reads {FORMAT}",
             document.format
         )));
     }
     if document.viewer != viewer {
-        return Err(journal_error("the journal belongs to another viewer"));
+        return Err(unusable("the journal belongs to another viewer"));
     }
     let mut seen = std::collections::HashSet::new();
     if let Some(twice) = document.intents.iter().find(|i| !seen.insert(i.post)) {
-        return Err(journal_error(format!(
+        return Err(unusable(format_args!(
             "the journal names post {} twice",
             twice.post
         )));
@@ -374,6 +412,7 @@ mod tests {
         for (viewer, bytes) in cases {
             let e = decode(viewer, bytes).unwrap_err();
             assert!(matches!(e, LikeError::Journal { .. }), "{e:?}");
+            assert!(is_unusable(&e), "{e:?}");
             assert!(!e.is_transient());
         }
     }

@@ -70,7 +70,9 @@ pub use events::{LikeEvent, LikeFailure, LikeObserver};
 pub use journal::FileJournal;
 pub use journal::{Intent, JournalStore, MemoryJournal};
 pub use line::LikeLine;
-pub use machine::{Action, CallId, Effect, Machine, MachineConfig, RetryPolicy, Stats};
+pub use machine::{
+    Action, CallId, Effect, MAX_RETRY_AFTER, Machine, MachineConfig, RetryPolicy, Stats,
+};
 pub use runtime::BoxFuture;
 pub use scripted::{ScriptedCall, ScriptedFailure, ScriptedServer};
 pub use transport::{

@@ -16,7 +16,10 @@
 //! * **One call per post.** While a call is in flight (or waiting to be
 //!   retried), later taps only change the *desired* state.
 //! * **Coalescing.** When the slot frees, only the latest desired state is
-//!   sent, and nothing when it equals the confirmed state.
+//!   sent, and nothing when it equals the confirmed state. A retry waiting
+//!   for a state the viewer no longer wants ends at once when nothing
+//!   needs sending (the server's state is known): the post settles then,
+//!   not when the wait would have ended.
 //! * **Retry.** Transient errors retry with exponential backoff and jitter
 //!   (`backon`'s delay iterator), never sooner than a server's Retry-After;
 //!   permanent errors do not retry.
@@ -29,8 +32,16 @@
 //!   evicted, least recently used first, beyond [`MachineConfig::max_posts`].
 //! * **Lost answers.** After a failure whose request may have reached the
 //!   server (a timeout, a 5xx, a broken connection), the server's state is
-//!   unknown: the machine then re-sends the desired state even when it
-//!   equals the confirmed one, so the server never keeps a stale like.
+//!   unknown: while the intent's retries last, the machine re-sends the
+//!   desired state even when it equals the confirmed one, and until a call
+//!   succeeds a tap is sent even when it matches the heart. When the
+//!   retries run out instead, the intent is rolled back and nothing more is
+//!   sent: the server may hold the lost call's state after all (a like the
+//!   viewer was told did not save). The next read of the post shows it.
+//! * **Already there.** When the latest intent fails for good (or expires)
+//!   but a read newer than its call already showed the server holding what
+//!   the viewer wanted, the intent settles silently: no rollback, no
+//!   [`Effect::Failed`].
 
 use std::collections::VecDeque;
 use std::time::Duration;
@@ -114,6 +125,11 @@ pub enum Effect {
 /// to `max_delay`, each with up to 100% random jitter added; after
 /// `max_retries` retries the latest intent is rolled back.
 ///
+/// A server's `Retry-After` is honoured as the least delay up to
+/// [`RetryPolicy::retry_after_ceiling`] (the larger of `max_delay` and
+/// [`MAX_RETRY_AFTER`]); a server that asks for longer will not take the
+/// call soon, so that failure ends the retries at once.
+///
 /// ```
 /// use std::time::Duration;
 /// let policy = likekit_core::RetryPolicy {
@@ -155,7 +171,28 @@ impl Default for RetryPolicy {
     }
 }
 
+/// The longest `Retry-After` a [`RetryPolicy`] waits for, unless its
+/// `max_delay` is longer: one minute. A viewer still watching the heart
+/// after that would rather hear "didn't save" than wait on.
+pub const MAX_RETRY_AFTER: Duration = Duration::from_secs(60);
+
 impl RetryPolicy {
+    /// The longest `Retry-After` honoured: the larger of `max_delay` and
+    /// [`MAX_RETRY_AFTER`]. A call refused with a longer one is not
+    /// retried (and, kept while offline, is tried again after the larger
+    /// of the offline interval and this ceiling).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use likekit_core::RetryPolicy;
+    /// assert_eq!(RetryPolicy::default().retry_after_ceiling(), Duration::from_secs(60));
+    /// let patient = RetryPolicy { max_delay: Duration::from_secs(300), ..RetryPolicy::default() };
+    /// assert_eq!(patient.retry_after_ceiling(), Duration::from_secs(300));
+    /// ```
+    pub fn retry_after_ceiling(&self) -> Duration {
+        self.max_delay.max(MAX_RETRY_AFTER)
+    }
+
     fn backoff(&self, salt: u64) -> ExponentialBackoff {
         let mut builder = ExponentialBuilder::new()
             .with_min_delay(self.min_delay)
@@ -261,6 +298,10 @@ struct PostState {
     slot: Slot,
     /// A failed call may have been applied: the server's state is unknown.
     uncertain: bool,
+    /// The confirmed version when the pending intent's call first went
+    /// out (`None`: before any read, or an intent from an earlier run). A
+    /// confirmed state newer than this was learnt after the call left.
+    base: Option<u64>,
     backoff: Option<Box<ExponentialBackoff>>,
     error: Option<Box<LikeError>>,
     watchers: u32,
@@ -273,6 +314,7 @@ impl PostState {
             desired: None,
             slot: Slot::Idle,
             uncertain: false,
+            base: None,
             backoff: None,
             error: None,
             watchers: 0,
@@ -334,6 +376,19 @@ impl PostState {
     /// Whether the desired state still has to be sent.
     fn needs_call(&self, want: bool) -> bool {
         want != self.confirmed.liked || self.uncertain
+    }
+
+    /// Whether a state learnt after the pending intent's call went out
+    /// shows the server holding `want`.
+    fn holds_since_sent(&self, want: bool) -> bool {
+        self.confirmed.liked == want && self.confirmed.version > self.base
+    }
+
+    /// Drops the intent without a rollback: the server holds it.
+    fn settle_silently(&mut self) {
+        self.desired = None;
+        self.backoff = None;
+        self.error = None;
     }
 }
 
@@ -446,6 +501,15 @@ impl Machine {
         st.error = None;
         // A new intent gets a retry budget of its own.
         st.backoff = None;
+        if matches!(st.slot, Slot::Waiting { .. }) {
+            // While a retry waits, a tap back to what the server holds
+            // settles at once (`pump`): show the view after that.
+            self.pump(post);
+            let view = self.entry(post).view(post);
+            self.effects.push_back(Effect::Changed(view.clone()));
+            self.evict();
+            return view;
+        }
         let view = st.view(post);
         self.effects.push_back(Effect::Changed(view.clone()));
         self.pump(post);
@@ -455,6 +519,12 @@ impl Machine {
 
     /// The viewer taps the heart: like if it shows empty, unlike if filled.
     /// The call still carries the wanted state, never "toggle".
+    ///
+    /// It works from the state the machine tracks: a post it does not
+    /// track (never read, tapped or watched, or evicted since) counts as
+    /// not liked, so this likes it. For a post the app shows from data of
+    /// its own, tap with the state wanted ([`Machine::tap`] with
+    /// `!shown_liked`).
     pub fn toggle(&mut self, post: PostId) -> PostView {
         let want = !self.posts.peek(&post).is_some_and(PostState::liked);
         self.tap(post, want)
@@ -518,7 +588,12 @@ impl Machine {
             {
                 // Retries used up, kept while offline: the latest intent is
                 // tried again on the slower schedule, its view saying why.
-                delay = Some(error.retry_after().map_or(every, |at| every.max(at)));
+                let ceiling = self.config.retry.retry_after_ceiling();
+                delay = Some(
+                    error
+                        .retry_after()
+                        .map_or(every, |at| every.max(at.min(ceiling))),
+                );
                 let st = self.state(post);
                 if st.error.as_deref() != Some(&error) {
                     st.error = Some(Box::new(error.clone()));
@@ -537,6 +612,13 @@ impl Machine {
         }
         self.state(post).backoff = None;
         if want != action.liked() {
+            return false;
+        }
+        let st = self.state(post);
+        if st.holds_since_sent(want) {
+            // A read newer than the call already showed the server holding
+            // what the viewer wanted: nothing to roll back, nothing to tell.
+            st.settle_silently();
             return false;
         }
         self.roll_back(post, want, error);
@@ -602,6 +684,8 @@ impl Machine {
         st.uncertain = true;
         st.error = None;
         self.pump(post);
+        // The intent predates every read of this run.
+        self.state(post).base = None;
         self.changed_since(post, &before);
         self.note_intent(post, None);
         let view = self.entry(post).view(post);
@@ -614,33 +698,56 @@ impl Machine {
     /// intent from an earlier run that is not tracked, or one kept pending
     /// while offline and waiting for its next try. Nothing happens while a
     /// call for it is in flight (its answer settles it) or when the viewer
-    /// wants something else by now.
-    pub fn expire(&mut self, post: PostId, want: bool) {
+    /// wants something else by now. When a read (newer than the intent's
+    /// call, for a pending one) shows the server already holding `want`,
+    /// the intent is dropped silently.
+    ///
+    /// Returns whether an [`Effect::Failed`] was emitted.
+    pub fn expire(&mut self, post: PostId, want: bool) -> bool {
         let pending = self
             .posts
             .peek(&post)
             .map(|st| (st.desired, st.slot != Slot::Idle));
         match pending {
             // Nothing of it in this run (the post untracked, or only read
-            // or watched): the viewer hears of it, nothing else changes.
+            // or watched): the viewer hears of it, nothing else changes,
+            // unless a read of this run (newer than any earlier run's tap)
+            // shows the server holding it.
             None | Some((None, false)) => {
-                self.effects.push_back(Effect::Failed {
-                    post,
-                    wanted: want,
-                    error: LikeError::Expired,
-                });
-                return;
+                let held = self
+                    .posts
+                    .peek(&post)
+                    .is_some_and(|st| st.confirmed.version.is_some() && st.confirmed.liked == want);
+                if !held {
+                    self.effects.push_back(Effect::Failed {
+                        post,
+                        wanted: want,
+                        error: LikeError::Expired,
+                    });
+                }
+                return !held;
             }
-            Some((desired, _)) if desired != Some(want) => return,
+            Some((desired, _)) if desired != Some(want) => return false,
             _ => {}
         }
         if matches!(self.state(post).slot, Slot::InFlight { .. }) {
-            return;
+            return false;
         }
         let before = self.intent(post);
-        self.state(post).slot = Slot::Idle;
-        self.roll_back(post, want, LikeError::Expired);
+        let st = self.state(post);
+        st.slot = Slot::Idle;
+        let failed = if st.holds_since_sent(want) {
+            let shown = st.view(post);
+            st.settle_silently();
+            self.changed_since(post, &shown);
+            self.evict();
+            false
+        } else {
+            self.roll_back(post, want, LikeError::Expired);
+            true
+        };
         self.note_intent(post, before);
+        failed
     }
 
     fn timer_inner(&mut self, post: PostId, call: CallId) {
@@ -713,17 +820,30 @@ impl Machine {
         if made {
             self.backoffs_made += 1;
         }
-        Some(
-            error
-                .retry_after()
-                .map_or(delay, |at_least| delay.max(at_least)),
-        )
+        match error.retry_after() {
+            // The server will not take the call soon: retrying is over.
+            Some(at_least) if at_least > policy.retry_after_ceiling() => None,
+            Some(at_least) => Some(delay.max(at_least)),
+            None => Some(delay),
+        }
     }
 
-    /// If the slot is free, send the latest intent or settle it.
+    /// If the slot is free, send the latest intent or settle it. While a
+    /// retry waits, an intent that needs no call any more (the viewer came
+    /// back to what the server holds) settles at once; the wait's timer is
+    /// ignored when it ends.
     fn pump(&mut self, post: PostId) {
-        if self.state(post).slot == Slot::Idle {
-            self.send_or_settle(post, false);
+        let st = self.state(post);
+        match st.slot {
+            Slot::Idle => self.send_or_settle(post, false),
+            Slot::Waiting { action, .. } if st.desired.is_some_and(|w| !st.needs_call(w)) => {
+                // The waiting call's own intent was counted when it went out.
+                let retry = st.desired == Some(action.liked());
+                st.slot = Slot::Idle;
+                st.error = None;
+                self.send_or_settle(post, retry);
+            }
+            Slot::Waiting { .. } | Slot::InFlight { .. } => {}
         }
     }
 
@@ -731,6 +851,9 @@ impl Machine {
         let st = self.state(post);
         let Some(want) = st.desired else { return };
         if st.needs_call(want) {
+            if !retry {
+                st.base = st.confirmed.version;
+            }
             let call = self.next_call_id();
             let action = Action::to_reach(want);
             self.state(post).slot = Slot::InFlight { call, action };

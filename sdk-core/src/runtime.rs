@@ -86,7 +86,10 @@ pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + 'a>>;
 /// Waits `delay`: tokio's timer natively, a JavaScript timer on wasm.
 ///
 /// Natively it must be polled inside a tokio runtime with its timer enabled,
-/// as every task the client spawns is.
+/// as every task the client spawns is. On wasm the delay is counted in
+/// whole milliseconds, rounded up, and is at most [`MAX_TIMER_MS`]
+/// (24.8 days, the longest a JavaScript timer waits): a longer delay waits
+/// that long.
 ///
 /// ```
 /// # #[tokio::main(flavor = "current_thread")]
@@ -98,7 +101,28 @@ pub async fn sleep(delay: Duration) {
     #[cfg(not(target_arch = "wasm32"))]
     tokio::time::sleep(delay).await;
     #[cfg(target_arch = "wasm32")]
-    gloo_timers::future::sleep(delay).await;
+    gloo_timers::future::TimeoutFuture::new(timer_millis(delay)).await;
+}
+
+/// The longest a JavaScript timer waits: 2^31 − 1 ms. A longer delay
+/// makes `setTimeout` fire at once.
+pub const MAX_TIMER_MS: u32 = i32::MAX as u32;
+
+/// `delay` as a JavaScript timer's: whole milliseconds, rounded up so that
+/// the timer never fires early, at most [`MAX_TIMER_MS`].
+///
+/// ```
+/// use std::time::Duration;
+/// use likekit_core::runtime::{MAX_TIMER_MS, timer_millis};
+/// assert_eq!(timer_millis(Duration::from_micros(1500)), 2);
+/// assert_eq!(timer_millis(Duration::from_secs(100_000_000)), MAX_TIMER_MS);
+/// ```
+pub fn timer_millis(delay: Duration) -> u32 {
+    let millis = delay
+        .as_secs()
+        .saturating_mul(1000)
+        .saturating_add(u64::from(delay.subsec_nanos().div_ceil(1_000_000)));
+    u32::try_from(millis).map_or(MAX_TIMER_MS, |ms| ms.min(MAX_TIMER_MS))
 }
 
 /// Where the client runs its calls, timers and reads.

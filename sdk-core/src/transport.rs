@@ -12,7 +12,8 @@
 //! | no connection, connection broken | [`LikeError::Network`] |
 //! | TLS refused: the server's certificate is not trusted, expired, or for another name | [`LikeError::Network`] |
 //! | no answer within the request timeout | [`LikeError::Timeout`] |
-//! | 5xx | [`LikeError::Server`] |
+//! | no token from an [`AsyncTokenProvider`] within the request timeout (nothing sent) | [`LikeError::Timeout`] |
+//! | 5xx, 408 Request Timeout, 425 Too Early | [`LikeError::Server`] (transient; the request may have been processed) |
 //! | 429 (with `Retry-After: <seconds>`) | [`LikeError::RateLimited`] |
 //! | 401 again after a fresh token, or no fresh token | [`LikeError::Unauthorized`] |
 //! | 403 | [`LikeError::Forbidden`] |
@@ -249,7 +250,9 @@ impl TokenProvider for NoToken {
 /// `getIdToken()`, a suspend or async call in Kotlin, Swift or Python).
 /// Same contract: the token to send or `None`, asked before each request
 /// with `refresh` false and once more with `refresh` true after a 401. The
-/// request waits for the answer; the tap it carries has already returned.
+/// request waits for the answer, at most the request timeout (then the
+/// call fails with [`LikeError::Timeout`], nothing sent, and is retried as
+/// any timeout); the tap it carries has already returned.
 ///
 /// ```
 /// use likekit_core::{AsyncTokenProvider, BoxFuture};
@@ -283,10 +286,18 @@ enum Tokens {
 }
 
 impl Tokens {
-    async fn token(&self, refresh: bool) -> Option<String> {
+    /// The token to send; an awaited provider gets at most `timeout`.
+    async fn token(&self, refresh: bool, timeout: Duration) -> Result<Option<String>, LikeError> {
         match self {
-            Self::Now(tokens) => tokens.token(refresh),
-            Self::Awaited(tokens) => tokens.token(refresh).await,
+            Self::Now(tokens) => Ok(tokens.token(refresh)),
+            Self::Awaited(tokens) => {
+                let asked = tokens.token(refresh);
+                let late = crate::runtime::sleep(timeout);
+                match futures_util::future::select(asked, std::pin::pin!(late)).await {
+                    futures_util::future::Either::Left((token, _)) => Ok(token),
+                    futures_util::future::Either::Right(_) => Err(LikeError::Timeout),
+                }
+            }
         }
     }
 }
@@ -575,7 +586,7 @@ impl HttpTransport {
         method: Method,
         url: &str,
     ) -> Result<(u16, Option<u64>, Vec<u8>), LikeError> {
-        let mut token = self.tokens.token(false).await;
+        let mut token = self.tokens.token(false, self.timeout).await?;
         let mut refreshed = false;
         loop {
             let answer = self
@@ -585,7 +596,7 @@ impl HttpTransport {
             let status = answer.status();
             if status == 401 && !refreshed {
                 refreshed = true;
-                if let Some(fresh) = self.tokens.token(true).await {
+                if let Some(fresh) = self.tokens.token(true, self.timeout).await? {
                     token = Some(fresh);
                     // Read the refusal to the end so the connection can be
                     // reused; one over the cap is dropped with its connection.
@@ -958,7 +969,9 @@ pub(crate) fn error_with(
         403 => LikeError::Forbidden { message },
         404 => LikeError::NotFound { message },
         429 => LikeError::RateLimited { retry_after_ms },
-        500..=599 => LikeError::Server {
+        // Transient, and the server may have processed the request before
+        // giving up on it: retried as a server failure.
+        408 | 425 | 500..=599 => LikeError::Server {
             status,
             code,
             message,
@@ -1150,6 +1163,17 @@ mod tests {
             LikeError::Rejected { status: 413, .. }
         ));
         assert!(matches!(err(302, ""), LikeError::InvalidResponse { .. }));
+        // a request the server gave up on may have been processed: retried
+        for status in [408, 425] {
+            let e = err(status, "");
+            assert!(matches!(e, LikeError::Server { .. }), "{status}: {e:?}");
+            assert!(e.is_transient() && e.may_have_applied(), "{status}");
+            assert_eq!(e.status(), Some(status));
+        }
+        assert!(matches!(
+            err(409, ""),
+            LikeError::Rejected { status: 409, .. }
+        ));
         assert_eq!(
             decode::<LikeState>(429, Some(1500), b"").unwrap_err(),
             LikeError::RateLimited {
@@ -1225,6 +1249,33 @@ mod tests {
                 "{bad}"
             );
         }
+    }
+
+    /// A renewal that never answers: the call fails with a timeout, and
+    /// nothing is sent.
+    #[tokio::test]
+    async fn a_token_provider_that_hangs_times_out() {
+        struct Hanging;
+        impl AsyncTokenProvider for Hanging {
+            fn token(&self, _refresh: bool) -> BoxFuture<'_, Option<String>> {
+                Box::pin(std::future::pending())
+            }
+        }
+        // Nothing listens there: a request that went out would fail as a
+        // network error, not a timeout.
+        let transport = HttpTransport::new("http://127.0.0.1:9")
+            .unwrap()
+            .with_async_token_provider(Arc::new(Hanging))
+            .with_timeout(Duration::from_millis(50));
+        let post = PostId::new(42).unwrap();
+        let sent = tokio::time::timeout(Duration::from_secs(5), transport.send(post, Action::Like))
+            .await
+            .expect("the call ends");
+        assert_eq!(sent, Err(LikeError::Timeout));
+        let read = tokio::time::timeout(Duration::from_secs(5), transport.read(post))
+            .await
+            .expect("the read ends");
+        assert_eq!(read, Err(LikeError::Timeout));
     }
 
     #[test]

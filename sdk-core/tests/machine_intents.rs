@@ -241,3 +241,41 @@ fn an_intent_kept_offline_expires_between_tries_but_not_in_flight() {
     m.timer(post(), wait_call);
     assert!(effects(&mut m).is_empty());
 }
+
+#[test]
+fn an_expiring_intent_the_server_already_holds_is_dropped_silently() {
+    let mut m = machine(0, Some(Duration::from_secs(30)));
+    m.snapshot(post(), likes(false, 4, 1));
+    m.tap(post(), true);
+    let (call, _) = send(&effects(&mut m)).unwrap();
+    m.response(post(), call, Err(unavailable()));
+    wait(&effects(&mut m)).unwrap();
+    // A read newer than the call shows the like saved.
+    m.snapshot(post(), likes(true, 5, 2));
+    effects(&mut m);
+    assert!(!m.expire(post(), true));
+    let out = effects(&mut m);
+    assert!(failures(&out).is_empty(), "{out:?}");
+    assert_eq!(intents(&out), [None]);
+    let view = m.view(post()).unwrap();
+    assert!(view.liked && !view.pending && view.error.is_none());
+
+    // An earlier run's intent that a read of this run shows saved.
+    let mut m = machine(0, None);
+    m.snapshot(post(), likes(true, 5, 2));
+    effects(&mut m);
+    assert!(!m.expire(post(), true));
+    assert!(effects(&mut m).is_empty());
+    // One the read contradicts still fails, once.
+    assert!(m.expire(post(), false));
+    assert_eq!(failures(&effects(&mut m)), [(false, LikeError::Expired)]);
+}
+
+fn likes(liked: bool, count: u64, version: u64) -> PostLikes {
+    PostLikes {
+        count,
+        liked_by_me: liked,
+        friends: vec![],
+        version,
+    }
+}

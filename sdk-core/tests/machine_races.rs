@@ -895,3 +895,170 @@ fn posts_failing_together_get_their_own_jitter() {
     assert_eq!(distinct.len(), delays.len(), "lockstep retries: {delays:?}");
     assert_eq!(run(), delays, "the same seed, the same delays");
 }
+
+#[test]
+fn a_failure_after_a_read_showed_the_intent_saved_is_silent() {
+    // A permanent failure, and retries used up on lost answers.
+    let errors = [
+        LikeError::Unauthorized {
+            message: "token refused after refresh".into(),
+        },
+        LikeError::Timeout,
+    ];
+    for error in errors {
+        let mut p = Probe::with(MachineConfig {
+            retry: RetryPolicy {
+                max_retries: 0,
+                ..RetryPolicy::default()
+            },
+            ..MachineConfig::default()
+        });
+        p.seen(10, false, &[], 1);
+        p.m.tap(post(), true);
+        let (call, _) = p.one_send();
+        // A read newer than the call shows the like saved (an earlier
+        // attempt landed, or another of the viewer's devices).
+        p.seen(11, true, &[], 2);
+        p.err(call, error.clone());
+        let new = p.take();
+        assert!(p.failures().is_empty(), "{error:?}: {new:?}");
+        assert_eq!(p.shown(), (true, 11, false), "{error:?}");
+        assert!(
+            new.contains(&Effect::Intent {
+                post: post(),
+                liked: None
+            }),
+            "{error:?}: the intent is settled"
+        );
+        assert_eq!(p.m.view(post()).unwrap().error, None);
+        assert_eq!(p.m.stats().rollbacks, 0);
+    }
+}
+
+#[test]
+fn a_failure_is_still_reported_when_only_an_older_read_matches() {
+    // The heart shows the wanted state from before the call (a tap sent
+    // to make sure after a lost answer): the failure says it didn't save.
+    let mut p = Probe::with(MachineConfig {
+        retry: RetryPolicy {
+            max_retries: 0,
+            ..RetryPolicy::default()
+        },
+        ..MachineConfig::default()
+    });
+    p.seen(2, false, &[], 1);
+    p.m.tap(post(), true);
+    let (like, _) = p.one_send();
+    p.err(like, LikeError::Timeout);
+    p.m.tap(post(), false);
+    let (unlike, _) = p.one_send();
+    p.err(
+        unlike,
+        LikeError::Forbidden {
+            message: "no".into(),
+        },
+    );
+    p.take();
+    let failed: Vec<bool> = p.failures().iter().map(|(wanted, _)| *wanted).collect();
+    assert_eq!(failed, [true, false]);
+}
+
+#[test]
+fn a_retry_after_beyond_the_ceiling_ends_the_retries() {
+    let refused = |ms| LikeError::RateLimited {
+        retry_after_ms: Some(ms),
+    };
+    // Up to the ceiling: honoured.
+    let mut p = Probe::new();
+    p.m.tap(post(), true);
+    let (call, _) = p.one_send();
+    p.err(call, refused(60_000));
+    let (_, delay) = Probe::waits(&p.take())[0];
+    assert!(delay >= Duration::from_secs(60), "{delay:?}");
+    // Beyond it (here about three years): rolled back at once.
+    let mut p = Probe::new();
+    p.seen(5, false, &[], 1);
+    p.m.tap(post(), true);
+    let (call, _) = p.one_send();
+    p.err(call, refused(100_000_000_000));
+    let new = p.take();
+    assert!(Probe::waits(&new).is_empty(), "{new:?}");
+    assert_eq!(p.failures(), [(true, refused(100_000_000_000))]);
+    assert_eq!(p.shown(), (false, 5, false));
+    // Kept while offline, the wait is the longer of the interval and the
+    // ceiling, no more.
+    let every = Duration::from_secs(30);
+    let mut p = Probe::with(MachineConfig {
+        offline_retry: Some(every),
+        ..MachineConfig::default()
+    });
+    p.m.tap(post(), true);
+    let (call, _) = p.one_send();
+    p.err(call, refused(u64::MAX));
+    let (_, delay) = Probe::waits(&p.take())[0];
+    assert_eq!(delay, RetryPolicy::default().retry_after_ceiling());
+    assert!(p.failures().is_empty());
+    // A policy whose own delays are longer honours up to those.
+    let patient = RetryPolicy {
+        max_delay: Duration::from_secs(600),
+        ..RetryPolicy::default()
+    };
+    assert_eq!(patient.retry_after_ceiling(), Duration::from_secs(600));
+}
+
+#[test]
+fn undoing_a_tap_while_its_retry_waits_settles_at_once() {
+    let mut p = Probe::new();
+    p.seen(3, false, &[], 1);
+    p.m.tap(post(), true);
+    let (like, _) = p.one_send();
+    // Refused before it was applied: the server's state is known.
+    p.err(
+        like,
+        LikeError::RateLimited {
+            retry_after_ms: Some(30_000),
+        },
+    );
+    let (timer, _) = Probe::waits(&p.take())[0];
+    let v = p.m.tap(post(), false);
+    assert!(!v.liked && !v.pending, "nothing left to send: {v:?}");
+    assert!(!p.m.is_busy(post()) && !p.m.has_pending_calls());
+    assert!(p.sends().is_empty());
+    // The wait's end changes nothing.
+    p.m.timer(post(), timer);
+    assert!(p.take().is_empty());
+    assert_eq!(p.shown(), (false, 3, false));
+    assert!(p.failures().is_empty());
+    let s = p.m.stats();
+    assert_eq!(s.taps, s.intents_sent + s.coalesced, "{s:?}");
+
+    // A read showing the wish saved settles it too.
+    let mut p = Probe::new();
+    p.seen(3, false, &[], 1);
+    p.m.tap(post(), true);
+    let (like, _) = p.one_send();
+    p.err(
+        like,
+        LikeError::RateLimited {
+            retry_after_ms: None,
+        },
+    );
+    p.take();
+    p.seen(4, true, &[], 2);
+    assert_eq!(p.shown(), (true, 4, false));
+    assert!(!p.m.has_pending_calls());
+    let s = p.m.stats();
+    assert_eq!(s.taps, s.intents_sent + s.coalesced, "{s:?}");
+
+    // After a lost answer the undo still has to reach the server.
+    let mut p = Probe::new();
+    p.seen(3, false, &[], 1);
+    p.m.tap(post(), true);
+    let (like, _) = p.one_send();
+    p.err(like, LikeError::Timeout);
+    let (timer, _) = Probe::waits(&p.take())[0];
+    assert!(p.m.tap(post(), false).pending);
+    assert!(p.m.is_busy(post()));
+    p.m.timer(post(), timer);
+    assert_eq!(p.one_send().1, Action::Unlike);
+}

@@ -33,6 +33,7 @@ use web_sys::{
 
 use super::{Method, ParsedUrl, too_large};
 use crate::LikeError;
+use crate::runtime::timer_millis;
 
 #[wasm_bindgen]
 extern "C" {
@@ -40,20 +41,6 @@ extern "C" {
     /// page, `self.fetch` in a worker, `globalThis.fetch` in Node.
     #[wasm_bindgen(catch, js_name = fetch)]
     fn global_fetch(url: &str, init: &RequestInit) -> Result<Promise, JsValue>;
-}
-
-/// The longest a JavaScript timer waits: 2^31 − 1 ms. A longer delay
-/// makes `setTimeout` fire at once.
-const MAX_TIMER_MS: u32 = i32::MAX as u32;
-
-/// The timeout as a JavaScript timer's delay: whole milliseconds, rounded
-/// up so that the timer never fires early, at most [`MAX_TIMER_MS`].
-fn timer_millis(timeout: Duration) -> u32 {
-    let millis = timeout
-        .as_secs()
-        .saturating_mul(1000)
-        .saturating_add(u64::from(timeout.subsec_nanos().div_ceil(1_000_000)));
-    u32::try_from(millis).map_or(MAX_TIMER_MS, |ms| ms.min(MAX_TIMER_MS))
 }
 
 /// `fetch` needs nothing set up: this is a marker that says so.
