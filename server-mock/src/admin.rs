@@ -147,7 +147,8 @@ pub(crate) async fn set_friends(
     Ok(Json(friends))
 }
 
-/// Mint a sign-in token for any user id.
+/// Mint a sign-in token for any user id (HS256, with the server's token
+/// secret).
 #[utoipa::path(
     post,
     path = "/admin/tokens",
@@ -157,12 +158,22 @@ pub(crate) async fn set_friends(
     responses(
         (status = 200, description = "A signed token", body = TokenResponse),
         (status = 400, description = "`bad_user_id`, `bad_ttl`, `bad_json`", body = ErrorBody),
+        (status = 409, description = "`own_tokens_off`: the server takes tokens from an identity provider (`--jwks`) and, without `--token-secret`, would refuse the token", body = ErrorBody),
     )
 )]
 pub(crate) async fn mint_token(
     State(App(app)): State<App>,
     AppJson(request): AppJson<TokenRequest>,
 ) -> Result<Json<TokenResponse>, ApiError> {
+    if !app.takes_own_tokens {
+        return Err(ApiError::new(
+            StatusCode::CONFLICT,
+            "own_tokens_off",
+            "this server takes tokens from its identity provider (--jwks) and, without \
+             --token-secret, refuses the HS256 tokens it would mint here; start it with \
+             --token-secret as well, or sign tokens with the provider's keys",
+        ));
+    }
     if !(1..=MAX_TOKEN_TTL_SECS).contains(&request.ttl_secs) {
         return Err(ApiError::bad_request(
             "bad_ttl",
@@ -292,7 +303,7 @@ pub(crate) async fn reset(State(App(app)): State<App>) -> Result<Json<Ack>, ApiE
     security(("admin_key" = [])),
     responses(
         (status = 200, description = "Loaded", body = Ack),
-        (status = 400, description = "`bad_request`, `bad_json`", body = ErrorBody),
+        (status = 400, description = "`bad_name`, `too_many_friends`, `bad_user_id`, `bad_post_id`, `bad_json`", body = ErrorBody),
         (status = 404, description = "`user_not_found` (a friend that is not a user)", body = ErrorBody),
     )
 )]
@@ -300,6 +311,9 @@ pub(crate) async fn seed(
     State(App(app)): State<App>,
     AppJson(seed): AppJson<Seed>,
 ) -> Result<Json<Ack>, ApiError> {
+    // Checked here as well as in the store, to answer with the broken
+    // rule's own code.
+    rules::check_seed(&seed)?;
     app.store.seed(&seed).await?;
     app.views.clear();
     Ok(ACK)

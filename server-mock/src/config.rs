@@ -131,11 +131,16 @@ pub struct Config {
     pub connections: crate::net::ConnectionLimits,
     /// Tokens signed by an identity provider (its JWKS, `iss`, `aud`).
     /// With it, HS256 tokens are taken only when `token_secret` is given.
-    /// `None` (the default): HS256 tokens with `token_secret`.
+    /// `None` (the default): HS256 tokens with `token_secret`. A key set
+    /// at a URL must be `https://` (`http://` only on loopback) and is
+    /// fetched before the server listens: a set that cannot be fetched or
+    /// read then stops the start with [`Error::Config`](crate::Error::Config).
     pub token_policy: Option<crate::jwks::TokenPolicy>,
     /// CA certificates (PEM) that sign PostgreSQL's certificate, for
     /// `sslmode=verify-ca` / `verify-full` in the database URL (in place of
-    /// its `sslrootcert`).
+    /// its `sslrootcert`), or `require`, which then checks the chain as
+    /// `verify-ca` does (libpq's rule). With `sslmode=disable` or none, the
+    /// start is refused: there is no TLS for the file to check.
     pub db_ca_file: Option<PathBuf>,
 }
 

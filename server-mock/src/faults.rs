@@ -250,8 +250,10 @@ impl Faults {
         self.set.load().rules.iter().any(|a| a.rule.user.is_some())
     }
 
-    /// What the rules do to `call`; counts the call for every rule it
-    /// matches (up to the rule that acts).
+    /// What the rules do to `call`. The call is counted by every rule it
+    /// matches, so that a rule's call numbers are the requests it matches
+    /// whatever the rules before it did; the rules after the one that acts
+    /// count it but do not fire (no latency, no draw, no `fail_next` used).
     pub(crate) fn plan(&self, call: &Call<'_>) -> Plan {
         let set = self.set.load();
         let seed = set.seed.unwrap_or_default();
@@ -261,6 +263,9 @@ impl Faults {
                 continue;
             }
             let n = active.calls.fetch_add(1, Ordering::AcqRel) + 1;
+            if plan.rule.is_some() {
+                continue;
+            }
             let rule = &active.rule;
             if !active.selects(n) || draw(seed, i, n, 0) >= rule.probability {
                 continue;
@@ -302,7 +307,6 @@ impl Faults {
             if let Some(act) = act {
                 step.act = Some(act);
                 plan.rule = Some(i);
-                break;
             }
         }
         plan
@@ -379,6 +383,36 @@ mod tests {
         assert_eq!(act(&faults, &call(FaultRoute::Like)), FAIL_500);
         assert_eq!(act(&faults, &call(FaultRoute::Like)), FAIL_500);
         assert_eq!(act(&faults, &call(FaultRoute::Like)), None);
+    }
+
+    /// A rule's call numbers count every request it matches, also those
+    /// an earlier rule acted on: `nth: 2` is the second like, and the
+    /// later rule's `fail_next` is not used up by a request it did not
+    /// answer.
+    #[test]
+    fn rules_after_the_one_that_acts_still_count_the_call() {
+        let faults = Faults::default();
+        faults.set(FaultRules::new(vec![
+            FaultRule {
+                nth: Some(1),
+                action: Some(FaultAction::Reset),
+                ..rule(FaultRoute::Like)
+            },
+            FaultRule {
+                nth: Some(2),
+                action: Some(FaultAction::Drop),
+                ..rule(FaultRoute::Like)
+            },
+            FaultRule {
+                fail_next: 1,
+                status: 500,
+                ..rule(FaultRoute::Like)
+            },
+        ]));
+        let likes: Vec<_> = (0..4)
+            .map(|_| act(&faults, &call(FaultRoute::Like)))
+            .collect();
+        assert_eq!(likes, [Some(Act::Reset), Some(Act::Drop), FAIL_500, None]);
     }
 
     #[test]

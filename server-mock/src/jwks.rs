@@ -9,11 +9,18 @@
 //! key used as an HS256 secret) and `alg: none`. A key set that holds
 //! symmetric keys (`oct`) is refused: this is for public keys only.
 //!
-//! Rotation: a token whose `kid` is not in the set is refused and asks for
-//! the set to be read again (at most once every [`MIN_REFETCH`]); the set
-//! is also read again every `refresh`. When the set changes, the tokens
-//! remembered as verified are forgotten, so a removed key stops working at
-//! once.
+//! Rotation: a token whose `kid` is not in the set, or whose signature
+//! does not check out, is refused and asks for the set to be read again (at
+//! most once every [`MIN_REFETCH`]); the set is also read again every
+//! `refresh`. The set has changed when any key's parameters have (a key
+//! replaced under the same `kid` included): the new keys are put in force
+//! and the tokens remembered as verified are forgotten, so a removed or
+//! replaced key stops working at once.
+//!
+//! A URL is read over `https://`; `http://` only on loopback (a key set
+//! sent in the clear lets anyone on the path add keys). A URL set is
+//! fetched before the server listens, and a set that cannot be read then
+//! stops the start; later reads that fail leave the keys in force.
 
 use std::{
     path::PathBuf,
@@ -26,6 +33,7 @@ use std::{
 
 use jsonwebtoken::{
     Algorithm, DecodingKey, Header, Validation,
+    errors::ErrorKind,
     jwk::{AlgorithmParameters, EllipticCurve, JwkSet, KeyAlgorithm},
 };
 use likekit_proto::UserId;
@@ -45,7 +53,8 @@ const MAX_SET_BYTES: usize = 1 << 20;
 pub enum JwksSource {
     /// A file, read at start and again on refresh.
     File(PathBuf),
-    /// An `http(s)://` URL, fetched at start and again on refresh.
+    /// An `https://` URL (`http://` only on loopback), fetched at start
+    /// and again on refresh.
     Url(String),
 }
 
@@ -86,6 +95,8 @@ struct Key {
     kid: Option<String>,
     algorithm: Algorithm,
     decoding: DecodingKey,
+    /// The key as published: what a change of the set is judged by.
+    jwk: jsonwebtoken::jwk::Jwk,
 }
 
 /// The key set in force, with its checks.
@@ -181,6 +192,7 @@ fn parse(text: &[u8]) -> Result<Vec<Key>, String> {
             kid: jwk.common.key_id.clone(),
             algorithm,
             decoding,
+            jwk: jwk.clone(),
         });
     }
     if keys.is_empty() {
@@ -197,9 +209,13 @@ fn parse(text: &[u8]) -> Result<Vec<Key>, String> {
 
 impl Jwks {
     /// The policy's key set: a file is read now (a bad one fails the
-    /// start); a URL is fetched by [`refresh`](Self::refresh), which the
-    /// server calls before it listens.
+    /// start); a URL is checked now (`https://`, or `http://` on loopback)
+    /// and fetched by [`refresh`](Self::refresh), which the server calls
+    /// before it listens.
     pub(crate) fn open(policy: TokenPolicy) -> Result<Self, crate::Error> {
+        if let JwksSource::Url(url) = &policy.jwks {
+            check_url(url).map_err(|e| crate::Error::Config(format!("the key set: {e}")))?;
+        }
         let keys = match &policy.jwks {
             JwksSource::File(path) => {
                 let text = std::fs::read(path).map_err(|e| {
@@ -221,15 +237,28 @@ impl Jwks {
     }
 
     fn with_keys(policy: TokenPolicy, keys: Vec<Key>) -> Result<Self, crate::Error> {
+        // A redirect is held to the same rule as the URL itself.
+        let redirects = reqwest::redirect::Policy::custom(|attempt| {
+            if attempt.previous().len() >= 10 {
+                attempt.error("more than 10 redirects")
+            } else if let Err(why) = check_url(attempt.url().as_str()) {
+                attempt.error(format!("redirected: {why}"))
+            } else {
+                attempt.follow()
+            }
+        });
         let http = reqwest::Client::builder()
             .timeout(Duration::from_secs(10))
+            .redirect(redirects)
             .build()
             .map_err(|e| crate::Error::Config(format!("the key set's HTTP client: {e}")))?;
+        // No keys yet (a URL not fetched): due at once.
+        let last_read = (!keys.is_empty()).then(Instant::now);
         Ok(Self {
             policy,
             keys: RwLock::new(Arc::new(keys)),
             wanted: AtomicBool::new(false),
-            last_read: Mutex::new(Some(Instant::now())),
+            last_read: Mutex::new(last_read),
             http,
         })
     }
@@ -252,8 +281,9 @@ impl Jwks {
         }
     }
 
-    /// Reads the set again; `Ok(true)` when it changed. On failure the keys
-    /// in force stay.
+    /// Reads the set again and puts it in force; `Ok(true)` when it changed
+    /// (a key added, removed, or replaced, under the same `kid` or none).
+    /// On failure the keys in force stay.
     pub(crate) async fn refresh(&self) -> Result<bool, String> {
         *self
             .last_read
@@ -265,23 +295,35 @@ impl Jwks {
                 .await
                 .map_err(|e| format!("cannot read {}: {e}", path.display()))?,
             JwksSource::Url(url) => {
-                let answer = self
+                let mut answer = self
                     .http
                     .get(url)
                     .send()
                     .await
-                    .map_err(|e| format!("cannot fetch {url}: {e}"))?;
+                    .map_err(|e| format!("cannot fetch {url}: {}", with_causes(&e)))?;
                 if !answer.status().is_success() {
                     return Err(format!("{url} answered {}", answer.status()));
                 }
-                let body = answer
-                    .bytes()
-                    .await
-                    .map_err(|e| format!("cannot read {url}: {e}"))?;
-                if body.len() > MAX_SET_BYTES {
-                    return Err(format!("{url} sent more than {MAX_SET_BYTES} bytes"));
+                let too_big = || format!("{url} sent more than {MAX_SET_BYTES} bytes");
+                if answer
+                    .content_length()
+                    .is_some_and(|n| n > MAX_SET_BYTES as u64)
+                {
+                    return Err(too_big());
                 }
-                body.to_vec()
+                // Read in chunks, and no further than the limit.
+                let mut body = Vec::new();
+                while let Some(chunk) = answer
+                    .chunk()
+                    .await
+                    .map_err(|e| format!("cannot read {url}: {}", with_causes(&e)))?
+                {
+                    if body.len() + chunk.len() > MAX_SET_BYTES {
+                        return Err(too_big());
+                    }
+                    body.extend_from_slice(&chunk);
+                }
+                body
             }
         };
         let keys = parse(&text)?;
@@ -305,6 +347,13 @@ impl Jwks {
                 .read()
                 .unwrap_or_else(std::sync::PoisonError::into_inner),
         );
+        if keys.is_empty() {
+            // Only a URL set not fetched yet (a set with no key is refused).
+            self.wanted.store(true, Ordering::Relaxed);
+            return Err(TokenError::Invalid(
+                "the identity provider's key set has not been read yet".into(),
+            ));
+        }
         let key = match &header.kid {
             Some(kid) => keys.iter().find(|k| k.kid.as_deref() == Some(kid)),
             None if keys.len() == 1 => keys.first(),
@@ -347,19 +396,60 @@ impl Jwks {
             Some(audience) => validation.set_audience(&[audience]),
             None => validation.validate_aud = false,
         }
-        let data = jsonwebtoken::decode::<Claims>(token, &key.decoding, &validation)
-            .map_err(|err| token_error(&err))?;
+        let data =
+            jsonwebtoken::decode::<Claims>(token, &key.decoding, &validation).map_err(|err| {
+                if matches!(err.kind(), ErrorKind::InvalidSignature) {
+                    // Perhaps the key was replaced under the same `kid`.
+                    self.wanted.store(true, Ordering::Relaxed);
+                }
+                token_error(&err)
+            })?;
         signed_in(data.claims)
     }
 }
 
-/// Whether two sets hold the same keys (by `kid` and algorithm: a provider
-/// rotates by adding and removing `kid`s).
+/// Whether two sets hold the same keys: the same parameters in the same
+/// order, not just the same `kid`s (a provider may replace a key and keep
+/// its `kid`, or publish one key with none).
 fn same_keys(a: &[Key], b: &[Key]) -> bool {
-    a.len() == b.len()
-        && a.iter()
-            .zip(b)
-            .all(|(x, y)| x.kid == y.kid && x.algorithm == y.algorithm)
+    a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x.jwk == y.jwk)
+}
+
+/// `err` and its causes, for a message that says what went wrong under
+/// "error sending request".
+fn with_causes(err: &dyn std::error::Error) -> String {
+    let mut text = err.to_string();
+    let mut cause = err.source();
+    while let Some(inner) = cause {
+        text.push_str(": ");
+        text.push_str(&inner.to_string());
+        cause = inner.source();
+    }
+    text
+}
+
+/// Why `url` is not a place to read a key set from: not `https://`, or
+/// `http://` to a host other than loopback (`localhost`, `127.0.0.0/8`,
+/// `::1`).
+fn check_url(url: &str) -> Result<(), String> {
+    let parsed = reqwest::Url::parse(url).map_err(|e| format!("{url} is not a URL: {e}"))?;
+    let loopback = parsed.host_str().is_some_and(|host| {
+        host.eq_ignore_ascii_case("localhost")
+            || host
+                .trim_start_matches('[')
+                .trim_end_matches(']')
+                .parse::<std::net::IpAddr>()
+                .is_ok_and(|ip| ip.is_loopback())
+    });
+    match parsed.scheme() {
+        "https" => Ok(()),
+        "http" if loopback => Ok(()),
+        "http" => Err(format!(
+            "{url}: a key set is read over https:// (http:// only on loopback: \
+             keys sent in the clear can be replaced on the way)"
+        )),
+        other => Err(format!("{url}: the scheme {other}:// is not https://")),
+    }
 }
 
 #[cfg(test)]
@@ -385,6 +475,63 @@ mod tests {
         assert!(parse(ed).unwrap_err().contains("not a key for it"));
         let ed = br#"{"keys":[{"kty":"OKP","crv":"Ed25519","x":"11qYAYKxCrfVS_7TyWQHOg7hcvPapiMlrwIaaPcHURo"}]}"#;
         assert_eq!(parse(ed).unwrap()[0].algorithm, Algorithm::EdDSA);
+    }
+
+    #[test]
+    fn key_sets_are_read_over_https_or_on_loopback() {
+        for ok in [
+            "https://id.example/jwks.json",
+            "http://127.0.0.1:8080/jwks.json",
+            "http://127.8.0.1/jwks.json",
+            "http://localhost/jwks.json",
+            "http://[::1]:9000/jwks.json",
+        ] {
+            assert_eq!(check_url(ok), Ok(()), "{ok}");
+        }
+        for bad in [
+            "http://id.example/jwks.json",
+            "http://10.0.0.1/jwks.json",
+            "http://localhost.id.example/jwks.json",
+            "http://[::2]/jwks.json",
+            "ftp://id.example/jwks.json",
+            "https://",
+        ] {
+            assert!(check_url(bad).is_err(), "{bad}");
+        }
+        let err = Jwks::open(TokenPolicy {
+            jwks: JwksSource::Url("http://id.example/jwks.json".into()),
+            issuer: None,
+            audience: None,
+            refresh: Duration::from_secs(60),
+        })
+        .unwrap_err();
+        assert!(err.to_string().contains("https://"), "{err}");
+    }
+
+    #[test]
+    fn a_set_not_read_yet_says_so() {
+        let jwks = Jwks::open(TokenPolicy {
+            jwks: JwksSource::Url("https://id.example/jwks.json".into()),
+            issuer: None,
+            audience: None,
+            refresh: Duration::from_secs(60),
+        })
+        .unwrap();
+        assert!(jwks.due(), "a URL set not read yet is due at once");
+        let header = Header::new(Algorithm::ES256);
+        let Err(TokenError::Invalid(why)) = jwks.verify("x.y.z", &header) else {
+            panic!("no key, no token");
+        };
+        assert!(why.contains("not been read"), "{why}");
+    }
+
+    #[test]
+    fn a_key_replaced_under_its_kid_is_a_change() {
+        let a = br#"{"keys":[{"kty":"OKP","crv":"Ed25519","x":"11qYAYKxCrfVS_7TyWQHOg7hcvPapiMlrwIaaPcHURo","kid":"k"}]}"#;
+        let b = br#"{"keys":[{"kty":"OKP","crv":"Ed25519","x":"3p7bfXt9wbTTW2HC7OQ1Nz-DQ8hbeGdNrfx-FG-IK08","kid":"k"}]}"#;
+        let (a, a_again, b) = (parse(a).unwrap(), parse(a).unwrap(), parse(b).unwrap());
+        assert!(same_keys(&a, &a_again));
+        assert!(!same_keys(&a, &b));
     }
 
     #[test]

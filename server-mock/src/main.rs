@@ -82,8 +82,8 @@ struct ServeArgs {
     #[arg(long, env = "LIKEKIT_TOKEN_SECRET", hide_env_values = true)]
     token_secret: Option<String>,
     /// Verify tokens with an identity provider's public keys: a JWKS file,
-    /// or an `https://` URL read again in the background (RS256, ES256,
-    /// ES384, EdDSA).
+    /// or an `https://` URL (`http://` only on loopback) fetched at start
+    /// and read again in the background (RS256, ES256, ES384, EdDSA).
     #[arg(long, env = "LIKEKIT_JWKS", value_name = "FILE_OR_URL")]
     jwks: Option<String>,
     /// With `--jwks`: the `iss` tokens must carry.
@@ -116,7 +116,7 @@ struct ServeArgs {
     /// How long a viewer's friend set is cached (milliseconds).
     #[arg(long, env = "LIKEKIT_FRIENDS_TTL_MS", default_value_t = 30_000)]
     friends_ttl_ms: u64,
-    /// Requests taking longer are answered 503 (seconds).
+    /// Requests taking longer are answered 503 (seconds; at least 1).
     #[arg(long, env = "LIKEKIT_REQUEST_TIMEOUT_SECS", default_value_t = 30)]
     request_timeout_secs: u64,
     /// How many requests the request journal keeps (`GET /admin/requests`;
@@ -135,8 +135,9 @@ struct ServeArgs {
     #[arg(long, env = "LIKEKIT_SHUTDOWN_DELAY_SECS", default_value_t = 0)]
     shutdown_delay_secs: u64,
     /// CA certificates (PEM) that sign PostgreSQL's certificate, for
-    /// `sslmode=verify-ca` or `verify-full` in `--db` (in place of the
-    /// URL's `sslrootcert`).
+    /// `sslmode=verify-ca`, `verify-full` or `require` (which then checks
+    /// the chain, as `verify-ca`) in `--db`, in place of the URL's
+    /// `sslrootcert`; refused without TLS.
     #[arg(long, env = "LIKEKIT_DB_CA_FILE", value_name = "FILE")]
     db_ca_file: Option<PathBuf>,
     /// Read-only SQLite connections (0: twice the CPUs, at least 4).
@@ -167,10 +168,12 @@ struct ServeArgs {
     #[arg(long, env = "LIKEKIT_OPS_LISTEN", value_name = "ADDR")]
     ops_listen: Option<SocketAddr>,
     /// How long a client may take to send a request's head, and how long
-    /// a kept-alive connection may sit idle, before it is closed (seconds).
+    /// a kept-alive connection may sit idle, before it is closed (seconds;
+    /// at least 1).
     #[arg(long, env = "LIKEKIT_HEADER_READ_TIMEOUT_SECS", default_value_t = 10)]
     header_read_timeout_secs: u64,
-    /// The most connections open at once; more wait to be accepted.
+    /// The most connections open at once; more wait to be accepted (at
+    /// least 1).
     #[arg(long, env = "LIKEKIT_MAX_CONNECTIONS", default_value_t = 10_000)]
     max_connections: usize,
 }
@@ -189,7 +192,31 @@ struct TokenArgs {
     token_secret: String,
 }
 
+/// `value`, or an error naming the flag and its variable when it is 0.
+fn at_least_one<T: PartialEq + Default>(value: T, flag: &str, env: &str) -> Result<T, String> {
+    if value == T::default() {
+        Err(format!("{flag} ({env}) must be at least 1"))
+    } else {
+        Ok(value)
+    }
+}
+
 fn config_from(args: ServeArgs) -> Result<Config, String> {
+    let request_timeout_secs = at_least_one(
+        args.request_timeout_secs,
+        "--request-timeout-secs",
+        "LIKEKIT_REQUEST_TIMEOUT_SECS",
+    )?;
+    let header_read_timeout_secs = at_least_one(
+        args.header_read_timeout_secs,
+        "--header-read-timeout-secs",
+        "LIKEKIT_HEADER_READ_TIMEOUT_SECS",
+    )?;
+    let max_connections = at_least_one(
+        args.max_connections,
+        "--max-connections",
+        "LIKEKIT_MAX_CONNECTIONS",
+    )?;
     let seed = match &args.seed {
         Some(path) => {
             let text = std::fs::read_to_string(path)
@@ -223,7 +250,7 @@ fn config_from(args: ServeArgs) -> Result<Config, String> {
         write_rate_limit,
         cache_ttl: Duration::from_millis(args.cache_ttl_ms),
         friends_ttl: Duration::from_millis(args.friends_ttl_ms),
-        request_timeout: Duration::from_secs(args.request_timeout_secs.max(1)),
+        request_timeout: Duration::from_secs(request_timeout_secs),
         max_body_bytes: args.max_body_bytes,
         shutdown_grace: Duration::from_secs(args.shutdown_grace_secs),
         shutdown_delay: Duration::from_secs(args.shutdown_delay_secs),
@@ -246,8 +273,8 @@ fn config_from(args: ServeArgs) -> Result<Config, String> {
             refresh: Duration::from_secs(args.jwks_refresh_secs.max(10)),
         }),
         connections: likekit_server::net::ConnectionLimits {
-            header_read_timeout: Duration::from_secs(args.header_read_timeout_secs.max(1)),
-            max_connections: args.max_connections.max(1),
+            header_read_timeout: Duration::from_secs(header_read_timeout_secs),
+            max_connections,
         },
         ..Config::default()
     })

@@ -59,13 +59,16 @@ impl Route {
         }
     }
 
-    /// The route of a request, from the pattern axum matched.
+    /// The route of a request, from the pattern axum matched and the
+    /// method: a request to a like route with a method that route does not
+    /// take (answered 405, or a `HEAD`) is `Other`, so that it is neither
+    /// journaled nor seen by fault rules as a like, unlike or read.
     pub(crate) fn of(method: &Method, matched: Option<&str>) -> Self {
         match matched {
             Some("/posts/{post_id}/like") if method == Method::POST => Route::Like,
             Some("/posts/{post_id}/like") if method == Method::DELETE => Route::Unlike,
-            Some("/posts/{post_id}/likes") => Route::Likes,
-            Some("/likes") => Route::Batch,
+            Some("/posts/{post_id}/likes") if method == Method::GET => Route::Likes,
+            Some("/likes") if method == Method::GET => Route::Batch,
             Some("/healthz" | "/livez" | "/readyz") => Route::Healthz,
             Some("/openapi.json") => Route::OpenApi,
             Some("/metrics") => Route::Metrics,

@@ -8,7 +8,10 @@ use std::{
     convert::Infallible,
     future::Future,
     pin::Pin,
-    sync::Arc,
+    sync::{
+        Arc, OnceLock,
+        atomic::{AtomicBool, Ordering},
+    },
     task::{Context, Poll},
     time::{Duration, Instant},
 };
@@ -23,8 +26,8 @@ use tracing::Instrument as _;
 use axum::{
     Json,
     body::{Body, Bytes, HttpBody as _},
-    extract::Request,
-    http::{HeaderValue, Method, StatusCode, header},
+    extract::{FromRequestParts as _, Query, Request},
+    http::{HeaderValue, StatusCode, header, request::Parts},
     response::{IntoResponse, Response},
 };
 use likekit_proto::{
@@ -33,9 +36,10 @@ use likekit_proto::{
 };
 
 use crate::{
-    api::Written,
+    api::{Written, parse_post_list},
     auth::authenticate,
     error::ApiError,
+    extract::PathId,
     faults::{Act, Call, Plan},
     metrics::Route,
     net::ConnInfo,
@@ -53,38 +57,35 @@ fn fault_route(route: Route) -> Option<FaultRoute> {
     }
 }
 
-/// The posts a request names: the `{id}` of `/posts/{id}/…`, or the
-/// `posts=` list of a batch read (ids that do not parse are left out; the
-/// handler refuses them).
-fn posts_named(request: &Request) -> Vec<PostId> {
-    let uri = request.uri();
-    let path_id = uri
-        .path()
-        .strip_prefix("/posts/")
-        .and_then(|rest| rest.split('/').next())
-        .and_then(|id| id.parse().ok());
-    if let Some(id) = path_id {
-        return vec![id];
+/// The posts a request names, read as the handler reads them: the
+/// `{post_id}` of `/posts/{post_id}/…` ([`PathId`]), or the `posts=` list
+/// of a batch read ([`parse_post_list`], after the query is decoded as the
+/// handler's `Query` decodes it). None when the handler refuses them (it
+/// answers 400).
+fn posts_named(route: FaultRoute, parts: &mut Parts) -> Vec<PostId> {
+    if route == FaultRoute::Batch {
+        return Query::<Vec<(String, String)>>::try_from_uri(&parts.uri)
+            .ok()
+            .and_then(|Query(pairs)| parse_post_list(&pairs).ok())
+            .unwrap_or_default();
     }
-    uri.query()
-        .into_iter()
-        .flat_map(|q| q.split('&'))
-        .filter_map(|pair| pair.strip_prefix("posts="))
-        .flat_map(|list| {
-            let list = list.replace("%2C", ",").replace("%2c", ",");
-            list.split(',')
-                .filter_map(|id| id.parse().ok())
-                .collect::<Vec<PostId>>()
-        })
-        .collect()
+    // The extractor reads the path parameters routing left in the
+    // request's extensions: it is ready at once.
+    PathId::<PostId>::from_request_parts(parts, &())
+        .now_or_never()
+        .and_then(Result::ok)
+        .map(|PathId(post)| vec![post])
+        .unwrap_or_default()
 }
 
-/// The request's method as fault rules and the journal name it.
-fn method_of(request: &Request) -> FaultMethod {
-    match *request.method() {
-        Method::POST => FaultMethod::Post,
-        Method::DELETE => FaultMethod::Delete,
-        _ => FaultMethod::Get,
+/// The method of a request to a public route: the one method the route
+/// takes (requests with another method are not public-route requests; see
+/// [`Route::of`]).
+fn method_of(route: FaultRoute) -> FaultMethod {
+    match route {
+        FaultRoute::Like => FaultMethod::Post,
+        FaultRoute::Unlike => FaultMethod::Delete,
+        FaultRoute::Likes | FaultRoute::Batch | FaultRoute::All => FaultMethod::Get,
     }
 }
 
@@ -95,17 +96,16 @@ fn user_of(app: &Shared, request: &Request) -> Option<UserId> {
 }
 
 /// The fault rules' plan for a request to a public route.
-fn plan_for(app: &Shared, route: FaultRoute, request: &Request) -> Plan {
+fn plan_for(app: &Shared, route: FaultRoute, posts: &[PostId], request: &Request) -> Plan {
     let user = if app.faults.wants_user() {
         user_of(app, request)
     } else {
         None
     };
-    let posts = posts_named(request);
     app.faults.plan(&Call {
         route,
-        method: method_of(request),
-        posts: &posts,
+        method: method_of(route),
+        posts,
         user,
     })
 }
@@ -123,20 +123,20 @@ struct Arrival {
 }
 
 impl Arrival {
-    fn begin(app: &Shared, route: FaultRoute, request: &Request) -> Self {
+    fn begin(app: &Shared, route: FaultRoute, posts: Vec<PostId>, request: &Request) -> Self {
         let at_ms = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX));
         let arrival = Self {
             seq: app.journal.take_seq(),
             at_ms,
-            method: method_of(request),
+            method: method_of(route),
             route,
             path: request
                 .uri()
                 .path_and_query()
                 .map_or_else(String::new, |p| p.as_str().to_owned()),
-            posts: posts_named(request),
+            posts,
             user: user_of(app, request),
         };
         app.journal.record(arrival.entry());
@@ -163,15 +163,30 @@ impl Arrival {
         }
     }
 
-    fn finish(self, response: &Response, elapsed: Duration) -> JournalEntry {
-        let fault = response.extensions().get::<FaultNote>();
-        let written = response.extensions().get::<Written>();
-        let cut = fault.is_some_and(|f| f.cut);
-        let handled = !fault.is_some_and(|f| f.phase == FaultPhase::Before);
+    /// The entry once the answer is ready: `faults` is what the fault
+    /// path noted (kept even when the request timeout ended it), and
+    /// `timed_out` whether the answer is the request timeout's.
+    fn finish(
+        self,
+        response: &Response,
+        faults: Option<&FaultPath>,
+        timed_out: bool,
+        elapsed: Duration,
+    ) -> JournalEntry {
+        let note = faults.and_then(|f| f.note.get());
+        let cut = faults.is_some_and(|f| f.cut.load(Ordering::Acquire));
+        let written = faults
+            .and_then(|f| f.written.get().copied())
+            .or_else(|| response.extensions().get::<Written>().copied());
+        let handled = !note.is_some_and(|n| n.phase == FaultPhase::Before);
         let write = match (self.route, written) {
             (_, Some(w)) if w.changed => Some(WriteResult::Applied),
             (_, Some(_)) => Some(WriteResult::Unchanged),
-            (FaultRoute::Like | FaultRoute::Unlike, None) if handled => Some(WriteResult::Refused),
+            // A write the request timeout cut short may still commit: its
+            // outcome is unknown, not refused.
+            (FaultRoute::Like | FaultRoute::Unlike, None) if handled && !timed_out => {
+                Some(WriteResult::Refused)
+            }
             _ => None,
         };
         JournalEntry {
@@ -185,21 +200,63 @@ impl Arrival {
             user: self.user,
             status: (!cut).then(|| response.status().as_u16()),
             write,
-            fault_rule: fault.and_then(|f| f.rule),
-            fault_phase: fault.map(|f| f.phase),
-            fault: fault.map(|f| f.act.to_owned()),
+            fault_rule: note.and_then(|n| n.rule),
+            fault_phase: note.map(|n| n.phase),
+            fault: note.map(|n| n.act.to_owned()),
             in_flight: false,
         }
     }
 }
 
+/// A request on the fault path: the connection a rule may cut, and what
+/// the path noted for the journal. It lives beside the fault path rather
+/// than in it, so that the request timeout, which drops the path, leaves
+/// it readable.
+#[derive(Debug)]
+struct FaultPath {
+    connection: Option<ConnInfo>,
+    /// The rule that acts on the request, noted when its phase begins (its
+    /// latency is part of its act).
+    note: OnceLock<FaultNote>,
+    /// What the handler did, noted as soon as it answered.
+    written: OnceLock<Written>,
+    /// No answer reached the client: the connection was cut or held.
+    cut: AtomicBool,
+}
+
+impl FaultPath {
+    /// Cuts the connection (with a reset, or an orderly close). The answer
+    /// returned is never written; when the router is served without
+    /// `net::Listener` there is no connection to cut, and it is the answer.
+    fn cut(&self, reset: bool) -> Response {
+        match &self.connection {
+            Some(info) if reset => info.kill.reset(),
+            Some(info) => info.kill.trigger(),
+            None => tracing::warn!("fault rule: cannot cut a connection served elsewhere"),
+        }
+        self.cut.store(self.connection.is_some(), Ordering::Release);
+        ApiError::new(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "connection_dropped",
+            "fault rule: connection dropped",
+        )
+        .into_response()
+    }
+
+    /// Whether the rule acting on the request hangs it.
+    fn hangs(&self) -> bool {
+        self.note.get().is_some_and(|n| n.act == "hang")
+    }
+}
+
 /// Runs the request through the fault plan: the `before` delay and act
 /// (the handler never runs when there is one), the handler, then the
-/// `after` delay and act on its answer.
+/// `after` delay and act on its answer. What the journal needs is noted in
+/// `path` as it happens.
 async fn with_faults<S>(
     app: Arc<Shared>,
     plan: Plan,
-    connection: Option<ConnInfo>,
+    path: Arc<FaultPath>,
     request: Request,
     inner: S,
 ) -> Result<Response, Infallible>
@@ -207,67 +264,59 @@ where
     S: Service<Request, Response = Response, Error = Infallible>,
 {
     let app = &*app;
+    let rule = plan.rule.and_then(|r| u32::try_from(r).ok());
+    if let Some(act) = &plan.before.act {
+        let _ = path.note.set(FaultNote::of(rule, FaultPhase::Before, act));
+    }
     if !plan.before.delay.is_zero() {
         tokio::time::sleep(plan.before.delay).await;
     }
-    let rule = plan.rule.and_then(|r| u32::try_from(r).ok());
     if let Some(act) = plan.before.act {
         app.metrics.faults_injected.increment(1);
-        let note = FaultNote::of(rule, FaultPhase::Before, &act);
-        let mut response = perform(app, act, None, connection).await;
-        response.extensions_mut().insert(note);
-        return Ok(response);
+        return Ok(perform(act, None, &path).await);
+    }
+    if let Some(act) = &plan.after.act {
+        let _ = path.note.set(FaultNote::of(rule, FaultPhase::After, act));
     }
     let Ok(response) = inner.oneshot(request).await;
+    // What the handler did, for the journal, before its answer is delayed
+    // or replaced.
+    if let Some(written) = response.extensions().get::<Written>() {
+        let _ = path.written.set(*written);
+    }
     if !plan.after.delay.is_zero() {
         tokio::time::sleep(plan.after.delay).await;
     }
     match plan.after.act {
         Some(act) => {
             app.metrics.faults_injected.increment(1);
-            let note = FaultNote::of(rule, FaultPhase::After, &act);
-            // What the handler did, for the journal, before its answer is
-            // replaced.
-            let written = response.extensions().get::<Written>().copied();
-            let mut spoiled = perform(app, act, Some(response), connection).await;
-            spoiled.extensions_mut().insert(note);
-            if let Some(written) = written {
-                spoiled.extensions_mut().insert(written);
-            }
-            Ok(spoiled)
+            Ok(perform(act, Some(response), &path).await)
         }
         None => Ok(response),
     }
 }
 
-/// What a fault rule did to a request, on its answer for the journal.
+/// Which rule acted on a request, when, and how, for the journal.
 #[derive(Debug, Clone)]
 struct FaultNote {
     rule: Option<u32>,
     phase: FaultPhase,
     act: &'static str,
-    /// No answer reaches the client (the connection is cut or held).
-    cut: bool,
 }
 
 impl FaultNote {
     fn of(rule: Option<u32>, phase: FaultPhase, act: &Act) -> Self {
-        let (act, cut) = match act {
-            Act::Status { .. } => ("status", false),
-            Act::Drop => ("drop", true),
-            Act::Reset => ("reset", true),
-            Act::Hang => ("hang", true),
-            Act::Truncate(_) => ("truncate", false),
-            Act::Malformed => ("malformed", false),
-            Act::SlowBody { .. } => ("slow_body", false),
-            Act::Oversized(_) => ("oversized", false),
+        let act = match act {
+            Act::Status { .. } => "status",
+            Act::Drop => "drop",
+            Act::Reset => "reset",
+            Act::Hang => "hang",
+            Act::Truncate(_) => "truncate",
+            Act::Malformed => "malformed",
+            Act::SlowBody { .. } => "slow_body",
+            Act::Oversized(_) => "oversized",
         };
-        Self {
-            rule,
-            phase,
-            act,
-            cut,
-        }
+        Self { rule, phase, act }
     }
 }
 
@@ -275,27 +324,7 @@ impl FaultNote {
 const MALFORMED: &str = "{\"count\": 1, \"liked_by_me\": tru";
 
 /// Carries out one act; `answer` is the handler's answer (phase `after`).
-async fn perform(
-    app: &Shared,
-    act: Act,
-    answer: Option<Response>,
-    connection: Option<ConnInfo>,
-) -> Response {
-    // Cuts the connection; the answer returned is never written (or, when
-    // the router is served without `net::Listener`, it is the answer).
-    let cut = |reset: bool| {
-        match &connection {
-            Some(info) if reset => info.kill.reset(),
-            Some(info) => info.kill.trigger(),
-            None => tracing::warn!("fault rule: cannot cut a connection served elsewhere"),
-        }
-        ApiError::new(
-            StatusCode::SERVICE_UNAVAILABLE,
-            "connection_dropped",
-            "fault rule: connection dropped",
-        )
-        .into_response()
-    };
+async fn perform(act: Act, answer: Option<Response>, path: &FaultPath) -> Response {
     let status = answer.as_ref().map_or(StatusCode::OK, |a| a.status());
     match act {
         Act::Status {
@@ -321,17 +350,12 @@ async fn perform(
             }
             response
         }
-        Act::Drop => cut(false),
-        Act::Reset => cut(true),
-        Act::Hang => {
-            // Hold until just before the request timeout, then cut: the
-            // client, with a shorter timeout, has given up by then.
-            let hold = app
-                .request_timeout
-                .saturating_sub(Duration::from_millis(100));
-            tokio::time::sleep(hold).await;
-            cut(false)
-        }
+        Act::Drop => path.cut(false),
+        Act::Reset => path.cut(true),
+        // Held until the request timeout, which cuts the connection (see
+        // `Observe`): however much of the request's time is already spent,
+        // the client never gets an answer.
+        Act::Hang => future::pending().await,
         Act::Malformed => json_body(status, Body::from(MALFORMED), Some(MALFORMED.len() as u64)),
         Act::Truncate(bytes) => {
             let body = real_body(answer).await;
@@ -491,9 +515,23 @@ where
                 .map(|p| p.as_str()),
         );
         let public = fault_route(route);
+        let journal = app.journal.is_on();
+        let faulty = !app.faults.is_empty();
+        // The posts, read as the handler reads them, when the journal or a
+        // rule wants them.
+        let posts = match public {
+            Some(public) if journal || faulty => {
+                let (mut parts, body) = request.into_parts();
+                let posts = posts_named(public, &mut parts);
+                request = Request::from_parts(parts, body);
+                posts
+            }
+            _ => Vec::new(),
+        };
         let arrival = public
-            .filter(|_| app.journal.is_on())
-            .map(|public| Arrival::begin(&app, public, &request));
+            .filter(|_| journal)
+            .map(|public| Arrival::begin(&app, public, posts.clone(), &request));
+        let mut fault_path = None;
 
         // The body limit: a declared length past it is refused at once; a
         // body that may come is read through a limit (the extractors
@@ -514,22 +552,28 @@ where
                 request = request.map(|body| Body::new(http_body_util::Limited::new(body, limit)));
             }
             let plan = public
-                .filter(|_| !app.faults.is_empty())
-                .map(|public| plan_for(&app, public, &request))
+                .filter(|_| faulty)
+                .map(|public| plan_for(&app, public, &posts, &request))
                 .filter(|plan| !plan.is_empty());
             match plan {
                 None => Either::Left(self.inner.call(request)),
                 Some(plan) => {
-                    let connection = request
-                        .extensions()
-                        .get::<axum::extract::ConnectInfo<ConnInfo>>()
-                        .map(|info| info.0.clone());
+                    let path = Arc::new(FaultPath {
+                        connection: request
+                            .extensions()
+                            .get::<axum::extract::ConnectInfo<ConnInfo>>()
+                            .map(|info| info.0.clone()),
+                        note: OnceLock::new(),
+                        written: OnceLock::new(),
+                        cut: AtomicBool::new(false),
+                    });
+                    fault_path = Some(path.clone());
                     // Boxed: the fault path's state (sleeps, acts, bodies)
                     // is large, and every other request would carry it.
                     let faults: BoxedAnswer = Box::pin(with_faults(
                         app.clone(),
                         plan,
-                        connection,
+                        path,
                         request,
                         self.inner.clone(),
                     ));
@@ -552,15 +596,20 @@ where
                         tokio::time::timeout(left, handled).await
                     }
                 };
+                let timed_out = answer.is_err();
                 let mut response = match answer {
                     Ok(Ok(Ok(response))) => response,
                     Ok(Err(panic)) => panic_response(panic),
-                    Err(_) => ApiError::new(
-                        StatusCode::SERVICE_UNAVAILABLE,
-                        "timeout",
-                        "the request took too long",
-                    )
-                    .into_response(),
+                    Err(_) => match fault_path.as_deref().filter(|f| f.hangs()) {
+                        // A `hang` never answers: its connection is cut.
+                        Some(hung) => hung.cut(false),
+                        None => ApiError::new(
+                            StatusCode::SERVICE_UNAVAILABLE,
+                            "timeout",
+                            "the request took too long",
+                        )
+                        .into_response(),
+                    },
                 };
                 let status = response.status();
                 if (status.is_client_error() || status.is_server_error()) && !is_json(&response) {
@@ -574,7 +623,12 @@ where
                 }
                 let elapsed = started.elapsed();
                 if let Some(arrival) = arrival {
-                    app.journal.record(arrival.finish(&response, elapsed));
+                    app.journal.record(arrival.finish(
+                        &response,
+                        fault_path.as_deref(),
+                        timed_out,
+                        elapsed,
+                    ));
                 }
                 app.metrics.observe(route, status, elapsed.as_secs_f64());
                 tracing::debug!(%method, ?route, status = status.as_u16(), ?elapsed, "request");

@@ -47,12 +47,35 @@ impl Modify for Security {
     }
 }
 
-/// The answers every route of a kind can give, added to each operation so
-/// that they are listed once here rather than on every handler: on admin
-/// routes `401 bad_admin_key`, and for a body `400 bad_json`,
-/// `413 payload_too_large` and `415 unsupported_media_type`; on the public
-/// routes `500 storage_error` and `503` (`timeout`, `shutting_down`, or a
-/// fault rule's `injected_fault`).
+/// The operations whose handlers use the store, and so can also answer
+/// `500 storage_error` and `503 shutting_down`.
+const STORE_OPERATIONS: [(&str, &str); 9] = [
+    ("/posts/{post_id}/like", "post"),
+    ("/posts/{post_id}/like", "delete"),
+    ("/posts/{post_id}/likes", "get"),
+    ("/likes", "get"),
+    ("/admin/users", "post"),
+    ("/admin/posts", "post"),
+    ("/admin/users/{id}/friends", "put"),
+    ("/admin/reset", "post"),
+    ("/admin/seed", "post"),
+];
+
+/// The answers that do not come from a handler's own logic, added to each
+/// operation where they can occur so that they are listed once here rather
+/// than on every handler:
+///
+/// - every operation: `413 payload_too_large` (a `Content-Length` over
+///   `--max-body-bytes` is refused before any handler), `500 internal` (a
+///   handler panicked) and `503 timeout` (`--request-timeout-secs`);
+/// - the operations that use the store ([`STORE_OPERATIONS`]): `500
+///   storage_error` and `503 shutting_down`;
+/// - admin operations: `401 bad_admin_key`, and with a body `400 bad_json`
+///   and `415 unsupported_media_type`;
+/// - the like routes: any status a fault rule answers, as `default`.
+///
+/// A code already listed for a status is not repeated; one that is not is
+/// added to that status's description.
 struct CommonResponses;
 
 impl Modify for CommonResponses {
@@ -73,42 +96,77 @@ impl Modify for CommonResponses {
         for (path, item) in openapi.paths.paths.iter_mut() {
             let admin = path.starts_with("/admin");
             let public = path.starts_with("/posts") || path == "/likes";
-            for operation in [
-                &mut item.get,
-                &mut item.put,
-                &mut item.post,
-                &mut item.delete,
-            ]
-            .into_iter()
-            .flatten()
-            {
-                let has_body = operation.request_body.is_some();
-                let responses = &mut operation.responses.responses;
-                let mut add = |status: &str, description: &str| {
-                    responses
-                        .entry(status.to_owned())
-                        .or_insert_with(|| error(description));
+            for (method, operation) in [
+                ("get", &mut item.get),
+                ("put", &mut item.put),
+                ("post", &mut item.post),
+                ("delete", &mut item.delete),
+            ] {
+                let Some(operation) = operation else {
+                    continue;
                 };
+                let has_body = operation.request_body.is_some();
+                let store = STORE_OPERATIONS.contains(&(path.as_str(), method));
+                let responses = &mut operation.responses.responses;
+                // `code` (with its explanation) under `status`.
+                let mut add = |status: &str, code: &str, explanation: &str| {
+                    let text = format!("`{code}`{explanation}");
+                    match responses.get_mut(status) {
+                        None => {
+                            responses.insert(status.to_owned(), error(&text));
+                        }
+                        Some(RefOr::T(listed)) => {
+                            if !listed.description.contains(&format!("`{code}`")) {
+                                listed.description = format!("{}; {text}", listed.description);
+                            }
+                        }
+                        Some(RefOr::Ref(_)) => {}
+                    }
+                };
+                add(
+                    "413",
+                    "payload_too_large",
+                    ": a body (or a declared `Content-Length`) over `--max-body-bytes`",
+                );
+                add("500", "internal", ": a bug (a handler panicked)");
+                add(
+                    "503",
+                    "timeout",
+                    ": the request took longer than `--request-timeout-secs`",
+                );
+                if store {
+                    add(
+                        "500",
+                        "storage_error",
+                        ": the database failed (retrying is safe)",
+                    );
+                    add("503", "shutting_down", ": the server is stopping");
+                }
                 if admin {
-                    add("401", "`bad_admin_key`: no or a wrong `X-Admin-Key`");
+                    add("401", "bad_admin_key", ": no or a wrong `X-Admin-Key`");
                     if has_body {
-                        add("400", "`bad_json`");
-                        add("413", "`payload_too_large`: a body over `--max-body-bytes`");
+                        add("400", "bad_json", "");
                         add(
                             "415",
-                            "`unsupported_media_type`: a body without `Content-Type: application/json`",
+                            "unsupported_media_type",
+                            ": a body without `Content-Type: application/json`",
                         );
                     }
                 }
                 if public {
-                    add(
-                        "500",
-                        "`storage_error`: the database failed (retrying is safe)",
-                    );
-                    add(
-                        "503",
-                        "`timeout`, `shutting_down`, or `injected_fault` (a fault rule)",
-                    );
+                    responses.entry("default".to_owned()).or_insert_with(|| {
+                        RefOr::T(
+                            ResponseBuilder::new()
+                                .description(
+                                    "A fault rule's answer (`PUT /admin/faults`): any status \
+                                     from 200 to 599, with the rule's body or the \
+                                     `injected_fault` error; `malformed`, `truncate`, \
+                                     `slow_body` and `oversized` answer bodies that are not \
+                                     the ones documented here.",
+                                )
+                                .build(),
+                        )
+                    });
                 }
                 // Every answer carries the request's id.
                 for response in operation.responses.responses.values_mut() {
@@ -473,6 +531,61 @@ mod tests {
             }
         }
         assert!(answers > 40, "{answers}");
+    }
+
+    /// Each operation lists the answers the middleware, the store and the
+    /// fault rules can give it, not only its handler's own.
+    #[test]
+    fn every_operation_lists_the_answers_it_can_get() {
+        let doc: Value = serde_json::from_str(document()).expect("json");
+        let mut operations = 0;
+        for (path, item) in doc["paths"].as_object().expect("paths") {
+            for (method, operation) in item.as_object().expect("item") {
+                operations += 1;
+                let responses = &operation["responses"];
+                let lists = |status: &str, code: &str| {
+                    let description = responses[status]["description"].as_str();
+                    assert!(
+                        description.is_some_and(|d| d.contains(&format!("`{code}`"))),
+                        "{method} {path}: {status} {code} is not listed: {description:?}"
+                    );
+                };
+                lists("413", "payload_too_large");
+                lists("500", "internal");
+                lists("503", "timeout");
+                let store = STORE_OPERATIONS.contains(&(path.as_str(), method.as_str()));
+                if store {
+                    lists("500", "storage_error");
+                    lists("503", "shutting_down");
+                }
+                if path.starts_with("/admin") {
+                    lists("401", "bad_admin_key");
+                    if operation["requestBody"].is_object() {
+                        lists("400", "bad_json");
+                        lists("415", "unsupported_media_type");
+                    }
+                }
+                let public = path.starts_with("/posts") || path == "/likes";
+                assert_eq!(
+                    responses["default"].is_object(),
+                    public,
+                    "{method} {path}: fault answers are listed on the like routes only"
+                );
+            }
+        }
+        assert!(operations >= 20, "{operations}");
+        // Each store operation is one of the document's.
+        for (path, method) in STORE_OPERATIONS {
+            assert!(doc["paths"][path][method].is_object(), "{method} {path}");
+        }
+        // A handler's own answer for a status keeps its codes.
+        let ready = doc["paths"]["/readyz"]["get"]["responses"]["503"]["description"]
+            .as_str()
+            .expect("readyz 503");
+        assert!(
+            ready.contains("`not_ready`") && ready.contains("`timeout`"),
+            "{ready}"
+        );
     }
 
     #[test]

@@ -48,8 +48,10 @@ async fn start(config: Config, app: App) -> Result<ServerHandle, Error> {
         config.token_policy.as_ref().map(|p| &p.jwks),
         Some(crate::jwks::JwksSource::Url(_))
     ) {
-        // The provider's keys before the first request.
-        app.refresh_keys().await;
+        // The provider's keys before the first request: a set that cannot
+        // be fetched or read stops the start (a server that answers 401 to
+        // every token is not ready).
+        app.load_keys().await?;
     }
     if let Some(seed) = &config.seed {
         app.seed(seed).await?;
@@ -230,7 +232,14 @@ impl ServerHandle {
         &self.app
     }
 
-    /// A sign-in token for `user`, valid for `ttl`.
+    /// A sign-in token for `user`, valid for `ttl` (HS256, signed with the
+    /// server's token secret).
+    ///
+    /// With an identity provider ([`Config::token_policy`]) and no
+    /// [`Config::token_secret`] the server refuses these tokens (401), as
+    /// `POST /admin/tokens` then refuses to mint them (409): give a token
+    /// secret as well, or sign with the provider's keys.
+    /// [`App::takes_own_tokens`] tells which.
     pub fn mint_token(&self, user: UserId, ttl: Duration) -> String {
         self.app.tokens().mint(user, ttl)
     }

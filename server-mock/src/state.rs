@@ -70,6 +70,10 @@ pub(crate) struct Shared {
     pub(crate) ops_apart: bool,
     /// Set once a stop is asked: `/readyz` answers 503 from then on.
     pub(crate) stopping: std::sync::atomic::AtomicBool,
+    /// Whether the server takes the HS256 tokens it mints: without an
+    /// identity provider always; with one only when a token secret was
+    /// given.
+    pub(crate) takes_own_tokens: bool,
 }
 
 impl fmt::Debug for App {
@@ -211,6 +215,11 @@ impl App {
             }
         };
         let tokens = Tokens::new(secret.as_bytes())?;
+        let secret_given = config
+            .token_secret
+            .as_deref()
+            .is_some_and(|s| !s.is_empty());
+        let takes_own_tokens = config.token_policy.is_none() || secret_given;
         if let Some(root) = &config.web_root
             && !root.is_dir()
         {
@@ -233,10 +242,7 @@ impl App {
                 Some(policy) => Authenticator::with_jwks(
                     tokens,
                     crate::jwks::Jwks::open(policy.clone())?,
-                    config
-                        .token_secret
-                        .as_deref()
-                        .is_some_and(|s| !s.is_empty()),
+                    takes_own_tokens,
                 ),
                 None => Authenticator::new(tokens),
             },
@@ -258,10 +264,15 @@ impl App {
             database: config.database.clone(),
             ops_apart: config.ops_listen.is_some(),
             stopping: std::sync::atomic::AtomicBool::new(false),
+            takes_own_tokens,
         })))
     }
 
     /// The token minter and checker this app signs users in with.
+    ///
+    /// With an identity provider (`config.token_policy`) and no
+    /// `config.token_secret`, the app refuses the HS256 tokens this mints
+    /// (see [`takes_own_tokens`](Self::takes_own_tokens)).
     pub fn tokens(&self) -> &Tokens {
         self.0.auth.tokens()
     }
@@ -277,28 +288,52 @@ impl App {
         self.0.admin_key.as_deref()
     }
 
-    /// Sweeps expired cache entries every second and trims rate-limit and
-    /// metrics state every ten; never returns. [`spawn`](crate::spawn) runs
-    /// it; an embedding application should spawn it beside its server
-    /// (without it, full caches stop taking new entries).
-    /// Reads the identity provider's key set again (when there is one),
-    /// and forgets the tokens remembered as verified if it changed.
-    pub async fn refresh_keys(&self) {
+    /// Whether the app takes the HS256 tokens [`tokens`](Self::tokens)
+    /// mints: always without an identity provider; with one
+    /// (`config.token_policy`) only when `config.token_secret` was given.
+    pub fn takes_own_tokens(&self) -> bool {
+        self.0.takes_own_tokens
+    }
+
+    /// Reads the identity provider's key set now (when there is one), puts
+    /// it in force, and forgets the tokens remembered as verified if it
+    /// changed. [`spawn`](crate::spawn) calls it before it listens, so a
+    /// key set at a URL is in force for the first request; an embedding
+    /// application with a URL key set should call it before it serves.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Config`] when the set cannot be fetched or read, or is not
+    /// a usable key set; the keys in force (if any) stay.
+    pub async fn load_keys(&self) -> Result<(), Error> {
         let Some(jwks) = &self.0.auth.jwks else {
-            return;
+            return Ok(());
         };
-        match jwks.refresh().await {
-            Ok(true) => {
-                self.0.auth.forget();
-                tracing::info!(?jwks, "the key set changed");
-            }
-            Ok(false) => {}
-            Err(err) => {
-                tracing::warn!(error = %err, "the key set could not be read again; the keys in force stay")
-            }
+        let changed = jwks
+            .refresh()
+            .await
+            .map_err(|e| Error::Config(format!("the key set: {e}")))?;
+        if changed {
+            self.0.auth.forget();
+            tracing::info!(?jwks, "the key set changed");
+        }
+        Ok(())
+    }
+
+    /// Reads the identity provider's key set again (when there is one),
+    /// and forgets the tokens remembered as verified if it changed; when
+    /// it cannot be read, the keys in force stay (and the log says so).
+    pub async fn refresh_keys(&self) {
+        if let Err(err) = self.load_keys().await {
+            tracing::warn!(error = %err, "the key set could not be read again; the keys in force stay");
         }
     }
 
+    /// Sweeps expired cache entries every second, reads the identity
+    /// provider's key set again when it is due, and trims rate-limit and
+    /// metrics state every ten; never returns. [`spawn`](crate::spawn) runs
+    /// it; an embedding application should spawn it beside its server
+    /// (without it, full caches stop taking new entries).
     pub async fn run_housekeeping(self) {
         let mut every = tokio::time::interval(Duration::from_secs(1));
         for tick in 0u64.. {

@@ -251,6 +251,23 @@ async fn seed_over_http() {
         .admin(Method::POST, "/admin/seed", Some(json!({"bogus": []})))
         .await;
     expect_error(r, StatusCode::BAD_REQUEST, "bad_json").await;
+    // A broken rule is answered with the rule's own code, as by the other
+    // admin routes, and nothing of the document is loaded.
+    let blank = json!({"users": [{"id": 4, "name": " "}]});
+    let r = t.admin(Method::POST, "/admin/seed", Some(blank)).await;
+    expect_error(r, StatusCode::BAD_REQUEST, "bad_name").await;
+    let crowd: Vec<u64> = vec![1; likekit_server::store::rules::MAX_FRIENDS + 1];
+    let crowded = json!({"users": [{"id": 4, "name": "Di", "friends": crowd}]});
+    let r = t.admin(Method::POST, "/admin/seed", Some(crowded)).await;
+    expect_error(r, StatusCode::BAD_REQUEST, "too_many_friends").await;
+    let r = t
+        .admin(
+            Method::PUT,
+            "/admin/users/4/friends",
+            Some(json!({"friends": []})),
+        )
+        .await;
+    expect_error(r, StatusCode::NOT_FOUND, "user_not_found").await;
     t.stop().await;
 }
 

@@ -236,6 +236,60 @@ fn a_bad_seed_file_stops_the_start() {
     assert!(String::from_utf8_lossy(&output.stderr).contains("bad seed"));
 }
 
+/// 0 for a timeout or the connection cap stops the start, naming the flag
+/// and its variable (flag or variable alike).
+#[test]
+fn zero_timeouts_and_connection_caps_stop_the_start() {
+    use std::io::Read as _;
+    for (flag, env) in [
+        ("--request-timeout-secs", "LIKEKIT_REQUEST_TIMEOUT_SECS"),
+        (
+            "--header-read-timeout-secs",
+            "LIKEKIT_HEADER_READ_TIMEOUT_SECS",
+        ),
+        ("--max-connections", "LIKEKIT_MAX_CONNECTIONS"),
+    ] {
+        for by_env in [false, true] {
+            let mut command = Command::new(BIN);
+            command
+                .args(["--listen", "127.0.0.1:0", "--db", ":memory:"])
+                .env_remove(env)
+                .stdout(std::process::Stdio::null())
+                .stderr(std::process::Stdio::piped());
+            if by_env {
+                command.env(env, "0");
+            } else {
+                command.args([flag, "0"]);
+            }
+            let mut child = command.spawn().unwrap();
+            let deadline = std::time::Instant::now() + Duration::from_secs(20);
+            let status = loop {
+                if let Some(status) = child.try_wait().unwrap() {
+                    break status;
+                }
+                if std::time::Instant::now() > deadline {
+                    child.kill().unwrap();
+                    child.wait().unwrap();
+                    panic!("{flag} 0 (by_env: {by_env}): the server started");
+                }
+                std::thread::sleep(Duration::from_millis(50));
+            };
+            let mut stderr = String::new();
+            child
+                .stderr
+                .take()
+                .unwrap()
+                .read_to_string(&mut stderr)
+                .unwrap();
+            assert!(!status.success(), "{flag} 0: {stderr}");
+            assert!(
+                stderr.contains(&format!("{flag} ({env}) must be at least 1")),
+                "{flag} 0: {stderr}"
+            );
+        }
+    }
+}
+
 #[tokio::test]
 async fn seeded_memory_server_with_a_random_secret_and_no_admin() {
     let dir = tempfile::tempdir().unwrap();

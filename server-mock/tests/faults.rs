@@ -7,7 +7,10 @@ mod common;
 use std::time::{Duration, Instant};
 
 use common::{TestServer, expect_error, ok_json};
-use likekit_server::wire::{LikeState, PostLikes};
+use likekit_server::wire::{
+    LikeState, PostLikes,
+    admin::{FaultPhase, JournalEntry, RequestFilter, WriteResult},
+};
 use reqwest::{Method, StatusCode, header};
 use serde_json::{Value, json};
 
@@ -206,5 +209,159 @@ async fn delete_clears_and_bad_rules_are_400() {
     }
     // A refused rule set leaves the previous one (none) in force.
     ok_json::<LikeState>(t.unlike(1, 1).await).await;
+    t.stop().await;
+}
+
+/// A server whose requests time out after one second.
+async fn with_timeout_of_a_second() -> TestServer {
+    TestServer::with(likekit_server::Config {
+        request_timeout: Duration::from_secs(1),
+        ..common::test_config()
+    })
+    .await
+}
+
+/// Every journal entry, oldest first.
+async fn journal(t: &TestServer) -> Vec<JournalEntry> {
+    t.admin_client
+        .requests(&RequestFilter::default())
+        .await
+        .unwrap()
+        .entries
+}
+
+/// `hang` never answers, however much of the request's time a latency (a
+/// `before` rule's, or the handler and an `after` rule's) has already
+/// taken: the connection is cut at the request timeout, never a 503.
+#[tokio::test]
+async fn hang_after_a_latency_cuts_the_connection_at_the_timeout() {
+    let t = with_timeout_of_a_second().await;
+    t.setup(&[], &[1]).await;
+    for phase in ["before", "after"] {
+        set_rules(
+            &t,
+            json!([{"route": "like", "phase": phase, "latency_ms": 300,
+                    "action": {"kind": "hang"}}]),
+        )
+        .await;
+        t.admin_client.clear_requests().await.unwrap();
+        let started = Instant::now();
+        let result = t.as_user(1, Method::POST, "/posts/1/like").send().await;
+        let elapsed = started.elapsed();
+        match result {
+            Ok(answer) => panic!(
+                "{phase}: a hung request was answered {}: {}",
+                answer.status(),
+                answer.text().await.unwrap()
+            ),
+            Err(err) => assert!(err.status().is_none(), "{phase}: {err:?}"),
+        }
+        assert!(
+            elapsed >= Duration::from_millis(900),
+            "{phase}: {elapsed:?}"
+        );
+        let [entry] = &journal(&t).await[..] else {
+            panic!("{phase}: one like");
+        };
+        assert_eq!(entry.status, None, "{phase}: {entry:?}");
+        assert_eq!(entry.fault.as_deref(), Some("hang"), "{phase}: {entry:?}");
+    }
+    t.stop().await;
+}
+
+/// A like an `after` rule delays past the request timeout has committed:
+/// the client gets the 503 `timeout`, and the journal says the write was
+/// applied and which rule held it, not that it was refused.
+#[tokio::test]
+async fn a_write_timed_out_by_an_after_rule_is_journaled_as_written() {
+    let t = with_timeout_of_a_second().await;
+    t.setup(&[], &[1]).await;
+    set_rules(
+        &t,
+        json!([{"route": "like", "phase": "after", "latency_ms": 1500,
+                "action": {"kind": "status", "status": 500}}]),
+    )
+    .await;
+    expect_error(
+        t.like(1, 1).await,
+        StatusCode::SERVICE_UNAVAILABLE,
+        "timeout",
+    )
+    .await;
+    assert_eq!(count(&t, 1).await, 1, "the like committed");
+    let [entry] = &journal(&t).await[..] else {
+        panic!("one like");
+    };
+    assert_eq!(
+        (
+            entry.status,
+            entry.write,
+            entry.fault_rule,
+            entry.fault_phase,
+            entry.fault.as_deref()
+        ),
+        (
+            Some(503),
+            Some(WriteResult::Applied),
+            Some(0),
+            Some(FaultPhase::After),
+            Some("status")
+        ),
+        "{entry:?}"
+    );
+    t.stop().await;
+}
+
+/// A request with a method its route does not take is answered 405 and is
+/// not a like, unlike or read: no rule sees it (a `GET` rule's
+/// `fail_next` is left for the next read) and the journal does not list
+/// it. A batch read's posts are the handler's: decoded and trimmed.
+#[tokio::test]
+async fn wrong_methods_are_not_reads_and_batch_posts_are_the_handlers() {
+    let t = TestServer::start().await;
+    t.setup(&[], &[1, 2]).await;
+    set_rules(
+        &t,
+        json!([{"route": "*", "method": "GET", "fail_next": 1, "status": 502}]),
+    )
+    .await;
+    for (method, path) in [
+        (Method::PUT, "/posts/1/likes"),
+        (Method::PATCH, "/likes?posts=1"),
+        (Method::PUT, "/posts/1/like"),
+    ] {
+        let r = t.as_user(1, method.clone(), path).send().await.unwrap();
+        expect_error(r, StatusCode::METHOD_NOT_ALLOWED, "method_not_allowed").await;
+    }
+    assert_eq!(journal(&t).await, [], "405s are not journaled");
+    assert_eq!(t.view(1, 1).await.status(), StatusCode::BAD_GATEWAY);
+
+    // `posts=1,+2` is posts 1 and 2 to the handler, so to the rules and
+    // the journal too.
+    set_rules(
+        &t,
+        json!([{"route": "batch", "post": 2, "fail_next": 1, "status": 500}]),
+    )
+    .await;
+    t.admin_client.clear_requests().await.unwrap();
+    for query in ["posts=1,+2", "posts=1%2C%202"] {
+        let path = format!("/likes?{query}");
+        let _ = t.as_user(1, Method::GET, &path).send().await.unwrap();
+    }
+    let seen: Vec<_> = journal(&t)
+        .await
+        .into_iter()
+        .map(|e| {
+            (
+                e.posts.iter().map(|p| p.get()).collect::<Vec<_>>(),
+                e.status,
+            )
+        })
+        .collect();
+    assert_eq!(
+        seen,
+        [(vec![1, 2], Some(500)), (vec![1, 2], Some(200))],
+        "the rule for post 2 fired on the first read"
+    );
     t.stop().await;
 }

@@ -399,3 +399,174 @@ async fn keys_rotate_at_the_url() {
     assert_eq!(view_with(&t, &new_token).await.status(), StatusCode::OK);
     t.stop().await;
 }
+
+/// `key` as the provider may publish it: the same parameters without a
+/// `kid`, and tokens that name none.
+fn without_kid(key: ProviderKey) -> ProviderKey {
+    let mut jwk = key.jwk;
+    jwk.as_object_mut().unwrap().remove("kid");
+    ProviderKey {
+        kid: String::new(),
+        jwk,
+        ..key
+    }
+}
+
+fn sign_without_kid(key: &ProviderKey, claims: &Value) -> String {
+    jsonwebtoken::encode(&Header::new(key.alg), claims, &key.encoding).unwrap()
+}
+
+#[tokio::test]
+async fn a_key_replaced_under_the_same_kid_is_put_in_force() {
+    let old = provider_key("main", Algorithm::ES256);
+    let new = provider_key("main", Algorithm::ES256);
+    let set = Arc::new(Mutex::new(jwks(&[&old])));
+    let url = serve_jwks(Arc::clone(&set)).await;
+    let t = server_with(JwksSource::Url(url)).await;
+    let old_token = sign(&old, &claims(|_| {}));
+    let new_token = sign(&new, &claims(|_| {}));
+    // The old key's token is now remembered as verified.
+    assert_eq!(view_with(&t, &old_token).await.status(), StatusCode::OK);
+    refused(&t, &new_token, "invalid_token", "a key not published yet").await;
+
+    // The provider replaces the key and keeps its `kid`.
+    *set.lock().unwrap() = jwks(&[&new]);
+    common::eventually(Duration::from_secs(10), "the new key to verify", || async {
+        (view_with(&t, &new_token).await.status() == StatusCode::OK).then_some(())
+    })
+    .await;
+    refused(&t, &old_token, "invalid_token", "the replaced key").await;
+    t.stop().await;
+}
+
+#[tokio::test]
+async fn a_single_key_without_kid_is_replaced_too() {
+    let old = without_kid(provider_key("x", Algorithm::EdDSA));
+    let new = without_kid(provider_key("x", Algorithm::EdDSA));
+    let set = Arc::new(Mutex::new(jwks(&[&old])));
+    let url = serve_jwks(Arc::clone(&set)).await;
+    let t = server_with(JwksSource::Url(url)).await;
+    let old_token = sign_without_kid(&old, &claims(|_| {}));
+    let new_token = sign_without_kid(&new, &claims(|_| {}));
+    assert_eq!(view_with(&t, &old_token).await.status(), StatusCode::OK);
+
+    *set.lock().unwrap() = jwks(&[&new]);
+    common::eventually(Duration::from_secs(10), "the new key to verify", || async {
+        (view_with(&t, &new_token).await.status() == StatusCode::OK).then_some(())
+    })
+    .await;
+    refused(&t, &old_token, "invalid_token", "the replaced key").await;
+    t.stop().await;
+}
+
+/// Starts a server on `source` and returns why it did not start.
+async fn start_error(source: JwksSource) -> String {
+    likekit_server::spawn(Config {
+        token_policy: Some(policy(source)),
+        token_secret: None,
+        ..test_config()
+    })
+    .await
+    .expect_err("the start should fail")
+    .to_string()
+}
+
+#[tokio::test]
+async fn a_url_set_that_cannot_be_fetched_at_start_stops_the_start() {
+    // The provider answers 500.
+    let app = axum::Router::new().route(
+        "/jwks.json",
+        axum::routing::get(|| async { (axum::http::StatusCode::INTERNAL_SERVER_ERROR, "down") }),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/jwks.json", listener.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+    let err = start_error(JwksSource::Url(url.clone())).await;
+    assert!(err.contains("invalid configuration"), "{err}");
+    assert!(err.contains(&url) && err.contains("500"), "{err}");
+
+    // Nothing listens there.
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/jwks.json", listener.local_addr().unwrap());
+    drop(listener);
+    let err = start_error(JwksSource::Url(url.clone())).await;
+    assert!(err.contains(&format!("cannot fetch {url}")), "{err}");
+
+    // It answers, but not with a key set.
+    let set = Arc::new(Mutex::new(r#"{"keys":[]}"#.to_owned()));
+    let url = serve_jwks(set).await;
+    let err = start_error(JwksSource::Url(url)).await;
+    assert!(err.contains("no key"), "{err}");
+}
+
+#[tokio::test]
+async fn a_key_set_is_read_over_https_or_on_loopback_only() {
+    let err = start_error(JwksSource::Url("http://id.example/jwks.json".into())).await;
+    assert!(
+        err.contains("invalid configuration") && err.contains("https://"),
+        "{err}"
+    );
+    let err = start_error(JwksSource::Url("http://10.1.2.3:8080/jwks.json".into())).await;
+    assert!(err.contains("only on loopback"), "{err}");
+}
+
+#[tokio::test]
+async fn a_key_set_is_read_no_further_than_its_limit() {
+    use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+    // A provider whose answer never ends.
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/jwks.json", listener.local_addr().unwrap());
+    tokio::spawn(async move {
+        while let Ok((mut socket, _)) = listener.accept().await {
+            tokio::spawn(async move {
+                let mut request = [0u8; 4096];
+                let _ = socket.read(&mut request).await;
+                let head = "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\nconnection: close\r\n\r\n";
+                if socket.write_all(head.as_bytes()).await.is_err() {
+                    return;
+                }
+                let chunk = vec![b' '; 64 * 1024];
+                while socket.write_all(&chunk).await.is_ok() {}
+            });
+        }
+    });
+    let started = std::time::Instant::now();
+    let err = start_error(JwksSource::Url(url)).await;
+    assert!(err.contains("more than 1048576 bytes"), "{err}");
+    // Well before the fetch's own 10 s timeout.
+    assert!(started.elapsed() < Duration::from_secs(8), "{err}");
+}
+
+#[tokio::test]
+async fn admin_tokens_are_refused_when_the_server_would_refuse_them() {
+    let ec = provider_key("ec-1", Algorithm::ES256);
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("jwks.json");
+    std::fs::write(&file, jwks(&[&ec])).unwrap();
+    let mint = json!({"user_id": 7, "ttl_secs": 60});
+
+    // An identity provider and no token secret: no HS256 token to mint.
+    let t = server_with(JwksSource::File(file.clone())).await;
+    assert!(!t.server.app().takes_own_tokens());
+    let r = t
+        .admin(reqwest::Method::POST, "/admin/tokens", Some(mint.clone()))
+        .await;
+    let body = common::expect_error(r, StatusCode::CONFLICT, "own_tokens_off").await;
+    assert!(body.error.message.contains("--token-secret"), "{body:?}");
+    t.stop().await;
+
+    // With a token secret as well, the minted token signs in.
+    let t = TestServer::with(Config {
+        token_policy: Some(policy(JwksSource::File(file))),
+        ..test_config()
+    })
+    .await;
+    t.setup(&[(7, "Ana")], &[42]).await;
+    assert!(t.server.app().takes_own_tokens());
+    let r = t
+        .admin(reqwest::Method::POST, "/admin/tokens", Some(mint))
+        .await;
+    let token: likekit_server::wire::admin::TokenResponse = common::ok_json(r).await;
+    assert_eq!(view_with(&t, &token.token).await.status(), StatusCode::OK);
+    t.stop().await;
+}

@@ -367,3 +367,45 @@ async fn the_admin_client_reports_status_and_code() {
     assert!(matches!(err, AdminError::Http(_)), "{err:?}");
     assert_eq!(err.code(), "no_answer");
 }
+
+/// Any operation answers 413 to a body over `--max-body-bytes`, before its
+/// handler (and, on admin routes, before the key is checked): each one
+/// the document lists is sent such a body, and must list the 413.
+#[tokio::test]
+async fn every_operation_lists_the_413_it_answers_to_a_body_over_the_limit() {
+    let t = TestServer::with(likekit_server::Config {
+        max_body_bytes: 64,
+        ..common::test_config()
+    })
+    .await;
+    let doc = served_document(&t).await;
+    let mut missing = Vec::new();
+    let mut sent = 0;
+    for (template, operations) in doc["paths"].as_object().unwrap() {
+        let path = template.replace("{post_id}", "42").replace("{id}", "7");
+        for (method, operation) in operations.as_object().unwrap() {
+            let method = Method::from_bytes(method.to_uppercase().as_bytes()).unwrap();
+            let response = t
+                .http
+                .request(method.clone(), t.url(&path))
+                .header("X-Admin-Key", ADMIN_KEY)
+                .header("Content-Type", "application/json")
+                .body(format!("{{\"padding\": \"{}\"}}", "x".repeat(100)))
+                .send()
+                .await
+                .unwrap();
+            assert_eq!(
+                response.status(),
+                StatusCode::PAYLOAD_TOO_LARGE,
+                "{method} {path}"
+            );
+            if operation["responses"]["413"].is_null() {
+                missing.push(format!("{method} {template}"));
+            }
+            sent += 1;
+        }
+    }
+    assert!(sent >= 20, "{sent}");
+    assert!(missing.is_empty(), "no 413 listed for: {missing:?}");
+    t.stop().await;
+}

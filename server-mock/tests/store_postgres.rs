@@ -142,7 +142,8 @@ async fn encrypted(cluster: &Cluster, database: &str, store: PostgresStore) -> S
 
 /// Every connection of a `verify-full` store is encrypted (PostgreSQL's
 /// own view, `pg_stat_ssl`); a certificate from another CA is refused
-/// with a clear error; `require` encrypts without a CA; `prefer` is
+/// with a clear error; `require` encrypts without a CA, and checks the
+/// chain with one; a CA file without TLS is refused; `prefer` is
 /// refused; without `sslmode` nothing is encrypted, as before.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn tls_to_postgres_is_checked_as_sslmode_says() {
@@ -186,6 +187,38 @@ async fn tls_to_postgres_is_checked_as_sslmode_says() {
     let counts = encrypted(cluster, database.name(), require).await;
     let (tls, all) = counts.split_once('|').unwrap();
     assert!(all != "0" && tls == all, "require encrypts: {counts}");
+
+    // `require` with a CA file checks the chain, as libpq does (verify-ca).
+    let refused = PostgresStore::connect(PostgresOptions {
+        ca_file: Some(files.path().join("other-ca.pem")),
+        ..PostgresOptions::new(with("sslmode=require"))
+    })
+    .await
+    .expect_err("require with a CA file refuses another CA's certificate");
+    let message = refused.to_string();
+    assert!(
+        message.contains("certificate") || message.contains("Certificate"),
+        "{message}"
+    );
+    let checked = connect(&with(&format!(
+        "sslmode=require&sslrootcert={}",
+        ca.display()
+    )))
+    .await;
+    checked.put_post(p(4)).await.unwrap();
+    let counts = encrypted(cluster, database.name(), checked).await;
+    let (tls, all) = counts.split_once('|').unwrap();
+    assert!(all != "0" && tls == all, "require with a CA: {counts}");
+    // A CA file without TLS would check nothing: refused.
+    for url in [url.clone(), with("sslmode=disable")] {
+        let refused = PostgresStore::connect(PostgresOptions {
+            ca_file: Some(ca.clone()),
+            ..PostgresOptions::new(url)
+        })
+        .await
+        .expect_err("a CA file without TLS is refused");
+        assert!(refused.to_string().contains("sslmode="), "{refused}");
+    }
 
     let prefer = PostgresStore::connect(PostgresOptions::new(with("sslmode=prefer")))
         .await

@@ -152,13 +152,15 @@ pub enum FaultAction {
     Drop,
     /// Reset the connection (TCP RST) without an answer.
     Reset,
-    /// Never answer: hold the request until the server's request timeout,
-    /// then close the connection (the client times out first).
+    /// Never answer: hold the request until the server's request timeout
+    /// (counted from its arrival), then close the connection (the client
+    /// times out first).
     Hang,
     /// Answer with the first `bytes` bytes of the real answer's body (cut
     /// JSON, consistent framing). Phase `after` only.
     Truncate { bytes: u32 },
-    /// Answer 200 with a body that is not JSON.
+    /// Answer with a body that is not JSON: status 200 in phase `before`;
+    /// in phase `after`, the real answer's status.
     Malformed,
     /// Send the real answer's body `bytes` at a time, one piece every
     /// `interval_ms`. Phase `after` only.
@@ -186,8 +188,11 @@ pub enum FaultAction {
 /// generator falls below `probability`. When it fires it waits
 /// `latency_ms` plus a drawn `0..=jitter_ms`, then acts: `drop_rate`,
 /// `fail_next` and `error_rate` as before, then `action`. Rules stack in
-/// order: every firing rule's latency adds up; the first action ends the
-/// walk.
+/// order: every firing rule's latency adds up, and the first rule that acts
+/// is the last to fire. The rules after it still count the request as one
+/// of their calls (so a rule's call numbers never depend on the rules
+/// before it), but do not fire on it: no latency, no draw, no `fail_next`
+/// used.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[cfg_attr(feature = "openapi", schema(examples(json!({"route": "like", "post": 42, "nth": 1, "phase": "after", "action": {"kind": "drop"}}))))]
@@ -429,7 +434,9 @@ pub enum WriteResult {
     /// changed.
     Unchanged,
     /// The handler answered an error (unknown post, bad token, rate
-    /// limit…): nothing changed.
+    /// limit…): nothing changed. A write the request timeout cut short is
+    /// not refused: its outcome is unknown, and its entry's `write` is
+    /// `None`.
     Refused,
 }
 
@@ -458,9 +465,14 @@ pub struct JournalEntry {
     /// The answer's status; `None` when no answer was written (a fault cut
     /// or held the connection).
     pub status: Option<u16>,
-    /// For a like or unlike that reached the handler: what it did.
+    /// For a like or unlike that reached the handler: what it did. `None`
+    /// for reads, for requests a `before` fault answered, and for a write
+    /// the request timeout cut short before the handler answered (it may
+    /// or may not have committed).
     pub write: Option<WriteResult>,
-    /// The fault rule that acted on it (its place in the rule set), if any.
+    /// The fault rule that acted on it (its place in the rule set), if any:
+    /// also one whose latency the request timeout cut short (`status` is
+    /// then the 503 `timeout` the client got).
     pub fault_rule: Option<u32>,
     /// When that rule acted.
     pub fault_phase: Option<FaultPhase>,

@@ -26,7 +26,8 @@ export type FaultPhase = "before" | "after";
 /**
  * What a like or unlike did: `applied` (the count moved by one),
  * `unchanged` (already as asked: a retry, a repeated tap), `refused` (the
- * handler answered an error).
+ * handler answered an error). A write the request timeout cut short has no
+ * result (`null`): it may or may not have committed.
  */
 export type WriteResult = "applied" | "unchanged" | "refused";
 
@@ -68,7 +69,7 @@ export interface TruncateAction {
   bytes: number;
 }
 
-/** Answer 200 with a body that is not JSON. */
+/** Answer with a body that is not JSON: status 200 in phase `before`; in phase `after`, the real answer's status. */
 export interface MalformedAction {
   /** The tag. */
   kind: "malformed";

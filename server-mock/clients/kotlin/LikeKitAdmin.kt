@@ -471,7 +471,7 @@ sealed class FaultAction {
         override fun fields(): Map<String, Any?> = linkedMapOf("bytes" to bytes)
     }
 
-    /** Answer 200 with a body that is not JSON. */
+    /** Answer with a body that is not JSON: status 200 in phase [FaultPhase.BEFORE]; in phase [FaultPhase.AFTER], the real answer's status. */
     data object Malformed : FaultAction() {
         override val kind get() = "malformed"
     }
@@ -654,7 +654,8 @@ data class FaultRules(val rules: List<FaultRule>, val seed: ULong? = null) {
  * @property posts the post it names, or the posts a batch read asks for.
  * @property user the signed-in user, when the token was valid.
  * @property status the answer's status; null when no answer was written (a fault cut or held the connection).
- * @property write for a like or unlike that reached the handler: what it did.
+ * @property write for a like or unlike that reached the handler: what it did
+ *   (null when the request timeout cut it short: it may or may not have committed).
  * @property faultRule the fault rule that acted on it (its place in the rule set).
  * @property faultPhase when that rule acted.
  * @property fault what it did: a [FaultAction] kind.

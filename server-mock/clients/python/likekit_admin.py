@@ -356,7 +356,8 @@ class Truncate(FaultAction):
 
 @dataclass(frozen=True)
 class Malformed(FaultAction):
-    """Answer 200 with a body that is not JSON."""
+    """Answer with a body that is not JSON: status 200 in phase ``before``;
+    in phase ``after``, the real answer's status."""
 
     kind: ClassVar[str] = "malformed"
 
@@ -531,7 +532,8 @@ class FaultRules:
 class JournalEntry:
     """One request to a public route, as the request journal records it.
     `status` is ``None`` when no answer was written; `write` is set for a
-    like or unlike that reached its handler; `fault_rule`, `fault_phase` and
+    like or unlike that reached its handler (``None`` when the request
+    timeout cut it short: it may or may not have committed); `fault_rule`, `fault_phase` and
     `fault` (an action's kind) say which rule acted on it; `in_flight` is
     true until its answer is ready."""
 
@@ -758,7 +760,9 @@ class Admin:
 
     def __init__(self, url: str, key: str, timeout: float = 30.0):
         """A client for the server at `url` (``http://127.0.0.1:8080``) with
-        its admin `key`; each call waits at most `timeout` seconds."""
+        its admin `key`. `timeout` (seconds) bounds the connect and each wait
+        for data from the server, not the whole call: an answer that keeps
+        arriving, however slowly, is waited for."""
         self.url = url.rstrip("/")
         self.timeout = timeout
         self._key = key

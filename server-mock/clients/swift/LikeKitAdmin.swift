@@ -60,12 +60,15 @@ public final class LikeKitAdmin: Sendable {
 
     /// The server's base URL (`http://127.0.0.1:8080`).
     public let baseURL: URL
-    /// How long a call may wait for its answer, in seconds.
+    /// How long a call may wait with no data from the server, in seconds
+    /// (`URLRequest.timeoutInterval`): an idle limit, not one on the whole
+    /// call; an answer that keeps arriving, however slowly, is waited for.
     public let timeout: TimeInterval
     private let adminKey: String
 
     /// A client for the server at `baseURL` (a trailing `/` is ignored)
-    /// with its admin key; calls give up after `timeout` seconds.
+    /// with its admin key; a call gives up after `timeout` seconds without
+    /// data from the server.
     public init(baseURL: URL, adminKey: String, timeout: TimeInterval = 30) {
         self.baseURL = baseURL
         self.adminKey = adminKey
@@ -413,7 +416,8 @@ public enum FaultAction: Codable, Sendable, Equatable {
     /// Answer with the first `bytes` bytes of the real answer's body.
     /// Phase `after` only.
     case truncate(bytes: UInt32)
-    /// Answer 200 with a body that is not JSON.
+    /// Answer with a body that is not JSON: status 200 in phase
+    /// `before`; in phase `after`, the real answer's status.
     case malformed
     /// Send the real answer's body `bytes` at a time, one piece every
     /// `intervalMs`. Phase `after` only.
@@ -743,7 +747,9 @@ public struct JournalEntry: Codable, Sendable, Equatable {
     public var user: Int64?
     /// The answer's status; `nil` when no answer was written.
     public var status: UInt16?
-    /// For a like or unlike that reached the handler: what it did.
+    /// For a like or unlike that reached the handler: what it did (`nil`
+    /// when the request timeout cut it short: it may or may not have
+    /// committed).
     public var write: WriteResult?
     /// The fault rule that acted on it (its place in the rule set).
     public var faultRule: UInt32?

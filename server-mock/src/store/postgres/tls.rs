@@ -4,14 +4,17 @@
 //! | `sslmode` | encrypted | the certificate is checked |
 //! | --- | --- | --- |
 //! | `disable` (the default here) | no | — |
-//! | `require` | yes | no (as libpq without a root certificate) |
+//! | `require` | yes | no; with a CA file its chain, to that file (as libpq with a root certificate: `verify-ca`) |
 //! | `verify-ca` | yes | its chain, to the CA file or Mozilla's roots |
 //! | `verify-full` | yes | its chain and that it names the host |
 //!
 //! `prefer` and `allow` (libpq's "TLS if the server offers it") are
 //! refused: a connection that may or may not be encrypted is not a
 //! setting a service should run with. Without `sslmode` nothing changes
-//! from before: no TLS, for a database on loopback or a private network.
+//! from before: no TLS, for a database on loopback or a private network
+//! (`disable`, where libpq's default is `prefer`). A CA file with
+//! `disable` (or no `sslmode`) is refused rather than left unused: it asks
+//! for a check that would not happen.
 
 use std::{path::PathBuf, sync::Arc};
 
@@ -28,7 +31,9 @@ pub enum SslMode {
     /// No TLS (the default).
     #[default]
     Disable,
-    /// Encrypted; the server's certificate is not checked.
+    /// Encrypted; the server's certificate is not checked, unless a CA
+    /// file is given: then its chain is, as [`VerifyCa`](Self::VerifyCa)
+    /// (libpq's rule).
     Require,
     /// Encrypted; the certificate's chain is checked, not its name.
     VerifyCa,
@@ -52,7 +57,8 @@ impl SslMode {
 }
 
 /// TLS to PostgreSQL: the mode, and the CA certificates (PEM) that sign the
-/// server's certificate (`None`: Mozilla's roots).
+/// server's certificate (`None`: Mozilla's roots with `verify-ca` and
+/// `verify-full`, no check with `require`).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct PgTls {
     /// `sslmode`.
@@ -112,16 +118,32 @@ fn provider() -> Arc<CryptoProvider> {
     Arc::new(rustls::crypto::aws_lc_rs::default_provider())
 }
 
+/// The mode `tls` is spoken with: `require` with a CA file is `verify-ca`
+/// (as libpq); a CA file with `disable` is refused.
+fn effective_mode(tls: &PgTls) -> Result<SslMode, String> {
+    match (tls.mode, &tls.ca_file) {
+        (SslMode::Disable, Some(path)) => Err(format!(
+            "a CA file ({}, from --db-ca-file or sslrootcert) needs TLS, and sslmode is \
+             disable (or absent, which is disable here): add sslmode=verify-full (or \
+             verify-ca, require) to the database URL, or drop the CA file",
+            path.display()
+        )),
+        (SslMode::Require, Some(_)) => Ok(SslMode::VerifyCa),
+        (mode, _) => Ok(mode),
+    }
+}
+
 /// The rustls configuration for `tls` (`None` for [`SslMode::Disable`]).
 pub(crate) fn client_config(tls: &PgTls) -> Result<Option<rustls::ClientConfig>, String> {
-    if tls.mode == SslMode::Disable {
+    let mode = effective_mode(tls)?;
+    if mode == SslMode::Disable {
         return Ok(None);
     }
     let provider = provider();
     let builder = rustls::ClientConfig::builder_with_provider(Arc::clone(&provider))
         .with_safe_default_protocol_versions()
         .map_err(|e| format!("TLS to PostgreSQL: {e}"))?;
-    let verifier: Arc<dyn ServerCertVerifier> = match tls.mode {
+    let verifier: Arc<dyn ServerCertVerifier> = match mode {
         SslMode::Require => Arc::new(AnyCertificate(provider)),
         _ => {
             let mut roots = rustls::RootCertStore::empty();
@@ -152,7 +174,7 @@ pub(crate) fn client_config(tls: &PgTls) -> Result<Option<rustls::ClientConfig>,
             )
             .build()
             .map_err(|e| format!("TLS to PostgreSQL: {e}"))?;
-            if tls.mode == SslMode::VerifyCa {
+            if mode == SslMode::VerifyCa {
                 Arc::new(ChainOnly(chain))
             } else {
                 chain
@@ -167,8 +189,9 @@ pub(crate) fn client_config(tls: &PgTls) -> Result<Option<rustls::ClientConfig>,
     ))
 }
 
-/// `sslmode=require`: any certificate (the handshake's signatures are still
-/// checked, so the session is encrypted to whoever holds the key).
+/// `sslmode=require` without a CA file: any certificate (the handshake's
+/// signatures are still checked, so the session is encrypted to whoever
+/// holds the key).
 #[derive(Debug)]
 struct AnyCertificate(Arc<CryptoProvider>);
 
@@ -317,5 +340,57 @@ mod tests {
             ca_file: Some("/no/such/ca.pem".into()),
         };
         assert!(client_config(&tls).unwrap_err().contains("the CA file"));
+    }
+
+    #[test]
+    fn a_ca_file_is_used_with_require_and_refused_without_tls() {
+        let ca = PathBuf::from("/etc/likekit/db-ca.pem");
+        let with = |mode| PgTls {
+            mode,
+            ca_file: Some(ca.clone()),
+        };
+        // As libpq: `require` with a root certificate checks the chain.
+        assert_eq!(
+            effective_mode(&with(SslMode::Require)),
+            Ok(SslMode::VerifyCa)
+        );
+        assert_eq!(
+            effective_mode(&PgTls {
+                mode: SslMode::Require,
+                ca_file: None
+            }),
+            Ok(SslMode::Require)
+        );
+        assert_eq!(
+            effective_mode(&with(SslMode::VerifyFull)),
+            Ok(SslMode::VerifyFull)
+        );
+        // The file is read, so one that is not a CA file stops the start.
+        let dir = tempfile::tempdir().unwrap();
+        let junk = dir.path().join("ca.pem");
+        std::fs::write(&junk, "not a certificate").unwrap();
+        let require = PgTls {
+            mode: SslMode::Require,
+            ca_file: Some(junk),
+        };
+        assert!(
+            client_config(&require)
+                .unwrap_err()
+                .contains("no usable certificate")
+        );
+        // No TLS, no use for a CA file: refused, naming the fix. Without
+        // `sslmode` the mode is `disable`.
+        let (_, absent) = split_url("postgres://db/likes").unwrap();
+        for tls in [
+            with(SslMode::Disable),
+            PgTls {
+                ca_file: Some(ca.clone()),
+                ..absent
+            },
+        ] {
+            let err = client_config(&tls).unwrap_err();
+            assert!(err.contains("sslmode=verify-full"), "{err}");
+            assert!(err.contains("db-ca.pem"), "{err}");
+        }
     }
 }
