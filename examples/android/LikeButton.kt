@@ -8,8 +8,24 @@
 //     val client = LikeClient("https://likes.example.com", SessionToken(session))
 //     LikeButton(client, postId = 42L)
 //
-// One client per signed-in viewer, shared by every button; close() it on
-// sign-out.
+// One client per signed-in viewer, shared by every button. To keep taps
+// across app restarts give it the viewer's journal, in noBackupFilesDir
+// (Auto Backup copies filesDir and would restore stale taps elsewhere):
+//
+//     val journal = IntentJournal.file(context.noBackupFilesDir.path, viewer = userId)
+//     val client = LikeClient(url, SessionToken(session), LikeClientOptions(journal = journal))
+//     val report = client.restore()   // report.expired: taps too old to send
+//
+// On sign-out let calls still out finish, then close both (a tap cut off at
+// the deadline stays in the journal and is sent at the next sign-in;
+// close() alone leaves calls running without a token, so they fail and
+// roll back):
+//
+//     appScope.launch {
+//         client.shutdown(2_000)
+//         client.close()
+//         journal.close()
+//     }
 package com.example.likes
 
 import androidx.compose.foundation.layout.Column
@@ -84,10 +100,17 @@ fun LikeButton(client: LikeClient, postId: Long, modifier: Modifier = Modifier) 
             Text(line, style = MaterialTheme.typography.bodySmall)
         }
         // The last tap did not save (after its retries): the view is back at
-        // the server's state and says why until the next tap. A screen-wide
-        // snackbar can collect `client.failures` instead.
-        val didNotSave = view?.error?.let { if (liked) "Your unlike didn't save." else "Your like didn't save." }
-        (didNotSave ?: loadError)?.let {
+        // the server's state and says why until the next tap. A pending view
+        // with an error is still being tried (keepWhileOfflineMs): it shows
+        // the tap, not the server's state. A screen-wide snackbar can collect
+        // `client.failures` instead, whose `wanted` says which tap it was.
+        val shown = view
+        val message = when {
+            shown == null || shown.error == null -> loadError
+            shown.pending -> if (shown.liked) "Offline: your like will be sent." else "Offline: your unlike will be sent."
+            else -> if (shown.liked) "Your unlike didn't save." else "Your like didn't save."
+        }
+        message?.let {
             Text(it, color = MaterialTheme.colorScheme.error, style = MaterialTheme.typography.bodySmall)
         }
     }

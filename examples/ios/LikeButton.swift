@@ -9,13 +9,33 @@
 //                                 tokenProvider: SessionToken(session))
 //     LikeButton(client: client, postId: 42)
 //
-// One client per signed-in viewer, shared by every button.
+// One client per signed-in viewer, shared by every button. To keep taps
+// across app restarts give it the viewer's journal, in Application Support
+// (Caches and tmp may be purged) excluded from backup (a restored device
+// would otherwise send stale taps):
+//
+//     let journal = try IntentJournal.file(directory: likesDirectory.path, viewer: userId)
+//     let client = try LikeClient(baseUrl: url, tokenProvider: SessionToken(token),
+//                                 options: LikeClientOptions(journal: journal))
+//     let report = client.restore()   // report.expired: taps too old to send
+//
+// On sign-out let calls still out finish, then let go of the client and
+// the journal (a tap cut off at the deadline stays in the journal and is
+// sent at the next sign-in; releasing the client alone leaves calls
+// running without a token, so they fail and roll back):
+//
+//     _ = await client.shutdown(deadlineMs: 2_000)
+//     self.client = nil
+//     self.journal = nil
 import LikeKit
 import Observation
 import SwiftUI
 
 /// Hands LikeKit the viewer's sign-in token. LikeKit asks on its own
 /// threads, so return a cached token at once; renew it elsewhere.
+///
+/// `@unchecked Sendable`: `current` is mutable, and every read and write of
+/// it holds `lock`.
 final class SessionToken: TokenProvider, @unchecked Sendable {
     private let lock = NSLock()
     private var current: String?
@@ -60,9 +80,13 @@ final class LikeButtonModel {
 
     /// "Your like didn't save": the last tap did not save (after its
     /// retries); the view is back at the server's state and says why until
-    /// the next tap.
+    /// the next tap. A pending view with an error is still being tried
+    /// (`keepWhileOfflineMs`): it shows the tap, not the server's state.
     var failure: String? {
         guard let view, view.error != nil else { return loadError }
+        if view.pending {
+            return view.liked ? "Offline: your like will be sent." : "Offline: your unlike will be sent."
+        }
         return view.liked ? "Your unlike didn't save." : "Your like didn't save."
     }
 
@@ -103,7 +127,9 @@ struct LikeButton: View {
         let liked = model.view?.liked ?? false
         VStack(alignment: .leading, spacing: 4) {
             HStack(spacing: 6) {
-                Button(action: model.tap) {
+                Button {
+                    model.tap()
+                } label: {
                     Image(systemName: liked ? "heart.fill" : "heart")
                         .foregroundStyle(liked ? Color.red : Color.primary)
                         .font(.title2)

@@ -87,6 +87,13 @@ data class LikeFailure(
  * didn't save"): one subscription while collected, cancelled with the
  * collecting coroutine. Not conflated: each failure arrives (up to 64
  * waiting for a slow collector; past that the oldest are dropped first).
+ *
+ * Cold: it subscribes once the collecting coroutine has started running,
+ * some time after `launch`, and hears nothing from before. So
+ * [LikeClient.restore]'s `Expired` failures may come before it listens:
+ * take them from the [RestoreReport.expired] that `restore()` returns, or
+ * hear them through [LikeClient.subscribeAll], which is subscribed when it
+ * returns, called before `restore()`.
  */
 val LikeClient.failures: Flow<LikeFailure>
     get() =

@@ -93,7 +93,7 @@ fn builder_with(options: &LikeClientOptions) -> Result<likekit_core::LikeClientB
         builder = builder.extra_root_certificates_pem(pem);
     }
     if let Some(journal) = &options.journal {
-        builder = builder.shared_journal(Arc::clone(&journal.store));
+        builder = builder.shared_journal(journal.take()?);
     }
     if let Some(age) = options.max_intent_age() {
         builder = builder.max_intent_age(age);
@@ -130,7 +130,11 @@ fn runtime() -> Result<tokio::runtime::Handle, LikeError> {
 /// Close it (Kotlin `close()`/`use`, Python `del`, or let it be collected)
 /// when the viewer signs out. Closing releases the token provider at once,
 /// on the closing thread; calls still out go on in the background, without
-/// a token. To let them finish first, await [`shutdown`](Self::shutdown).
+/// a token (so they fail with `Unauthorized` and roll back). To let them
+/// finish first, await [`shutdown`](Self::shutdown) before closing; with a
+/// journal, a tap it cuts off stays there for the next sign-in. Its
+/// `IntentJournal` is free for another client once this one is closed and
+/// its calls have ended.
 #[derive(uniffi::Object)]
 pub struct LikeClient {
     inner: likekit_core::LikeClient,
@@ -185,7 +189,9 @@ impl LikeClient {
     /// # Errors
     ///
     /// [`LikeError::Config`] when `base_url` is not an absolute http(s) URL,
-    /// or `options.extra_root_certificates_pem` holds no usable certificate.
+    /// or `options.extra_root_certificates_pem` holds no usable certificate;
+    /// [`LikeError::Journal`] when `options.journal` is in use by another
+    /// live client.
     #[uniffi::constructor(default(token_provider = None, options))]
     pub fn new(
         base_url: String,
@@ -236,7 +242,9 @@ impl LikeClient {
     ///
     /// # Errors
     ///
-    /// [`LikeError::Config`] when the runtime could not start.
+    /// [`LikeError::Config`] when the runtime could not start;
+    /// [`LikeError::Journal`] when `options.journal` is in use by another
+    /// live client.
     #[uniffi::constructor(default(options))]
     pub fn scripted(
         server: &ScriptedServer,

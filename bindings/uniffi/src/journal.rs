@@ -3,8 +3,9 @@
 //! held at start.
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
-use likekit_core::JournalStore;
+use likekit_core::{Intent, JournalStore};
 
 use crate::types::foreign_id;
 use crate::{LikeError, Live, PostView};
@@ -14,9 +15,19 @@ use crate::{LikeError, Live, PostView};
 /// app listens. One journal per signed-in viewer: the viewer's key (the
 /// user id, say) is written in it and checked, so one viewer's taps are
 /// never sent with another's token; tokens are never written.
+///
+/// One client at a time: a second client given a journal that a live
+/// client uses is refused with `Journal`. The journal is free again once
+/// that client is closed and its calls still out have ended (await
+/// `shutdown` before closing it and they have). The journal itself holds
+/// the file's lock until it is closed (Kotlin `close()`/`use`, Swift by
+/// releasing it, Python `del`).
 #[derive(uniffi::Object)]
 pub struct IntentJournal {
-    pub(crate) store: Arc<dyn JournalStore>,
+    store: Arc<dyn JournalStore>,
+    /// Whether a client uses the store (set by [`take`](Self::take),
+    /// cleared when that client's last reference to it goes).
+    taken: Arc<AtomicBool>,
     _live: Live,
 }
 
@@ -31,7 +42,7 @@ impl IntentJournal {
     /// The journal of `viewer` in `directory` (the app's files or
     /// application-support directory; made if missing): one file per
     /// viewer, replaced atomically on each save, and locked while this
-    /// journal lives.
+    /// journal, or a client given it, lives.
     ///
     /// # Errors
     ///
@@ -40,20 +51,69 @@ impl IntentJournal {
     #[uniffi::constructor]
     pub fn file(directory: String, viewer: String) -> Result<Arc<Self>, LikeError> {
         let store = likekit_core::FileJournal::open(directory, viewer)?;
-        Ok(Arc::new(Self {
-            store: Arc::new(store),
-            _live: Live::new(),
-        }))
+        Ok(Self::new(Arc::new(store)))
     }
 
     /// A journal kept in memory only (lost with the process): the offline
     /// behaviour without keeping anything across starts, and tests.
     #[uniffi::constructor]
     pub fn memory(viewer: String) -> Arc<Self> {
+        Self::new(Arc::new(likekit_core::MemoryJournal::new(viewer)))
+    }
+}
+
+impl IntentJournal {
+    fn new(store: Arc<dyn JournalStore>) -> Arc<Self> {
         Arc::new(Self {
-            store: Arc::new(likekit_core::MemoryJournal::new(viewer)),
+            store,
+            taken: Arc::new(AtomicBool::new(false)),
             _live: Live::new(),
         })
+    }
+
+    /// The store for one client, or [`LikeError::Journal`] while another
+    /// client's driver still holds it (two drivers would each rewrite the
+    /// whole journal with their own intents only, erasing the other's).
+    pub(crate) fn take(&self) -> Result<Arc<dyn JournalStore>, LikeError> {
+        if self
+            .taken
+            .compare_exchange(false, true, Ordering::AcqRel, Ordering::Acquire)
+            .is_err()
+        {
+            return Err(likekit_core::LikeError::Journal {
+                message: "this journal is in use by another client: close that client first"
+                    .to_owned(),
+            }
+            .into());
+        }
+        Ok(Arc::new(Taken {
+            store: Arc::clone(&self.store),
+            taken: Arc::clone(&self.taken),
+        }))
+    }
+}
+
+/// The journal's store as one client holds it: frees the journal for
+/// another client when the last reference goes (the client closed and its
+/// calls ended, or the client was never built).
+struct Taken {
+    store: Arc<dyn JournalStore>,
+    taken: Arc<AtomicBool>,
+}
+
+impl JournalStore for Taken {
+    fn load(&self) -> Result<Vec<Intent>, likekit_core::LikeError> {
+        self.store.load()
+    }
+
+    fn save(&self, intents: &[Intent]) -> Result<(), likekit_core::LikeError> {
+        self.store.save(intents)
+    }
+}
+
+impl Drop for Taken {
+    fn drop(&mut self) {
+        self.taken.store(false, Ordering::Release);
     }
 }
 
@@ -98,5 +158,26 @@ impl From<likekit_core::RestoreReport> for RestoreReport {
                 .collect(),
             problem: report.problem.map(Into::into),
         }
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn one_client_at_a_time_and_free_once_it_lets_go() {
+        let journal = IntentJournal::memory("ana".into());
+        let first = journal.take().unwrap();
+        let Err(again) = journal.take() else {
+            panic!("a second client took the journal");
+        };
+        assert!(matches!(again, LikeError::Journal { .. }), "{again:?}");
+        assert!(again.to_string().contains("in use"), "{again}");
+        first.save(&[]).unwrap();
+        drop(first);
+        let second = journal.take().unwrap();
+        assert!(second.load().unwrap().is_empty());
     }
 }

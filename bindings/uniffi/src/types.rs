@@ -23,7 +23,9 @@ pub struct PostView {
     /// A like or unlike is on its way (or waiting to be retried).
     pub pending: bool,
     /// Why the viewer's last tap did not save, until the next tap or the
-    /// next confirmed state: show "didn't save" while it is set.
+    /// next confirmed state: show "didn't save" while it is set and the
+    /// view is not `pending`. A pending view with an error is a tap kept
+    /// while offline (`keep_while_offline_ms`), still being tried.
     pub error: Option<crate::LikeError>,
 }
 
@@ -121,6 +123,8 @@ pub struct LikeClientOptions {
     pub callback_dispatcher: Option<Arc<dyn crate::CallbackDispatcher>>,
     /// Where the viewer's unconfirmed taps are kept across starts
     /// (`IntentJournal.file(dir, viewer)`); none keeps them in memory only.
+    /// One live client per journal: a second client given a journal that
+    /// another live client uses is refused with `Journal`.
     #[uniffi(default = None)]
     pub journal: Option<Arc<crate::IntentJournal>>,
     /// How old a tap may grow before it is dropped instead of sent (at

@@ -50,8 +50,11 @@ extension LikeClient {
     }
 
     /// Every failure of every post of this client, as they happen ("your
-    /// like didn't save"): one subscription while iterated. Keeps up to 64
-    /// for a slow consumer, dropping the oldest past that.
+    /// like didn't save"): one subscription from this call until the loop
+    /// ends. Keeps up to 64 for a slow consumer, dropping the oldest past
+    /// that. It hears nothing from before the call: call it before
+    /// `restore()` to hear that call's `Expired` failures (they are in
+    /// `RestoreReport.expired` either way).
     public func failures() -> AsyncStream<LikeFailure> {
         var made: AsyncStream<LikeFailure>.Continuation?
         let stream = AsyncStream<LikeFailure>(bufferingPolicy: .bufferingNewest(64)) { made = $0 }
@@ -95,6 +98,11 @@ private final class FailureRelay: LikeObserver, Sendable {
 /// A `CallbackDispatcher` for `LikeClientOptions(callbackDispatcher:)` that
 /// runs every observer call of the client on the main queue, in order. The
 /// tap's own change then arrives after the tap returns.
+///
+/// `LikeObserver`'s methods are not isolated to the main actor as far as
+/// Swift 6 knows: inside them, reach main-actor state through
+/// `MainActor.assumeIsolated { … }` (true under this dispatcher), or use
+/// `views(postId:)` and `failures()` from a `@MainActor` task instead.
 ///
 /// ```swift
 /// let client = try LikeClient(baseUrl: url, tokenProvider: tokens,

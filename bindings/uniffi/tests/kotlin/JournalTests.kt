@@ -17,6 +17,7 @@ import com.likekit.LikeClient
 import com.likekit.LikeClientOptions
 import com.likekit.LikeException
 import com.likekit.RestoreReport
+import com.likekit.ScriptedServer
 import com.likekit.TokenProvider
 import com.likekit.code
 import com.likekit.isTransient
@@ -316,6 +317,39 @@ fun journalTests(t: Harness, server: TestServer, viewer: Long, tokens: TokenProv
             refused("beside a client")
             client.close()
             IntentJournal.file(dir.toString(), ANA).close()
+        }
+    }
+
+    t.test("one journal given to a second client while the first lives is refused with LikeException.Journal; free again once that client is closed") {
+        withDirectory { dir ->
+            fun refused(what: String, options: LikeClientOptions) {
+                try {
+                    LikeClient(server.url, tokens, options).close()
+                    throw AssertionError("$what: a second client took the journal")
+                } catch (e: LikeException.Journal) {
+                    expect(e.reason.contains("in use")) { "$what: reason ${e.reason}" }
+                    expectEqual("journal", e.code, "$what: code")
+                }
+            }
+            IntentJournal.file(dir.toString(), ANA).use { journal ->
+                val options = LikeClientOptions(journal = journal)
+                LikeClient(server.url, tokens, options).use {
+                    refused("the same options", options)
+                    refused("the same journal in other options", FAST_RETRY.copy(journal = journal))
+                }
+                // Closed with nothing in flight: the journal is free for the next sign-in.
+                LikeClient(server.url, tokens, options).use { c -> expectEqual(null, c.restore().problem, "problem") }
+            }
+            IntentJournal.memory(ANA).use { journal ->
+                LikeClient.scripted(ScriptedServer(), LikeClientOptions(journal = journal)).use {
+                    try {
+                        LikeClient.scripted(ScriptedServer(), LikeClientOptions(journal = journal)).close()
+                        throw AssertionError("a second scripted client took a memory journal")
+                    } catch (e: LikeException.Journal) {
+                        expect(e.reason.contains("in use")) { "memory: reason ${e.reason}" }
+                    }
+                }
+            }
         }
     }
 

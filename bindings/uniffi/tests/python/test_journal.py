@@ -182,6 +182,56 @@ def test_a_second_client_on_one_journal_is_refused(tmp_path):
     likekit.IntentJournal.file(str(tmp_path), "ana")
 
 
+def test_one_journal_serves_one_live_client_at_a_time(admin, viewer, tmp_path):
+    journal = likekit.IntentJournal.file(str(tmp_path), "ana")
+    options = likekit.LikeClientOptions(journal=journal)
+    first = likekit.LikeClient(admin.url, viewer[1], options)
+    for what, again in [
+        ("the same options", options),
+        ("the same journal in other options", likekit.LikeClientOptions(max_retries=0, journal=journal)),
+    ]:
+        try:
+            likekit.LikeClient(admin.url, viewer[1], again)
+            raise AssertionError(f"{what}: a second client took the journal")
+        except likekit.LikeError.Journal as e:
+            assert "in use" in e.reason and e.code == "journal", (what, e)
+    memory = likekit.IntentJournal.memory("ana")
+    scripted = likekit.LikeClient.scripted(likekit.ScriptedServer(), likekit.LikeClientOptions(journal=memory))
+    try:
+        likekit.LikeClient.scripted(likekit.ScriptedServer(), likekit.LikeClientOptions(journal=memory))
+        raise AssertionError("a second scripted client took a memory journal")
+    except likekit.LikeError.Journal as e:
+        assert "in use" in e.reason
+    del scripted
+    # closed with nothing in flight: free for the next sign-in
+    del first
+    second = likekit.LikeClient(admin.url, viewer[1], options)
+    assert second.restore().problem is None
+    asyncio.run(second.shutdown(1_000))
+
+
+def test_a_tap_cut_off_by_shutdown_is_sent_by_the_next_sign_in(admin, viewer, tmp_path):
+    post = admin.post()
+    journal = likekit.IntentJournal.file(str(tmp_path), "ana")
+    options = likekit.LikeClientOptions(journal=journal)
+    client = likekit.LikeClient(admin.url, viewer[1], options)
+    admin.set_faults([FaultRule(FaultRoute.LIKE, post=post, latency_ms=10_000)])
+    try:
+        client.set_liked(post, True)
+        wait_for("the call to reach the server", lambda: admin.entries(route=FaultRoute.LIKE, post=post))
+        # sign-out: let calls finish for a while, then let the client go
+        assert asyncio.run(client.shutdown(100)) is False
+        del client
+    finally:
+        admin.clear_faults()
+    client = likekit.LikeClient(admin.url, viewer[1], options)
+    report = client.restore()
+    assert [(v.post_id, v.liked, v.pending) for v in report.restored] == [(post, True, True)]
+    wait_idle(client)
+    assert read_back(admin, post, viewer[0]) == (True, 1)
+    asyncio.run(client.shutdown(1_000))
+
+
 def test_keep_while_offline_holds_the_tap_then_saves(admin, viewer, faults, make_client):
     post = admin.post()
     faults(FaultRule(FaultRoute.LIKE, post=post, action=Status(503)))

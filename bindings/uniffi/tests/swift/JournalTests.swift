@@ -352,19 +352,61 @@ final class JournalTests: XCTestCase {
                 XCTAssertTrue(error.reason.contains("in use"), "\(what): \(error.reason)", file: file, line: line)
             }
         }
-        let first = try IntentJournal.file(directory: dir.path, viewer: anaKey)
+        var first: IntentJournal? = try IntentJournal.file(directory: dir.path, viewer: anaKey)
         withExtendedLifetime(first) {
             assertRefused("beside a journal")
             XCTAssertNoThrow(try IntentJournal.file(directory: dir.path, viewer: "ben"), "another viewer's is its own")
         }
         // A client holding the journal keeps it locked after the journal itself is let go.
-        var client: LikeClient? = try LikeClient(baseUrl: TestServer.url, tokenProvider: tokens, options: LikeClientOptions(journal: first))
+        var client: LikeClient? = try LikeClient(
+            baseUrl: TestServer.url, tokenProvider: tokens, options: LikeClientOptions(journal: first))
+        first = nil
+        XCTAssertNil(first)
         withExtendedLifetime(client) {
             assertRefused("beside a client")
         }
         client = nil
         XCTAssertNil(client)
         XCTAssertNoThrow(try IntentJournal.file(directory: dir.path, viewer: anaKey), "free once the client is gone")
+    }
+
+    func testOneJournalServesOneLiveClientAtATimeAndIsFreeOnceItIsReleased() async throws {
+        let (_, tokens) = try await signIn("Ana")
+        let dir = try freshDirectory()
+        defer { removeDirectory(dir) }
+        func assertRefused(_ what: String, _ make: () throws -> LikeClient, file: StaticString = #filePath, line: UInt = #line) {
+            XCTAssertThrowsError(try make(), what, file: file, line: line) { error in
+                guard let error = error as? LikeError else { return XCTFail("\(what): got \(error)", file: file, line: line) }
+                XCTAssertEqual(caseName(error), "Journal", what, file: file, line: line)
+                XCTAssertTrue(error.reason.contains("in use"), "\(what): \(error.reason)", file: file, line: line)
+            }
+        }
+        let journal = try IntentJournal.file(directory: dir.path, viewer: anaKey)
+        let options = LikeClientOptions(journal: journal)
+        var first: LikeClient? = try LikeClient(baseUrl: TestServer.url, tokenProvider: tokens, options: options)
+        withExtendedLifetime(first) {
+            assertRefused("the same options") {
+                try LikeClient(baseUrl: TestServer.url, tokenProvider: tokens, options: options)
+            }
+            assertRefused("the same journal in other options") {
+                try LikeClient(baseUrl: TestServer.url, tokenProvider: tokens,
+                               options: LikeClientOptions(maxRetries: 0, journal: journal))
+            }
+        }
+        first = nil
+        XCTAssertNil(first)
+        // Released with nothing in flight: free for the next sign-in.
+        let second = try LikeClient(baseUrl: TestServer.url, tokenProvider: tokens, options: options)
+        XCTAssertNil(second.restore().problem)
+        _ = await second.shutdown(deadlineMs: 1_000)
+
+        let memory = IntentJournal.memory(viewer: anaKey)
+        let scripted = try LikeClient.scripted(server: ScriptedServer(), options: LikeClientOptions(journal: memory))
+        withExtendedLifetime(scripted) {
+            assertRefused("a memory journal") {
+                try LikeClient.scripted(server: ScriptedServer(), options: LikeClientOptions(journal: memory))
+            }
+        }
     }
 
     // MARK: Kept while offline (a memory journal)

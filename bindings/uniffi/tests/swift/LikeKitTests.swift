@@ -130,29 +130,44 @@ final class RenewingTokens: AsyncTokenProvider, @unchecked Sendable {
 }
 
 /// Records every event with the thread it arrived on.
+///
+/// `@unchecked Sendable`: LikeKit's threads write while the test reads, and
+/// every access to the two arrays, reads included, holds `lock`.
 final class Recorder: LikeObserver, @unchecked Sendable {
     private let lock = NSCondition()
-    private(set) var changes: [(view: PostView, onMain: Bool)] = []
-    private(set) var failures: [(postId: Int64, wanted: Bool, error: LikeError)] = []
+    private var recordedChanges: [(view: PostView, onMain: Bool)] = []
+    private var recordedFailures: [(postId: Int64, wanted: Bool, error: LikeError)] = []
+
+    /// The changes so far (a copy, read under the lock).
+    var changes: [(view: PostView, onMain: Bool)] {
+        lock.lock()
+        defer { lock.unlock() }
+        return recordedChanges
+    }
+
+    /// The failures so far (a copy, read under the lock).
+    var failures: [(postId: Int64, wanted: Bool, error: LikeError)] {
+        lock.lock()
+        defer { lock.unlock() }
+        return recordedFailures
+    }
 
     func onChange(view: PostView) {
         lock.lock()
-        changes.append((view, Thread.isMainThread))
+        recordedChanges.append((view, Thread.isMainThread))
         lock.broadcast()
         lock.unlock()
     }
 
     func onFailure(postId: Int64, wanted: Bool, error: LikeError) {
         lock.lock()
-        failures.append((postId, wanted, error))
+        recordedFailures.append((postId, wanted, error))
         lock.broadcast()
         lock.unlock()
     }
 
     func snapshot() -> [(view: PostView, onMain: Bool)] {
-        lock.lock()
-        defer { lock.unlock() }
-        return changes
+        changes
     }
 
     func awaitChange(timeout: TimeInterval = 5, _ matches: (PostView) -> Bool) -> (view: PostView, onMain: Bool)? {
@@ -160,7 +175,7 @@ final class Recorder: LikeObserver, @unchecked Sendable {
         lock.lock()
         defer { lock.unlock() }
         while true {
-            if let found = changes.first(where: { matches($0.view) }) { return found }
+            if let found = recordedChanges.first(where: { matches($0.view) }) { return found }
             if !lock.wait(until: deadline) { return nil }
         }
     }
@@ -170,7 +185,7 @@ final class Recorder: LikeObserver, @unchecked Sendable {
         lock.lock()
         defer { lock.unlock() }
         while true {
-            if let found = failures.first { return found }
+            if let found = recordedFailures.first { return found }
             if !lock.wait(until: deadline) { return nil }
         }
     }
