@@ -16,7 +16,11 @@
 //!   use);
 //! * for each of [`MISSPELLINGS`], a copy of the usage file with that one
 //!   member misspelled fails `tsc`, and `tsc` names the misspelled member:
-//!   a check that passed everything would fail these.
+//!   a check that passed everything would fail these;
+//! * likekit-react's declarations (`bindings/react/src/index.d.ts`) used
+//!   as an app uses them (`bindings/react/tests/ts/usage.ts`), against
+//!   React's types (`@types/react`) and the built likekit-wasm, and a copy
+//!   with one member misspelled that must fail.
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -86,6 +90,19 @@ pub const MISSPELLINGS: &[Misspelling] = &[
     },
 ];
 
+/// React's types, for the check of likekit-react's declarations.
+pub const REACT_TYPES: install::Package = install::Package {
+    name: "@types/react",
+    version: "19.3.0",
+};
+
+/// The misspelling tried on likekit-react's usage file.
+pub const REACT_MISSPELLING: Misspelling = Misspelling {
+    name: "a misspelled likekit-react member (reload → reloda) fails tsc",
+    from: "reload();",
+    to: "reloda();",
+};
+
 /// The usage file, `bindings/wasm/tests/ts/usage.ts`.
 fn usage_file(ctx: &Ctx) -> PathBuf {
     ctx.root
@@ -108,10 +125,11 @@ fn link_package(ctx: &Ctx, dir: &Path) -> Result<(), String> {
 
 /// `tsc` with [`TSC_OPTIONS`] on `file`: whether it passed, and what it
 /// printed.
-fn tsc(node_modules: &Path, file: &Path) -> Result<(bool, String), String> {
+fn tsc(node_modules: &Path, file: &Path, extra: &[&str]) -> Result<(bool, String), String> {
     let mut cmd = Command::new("node");
     cmd.arg(node_modules.join("typescript").join("bin").join("tsc"))
         .args(TSC_OPTIONS)
+        .args(extra)
         .arg(file);
     let shown = proc::display(&cmd);
     println!("xtask: {shown}");
@@ -201,7 +219,7 @@ pub fn run(ctx: &Ctx) -> Result<Tally, String> {
     if proc::which("node").is_none() {
         return Err("`node` (Node.js 20 or newer) is not on PATH".into());
     }
-    let node_modules = install::npm(ctx, &[install::TYPESCRIPT])?;
+    let node_modules = install::npm(ctx, &[install::TYPESCRIPT, REACT_TYPES])?;
     web::build_package(ctx)?;
     let usage = usage_file(ctx);
     let text = fs::read_to_string(&usage).map_err(|e| io_error("read", &usage, e))?;
@@ -209,7 +227,7 @@ pub fn run(ctx: &Ctx) -> Result<Tally, String> {
 
     let dir = usage.parent().unwrap_or(&usage);
     link_package(ctx, dir)?;
-    let (passed, output) = tsc(&node_modules, &usage)?;
+    let (passed, output) = tsc(&node_modules, &usage, &[])?;
     print!("{output}");
     count(
         &mut tally,
@@ -256,29 +274,95 @@ pub fn run(ctx: &Ctx) -> Result<Tally, String> {
             Some(changed) => {
                 let copy = scratch.join(format!("misspelled-{i}.ts"));
                 proc::write(&copy, &changed)?;
-                let (passed, output) = tsc(&node_modules, &copy)?;
-                let wanted = misspelled_name(misspelling);
-                let named = output
-                    .lines()
-                    .find(|line| line.contains("error TS") && names_word(line, wanted));
-                match (passed, named) {
-                    (true, _) => Err(format!(
-                        "tsc passed a copy with `{}` written `{}`",
-                        misspelling.from, misspelling.to
-                    )),
-                    (false, None) => Err(format!(
-                        "tsc failed but named no error about `{wanted}`:\n{output}"
-                    )),
-                    (false, Some(line)) => {
-                        println!("xtask: as it should, tsc said: {}", line.trim());
-                        Ok(())
-                    }
-                }
+                let (passed, output) = tsc(&node_modules, &copy, &[])?;
+                misspelling_caught(passed, &output, misspelling)
             }
         };
         count(&mut tally, misspelling.name, result);
     }
+    check_react(ctx, &node_modules, &mut tally)?;
     Ok(tally)
+}
+
+/// Whether `tsc` failed on `output` with an error naming `misspelling`'s new word.
+fn misspelling_caught(passed: bool, output: &str, misspelling: &Misspelling) -> Result<(), String> {
+    let wanted = misspelled_name(misspelling);
+    let named = output
+        .lines()
+        .find(|line| line.contains("error TS") && names_word(line, wanted));
+    match (passed, named) {
+        (true, _) => Err(format!(
+            "tsc passed a copy with `{}` written `{}`",
+            misspelling.from, misspelling.to
+        )),
+        (false, None) => Err(format!(
+            "tsc failed but named no error about `{wanted}`:\n{output}"
+        )),
+        (false, Some(line)) => {
+            println!("xtask: as it should, tsc said: {}", line.trim());
+            Ok(())
+        }
+    }
+}
+
+/// likekit-react's declarations: `bindings/react/tests/ts/usage.ts`
+/// type-checks, and a copy with [`REACT_MISSPELLING`] does not. In
+/// `target/typescript-react`, laid out as an app's install: the package
+/// copied (`package.json`, `src/index.d.ts`) into `node_modules` beside
+/// links to React's types and the built likekit-wasm, and the usage file
+/// beside that `node_modules`.
+fn check_react(ctx: &Ctx, node_modules: &Path, tally: &mut Tally) -> Result<(), String> {
+    let package = crate::react::package_dir(ctx);
+    let scratch = ctx.target_dir.join("typescript-react");
+    let modules = scratch.join("node_modules");
+    let installed = modules.join("likekit-react");
+    let links = [
+        (web::NPM_NAME, web::package_dir(ctx)),
+        (REACT_TYPES.name, node_modules.join(REACT_TYPES.name)),
+    ];
+    crate::react::link_modules(&modules, &links)?;
+    for file in ["package.json", "src/index.d.ts"] {
+        let (from, to) = (package.join(file), installed.join(file));
+        mkdir(to.parent().unwrap_or(&installed))?;
+        fs::copy(&from, &to).map_err(|e| io_error("copy", &from, e))?;
+    }
+    // Checked from a copy beside them: inside bindings/react, the import
+    // of "likekit-react" would be the package's reference to itself.
+    let usage = package.join("tests").join("ts").join("usage.ts");
+    let text = fs::read_to_string(&usage).map_err(|e| io_error("read", &usage, e))?;
+    let copy = scratch.join("usage.ts");
+    proc::write(&copy, &text)?;
+    say(&format!(
+        "checking {} as {}",
+        usage.display(),
+        copy.display()
+    ));
+    let (passed, output) = tsc(node_modules, &copy, &[])?;
+    print!("{output}");
+    count(
+        tally,
+        "likekit-react's usage.ts type-checks with --strict against React's types and the built package",
+        if passed {
+            Ok(())
+        } else {
+            Err("tsc reported errors (above)".into())
+        },
+    );
+
+    let result = match misspell(&text, &REACT_MISSPELLING) {
+        None => Err(format!(
+            "bindings/react/tests/ts/usage.ts no longer contains `{}`",
+            REACT_MISSPELLING.from
+        )),
+        Some(changed) => {
+            let copy = scratch.join("misspelled.ts");
+            proc::write(&copy, &changed)?;
+            let (passed, output) = tsc(node_modules, &copy, &[])?;
+            misspelling_caught(passed, &output, &REACT_MISSPELLING)
+        }
+    };
+    count(tally, REACT_MISSPELLING.name, result);
+    Ok(())
 }
 
 #[cfg(test)]

@@ -26,23 +26,41 @@ export interface LikeKitProviderProps {
 /** Makes `client` the one `useLike` and `useLikes` use below it. */
 export function LikeKitProvider(props: LikeKitProviderProps): ReactElement;
 
-/** The client of the nearest `LikeKitProvider`, or null while it has none. */
-export function useLikeClient(): LikeKitClient | null;
+/**
+ * The client of the nearest `LikeKitProvider` — the object passed as its
+ * `client` — or null while it has none. It is a likekit-wasm `LikeClient`
+ * unless the provider was given another object; then name its type:
+ * `useLikeClient<MyClient>()`.
+ */
+export function useLikeClient<C extends LikeKitClient = LikeClient>(): C | null;
 
 /** What `useLike(postId)` gives. */
 export interface LikeState {
   /**
    * What the post shows now; undefined until the client knows the post
-   * (the hook reads it), on the server and while hydrating. The same
-   * object until the post changes.
+   * or after it forgot it (past its `maxPosts`): the hook reads it then.
+   * Undefined on the server and while hydrating too. The same object
+   * until the post changes.
    */
   view: PostView | undefined;
   /** The latest "your like didn't save" for the post, until the next tap through `toggle` or `setLiked`. */
   failure: LikeFailure | null;
+  /**
+   * Why the last read of the post failed (the hook's own read or a
+   * `useLikes` page's): null while a read is out and after one that
+   * succeeded. While `view` is undefined it is the reason nothing shows;
+   * `reload()` tries again, and so does the next mount.
+   */
+  error: LikeError | null;
   /** Likes the post if its heart shows empty, unlikes it if filled; returns the new view at once. */
   toggle(): PostView | undefined;
   /** Likes (`true`) or unlikes (`false`) the post; returns the new view at once. */
   setLiked(liked: boolean): PostView | undefined;
+  /**
+   * Reads the post again, in one request. Never rejects: the outcome shows
+   * in `view` and `error`. Safe as an event handler (`onClick={reload}`).
+   */
+  reload(): Promise<void>;
 }
 
 /**

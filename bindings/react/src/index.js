@@ -27,13 +27,23 @@ import {
 } from "react";
 
 /** What a post shows before the client knows it, on the server, and while hydrating. */
-const NOTHING = Object.freeze({ view: undefined, failure: null });
+const NOTHING = Object.freeze({ view: undefined, failure: null, error: null });
+
+const noop = () => {};
 
 /** Idle records (no component subscribed) kept before the oldest are dropped. */
 const MAX_IDLE = 1000;
 
-/** The store's key for a post id: 42, "42" and 42n are the same post. */
-const keyOf = (postId) => String(postId);
+/**
+ * The store's key for a post id: 42, "42", "042" and 42n are the same post,
+ * as they are to the client. A value that is no post id keeps its own key:
+ * the client refuses it with its typed error when the record reads it.
+ */
+function keyOf(postId) {
+  if (typeof postId === "bigint") return postId.toString();
+  if (typeof postId === "string" && /^[0-9]+$/.test(postId)) return BigInt(postId).toString();
+  return String(postId);
+}
 
 /**
  * Whether two values hold the same data: plain objects and arrays field by
@@ -63,7 +73,11 @@ class PostRecord {
     /** Ends the client subscription; null while no component listens. */
     this.stop = null;
     this.snapshot = NOTHING;
-    /** The client's view of the post is the server's (or a tap's), not a placeholder. */
+    /**
+     * The client's view of the post is the server's (or a tap's), not a
+     * placeholder. False again once the client has forgotten the post
+     * (evicted it past `maxPosts`), so that it is read again.
+     */
     this.known = false;
     /**
      * The store subscribed before the client knew the post. Subscribing
@@ -76,6 +90,7 @@ class PostRecord {
     this.getSnapshot = () => this.store.snapshot(this);
     this.toggle = () => this.store.tap(this, (client) => client.toggle(this.postId));
     this.setLiked = (liked) => this.store.tap(this, (client) => client.setLiked(this.postId, liked));
+    this.reload = () => this.store.reload(this);
   }
 }
 
@@ -121,7 +136,14 @@ class LikeStore {
   /** Stores `view` unless it holds the same data; says whether it changed. */
   keep(record, view) {
     if (same(record.snapshot.view, view)) return false;
-    record.snapshot = { view, failure: record.snapshot.failure };
+    record.snapshot = { ...record.snapshot, view };
+    return true;
+  }
+
+  /** Sets the record's read error; says whether it changed. */
+  fail(record, error) {
+    if (record.snapshot.error === error) return false;
+    record.snapshot = { ...record.snapshot, error };
     return true;
   }
 
@@ -132,8 +154,13 @@ class LikeStore {
    */
   adopt(record) {
     const view = this.client.view(record.postId);
-    if (!record.known) {
-      if (view === undefined || record.watchedUnknown) return false;
+    if (view === undefined) {
+      // Never known, or forgotten since (evicted): `load` reads it again,
+      // and what the client answers next is no placeholder of ours.
+      record.known = false;
+      record.watchedUnknown = false;
+    } else if (!record.known) {
+      if (record.watchedUnknown) return false;
       record.known = true;
     }
     return this.keep(record, view);
@@ -161,7 +188,7 @@ class LikeStore {
           if (this.keep(record, view)) this.notify(record);
         },
         onFailure: (failure) => {
-          record.snapshot = { view: record.snapshot.view, failure };
+          record.snapshot = { ...record.snapshot, failure };
           this.notify(record);
         },
       });
@@ -180,7 +207,7 @@ class LikeStore {
   tap(record, tap) {
     if (!this.client) return undefined;
     const hadFailure = record.snapshot.failure !== null;
-    if (hadFailure) record.snapshot = { view: record.snapshot.view, failure: null };
+    if (hadFailure) record.snapshot = { ...record.snapshot, failure: null };
     let view;
     try {
       view = tap(this.client);
@@ -215,16 +242,33 @@ class LikeStore {
       if (!record.known && !this.reading.has(key)) ids.push(record.postId);
     }
     this.queued.clear();
-    if (ids.length > 0) this.read(ids).catch(() => {});
+    // A failure is the records' `error` (see `read`).
+    if (ids.length > 0) this.read(ids).catch(noop);
   }
 
-  /** One `refreshMany` for `ids`; the same page asked again while it is out shares it. */
+  /** `useLike`'s `reload()`: reads the post again; the outcome lands in the record. */
+  reload(record) {
+    if (!this.client) return Promise.resolve();
+    return this.read([record.postId]).then(noop, noop);
+  }
+
+  /**
+   * One `refreshMany` for `ids`; the same page asked again while it is out
+   * shares it. Each post it covers has `error` null while it is out, and
+   * the read's `LikeError` after it failed, until a read of it succeeds.
+   */
   read(ids) {
     const page = ids.map(keyOf).join(",");
     const out = this.pages.get(page);
     if (out) return out;
     const keys = ids.map(keyOf);
     for (const key of keys) this.reading.add(key);
+    const setError = (error) => {
+      for (const key of new Set(keys)) {
+        const record = this.posts.get(key);
+        if (record && this.fail(record, error)) this.notify(record);
+      }
+    };
     const done = () => {
       this.pages.delete(page);
       for (const key of keys) this.reading.delete(key);
@@ -236,9 +280,11 @@ class LikeStore {
       // A bad id throws before anything is sent.
       asked = Promise.reject(error);
     }
+    setError(null);
     const promise = asked.then(
       (views) => {
         done();
+        setError(null);
         // A read that changed nothing sends no event, and the posts it
         // found are known now: show them.
         for (const view of views) {
@@ -251,6 +297,7 @@ class LikeStore {
       },
       (error) => {
         done();
+        setError(error);
         throw error;
       },
     );
@@ -297,21 +344,25 @@ export function useLikeClient() {
 }
 
 const serverSnapshot = () => NOTHING;
-const noop = () => {};
 const NO_POST = Object.freeze({
   subscribe: () => noop,
   getSnapshot: serverSnapshot,
   toggle: () => undefined,
   setLiked: () => undefined,
+  reload: () => Promise.resolve(),
 });
 
 /**
- * The like button of one post: `{ view, failure, toggle, setLiked }`.
+ * The like button of one post: `{ view, failure, error, toggle, setLiked, reload }`.
  *
  * `view` is the client's `PostView` (undefined until the client knows the
- * post; the hook then reads it, batched with every other post mounted in
- * the same task) and keeps its identity until the post changes. `failure`
- * is the latest "your like didn't save" for the post, until the next tap
+ * post, or after it forgot it; the hook then reads it, batched with every
+ * other post mounted in the same task) and keeps its identity until the
+ * post changes. `error` is the `LikeError` of the last read of the post
+ * that failed (this hook's or a `useLikes` page's), null while a read is
+ * out and after one that succeeded; `reload()` reads the post again, and
+ * so does the next mount while the client does not know it. `failure` is
+ * the latest "your like didn't save" for the post, until the next tap
  * through `toggle` or `setLiked`. Both taps return the new view and the
  * component shows it in the same task.
  */
@@ -326,8 +377,10 @@ export function useLike(postId) {
     () => ({
       view: snapshot.view,
       failure: snapshot.failure,
+      error: snapshot.error,
       toggle: record.toggle,
       setLiked: record.setLiked,
+      reload: record.reload,
     }),
     [snapshot, record],
   );

@@ -118,7 +118,8 @@ before(async () => {
       { id: USERS.cleo, name: "Cleo" },
     ],
     posts: [
-      ...[10, 11, 12, 13, 22, 23, 30, 31, 32, 33, 34, 35, 36, 37, 38, 39].map((id) => ({ id })),
+      ...[10, 11, 12, 13, 22, 23, 24, 30, 31, 32, 33, 34, 35, 36, 37, 38, 39].map((id) => ({ id })),
+      ...[25, 26, 27].map((id) => ({ id, likers: [USERS.cleo] })),
       { id: 20, likers: [USERS.ben, USERS.cleo] },
       { id: 21, likers: [USERS.ben] },
     ],
@@ -341,6 +342,82 @@ test("a view keeps its identity until its post changes", async () => {
   assert.ok(identities.views38 >= 2, "post 38's view changed with its tap and its answer");
 });
 
+test("a post the client forgot (past maxPosts) is read again on the next mount, never shown as 0 likes", async () => {
+  await harness((token) => window.harness.signIn(token, { maxPosts: 1 }), anaToken);
+  try {
+    await mount("button", { postId: 20 }, { ready: loaded(20) });
+    assert.equal(await text(`${post(20)} .count`), "2");
+    await harness(() => window.harness.unmount());
+    // Post 20 is idle now; reading another post makes the client forget it.
+    await harness(() => window.harness.refresh(21));
+    assert.equal(await harness(() => window.harness.view(20)), undefined, "the client forgot post 20");
+
+    await admin.clearRequests();
+    await mount("button", { postId: 20 }, { ready: loaded(20) });
+    assert.equal(await text(`${post(20)} .count`), "2");
+    assert.equal(await page.getAttribute(`${post(20)} .heart`, "aria-pressed"), "false");
+    const zeros = await harness(() => window.harness.renders.filter((r) => r.view && r.view.count === 0).length);
+    assert.equal(zeros, 0, "no render showed the client's zero placeholder");
+    const batches = (await admin.requests({ route: "batch" })).entries.map((entry) => entry.posts);
+    assert.deepEqual(batches, [[20]], "the post was read again");
+  } finally {
+    await freshClient();
+  }
+});
+
+test("a failed read shows as useLike's error, and reload() or the next mount reads again", async () => {
+  await freshClient();
+  const failing = [
+    { route: "batch", error_rate: 1, status: 503 },
+    { route: "likes", error_rate: 1, status: 503 },
+  ];
+
+  // A button of its own.
+  await admin.setFaults(failing);
+  await mount("button", { postId: 25 }, { ready: `${post(25)} .read-error` });
+  assert.equal(await page.getAttribute(`${post(25)} .read-error`, "data-code"), "injected_fault");
+  assert.equal(await page.getAttribute(`${post(25)} .heart`, "disabled"), "", "no view, no tap");
+  await admin.clearFaults();
+  await page.click(`${post(25)} .reload`);
+  await page.waitForSelector(loaded(25), { timeout: LONG });
+  assert.equal(await text(`${post(25)} .count`), "1");
+  assert.equal(await page.locator(`${post(25)} .read-error`).count(), 0, "the error went with the read that succeeded");
+
+  // The buttons of a page whose read failed, then the next mount.
+  await admin.setFaults(failing);
+  await mount("feed", { ids: [26, 27] }, { ready: '.feed[data-error]:not([data-error=""])' });
+  await page.waitForSelector(`${post(26)} .read-error`, { timeout: LONG });
+  await page.waitForSelector(`${post(27)} .read-error`, { timeout: LONG });
+  await admin.clearFaults();
+  await mount("button", { postId: 26 }, { ready: loaded(26) });
+  assert.equal(await text(`${post(26)} .count`), "1");
+});
+
+test("42, \"042\", \"42\" and 42n are one post: one record, one subscription, one read", async () => {
+  await freshClient();
+  await admin.clearRequests();
+  await mount("buttons", { ids: ["024", 24, "24"], bigints: ["24"] }, { strict: true });
+  const cards = page.locator(".buttons .post");
+  await page.waitForFunction(() => {
+    const all = [...document.querySelectorAll(".buttons .post")];
+    return all.length === 4 && all.every((card) => card.dataset.pending !== "unknown");
+  }, undefined, { timeout: LONG });
+  assert.equal(await live(), 1, "one client subscription for the four buttons");
+  const batches = (await admin.requests({ route: "batch" })).entries.map((entry) => entry.posts);
+  assert.deepEqual(batches, [[24]], "one read");
+
+  await cards.nth(0).locator(".heart").click();
+  for (let i = 0; i < 4; i++) {
+    assert.equal(await cards.nth(i).locator(".heart").getAttribute("aria-pressed"), "true", `button ${i}`);
+    assert.equal(await cards.nth(i).locator(".count").textContent(), "1", `button ${i}`);
+  }
+  await cards.nth(3).locator(".heart").click();
+  await page.waitForFunction(() =>
+    [...document.querySelectorAll(".buttons .post")].every((card) => card.dataset.pending === "false"),
+  undefined, { timeout: LONG });
+  assert.equal(await cards.nth(1).locator(".count").textContent(), "0");
+});
+
 test("server rendering with react-dom/server renders without touching the client", () => {
   const touched = [];
   const client = new Proxy(
@@ -385,5 +462,5 @@ test("the server's HTML hydrates without a mismatch, then shows the client's vie
 test("the page raised no uncaught errors, logged no errors and got only the injected failures", () => {
   assert.deepEqual(pageErrors, []);
   assert.deepEqual(consoleErrors, []);
-  assert.deepEqual(new Set(errorAnswers), new Set(["POST /posts/12/like 503"]));
+  assert.deepEqual(new Set(errorAnswers), new Set(["POST /posts/12/like 503", "GET /likes 503"]));
 });

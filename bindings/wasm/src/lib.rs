@@ -11,8 +11,9 @@
 //! and timers) and speaks HTTP through `fetch`.
 //!
 //! ```js
-//! import { LikeClient } from "likekit-wasm";
+//! import init, { LikeClient } from "likekit-wasm";
 //!
+//! await init(); // loads the .wasm once; no client can be made before it
 //! const client = new LikeClient("https://likes.example.com", {
 //!   token: () => session.token,
 //! });

@@ -96,11 +96,11 @@ function element(name, props, strict) {
 window.harness = {
   probes,
   renders,
-  /** A new client for `token` (the previous one is shut down and freed). */
-  async signIn(token) {
+  /** A new client for `token`, with `options` beside the usual ones (the previous one is shut down and freed). */
+  async signIn(token, options = {}) {
     this.unmount();
     const previous = client;
-    client = new LikeClient(location.origin, { ...OPTIONS, token });
+    client = new LikeClient(location.origin, { ...OPTIONS, ...options, token });
     if (previous) {
       await previous.shutdown(1000);
       previous.free();

@@ -9,7 +9,7 @@ import { useLike, useLikes } from "likekit-react";
 export const renders = [];
 
 export function LikeButton({ postId }) {
-  const { view, failure, toggle } = useLike(postId);
+  const { view, failure, error, toggle, reload } = useLike(postId);
   renders.push({ postId: String(postId), viewPostId: view ? String(view.postId) : null, view });
   return (
     <article
@@ -31,6 +31,14 @@ export function LikeButton({ postId }) {
       {failure && (
         <p className="failure" role="alert">
           {failure.message}
+        </p>
+      )}
+      {!view && error && (
+        <p className="read-error" role="alert" data-code={error.code}>
+          Couldn't load the likes.{" "}
+          <button type="button" className="reload" onClick={reload}>
+            Try again
+          </button>
         </p>
       )}
     </article>
@@ -83,6 +91,18 @@ function Feed({ ids, extra }) {
   );
 }
 
+/** Buttons of their own (no page read), for `ids` and then `bigints` as BigInts. */
+function Buttons({ ids, bigints = [] }) {
+  const all = [...ids, ...bigints.map(BigInt)];
+  return (
+    <section className="buttons">
+      {all.map((id, i) => (
+        <LikeButton key={`${typeof id}-${id}-${i}`} postId={id} />
+      ))}
+    </section>
+  );
+}
+
 /** The screen called `name`. */
 export function scene(name, props) {
   switch (name) {
@@ -92,6 +112,8 @@ export function scene(name, props) {
       return <Switcher ids={props.ids} />;
     case "feed":
       return <Feed ids={props.ids} extra={props.extra} />;
+    case "buttons":
+      return <Buttons ids={props.ids} bigints={props.bigints} />;
     default:
       throw new Error(`no scene ${name}`);
   }

@@ -1,0 +1,51 @@
+// likekit-react's declarations, used as an app uses them, for
+// `tsc --noEmit --strict` (`cargo xtask test --only typescript`), against
+// React's own types and the built likekit-wasm. Nothing here runs.
+
+import { createElement, type ReactElement } from "react";
+import { LikeClient, type LikeError, type PostView } from "likekit-wasm";
+import {
+  LikeKitProvider,
+  useLike,
+  useLikeClient,
+  useLikes,
+  type FeedState,
+  type LikeKitClient,
+  type LikeKitProviderProps,
+  type LikeState,
+} from "likekit-react";
+
+export function LikeButton({ postId }: { postId: number | string | bigint }): ReactElement {
+  const state: LikeState = useLike(postId);
+  const { view, failure, error, toggle, setLiked, reload } = state;
+  const shown: PostView | undefined = view;
+  const readError: LikeError | null = error;
+  const afterTap: PostView | undefined = toggle() ?? setLiked(true);
+  const again: Promise<void> = reload();
+  void [shown, readError, afterTap, again];
+  if (!view && error) return createElement("button", { onClick: reload }, `Try again (${error.code})`);
+  return createElement(
+    "button",
+    { "aria-pressed": view?.liked ?? false, disabled: !view, onClick: toggle },
+    view ? view.count.toLocaleString() : "…",
+    failure ? failure.message : null,
+  );
+}
+
+export function Feed({ postIds }: { postIds: readonly number[] }): ReactElement {
+  const feed: FeedState = useLikes(postIds);
+  const { views, refreshing, error, refresh } = feed;
+  const reread: Promise<PostView[]> = refresh();
+  void reread;
+  // The provider's client is the app's `LikeClient`, every member of it.
+  const client: LikeClient | null = useLikeClient();
+  const stats = client?.stats().taps;
+  const narrow: LikeKitClient | null = useLikeClient<LikeKitClient>();
+  void [stats, narrow, refreshing];
+  return createElement("p", null, error ? error.message : `${views.length} posts`);
+}
+
+export function App(client: LikeClient | null): ReactElement {
+  const props: LikeKitProviderProps = { client, children: createElement(Feed, { postIds: [42, 43] }) };
+  return LikeKitProvider(props);
+}
