@@ -271,6 +271,15 @@ impl LikeClient {
     /// The viewer taps the heart: like if it shows empty, unlike if
     /// filled. Otherwise as [`set_liked`](Self::set_liked).
     ///
+    /// "Shows" means as the client tracks it: a post that was read
+    /// ([`refresh`](Self::refresh), [`refresh_many`](Self::refresh_many)),
+    /// tapped or [subscribed to](Self::subscribe). A post the client does
+    /// not track — never read, or forgotten since to stay within
+    /// `maxPosts` (subscribed posts never are) — counts as not liked, so
+    /// `toggle` likes it. For a post the app renders from data of its own
+    /// without subscribing, call `set_liked(post_id, !shown_liked)`
+    /// instead.
+    ///
     /// # Errors
     ///
     /// [`LikeError::InvalidId`] for a post id below 1; nothing is tapped.
@@ -322,6 +331,16 @@ impl LikeClient {
         self.inner.stats().into()
     }
 
+    /// Why the intent journal (`options.journal`) is not kept as it should
+    /// be now: the last save failed (it is tried again at the next change,
+    /// and after a delay that doubles from 0.5 s up to a minute; calls are
+    /// not held back meanwhile), or the journal could not be read at start
+    /// and this client keeps none. Null when all is well or there is no
+    /// journal. Always a [`LikeError::Journal`].
+    pub fn journal_problem(&self) -> Option<LikeError> {
+        self.inner.journal_problem().map(Into::into)
+    }
+
     /// Whether any post has a call in flight or waiting to be retried.
     pub fn has_pending_calls(&self) -> bool {
         self.inner.has_pending_calls()
@@ -369,13 +388,16 @@ impl LikeClient {
     /// `maxIntentAgeMs` is dropped, and observers hear one `onFailure`
     /// (`Expired`) for it. Call it once the app listens; later calls find
     /// nothing. A journal that could not be read is reported here once, in
-    /// `problem`. Without a journal the report is empty.
+    /// `problem` (and by [`journal_problem`](Self::journal_problem) while
+    /// this client keeps none). Without a journal the report is empty.
     pub fn restore(&self) -> crate::RestoreReport {
         self.inner.restore().into()
     }
 
-    /// Waits until no call is in flight or waiting to be retried and the
-    /// observers have heard every change so far, at most `timeout_ms`.
+    /// Waits until no call is in flight or waiting to be retried, the
+    /// observers have heard every change so far and the journal (if any)
+    /// is saved — or its save failed: see
+    /// [`journal_problem`](Self::journal_problem) — at most `timeout_ms`.
     /// Returns whether that happened. (Not from inside an observer: it
     /// would wait for that observer to return, and time out.)
     pub async fn wait_idle(&self, timeout_ms: i64) -> bool {
@@ -383,8 +405,19 @@ impl LikeClient {
     }
 
     /// Shuts the client down: taps change nothing from now on and reads
-    /// fail with [`LikeError::Shutdown`]. Calls already asked for go on for
-    /// up to `deadline_ms`; those unfinished then roll back with a failure.
+    /// fail with [`LikeError::Shutdown`]. Calls already asked for — in
+    /// flight, waiting to be retried, or queued behind another — go on for
+    /// up to `deadline_ms`. Those still unfinished then are abandoned — the
+    /// server may or may not have applied them — and their posts go back
+    /// to the confirmed state in this client, with an `onFailure`
+    /// ([`LikeError::Shutdown`]) each.
+    ///
+    /// Without a journal (`options.journal`) that is the end of those
+    /// taps. With one, they stay in it: the next client for the viewer
+    /// sends them again at [`restore`](Self::restore) (unless they have
+    /// grown older than `maxIntentAgeMs` by then). For such a client, a
+    /// `Shutdown` failure means "not saved yet", not "given up".
+    ///
     /// Returns whether every call finished in time. Harmless to repeat.
     pub async fn shutdown(&self, deadline_ms: i64) -> bool {
         self.inner.shutdown(millis(deadline_ms)).await

@@ -113,9 +113,13 @@ like_error! {
     Network,
     /// No answer within the request timeout.
     Timeout,
-    /// The server failed (5xx).
+    /// The server failed (5xx), or answered 408 Request Timeout or 425
+    /// Too Early: transient answers after which the request may have been
+    /// processed even so. Retried.
     Server,
-    /// Too many requests (429).
+    /// Too many requests (429). Retried, no sooner than `retry_after_ms`;
+    /// a `Retry-After` longer than the retry policy's ceiling (one minute,
+    /// or the retry max delay when that is longer) ends the retries at once.
     RateLimited,
     /// The answer could not be read.
     InvalidResponse,
@@ -125,7 +129,8 @@ like_error! {
     Forbidden,
     /// The post does not exist (404).
     NotFound,
-    /// The server refused the request as malformed (400 and other 4xx).
+    /// The server refused the request as malformed (400 and other 4xx but
+    /// 401, 403, 404, 408, 425 and 429).
     Rejected,
     /// A post id outside 1 to 2⁶³−1 (zero or negative) was passed: the
     /// core's code `bad_post_id`. The reason names the rule and the id
@@ -136,7 +141,8 @@ like_error! {
     /// The client was shut down before the call could finish.
     Shutdown,
     /// The intent journal could not be read or written (damaged, another
-    /// viewer's, a newer format, an I/O failure).
+    /// viewer's, a newer format, an I/O failure): in
+    /// `RestoreReport.problem` and `LikeClient.journalProblem()`.
     Journal,
     /// The tap was older than the client's `max_intent_age` when it could
     /// be sent, so it was dropped.

@@ -138,8 +138,13 @@ pub struct RestoreReport {
     /// The taps too old to send (older than `maxIntentAgeMs`): each was
     /// dropped, and observers heard one `onFailure` with `Expired`.
     pub expired: Vec<ExpiredTap>,
-    /// Why the journal could not be read, if it could not (`Journal`): the
-    /// client started without it and the next save replaces it.
+    /// Why the journal could not be read, if it could not (`Journal`); the
+    /// client started without what it held. A journal whose content is
+    /// unusable (damaged, another viewer's, a newer format) is replaced by
+    /// the next save. One that could not be read at all (an I/O failure, a
+    /// permission refused) is left untouched for a later start, and this
+    /// client keeps no journal: its taps are not written down
+    /// (`LikeClient.journalProblem()` keeps saying so).
     pub problem: Option<LikeError>,
 }
 

@@ -249,12 +249,27 @@ impl LikeClient {
     /// made: each tap from an earlier page load shows again, pending, and
     /// its call goes out, one per post; taps older than `maxIntentAgeMs`
     /// fail once (listeners hear `expired`) and send nothing. A journal
-    /// that could not be read is reported once, in `problem`. Call it once
-    /// the page listens (after `subscribe`); without a journal the report
-    /// is empty.
+    /// that could not be read is reported once, in `problem` (and by
+    /// `journalProblem()` while this client keeps none). Call it once the
+    /// page listens (after `subscribe`); without a journal the report is
+    /// empty.
     #[wasm_bindgen(unchecked_return_type = "RestoreReport")]
     pub fn restore(&self) -> Result<JsValue, JsValue> {
         types::RestoreReport::from(&self.inner.restore()).write()
+    }
+
+    /// Why the journal (`options.journal`) is not kept as it should be
+    /// now: the last save failed (storage full or disabled; it is tried
+    /// again at the next change, and after a delay that doubles from 0.5 s
+    /// up to a minute; calls are not held back meanwhile), or the storage
+    /// could not be read when the client was made and this client keeps no
+    /// journal. A `LikeError` with code `"journal"`, or `null` when all is
+    /// well or there is no journal.
+    #[wasm_bindgen(js_name = journalProblem, unchecked_return_type = "LikeError | null")]
+    pub fn journal_problem(&self) -> JsValue {
+        self.inner
+            .journal_problem()
+            .map_or(JsValue::NULL, |e| convert::error(&e))
     }
 
     /// The viewer wants the post liked (`true`) or not (`false`). Returns
@@ -271,6 +286,14 @@ impl LikeClient {
 
     /// The viewer taps the heart: like if it shows empty, unlike if it shows
     /// filled. Returns the new view at once.
+    ///
+    /// "Shows" means as the client tracks it: a post that was read
+    /// (`refresh`, `refreshMany`), tapped or subscribed to. A post the
+    /// client does not track — never read, or forgotten since to stay
+    /// within `maxPosts` (subscribed posts never are) — counts as not
+    /// liked, so `toggle` likes it. For a post the page renders from data
+    /// of its own without subscribing, call `setLiked(postId, !shownLiked)`
+    /// instead.
     pub fn toggle(
         &self,
         #[wasm_bindgen(js_name = postId, unchecked_param_type = "PostIdInput")] post_id: JsValue,
@@ -376,9 +399,10 @@ impl LikeClient {
         self.inner.has_pending_calls()
     }
 
-    /// Resolves `true` once no call is in flight or waiting to be retried
-    /// and every listener has heard every change so far, or `false` after
-    /// `timeoutMs`.
+    /// Resolves `true` once no call is in flight or waiting to be retried,
+    /// every listener has heard every change so far and the journal (if
+    /// any) is saved — or its save failed: see `journalProblem()` — or
+    /// `false` after `timeoutMs`.
     #[wasm_bindgen(js_name = waitIdle, unchecked_return_type = "Promise<boolean>")]
     pub fn wait_idle(
         &self,
@@ -392,8 +416,20 @@ impl LikeClient {
     }
 
     /// Stops the client: later taps change nothing and reads reject with
-    /// `"shutdown"`. Calls already asked for may finish within `deadlineMs`
-    /// (default 5000); resolves `true` when all did.
+    /// `"shutdown"`. Calls already asked for — in flight, waiting to be
+    /// retried, or queued behind another — go on for up to `deadlineMs`
+    /// (default 5000). Those still unfinished then are abandoned — the
+    /// server may or may not have applied them — and their posts go back
+    /// to the confirmed state in this client, with a failure event
+    /// (`"shutdown"`) each.
+    ///
+    /// Without a journal (`options.journal`) that is the end of those taps.
+    /// With one, they stay in it: the next client for the viewer (the next
+    /// page load) sends them again at `restore()` (unless they have grown
+    /// older than `maxIntentAgeMs` by then). For such a client, a
+    /// `"shutdown"` failure means "not saved yet", not "given up".
+    ///
+    /// Resolves `true` when every call finished within the deadline.
     #[wasm_bindgen(unchecked_return_type = "Promise<boolean>")]
     pub fn shutdown(
         &self,

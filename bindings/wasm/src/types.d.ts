@@ -33,10 +33,14 @@
 export type PostIdInput = PostId | bigint;
 
 /**
- * Stable error codes. Server errors (5xx) and other refusals (4xx) carry the
- * server's own code, such as `"http_503"`. `"bad_post_id"` is a post id
- * refused before anything was sent (see `PostIdInput`); `"invalid_argument"`
- * an argument of the wrong type or a number too large to be exact.
+ * Stable error codes. Server errors (5xx, and 408 Request Timeout and 425
+ * Too Early, which are retried and may have been applied even so) and other
+ * refusals (4xx) carry the server's own code, such as `"http_503"`.
+ * `"bad_post_id"` is a post id refused before anything was sent (see
+ * `PostIdInput`); `"invalid_argument"` an argument of the wrong type or a
+ * number too large to be exact; `"journal"` the intent journal could not
+ * be read or saved (`restore().problem`, `journalProblem()`); `"expired"` a
+ * kept tap too old to send.
  */
 export type LikeErrorCode =
   | "bad_post_id"
@@ -49,6 +53,8 @@ export type LikeErrorCode =
   | "post_not_found"
   | "config"
   | "shutdown"
+  | "journal"
+  | "expired"
   | "invalid_argument"
   | (string & {});
 

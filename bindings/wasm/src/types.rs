@@ -149,12 +149,12 @@ impl From<&likekit_core::PostView> for PostView {
 pub struct LikeErrorFields {
     #[tsify(type = "LikeErrorCode")]
     pub code: String,
-    /// Whether sending the same call again may succeed (the client retries these).
+    /// Whether sending the same call again may succeed (the client retries these): `network`, `timeout`, `invalid_response`, `rate_limited`, and server errors (5xx, 408 and 425, which may have been applied even so).
     pub transient: bool,
     /// The HTTP status the error stands for: a server error's or refusal's own, 401, 403, 404 or 429 for `unauthorized`, `forbidden`, `post_not_found` and `rate_limited`; absent when no answer was classified.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub status: Option<u16>,
-    /// The server's `Retry-After`, for `"rate_limited"`.
+    /// The server's `Retry-After`, for `"rate_limited"`. One longer than the retry policy's ceiling (one minute, or `retry.maxDelayMs` when that is longer) ends the retries at once.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub retry_after_ms: Option<u64>,
 }
@@ -376,7 +376,7 @@ pub struct RestoreReport {
     pub restored: Vec<PostView>,
     /// The taps too old to send: each was dropped, and listeners heard one failure (`expired`) for it.
     pub expired: Vec<LikeFailure>,
-    /// Why the journal could not be read, if it could not (`journal`): the client started without it, and the next save replaces it.
+    /// Why the journal could not be read, if it could not (`journal`); the client started without what it held. Content that cannot be used (damaged, another viewer's, a newer format) is replaced by the next save; storage that could not be read at all (`getItem` threw) is left untouched, and this client keeps no journal (`journalProblem()` keeps saying so).
     #[serde(with = "tsify::serde_wasm_bindgen::preserve")]
     #[tsify(type = "LikeError | null")]
     pub problem: JsValue,

@@ -262,3 +262,62 @@ def test_keep_while_offline_holds_the_tap_then_saves(admin, viewer, faults, make
     rec.await_failure(timeout=10)
     assert not client.view(other).liked
     sub.cancel()
+
+
+def test_journal_problem_reports_a_failed_save_until_one_works(tmp_path):
+    journal_file = tmp_path / "likekit-intents-616e61.json"
+    # The journal saves through "<file>.new"; a directory there makes every
+    # save fail (even as root), and removing it lets the next one through.
+    blocker = tmp_path / "likekit-intents-616e61.json.new"
+    server = likekit.ScriptedServer()
+    journal = likekit.IntentJournal.file(str(tmp_path), "ana")
+    client = likekit.LikeClient.scripted(server, likekit.LikeClientOptions(journal=journal))
+    assert client.restore().problem is None
+    assert client.journal_problem() is None, "nothing wrong yet"
+    wait_idle(client)  # any save restore started has ended (its "<file>.new" renamed)
+
+    blocker.mkdir()
+    assert client.set_liked(9, True).pending
+    wait_for("the like call, sent all the same", lambda: len(server.calls()) == 1)
+    wait_for("the failed save to be reported", lambda: client.journal_problem() is not None)
+    problem = client.journal_problem()
+    assert isinstance(problem, likekit.LikeError.Journal), problem
+    assert (problem.code, problem.is_transient) == ("journal", False)
+    assert "cannot write" in problem.reason, problem.reason
+    kept = json.loads(journal_file.read_text())["intents"] if journal_file.exists() else []
+    assert kept == [], "the tap is not in the file"
+
+    blocker.rmdir()  # no tap needed: the save is tried again on a timer
+    wait_for("the save to be tried again", lambda: client.journal_problem() is None)
+    assert [(i["post"], i["liked"]) for i in json.loads(journal_file.read_text())["intents"]] == [(9, True)]
+    [call] = server.calls()
+    assert server.answer(call.id, 1, True, 2)
+    wait_idle(client)
+    assert json.loads(journal_file.read_text())["intents"] == [], "the confirmed tap leaves the journal"
+    assert client.journal_problem() is None
+    asyncio.run(client.shutdown(1_000))
+
+    plain = likekit.LikeClient.scripted(likekit.ScriptedServer())
+    assert plain.journal_problem() is None, "no journal, nothing to report"
+
+
+def test_journal_problem_keeps_reporting_a_journal_that_could_not_be_read(tmp_path):
+    # A directory where the file should be: reading it fails with an I/O
+    # error (not damaged content), so the client leaves it alone.
+    (tmp_path / "likekit-intents-616e61.json").mkdir()
+    server = likekit.ScriptedServer()
+    journal = likekit.IntentJournal.file(str(tmp_path), "ana")
+    client = likekit.LikeClient.scripted(server, likekit.LikeClientOptions(journal=journal))
+    assert isinstance(client.journal_problem(), likekit.LikeError.Journal), "before restore"
+    report = client.restore()
+    assert isinstance(report.problem, likekit.LikeError.Journal), report
+    client.set_liked(5, True)
+    wait_for("the like call", lambda: len(server.calls()) == 1)
+    assert server.answer(server.calls()[0].id, 1, True, 2)
+    wait_idle(client)
+    problem = client.journal_problem()
+    assert isinstance(problem, likekit.LikeError.Journal), "still reported after restore and a tap"
+    assert "cannot read" in problem.reason, problem.reason
+    assert (tmp_path / "likekit-intents-616e61.json").is_dir(), "left untouched"
+    assert not (tmp_path / "likekit-intents-616e61.json.new").exists(), "never written"
+    asyncio.run(client.shutdown(1_000))

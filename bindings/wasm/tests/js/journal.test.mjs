@@ -212,3 +212,76 @@ test("storage that throws: a journal error at restore, and taps still go out", a
     (e) => e.name === "LikeError" && e.code === "config" && /viewer/.test(e.message),
   );
 });
+
+test("journalProblem(): a failed save is reported until a save works, and the save is tried again on its own", async () => {
+  const server = new ScriptedServer();
+  const storage = new MemoryStorage();
+  let full = false;
+  const quota = () => {
+    if (full) throw new Error("QuotaExceededError: the quota has been exceeded");
+  };
+  const flaky = {
+    getItem: (key) => storage.getItem(key),
+    setItem: (key, value) => (quota(), storage.setItem(key, value)),
+    removeItem: (key) => (quota(), storage.removeItem(key)),
+  };
+  const client = clientFor(server, flaky);
+  try {
+    assert.equal(client.restore().problem, null);
+    assert.equal(client.journalProblem(), null, "nothing wrong yet");
+
+    full = true;
+    assert.equal(client.setLiked(9, true).pending, true);
+    await waitFor(() => server.calls().length === 1, "the like call, sent all the same");
+    await waitFor(() => client.journalProblem() !== null, "the failed save to be reported");
+    const problem = client.journalProblem();
+    assert.equal(problem.name, "LikeError");
+    assert.equal(problem.code, "journal");
+    assert.equal(problem.transient, false);
+    assert.match(problem.message, /QuotaExceededError/);
+    assert.equal(storage.getItem(KEY("ana")), null, "nothing written while full");
+
+    full = false; // space again: no tap needed, the timer saves it
+    await waitFor(() => client.journalProblem() === null, "the save to be tried again");
+    const saved = JSON.parse(storage.getItem(KEY("ana")));
+    assert.deepEqual(saved.intents.map((i) => [i.post, i.liked]), [[9, true]]);
+    server.answer(0, { count: 1, likedByMe: true, version: 2 });
+    assert.ok(await client.waitIdle(SETTLE_MS));
+    assert.equal(storage.getItem(KEY("ana")), null, "the confirmed tap leaves the journal");
+    assert.equal(client.journalProblem(), null);
+  } finally {
+    full = false; // a save still failing would keep its retry timer, and Node, alive
+    client.free();
+  }
+
+  // Without a journal there is nothing to report.
+  const plain = LikeClient.scripted(new ScriptedServer());
+  assert.equal(plain.journalProblem(), null);
+  plain.free();
+});
+
+test("journalProblem(): storage that cannot be read at start is reported for the client's life and left untouched", async () => {
+  const server = new ScriptedServer();
+  let writes = 0;
+  const locked = {
+    getItem: () => {
+      throw new Error("The operation is insecure.");
+    },
+    setItem: () => void (writes += 1),
+    removeItem: () => void (writes += 1),
+  };
+  const client = clientFor(server, locked);
+  assert.equal(client.journalProblem()?.code, "journal", "before restore");
+  const report = client.restore();
+  assert.equal(report.problem.code, "journal");
+  client.setLiked(5, true);
+  await waitFor(() => server.calls().length === 1, "the like call");
+  server.answer(0, { count: 1, likedByMe: true, version: 2 });
+  assert.ok(await client.waitIdle(SETTLE_MS));
+  assert.equal(client.view(5).liked, true, "the tap still saved on the server");
+  const problem = client.journalProblem();
+  assert.equal(problem?.code, "journal", "still reported after restore and a tap");
+  assert.match(problem.message, /The operation is insecure/);
+  assert.equal(writes, 0, "the unreadable journal is never written");
+  client.free();
+});

@@ -213,6 +213,10 @@ const clientMembers: { [K in keyof LikeClient]: (client: LikeClient) => unknown 
     const problem: LikeError | null = report.problem;
     return problem?.code === "journal" ? journal.viewer : null;
   },
+  journalProblem: (client) => {
+    const problem: LikeError | null = client.journalProblem();
+    return problem === null ? "kept" : `${problem.code}: ${problem.message}`;
+  },
   liveSubscriptions: (client) => {
     const live: number = client.liveSubscriptions();
     return live;
