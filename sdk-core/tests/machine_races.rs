@@ -35,6 +35,17 @@ impl Probe {
         })
     }
 
+    /// A machine that gives up after the first failure.
+    fn without_retries() -> Self {
+        Self::with(MachineConfig {
+            retry: RetryPolicy {
+                max_retries: 0,
+                ..RetryPolicy::default()
+            },
+            ..MachineConfig::default()
+        })
+    }
+
     fn with(config: MachineConfig) -> Self {
         Self {
             m: Machine::new(config),
@@ -638,13 +649,7 @@ fn many_posts_stay_within_the_bound() {
 
 #[test]
 fn tap_after_an_uncertain_rollback_is_sent_even_if_it_matches_the_heart() {
-    let mut p = Probe::with(MachineConfig {
-        retry: RetryPolicy {
-            max_retries: 0,
-            ..RetryPolicy::default()
-        },
-        ..MachineConfig::default()
-    });
+    let mut p = Probe::without_retries();
     p.seen(2, false, &[], 1);
     p.m.tap(post(), true);
     let (like, _) = p.one_send();
@@ -906,13 +911,7 @@ fn a_failure_after_a_read_showed_the_intent_saved_is_silent() {
         LikeError::Timeout,
     ];
     for error in errors {
-        let mut p = Probe::with(MachineConfig {
-            retry: RetryPolicy {
-                max_retries: 0,
-                ..RetryPolicy::default()
-            },
-            ..MachineConfig::default()
-        });
+        let mut p = Probe::without_retries();
         p.seen(10, false, &[], 1);
         p.m.tap(post(), true);
         let (call, _) = p.one_send();
@@ -939,13 +938,7 @@ fn a_failure_after_a_read_showed_the_intent_saved_is_silent() {
 fn a_failure_is_still_reported_when_only_an_older_read_matches() {
     // The heart shows the wanted state from before the call (a tap sent
     // to make sure after a lost answer): the failure says it didn't save.
-    let mut p = Probe::with(MachineConfig {
-        retry: RetryPolicy {
-            max_retries: 0,
-            ..RetryPolicy::default()
-        },
-        ..MachineConfig::default()
-    });
+    let mut p = Probe::without_retries();
     p.seen(2, false, &[], 1);
     p.m.tap(post(), true);
     let (like, _) = p.one_send();
