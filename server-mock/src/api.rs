@@ -266,7 +266,7 @@ pub(crate) async fn readyz(State(App(app)): State<App>) -> Result<Json<Health>, 
             "the server is stopping",
         ));
     }
-    let probe = app.store.post(PostId::MIN);
+    let probe = app.store.ready();
     match tokio::time::timeout(READY_DEADLINE, probe).await {
         Ok(Ok(_)) => Ok(Json(Health { status: "ok" })),
         Ok(Err(e)) => Err(ApiError::new(

@@ -305,6 +305,14 @@ pub trait Store: Send + Sync + fmt::Debug + 'static {
     /// Every post's stored count beside its actual number of like rows.
     async fn audit(&self) -> Result<Vec<PostAudit>, StoreError>;
 
+    /// Whether the store can serve requests now: `/readyz` asks it (within
+    /// its own deadline). By default one post's row, read as a view reads
+    /// it, past every cache; a backend with more than one part to fail
+    /// checks each.
+    async fn ready(&self) -> Result<(), StoreError> {
+        self.post(PostId::MIN).await.map(drop)
+    }
+
     /// Commits every write already accepted, then refuses new ones with
     /// [`StoreError::Closed`]. Reads keep working. Idempotent.
     async fn close(&self) -> Result<(), StoreError>;
