@@ -11,16 +11,20 @@ use likekit_proto::{BatchLikes, ErrorBody, LikeState, MAX_BATCH_POSTS, PostId, U
 use serde::Serialize;
 use utoipa::ToSchema;
 
+use std::sync::Arc;
+
 use crate::{
     error::ApiError,
     extract::{PathId, Viewer},
     state::{App, Shared},
+    store::StoreError,
 };
 
 /// Like a post (idempotent).
 ///
 /// Inserts the caller's like if missing. The answer's count and version are
-/// read in the write's own transaction, which is fsynced before the answer.
+/// read in the write's own transaction, which is on disk before the answer
+/// (a `:memory:` database is never fsynced).
 #[utoipa::path(
     post,
     path = "/posts/{post_id}/like",
@@ -40,13 +44,14 @@ pub(crate) async fn like(
     Viewer(user): Viewer,
     PathId(post): PathId<PostId>,
 ) -> Result<(Extension<Written>, Json<LikeState>), ApiError> {
-    write(&app, user, post, true).await
+    write(app, user, post, true).await
 }
 
 /// Unlike a post (idempotent).
 ///
 /// Deletes the caller's like if present. The answer's count and version are
-/// read in the write's own transaction, which is fsynced before the answer.
+/// read in the write's own transaction, which is on disk before the answer
+/// (a `:memory:` database is never fsynced).
 #[utoipa::path(
     delete,
     path = "/posts/{post_id}/like",
@@ -66,7 +71,7 @@ pub(crate) async fn unlike(
     Viewer(user): Viewer,
     PathId(post): PathId<PostId>,
 ) -> Result<(Extension<Written>, Json<LikeState>), ApiError> {
-    write(&app, user, post, false).await
+    write(app, user, post, false).await
 }
 
 /// Whether a like or unlike changed its row, on the answer for the request
@@ -76,28 +81,39 @@ pub(crate) struct Written {
     pub(crate) changed: bool,
 }
 
+/// The write runs in a task of its own: once queued it commits even if the
+/// request is dropped (a timeout, a lost connection), and then the post's
+/// new snapshot must still reach the view cache and the metrics, or views
+/// would show the old count for up to a TTL.
 async fn write(
-    app: &Shared,
+    app: Arc<Shared>,
     user: UserId,
     post: PostId,
     like: bool,
 ) -> Result<(Extension<Written>, Json<LikeState>), ApiError> {
     app.check_rate(user)?;
-    let outcome = if like {
-        app.store.like(user, post).await?
-    } else {
-        app.store.unlike(user, post).await?
-    };
-    if outcome.changed {
-        if like {
-            app.metrics.likes_written.increment(1);
+    let done = tokio::spawn(async move {
+        let generation = app.views.generation();
+        let mut outcome = if like {
+            app.store.like(user, post).await?
         } else {
-            app.metrics.unlikes_written.increment(1);
+            app.store.unlike(user, post).await?
+        };
+        if outcome.changed {
+            if like {
+                app.metrics.likes_written.increment(1);
+            } else {
+                app.metrics.unlikes_written.increment(1);
+            }
         }
-    }
-    if let Some(snapshot) = outcome.snapshot {
-        app.views.offer(post, snapshot);
-    }
+        if let Some(snapshot) = outcome.snapshot.take() {
+            app.views.offer(generation, post, snapshot);
+        }
+        Ok::<_, StoreError>(outcome)
+    });
+    let outcome = done
+        .await
+        .map_err(|e| StoreError::Backend(format!("the write's task failed: {e}")))??;
     let written = Written {
         changed: outcome.changed,
     };

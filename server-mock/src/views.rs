@@ -9,6 +9,11 @@
 //!   (read-your-writes), never cached.
 //! * friends = the viewer's friend set (cached per viewer, read once per
 //!   request) ∩ the recent likers, as display names, newest first.
+//! * Emptying a cache (an admin changed friends or names, a reset or seed)
+//!   bumps that cache's generation; a value read from the store goes into
+//!   the cache only if no emptying happened since its read began, so a read
+//!   that raced the change cannot put the old value back for a whole TTL.
+//!   A cache hit never looks at the generation.
 
 use std::{
     cell::Cell,
@@ -238,6 +243,10 @@ pub(crate) struct Views {
     store: Arc<dyn Store>,
     posts: TtlCache<PostId, Arc<PostSnapshot>>,
     friends: TtlCache<UserId, Arc<FriendSet>>,
+    /// Bumped before `posts` is emptied (see the module docs).
+    post_generation: AtomicU64,
+    /// Bumped before any friend set is dropped.
+    friend_generation: AtomicU64,
     pub(crate) post_stats: CacheStats,
     pub(crate) friend_stats: CacheStats,
 }
@@ -261,15 +270,32 @@ impl Views {
             store,
             posts: TtlCache::new(cache_ttl, cache_capacity),
             friends: TtlCache::new(friends_ttl, friends_capacity),
+            post_generation: AtomicU64::new(0),
+            friend_generation: AtomicU64::new(0),
             post_stats: CacheStats::default(),
             friend_stats: CacheStats::default(),
         }
     }
 
-    /// Keeps `snapshot` unless the cache already has this version or newer.
-    pub(crate) fn offer(&self, post: PostId, snapshot: Arc<PostSnapshot>) {
+    /// The post cache's generation: take it before reading a post (or
+    /// writing one) whose snapshot will be [offered](Self::offer).
+    pub(crate) fn generation(&self) -> u64 {
+        self.post_generation.load(Ordering::SeqCst)
+    }
+
+    /// Keeps `snapshot`, read (or written) since `generation`, unless the
+    /// cache was emptied since then or already has this version or newer.
+    pub(crate) fn offer(&self, generation: u64, post: PostId, snapshot: Arc<PostSnapshot>) {
+        if self.generation() != generation {
+            return;
+        }
         self.posts
             .insert_if_newer(post, snapshot, |new, old| new.version > old.version);
+        // Emptied between the check and the insert: the clear may have
+        // missed the insert, so take it out again (at worst a miss).
+        if self.generation() != generation {
+            self.posts.remove(&post);
+        }
     }
 
     async fn post(&self, post: PostId) -> Result<Option<Arc<PostSnapshot>>, StoreError> {
@@ -278,16 +304,18 @@ impl Views {
             return Ok(Some(snapshot));
         }
         self.post_stats.misses.add(1);
+        let generation = self.generation();
         let Some(snapshot) = self.store.post(post).await? else {
             return Ok(None);
         };
-        Ok(Some(self.remember(post, snapshot)))
+        Ok(Some(self.remember(generation, post, snapshot)))
     }
 
-    /// Offers a snapshot read from the store to the cache, and returns it.
-    fn remember(&self, post: PostId, snapshot: PostSnapshot) -> Arc<PostSnapshot> {
+    /// Offers a snapshot read from the store since `generation` to the
+    /// cache, and returns it.
+    fn remember(&self, generation: u64, post: PostId, snapshot: PostSnapshot) -> Arc<PostSnapshot> {
         let snapshot = Arc::new(snapshot);
-        self.offer(post, snapshot.clone());
+        self.offer(generation, post, snapshot.clone());
         snapshot
     }
 
@@ -297,8 +325,16 @@ impl Views {
             return Ok(set);
         }
         self.friend_stats.misses.add(1);
+        let generation = self.friend_generation.load(Ordering::SeqCst);
         let set = Arc::new(FriendSet::new(self.store.friends(viewer).await?));
-        self.friends.insert(viewer, set.clone());
+        // Kept only when no friend set was dropped since the read began
+        // (checked again after the insert, as in `offer`).
+        if self.friend_generation.load(Ordering::SeqCst) == generation {
+            self.friends.insert(viewer, set.clone());
+            if self.friend_generation.load(Ordering::SeqCst) != generation {
+                self.friends.remove(&viewer);
+            }
+        }
         Ok(set)
     }
 
@@ -418,10 +454,11 @@ impl Views {
                 // both at once (on PostgreSQL one round trip's wait instead
                 // of two).
                 self.post_stats.misses.add(1);
+                let generation = self.generation();
                 let Some((snapshot, liked)) = self.store.post_seen_by(viewer, post).await? else {
                     return Ok(None);
                 };
-                let snapshot = self.remember(post, snapshot);
+                let snapshot = self.remember(generation, post, snapshot);
                 let friends = self.friend_set(viewer).await?;
                 Ok(Some(Self::render_json(&snapshot, liked, &friends)))
             }
@@ -429,17 +466,21 @@ impl Views {
     }
 
     /// A feed page: every existing post of `posts` as `viewer` sees it.
+    ///
+    /// The posts missing from the cache are read all at once (PostgreSQL's
+    /// batcher sends them together); the first failure fails the page.
     pub(crate) async fn view_many(
         &self,
         viewer: UserId,
         posts: &[PostId],
     ) -> Result<BatchLikes, StoreError> {
-        let mut found = Vec::with_capacity(posts.len());
-        for &post in posts {
-            if let Some(snapshot) = self.post(post).await? {
-                found.push((post, snapshot));
-            }
-        }
+        let snapshots =
+            futures_util::future::try_join_all(posts.iter().map(|&post| self.post(post))).await?;
+        let found: Vec<(PostId, Arc<PostSnapshot>)> = posts
+            .iter()
+            .zip(snapshots)
+            .filter_map(|(&post, snapshot)| Some((post, snapshot?)))
+            .collect();
         let ids: Vec<PostId> = found.iter().map(|(post, _)| *post).collect();
         let liked = self.store.liked(viewer, &ids).await?;
         let friends = self.friend_set(viewer).await?;
@@ -453,18 +494,21 @@ impl Views {
 
     /// Forgets `user`'s cached friend set.
     pub(crate) fn forget_friends_of(&self, user: UserId) {
+        self.friend_generation.fetch_add(1, Ordering::SeqCst);
         self.friends.remove(&user);
     }
 
     /// Forgets every cached friend set (a user was renamed).
     pub(crate) fn forget_all_friends(&self) {
+        self.friend_generation.fetch_add(1, Ordering::SeqCst);
         self.friends.clear();
     }
 
     /// Forgets everything (after a reset or seed).
     pub(crate) fn clear(&self) {
+        self.post_generation.fetch_add(1, Ordering::SeqCst);
         self.posts.clear();
-        self.friends.clear();
+        self.forget_all_friends();
     }
 
     /// Drops expired cache entries.

@@ -212,13 +212,25 @@ impl HotPosts {
     }
 }
 
+/// The last value [`liked_at`] gave (or [`liked_after`] set).
+static LAST: AtomicI64 = AtomicI64::new(0);
+
+/// Makes every later [`liked_at`] greater than `at`: a store calls it when
+/// it opens, with the newest like time it holds, so likes made after a
+/// restart with the clock set back still sort as the newest (a fold or a
+/// merge of shard rows keeps the newest likers).
+#[cfg_attr(not(any(feature = "sqlite", feature = "postgres")), allow(dead_code))]
+pub(crate) fn liked_after(at: i64) {
+    LAST.fetch_max(at, Ordering::Relaxed);
+}
+
 /// When a like happened, for ordering recent likers across rows:
 /// microseconds since the Unix epoch, strictly increasing within this
-/// process (two likes never share a value).
+/// process (two likes never share a value) and after every time given to
+/// [`liked_after`].
 // The stores use it; a build with neither (the fuzz targets) does not.
 #[cfg_attr(not(any(feature = "sqlite", feature = "postgres")), allow(dead_code))]
 pub(crate) fn liked_at() -> i64 {
-    static LAST: AtomicI64 = AtomicI64::new(0);
     let now = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map(|d| i64::try_from(d.as_micros()).unwrap_or(i64::MAX))
@@ -359,6 +371,16 @@ mod tests {
             assert!(next > last);
             last = next;
         }
+    }
+
+    #[test]
+    fn liked_at_goes_on_after_a_later_stored_time() {
+        let tomorrow = liked_at() + 86_400_000_000;
+        liked_after(tomorrow);
+        assert!(liked_at() > tomorrow);
+        // An older time changes nothing.
+        liked_after(0);
+        assert!(liked_at() > tomorrow);
     }
 
     #[test]

@@ -71,8 +71,11 @@ pub enum Database {
     /// the writer still work side by side in WAL mode; it is not fsynced.
     #[default]
     Memory,
-    /// A SQLite file, created when missing. Commits are fsynced (WAL,
-    /// `synchronous=FULL`) before any write is acknowledged.
+    /// A SQLite file, created when missing. Commits are written to the WAL
+    /// with `synchronous=NORMAL` and fsynced by a thread of their own before
+    /// any write is acknowledged (pipelined group commit: as durable as
+    /// `synchronous=FULL`). After a failed fsync the store takes no more
+    /// writes until the server restarts.
     File(PathBuf),
     /// A PostgreSQL database, by URL (`postgres://user:password@host:port/db`).
     /// The schema is created or migrated at start; every commit is durable
@@ -242,8 +245,10 @@ impl From<rusqlite::Error> for StoreError {
 /// Where likes, posts, users and friendships live.
 ///
 /// Every method is safe to call concurrently. Writes (`like`, `unlike`) are
-/// durable when they return `Ok`, exact (count changes only when a row really
-/// changes) and idempotent.
+/// exact (count changes only when a row really changes) and idempotent, and
+/// on a durable database (a SQLite file, PostgreSQL) they are on disk when
+/// they return `Ok`; a throwaway [`Database::Memory`] store is never
+/// fsynced.
 #[async_trait]
 pub trait Store: Send + Sync + fmt::Debug + 'static {
     /// `user` likes `post`. Inserts the (user, post) row if missing; only then

@@ -5,7 +5,8 @@
 //!   [`SqliteOptions::max_group_commit`]), applies them one after another in a
 //!   single `BEGIN IMMEDIATE` transaction — each with its own exact semantics
 //!   and its own answer — commits once, and answers each waiter only once the
-//!   commit is fsynced. Under load one fsync covers hundreds of writes;
+//!   commit is fsynced (at once for a `:memory:` store, which is never
+//!   fsynced). Under load one fsync covers hundreds of writes;
 //!   alone, a write costs one fsync as before.
 //! * **Pipelined, off-writer durability** (see [`wal`]): the writer commits
 //!   without waiting for the disk and goes on to the next group, while an
@@ -13,6 +14,14 @@
 //!   checkpoint thread copies the WAL back into the file beside the writer.
 //!   The writer keeps a large page cache and reads through `mmap`, so the
 //!   pages a like touches are rarely read with a system call.
+//! * **Failures.** A failed commit fails its batch's writes. A failed fsync
+//!   marks the store failed: every later write is refused and
+//!   [`Store::ready`] fails until the process restarts (see [`wal`]). A
+//!   panic while applying a batch or an admin task fails those writes only
+//!   (rolled back when the transaction was still open) and the writer goes
+//!   on; if the connection cannot be brought back out of its transaction,
+//!   the store is marked failed, and if the writer thread is gone,
+//!   `ready()` says so.
 //! * **Pooled readers.** Reads run on a pool of read-only connections (WAL
 //!   lets them run beside the writer) with cached prepared statements. Each
 //!   thread prefers "its" connection, so readers almost never wait for each
@@ -35,10 +44,11 @@ use std::{
     cell::Cell,
     collections::{BTreeMap, HashMap, HashSet, hash_map::Entry},
     fmt,
+    panic::{AssertUnwindSafe, catch_unwind},
     path::PathBuf,
     sync::{
         Arc, Mutex, PoisonError, TryLockError,
-        atomic::{AtomicUsize, Ordering},
+        atomic::{AtomicBool, AtomicUsize, Ordering},
         mpsc as std_mpsc,
     },
     time::Duration,
@@ -174,6 +184,11 @@ pub struct SqliteStore {
     readers: ReadPool,
     database: Database,
     hot: HotPosts,
+    /// Whether the store still takes writes (see [`wal::Health`]).
+    health: Arc<wal::Health>,
+    /// Set by [`Store::close`]: a refused write is then
+    /// [`StoreError::Closed`], not a failure.
+    closing: AtomicBool,
     _temp_dir: Option<Arc<tempfile::TempDir>>,
 }
 
@@ -187,8 +202,9 @@ impl fmt::Debug for SqliteStore {
 }
 
 /// Work for the writer thread; what it returns answers the caller once the
-/// work's commit is durable.
-type Task = Box<dyn FnOnce(&mut Connection) -> wal::TaskReply + Send>;
+/// work's commit is durable. It is given the store's failure instead of
+/// the connection once the store takes no more writes.
+type Task = Box<dyn FnOnce(Result<&mut Connection, StoreError>) -> wal::TaskReply + Send>;
 
 enum Command {
     Write(WriteOp),
@@ -240,6 +256,11 @@ impl SqliteStore {
             }
         };
         let writer_conn = open_writer(&path, durable)?;
+        // Like times go on from the newest stored one, even if the clock
+        // was set back since it was written.
+        if let Some(newest) = newest_like_time(&writer_conn)? {
+            crate::store::hot::liked_after(newest);
+        }
 
         let read_connections = if options.read_connections == 0 {
             std::thread::available_parallelism()
@@ -260,7 +281,9 @@ impl SqliteStore {
         // The temporary directory of an in-memory store lives until both the
         // writer and the readers are gone.
         let writer_temp_dir = temp_dir.clone();
-        let syncer = wal::Syncer::start(&path, durable)?;
+        let health = Arc::new(wal::Health::default());
+        let syncer = wal::Syncer::start(&path, durable, health.clone())?;
+        let writer_health = health.clone();
         let (commits, commit_signals) = std_mpsc::sync_channel(1);
         let checkpointer = open_checkpointer(&path, durable)?;
         let checkpoint_thread = std::thread::Builder::new()
@@ -275,6 +298,7 @@ impl SqliteStore {
                     commits,
                     max_batch,
                     sizes,
+                    health: writer_health,
                 };
                 writer.run(writer_conn, receiver);
                 // The checkpoint thread ends (after a last checkpoint) once
@@ -293,8 +317,24 @@ impl SqliteStore {
             },
             database: options.database,
             hot: HotPosts::new(options.hot_posts),
+            health,
+            closing: AtomicBool::new(false),
             _temp_dir: temp_dir,
         })
+    }
+
+    /// Why a write found the writer's queue closed or lost its answer:
+    /// [`StoreError::Closed`] after [`Store::close`], else the writer
+    /// thread stopped on its own (a bug), which is a failure.
+    fn writer_gone(&self) -> StoreError {
+        if self.closing.load(Ordering::Relaxed) {
+            StoreError::Closed
+        } else {
+            self.health
+                .check()
+                .err()
+                .unwrap_or_else(|| StoreError::Backend("the writer thread has stopped".into()))
+        }
     }
 
     async fn write(
@@ -314,8 +354,8 @@ impl SqliteStore {
                 reply,
             }))
             .await
-            .map_err(|_| StoreError::Closed)?;
-        answer.await.map_err(|_| StoreError::Closed)?
+            .map_err(|_| self.writer_gone())?;
+        answer.await.map_err(|_| self.writer_gone())?
     }
 
     /// Runs `task` on the writer thread, between group commits.
@@ -326,7 +366,13 @@ impl SqliteStore {
     {
         let (reply, answer) = oneshot::channel();
         let task: Task = Box::new(move |conn| {
-            let result = task(conn);
+            let result = conn.and_then(|conn| {
+                catch_unwind(AssertUnwindSafe(|| task(conn))).unwrap_or_else(|_| {
+                    Err(StoreError::Backend(
+                        "an admin write panicked; it was not saved".into(),
+                    ))
+                })
+            });
             Box::new(move |synced: Result<(), StoreError>| {
                 let _ = reply.send(synced.and(result));
             })
@@ -334,8 +380,8 @@ impl SqliteStore {
         self.queue
             .send(Command::Task(task))
             .await
-            .map_err(|_| StoreError::Closed)?;
-        answer.await.map_err(|_| StoreError::Closed)?
+            .map_err(|_| self.writer_gone())?;
+        answer.await.map_err(|_| self.writer_gone())?
     }
 }
 
@@ -746,7 +792,15 @@ fn read_post(
         Some(None) => {}
     }
     conn.prepare_cached("BEGIN")?.execute([])?;
+    // However the read ends — an error, a failed COMMIT, a panic — the
+    // connection goes back to the pool outside any transaction (an open one
+    // would pin its snapshot: stale reads, and a WAL that cannot restart).
+    let _end = EndRead(conn);
     let read = (|| {
+        #[cfg(test)]
+        if tests::PANIC_IN_READ.with(|panic| panic.take()) {
+            panic!("a read panicked (injected by a test)");
+        }
         let Some(row) = PostRow::load(conn, post)? else {
             return Ok(None);
         };
@@ -760,6 +814,39 @@ fn read_post(
     })();
     conn.prepare_cached("COMMIT")?.execute([])?;
     read
+}
+
+/// Rolls a reader's transaction back when it is still open on drop.
+struct EndRead<'a>(&'a Connection);
+
+impl Drop for EndRead<'_> {
+    fn drop(&mut self) {
+        if !self.0.is_autocommit()
+            && let Err(err) = self.0.execute_batch("ROLLBACK")
+        {
+            tracing::warn!(error = %err, "a reader could not end its transaction");
+        }
+    }
+}
+
+/// The time of the newest like stored (each row's list is newest first, so
+/// its first time is its newest).
+fn newest_like_time(conn: &Connection) -> Result<Option<i64>, StoreError> {
+    let mut select = conn.prepare(
+        "SELECT substr(likers_at, 1, 8) FROM posts WHERE length(likers_at) >= 8 \
+         UNION ALL \
+         SELECT substr(likers_at, 1, 8) FROM post_count_shards WHERE length(likers_at) >= 8",
+    )?;
+    let times = select.query_map([], |row| {
+        Ok(decode_times(row.get_ref(0)?.as_blob().unwrap_or_default())
+            .first()
+            .copied())
+    })?;
+    let mut newest = None;
+    for at in times {
+        newest = newest.max(at?);
+    }
+    Ok(newest)
 }
 
 fn encode_likers(likers: &[UserId]) -> Vec<u8> {
@@ -801,6 +888,7 @@ struct Writer {
     commits: std_mpsc::SyncSender<()>,
     max_batch: usize,
     sizes: Option<metrics::Histogram>,
+    health: Arc<wal::Health>,
 }
 
 impl Writer {
@@ -820,7 +908,12 @@ impl Writer {
             };
             match command {
                 Command::Task(task) => {
-                    let reply = task(&mut conn);
+                    // A panic inside the task is caught by the task itself.
+                    let reply = match self.health.check() {
+                        Ok(()) => task(Ok(&mut conn)),
+                        Err(err) => task(Err(err)),
+                    };
+                    self.end_transaction(&conn);
                     // A task may add or remove shard rows (seed, reset).
                     sharded = sharded_posts(&conn);
                     self.syncer.after_sync(wal::Pending::Task(reply));
@@ -843,7 +936,7 @@ impl Writer {
                     if let Some(sizes) = &self.sizes {
                         sizes.record(batch.len() as f64);
                     }
-                    let answers = group_commit(&mut conn, batch, &mut sharded);
+                    let answers = self.group_commit(&mut conn, batch, &mut sharded);
                     self.syncer.after_sync(wal::Pending::Writes(answers));
                     let _ = self.commits.try_send(());
                 }
@@ -851,28 +944,56 @@ impl Writer {
         }
         self.syncer.finish();
     }
-}
 
-/// Applies `batch` in one transaction and commits; returns each write's
-/// answer, to be sent once the commit is durable.
-fn group_commit(
-    conn: &mut Connection,
-    batch: Vec<WriteOp>,
-    sharded: &mut Option<HashSet<PostId>>,
-) -> Vec<(wal::Reply, Result<WriteOutcome, StoreError>)> {
-    match apply_batch(conn, &batch, sharded) {
-        Ok(outcomes) => batch
-            .into_iter()
-            .zip(outcomes)
-            .map(|(op, outcome)| (op.reply, outcome))
-            .collect(),
-        Err(err) => {
-            tracing::error!(error = %err, writes = batch.len(), "group commit failed");
-            let err = StoreError::from(err);
-            batch
+    /// Applies `batch` in one transaction and commits; returns each write's
+    /// answer, to be sent once the commit is durable. A failed store
+    /// refuses the batch; a panic fails the batch's writes and the writer
+    /// goes on.
+    fn group_commit(
+        &self,
+        conn: &mut Connection,
+        batch: Vec<WriteOp>,
+        sharded: &mut Option<HashSet<PostId>>,
+    ) -> Vec<(wal::Reply, Result<WriteOutcome, StoreError>)> {
+        let applied = self.health.check().and_then(|()| {
+            catch_unwind(AssertUnwindSafe(|| {
+                apply_batch(conn, &batch, sharded, &self.health).map_err(|err| {
+                    tracing::error!(error = %err, writes = batch.len(), "group commit failed");
+                    StoreError::from(err)
+                })
+            }))
+            .unwrap_or_else(|_| {
+                tracing::error!(writes = batch.len(), "a group commit panicked");
+                self.end_transaction(conn);
+                // The panic may have left the list half updated.
+                *sharded = sharded_posts(conn);
+                Err(StoreError::Backend(
+                    "the write failed unexpectedly; it may or may not have been saved".into(),
+                ))
+            })
+        });
+        match applied {
+            Ok(outcomes) => batch
+                .into_iter()
+                .zip(outcomes)
+                .map(|(op, outcome)| (op.reply, outcome))
+                .collect(),
+            Err(err) => batch
                 .into_iter()
                 .map(|op| (op.reply, Err(err.clone())))
-                .collect()
+                .collect(),
+        }
+    }
+
+    /// Rolls back a transaction a panic left open; if that fails, the
+    /// connection cannot be trusted and the store takes no more writes.
+    fn end_transaction(&self, conn: &Connection) {
+        if !conn.is_autocommit()
+            && let Err(err) = conn.execute_batch("ROLLBACK")
+        {
+            self.health.fail(format!(
+                "the writer could not roll back after a failure: {err}"
+            ));
         }
     }
 }
@@ -896,6 +1017,7 @@ fn apply_batch(
     conn: &mut Connection,
     batch: &[WriteOp],
     sharded: &mut Option<HashSet<PostId>>,
+    health: &wal::Health,
 ) -> rusqlite::Result<Vec<Result<WriteOutcome, StoreError>>> {
     let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
     let mut outcomes = Vec::with_capacity(batch.len());
@@ -931,6 +1053,7 @@ fn apply_batch(
             if changed {
                 row.apply(op.user, op.like, op.shard);
             }
+            health.injected_panic();
             let (count, version) = row.totals();
             last_write.insert(op.post, index);
             outcomes.push(Ok(WriteOutcome {
@@ -1136,8 +1259,9 @@ impl Store for SqliteStore {
     }
 
     async fn audit(&self) -> Result<Vec<PostAudit>, StoreError> {
-        self.readers.with(|conn| {
-            let mut select = conn.prepare(
+        self.readers
+            .with(|conn| {
+                let mut select = conn.prepare(
                 "SELECT p.id, p.count + coalesce(s.count, 0), p.version + coalesce(s.version, 0), \
                  (SELECT COUNT(*) FROM likes l WHERE l.post_id = p.id), coalesce(s.rows, 0) \
                  FROM posts p LEFT JOIN ( \
@@ -1147,20 +1271,53 @@ impl Store for SqliteStore {
                  ) s ON s.post_id = p.id \
                  ORDER BY p.id",
             )?;
-            let rows = select.query_map([], |row| {
+                let rows = select.query_map([], |row| {
+                    Ok((
+                        id_from_sql::<PostId>(0, row.get(0)?)?,
+                        row.get::<_, i64>(1)?,
+                        row.get::<_, i64>(2)?,
+                        from_sql_count(row.get(3)?),
+                        from_sql_count(row.get(4)?),
+                    ))
+                })?;
+                rows.collect::<rusqlite::Result<Vec<_>>>()
+            })?
+            .into_iter()
+            .map(|(post, count, version, rows, shard_rows)| {
+                // A stored sum below zero is drift the audit must show, not
+                // round to 0 (which would match a post with no like rows).
+                let signed = |what: &str, value: i64| {
+                    u64::try_from(value).map_err(|_| {
+                        StoreError::Backend(format!(
+                            "audit: post {post} has a stored {what} of {value} (below zero) \
+                         and {rows} like rows"
+                        ))
+                    })
+                };
                 Ok(PostAudit {
-                    post: id_from_sql(0, row.get(0)?)?,
-                    count: to_total(row.get(1)?),
-                    version: to_total(row.get(2)?),
-                    rows: from_sql_count(row.get(3)?),
-                    shard_rows: from_sql_count(row.get(4)?),
+                    post,
+                    count: signed("count", count)?,
+                    version: signed("version", version)?,
+                    rows,
+                    shard_rows,
                 })
-            })?;
-            rows.collect()
-        })
+            })
+            .collect()
+    }
+
+    /// Fails once the store takes no more writes (a failed fsync, see
+    /// [`wal`]) or its writer thread is gone; else one post's row, read as
+    /// a view reads it.
+    async fn ready(&self) -> Result<(), StoreError> {
+        self.health.check()?;
+        if self.queue.is_closed() {
+            return Err(self.writer_gone());
+        }
+        self.post(PostId::MIN).await.map(drop)
     }
 
     async fn close(&self) -> Result<(), StoreError> {
+        self.closing.store(true, Ordering::Relaxed);
         // Fails only when already closed, which is fine.
         let _ = self.queue.send(Command::Close).await;
         let mut done = self.writer_done.clone();
@@ -1179,6 +1336,11 @@ impl Store for SqliteStore {
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
+
+    thread_local! {
+        /// The next sharded read on this thread panics inside its transaction.
+        pub(super) static PANIC_IN_READ: Cell<bool> = const { Cell::new(false) };
+    }
 
     fn u(id: u64) -> UserId {
         UserId::new(id).unwrap()
@@ -1394,5 +1556,166 @@ mod tests {
             store.close().await.expect("close");
         });
         assert_eq!(shard_rows(&db), 0, "every shard row folded back");
+    }
+
+    fn file_store(db: &std::path::Path) -> SqliteStore {
+        SqliteStore::open(SqliteOptions {
+            database: Database::File(db.to_path_buf()),
+            ..SqliteOptions::default()
+        })
+        .expect("open")
+    }
+
+    #[test]
+    fn a_failed_fsync_stops_every_later_write_and_readiness() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let rt = runtime();
+        rt.block_on(async {
+            let store = file_store(&dir.path().join("likekit.db"));
+            store.put_post(p(1)).await.expect("post");
+            store.like(u(1), p(1)).await.expect("like");
+            store.ready().await.expect("ready");
+            store.health.fail_next_fsync.store(true, Ordering::Relaxed);
+            let err = store.like(u(2), p(1)).await.expect_err("fsync failed");
+            assert!(matches!(err, StoreError::Backend(_)), "{err:?}");
+            // The disk would take the next fsync, but that proves nothing
+            // about the failed group: no write is acknowledged any more.
+            for user in 3..6 {
+                let err = store.like(u(user), p(1)).await.expect_err("failed store");
+                assert!(err.to_string().contains("restarts"), "{err}");
+            }
+            let err = store.put_post(p(2)).await.expect_err("admin writes too");
+            assert!(err.to_string().contains("restarts"), "{err}");
+            let err = store.ready().await.expect_err("not ready");
+            assert!(err.to_string().contains("fsync"), "{err}");
+            // Reads go on.
+            assert!(store.post(p(1)).await.expect("read").is_some());
+            store.close().await.expect("close");
+        });
+    }
+
+    #[test]
+    fn a_panic_in_a_group_commit_fails_its_writes_and_the_writer_goes_on() {
+        let rt = runtime();
+        rt.block_on(async {
+            let store = SqliteStore::open(SqliteOptions::default()).expect("open");
+            store.put_post(p(1)).await.expect("post");
+            store.like(u(1), p(1)).await.expect("like");
+            store.health.panic_next_batch.store(true, Ordering::Relaxed);
+            let err = store.like(u(2), p(1)).await.expect_err("panicked");
+            assert!(matches!(err, StoreError::Backend(_)), "{err:?}");
+            // Rolled back, and the writer still works.
+            let outcome = store.like(u(3), p(1)).await.expect("like after the panic");
+            assert_eq!((outcome.state.count, outcome.state.version), (2, 2));
+            let err = store
+                .on_writer(|_| -> Result<(), StoreError> { panic!("an admin task panicked") })
+                .await
+                .expect_err("panicked");
+            assert!(matches!(err, StoreError::Backend(_)), "{err:?}");
+            store
+                .unlike(u(1), p(1))
+                .await
+                .expect("unlike after the panic");
+            store.ready().await.expect("still ready");
+            let audit = store.audit().await.expect("audit");
+            assert_eq!((audit[0].count, audit[0].rows), (1, 1));
+            store.close().await.expect("close");
+            // Without a writer the store is not ready.
+            assert!(store.ready().await.is_err());
+        });
+    }
+
+    #[test]
+    fn a_reader_never_goes_back_to_the_pool_inside_a_transaction() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let db = dir.path().join("likekit.db");
+        let rt = runtime();
+        rt.block_on(async {
+            let store = SqliteStore::open(SqliteOptions {
+                database: Database::File(db.clone()),
+                hot_posts: HotPostOptions {
+                    threshold: 0,
+                    shards: 4,
+                    cool_down: Duration::from_secs(60),
+                },
+                ..SqliteOptions::default()
+            })
+            .expect("open");
+            store.put_post(p(1)).await.expect("post");
+            store.like(u(1), p(1)).await.expect("like");
+            store.close().await.expect("close");
+        });
+        assert!(shard_rows(&db) > 0, "a sharded post: read in a transaction");
+        let reader = open_reader(&db).expect("reader");
+        PANIC_IN_READ.with(|panic| panic.set(true));
+        let panicked =
+            std::panic::catch_unwind(AssertUnwindSafe(|| read_post(&reader, p(1), None)));
+        assert!(panicked.is_err(), "the injected panic");
+        assert!(reader.is_autocommit(), "the read transaction was left open");
+        let (snapshot, _) = read_post(&reader, p(1), None).expect("read").expect("post");
+        assert_eq!(snapshot.count, 1);
+    }
+
+    #[test]
+    fn likes_after_a_restart_sort_after_the_stored_ones_whatever_the_clock() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let db = dir.path().join("likekit.db");
+        let rt = runtime();
+        rt.block_on(async {
+            let store = file_store(&db);
+            store.put_post(p(1)).await.expect("post");
+            store.close().await.expect("close");
+        });
+        // A like stored by a run whose clock was a day ahead.
+        let ahead = liked_at() + 7 * 86_400_000_000;
+        {
+            let conn = Connection::open(&db).expect("open");
+            conn.execute(
+                "UPDATE posts SET count = 1, version = 1, likers = ?1, likers_at = ?2 WHERE id = 1",
+                rusqlite::params![encode_likers(&users([9])), encode_times(&[ahead])],
+            )
+            .expect("row");
+            conn.execute("INSERT INTO likes (post_id, user_id) VALUES (1, 9)", [])
+                .expect("like row");
+        }
+        rt.block_on(async {
+            let store = file_store(&db);
+            store.like(u(7), p(1)).await.expect("like");
+            store.close().await.expect("close");
+        });
+        let conn = Connection::open(&db).expect("open");
+        let at: Vec<u8> = conn
+            .query_row("SELECT likers_at FROM posts WHERE id = 1", [], |row| {
+                row.get(0)
+            })
+            .expect("times");
+        let at = decode_times(&at);
+        assert!(at[0] > ahead, "the new like is the newest: {at:?}");
+    }
+
+    #[test]
+    fn the_audit_shows_a_count_below_zero() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let db = dir.path().join("likekit.db");
+        let rt = runtime();
+        rt.block_on(async {
+            let store = file_store(&db);
+            store.put_post(p(1)).await.expect("post");
+            store.close().await.expect("close");
+        });
+        // Drift: a shard row at -1 and no like rows.
+        Connection::open(&db)
+            .expect("open")
+            .execute(
+                "INSERT INTO post_count_shards (post_id, shard, count, version) VALUES (1, 0, -1, 1)",
+                [],
+            )
+            .expect("shard row");
+        rt.block_on(async {
+            let store = file_store(&db);
+            let err = store.audit().await.expect_err("a count of -1 is not 0");
+            assert!(err.to_string().contains("-1"), "{err}");
+            store.close().await.expect("close");
+        });
     }
 }

@@ -16,6 +16,16 @@
 //! counts other viewers glimpsed with them; counts stay exact in what the
 //! file holds (SQLite's WAL checksums end the log at the last whole commit).
 //!
+//! **A failed fsync stops the writes.** After a failed `fsync` the kernel
+//! may have dropped the dirty pages it could not write and marked them
+//! clean, so a later `fsync` can succeed without the failed group's frames
+//! ever reaching the disk; answering later groups would then acknowledge
+//! likes that recovery cannot see (it stops at the missing frames). So the
+//! first failed fsync marks the store failed ([`Health`]): that group and
+//! every group after it are answered with an error, the writer refuses new
+//! writes, and `/readyz` answers 503 until the process restarts (and SQLite
+//! recovers the WAL from what is really on disk).
+//!
 //! **Checkpoints off the writer.** SQLite's automatic checkpoint runs inside
 //! a commit, on the writer. Here a separate thread with its own connection
 //! runs a `PASSIVE` checkpoint (which never blocks the writer or a reader)
@@ -25,7 +35,7 @@
 use std::{
     fs::File,
     path::{Path, PathBuf},
-    sync::mpsc,
+    sync::{Arc, OnceLock, mpsc},
     thread::JoinHandle,
     time::Duration,
 };
@@ -77,34 +87,91 @@ impl Pending {
     }
 }
 
+/// Whether the store still takes writes: shared by the writer, the fsync
+/// thread and the store's `ready()`.
+#[derive(Debug, Default)]
+pub(super) struct Health {
+    /// Why the store takes no more writes, once it does not.
+    failed: OnceLock<String>,
+    /// Tests: the next fsync fails as if the disk had.
+    #[cfg(test)]
+    pub(super) fail_next_fsync: std::sync::atomic::AtomicBool,
+    /// Tests: the writer panics in the middle of its next group commit.
+    #[cfg(test)]
+    pub(super) panic_next_batch: std::sync::atomic::AtomicBool,
+}
+
+impl Health {
+    /// Marks the store failed (the first reason given is kept) and logs it.
+    pub(super) fn fail(&self, why: String) {
+        if self.failed.set(why).is_ok() {
+            tracing::error!(
+                reason = self.failed.get().map_or("", String::as_str),
+                "the SQLite store takes no more writes until the server restarts"
+            );
+        }
+    }
+
+    /// Panics when a test asked for it; nothing outside tests.
+    #[inline]
+    pub(super) fn injected_panic(&self) {
+        #[cfg(test)]
+        if self
+            .panic_next_batch
+            .swap(false, std::sync::atomic::Ordering::Relaxed)
+        {
+            panic!("a group commit panicked (injected by a test)");
+        }
+    }
+
+    /// The error every write gets once the store has failed.
+    pub(super) fn check(&self) -> Result<(), StoreError> {
+        match self.failed.get() {
+            None => Ok(()),
+            Some(why) => Err(StoreError::Backend(format!(
+                "the store takes no more writes until the server restarts: {why}"
+            ))),
+        }
+    }
+}
+
 /// Answers commits once they are durable; see the module docs.
 pub(super) struct Syncer {
     /// `None` when the store is not durable: answers go out at once.
     pending: Option<mpsc::Sender<Pending>>,
     thread: Option<JoinHandle<()>>,
+    health: Arc<Health>,
 }
 
 impl Syncer {
     /// A syncer for the database at `path` (its WAL is `<path>-wal`); when
-    /// not `durable` it answers at once and starts no thread.
-    pub(super) fn start(path: &Path, durable: bool) -> Result<Self, StoreError> {
+    /// not `durable` it answers at once and starts no thread. A failed
+    /// fsync marks `health` failed.
+    pub(super) fn start(
+        path: &Path,
+        durable: bool,
+        health: Arc<Health>,
+    ) -> Result<Self, StoreError> {
         if !durable {
             return Ok(Self {
                 pending: None,
                 thread: None,
+                health,
             });
         }
         let mut wal = path.as_os_str().to_owned();
         wal.push("-wal");
         let wal = PathBuf::from(wal);
         let (pending, receiver) = mpsc::channel();
+        let syncer_health = health.clone();
         let thread = std::thread::Builder::new()
             .name("likekit-fsync".into())
-            .spawn(move || run_syncer(&wal, &receiver))
+            .spawn(move || run_syncer(&wal, &receiver, &syncer_health))
             .map_err(|e| StoreError::Backend(format!("cannot start the fsync thread: {e}")))?;
         Ok(Self {
             pending: Some(pending),
             thread: Some(thread),
+            health,
         })
     }
 
@@ -113,8 +180,10 @@ impl Syncer {
         match &self.pending {
             Some(pending) => {
                 if let Err(mpsc::SendError(answers)) = pending.send(answers) {
-                    // The thread is gone (it only ends when this is dropped).
-                    answers.deliver(&Err(StoreError::Backend("the fsync thread stopped".into())));
+                    // The thread is gone (it only ends when this is dropped,
+                    // or when it panicked): nothing is made durable any more.
+                    self.health.fail("the fsync thread stopped".into());
+                    answers.deliver(&self.health.check());
                 }
             }
             None => answers.deliver(&Ok(())),
@@ -130,7 +199,7 @@ impl Syncer {
     }
 }
 
-fn run_syncer(wal: &Path, pending: &mpsc::Receiver<Pending>) {
+fn run_syncer(wal: &Path, pending: &mpsc::Receiver<Pending>, health: &Health) {
     // Opened at the first commit (the writer has made the file by then) and
     // kept: SQLite reuses the same WAL file while the database is open.
     let mut file: Option<File> = None;
@@ -138,10 +207,11 @@ fn run_syncer(wal: &Path, pending: &mpsc::Receiver<Pending>) {
     while let Ok(first) = pending.recv() {
         ready.push(first);
         ready.extend(pending.try_iter());
-        let synced = sync(wal, &mut file);
+        // Once an fsync has failed, a later one proves nothing (see the
+        // module docs): everything still pending fails without trying.
+        let synced = health.check().and_then(|()| sync(wal, &mut file, health));
         if let Err(err) = &synced {
-            tracing::error!(error = %err, "fsync of the WAL failed; the writes are answered with an error");
-            file = None;
+            health.fail(err.to_string());
         }
         for answers in ready.drain(..) {
             answers.deliver(&synced);
@@ -149,8 +219,17 @@ fn run_syncer(wal: &Path, pending: &mpsc::Receiver<Pending>) {
     }
 }
 
-fn sync(wal: &Path, file: &mut Option<File>) -> Result<(), StoreError> {
+fn sync(wal: &Path, file: &mut Option<File>, health: &Health) -> Result<(), StoreError> {
     let failed = |e: std::io::Error| StoreError::Backend(format!("fsync {}: {e}", wal.display()));
+    #[cfg(test)]
+    if health
+        .fail_next_fsync
+        .swap(false, std::sync::atomic::Ordering::Relaxed)
+    {
+        return Err(failed(std::io::Error::other("injected by a test")));
+    }
+    #[cfg(not(test))]
+    let _ = health;
     if file.is_none() {
         *file = Some(File::open(wal).map_err(failed)?);
     }
@@ -207,12 +286,10 @@ mod tests {
     fn durable_answers_wait_for_the_wal_fsync() {
         let dir = tempfile::tempdir().expect("tempdir");
         let db = dir.path().join("likekit.db");
-        let syncer = Syncer::start(&db, true).expect("start");
-        // No WAL file yet: the fsync fails, so the write is not confirmed.
-        let err = answered(&syncer).expect_err("no WAL to fsync");
-        assert!(err.to_string().contains("fsync"), "{err}");
-        // With the file there, the same answer goes out as it was.
         std::fs::write(dir.path().join("likekit.db-wal"), b"frames").expect("wal");
+        let health = Arc::new(Health::default());
+        let syncer = Syncer::start(&db, true, health.clone()).expect("start");
+        // With the file there, the answer goes out as it was.
         assert_eq!(answered(&syncer).expect("synced").state.count, 1);
         // Errors from the commit itself pass through unchanged.
         let (reply, answer) = oneshot::channel();
@@ -230,6 +307,26 @@ mod tests {
             let _ = told.send(synced.is_ok());
         })));
         assert!(heard.recv().expect("task answered"));
+        assert!(health.check().is_ok());
+        syncer.finish();
+    }
+
+    #[test]
+    fn after_a_failed_fsync_nothing_is_acknowledged_again() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let db = dir.path().join("likekit.db");
+        let health = Arc::new(Health::default());
+        let syncer = Syncer::start(&db, true, health.clone()).expect("start");
+        // No WAL file yet: the fsync fails, so the write is not confirmed.
+        let err = answered(&syncer).expect_err("no WAL to fsync");
+        assert!(err.to_string().contains("fsync"), "{err}");
+        // A later fsync would succeed (the file is there now), but it could
+        // not prove the failed group's frames reached the disk: every later
+        // write fails too, and the store says it has failed.
+        std::fs::write(dir.path().join("likekit.db-wal"), b"frames").expect("wal");
+        let err = answered(&syncer).expect_err("still failed");
+        assert!(err.to_string().contains("restarts"), "{err}");
+        assert!(health.check().is_err());
         syncer.finish();
     }
 
@@ -238,7 +335,7 @@ mod tests {
         let dir = tempfile::tempdir().expect("tempdir");
         let db = dir.path().join("likekit.db");
         std::fs::write(dir.path().join("likekit.db-wal"), b"").expect("wal");
-        let syncer = Syncer::start(&db, true).expect("start");
+        let syncer = Syncer::start(&db, true, Arc::default()).expect("start");
         let answers: Vec<_> = (0..100)
             .map(|n| {
                 let (reply, answer) = oneshot::channel();
@@ -259,7 +356,8 @@ mod tests {
 
     #[test]
     fn a_store_that_is_not_durable_answers_at_once() {
-        let syncer = Syncer::start(Path::new("no/such/dir/likekit.db"), false).expect("start");
+        let syncer = Syncer::start(Path::new("no/such/dir/likekit.db"), false, Arc::default())
+            .expect("start");
         assert!(syncer.thread.is_none());
         assert_eq!(answered(&syncer).expect("at once").state.count, 1);
         syncer.finish();
