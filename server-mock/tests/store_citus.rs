@@ -28,7 +28,7 @@ use likekit_server::{
         PostgresOptions, PostgresStore, Store,
     },
     wire::{
-        LikeState, PostLikes,
+        LikeState, PostId, PostLikes,
         admin::{Seed, SeedPost, SeedUser},
     },
 };
@@ -551,4 +551,140 @@ async fn likes_unlikes_and_views_are_router_planned_to_one_task() {
     let audit = suite::assert_exact(&store).await;
     assert_eq!((audit[0].count, audit[0].version), (1, 5));
     store.close().await.unwrap();
+}
+
+/// A schema with the store's tables made on the coordinator (a store
+/// connected and closed), not distributed; `None` when skipped.
+async fn undistributed_schema() -> Option<Schema> {
+    let coordinator = citus::coordinator_or_skip(SUITE)?;
+    let schema = blocking(|| Schema::create(&coordinator))
+        .unwrap_or_else(|e| panic!("make a test schema on the coordinator: {e}"));
+    let store = connect(schema.url()).await;
+    store.close().await.unwrap();
+    drop(store);
+    Some(schema)
+}
+
+/// The README's order: a server starts against the cluster (making the
+/// schema), then the layout is applied while it runs. Straight-to-worker
+/// routing starts at the next reading of the placement map (every 30 s),
+/// without a restart; until then everything goes through the coordinator.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn direct_routing_starts_when_the_layout_is_applied_after_the_start() {
+    let Some(schema) = undistributed_schema().await else {
+        return;
+    };
+    let store = connect(schema.url()).await;
+    store.put_user(u(7), "Ana").await.unwrap();
+    store.put_post(p(42)).await.unwrap();
+    store.like(u(7), p(42)).await.unwrap();
+    assert_eq!(store.citus_worker(p(42)), None, "nothing distributed yet");
+    blocking(|| schema.distribute(CITUS_LAYOUT, SHARDS))
+        .unwrap_or_else(|e| panic!("distribute {}: {e}", schema.name()));
+    let started = std::time::Instant::now();
+    while store.citus_worker(p(42)).is_none() {
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(45),
+            "direct routing never started"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(250)).await;
+    }
+    store.like(u(8), p(42)).await.unwrap();
+    store.unlike(u(7), p(42)).await.unwrap();
+    assert_eq!(store.liked(u(8), &[p(42)]).await.unwrap(), [true]);
+    let post = store.post(p(42)).await.unwrap().unwrap();
+    assert_eq!((post.count, post.version), (1, 3));
+    suite::assert_exact(&store).await;
+    store.close().await.unwrap();
+}
+
+/// `posts` made a reference table (its one shard has no hash range): the
+/// store starts, places no post on a worker, and works through the
+/// coordinator.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn posts_as_a_reference_table_start_without_direct_routing() {
+    let Some(schema) = undistributed_schema().await else {
+        return;
+    };
+    blocking(|| schema.distribute(&["SELECT create_reference_table('posts')"], SHARDS))
+        .unwrap_or_else(|e| panic!("make posts a reference table: {e}"));
+    let store = connect(schema.url()).await;
+    store.put_post(p(42)).await.unwrap();
+    assert_eq!(store.citus_worker(p(42)), None);
+    store.like(u(7), p(42)).await.unwrap();
+    assert_eq!(store.liked(u(7), &[p(42)]).await.unwrap(), [true]);
+    assert_eq!(store.post(p(42)).await.unwrap().unwrap().count, 1);
+    store.close().await.unwrap();
+}
+
+/// A TCP proxy on a loopback port to `upstream`; dropping it closes its
+/// listener and every connection through it (a path to one node cut).
+struct Proxy {
+    port: u16,
+    accept: tokio::task::JoinHandle<()>,
+    connections: Arc<std::sync::Mutex<Vec<tokio::task::JoinHandle<()>>>>,
+}
+
+impl Proxy {
+    async fn start(upstream: String) -> Self {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let connections = Arc::new(std::sync::Mutex::new(Vec::new()));
+        let accept = tokio::spawn({
+            let connections = connections.clone();
+            async move {
+                while let Ok((mut inbound, _)) = listener.accept().await {
+                    let upstream = upstream.clone();
+                    let connection = tokio::spawn(async move {
+                        if let Ok(mut outbound) = tokio::net::TcpStream::connect(upstream).await {
+                            let _ =
+                                tokio::io::copy_bidirectional(&mut inbound, &mut outbound).await;
+                        }
+                    });
+                    connections.lock().unwrap().push(connection);
+                }
+            }
+        });
+        Self {
+            port,
+            accept,
+            connections,
+        }
+    }
+}
+
+impl Drop for Proxy {
+    fn drop(&mut self) {
+        self.accept.abort();
+        for connection in self.connections.lock().unwrap().drain(..) {
+            connection.abort();
+        }
+    }
+}
+
+/// With likes and views straight to the workers, readiness still asks the
+/// node `--db` names (friends, feeds and admin go there): once the path to
+/// the coordinator is cut, `ready` fails although the workers answer.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn readiness_asks_the_coordinator_too() {
+    let Some(schema) = distributed_schema().await else {
+        return;
+    };
+    let given: tokio_postgres::Config = schema.url().parse().unwrap();
+    let tokio_postgres::config::Host::Tcp(host) = &given.get_hosts()[0] else {
+        panic!("the coordinator URL names a TCP host");
+    };
+    let port = given.get_ports().first().copied().unwrap_or(5432);
+    let proxy = Proxy::start(format!("{host}:{port}")).await;
+    let url = citus::with_hosts(schema.url(), &[format!("127.0.0.1:{}", proxy.port)]).unwrap();
+    let store = connect(&url).await;
+    let (_, worker) = store.citus_worker(PostId::MIN).expect("direct routing");
+    assert_ne!(worker, proxy.port, "the probe's post lives on a worker");
+    store.ready().await.unwrap();
+    drop(proxy);
+    let cut = tokio::time::timeout(std::time::Duration::from_secs(20), store.ready()).await;
+    assert!(
+        matches!(cut, Ok(Err(_))),
+        "not ready without the coordinator: {cut:?}"
+    );
 }

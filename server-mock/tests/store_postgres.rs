@@ -629,3 +629,153 @@ async fn readyz_follows_the_database_and_livez_does_not() {
     );
     t.stop().await;
 }
+
+/// The store's migration lock (`MIGRATION_LOCK` in the store).
+const MIGRATION_LOCK: i64 = 0x4c69_6b65_4b69_7400;
+
+/// A client of its own on `url`, its connection driven in the background.
+async fn outside_client(url: &str) -> tokio_postgres::Client {
+    let (client, connection) = tokio_postgres::connect(url, tokio_postgres::NoTls)
+        .await
+        .unwrap();
+    tokio::spawn(connection);
+    client
+}
+
+/// Waits until `sql` (one count) answers at least `n`, for at most 20 s.
+async fn wait_for_count(client: &tokio_postgres::Client, sql: &str, n: i64) {
+    for _ in 0..400 {
+        let found: i64 = client.query_one(sql, &[]).await.unwrap().get(0);
+        if found >= n {
+            return;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    panic!("{sql} never reached {n}");
+}
+
+/// Two servers starting together on a database whose sessions default to
+/// repeatable read: the one that waited for the other's migration lock
+/// still sees its migrations (the migration runs read committed) and
+/// applies nothing again. Both wait on the lock before either migrates,
+/// so their snapshots would predate the first one's commit.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn servers_starting_together_migrate_once_under_repeatable_read() {
+    let database = fresh_database().await;
+    let url = database.url().to_owned();
+    let client = outside_client(&url).await;
+    client
+        .batch_execute(&format!(
+            "ALTER DATABASE \"{}\" SET default_transaction_isolation = 'repeatable read'",
+            database.name()
+        ))
+        .await
+        .unwrap();
+    client
+        .execute("SELECT pg_advisory_lock($1)", &[&MIGRATION_LOCK])
+        .await
+        .unwrap();
+    let starts = {
+        let url = url.clone();
+        tokio::spawn(async move {
+            tokio::join!(
+                PostgresStore::connect(PostgresOptions::new(url.clone())),
+                PostgresStore::connect(PostgresOptions::new(url))
+            )
+        })
+    };
+    wait_for_count(
+        &client,
+        "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted",
+        2,
+    )
+    .await;
+    client
+        .execute("SELECT pg_advisory_unlock($1)", &[&MIGRATION_LOCK])
+        .await
+        .unwrap();
+    let (a, b) = starts.await.unwrap();
+    let (a, b) = (a.unwrap(), b.unwrap());
+    let latest = POSTGRES_MIGRATIONS.last().unwrap().0;
+    assert_eq!(b.schema_version().await.unwrap(), latest);
+    a.put_post(p(1)).await.unwrap();
+    b.like(u(7), p(1)).await.unwrap();
+    suite::assert_exact(&a).await;
+    a.close().await.unwrap();
+    b.close().await.unwrap();
+}
+
+/// A store whose connections are all taken by likes waiting on a row lock
+/// answers another read with an error within the pool's wait deadline
+/// (5 s), not when the lock is let go.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn waiting_for_a_connection_has_a_deadline() {
+    let database = fresh_database().await;
+    let store = Arc::new(
+        PostgresStore::connect(PostgresOptions {
+            connections: 2,
+            ..PostgresOptions::new(database.url())
+        })
+        .await
+        .unwrap(),
+    );
+    store.put_post(p(1)).await.unwrap();
+    store.put_post(p(2)).await.unwrap();
+    let mut client = outside_client(database.url()).await;
+    let lock = client.transaction().await.unwrap();
+    lock.execute("SELECT 1 FROM posts WHERE id = 1 FOR UPDATE", &[])
+        .await
+        .unwrap();
+    let likes: Vec<_> = (1..=2)
+        .map(|user| {
+            let store = store.clone();
+            tokio::spawn(async move { store.like(u(user), p(1)).await })
+        })
+        .collect();
+    // Both of the pool's connections wait on the lock.
+    let other = outside_client(database.url()).await;
+    wait_for_count(
+        &other,
+        "SELECT count(*) FROM pg_stat_activity \
+         WHERE application_name = 'likekit-server' AND wait_event_type = 'Lock'",
+        2,
+    )
+    .await;
+    let read = tokio::time::timeout(std::time::Duration::from_secs(20), store.post(p(2))).await;
+    let Ok(Err(StoreError::Backend(message))) = read else {
+        panic!("an error within the pool's deadline, got {read:?}");
+    };
+    assert!(message.contains("pool"), "{message}");
+    lock.rollback().await.unwrap();
+    for like in likes {
+        like.await.unwrap().unwrap();
+    }
+    assert!(store.post(p(2)).await.unwrap().is_some());
+    suite::assert_exact(store.as_ref()).await;
+}
+
+/// A batch of view lookups stuck on the database (here behind a table
+/// lock) fails within the batch deadline (10 s) instead of waiting as
+/// long as the database does; the store answers again once it is free.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stuck_batch_of_lookups_has_a_deadline() {
+    let (store, _database) = fresh_store(Layout::Auto).await;
+    store.put_post(p(1)).await.unwrap();
+    let mut client = outside_client(_database.url()).await;
+    let lock = client.transaction().await.unwrap();
+    lock.batch_execute("LOCK TABLE likes IN ACCESS EXCLUSIVE MODE")
+        .await
+        .unwrap();
+    let looked = tokio::time::timeout(
+        std::time::Duration::from_secs(30),
+        store.liked(u(1), &posts([1])),
+    )
+    .await;
+    let Ok(Err(StoreError::Backend(message))) = looked else {
+        panic!("an error within the batch deadline, got {looked:?}");
+    };
+    assert!(message.contains("within"), "{message}");
+    lock.rollback().await.unwrap();
+    assert_eq!(store.liked(u(1), &posts([1])).await.unwrap(), [false]);
+    store.close().await.unwrap();
+}

@@ -33,6 +33,11 @@
 //! * **Pool.** Connections come from a deadpool pool with per-connection
 //!   prepared-statement caches. Migrations run at start, under an advisory
 //!   lock, so any number of servers may start at once.
+//! * **Deadlines.** Nothing waits on the database without one (see
+//!   [`POOL_WAIT`], [`BATCH_DEADLINE`], [`TCP_USER_TIMEOUT`]): waiting
+//!   for a free connection, opening one, recycling one, a batch of view
+//!   lookups, and unacknowledged data on a connection whose peer is gone.
+//!   A lookup whose requester gave up is dropped before its batch is sent.
 //! * **The view's reads, batched.** Every view reads the viewer's own
 //!   (user, post) row, never cached, and a view whose post is not cached
 //!   reads the post: on PostgreSQL a round trip each. A one-post `liked`
@@ -68,7 +73,7 @@ use std::{
 };
 
 use async_trait::async_trait;
-use deadpool_postgres::{Manager, ManagerConfig, Object, Pool, RecyclingMethod};
+use deadpool_postgres::{Manager, ManagerConfig, Object, Pool, RecyclingMethod, Runtime};
 use likekit_proto::{IdError, LikeState, PostId, UserId, admin::Seed};
 use tokio::sync::{RwLock, RwLockReadGuard, Semaphore, mpsc, oneshot};
 use tokio_postgres::{NoTls, error::SqlState};
@@ -466,6 +471,40 @@ pub const CITUS_STATEMENTS: &[(&str, &str)] = &[
     ("feed: own rows", LIKED),
 ];
 
+/// How long a caller waits for a free connection before failing: well
+/// under the 30 s request timeout, so a saturated or lost database is a
+/// quick error (and `/readyz` 503) rather than requests piling up.
+const POOL_WAIT: Duration = Duration::from_secs(5);
+
+/// `connect_timeout` when the URL gives none: per host, for the TCP
+/// connection alone.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Added to the connect timeout for opening a pooled connection whole (TLS
+/// handshake, authentication, the session's settings), which
+/// `connect_timeout` does not cover.
+const HANDSHAKE: Duration = Duration::from_secs(5);
+
+/// Recycling a pooled connection (only checking it is open, here).
+const POOL_RECYCLE: Duration = Duration::from_secs(5);
+
+/// How long one batch of view lookups may take, connection included. Each
+/// is a handful of primary-key reads that take milliseconds; past this the
+/// database or the network is stuck, and the lookups' requesters (views,
+/// cut at the 30 s request timeout) get an error and the batch's slot is
+/// freed for the next. A statement cut here may still be running on its
+/// connection; the connection goes back to the pool, and one whose peer is
+/// gone is closed by [`TCP_USER_TIMEOUT`] and then discarded.
+const BATCH_DEADLINE: Duration = Duration::from_secs(10);
+
+/// `tcp_user_timeout` when the URL gives none: a connection whose sent
+/// data stays unacknowledged this long is closed (Linux), so a statement
+/// sent to a database that vanished from the network (a failover, a
+/// dropped route) fails in 30 s instead of the kernel's ~15 minutes of
+/// retransmissions. It never cuts a slow statement: a live server
+/// acknowledges at once.
+const TCP_USER_TIMEOUT: Duration = Duration::from_secs(30);
+
 /// The most lookups one batched statement answers.
 const MAX_BATCH: usize = 512;
 
@@ -633,12 +672,19 @@ pub enum Layout {
 }
 
 /// A pool of up to `size` connections made from `config`, over TLS when
-/// `tls` is given ([`PgTls`]).
+/// `tls` is given ([`PgTls`]), with deadlines: [`POOL_WAIT`] for a free
+/// connection, the connect timeout plus [`HANDSHAKE`] to open one,
+/// [`POOL_RECYCLE`] to recycle one.
 pub(crate) fn connection_pool(
     config: tokio_postgres::Config,
     size: usize,
     tls: &Tls,
 ) -> Result<Pool, String> {
+    let create = config
+        .get_connect_timeout()
+        .copied()
+        .unwrap_or(CONNECT_TIMEOUT)
+        + HANDSHAKE;
     let manager_config = ManagerConfig {
         recycling_method: RecyclingMethod::Fast,
     };
@@ -652,6 +698,10 @@ pub(crate) fn connection_pool(
     };
     Pool::builder(manager)
         .max_size(size)
+        .wait_timeout(Some(POOL_WAIT))
+        .create_timeout(Some(create))
+        .recycle_timeout(Some(POOL_RECYCLE))
+        .runtime(Runtime::Tokio1)
         .build()
         .map_err(|e| format!("PostgreSQL connection pool: {e}"))
 }
@@ -689,9 +739,11 @@ type Waiting<K, V> = (K, oneshot::Sender<Result<V, StoreError>>);
 
 /// Gathers one-key lookups into batched statements (see the module docs):
 /// `answer` gets every key waiting when a slot is free (at most
-/// [`MAX_BATCH`]) and returns one answer per key, in order. `slots` bounds
-/// the statements in flight, shared by every batcher of the store. The
-/// task ends when the store (the sender) is dropped.
+/// [`MAX_BATCH`]) and returns one answer per key, in order, within
+/// [`BATCH_DEADLINE`]. Lookups whose requester is gone (a view cut by its
+/// timeout) are dropped, not sent. `slots` bounds the statements in
+/// flight, shared by every batcher of the store. The task ends when the
+/// store (the sender) is dropped.
 fn spawn_batcher<C, K, V, F, Fut>(
     pool: C,
     slots: Arc<Semaphore>,
@@ -712,17 +764,30 @@ where
             let Ok(slot) = slots.clone().acquire_owned().await else {
                 return;
             };
-            let mut batch = vec![first];
-            while batch.len() < MAX_BATCH {
-                match queue.try_recv() {
-                    Ok(waiting) => batch.push(waiting),
-                    Err(_) => break,
+            let mut batch = Vec::new();
+            let mut next = Some(first);
+            while let Some(waiting) = next.take() {
+                if !waiting.1.is_closed() {
+                    batch.push(waiting);
                 }
+                if batch.len() < MAX_BATCH {
+                    next = queue.try_recv().ok();
+                }
+            }
+            if batch.is_empty() {
+                continue;
             }
             let (pool, answer) = (pool.clone(), answer.clone());
             tokio::spawn(async move {
                 let (keys, senders): (Vec<K>, Vec<_>) = batch.into_iter().unzip();
-                let answers = answer(pool, keys).await;
+                let answers = tokio::time::timeout(BATCH_DEADLINE, answer(pool, keys))
+                    .await
+                    .unwrap_or_else(|_| {
+                        Err(StoreError::Backend(format!(
+                            "PostgreSQL did not answer a batch of view lookups within {} s",
+                            BATCH_DEADLINE.as_secs()
+                        )))
+                    });
                 drop(slot);
                 match answers {
                     Ok(answers) => {
@@ -1041,7 +1106,10 @@ impl PostgresStore {
             config.application_name("likekit-server");
         }
         if config.get_connect_timeout().is_none() {
-            config.connect_timeout(Duration::from_secs(10));
+            config.connect_timeout(CONNECT_TIMEOUT);
+        }
+        if config.get_tcp_user_timeout().is_none() {
+            config.tcp_user_timeout(TCP_USER_TIMEOUT);
         }
         let connections = if options.connections == 0 {
             std::thread::available_parallelism()
@@ -1161,9 +1229,19 @@ impl PostgresStore {
 
 /// Applies the migrations this database lacks, in one transaction under
 /// an advisory lock (servers starting together wait for each other).
+///
+/// The transaction is read committed whatever the database's default
+/// (`default_transaction_isolation`): under repeatable read or
+/// serializable its snapshot would be taken by the lock statement, before
+/// the lock is granted, and a server that waited for another would not see
+/// the migrations that one applied, and apply them again.
 async fn migrate(pool: &Pool) -> Result<(), StoreError> {
     let mut client = pool.get().await?;
-    let tx = client.transaction().await?;
+    let tx = client
+        .build_transaction()
+        .isolation_level(tokio_postgres::IsolationLevel::ReadCommitted)
+        .start()
+        .await?;
     tx.execute("SELECT pg_advisory_xact_lock($1)", &[&MIGRATION_LOCK])
         .await?;
     tx.batch_execute(
@@ -1586,6 +1664,25 @@ impl Store for PostgresStore {
         // Waits for every write holding the gate, then shuts it.
         *self.closed.write().await = true;
         Ok(())
+    }
+
+    /// One post's row, read as a view reads it; with direct routing on
+    /// Citus that goes to a worker, so the node `--db` names (users,
+    /// friends, feeds and admin go there) is asked too, with a real query.
+    async fn ready(&self) -> Result<(), StoreError> {
+        let post = async { self.post(PostId::MIN).await.map(drop) };
+        if self.route.workers.is_none() {
+            return post.await;
+        }
+        let own = async {
+            self.pool
+                .get()
+                .await?
+                .query_one("SELECT coalesce(max(version), 0) FROM likekit_schema", &[])
+                .await?;
+            Ok(())
+        };
+        tokio::try_join!(post, own).map(drop)
     }
 
     fn hot_posts(&self) -> Option<&HotPosts> {

@@ -16,7 +16,13 @@
 //! does, as Citus does for any query that reaches a worker. A worker the
 //! server cannot reach (connections to it fail) turns direct routing off
 //! until the next refresh; everything then goes through the store's own
-//! pool, as without this module.
+//! pool, as without this module. So does a cluster whose `posts` is not
+//! distributed (yet): the map is empty until the layout is applied, and
+//! the refresh that first finds shards starts direct routing.
+//!
+//! A worker's connections are made as the store's own: the same user,
+//! password, database, options, TLS mode and connector, channel binding
+//! and timeouts; only host and port differ ([`worker_config`]).
 
 use std::{
     collections::HashMap,
@@ -33,13 +39,16 @@ use super::{StoreError, Tls, connection_pool};
 pub(super) const REFRESH: Duration = Duration::from_secs(30);
 
 /// The shard ranges of `posts` (its shards' placements are its co-located
-/// tables' too) and the worker holding each.
+/// tables' too) and the worker holding each. Only hash-distributed shards
+/// have a range: a reference table's or a Citus local table's shard has
+/// none (NULL) and places nothing, so the map stays empty.
 const PLACEMENTS: &str = "
 SELECT s.shardminvalue::integer, s.shardmaxvalue::integer, n.nodename, n.nodeport
 FROM pg_dist_shard s
 JOIN pg_dist_placement p ON p.shardid = s.shardid
 JOIN pg_dist_node n ON n.groupid = p.groupid
 WHERE s.logicalrelid = 'posts'::regclass AND n.noderole = 'primary' AND n.isactive
+  AND s.shardminvalue IS NOT NULL AND s.shardmaxvalue IS NOT NULL
 ORDER BY 1
 ";
 
@@ -120,8 +129,11 @@ pub(super) struct Workers {
 
 impl Workers {
     /// Reads the map through `own` and makes a pool per worker (their
-    /// connections open on first use). `None` without Citus or when `posts`
-    /// is not distributed.
+    /// connections open on first use), then reads it again every
+    /// [`REFRESH`] while the store lives. `None` without Citus. When
+    /// `posts` is not distributed yet (or the first reading fails) the map
+    /// starts empty, everything goes through `own`, and a later reading
+    /// that finds shards starts direct routing.
     pub(super) async fn connect(
         own: Pool,
         config: tokio_postgres::Config,
@@ -147,9 +159,20 @@ impl Workers {
             tls,
             map: RwLock::new(Arc::default()),
         };
-        workers.refresh().await?;
-        if workers.map().shards.is_empty() {
-            return Ok(None);
+        if let Err(e) = workers.refresh().await {
+            tracing::warn!(
+                error = %e,
+                "Citus: reading the placement map failed; likes and views go through \
+                 the store's own database URL until a reading succeeds (every {} s)",
+                REFRESH.as_secs()
+            );
+        } else if workers.map().shards.is_empty() {
+            tracing::info!(
+                "Citus: posts is not distributed (yet); likes and views go through the \
+                 store's own database URL, and straight to the workers once the placement \
+                 map, read every {} s, places posts",
+                REFRESH.as_secs()
+            );
         }
         let workers = Arc::new(workers);
         tokio::spawn(refresh_every(Arc::downgrade(&workers)));
@@ -161,6 +184,7 @@ impl Workers {
     }
 
     /// Reads the map again, keeping the pools of workers it still names.
+    /// On an error the map in use is kept.
     async fn refresh(&self) -> Result<(), StoreError> {
         let rows = self.own.get().await?.query(PLACEMENTS, &[]).await?;
         let old = self.map();
@@ -168,8 +192,12 @@ impl Workers {
         let mut index: HashMap<(String, u16), usize> = HashMap::new();
         let mut shards = Vec::with_capacity(rows.len());
         for row in rows {
-            let (low, high, host, port): (i32, i32, String, i32) =
-                (row.get(0), row.get(1), row.get(2), row.get(3));
+            let (low, high, host, port): (i32, i32, String, i32) = (
+                row.try_get(0)?,
+                row.try_get(1)?,
+                row.try_get(2)?,
+                row.try_get(3)?,
+            );
             let port = u16::try_from(port)
                 .map_err(|_| StoreError::Backend(format!("Citus node port {port}")))?;
             let key = (host, port);
@@ -182,10 +210,12 @@ impl Workers {
                         .find(|(h, p, _)| (h, *p) == (&key.0, key.1))
                     {
                         Some((_, _, pool)) => pool.clone(),
-                        None => {
-                            connection_pool(self.worker_config(&key.0, key.1), self.size, &self.tls)
-                                .map_err(StoreError::Backend)?
-                        }
+                        None => connection_pool(
+                            worker_config(&self.config, &key.0, key.1),
+                            self.size,
+                            &self.tls,
+                        )
+                        .map_err(StoreError::Backend)?,
                     };
                     pools.push((key.0.clone(), key.1, pool));
                     index.insert(key, pools.len() - 1);
@@ -197,35 +227,6 @@ impl Workers {
         let map = Arc::new(Map { shards, pools });
         *self.map.write().unwrap_or_else(|e| e.into_inner()) = map;
         Ok(())
-    }
-
-    /// The store's settings with the worker's host and port.
-    fn worker_config(&self, host: &str, port: u16) -> tokio_postgres::Config {
-        let given = &self.config;
-        let mut config = tokio_postgres::Config::new();
-        config.host(host).port(port);
-        if let Some(user) = given.get_user() {
-            config.user(user);
-        }
-        if let Some(password) = given.get_password() {
-            config.password(password);
-        }
-        if let Some(dbname) = given.get_dbname() {
-            config.dbname(dbname);
-        }
-        if let Some(options) = given.get_options() {
-            config.options(options);
-        }
-        if let Some(name) = given.get_application_name() {
-            config.application_name(name);
-        }
-        if let Some(timeout) = given.get_connect_timeout() {
-            config.connect_timeout(*timeout);
-        }
-        config
-            .keepalives(given.get_keepalives())
-            .keepalives_idle(given.get_keepalives_idle());
-        config
     }
 
     /// A connection to the worker holding `post`, or to the store's own
@@ -283,6 +284,49 @@ impl Workers {
     }
 }
 
+/// The store's connection settings `given` with a worker's host and port:
+/// everything else as the store connects — the TLS mode above all, so a
+/// worker is never reached in the clear when the store requires TLS (the
+/// pool uses the store's TLS connector too).
+fn worker_config(given: &tokio_postgres::Config, host: &str, port: u16) -> tokio_postgres::Config {
+    let mut config = tokio_postgres::Config::new();
+    config.host(host).port(port);
+    if let Some(user) = given.get_user() {
+        config.user(user);
+    }
+    if let Some(password) = given.get_password() {
+        config.password(password);
+    }
+    if let Some(dbname) = given.get_dbname() {
+        config.dbname(dbname);
+    }
+    if let Some(options) = given.get_options() {
+        config.options(options);
+    }
+    if let Some(name) = given.get_application_name() {
+        config.application_name(name);
+    }
+    if let Some(timeout) = given.get_connect_timeout() {
+        config.connect_timeout(*timeout);
+    }
+    if let Some(timeout) = given.get_tcp_user_timeout() {
+        config.tcp_user_timeout(*timeout);
+    }
+    if let Some(interval) = given.get_keepalives_interval() {
+        config.keepalives_interval(interval);
+    }
+    if let Some(retries) = given.get_keepalives_retries() {
+        config.keepalives_retries(retries);
+    }
+    config
+        .ssl_mode(given.get_ssl_mode())
+        .ssl_negotiation(given.get_ssl_negotiation())
+        .channel_binding(given.get_channel_binding())
+        .keepalives(given.get_keepalives())
+        .keepalives_idle(given.get_keepalives_idle());
+    config
+}
+
 /// Reads the map every [`REFRESH`] while the store lives.
 async fn refresh_every(workers: Weak<Workers>) {
     loop {
@@ -297,6 +341,7 @@ async fn refresh_every(workers: Weak<Workers>) {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 
@@ -325,6 +370,55 @@ mod tests {
             shards,
             pools: Vec::new(),
         }
+    }
+
+    #[test]
+    fn a_worker_is_reached_as_the_store_is_but_for_host_and_port() {
+        use tokio_postgres::config::{ChannelBinding, Host, SslMode};
+        let mut given: tokio_postgres::Config =
+            "postgres://ana:pw@coordinator:5432/likes?options=-c%20search_path%3Ds"
+                .parse()
+                .unwrap();
+        given
+            .ssl_mode(SslMode::Require)
+            .channel_binding(ChannelBinding::Require)
+            .application_name("likekit-server")
+            .connect_timeout(Duration::from_secs(10))
+            .tcp_user_timeout(Duration::from_secs(30))
+            .keepalives_idle(Duration::from_secs(60))
+            .keepalives_interval(Duration::from_secs(5))
+            .keepalives_retries(3);
+        let worker = worker_config(&given, "worker1", 6432);
+        assert_eq!(worker.get_hosts(), [Host::Tcp("worker1".to_owned())]);
+        assert_eq!(worker.get_ports(), [6432]);
+        assert_eq!(
+            worker.get_ssl_mode(),
+            SslMode::Require,
+            "never in the clear"
+        );
+        assert_eq!(worker.get_channel_binding(), ChannelBinding::Require);
+        assert_eq!(worker.get_user(), Some("ana"));
+        assert_eq!(worker.get_password(), Some(&b"pw"[..]));
+        assert_eq!(worker.get_dbname(), Some("likes"));
+        assert_eq!(worker.get_options(), Some("-c search_path=s"));
+        assert_eq!(worker.get_application_name(), Some("likekit-server"));
+        assert_eq!(worker.get_connect_timeout(), Some(&Duration::from_secs(10)));
+        assert_eq!(
+            worker.get_tcp_user_timeout(),
+            Some(&Duration::from_secs(30))
+        );
+        assert_eq!(worker.get_keepalives_idle(), Duration::from_secs(60));
+        assert_eq!(
+            worker.get_keepalives_interval(),
+            Some(Duration::from_secs(5))
+        );
+        assert_eq!(worker.get_keepalives_retries(), Some(3));
+        // And without TLS, none.
+        given.ssl_mode(SslMode::Disable);
+        assert_eq!(
+            worker_config(&given, "worker1", 6432).get_ssl_mode(),
+            SslMode::Disable
+        );
     }
 
     #[test]
