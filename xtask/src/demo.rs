@@ -14,11 +14,6 @@ use crate::{Ctx, proc};
 const PREFERRED_LISTEN: &str = "127.0.0.1:8787";
 
 pub fn main(ctx: &Ctx, listen: Option<&str>) -> Result<ExitCode, String> {
-    let listen = match listen {
-        Some(listen) => listen,
-        None if TcpListener::bind(PREFERRED_LISTEN).is_ok() => PREFERRED_LISTEN,
-        None => "127.0.0.1:0",
-    };
     let seed = ctx.root.join(SEED);
     if !seed.is_file() {
         return Err(format!("the demo data {} is missing", seed.display()));
@@ -26,9 +21,17 @@ pub fn main(ctx: &Ctx, listen: Option<&str>) -> Result<ExitCode, String> {
     let binary = server::build(ctx)?;
     let site = crate::web::stage_site(ctx)?;
     let db = fresh_database(&ctx.target_dir.join("demo"))?;
-    let admin_key = server::random_hex(16);
+    let admin_key = server::random_hex(16)?;
+    // Chosen after the builds, which can take minutes: the preferred port
+    // is checked just before the server takes it.
+    let listen = match listen {
+        Some(listen) => listen,
+        None if TcpListener::bind(PREFERRED_LISTEN).is_ok() => PREFERRED_LISTEN,
+        None => "127.0.0.1:0",
+    };
     let mut server = Command::new(&binary);
-    server
+    // The demo's own settings only, whatever the shell has.
+    server::without_likekit_settings(&mut server, server::inherited_names())
         .current_dir(&ctx.root)
         .arg("--listen")
         .arg(listen)

@@ -220,11 +220,20 @@ const TOOLS: &[Tool] = &[
     Tool {
         name: "cargo-nextest",
         used_for: "Rust tests",
+        // The same rule as `cargo xtask test`: any version on PATH will do.
         probe: |ctx| {
             found(
-                install::find_cargo_tool(ctx, install::NEXTEST).map(shown),
+                install::find_nextest(ctx).map(|(path, version)| {
+                    let pinned = install::NEXTEST.version;
+                    let other = if version == pinned {
+                        String::new()
+                    } else {
+                        format!(" (not the pinned {pinned}; used as it is)")
+                    };
+                    format!("{version} at {}{other}", path.display())
+                }),
                 format!(
-                    "cargo install cargo-nextest --version ={}",
+                    "cargo install cargo-nextest --version ={} (into .tools/cargo)",
                     install::NEXTEST.version
                 ),
             )

@@ -160,22 +160,35 @@ pub const NEXTEST: CargoTool<'static> = CargoTool {
     locked: false,
 };
 
-/// The `cargo-nextest` binary (run as `cargo-nextest nextest run …`); a
-/// version on PATH other than the pinned one is used too, with a note,
-/// rather than compiling another.
-pub fn nextest(ctx: &Ctx) -> Result<PathBuf, String> {
+/// The cargo-nextest `cargo xtask test` would use, without installing
+/// anything, and its version: the pinned version in `.tools/cargo` or on
+/// PATH, else whatever version is on PATH (rather than compiling another).
+pub fn find_nextest(ctx: &Ctx) -> Option<(PathBuf, String)> {
     if let Some(path) = find_cargo_tool(ctx, NEXTEST) {
-        return Ok(path);
+        return Some((path, NEXTEST.version.to_owned()));
     }
-    if let Some(path) = proc::which(NEXTEST.bin).filter(|p| tool_version(p).is_some()) {
-        say(&format!(
-            "using {} (not the pinned {})",
-            path.display(),
-            NEXTEST.version
-        ));
-        return Ok(path);
+    let path = proc::which(NEXTEST.bin)?;
+    let version = tool_version(&path)?;
+    Some((path, version))
+}
+
+/// The `cargo-nextest` binary (run as `cargo-nextest nextest run …`), as
+/// [`find_nextest`] finds it (a version other than the pinned one with a
+/// note), else installed at the pinned version into `.tools/cargo`.
+pub fn nextest(ctx: &Ctx) -> Result<PathBuf, String> {
+    match find_nextest(ctx) {
+        Some((path, version)) => {
+            if version != NEXTEST.version {
+                say(&format!(
+                    "using {} {version} (not the pinned {})",
+                    path.display(),
+                    NEXTEST.version
+                ));
+            }
+            Ok(path)
+        }
+        None => cargo_tool(ctx, NEXTEST),
     }
-    cargo_tool(ctx, NEXTEST)
 }
 
 /// cargo-fuzz, which builds the fuzz targets in `fuzz/` with libFuzzer

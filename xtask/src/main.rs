@@ -71,8 +71,8 @@ enum Command {
     /// Run every test suite and end with one line `N passed, N failed[, N
     /// skipped]`; exits non-zero on any failure.
     Test {
-        /// Only these runners: rust, kotlin, python, swift, wasm, node, browser,
-        /// typescript, react.
+        /// Only these runners: rust, fuzz, kotlin, python, swift, wasm, node,
+        /// browser, typescript, react.
         #[arg(long, value_delimiter = ',', value_parser = runner::names())]
         only: Vec<String>,
     },
@@ -132,4 +132,43 @@ fn main() -> ExitCode {
         eprintln!("error: {message}");
         ExitCode::FAILURE
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    /// The help of `--only` names every runner and every bench suite.
+    #[test]
+    fn only_help_names_every_runner_and_suite() {
+        let cli = Cli::command();
+        let help = |command: &str| {
+            let sub = cli.find_subcommand(command).expect("subcommand");
+            let only = sub.get_arguments().find(|a| a.get_id() == "only");
+            only.and_then(|a| a.get_help())
+                .expect("--only has help")
+                .to_string()
+        };
+        let (test, bench) = (help("test"), help("bench"));
+        for runner in runner::RUNNERS {
+            assert!(test.contains(runner.name), "{} in {test}", runner.name);
+        }
+        for suite in bench::SUITES {
+            assert!(bench.contains(suite.name), "{} in {bench}", suite.name);
+        }
+    }
+
+    /// The package description names every command.
+    #[test]
+    fn description_names_every_command() {
+        let description = env!("CARGO_PKG_DESCRIPTION");
+        for sub in Cli::command().get_subcommands() {
+            assert!(
+                description.contains(sub.get_name()),
+                "{} in {description}",
+                sub.get_name()
+            );
+        }
+    }
 }

@@ -9,7 +9,13 @@ use std::process::{Command, ExitStatus, Stdio};
 
 /// Says what xtask is doing.
 pub fn say(what: &str) {
-    println!("xtask: {what}");
+    out(&format!("xtask: {what}\n"));
+}
+
+/// Writes `text` to standard output as it is. A closed pipe (`cargo xtask
+/// test | head`) is no reason to panic: the run goes on to its exit status.
+pub fn out(text: &str) {
+    let _ = io::stdout().lock().write_all(text.as_bytes());
 }
 
 /// Error text for a file operation.

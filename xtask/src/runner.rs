@@ -189,10 +189,15 @@ pub fn junit_tally(xml: &str) -> Result<Tally, String> {
 pub fn run_junit(cmd: &Command, report: &Path) -> Result<Tally, String> {
     let _ = std::fs::remove_file(report);
     let shown = proc::display(cmd);
-    println!("xtask: {shown}");
+    proc::say(&shown);
     let status = proc::stream(cmd, |_| {})?;
     let tally = match std::fs::read_to_string(report) {
-        Ok(xml) => junit_tally(&xml).map_err(|e| format!("{}: {e}", report.display()))?,
+        Ok(xml) => junit_tally(&xml).unwrap_or_else(|e| {
+            Tally::broken(format!(
+                "`{shown}` wrote a report that cannot be counted ({}: {e}); see its output above",
+                report.display()
+            ))
+        }),
         Err(_) => Tally::broken(format!(
             "`{shown}` wrote no report ({}); see its output above",
             report.display()
@@ -204,7 +209,7 @@ pub fn run_junit(cmd: &Command, report: &Path) -> Result<Tally, String> {
 /// Runs a command whose test binaries print libtest's summary lines.
 pub fn run_libtest(cmd: &Command) -> Result<Tally, String> {
     let shown = proc::display(cmd);
-    println!("xtask: {shown}");
+    proc::say(&shown);
     let mut tally = Tally::default();
     let status = proc::stream(cmd, |line| tally.libtest_line(line))?;
     Ok(tally.settle(status.success(), &shown))
@@ -231,23 +236,32 @@ const CITUS_URL: &str = "LIKEKIT_TEST_CITUS_URL";
 /// next, and [`CITUS_SUITES`] when no coordinator is given; then the doc
 /// tests, which nextest does not run.
 fn run_rust(ctx: &Ctx) -> Result<Tally, String> {
-    let nextest = install::nextest(ctx)?;
+    // Without cargo-nextest the libtest parts still run.
+    let nextest = install::nextest(ctx);
     // The PostgreSQL store tests start their own throwaway cluster and need
     // PostgreSQL's server programs; without them those tests fail and say so.
     let postgres = install::postgres_bin();
     if let Err(e) = &postgres {
-        println!("xtask: PostgreSQL is not available, so its store tests will fail: {e}");
+        proc::say(&format!(
+            "PostgreSQL is not available, so its store tests will fail: {e}"
+        ));
     }
     let (package, test) = SHARED_CLUSTER;
     let mut filter = format!("not binary_id({package}::{test})");
     let citus = std::env::var(CITUS_URL).is_ok_and(|url| !url.trim().is_empty());
     if citus {
-        println!("xtask: {CITUS_URL} is set, so the Citus suites run against that coordinator");
+        proc::say(&format!(
+            "{CITUS_URL} is set, so the Citus suites run against that coordinator"
+        ));
     } else {
         let (package, test) = CITUS_SUITES;
         filter.push_str(&format!(" & not binary_id({package}::{test})"));
     }
-    let mut run = Command::new(&nextest);
+    let mut run = Command::new(
+        nextest
+            .as_deref()
+            .unwrap_or(Path::new(install::NEXTEST.bin)),
+    );
     run.args(["nextest", "run", "--workspace", "--all-targets"])
         .args(["--no-fail-fast", "--profile", "xtask", "-E", &filter]);
     let mut shared = proc::cargo();
@@ -263,36 +277,67 @@ fn run_rust(ctx: &Ctx) -> Result<Tally, String> {
     // nextest keeps its store under the workspace's `target/`, whatever
     // CARGO_TARGET_DIR says (`[store] dir` in its config).
     let report = ctx.root.join("target/nextest/xtask/junit.xml");
-    let mut total = run_junit(&run, &report)?;
+    // Each part counts on its own: one that cannot run is one counted
+    // failure with its reason, and the others still run.
+    let mut total = match nextest {
+        Ok(_) => counted(run_junit(&run, &report)),
+        Err(e) => Tally::broken(format!(
+            "cargo-nextest is not available, so nothing ran under it: {e}"
+        )),
+    };
     if !citus {
-        total.add(&citus_skipped(ctx)?);
+        total.add(&citus_skipped(ctx));
     }
-    total.add(&run_libtest(&shared)?);
-    total.add(&run_libtest(&doc)?);
+    total.add(&counted(run_libtest(&shared)));
+    total.add(&counted(run_libtest(&doc)));
     Ok(total)
+}
+
+/// A part of a runner's results: what it counted, or one failure with the
+/// reason it could not run.
+fn counted(part: Result<Tally, String>) -> Tally {
+    part.unwrap_or_else(Tally::broken)
 }
 
 /// The Citus suites, not run: every test of [`CITUS_SUITES`] counted as
 /// skipped (listed by the test binary itself), with one line saying why.
-fn citus_skipped(ctx: &Ctx) -> Result<Tally, String> {
+fn citus_skipped(ctx: &Ctx) -> Tally {
     let (package, test) = CITUS_SUITES;
     let mut list = proc::cargo();
     list.current_dir(&ctx.root)
         .args(["test", "-q", "-p", package, "--test", test, "--"])
         .args(["--list", "--format", "terse"]);
     let shown = proc::display(&list);
-    let listed = proc::capture(&mut list).ok_or_else(|| format!("`{shown}` failed"))?;
-    let skipped = count_listed(&listed);
-    let note = format!(
-        "Citus: the {skipped} tests of {package}'s {test} were skipped: {CITUS_URL} is not set \
-         (to run them, see \"Testing against Citus\" in server-mock/README.md)"
-    );
-    println!("xtask: {note}");
-    Ok(Tally {
-        skipped,
-        notes: vec![note],
-        ..Tally::default()
-    })
+    let listed = proc::capture(&mut list).ok_or(shown);
+    let tally = citus_tally(listed);
+    if let Some(note) = tally.notes.first() {
+        proc::say(note);
+    }
+    tally
+}
+
+/// The Citus tally from the listing of [`CITUS_SUITES`]' tests, or from
+/// the listing command that failed: then one counted failure, as the
+/// skipped tests cannot be counted.
+fn citus_tally(listed: Result<String, String>) -> Tally {
+    let (package, test) = CITUS_SUITES;
+    match listed {
+        Ok(listed) => {
+            let skipped = count_listed(&listed);
+            Tally {
+                skipped,
+                notes: vec![format!(
+                    "Citus: the {skipped} tests of {package}'s {test} were skipped: {CITUS_URL} is not set \
+                     (to run them, see \"Testing against Citus\" in server-mock/README.md)"
+                )],
+                ..Tally::default()
+            }
+        }
+        Err(shown) => Tally::broken(format!(
+            "Citus: {CITUS_URL} is not set, so the tests of {package}'s {test} were to be \
+             counted as skipped, but listing them failed (`{shown}`; run it to see why)"
+        )),
+    }
 }
 
 /// How many tests libtest's `--list --format terse` names (`NAME: test`).
@@ -343,10 +388,10 @@ pub fn main(ctx: &Ctx, only: &[String]) -> Result<ExitCode, String> {
         .iter()
         .filter(|r| only.is_empty() || only.iter().any(|o| o == r.name))
     {
-        println!(
-            "xtask: running the {} tests ({})",
+        proc::say(&format!(
+            "running the {} tests ({})",
             runner.name, runner.about
-        );
+        ));
         let tally = (runner.run)(ctx)
             .unwrap_or_else(|reason| Tally::broken(format!("could not run: {reason}")));
         results.push((runner.name, tally));
@@ -355,9 +400,11 @@ pub fn main(ctx: &Ctx, only: &[String]) -> Result<ExitCode, String> {
     for (_, tally) in &results {
         total.add(tally);
     }
-    println!();
-    print!("{}", summary_table(&results));
-    println!("{}", final_line(&total));
+    proc::out(&format!(
+        "\n{}{}\n",
+        summary_table(&results),
+        final_line(&total)
+    ));
     Ok(if total.failed == 0 {
         ExitCode::SUCCESS
     } else {
@@ -453,6 +500,43 @@ mod tests {
         }
         assert_eq!((log.passed, log.failed, log.skipped), (5, 1, 2));
         assert_eq!(log.notes, ["a/src/lib.rs - f (line 1) failed"]);
+    }
+
+    #[test]
+    fn an_unreadable_report_is_a_counted_failure() {
+        let dir = std::env::temp_dir().join(format!("xtask-junit-{}", std::process::id()));
+        proc::mkdir(&dir).expect("temp dir");
+        let report = dir.join("junit.xml");
+        let mut cmd = Command::new("sh");
+        cmd.arg("-c")
+            .arg(format!("echo 'not xml' > '{}'", report.display()));
+        let tally = run_junit(&cmd, &report).expect("sh runs");
+        let _ = std::fs::remove_dir_all(&dir);
+        assert_eq!((tally.passed, tally.failed), (0, 1));
+        assert!(
+            tally.notes[0].contains("cannot be counted"),
+            "{:?}",
+            tally.notes
+        );
+    }
+
+    #[test]
+    fn a_part_that_cannot_run_is_one_failure_and_the_rest_count() {
+        let mut total = counted(Ok(tally(5, 0, 0)));
+        total.add(&counted(Err("`cargo test --doc` could not start".into())));
+        total.add(&counted(Ok(tally(2, 0, 1))));
+        assert_eq!((total.passed, total.failed, total.skipped), (7, 1, 1));
+        assert_eq!(total.notes, ["`cargo test --doc` could not start"]);
+    }
+
+    #[test]
+    fn citus_tests_are_skipped_or_their_listing_fails() {
+        let listed = citus_tally(Ok("a: test\nb: test\n".into()));
+        assert_eq!((listed.failed, listed.skipped), (0, 2));
+        assert!(listed.notes[0].starts_with("Citus: the 2 tests"));
+        let failed = citus_tally(Err("cargo test -p likekit-server".into()));
+        assert_eq!((failed.failed, failed.skipped), (1, 0));
+        assert!(failed.notes[0].contains("listing them failed"));
     }
 
     #[test]

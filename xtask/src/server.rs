@@ -2,7 +2,7 @@
 //! once, started on a free loopback port with an in-memory database and a
 //! random admin key, and stopped when dropped.
 
-use std::ffi::OsStr;
+use std::ffi::{OsStr, OsString};
 use std::fs;
 use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
@@ -19,12 +19,41 @@ pub const SERVER_BIN: &str = "likekit-server";
 const STARTUP: Duration = Duration::from_secs(60);
 
 /// Random hex from the OS's random source, for admin keys and secrets.
-pub fn random_hex(bytes: usize) -> String {
+pub fn random_hex(bytes: usize) -> Result<String, String> {
+    const SOURCE: &str = "/dev/urandom";
     let mut buf = vec![0u8; bytes];
-    fs::File::open("/dev/urandom")
+    fs::File::open(SOURCE)
         .and_then(|mut f| f.read_exact(&mut buf))
-        .expect("/dev/urandom is readable");
-    buf.iter().map(|b| format!("{b:02x}")).collect()
+        .map_err(|e| proc::io_error("read random bytes from", Path::new(SOURCE), e))?;
+    Ok(buf.iter().map(|b| format!("{b:02x}")).collect())
+}
+
+/// Keeps the shell's `LIKEKIT_*` settings (`LIKEKIT_JWKS`, `LIKEKIT_SEED`…)
+/// away from a server xtask starts, which gets only what xtask gives it:
+/// removes from `cmd`'s environment every variable of `inherited` (the
+/// names of xtask's own environment) that starts with `LIKEKIT_`, except
+/// those `cmd` already sets.
+pub fn without_likekit_settings(
+    cmd: &mut Command,
+    inherited: impl IntoIterator<Item = OsString>,
+) -> &mut Command {
+    let set: Vec<OsString> = cmd
+        .get_envs()
+        .filter(|(_, value)| value.is_some())
+        .map(|(name, _)| name.to_owned())
+        .collect();
+    for name in inherited {
+        let ours = name.as_encoded_bytes().starts_with(b"LIKEKIT_");
+        if ours && !set.contains(&name) {
+            cmd.env_remove(&name);
+        }
+    }
+    cmd
+}
+
+/// The names of xtask's environment variables.
+pub fn inherited_names() -> impl Iterator<Item = OsString> {
+    std::env::vars_os().map(|(name, _)| name)
 }
 
 /// Builds the server (debug profile) and returns its binary.
@@ -33,7 +62,7 @@ pub fn build(ctx: &Ctx) -> Result<PathBuf, String> {
     build
         .current_dir(&ctx.root)
         .args(["build", "--package", SERVER_BIN, "--bin", SERVER_BIN]);
-    println!("xtask: building the server ({})", proc::display(&build));
+    proc::say(&format!("building the server ({})", proc::display(&build)));
     proc::run(&mut build)?;
     Ok(ctx.target_dir.join("debug").join(SERVER_BIN))
 }
@@ -50,7 +79,7 @@ pub fn build_release(ctx: &Ctx) -> Result<PathBuf, String> {
         "--bin",
         SERVER_BIN,
     ]);
-    println!("xtask: building the server ({})", proc::display(&build));
+    proc::say(&format!("building the server ({})", proc::display(&build)));
     proc::run(&mut build)?;
     Ok(ctx.target_dir.join("release").join(SERVER_BIN))
 }
@@ -120,17 +149,14 @@ impl TestServer {
         let log_path = logs.join(format!("{name}-server.log"));
         let log = fs::File::create(&log_path)
             .map_err(|e| format!("cannot create {}: {e}", log_path.display()))?;
-        let admin_key = random_hex(16);
+        let admin_key = random_hex(16)?;
         let mut cmd = Command::new(binary);
         cmd.current_dir(&ctx.root)
             .args(["--listen", "127.0.0.1:0", "--db", ":memory:"])
             .args(["--admin-key", &admin_key])
-            .args(args)
-            // The test's own settings only, whatever the shell has.
-            .env_remove("LIKEKIT_TOKEN_SECRET")
-            .env_remove("LIKEKIT_ADMIN_KEY")
-            .env_remove("LIKEKIT_DB")
-            .env_remove("LIKEKIT_LISTEN")
+            .args(args);
+        // The test's own settings only, whatever the shell has.
+        without_likekit_settings(&mut cmd, inherited_names())
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(log);
@@ -142,11 +168,11 @@ impl TestServer {
         };
         let log = log_path.display().to_string();
         server.url = wait_for_url(&mut server.child, &format!("the {name}"), &log)?;
-        println!(
-            "xtask: server for the {name} tests at {} (log: {})",
+        proc::say(&format!(
+            "server for the {name} tests at {} (log: {})",
             server.url,
             log_path.display()
-        );
+        ));
         Ok(server)
     }
 
@@ -163,9 +189,43 @@ mod tests {
 
     #[test]
     fn admin_keys_are_random_hex() {
-        let (a, b) = (random_hex(16), random_hex(16));
+        let (a, b) = (
+            random_hex(16).expect("random bytes"),
+            random_hex(16).expect("random bytes"),
+        );
         assert_eq!(a.len(), 32);
         assert!(a.chars().all(|c| c.is_ascii_hexdigit()));
         assert_ne!(a, b);
+    }
+
+    #[test]
+    fn servers_get_no_likekit_settings_from_the_shell() {
+        let mut cmd = Command::new(SERVER_BIN);
+        cmd.env("LIKEKIT_SEED", "ours.json");
+        let inherited = [
+            "LIKEKIT_JWKS",
+            "LIKEKIT_SEED",
+            "LIKEKIT_TOKEN_SECRET",
+            "PATH",
+            "RUST_LOG",
+        ]
+        .map(OsString::from);
+        without_likekit_settings(&mut cmd, inherited);
+        let mut envs: Vec<(String, Option<String>)> = cmd
+            .get_envs()
+            .map(|(k, v)| {
+                let text = |s: &OsStr| s.to_string_lossy().into_owned();
+                (text(k), v.map(text))
+            })
+            .collect();
+        envs.sort();
+        assert_eq!(
+            envs,
+            [
+                ("LIKEKIT_JWKS".to_owned(), None),
+                ("LIKEKIT_SEED".to_owned(), Some("ours.json".to_owned())),
+                ("LIKEKIT_TOKEN_SECRET".to_owned(), None),
+            ]
+        );
     }
 }

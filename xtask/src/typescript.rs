@@ -132,7 +132,7 @@ fn tsc(node_modules: &Path, file: &Path, extra: &[&str]) -> Result<(bool, String
         .args(extra)
         .arg(file);
     let shown = proc::display(&cmd);
-    println!("xtask: {shown}");
+    proc::say(&shown);
     let out = cmd.output().map_err(|e| proc::spawn_error(&cmd, &e))?;
     let text = format!(
         "{}{}",
@@ -203,11 +203,11 @@ fn misspelled_name(misspelling: &Misspelling) -> &'static str {
 fn count(tally: &mut Tally, name: &str, result: Result<(), String>) {
     match result {
         Ok(()) => {
-            println!("typescript: PASS {name}");
+            proc::out(&format!("typescript: PASS {name}\n"));
             tally.passed += 1;
         }
         Err(why) => {
-            println!("typescript: FAIL {name}: {why}");
+            proc::out(&format!("typescript: FAIL {name}: {why}\n"));
             tally.failed += 1;
             tally.notes.push(format!("{name} failed: {why}"));
         }
@@ -228,7 +228,7 @@ pub fn run(ctx: &Ctx) -> Result<Tally, String> {
     let dir = usage.parent().unwrap_or(&usage);
     link_package(ctx, dir)?;
     let (passed, output) = tsc(&node_modules, &usage, &[])?;
-    print!("{output}");
+    proc::out(&output);
     count(
         &mut tally,
         "usage.ts type-checks with --strict against the built package",
@@ -299,7 +299,7 @@ fn misspelling_caught(passed: bool, output: &str, misspelling: &Misspelling) -> 
             "tsc failed but named no error about `{wanted}`:\n{output}"
         )),
         (false, Some(line)) => {
-            println!("xtask: as it should, tsc said: {}", line.trim());
+            proc::say(&format!("as it should, tsc said: {}", line.trim()));
             Ok(())
         }
     }
@@ -338,7 +338,7 @@ fn check_react(ctx: &Ctx, node_modules: &Path, tally: &mut Tally) -> Result<(), 
         copy.display()
     ));
     let (passed, output) = tsc(node_modules, &copy, &[])?;
-    print!("{output}");
+    proc::out(&output);
     count(
         tally,
         "likekit-react's usage.ts type-checks with --strict against React's types and the built package",
