@@ -5,7 +5,7 @@
 
 mod common;
 
-use std::{process::Command, time::Duration};
+use std::time::Duration;
 
 use common::{ServerProcess, client};
 use likekit_server::{
@@ -16,11 +16,9 @@ use likekit_testing::suite::u;
 use reqwest::StatusCode;
 use serde_json::json;
 
-const BIN: &str = env!("CARGO_BIN_EXE_likekit-server");
-
 #[test]
 fn token_subcommand_mints_a_token_the_server_accepts() {
-    let output = Command::new(BIN)
+    let output = common::server_command()
         .args([
             "token",
             "--user",
@@ -30,7 +28,6 @@ fn token_subcommand_mints_a_token_the_server_accepts() {
             "--token-secret",
             "s3cret",
         ])
-        .env_remove("LIKEKIT_TOKEN_SECRET")
         .output()
         .unwrap();
     assert!(output.status.success(), "{output:?}");
@@ -39,7 +36,7 @@ fn token_subcommand_mints_a_token_the_server_accepts() {
     assert_eq!(tokens.verify(token.trim()), Ok(u(7)));
 
     // The secret may come from the environment.
-    let output = Command::new(BIN)
+    let output = common::server_command()
         .args(["token", "--user", "8"])
         .env("LIKEKIT_TOKEN_SECRET", "s3cret")
         .output()
@@ -56,18 +53,14 @@ fn token_subcommand_mints_a_token_the_server_accepts() {
         vec!["token", "--user", "x", "--token-secret", "s"],
         vec!["token", "--user", "7", "--token-secret", ""],
     ] {
-        let output = Command::new(BIN)
-            .args(&bad)
-            .env_remove("LIKEKIT_TOKEN_SECRET")
-            .output()
-            .unwrap();
+        let output = common::server_command().args(&bad).output().unwrap();
         assert!(!output.status.success(), "{bad:?} should fail");
     }
 }
 
 #[test]
 fn help_lists_the_flags() {
-    let output = Command::new(BIN).arg("--help").output().unwrap();
+    let output = common::server_command().arg("--help").output().unwrap();
     assert!(output.status.success());
     let help = String::from_utf8(output.stdout).unwrap();
     for flag in [
@@ -89,7 +82,7 @@ fn help_lists_the_flags() {
 /// container sets them.
 #[test]
 fn every_serve_flag_has_an_environment_variable() {
-    let output = Command::new(BIN)
+    let output = common::server_command()
         .args(["serve", "--help"])
         .output()
         .unwrap();
@@ -227,7 +220,7 @@ fn a_bad_seed_file_stops_the_start() {
     let dir = tempfile::tempdir().unwrap();
     let seed = dir.path().join("seed.json");
     std::fs::write(&seed, r#"{"users": [{"id": 1}]}"#).unwrap();
-    let output = Command::new(BIN)
+    let output = common::server_command()
         .args(["--listen", "127.0.0.1:0", "--db", ":memory:", "--seed"])
         .arg(&seed)
         .output()
@@ -250,10 +243,9 @@ fn zero_timeouts_and_connection_caps_stop_the_start() {
         ("--max-connections", "LIKEKIT_MAX_CONNECTIONS"),
     ] {
         for by_env in [false, true] {
-            let mut command = Command::new(BIN);
+            let mut command = common::server_command();
             command
                 .args(["--listen", "127.0.0.1:0", "--db", ":memory:"])
-                .env_remove(env)
                 .stdout(std::process::Stdio::null())
                 .stderr(std::process::Stdio::piped());
             if by_env {

@@ -312,6 +312,24 @@ pub async fn http_random_likes_with_duplicates(t: Arc<TestServer>, shape: Random
     }
 }
 
+/// The server's binary with none of the shell's `LIKEKIT_*` settings
+/// (every flag has one: a `LIKEKIT_JWKS` or `LIKEKIT_SEED` left in the
+/// shell would change the server under test). The tests' own variables
+/// for finding peers stay: they are not the server's.
+pub fn server_command() -> std::process::Command {
+    let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_likekit-server"));
+    for (name, _) in std::env::vars_os() {
+        let Some(name) = name.to_str() else { continue };
+        if name.starts_with("LIKEKIT_")
+            && !name.starts_with("LIKEKIT_TEST_")
+            && name != "LIKEKIT_PG_BIN"
+        {
+            command.env_remove(name);
+        }
+    }
+    command
+}
+
 /// The real `likekit-server` binary, started on a free loopback port.
 pub struct ServerProcess {
     pub child: std::process::Child,
@@ -330,13 +348,9 @@ impl ServerProcess {
     pub fn start_with_env(args: &[&str], env: &[(&str, &str)], log_file: &std::path::Path) -> Self {
         use std::io::BufRead as _;
         let log = std::fs::File::create(log_file).unwrap();
-        let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_likekit-server"))
+        let mut child = server_command()
             .args(["--listen", "127.0.0.1:0"])
             .args(args)
-            .env_remove("LIKEKIT_TOKEN_SECRET")
-            .env_remove("LIKEKIT_ADMIN_KEY")
-            .env_remove("LIKEKIT_DB")
-            .env_remove("LIKEKIT_LISTEN")
             .env("RUST_LOG", "info")
             .envs(env.iter().copied())
             .stdin(std::process::Stdio::null())
