@@ -19,6 +19,9 @@ const POSTS = {
   5: { caption: "Team picnic — everyone came!", tag: "picnic", hue: 120 },
 };
 
+/** How long a minted token lasts; the client asks for a new one after a 401. */
+const TOKEN_TTL_SECS = 3600;
+
 /** Retries quickly so a failed like rolls back within a few seconds. */
 const CLIENT_OPTIONS = {
   retry: { minDelayMs: 250, maxDelayMs: 1000, maxRetries: 2 },
@@ -32,10 +35,21 @@ const admin = adminKey ? new LikeKitAdmin(location.origin, adminKey) : null;
 
 let users = [];
 let posts = [];
-/** The signed-in viewer: { user, client, unsubscribe[] }. */
+/**
+ * The signed-in viewer: { user, client, unsubscribe[], ready }. `ready`
+ * turns true when the viewer's first read lands; until then the cards show
+ * no one's state and their hearts are off.
+ */
 let session = null;
 /** Bumped on every sign-in, so a slow older one never wins. */
 let generation = 0;
+/**
+ * Clients of earlier sign-ins still shutting down, by viewer id. A client
+ * for the same viewer shares their journal, so it is made only once the
+ * old one has finished (else the old one's last save would drop the new
+ * one's taps).
+ */
+const closing = new Map();
 
 function notice(text) {
   const box = $("#notice");
@@ -68,18 +82,39 @@ function buildFeed() {
     const heart = $(".heart", card);
     heart.setAttribute("aria-label", `Like “${meta.caption}”`);
     heart.addEventListener("click", () => {
-      if (session) render(session.client.toggle(id));
+      if (session?.ready) render(session.client.toggle(id));
     });
     feed.append(card);
   }
   feed.setAttribute("aria-busy", "false");
 }
 
+/**
+ * Draws every card without a viewer's state: an empty heart that cannot be
+ * tapped, no count, `text` in place of the line, no "didn't save".
+ */
+function drawUnknown(text) {
+  for (const card of document.querySelectorAll(".post")) {
+    card.dataset.state = "unknown";
+    card.dataset.pending = "false";
+    const heart = $(".heart", card);
+    heart.disabled = true;
+    heart.setAttribute("aria-pressed", "false");
+    $(".count", card).textContent = "…";
+    $(".line", card).textContent = text;
+    const error = $(".error", card);
+    error.hidden = true;
+    error.textContent = "";
+  }
+}
+
 /** Draws one post from a PostView. */
 function render(view) {
   const card = document.querySelector(`.post[data-post-id="${view.postId}"]`);
   if (!card) return;
+  card.dataset.state = "ready";
   const heart = $(".heart", card);
+  heart.disabled = false;
   heart.setAttribute("aria-pressed", String(view.liked));
   card.dataset.pending = String(view.pending);
   $(".count", card).textContent = view.count.toLocaleString("en-US");
@@ -92,13 +127,20 @@ function render(view) {
   error.textContent = view.error ? `Your ${what} didn't save. Tap to try again.` : "";
 }
 
-/** The listener every post is subscribed with. */
-function onEvent(event) {
-  if (event.kind === "changed") {
-    render(event.view);
-  } else {
-    toast(`${event.failure.message}.`);
-  }
+/**
+ * The listener every post of `me` (a session) is subscribed with. Changes
+ * are drawn once the viewer's first read has landed (that read draws every
+ * card from the client); failures are told at once.
+ */
+function listener(me) {
+  return (event) => {
+    if (session !== me) return;
+    if (event.kind === "changed") {
+      if (me.ready) render(event.view);
+    } else {
+      toast(`${event.failure.message}.`);
+    }
+  };
 }
 
 // ------------------------------------------------------------------ viewers
@@ -124,47 +166,101 @@ function buildViewers() {
   }
 }
 
+/** Ends a session: no more drawing from it; calls out get 3 s, then it is freed. */
+function signOut(old) {
+  old.unsubscribe.forEach((stop) => stop());
+  const viewer = old.user.id;
+  const done = old.client
+    .shutdown(3000)
+    .catch(() => {})
+    .finally(() => {
+      old.client.free();
+      if (closing.get(viewer) === done) closing.delete(viewer);
+    });
+  closing.set(viewer, done);
+}
+
 async function signIn(user) {
   const mine = ++generation;
   const previous = session;
   session = null;
-  if (previous) {
-    previous.unsubscribe.forEach((stop) => stop());
-    // Calls already out may finish; then the old client is freed.
-    previous.client.shutdown(3000).finally(() => previous.client.free());
-  }
+  if (previous) signOut(previous);
   document.body.dataset.viewer = user.name;
+  delete document.body.dataset.ready;
+  notice("");
+  showReadFailure(null);
   $("#toast").hidden = true;
+  // Nothing of the previous viewer stays on the cards while this one loads.
+  drawUnknown("Loading likes…");
   $("#feed").setAttribute("aria-busy", "true");
+  let client;
   try {
-    const token = await admin.mintToken(user.id, 3600);
+    let token = await admin.mintToken(user.id, TOKEN_TTL_SECS);
+    // The same viewer's previous client must be gone before this one
+    // opens their journal.
+    await closing.get(user.id);
     if (mine !== generation) return;
     // The viewer's taps not yet saved are kept in localStorage, so a like
     // made just before the page closes is sent after it opens again.
-    const client = new LikeClient(location.origin, {
+    // After a 401 the client asks with `refresh` true: mint a new token.
+    client = new LikeClient(location.origin, {
       ...CLIENT_OPTIONS,
-      token: () => token,
+      token: async (refresh) =>
+        refresh ? (token = await admin.mintToken(user.id, TOKEN_TTL_SECS)) : token,
       journal: { viewer: String(user.id) },
     });
-    const unsubscribe = posts.map(({ id }) => client.subscribe(id, onEvent));
-    session = { user, client, unsubscribe };
-    // Taps from before the page was (re)loaded show again, pending, and
-    // their calls go out; too old ones fail once (onEvent toasts them).
-    const restored = client.restore();
-    restored.restored.forEach(render);
-    // What came back, for the browser tests: "post:liked:pending,…".
-    document.body.dataset.restored = restored.restored
-      .map((view) => `${view.postId}:${view.liked}:${view.pending}`)
-      .join(",");
-    if (restored.problem) toast(`Earlier taps could not be read: ${restored.problem.message}`);
-    const views = await client.refreshMany(posts.map(({ id }) => id));
-    if (mine !== generation) return;
-    views.forEach(render);
-    $("#feed").setAttribute("aria-busy", "false");
-    document.body.dataset.ready = user.name;
   } catch (err) {
-    if (mine === generation) notice(`Could not sign ${user.name} in: ${err.message}`);
+    if (mine !== generation) return;
+    notice(`Could not sign ${user.name} in: ${err.message}`);
+    drawUnknown("Not signed in");
+    $("#feed").setAttribute("aria-busy", "false");
+    return;
   }
+  const me = { user, client, unsubscribe: [], ready: false };
+  session = me;
+  me.unsubscribe = posts.map(({ id }) => client.subscribe(id, listener(me)));
+  // Taps from before the page was (re)loaded are pending again and their
+  // calls go out; the read below draws them. Too old ones fail once (the
+  // listener toasts them).
+  const restored = client.restore();
+  // What came back, for the browser tests: "post:liked:pending,…".
+  document.body.dataset.restored = restored.restored
+    .map((view) => `${view.postId}:${view.liked}:${view.pending}`)
+    .join(",");
+  if (restored.problem) toast(`Earlier taps could not be read: ${restored.problem.message}`);
+  await readFeed(me);
+}
+
+/** Reads the viewer's feed; when it lands, draws every card from the client. */
+async function readFeed(me) {
+  showReadFailure(null);
+  drawUnknown("Loading likes…");
+  $("#feed").setAttribute("aria-busy", "true");
+  try {
+    await me.client.refreshMany(posts.map(({ id }) => id));
+    if (session !== me) return;
+    me.ready = true;
+    // What the client holds now: the read, with any tap still out on top.
+    for (const { id } of posts) {
+      const view = me.client.view(id);
+      if (view) render(view);
+    }
+    document.body.dataset.ready = me.user.name;
+  } catch (err) {
+    if (session !== me) return;
+    drawUnknown("Likes not loaded");
+    showReadFailure(`Could not read the likes for ${me.user.name}: ${err.message}`, () => readFeed(me));
+  } finally {
+    if (session === me) $("#feed").setAttribute("aria-busy", "false");
+  }
+}
+
+/** Shows why the feed could not be read, with a button that reads it again; null hides it. */
+function showReadFailure(text, retry) {
+  const box = $("#read-failed");
+  box.hidden = !text;
+  $("#read-failed-text").textContent = text ?? "";
+  $("#retry-read").onclick = retry ?? null;
 }
 
 // ------------------------------------------------------------------ network panel
@@ -172,7 +268,11 @@ async function signIn(user) {
 function describeNetwork(latency, failures) {
   const slow = latency > 0 ? `every call takes ${latency / 1000} s` : "";
   const flaky =
-    failures >= 1 ? "every like fails" : failures > 0 ? "one in three likes fails" : "";
+    failures >= 1
+      ? "every like and unlike fails"
+      : failures > 0
+        ? "one in three tries of a like or unlike fails"
+        : "";
   const parts = [slow, flaky].filter(Boolean);
   return parts.length ? `Now: ${parts.join(", ")}.` : "Normal network.";
 }

@@ -69,7 +69,9 @@ pub struct Stats {
 /// How a [`LikeClient`](crate::LikeClient) behaves. Every field is
 /// optional: a field left out (null/nil/None) takes the core's default, so
 /// `LikeClientOptions()` is the usual start and
-/// `LikeClientOptions(maxRetries = 2)` changes one thing. The defaults are
+/// `LikeClientOptions(maxRetries = 2)` (Kotlin),
+/// `LikeClientOptions(maxRetries: 2)` (Swift) or
+/// `LikeClientOptions(max_retries=2)` (Python) changes one thing. The defaults are
 /// the core's own (`RetryPolicy::default()`, `DEFAULT_REQUEST_TIMEOUT`,
 /// `DEFAULT_MAX_ANSWER_BYTES`, `MachineConfig::default()`), never copied
 /// here; `default_options()` shows their values. Times are in

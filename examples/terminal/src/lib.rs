@@ -322,7 +322,9 @@ pub async fn run(
             "type a post's number and Enter to tap its heart; h for help"
         ),
     );
-    show_all(&client, &options.posts, &out, &reading).await;
+    // Whether the last read of the posts got through: a post the client
+    // holds nothing for is then not on the server, else just not read yet.
+    let mut read = show_all(&client, &options.posts, &out, &reading).await;
 
     // stdin is read on a thread of its own; lines arrive here.
     let (tx, mut lines) = tokio::sync::mpsc::unbounded_channel::<String>();
@@ -347,8 +349,8 @@ pub async fn run(
         }
         match command {
             "q" | "quit" | "exit" => break,
-            "" | "l" => list(&client, &options.posts, &out),
-            "r" => show_all(&client, &options.posts, &out, &reading).await,
+            "" | "l" => list(&client, &options.posts, read, &out),
+            "r" => read = show_all(&client, &options.posts, &out, &reading).await,
             "s" => say(&out, &format!("  {}", stats(&client))),
             "t" | "f" => {
                 let Some(admin) = &admin else {
@@ -408,28 +410,39 @@ fn stats(client: &LikeClient) -> String {
     )
 }
 
-/// Prints every post as the client shows it now.
-fn list(client: &LikeClient, posts: &[PostId], out: &Out) {
+/// Prints every post as the client shows it now. `read` says whether the
+/// last read of the posts got through: a post the client holds nothing for
+/// is then not on the server; after a failed read it is not read yet.
+fn list(client: &LikeClient, posts: &[PostId], read: bool, out: &Out) {
     for (i, &post) in posts.iter().enumerate() {
         match client.view(post) {
             Some(view) => say(out, &format!("  {}", render(i + 1, &view))),
-            None => say(
-                out,
-                &format!("  [{}] post {post}: not on the server", i + 1),
-            ),
+            None => say(out, &missing(i + 1, post, read)),
         }
     }
 }
 
-/// Reads every post (one request) and prints them.
-async fn show_all(client: &LikeClient, posts: &[PostId], out: &Out, reading: &AtomicBool) {
+/// The line of a post the client holds nothing for: `read` as in [`list`].
+fn missing(key: usize, post: PostId, read: bool) -> String {
+    let why = if read {
+        "not on the server"
+    } else {
+        "not read yet (r reads again)"
+    };
+    format!("  [{key}] post {post}: {why}")
+}
+
+/// Reads every post (one request) and prints them. Whether the read got
+/// through.
+async fn show_all(client: &LikeClient, posts: &[PostId], out: &Out, reading: &AtomicBool) -> bool {
     reading.store(true, Ordering::Release);
     let read = client.refresh_many(posts).await;
     reading.store(false, Ordering::Release);
-    if let Err(e) = read {
+    if let Err(e) = &read {
         say(out, &format!("  reading the posts failed: {e}"));
     }
-    list(client, posts, out);
+    list(client, posts, read.is_ok(), out);
+    read.is_ok()
 }
 
 #[cfg(test)]
@@ -490,6 +503,12 @@ mod tests {
         assert_eq!(
             render(1, &view),
             "[1] post 42    ♥  1,205  Liked by you, Ben and 1,203 others  (saving…)"
+        );
+        let seven = PostId::new(7).unwrap();
+        assert_eq!(missing(2, seven, true), "  [2] post 7: not on the server");
+        assert_eq!(
+            missing(2, seven, false),
+            "  [2] post 7: not read yet (r reads again)"
         );
     }
 }

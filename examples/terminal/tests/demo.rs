@@ -158,3 +158,50 @@ async fn keys_for_reading_listing_stats_and_the_network() {
     assert!(server.store().liked(BEN, &[POST]).await.unwrap()[0]);
     server.shutdown().await.unwrap();
 }
+
+#[tokio::test]
+async fn a_post_without_a_view_is_not_on_the_server_or_not_read_yet() {
+    let server = server().await;
+    // Post 9 is not in the seed: the read gets through without it.
+    let text = demo(&server, &["--posts", "42,9"], "l\n").await;
+    println!("{text}");
+    assert!(text.contains("[2] post 9: not on the server"), "{text}");
+    assert!(!text.contains("not read yet"), "{text}");
+
+    // A token the server refuses: the read fails, and no post is said to
+    // be missing from the server, in the list after the read or later.
+    let args = [
+        "--server",
+        &server.base_url(),
+        "--token",
+        "not-a-token",
+        "--posts",
+        "42,9",
+    ];
+    let options = Options::parse(args.iter().map(ToString::to_string))
+        .unwrap()
+        .unwrap();
+    let out = Captured::default();
+    run(
+        options,
+        Box::new(Cursor::new("l\n".to_owned())),
+        Box::new(out.clone()),
+    )
+    .await
+    .unwrap();
+    let text = out.text();
+    println!("{text}");
+    assert!(text.contains("reading the posts failed"), "{text}");
+    assert_eq!(
+        text.matches("[1] post 42: not read yet").count(),
+        2,
+        "{text}"
+    );
+    assert_eq!(
+        text.matches("[2] post 9: not read yet").count(),
+        2,
+        "{text}"
+    );
+    assert!(!text.contains("not on the server"), "{text}");
+    server.shutdown().await.unwrap();
+}
