@@ -11,6 +11,9 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import path from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
+
+import { LikeKitAdmin } from "likekit-wasm/testing";
 
 const DEMO = process.env.LIKEKIT_DEMO_URL;
 const ADMIN_KEY = process.env.LIKEKIT_ADMIN_KEY;
@@ -44,6 +47,53 @@ const post = (id) => `.post[data-post-id="${id}"]`;
 const text = (selector) => page.locator(selector).textContent();
 const count = async (id) => Number((await text(`${post(id)} .count`)).replace(/,/g, ""));
 const shot = (name) => page.screenshot({ path: path.join(OUT, name), fullPage: true });
+
+/** The demo server's admin API, for faults the network panel cannot stage. */
+const admin = new LikeKitAdmin(DEMO.replace(/\/$/, ""), ADMIN_KEY);
+/** Seed user ids. */
+const CLEO = 3;
+const DEV = 4;
+
+/** Every card as drawn: what a viewer sees and can tap. Runs in the page. */
+function drawnCards() {
+  return [...document.querySelectorAll(".post")].map((card) => ({
+    post: card.dataset.postId,
+    disabled: card.querySelector(".heart").disabled,
+    pressed: card.querySelector(".heart").getAttribute("aria-pressed"),
+    count: card.querySelector(".count").textContent,
+    line: card.querySelector(".line").textContent,
+  }));
+}
+
+/** Asserts every card shows no viewer's state: heart off and empty, no count, `line`. */
+function assertNoViewerState(cards, line, when) {
+  assert.equal(cards.length, 6, when);
+  for (const card of cards) {
+    assert.deepEqual(
+      card,
+      { post: card.post, disabled: true, pressed: "false", count: "…", line },
+      `${when}: post ${card.post}`,
+    );
+  }
+}
+
+/** Polls `check` until it answers true; fails after LONG. */
+async function until(check, what) {
+  const end = Date.now() + LONG;
+  while (!(await check())) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await sleep(50);
+  }
+}
+
+/** The server's journal of the feed reads (`likes` and `batch` routes) signed in as `user`. */
+async function reads(user) {
+  const [one, many] = await Promise.all([
+    admin.requests({ route: "likes", user }),
+    admin.requests({ route: "batch", user }),
+  ]);
+  return [...one.entries, ...many.entries];
+}
 
 async function network(latency, failures) {
   await page.selectOption("#latency", String(latency));
@@ -194,6 +244,100 @@ test("switching the viewer changes the Liked by line", async () => {
   assert.equal(await page.getAttribute(`${post(1)} .heart`, "aria-pressed"), "false");
   assert.equal(await text(`${post(1)} .line`), "Liked by Ana");
   await shot("demo-ben.png");
+});
+
+test("switching the viewer on a slow read: every heart is off and loading until the new viewer's read lands", async () => {
+  // Signed in as Ben (the test before), who likes posts 42, 3 and 5;
+  // Cleo likes 42 and 5, not 3. Her reads are held for three seconds.
+  const held = { latency_ms: 3000, user: CLEO };
+  await admin.setFaults([
+    { route: "batch", ...held },
+    { route: "likes", ...held },
+  ]);
+  await admin.clearRequests();
+  assert.equal(await page.getAttribute(`${post(3)} .heart`, "aria-pressed"), "true");
+
+  // Every card as drawn from the click until Cleo's read lands.
+  await page.evaluate(`window.drawnCards = ${drawnCards};`);
+  await page.evaluate(() => {
+    const drawn = (window.drawnBeforeReady = []);
+    new MutationObserver((_, observer) => {
+      if (document.body.dataset.ready === "Cleo") observer.disconnect();
+      else drawn.push(window.drawnCards());
+    }).observe(document.querySelector("#feed"), {
+      subtree: true,
+      childList: true,
+      attributes: true,
+      characterData: true,
+    });
+  });
+  // Sign Cleo in and read the cards in one task of the page.
+  const atClick = await page.evaluate(() => {
+    document.querySelector("#viewer-cleo").click();
+    return window.drawnCards();
+  });
+  assertNoViewerState(atClick, "Loading likes…", "at the click");
+
+  // While the server holds Cleo's read, nothing changes.
+  await until(async () => (await reads(CLEO)).some((entry) => entry.in_flight), "Cleo's read on the wire");
+  assertNoViewerState(await page.evaluate(drawnCards), "Loading likes…", "while the read is held");
+  assert.equal(await page.getAttribute("#feed", "aria-busy"), "true");
+  await shot("demo-loading.png");
+
+  // The read lands: Cleo's own hearts, and they can be tapped.
+  await page.waitForSelector('body[data-ready="Cleo"]', { timeout: LONG });
+  const drawnBeforeReady = await page.evaluate(() => window.drawnBeforeReady);
+  drawnBeforeReady.forEach((cards, i) => assertNoViewerState(cards, "Loading likes…", `drawing ${i} before the read landed`));
+  assert.equal(await page.getAttribute("#feed", "aria-busy"), "false");
+  assert.equal(await page.getAttribute(`${post(42)} .heart`, "aria-pressed"), "true");
+  assert.equal(await page.getAttribute(`${post(5)} .heart`, "aria-pressed"), "true");
+  assert.equal(await page.getAttribute(`${post(3)} .heart`, "aria-pressed"), "false");
+  assert.equal(await page.getAttribute(`${post(1)} .heart`, "aria-pressed"), "false");
+  assert.equal(await page.locator(".post .heart:disabled").count(), 0);
+  // Cleo's friends are Ana, Ben and Eve.
+  assert.match(await text(`${post(3)} .line`), /^Liked by (Ana|Ben)\b/);
+  assert.doesNotMatch(await text(`${post(3)} .line`), /you/);
+
+  await admin.clearFaults();
+});
+
+test("a failed read says so with a Try again button that reads again", async () => {
+  // Every read signed in as Dev answers 503, however often the client tries.
+  const refused = { error_rate: 1, status: 503, user: DEV };
+  await admin.setFaults([
+    { route: "batch", ...refused },
+    { route: "likes", ...refused },
+  ]);
+  await admin.clearRequests();
+  await page.locator("label.viewer", { hasText: "Dev" }).click();
+
+  await page.waitForSelector("#read-failed:not([hidden])", { timeout: LONG });
+  assert.match(await text("#read-failed-text"), /^Could not read the likes for Dev: ./);
+  assert.equal(await page.locator("#retry-read").isVisible(), true);
+  assert.equal(await text("#retry-read"), "Try again");
+  // Neither loading nor worded as a failed sign-in.
+  assert.equal(await page.getAttribute("#feed", "aria-busy"), "false");
+  assert.equal(await page.locator("#notice").isHidden(), true);
+  assert.equal(await page.getAttribute("body", "data-ready"), null);
+  assertNoViewerState(await page.evaluate(drawnCards), "Likes not loaded", "after the failed read");
+  const failed = await reads(DEV);
+  assert.ok(failed.length >= 1, "Dev's feed was read");
+  assert.deepEqual(new Set(failed.map((entry) => entry.status)), new Set([503]));
+  await shot("demo-read-failed.png");
+
+  // The server is fine again: Try again reads, and Dev's hearts show
+  // (Dev likes posts 42, 3 and 5, not 1; his friend is Ben).
+  await admin.clearFaults();
+  await page.click("#retry-read");
+  await page.waitForSelector('body[data-ready="Dev"]', { timeout: LONG });
+  assert.equal(await page.locator("#read-failed").isHidden(), true);
+  assert.equal(await page.getAttribute("#feed", "aria-busy"), "false");
+  assert.equal(await page.locator(".post .heart:disabled").count(), 0);
+  assert.equal(await page.getAttribute(`${post(42)} .heart`, "aria-pressed"), "true");
+  assert.equal(await page.getAttribute(`${post(3)} .heart`, "aria-pressed"), "true");
+  assert.equal(await page.getAttribute(`${post(1)} .heart`, "aria-pressed"), "false");
+  assert.match(await text(`${post(3)} .line`), /^Liked by you, Ben\b/);
+  assert.ok((await reads(DEV)).some((entry) => entry.status === 200), "the second read was answered");
 });
 
 test("the page raised no uncaught errors", () => {
