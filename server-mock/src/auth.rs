@@ -2,6 +2,7 @@
 
 use std::{
     fmt,
+    sync::atomic::{AtomicU64, Ordering, fence},
     time::{Duration, SystemTime, UNIX_EPOCH},
 };
 
@@ -172,6 +173,10 @@ pub(crate) struct Authenticator {
     /// was given explicitly (development and tests).
     hs256: bool,
     verified: TtlCache<String, (UserId, u64)>,
+    /// Bumped by [`forget`](Self::forget): a token checked against the
+    /// keys of an older generation is not remembered, so a check that was
+    /// under way when a key was removed cannot put its token back.
+    generation: AtomicU64,
 }
 
 impl fmt::Debug for Authenticator {
@@ -189,6 +194,7 @@ impl Authenticator {
             jwks: None,
             hs256: true,
             verified: TtlCache::new(Duration::from_secs(60), 100_000),
+            generation: AtomicU64::new(0),
         }
     }
 
@@ -204,7 +210,34 @@ impl Authenticator {
 
     /// Forgets the tokens remembered as verified (the key set changed).
     pub(crate) fn forget(&self) {
+        // Release: a check that sees the new generation also sees the new
+        // keys, put in force before this call. The fence pairs with the
+        // one in `remember`: either this clear sees its entry, or it sees
+        // this generation and takes the entry out itself.
+        self.generation.fetch_add(1, Ordering::Release);
+        fence(Ordering::SeqCst);
         self.verified.clear();
+    }
+
+    /// The generation a check starts in (see [`remember`](Self::remember)).
+    fn generation(&self) -> u64 {
+        self.generation.load(Ordering::Acquire)
+    }
+
+    /// Remembers a token checked in `generation`, unless the tokens have
+    /// been forgotten since: its check may have used a key no longer in
+    /// force.
+    fn remember(&self, token: &str, checked: (UserId, u64), generation: u64) {
+        if self.generation.load(Ordering::Relaxed) != generation {
+            return;
+        }
+        self.verified.insert(token.to_owned(), checked);
+        // A `forget` between the look above and the insert: its clear may
+        // have run before the insert.
+        fence(Ordering::SeqCst);
+        if self.generation.load(Ordering::Relaxed) != generation {
+            self.verified.remove(&token.to_owned());
+        }
     }
 
     /// The full check of a token not remembered.
@@ -238,8 +271,9 @@ impl Authenticator {
                 Ok(user)
             };
         }
+        let generation = self.generation();
         let (user, exp) = self.check(token)?;
-        self.verified.insert(token.to_owned(), (user, exp));
+        self.remember(token, (user, exp), generation);
         Ok(user)
     }
 
@@ -332,6 +366,27 @@ mod tests {
         auth.verified
             .insert("old".to_string(), (user(3), now_secs() - 1));
         assert_eq!(auth.verify("old"), Err(TokenError::Expired));
+    }
+
+    /// A key set refresh that forgets the remembered tokens while a token
+    /// is being checked (against the keys of before): the check's answer
+    /// stands for that request, but the token is not remembered, so its
+    /// next use is checked against the keys in force.
+    #[test]
+    fn a_check_under_way_when_tokens_are_forgotten_is_not_remembered() {
+        let tokens = Tokens::new(b"secret").unwrap();
+        let auth = Authenticator::new(tokens.clone());
+        let token = tokens.mint(user(3), Duration::from_secs(60));
+
+        let generation = auth.generation();
+        let checked = auth.check(&token).unwrap();
+        auth.forget();
+        auth.remember(&token, checked, generation);
+        assert_eq!(auth.verified.get(token.as_str()), None, "remembered");
+
+        // A check that starts after the forget is remembered.
+        assert_eq!(auth.verify(&token), Ok(user(3)));
+        assert!(auth.verified.get(token.as_str()).is_some());
     }
 
     #[test]

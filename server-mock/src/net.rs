@@ -39,6 +39,20 @@
 //! new stream on a connection about to close (a load balancer that pools
 //! HTTP/2 connections to the server retries nothing and sees no reset);
 //! after `CLOSE_GRACE` (one second) the connection is cut whatever the client does.
+//!
+//! The deadline is postponed while an answer is being written, but not
+//! for ever: a client that does not read its answers (an HTTP/2 one that
+//! opens no flow-control window, an HTTP/1 one that leaves a large answer
+//! unread) would otherwise keep its connection, and a slot under the
+//! cap, as long as it likes. An answer's body marks each frame it hands
+//! hyper (one relaxed store), and a connection whose answers have not
+//! moved for the request timeout plus the header-read timeout is closed
+//! the same way.
+//!
+//! Each connection runs in a task of the accept loop's own: dropping the
+//! [`serve`] future (as [`spawn`](crate::spawn)'s shutdown does when its
+//! grace has run out) aborts them, which closes every connection still
+//! open.
 
 use std::{
     io,
@@ -202,9 +216,13 @@ pub struct ConnectionLimits {
     /// HTTP/2 connection it is how long the connection may have no request
     /// open. Default 10 s.
     pub header_read_timeout: std::time::Duration,
-    /// The most connections open at once; more wait in the OS's accept
-    /// queue until one closes. Default 10,000 (each takes a file
-    /// descriptor: keep it under the process's limit, `ulimit -n`).
+    /// The most connections open at once on one listener; more wait in
+    /// the OS's accept queue until one closes. Default 10,000 (each takes
+    /// a file descriptor: keep it under the process's limit, `ulimit -n`).
+    /// The cap is per listener: with an operations listener
+    /// ([`Config::ops_listen`](crate::Config::ops_listen)) each port has
+    /// its own, so that a flood on the public port never keeps `/metrics`
+    /// or the admin API out; up to twice this many may be open in all.
     pub max_connections: usize,
 }
 
@@ -218,18 +236,29 @@ impl Default for ConnectionLimits {
 }
 
 /// Serves `router` on `listener` until `shutdown` completes, then lets the
-/// open connections finish their requests (the caller bounds how long).
-/// Requests get [`ConnInfo`] as `ConnectInfo`, as with
+/// open connections finish their requests. The caller bounds how long:
+/// dropping the future closes every connection still open. Requests get
+/// [`ConnInfo`] as `ConnectInfo`, as with
 /// `into_make_service_with_connect_info::<ConnInfo>()`; HTTP/1.1 and
 /// HTTP/2 (prior knowledge) are both spoken.
+///
+/// A connection whose answers move no byte to the client for 30 s (the
+/// default [`Config::request_timeout`](crate::Config::request_timeout))
+/// plus the header-read timeout is closed: a client that does not read
+/// holds no connection for ever.
 pub async fn serve(
     listener: TcpListener,
     router: axum::Router,
     limits: ConnectionLimits,
     shutdown: impl std::future::Future<Output = ()>,
 ) {
-    serve_counted(listener, router, limits, shutdown, None).await;
+    let stall = limits.header_read_timeout + DEFAULT_REQUEST_TIMEOUT;
+    serve_counted(listener, router, limits, stall, shutdown, None).await;
 }
+
+/// `Config::default().request_timeout`, for [`serve`], which is not told
+/// the router's.
+const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// Keeps a listener's open-connections gauge right, however a
 /// connection's task ends.
@@ -259,11 +288,15 @@ impl Drop for OpenConnection {
     }
 }
 
-/// [`serve`], counting the listener's connections in `metrics`.
+/// [`serve`], counting the listener's connections in `metrics`, and
+/// closing a connection whose answers have moved nothing for `stall` (the
+/// request timeout plus the header-read timeout: no handler, and so no
+/// answer's head, takes longer than the request timeout).
 pub(crate) async fn serve_counted(
     listener: TcpListener,
     router: axum::Router,
     limits: ConnectionLimits,
+    stall: Duration,
     shutdown: impl std::future::Future<Output = ()>,
     metrics: Option<ConnectionMetrics>,
 ) {
@@ -280,9 +313,11 @@ pub(crate) async fn serve_counted(
     }
     // Tells the connections that the server stops: those still waiting for
     // their first byte close at once, the others finish the requests they
-    // have (an HTTP/2 one sends a GOAWAY first). Each connection's task
-    // holds a receiver, so the sender sees when the last one has ended.
+    // have (an HTTP/2 one sends a GOAWAY first).
     let (closing, closed) = tokio::sync::watch::channel(false);
+    // The connections' tasks: dropped with this future (a shutdown whose
+    // grace has run out), they are aborted and their sockets closed.
+    let mut connections = tokio::task::JoinSet::new();
     let mut listener = Listener::new(listener);
     let mut shutdown = std::pin::pin!(shutdown);
     loop {
@@ -312,26 +347,23 @@ pub(crate) async fn serve_counted(
                     .insert(axum::extract::ConnectInfo(info.clone()));
                 let answering = quiet.answering();
                 router.clone().call(request).map(move |answer| {
-                    answer.map(|response| {
-                        response.map(|body| Answered {
-                            body,
-                            _answering: answering,
-                        })
-                    })
+                    answer.map(|response| response.map(|body| Answered { body, answering }))
                 })
             })
         };
         let builder = builder.clone();
         let timeout = limits.header_read_timeout;
         let mut closed = closed.clone();
-        tokio::spawn(async move {
+        // Ended ones first, so that the set holds no more than the open ones.
+        while connections.try_join_next().is_some() {}
+        connections.spawn(async move {
             // Until its first byte a connection is not handed to hyper, so
             // that a client that sends nothing is closed at once when the
             // server stops (a graceful close would wait for it).
             let mut peek = [0_u8; 1];
             let first = tokio::select! {
                 first = io.inner.peek(&mut peek) => first,
-                () = quiet.expired(timeout) => {
+                _ = quiet.expired(timeout, stall) => {
                     open.timed_out();
                     return;
                 }
@@ -360,9 +392,12 @@ pub(crate) async fn serve_counted(
                         }
                         break;
                     }
-                    () = quiet.expired(timeout), if cut_at.is_none() => {
+                    why = quiet.expired(timeout, stall), if cut_at.is_none() => {
                         open.timed_out();
-                        tracing::debug!(%remote, "connection closing: no request head within the header-read timeout");
+                        match why {
+                            Expired::Idle => tracing::debug!(%remote, "connection closing: no request head within the header-read timeout"),
+                            Expired::Stalled => tracing::debug!(%remote, "connection closing: its answers have not moved (the client does not read them)"),
+                        }
                         // HTTP/2: a GOAWAY, so that the client opens no new
                         // stream here; an idle HTTP/1 connection closes.
                         connection.as_mut().graceful_shutdown();
@@ -382,8 +417,15 @@ pub(crate) async fn serve_counted(
     }
     drop((listener, closed));
     closing.send_replace(true);
-    // Each connection's task holds a receiver until it ends.
-    closing.closed().await;
+    while connections.join_next().await.is_some() {}
+}
+
+/// Why [`Quiet::expired`] completed.
+enum Expired {
+    /// No request head came within the timeout.
+    Idle,
+    /// Answers were being written but none moved for the stall time.
+    Stalled,
 }
 
 /// How long a connection closed for being quiet may take to close: an
@@ -403,6 +445,10 @@ const CLOSE_GRACE: std::time::Duration = std::time::Duration::from_secs(1);
 ///
 /// A client that trickles a head byte by byte is still closed: bytes read
 /// do not count, only answers finished.
+///
+/// While requests are open the timer still wakes once per timeout, to see
+/// whether their answers move (`moved`): one that has not for the stall
+/// time is a client that does not read.
 struct Quiet {
     opened: Instant,
     /// Requests handed to the router whose answers are not yet written
@@ -410,6 +456,9 @@ struct Quiet {
     busy: AtomicUsize,
     /// When the last answer was written, in µs since `opened`.
     since: AtomicU64,
+    /// Set by an answer's body at each frame it yields (and at its end);
+    /// the timer takes it back.
+    moved: AtomicBool,
 }
 
 impl Quiet {
@@ -418,6 +467,7 @@ impl Quiet {
             opened: Instant::now(),
             busy: AtomicUsize::new(0),
             since: AtomicU64::new(0),
+            moved: AtomicBool::new(false),
         }
     }
 
@@ -428,22 +478,34 @@ impl Quiet {
         Answering(Arc::clone(self))
     }
 
-    /// Completes once the connection has been quiet for `timeout`.
-    async fn expired(&self, timeout: Duration) {
+    /// Completes once the connection has been quiet for `timeout`, or
+    /// its answers have not moved for `stall`.
+    async fn expired(&self, timeout: Duration, stall: Duration) -> Expired {
         let mut deadline = self.opened + timeout;
+        // When the timer last saw an answer move.
+        let mut moved_at = self.opened;
         loop {
             tokio::time::sleep_until(deadline.into()).await;
             let now = Instant::now();
+            let since = self.opened + Duration::from_micros(self.since.load(Ordering::Acquire));
             if self.busy.load(Ordering::Acquire) > 0 {
+                if self.moved.swap(false, Ordering::Relaxed) {
+                    moved_at = now;
+                }
+                // An answer that ended is progress too; so is a request
+                // that began after a quiet time (`since` is at most one
+                // timeout before it).
+                if now >= moved_at.max(since) + stall {
+                    return Expired::Stalled;
+                }
                 // The answer's end will move the deadline; look again one
                 // timeout from now at the latest.
                 deadline = now + timeout;
                 continue;
             }
-            let since = self.opened + Duration::from_micros(self.since.load(Ordering::Acquire));
             let due = since + timeout;
             if now >= due {
-                return;
+                return Expired::Idle;
             }
             deadline = due;
         }
@@ -451,7 +513,8 @@ impl Quiet {
 }
 
 /// A request of a [`Quiet`] connection, counted out when dropped: with its
-/// answer's body, once hyper has written the body (or the connection ended).
+/// answer's body, once hyper has taken the whole body (or the connection
+/// ended): a small body is taken at once, a large one as the socket drains.
 struct Answering(Arc<Quiet>);
 
 impl Drop for Answering {
@@ -469,7 +532,7 @@ impl Drop for Answering {
 /// written it.
 struct Answered<B> {
     body: B,
-    _answering: Answering,
+    answering: Answering,
 }
 
 impl<B: hyper::body::Body + Unpin> hyper::body::Body for Answered<B> {
@@ -480,7 +543,13 @@ impl<B: hyper::body::Body + Unpin> hyper::body::Body for Answered<B> {
         self: Pin<&mut Self>,
         cx: &mut Context<'_>,
     ) -> Poll<Option<Result<hyper::body::Frame<Self::Data>, Self::Error>>> {
-        Pin::new(&mut self.get_mut().body).poll_frame(cx)
+        let this = self.get_mut();
+        let frame = Pin::new(&mut this.body).poll_frame(cx);
+        if frame.is_ready() {
+            // hyper asks for a frame only once it has room to write it.
+            this.answering.0.moved.store(true, Ordering::Relaxed);
+        }
+        frame
     }
 
     fn is_end_stream(&self) -> bool {

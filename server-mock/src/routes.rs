@@ -143,6 +143,11 @@ fn layers(app: &App, routes: Router<App>) -> Router {
         routes = routes.layer(DefaultBodyLimit::max(app.0.max_body_bytes));
     }
     let mut router = routes.layer(ObserveLayer(app.clone()));
+    // CORS outermost, so that every answer the middleware makes itself (a
+    // fault rule's, a timeout, a 413, a panic's 500) carries its headers
+    // and a browser can read it. The price: tower-http answers every
+    // OPTIONS request itself, before the middleware (no request id, no
+    // metrics, no journal, no fault rules), which the README says.
     if let Some(cors) = app.0.cors.clone() {
         router = router.layer(cors);
     }

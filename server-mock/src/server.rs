@@ -115,11 +115,16 @@ async fn start(config: Config, app: App) -> Result<ServerHandle, Error> {
     let housekeeping = tokio::spawn(app.clone().run_housekeeping());
 
     let limits = config.connections;
+    // No handler takes longer than the request timeout to produce an
+    // answer's head; an answer that has not moved for that and the
+    // header-read timeout more is not being read.
+    let stall = config.request_timeout + limits.header_read_timeout;
     let serve_ops = ops.map(|(ops_listener, _)| {
         crate::net::serve_counted(
             ops_listener,
             app.ops_router(),
             limits,
+            stall,
             stop_signal(stopped.clone()),
             Some(app.0.metrics.ops_connections.clone()),
         )
@@ -128,6 +133,7 @@ async fn start(config: Config, app: App) -> Result<ServerHandle, Error> {
         listener,
         router,
         limits,
+        stall,
         stop_signal(stopped.clone()),
         Some(app.0.metrics.public_connections.clone()),
     );
@@ -151,6 +157,8 @@ async fn start(config: Config, app: App) -> Result<ServerHandle, Error> {
     };
     let store = app.store().clone();
     let task = tokio::spawn(async move {
+        // Dropping `serve` when the grace runs out aborts the connections'
+        // tasks (`net::serve_counted`), closing every connection left.
         tokio::select! {
             () = serve => {}
             () = forced => {

@@ -5,10 +5,25 @@
 //! API routes always win: the files are only the router's fallback. A
 //! path with no file behind it still gets the API's JSON 404, so a client
 //! that mistypes a route never receives an HTML page.
+//!
+//! tower-http's `ServeDir` keeps a path's text inside the root (no `..`),
+//! but follows symbolic links wherever they lead; a path whose file (or,
+//! for a folder, its `index.html`) resolves outside the root is answered
+//! the JSON 404 here first.
 
-use std::path::Path;
+use std::{
+    convert::Infallible,
+    path::{Path, PathBuf},
+    sync::Arc,
+};
 
-use axum::{Router, handler::HandlerWithoutStateExt};
+use axum::{
+    Router,
+    extract::Request,
+    handler::HandlerWithoutStateExt,
+    response::{IntoResponse, Response},
+};
+use tower::ServiceExt as _;
 use tower_http::services::ServeDir;
 
 use crate::api;
@@ -20,10 +35,105 @@ pub(crate) fn serve_files<S>(router: Router<S>, root: &Path) -> Router<S>
 where
     S: Clone + Send + Sync + 'static,
 {
-    let files = ServeDir::new(root)
+    let root: Arc<Path> = root
+        .canonicalize()
+        .unwrap_or_else(|_| root.to_path_buf())
+        .into();
+    let files = ServeDir::new(&*root)
         .append_index_html_on_directories(true)
         // POST /nothing-here is a 404 like any unknown route, not a 405.
         .call_fallback_on_method_not_allowed(true)
         .fallback(api::not_found.into_service());
-    router.fallback_service(files)
+    let service = tower::service_fn(move |request: Request| {
+        let files = files.clone();
+        let root = Arc::clone(&root);
+        async move {
+            let inside = match file_under(&root, request.uri().path()) {
+                Some(file) => tokio::task::spawn_blocking(move || resolves_inside(&root, &file))
+                    .await
+                    .unwrap_or(false),
+                // `ServeDir` refuses it too.
+                None => true,
+            };
+            if !inside {
+                return Ok::<Response, Infallible>(api::not_found().await.into_response());
+            }
+            let Ok(answer) = files.oneshot(request).await;
+            Ok(answer.into_response())
+        }
+    });
+    router.fallback_service(service)
+}
+
+/// The file a request's path names under `root`, read as `ServeDir` reads
+/// it; `None` for a path it refuses (`..`, a backslash, bad escapes).
+fn file_under(root: &Path, path: &str) -> Option<PathBuf> {
+    let decoded = percent_decode(path)?;
+    let mut file = root.to_path_buf();
+    for segment in decoded.split('/') {
+        match segment {
+            "" | "." => {}
+            ".." => return None,
+            _ if segment.contains('\\') => return None,
+            _ => file.push(segment),
+        }
+    }
+    Some(file)
+}
+
+/// `%XX` escapes decoded, as UTF-8.
+fn percent_decode(path: &str) -> Option<String> {
+    let bytes = path.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'%' {
+            let hex = std::str::from_utf8(bytes.get(i + 1..i + 3)?).ok()?;
+            out.push(u8::from_str_radix(hex, 16).ok()?);
+            i += 3;
+        } else {
+            out.push(bytes[i]);
+            i += 1;
+        }
+    }
+    String::from_utf8(out).ok()
+}
+
+/// Whether `file` (and, for a folder, its `index.html`) is inside `root`
+/// once every symbolic link is followed. A file that does not exist is:
+/// `ServeDir` answers it the 404.
+fn resolves_inside(root: &Path, file: &Path) -> bool {
+    let Ok(real) = file.canonicalize() else {
+        return true;
+    };
+    if !real.starts_with(root) {
+        return false;
+    }
+    if real.is_dir() {
+        return match real.join("index.html").canonicalize() {
+            Ok(index) => index.starts_with(root),
+            Err(_) => true,
+        };
+    }
+    true
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn paths_are_read_as_serve_dir_reads_them() {
+        let root = Path::new("/srv/web");
+        assert_eq!(
+            file_under(root, "/pkg/app%20one.js"),
+            Some(PathBuf::from("/srv/web/pkg/app one.js"))
+        );
+        assert_eq!(file_under(root, "/"), Some(PathBuf::from("/srv/web")));
+        assert_eq!(file_under(root, "/%2e%2e/secret"), None);
+        assert_eq!(file_under(root, "/a/../b"), None);
+        assert_eq!(file_under(root, "/%zz"), None);
+        assert_eq!(file_under(root, "/%ff"), None);
+    }
 }

@@ -596,3 +596,147 @@ async fn connections_are_counted_by_listener() {
     );
     t.stop().await;
 }
+
+/// When the shutdown's grace runs out, the connections still open are
+/// closed: a request whose body never comes does not keep its connection
+/// after the server has stopped, and the shutdown returns within the grace.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_shutdown_closes_the_connections_left_when_its_grace_ends() {
+    let grace = Duration::from_secs(1);
+    let t = TestServer::with(Config {
+        shutdown_grace: grace,
+        ..test_config()
+    })
+    .await;
+    let mut stream = TcpStream::connect(t.server.addr()).await.unwrap();
+    let head = format!(
+        "PUT /admin/faults HTTP/1.1\r\nHost: likes\r\nX-Admin-Key: {}\r\n\
+         Content-Type: application/json\r\nContent-Length: 100\r\n\r\n{{",
+        common::ADMIN_KEY,
+    );
+    // A head and one byte of a body of 100: the handler waits for the rest
+    // (up to the request timeout, 30 s).
+    stream.write_all(head.as_bytes()).await.unwrap();
+    tokio::time::sleep(Duration::from_millis(200)).await;
+
+    let stopping = Instant::now();
+    t.stop().await;
+    let stopped = stopping.elapsed();
+    assert!(stopped < grace + Duration::from_secs(3), "{stopped:?}");
+    let waited = closed_by_the_server(stream, Duration::from_secs(3)).await;
+    assert!(waited < Duration::from_secs(3), "{waited:?}");
+}
+
+/// A client that does not read a large answer (a file of the web root,
+/// written in many frames) holds its connection, and a slot under the cap,
+/// no longer than the request timeout plus (at most twice) the header-read
+/// timeout once the answer stops moving; other clients are served
+/// meanwhile. (Small answers need no such rule: hyper takes their whole
+/// body at once, the request counts as answered and the idle timeout
+/// applies, pipelined or not.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_that_does_not_read_its_answer_is_closed() {
+    const SIZE: usize = 32 << 20;
+    let root = tempfile::tempdir().unwrap();
+    std::fs::write(root.path().join("big.bin"), vec![7_u8; SIZE]).unwrap();
+    let timeout = Duration::from_secs(1);
+    let t = TestServer::with(Config {
+        request_timeout: Duration::from_secs(1),
+        web_root: Some(root.path().to_path_buf()),
+        ..with_header_timeout(timeout)
+    })
+    .await;
+    t.setup(&[(1, "Ana")], &[42]).await;
+
+    // A small receive window, so the answer backs up into the server.
+    let socket = tokio::net::TcpSocket::new_v4().unwrap();
+    socket.set_recv_buffer_size(4096).unwrap();
+    let mut stream = socket.connect(t.server.addr()).await.unwrap();
+    stream
+        .write_all(b"GET /big.bin HTTP/1.1\r\nHost: likes\r\n\r\n")
+        .await
+        .unwrap();
+
+    // Others are served meanwhile, for as long as the rule may take: the
+    // request timeout and twice the header-read timeout (the timer looks
+    // once per header-read timeout), then the second the close may take.
+    let started = Instant::now();
+    while started.elapsed() < Duration::from_secs(5) {
+        let r = t.view(1, 42).await;
+        assert_eq!(r.status(), StatusCode::OK);
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+
+    // What the server wrote before it gave up, then the end: not the
+    // whole file.
+    let mut got = 0;
+    let mut buf = vec![0_u8; 64 * 1024];
+    loop {
+        match tokio::time::timeout(Duration::from_secs(10), stream.read(&mut buf))
+            .await
+            .expect("the connection ends")
+        {
+            Ok(0) | Err(_) => break,
+            Ok(n) => got += n,
+        }
+    }
+    assert!(got < SIZE, "{got} bytes");
+    t.stop().await;
+}
+
+/// An HTTP/2 client that opens no flow-control window (its SETTINGS say
+/// `INITIAL_WINDOW_SIZE` 0, and it sends no WINDOW_UPDATE) gets its
+/// answer's head but never its body; its connection is closed once the
+/// answer has not moved for the request timeout and the header-read
+/// timeout, with a GOAWAY first.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_http2_client_with_no_window_is_closed() {
+    let t = TestServer::with(Config {
+        request_timeout: Duration::from_secs(1),
+        ..with_header_timeout(Duration::from_secs(1))
+    })
+    .await;
+    let mut stream = TcpStream::connect(t.server.addr()).await.unwrap();
+    let mut hello = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n".to_vec();
+    // SETTINGS_INITIAL_WINDOW_SIZE (0x4) = 0.
+    hello.extend(frame(SETTINGS, 0, 0, &[0, 4, 0, 0, 0, 0]));
+    let mut block = vec![0x82, 0x86, 0x04, 6];
+    block.extend_from_slice(b"/livez");
+    block.extend_from_slice(&[0x01, 5]);
+    block.extend_from_slice(b"likes");
+    hello.extend(frame(HEADERS, 0x4 | END_STREAM, 1, &block));
+    let opened = Instant::now();
+    stream.write_all(&hello).await.unwrap();
+
+    let mut data = 0;
+    let mut goaway = false;
+    let read_all = async {
+        while let Some(f) = read_frame(&mut stream).await {
+            match f.kind {
+                SETTINGS if f.flags & ACK == 0 => {
+                    stream
+                        .write_all(&frame(SETTINGS, ACK, 0, &[]))
+                        .await
+                        .unwrap();
+                }
+                PING if f.flags & ACK == 0 => {
+                    stream
+                        .write_all(&frame(PING, ACK, 0, &f.payload))
+                        .await
+                        .unwrap();
+                }
+                DATA => data += f.payload.len(),
+                GOAWAY => goaway = true,
+                _ => {}
+            }
+        }
+    };
+    tokio::time::timeout(Duration::from_secs(10), read_all)
+        .await
+        .expect("the connection with no window is still open after 10 s");
+    let took = opened.elapsed();
+    assert_eq!(data, 0, "a body was sent with no window");
+    assert!(goaway, "closed without a GOAWAY");
+    assert!(took >= Duration::from_secs(2), "closed after {took:?}");
+    t.stop().await;
+}

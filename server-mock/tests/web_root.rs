@@ -137,3 +137,101 @@ async fn the_binary_serves_its_web_root() {
     let missing = client().get(server.url("/missing")).send().await.unwrap();
     expect_error(missing, StatusCode::NOT_FOUND, "not_found").await;
 }
+
+/// A symbolic link inside the web root that leads out of it (to a file,
+/// to a folder, or a folder's `index.html`) is not followed: the JSON 404,
+/// and nothing of what it points to. A link that stays inside is served.
+#[cfg(unix)]
+#[tokio::test]
+async fn symlinks_out_of_the_web_root_are_not_followed() {
+    let root = site();
+    let outside = tempfile::tempdir().unwrap();
+    fs::write(outside.path().join("secret.txt"), "secret").unwrap();
+    fs::write(outside.path().join("index.html"), "secret").unwrap();
+    let link = |target: &std::path::Path, name: &str| {
+        std::os::unix::fs::symlink(target, root.path().join(name)).unwrap();
+    };
+    link(&outside.path().join("secret.txt"), "secret.txt");
+    link(outside.path(), "elsewhere");
+    fs::create_dir(root.path().join("docs")).unwrap();
+    std::os::unix::fs::symlink(
+        outside.path().join("index.html"),
+        root.path().join("docs/index.html"),
+    )
+    .unwrap();
+    link(&root.path().join("pkg/app.js"), "app.js");
+    let t = TestServer::with(Config {
+        web_root: Some(root.path().to_path_buf()),
+        ..test_config()
+    })
+    .await;
+    for path in [
+        "/secret.txt",
+        "/elsewhere/secret.txt",
+        "/elsewhere/",
+        "/docs/",
+        "/docs/index.html",
+        "/%73ecret.txt",
+    ] {
+        let r = t.http.get(t.url(path)).send().await.unwrap();
+        let body = expect_error(r, StatusCode::NOT_FOUND, "not_found").await;
+        assert!(!body.error.message.contains("secret"), "{path}");
+    }
+    let inside = t.http.get(t.url("/app.js")).send().await.unwrap();
+    assert_eq!(inside.status(), StatusCode::OK);
+    assert_eq!(inside.text().await.unwrap(), "export const x = 1;");
+    t.stop().await;
+}
+
+/// Files carry `Last-Modified` and `ETag`, and conditional and range
+/// requests are honoured; the refusals among them are JSON errors like
+/// every other (`http_412`, `http_416`).
+#[tokio::test]
+async fn conditional_and_range_requests() {
+    let root = site();
+    let t = TestServer::with(Config {
+        web_root: Some(root.path().to_path_buf()),
+        ..test_config()
+    })
+    .await;
+    let page = t.http.get(t.url("/index.html")).send().await.unwrap();
+    assert_eq!(page.status(), StatusCode::OK);
+    assert!(page.headers().contains_key(header::LAST_MODIFIED));
+    let etag = page.headers()[header::ETAG].clone();
+
+    let same = t
+        .http
+        .get(t.url("/index.html"))
+        .header(header::IF_NONE_MATCH, etag)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(same.status(), StatusCode::NOT_MODIFIED);
+    let part = t
+        .http
+        .get(t.url("/index.html"))
+        .header(header::RANGE, "bytes=0-4")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(part.status(), StatusCode::PARTIAL_CONTENT);
+    assert_eq!(part.text().await.unwrap(), "<!doc");
+
+    let changed = t
+        .http
+        .get(t.url("/index.html"))
+        .header(header::IF_MATCH, "\"another\"")
+        .send()
+        .await
+        .unwrap();
+    expect_error(changed, StatusCode::PRECONDITION_FAILED, "http_412").await;
+    let past_the_end = t
+        .http
+        .get(t.url("/index.html"))
+        .header(header::RANGE, "bytes=1000-2000")
+        .send()
+        .await
+        .unwrap();
+    expect_error(past_the_end, StatusCode::RANGE_NOT_SATISFIABLE, "http_416").await;
+    t.stop().await;
+}
