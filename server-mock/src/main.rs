@@ -172,8 +172,8 @@ struct ServeArgs {
     /// at least 1).
     #[arg(long, env = "LIKEKIT_HEADER_READ_TIMEOUT_SECS", default_value_t = 10)]
     header_read_timeout_secs: u64,
-    /// The most connections open at once; more wait to be accepted (at
-    /// least 1).
+    /// The most connections open at once on each listener (the public one
+    /// and `--ops-listen`'s); more wait to be accepted (at least 1).
     #[arg(long, env = "LIKEKIT_MAX_CONNECTIONS", default_value_t = 10_000)]
     max_connections: usize,
 }
