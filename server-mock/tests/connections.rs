@@ -205,6 +205,16 @@ fn frame(kind: u8, flags: u8, stream: u32, payload: &[u8]) -> Vec<u8> {
     out
 }
 
+/// Answers the server's SETTINGS or PING `f` with its ACK, as a client
+/// must for the connection to go on.
+async fn acknowledge(stream: &mut TcpStream, f: &Frame) {
+    let payload: &[u8] = if f.kind == PING { &f.payload } else { &[] };
+    stream
+        .write_all(&frame(f.kind, ACK, 0, payload))
+        .await
+        .unwrap();
+}
+
 /// The next frame, or `None` once the server has closed the connection.
 async fn read_frame(stream: &mut TcpStream) -> Option<Frame> {
     let mut head = [0_u8; 9];
@@ -244,18 +254,7 @@ async fn an_idle_http2_connection_gets_a_goaway_before_it_closes() {
     let read_all = async {
         while let Some(f) = read_frame(&mut stream).await {
             match f.kind {
-                SETTINGS if f.flags & ACK == 0 => {
-                    stream
-                        .write_all(&frame(SETTINGS, ACK, 0, &[]))
-                        .await
-                        .unwrap();
-                }
-                PING if f.flags & ACK == 0 => {
-                    stream
-                        .write_all(&frame(PING, ACK, 0, &f.payload))
-                        .await
-                        .unwrap();
-                }
+                SETTINGS | PING if f.flags & ACK == 0 => acknowledge(&mut stream, &f).await,
                 DATA | HEADERS if f.stream == 1 && f.flags & END_STREAM != 0 => {
                     answered = Some(Instant::now());
                 }
@@ -713,18 +712,7 @@ async fn an_http2_client_with_no_window_is_closed() {
     let read_all = async {
         while let Some(f) = read_frame(&mut stream).await {
             match f.kind {
-                SETTINGS if f.flags & ACK == 0 => {
-                    stream
-                        .write_all(&frame(SETTINGS, ACK, 0, &[]))
-                        .await
-                        .unwrap();
-                }
-                PING if f.flags & ACK == 0 => {
-                    stream
-                        .write_all(&frame(PING, ACK, 0, &f.payload))
-                        .await
-                        .unwrap();
-                }
+                SETTINGS | PING if f.flags & ACK == 0 => acknowledge(&mut stream, &f).await,
                 DATA => data += f.payload.len(),
                 GOAWAY => goaway = true,
                 _ => {}

@@ -1558,6 +1558,19 @@ mod tests {
         assert_eq!(shard_rows(&db), 0, "every shard row folded back");
     }
 
+    /// A database file in `dir` holding post 1 and nothing else, closed,
+    /// and a runtime to open it again with.
+    fn file_with_post_1(dir: &std::path::Path) -> (tokio::runtime::Runtime, std::path::PathBuf) {
+        let db = dir.join("likekit.db");
+        let rt = runtime();
+        rt.block_on(async {
+            let store = file_store(&db);
+            store.put_post(p(1)).await.expect("post");
+            store.close().await.expect("close");
+        });
+        (rt, db)
+    }
+
     fn file_store(db: &std::path::Path) -> SqliteStore {
         SqliteStore::open(SqliteOptions {
             database: Database::File(db.to_path_buf()),
@@ -1659,13 +1672,7 @@ mod tests {
     #[test]
     fn likes_after_a_restart_sort_after_the_stored_ones_whatever_the_clock() {
         let dir = tempfile::tempdir().expect("temp dir");
-        let db = dir.path().join("likekit.db");
-        let rt = runtime();
-        rt.block_on(async {
-            let store = file_store(&db);
-            store.put_post(p(1)).await.expect("post");
-            store.close().await.expect("close");
-        });
+        let (rt, db) = file_with_post_1(dir.path());
         // A like stored by a run whose clock was a day ahead.
         let ahead = liked_at() + 7 * 86_400_000_000;
         {
@@ -1696,13 +1703,7 @@ mod tests {
     #[test]
     fn the_audit_shows_a_count_below_zero() {
         let dir = tempfile::tempdir().expect("temp dir");
-        let db = dir.path().join("likekit.db");
-        let rt = runtime();
-        rt.block_on(async {
-            let store = file_store(&db);
-            store.put_post(p(1)).await.expect("post");
-            store.close().await.expect("close");
-        });
+        let (rt, db) = file_with_post_1(dir.path());
         // Drift: a shard row at -1 and no like rows.
         Connection::open(&db)
             .expect("open")
