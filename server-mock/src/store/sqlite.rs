@@ -1305,9 +1305,9 @@ impl Store for SqliteStore {
             .collect()
     }
 
-    /// Fails once the store takes no more writes (a failed fsync, see
-    /// [`wal`]) or its writer thread is gone; else one post's row, read as
-    /// a view reads it.
+    /// Fails once the store takes no more writes (a failed fsync: the
+    /// module docs of `sqlite/wal.rs` say why) or its writer thread is
+    /// gone; else one post's row, read as a view reads it.
     async fn ready(&self) -> Result<(), StoreError> {
         self.health.check()?;
         if self.queue.is_closed() {
