@@ -932,6 +932,26 @@ mod journal {
     }
 
     #[tokio::test]
+    async fn a_failing_save_after_shutdown_is_tried_again_with_a_pause() {
+        let store = Flaky::new(MemoryJournal::new("ana"), false, 0);
+        let (client, gate) = flaky_client(&store);
+        client.set_liked(id(42), true);
+        let call = gate.next().await;
+        // Every save fails from now on.
+        *store.failing_saves.lock().unwrap() = usize::MAX;
+        call.ok(1, 2);
+        assert!(client.wait_idle(Duration::from_secs(5)).await);
+        client.shutdown(Duration::from_secs(1)).await;
+        let after_stop = store.saves();
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        // The retry that the stop woke tries once; the next one waits its
+        // delay (0.5 s and more) instead of saving again at once.
+        let more = store.saves() - after_stop;
+        assert!(more <= 2, "{more} saves within 300 ms of the stop");
+        assert!(client.journal_problem().is_some());
+    }
+
+    #[tokio::test]
     async fn a_damaged_or_foreign_journal_is_reported_once_and_replaced() {
         let ana = encode("ana", &[intent(42, true, Duration::from_secs(1))]);
         for (bytes, viewer) in [

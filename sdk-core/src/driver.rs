@@ -659,11 +659,18 @@ impl Driver {
 
     /// Tries a failed save again after `delay` (at once when the driver
     /// stops), unless the client is gone by then.
+    ///
+    /// Once the driver has stopped, the retry waits its whole delay: the
+    /// stop signal has fired for good, and racing it would save again and
+    /// again without a pause while the store keeps failing.
     fn retry_save(self: &Arc<Self>, delay: Duration) {
         let driver = Arc::downgrade(self);
-        let stop = self.stop.clone();
+        let stop = (!self.lock().stopped).then(|| self.stop.clone());
         self.executor.spawn(async move {
-            let _ = future::select(pin!(sleep(delay)), stop).await;
+            match stop {
+                Some(stop) => drop(future::select(pin!(sleep(delay)), stop).await),
+                None => sleep(delay).await,
+            }
             let Some(driver) = driver.upgrade() else {
                 return;
             };

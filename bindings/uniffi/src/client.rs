@@ -134,7 +134,7 @@ fn runtime() -> Result<tokio::runtime::Handle, LikeError> {
 /// finish first, await [`shutdown`](Self::shutdown) before closing; with a
 /// journal, a tap it cuts off stays there for the next sign-in. Its
 /// `IntentJournal` is free for another client once this one is closed and
-/// its calls have ended.
+/// its calls and waiting retries have ended (at once after `shutdown`).
 #[derive(uniffi::Object)]
 pub struct LikeClient {
     inner: likekit_core::LikeClient,

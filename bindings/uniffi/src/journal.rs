@@ -18,7 +18,8 @@ use crate::{LikeError, Live, PostView};
 ///
 /// One client at a time: a second client given a journal that a live
 /// client uses is refused with `Journal`. The journal is free again once
-/// that client is closed and its calls still out have ended (await
+/// that client is closed and its calls still out and retries still
+/// waiting have ended (a retry kept while offline can wait long; await
 /// `shutdown` before closing it and they have). The journal itself holds
 /// the file's lock until it is closed (Kotlin `close()`/`use`, Swift by
 /// releasing it, Python `del`).
