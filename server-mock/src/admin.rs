@@ -203,7 +203,9 @@ pub(crate) async fn set_faults(
     State(App(app)): State<App>,
     AppJson(rules): AppJson<FaultRules>,
 ) -> Result<Json<FaultRules>, ApiError> {
-    faults::validate(&rules).map_err(|msg| ApiError::bad_request("bad_fault_rules", msg))?;
+    faults::validate(&rules)
+        .and_then(|()| faults::check_pauses(&rules, app.request_timeout))
+        .map_err(|msg| ApiError::bad_request("bad_fault_rules", msg))?;
     let in_force = app.faults.set(rules);
     tracing::info!(
         rules = in_force.rules.len(),

@@ -102,6 +102,26 @@ pub(crate) struct Faults {
     set: ArcSwap<RuleSet>,
 }
 
+/// Refuses a `slow_body` whose pause between pieces is not shorter than
+/// the server's request timeout: the server closes a connection whose
+/// answer moves nothing for the request timeout plus the header-read
+/// timeout (a client that does not read), and a pause that long would be
+/// taken for one.
+pub(crate) fn check_pauses(rules: &FaultRules, request_timeout: Duration) -> Result<(), String> {
+    for (i, rule) in rules.rules.iter().enumerate() {
+        if let Some(FaultAction::SlowBody { interval_ms, .. }) = &rule.action
+            && Duration::from_millis(*interval_ms) >= request_timeout
+        {
+            return Err(format!(
+                "rule {i}: slow_body's interval_ms ({interval_ms}) must be below the server's \
+                 request timeout ({} ms)",
+                request_timeout.as_millis()
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// Checks a rule set is usable.
 pub(crate) fn validate(rules: &FaultRules) -> Result<(), String> {
     if rules.rules.len() > MAX_RULES {

@@ -459,6 +459,11 @@ struct Quiet {
     /// Set by an answer's body at each frame it yields (and at its end);
     /// the timer takes it back.
     moved: AtomicBool,
+    /// When the timer last saw `moved` set, in µs since `opened`: kept
+    /// here, not in the timer, because the timer's future is made again
+    /// when the server starts to stop, and a new one must not take an
+    /// answer that moved a moment ago for one that never did.
+    moved_at: AtomicU64,
 }
 
 impl Quiet {
@@ -468,6 +473,7 @@ impl Quiet {
             busy: AtomicUsize::new(0),
             since: AtomicU64::new(0),
             moved: AtomicBool::new(false),
+            moved_at: AtomicU64::new(0),
         }
     }
 
@@ -482,16 +488,17 @@ impl Quiet {
     /// its answers have not moved for `stall`.
     async fn expired(&self, timeout: Duration, stall: Duration) -> Expired {
         let mut deadline = self.opened + timeout;
-        // When the timer last saw an answer move.
-        let mut moved_at = self.opened;
         loop {
             tokio::time::sleep_until(deadline.into()).await;
             let now = Instant::now();
             let since = self.opened + Duration::from_micros(self.since.load(Ordering::Acquire));
             if self.busy.load(Ordering::Acquire) > 0 {
                 if self.moved.swap(false, Ordering::Relaxed) {
-                    moved_at = now;
+                    let at = u64::try_from((now - self.opened).as_micros()).unwrap_or(u64::MAX);
+                    self.moved_at.store(at, Ordering::Relaxed);
                 }
+                let moved_at =
+                    self.opened + Duration::from_micros(self.moved_at.load(Ordering::Relaxed));
                 // An answer that ended is progress too; so is a request
                 // that began after a quiet time (`since` is at most one
                 // timeout before it).

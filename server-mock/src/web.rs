@@ -66,9 +66,13 @@ where
 }
 
 /// The file a request's path names under `root`, read as `ServeDir` reads
-/// it; `None` for a path it refuses (`..`, a backslash, bad escapes).
+/// it; `None` for a path it refuses (`..`, a backslash, escapes that are
+/// not UTF-8). A `%` not followed by two hex digits stays as it is, as
+/// there.
 fn file_under(root: &Path, path: &str) -> Option<PathBuf> {
-    let decoded = percent_decode(path)?;
+    let decoded = percent_encoding::percent_decode_str(path)
+        .decode_utf8()
+        .ok()?;
     let mut file = root.to_path_buf();
     for segment in decoded.split('/') {
         match segment {
@@ -79,24 +83,6 @@ fn file_under(root: &Path, path: &str) -> Option<PathBuf> {
         }
     }
     Some(file)
-}
-
-/// `%XX` escapes decoded, as UTF-8.
-fn percent_decode(path: &str) -> Option<String> {
-    let bytes = path.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        if bytes[i] == b'%' {
-            let hex = std::str::from_utf8(bytes.get(i + 1..i + 3)?).ok()?;
-            out.push(u8::from_str_radix(hex, 16).ok()?);
-            i += 3;
-        } else {
-            out.push(bytes[i]);
-            i += 1;
-        }
-    }
-    String::from_utf8(out).ok()
 }
 
 /// Whether `file` (and, for a folder, its `index.html`) is inside `root`
@@ -133,7 +119,16 @@ mod tests {
         assert_eq!(file_under(root, "/"), Some(PathBuf::from("/srv/web")));
         assert_eq!(file_under(root, "/%2e%2e/secret"), None);
         assert_eq!(file_under(root, "/a/../b"), None);
-        assert_eq!(file_under(root, "/%zz"), None);
-        assert_eq!(file_under(root, "/%ff"), None);
+        // A `%` not followed by two hex digits is a literal `%`, as
+        // `ServeDir` reads it (so a file of that name is checked too).
+        assert_eq!(
+            file_under(root, "/%zz"),
+            Some(PathBuf::from("/srv/web/%zz"))
+        );
+        assert_eq!(
+            file_under(root, "/100%"),
+            Some(PathBuf::from("/srv/web/100%"))
+        );
+        assert_eq!(file_under(root, "/%ff"), None, "not UTF-8");
     }
 }

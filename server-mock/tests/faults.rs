@@ -221,6 +221,25 @@ async fn with_timeout_of_a_second() -> TestServer {
     .await
 }
 
+/// A `slow_body` pause must be shorter than the request timeout: the
+/// server closes a connection whose answer moves nothing for longer, so a
+/// longer pause is refused when the rules are set, not cut at run time.
+#[tokio::test]
+async fn a_slow_body_pause_must_be_shorter_than_the_request_timeout() {
+    let t = with_timeout_of_a_second().await;
+    let slow = |interval_ms: u64| {
+        json!({"rules": [{"route": "likes", "phase": "after",
+            "action": {"kind": "slow_body", "bytes": 16, "interval_ms": interval_ms}}]})
+    };
+    let r = t
+        .admin(Method::PUT, "/admin/faults", Some(slow(1_000)))
+        .await;
+    expect_error(r, StatusCode::BAD_REQUEST, "bad_fault_rules").await;
+    let r = t.admin(Method::PUT, "/admin/faults", Some(slow(999))).await;
+    assert_eq!(r.status(), StatusCode::OK, "{}", r.text().await.unwrap());
+    t.stop().await;
+}
+
 /// Every journal entry, oldest first.
 async fn journal(t: &TestServer) -> Vec<JournalEntry> {
     t.admin_client

@@ -163,7 +163,9 @@ pub enum FaultAction {
     /// in phase `after`, the real answer's status.
     Malformed,
     /// Send the real answer's body `bytes` at a time, one piece every
-    /// `interval_ms`. Phase `after` only.
+    /// `interval_ms` (below the server's request timeout: the reference
+    /// server refuses a longer pause, as it closes connections whose
+    /// answers stop moving). Phase `after` only.
     SlowBody {
         #[cfg_attr(feature = "openapi", schema(minimum = 1))]
         bytes: u32,
