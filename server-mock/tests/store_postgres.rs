@@ -779,3 +779,23 @@ async fn a_stuck_batch_of_lookups_has_a_deadline() {
     assert_eq!(store.liked(u(1), &posts([1])).await.unwrap(), [false]);
     store.close().await.unwrap();
 }
+
+/// A stored count below zero (drift the audit exists to find) is reported
+/// as such, not read as 0, which would match a post with no like rows.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_audit_shows_a_count_below_zero() {
+    let database = fresh_database().await;
+    let store = connect(database.url()).await;
+    store.put_post(p(1)).await.unwrap();
+    outside_client(database.url())
+        .await
+        .execute(
+            "INSERT INTO post_count_shards (post_id, shard, count, version) VALUES (1, 0, -1, 1)",
+            &[],
+        )
+        .await
+        .unwrap();
+    let err = store.audit().await.expect_err("a count of -1 is not 0");
+    assert!(err.to_string().contains("-1"), "{err}");
+    store.close().await.unwrap();
+}

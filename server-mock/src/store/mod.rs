@@ -242,6 +242,18 @@ impl From<rusqlite::Error> for StoreError {
     }
 }
 
+/// A post's stored `count` or `version` (`what`) as the audit reports it:
+/// a sum below zero is drift the audit must show, not round to 0 (which
+/// would match a post with no like rows), so it is an error naming the
+/// post, the value and its like rows.
+pub(crate) fn audited(post: PostId, what: &str, value: i64, rows: u64) -> Result<u64, StoreError> {
+    u64::try_from(value).map_err(|_| {
+        StoreError::Backend(format!(
+            "audit: post {post} has a stored {what} of {value} (below zero) and {rows} like rows"
+        ))
+    })
+}
+
 /// Where likes, posts, users and friendships live.
 ///
 /// Every method is safe to call concurrently. Writes (`like`, `unlike`) are

@@ -1649,11 +1649,13 @@ impl Store for PostgresStore {
             .await?
             .iter()
             .map(|row| {
+                let post = id_from_sql(row.get(0))?;
+                let rows = to_count(row.get(3));
                 Ok(PostAudit {
-                    post: id_from_sql(row.get(0))?,
-                    count: to_count(row.get(1)),
-                    version: to_count(row.get(2)),
-                    rows: to_count(row.get(3)),
+                    post,
+                    count: super::audited(post, "count", row.get(1), rows)?,
+                    version: super::audited(post, "version", row.get(2), rows)?,
+                    rows,
                     shard_rows: to_count(row.get(4)),
                 })
             })

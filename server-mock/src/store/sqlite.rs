@@ -1284,20 +1284,10 @@ impl Store for SqliteStore {
             })?
             .into_iter()
             .map(|(post, count, version, rows, shard_rows)| {
-                // A stored sum below zero is drift the audit must show, not
-                // round to 0 (which would match a post with no like rows).
-                let signed = |what: &str, value: i64| {
-                    u64::try_from(value).map_err(|_| {
-                        StoreError::Backend(format!(
-                            "audit: post {post} has a stored {what} of {value} (below zero) \
-                         and {rows} like rows"
-                        ))
-                    })
-                };
                 Ok(PostAudit {
                     post,
-                    count: signed("count", count)?,
-                    version: signed("version", version)?,
+                    count: super::audited(post, "count", count, rows)?,
+                    version: super::audited(post, "version", version, rows)?,
                     rows,
                     shard_rows,
                 })
