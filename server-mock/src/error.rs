@@ -257,6 +257,23 @@ impl From<JsonRejection> for ApiError {
     }
 }
 
+/// `err` and its causes, one after the other, each said once: a library's
+/// own message alone ("error sending request", "error performing TLS
+/// handshake") rarely says what to fix.
+pub(crate) fn with_causes(err: &dyn std::error::Error) -> String {
+    let mut message = err.to_string();
+    let mut source = err.source();
+    while let Some(cause) = source {
+        let text = cause.to_string();
+        if !message.contains(&text) {
+            message.push_str(": ");
+            message.push_str(&text);
+        }
+        source = cause.source();
+    }
+    message
+}
+
 /// The code of an id refused inside a JSON body (`{"id": 0}`), if that is
 /// what `text` reports. Deserializing keeps only an [`IdError`]'s message,
 /// so it is recognised by that message's fixed part, taken from the id types

@@ -290,42 +290,38 @@ impl Jwks {
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(Instant::now());
         self.wanted.store(false, Ordering::Relaxed);
-        let text = match &self.policy.jwks {
-            JwksSource::File(path) => tokio::fs::read(path)
-                .await
-                .map_err(|e| format!("cannot read {}: {e}", path.display()))?,
-            JwksSource::Url(url) => {
-                let mut answer = self
-                    .http
-                    .get(url)
-                    .send()
+        let text =
+            match &self.policy.jwks {
+                JwksSource::File(path) => tokio::fs::read(path)
                     .await
-                    .map_err(|e| format!("cannot fetch {url}: {}", with_causes(&e)))?;
-                if !answer.status().is_success() {
-                    return Err(format!("{url} answered {}", answer.status()));
-                }
-                let too_big = || format!("{url} sent more than {MAX_SET_BYTES} bytes");
-                if answer
-                    .content_length()
-                    .is_some_and(|n| n > MAX_SET_BYTES as u64)
-                {
-                    return Err(too_big());
-                }
-                // Read in chunks, and no further than the limit.
-                let mut body = Vec::new();
-                while let Some(chunk) = answer
-                    .chunk()
-                    .await
-                    .map_err(|e| format!("cannot read {url}: {}", with_causes(&e)))?
-                {
-                    if body.len() + chunk.len() > MAX_SET_BYTES {
+                    .map_err(|e| format!("cannot read {}: {e}", path.display()))?,
+                JwksSource::Url(url) => {
+                    let mut answer = self.http.get(url).send().await.map_err(|e| {
+                        format!("cannot fetch {url}: {}", crate::error::with_causes(&e))
+                    })?;
+                    if !answer.status().is_success() {
+                        return Err(format!("{url} answered {}", answer.status()));
+                    }
+                    let too_big = || format!("{url} sent more than {MAX_SET_BYTES} bytes");
+                    if answer
+                        .content_length()
+                        .is_some_and(|n| n > MAX_SET_BYTES as u64)
+                    {
                         return Err(too_big());
                     }
-                    body.extend_from_slice(&chunk);
+                    // Read in chunks, and no further than the limit.
+                    let mut body = Vec::new();
+                    while let Some(chunk) = answer.chunk().await.map_err(|e| {
+                        format!("cannot read {url}: {}", crate::error::with_causes(&e))
+                    })? {
+                        if body.len() + chunk.len() > MAX_SET_BYTES {
+                            return Err(too_big());
+                        }
+                        body.extend_from_slice(&chunk);
+                    }
+                    body
                 }
-                body
-            }
-        };
+            };
         let keys = parse(&text)?;
         let mut current = self
             .keys
@@ -413,19 +409,6 @@ impl Jwks {
 /// its `kid`, or publish one key with none).
 fn same_keys(a: &[Key], b: &[Key]) -> bool {
     a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x.jwk == y.jwk)
-}
-
-/// `err` and its causes, for a message that says what went wrong under
-/// "error sending request".
-fn with_causes(err: &dyn std::error::Error) -> String {
-    let mut text = err.to_string();
-    let mut cause = err.source();
-    while let Some(inner) = cause {
-        text.push_str(": ");
-        text.push_str(&inner.to_string());
-        cause = inner.source();
-    }
-    text
 }
 
 /// Why `url` is not a place to read a key set from: not `https://`, or

@@ -1026,17 +1026,7 @@ fn pg_error(err: tokio_postgres::Error) -> StoreError {
         None => {
             // The causes too: "error performing TLS handshake: invalid peer
             // certificate: UnknownIssuer" says what to fix.
-            let mut message = format!("PostgreSQL: {err}");
-            let mut source = std::error::Error::source(&err);
-            while let Some(cause) = source {
-                let cause_text = cause.to_string();
-                if !message.contains(&cause_text) {
-                    message.push_str(": ");
-                    message.push_str(&cause_text);
-                }
-                source = cause.source();
-            }
-            StoreError::Backend(message)
+            StoreError::Backend(format!("PostgreSQL: {}", crate::error::with_causes(&err)))
         }
     }
 }
