@@ -117,6 +117,10 @@ private fun tapAndKill(server: TestServer, viewer: Long, dir: Path, post: Long, 
         try {
             expectEqual("tapped", child.inputStream.bufferedReader().readLine(), "the child's first line")
             waitFor("the call to reach the server") { server.requests(RequestFilter(route = route, post = post)).isNotEmpty() }
+            // Taps after the first are written down while its call goes out
+            // (nothing holds the call for them): kill once the last one is.
+            val last = post to (taps.last() == "like")
+            waitFor("the last tap written down") { runCatching { last in intentsIn(dir) }.getOrDefault(false) }
         } finally {
             child.destroyForcibly() // SIGKILL
             expect(child.waitFor(10, TimeUnit.SECONDS)) { "the child outlived SIGKILL" }

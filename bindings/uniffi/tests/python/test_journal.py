@@ -68,11 +68,23 @@ def tap_and_kill(admin, viewer, tmp_path, post, taps, route):
         # A call is sent only once the journal holds its intent: when the
         # server sees it, the tap is on disk.
         wait_for("the call to reach the server", lambda: admin.entries(route=route, post=post))
+        # Taps after the first are written down while its call goes out
+        # (nothing holds the call for them): kill once the last one is.
+        last = {"post": post, "liked": taps[-1] == "like"}
+        wait_for("the last tap written down", lambda: last_tap_written(tmp_path, last))
     finally:
         child.send_signal(signal.SIGKILL)
         child.wait(10)
         child.stdout.close()
     admin.clear_faults()
+
+
+def last_tap_written(tmp_path, last):
+    try:
+        intents = json.loads((tmp_path / "likekit-intents-616e61.json").read_text())["intents"]
+    except (OSError, ValueError):
+        return False
+    return any(i["post"] == last["post"] and i["liked"] == last["liked"] for i in intents)
 
 
 def restart(admin, viewer, tmp_path, rec=None):
