@@ -361,7 +361,7 @@ final class LikeKitTests: XCTestCase {
         let rec = Recorder()
         let sub = try client.subscribe(postId: post, observer: rec)
         _ = try client.setLiked(postId: post, liked: true)
-        let confirmed = try XCTUnwrap(rec.awaitChange { !$0.pending }).view
+        let confirmed = try XCTUnwrap(rec.awaitChange { !$0.pending })
         XCTAssertFalse(confirmed.onMain)
         sub.cancel()
         XCTAssertFalse(sub.isActive())
