@@ -1,7 +1,7 @@
 //! The admin API's JSON bodies against any bytes, read as the server reads
-//! them: `axum::Json::from_bytes` (what its `AppJson` extractor runs once
-//! the content type is JSON), its refusals turned into the server's
-//! `ApiError`.
+//! them: `fuzzing::read_body` (what its `AppJson` extractor runs once the
+//! content type is JSON, and `--seed FILE` through `read_seed`): serde's
+//! reading, then the OpenAPI schema's shape.
 //!
 //! The first byte picks the body (its value modulo the number of bodies):
 //! `POST /admin/users`, `POST /admin/posts`, `PUT /admin/users/{id}/friends`,
@@ -13,18 +13,17 @@
 //! * the store's rules (`check_name`, `check_friends`, `check_seed`) on
 //!   what is read never panic;
 //! * what is read, written again by serde_json (as the server answers it),
-//!   reads back equal;
-//! * a seed document is read the same by `--seed FILE` (`serde_json::from_str`)
-//!   as by `POST /admin/seed`.
+//!   reads back equal, shape check included;
+//! * what is read is a JSON object (the shape check refuses a struct that
+//!   serde read from an array).
 
 #![no_main]
 
 use std::fmt::Debug;
 
-use axum::Json;
 use axum::http::StatusCode;
 use libfuzzer_sys::fuzz_target;
-use likekit_server::ApiError;
+use likekit_server::fuzzing::{ToSchema, read_body};
 use likekit_server::store::rules;
 use likekit_server::wire::admin::{FaultRules, Friends, NewPost, NewUser, Seed, TokenRequest};
 use serde::Serialize;
@@ -33,12 +32,11 @@ use serde::de::DeserializeOwned;
 /// `body` read as a `T` the way the server reads it; the refusal checked.
 fn read<T>(body: &[u8]) -> Option<T>
 where
-    T: DeserializeOwned + Serialize + PartialEq + Debug,
+    T: DeserializeOwned + Serialize + PartialEq + Debug + ToSchema,
 {
-    let value = match Json::<T>::from_bytes(body) {
-        Ok(Json(value)) => value,
-        Err(rejection) => {
-            let answer = ApiError::from(rejection);
+    let value = match read_body::<T>(body) {
+        Ok(value) => value,
+        Err(answer) => {
             assert_eq!(answer.status(), StatusCode::BAD_REQUEST);
             assert!(
                 ["bad_json", "bad_post_id", "bad_user_id"].contains(&answer.code()),
@@ -48,12 +46,17 @@ where
             return None;
         }
     };
+    assert!(
+        serde_json::from_slice::<serde_json::Value>(body).is_ok_and(|v| v.is_object()),
+        "a body read is an object"
+    );
     let written = serde_json::to_vec(&value).expect("a body the server read can be written");
-    match Json::<T>::from_bytes(&written) {
-        Ok(Json(again)) => assert_eq!(again, value, "{}", String::from_utf8_lossy(&written)),
+    match read_body::<T>(&written) {
+        Ok(again) => assert_eq!(again, value, "{}", String::from_utf8_lossy(&written)),
         Err(e) => panic!(
-            "{value:?} written as {}: {e}",
-            String::from_utf8_lossy(&written)
+            "{value:?} written as {}: {}",
+            String::from_utf8_lossy(&written),
+            e.message()
         ),
     }
     Some(value)
@@ -86,12 +89,8 @@ fuzz_target!(|data: &[u8]| {
             read::<FaultRules>(body);
         }
         _ => {
-            let seed = read::<Seed>(body);
-            if let Some(seed) = &seed {
-                let _ = rules::check_seed(seed);
-            }
-            if let Ok(text) = std::str::from_utf8(body) {
-                assert_eq!(serde_json::from_str::<Seed>(text).ok(), seed, "{text:?}");
+            if let Some(seed) = read::<Seed>(body) {
+                let _ = rules::check_seed(&seed);
             }
         }
     }

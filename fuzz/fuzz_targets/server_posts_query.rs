@@ -11,8 +11,8 @@
 //!   documents for this route;
 //! * `bad_posts` when there is no `posts=`; otherwise, reading the items
 //!   of the lists (split on `,`, trimmed) in order, `bad_posts` at the
-//!   first one that is not a post id and `too_many_posts` at the first
-//!   that makes `MAX_BATCH_POSTS` + 1 distinct ids, whichever comes first;
+//!   first one that is not a post id and `too_many_posts` at item
+//!   `MAX_BATCH_POSTS` + 1 (a repeated id counts), whichever comes first;
 //! * when neither comes, the list read is the ids, each once, in the
 //!   order first named: 1 to `MAX_BATCH_POSTS` valid ids.
 
@@ -57,15 +57,15 @@ fn expected(pairs: &[(String, String)]) -> Result<Vec<PostId>, &'static str> {
         return Err("bad_posts");
     }
     let mut distinct: Vec<PostId> = Vec::new();
-    for item in lists.iter().flat_map(|list| list.split(',')) {
+    for (i, item) in lists.iter().flat_map(|list| list.split(',')).enumerate() {
         let Ok(id) = item.trim().parse::<PostId>() else {
             return Err("bad_posts");
         };
+        if i == MAX_BATCH_POSTS {
+            return Err("too_many_posts");
+        }
         if !distinct.contains(&id) {
             distinct.push(id);
-        }
-        if distinct.len() > MAX_BATCH_POSTS {
-            return Err("too_many_posts");
         }
     }
     Ok(distinct)

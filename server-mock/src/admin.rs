@@ -22,7 +22,8 @@ use subtle::ConstantTimeEq;
 use utoipa::ToSchema;
 
 use crate::{
-    error::{ApiError, AppJson},
+    body::AppJson,
+    error::ApiError,
     extract::PathId,
     faults,
     state::App,

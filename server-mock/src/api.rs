@@ -156,8 +156,9 @@ pub(crate) async fn post_likes(
     }
 }
 
-/// Parses `posts=1,2,3`: at least one id, at most [`MAX_BATCH_POSTS`]
-/// distinct ones, each a valid post id; duplicates are read once.
+/// Parses `posts=1,2,3`: 1 to [`MAX_BATCH_POSTS`] ids, each a valid post
+/// id. Every id named counts toward the limit, a repeat too (so that the
+/// OpenAPI document's `maxItems` is the rule); a repeat is read once.
 pub fn parse_post_list(pairs: &[(String, String)]) -> Result<Vec<PostId>, ApiError> {
     let mut lists = pairs
         .iter()
@@ -171,7 +172,7 @@ pub fn parse_post_list(pairs: &[(String, String)]) -> Result<Vec<PostId>, ApiErr
         ));
     }
     let mut posts = Vec::new();
-    for item in lists.flat_map(|list| list.split(',')) {
+    for (named, item) in lists.flat_map(|list| list.split(',')).enumerate() {
         let item = item.trim();
         let post: PostId = item.parse().map_err(|e: likekit_proto::IdError| {
             ApiError::bad_request(
@@ -179,13 +180,13 @@ pub fn parse_post_list(pairs: &[(String, String)]) -> Result<Vec<PostId>, ApiErr
                 format!("posts must be a comma-separated list of post ids: {e}"),
             )
         })?;
+        if named == MAX_BATCH_POSTS {
+            return Err(ApiError::bad_request(
+                "too_many_posts",
+                format!("at most {MAX_BATCH_POSTS} posts per read (a repeated id counts too)"),
+            ));
+        }
         if !posts.contains(&post) {
-            if posts.len() == MAX_BATCH_POSTS {
-                return Err(ApiError::bad_request(
-                    "too_many_posts",
-                    format!("at most {MAX_BATCH_POSTS} posts per read"),
-                ));
-            }
             posts.push(post);
         }
     }
@@ -195,7 +196,7 @@ pub fn parse_post_list(pairs: &[(String, String)]) -> Result<Vec<PostId>, ApiErr
 /// A feed page in one read.
 ///
 /// Every existing post of `posts` as the caller sees it, keyed by id;
-/// unknown posts are left out. At most 100 distinct posts.
+/// unknown posts are left out. At most 100 ids, a repeat counted too.
 #[utoipa::path(
     get,
     path = "/likes",
@@ -208,7 +209,7 @@ pub fn parse_post_list(pairs: &[(String, String)]) -> Result<Vec<PostId>, ApiErr
         // Checked against MAX_BATCH_POSTS by the OpenAPI tests.
         min_items = 1,
         max_items = 100,
-        description = "Comma-separated post ids, e.g. `1,2,3`: 1 to 100 (a repeated id is read once and not counted again; repeated `posts=` parameters add up)"
+        description = "Comma-separated post ids, e.g. `1,2,3`: 1 to 100 (a repeated id counts toward the 100 and is read once; repeated `posts=` parameters add up)"
     )),
     security(("bearer" = [])),
     responses(

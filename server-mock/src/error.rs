@@ -5,15 +5,11 @@ use std::{borrow::Cow, io, net::SocketAddr};
 
 use axum::{
     Json,
-    extract::{
-        FromRequest, Request,
-        rejection::{JsonRejection, QueryRejection},
-    },
+    extract::rejection::{JsonRejection, QueryRejection},
     http::{HeaderValue, StatusCode, header},
     response::{IntoResponse, Response},
 };
 use likekit_proto::{ErrorBody, IdError, PostId, UserId};
-use serde::de::DeserializeOwned;
 
 use crate::store::{StoreError, rules::RuleViolation};
 
@@ -93,6 +89,11 @@ impl ApiError {
     /// The error code.
     pub fn code(&self) -> &str {
         &self.code
+    }
+
+    /// The message for people.
+    pub fn message(&self) -> &str {
+        &self.message
     }
 
     /// 404 `post_not_found`.
@@ -291,23 +292,5 @@ fn refused_id_code(text: &str) -> Option<&'static str> {
 impl From<QueryRejection> for ApiError {
     fn from(rejection: QueryRejection) -> Self {
         Self::bad_request("bad_query", rejection.body_text())
-    }
-}
-
-/// `axum::Json`, but its rejections are JSON [`ApiError`]s: 415 for a wrong
-/// content type, 413 for an oversize body, 400 for anything unparsable.
-#[derive(Debug, Clone, Copy, Default)]
-pub(crate) struct AppJson<T>(pub(crate) T);
-
-impl<S, T> FromRequest<S> for AppJson<T>
-where
-    S: Send + Sync,
-    T: DeserializeOwned,
-{
-    type Rejection = ApiError;
-
-    async fn from_request(req: Request, state: &S) -> Result<Self, Self::Rejection> {
-        let Json(value) = Json::<T>::from_request(req, state).await?;
-        Ok(Self(value))
     }
 }

@@ -3,7 +3,10 @@
 //! release.
 
 pub use crate::api::parse_post_list;
+pub use crate::body::read as read_body;
 pub use crate::jwks::algorithms as jwks_algorithms;
+/// The bound of [`read_body`].
+pub use utoipa::ToSchema;
 
 use crate::{TokenError, TokenPolicy, Tokens, auth::Authenticator, jwks::Jwks, wire::UserId};
 

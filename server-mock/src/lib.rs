@@ -51,6 +51,7 @@
 mod admin;
 mod api;
 mod auth;
+mod body;
 mod config;
 mod error;
 mod extract;
@@ -73,6 +74,7 @@ mod web;
 
 pub use api::READY_DEADLINE;
 pub use auth::{TokenError, Tokens};
+pub use body::read_seed;
 pub use config::{Config, RateLimit};
 pub use error::{ApiError, Error};
 pub use extract::{PathId, Viewer};

@@ -16,7 +16,7 @@ use clap::{Args, Parser, Subcommand};
 use likekit_server::{
     Config, Database, JwksSource, RateLimit, TokenPolicy, Tokens,
     store::{HotPostOptions, MAX_SHARDS},
-    wire::{UserId, admin::Seed},
+    wire::UserId,
 };
 use tracing_subscriber::EnvFilter;
 
@@ -222,8 +222,8 @@ fn config_from(args: ServeArgs) -> Result<Config, String> {
             let text = std::fs::read_to_string(path)
                 .map_err(|e| format!("cannot read seed {}: {e}", path.display()))?;
             Some(
-                serde_json::from_str::<Seed>(&text)
-                    .map_err(|e| format!("bad seed {}: {e}", path.display()))?,
+                likekit_server::read_seed(text.as_bytes())
+                    .map_err(|e| format!("bad seed {}: {}", path.display(), e.message()))?,
             )
         }
         None => None,

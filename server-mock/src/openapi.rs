@@ -3,9 +3,10 @@
 //! `likekit_proto` with its `openapi` feature, and the server's own `Health`
 //! and `Ack`). This module imports the handlers; no handler imports it.
 
-use std::sync::OnceLock;
+use std::{sync::OnceLock, time::Duration};
 
 use axum::{
+    extract::State,
     http::{HeaderValue, header},
     response::{IntoResponse, Response},
 };
@@ -25,7 +26,7 @@ use utoipa::{
     },
 };
 
-use crate::{admin, api};
+use crate::{admin, api, state::App};
 
 struct Security;
 
@@ -247,10 +248,57 @@ struct ApiDoc;
 pub(crate) fn document() -> &'static str {
     static DOCUMENT: OnceLock<String> = OnceLock::new();
     DOCUMENT.get_or_init(|| {
-        ApiDoc::openapi()
-            .to_json()
-            .unwrap_or_else(|_| "{}".to_string())
+        let Ok(mut doc) = serde_json::to_value(ApiDoc::openapi()) else {
+            return "{}".to_string();
+        };
+        closed_fault_actions(&mut doc);
+        after_only_actions(&mut doc);
+        doc.to_string()
     })
+}
+
+/// The kinds of fault action that shape the real answer, and so need
+/// `"phase": "after"` (`faults::validate`).
+const AFTER_ONLY_ACTIONS: [&str; 2] = ["truncate", "slow_body"];
+
+/// Says on `FaultRule` what `faults::validate` refuses across its fields
+/// (JSON Schema's `if`/`then`): an action that shapes the real answer
+/// needs `"phase": "after"`.
+fn after_only_actions(doc: &mut serde_json::Value) {
+    if let Some(rule) = doc.pointer_mut("/components/schemas/FaultRule") {
+        rule["if"] = serde_json::json!({
+            "required": ["action"],
+            "properties": {"action": {
+                "type": "object",
+                "required": ["kind"],
+                "properties": {"kind": {"enum": AFTER_ONLY_ACTIONS}}
+            }}
+        });
+        rule["then"] = serde_json::json!({
+            "required": ["phase"],
+            "properties": {"phase": {"const": "after"}}
+        });
+    }
+}
+
+/// Marks the fault actions with fields of their own (`status`, `truncate`,
+/// `slow_body`, `oversized`) `additionalProperties: false`, as serde reads
+/// them (`deny_unknown_fields`), which utoipa says of structs but not of an
+/// enum's variants. serde lets the actions without fields (`drop`,
+/// `hang`…) carry other fields, unread, and their schemas say so.
+fn closed_fault_actions(doc: &mut serde_json::Value) {
+    let actions = doc
+        .pointer_mut("/components/schemas/FaultAction/oneOf")
+        .and_then(serde_json::Value::as_array_mut);
+    for action in actions.into_iter().flatten() {
+        let fields = action
+            .get("properties")
+            .and_then(serde_json::Value::as_object)
+            .map_or(0, serde_json::Map::len);
+        if fields > 1 {
+            action["additionalProperties"] = false.into();
+        }
+    }
 }
 
 /// This document.
@@ -260,15 +308,45 @@ pub(crate) fn document() -> &'static str {
     tag = "ops",
     responses((status = 200, description = "The OpenAPI 3.1 document", content_type = "application/json"))
 )]
-pub(crate) async fn openapi_json() -> Response {
+pub(crate) async fn openapi_json(State(App(app)): State<App>) -> Response {
     (
         [(
             header::CONTENT_TYPE,
             HeaderValue::from_static("application/json"),
         )],
-        document(),
+        document_for(app.request_timeout),
     )
         .into_response()
+}
+
+/// The document as this server answers it: the limits that depend on its
+/// settings are its own. A `slow_body` pause must stay below the request
+/// timeout (`faults::check_pauses`), so its `interval_ms` maximum is the
+/// timeout less a millisecond, where the fixed document says ten minutes.
+pub(crate) fn document_for(request_timeout: Duration) -> String {
+    let mut doc: serde_json::Value = match serde_json::from_str(document()) {
+        Ok(doc) => doc,
+        Err(_) => return document().to_string(),
+    };
+    let below_timeout = u64::try_from(request_timeout.as_millis())
+        .unwrap_or(u64::MAX)
+        .saturating_sub(1)
+        .min(likekit_proto::admin::MAX_LATENCY_MS);
+    let actions = doc
+        .pointer_mut("/components/schemas/FaultAction/oneOf")
+        .and_then(serde_json::Value::as_array_mut);
+    for action in actions.into_iter().flatten() {
+        if action
+            .pointer("/properties/kind/enum/0")
+            .and_then(serde_json::Value::as_str)
+            == Some("slow_body")
+        {
+            if let Some(interval) = action.pointer_mut("/properties/interval_ms") {
+                interval["maximum"] = below_timeout.into();
+            }
+        }
+    }
+    doc.to_string()
 }
 
 #[cfg(test)]
@@ -319,13 +397,22 @@ mod tests {
     fn schema_limits_are_the_servers_rules() {
         use likekit_proto::admin::{
             MAX_FRIENDS, MAX_LATENCY_MS, MAX_NAME_CHARS, MAX_OVERSIZED_BYTES, MAX_RULES,
-            MAX_TOKEN_TTL_SECS,
+            MAX_TOKEN_TTL_SECS, NAME_PATTERN,
         };
         let doc: Value = serde_json::from_str(document()).expect("json");
         let schemas = &doc["components"]["schemas"];
-        let name = &schemas["NewUser"]["properties"]["name"];
-        assert_eq!(name["maxLength"], json!(MAX_NAME_CHARS));
-        assert_eq!(name["minLength"], json!(1));
+        for body in ["NewUser", "SeedUser"] {
+            let name = &schemas[body]["properties"]["name"];
+            assert_eq!(name["maxLength"], json!(MAX_NAME_CHARS), "{body}");
+            assert_eq!(name["minLength"], json!(1), "{body}");
+            assert_eq!(name["pattern"], json!(NAME_PATTERN), "{body}");
+        }
+        // The seed is the bodies' one unsigned 64-bit number.
+        let seed = &schemas["FaultRules"]["properties"]["seed"];
+        assert_eq!(
+            (&seed["format"], &seed["maximum"]),
+            (&json!("uint64"), &json!(u64::MAX))
+        );
         let friends = &schemas["Friends"]["properties"]["friends"];
         assert_eq!(friends["maxItems"], json!(MAX_FRIENDS));
         let ttl = &schemas["TokenRequest"]["properties"]["ttl_secs"];
@@ -381,6 +468,146 @@ mod tests {
                 "{body} must refuse unknown fields"
             );
         }
+    }
+
+    /// Each fault action's schema says what serde does with a field it
+    /// does not know: refused where `additionalProperties` is false, taken
+    /// (and not read) where it is not.
+    #[test]
+    fn fault_actions_refuse_unknown_fields_where_the_schema_says() {
+        let doc: Value = serde_json::from_str(document()).expect("json");
+        let actions = doc["components"]["schemas"]["FaultAction"]["oneOf"]
+            .as_array()
+            .expect("a oneOf");
+        assert_eq!(actions.len(), 8);
+        let mut closed = 0;
+        for action in actions {
+            let kind = action["properties"]["kind"]["enum"][0]
+                .as_str()
+                .expect("kind");
+            let example = match kind {
+                "status" => json!({"kind": kind, "status": 500}),
+                "truncate" => json!({"kind": kind, "bytes": 3}),
+                "slow_body" => json!({"kind": kind, "bytes": 3, "interval_ms": 10}),
+                "oversized" => json!({"kind": kind, "bytes": 3}),
+                _ => json!({"kind": kind}),
+            };
+            assert!(
+                serde_json::from_value::<FaultAction>(example.clone()).is_ok(),
+                "{example}"
+            );
+            let mut extra = example;
+            extra["unknown"] = json!(1);
+            let taken = serde_json::from_value::<FaultAction>(extra).is_ok();
+            let refused_by_schema = action["additionalProperties"] == json!(false);
+            closed += usize::from(refused_by_schema);
+            assert_eq!(taken, !refused_by_schema, "{kind}");
+        }
+        assert_eq!(closed, 4, "the four actions with fields of their own");
+    }
+
+    /// The document's `if`/`then` on a rule names exactly the actions the
+    /// server refuses in phase `before`.
+    #[test]
+    fn the_after_only_actions_are_the_servers() {
+        let doc: Value = serde_json::from_str(document()).expect("json");
+        let rule = &doc["components"]["schemas"]["FaultRule"];
+        assert_eq!(
+            rule["if"]["properties"]["action"]["properties"]["kind"]["enum"],
+            json!(AFTER_ONLY_ACTIONS)
+        );
+        assert_eq!(rule["then"]["properties"]["phase"]["const"], json!("after"));
+        let actions = [
+            FaultAction::Status {
+                status: 500,
+                body: None,
+                retry_after_secs: None,
+            },
+            FaultAction::Drop,
+            FaultAction::Reset,
+            FaultAction::Hang,
+            FaultAction::Truncate { bytes: 3 },
+            FaultAction::Malformed,
+            FaultAction::SlowBody {
+                bytes: 3,
+                interval_ms: 10,
+            },
+            FaultAction::Oversized { bytes: 3 },
+        ];
+        for action in actions {
+            let kind = serde_json::to_value(&action).expect("json")["kind"].clone();
+            let before = FaultRules::new(vec![FaultRule {
+                action: Some(action),
+                ..FaultRule::new(FaultRoute::Like)
+            }]);
+            let refused = crate::faults::validate(&before).is_err();
+            let named = AFTER_ONLY_ACTIONS.iter().any(|k| kind == *k);
+            assert_eq!(refused, named, "{kind}");
+        }
+    }
+
+    /// A `slow_body` pause the document allows is one this server takes:
+    /// below its request timeout.
+    #[test]
+    fn the_slow_body_pause_is_bounded_by_the_request_timeout() {
+        let interval = |timeout: Duration| {
+            let doc: Value = serde_json::from_str(&document_for(timeout)).expect("json");
+            doc["components"]["schemas"]["FaultAction"]["oneOf"]
+                .as_array()
+                .expect("a oneOf")
+                .iter()
+                .find(|a| a["properties"]["kind"]["enum"][0] == "slow_body")
+                .expect("slow_body")["properties"]["interval_ms"]["maximum"]
+                .clone()
+        };
+        assert_eq!(interval(Duration::from_secs(30)), json!(29_999));
+        assert_eq!(interval(Duration::from_millis(1500)), json!(1_499));
+        assert_eq!(
+            interval(Duration::from_secs(3600)),
+            json!(likekit_proto::admin::MAX_LATENCY_MS)
+        );
+        // The rule the server applies agrees at the bound.
+        let rules = |interval_ms| {
+            FaultRules::new(vec![FaultRule {
+                phase: FaultPhase::After,
+                action: Some(FaultAction::SlowBody {
+                    bytes: 1,
+                    interval_ms,
+                }),
+                ..FaultRule::new(FaultRoute::Like)
+            }])
+        };
+        let timeout = Duration::from_secs(30);
+        assert!(crate::faults::check_pauses(&rules(29_999), timeout).is_ok());
+        assert!(crate::faults::check_pauses(&rules(30_000), timeout).is_err());
+    }
+
+    /// Descriptions are written for the document's readers: no rustdoc
+    /// link (`[`X`]`) from the doc comments they come from.
+    #[test]
+    fn descriptions_hold_no_rustdoc_links() {
+        fn walk(value: &Value, path: &str, found: &mut Vec<String>) {
+            match value {
+                Value::Object(map) => {
+                    for (key, item) in map {
+                        if key == "description" && item.as_str().is_some_and(|d| d.contains("[`")) {
+                            found.push(format!("{path}: {item}"));
+                        }
+                        walk(item, &format!("{path}/{key}"), found);
+                    }
+                }
+                Value::Array(items) => {
+                    for (i, item) in items.iter().enumerate() {
+                        walk(item, &format!("{path}[{i}]"), found);
+                    }
+                }
+                _ => {}
+            }
+        }
+        let doc: Value = serde_json::from_str(document()).expect("json");
+        let mut found = Vec::new();
+        walk(&doc, "", &mut found);
+        assert!(found.is_empty(), "{found:#?}");
     }
 
     /// Every object schema carries an example, and every example is a

@@ -271,6 +271,88 @@ async fn seed_over_http() {
     t.stop().await;
 }
 
+/// Bodies are read as the OpenAPI document (JSON Schema) reads them: a
+/// whole number may carry a zero fraction, and an object is an object,
+/// never an array serde would also have taken.
+#[tokio::test]
+async fn bodies_are_read_as_the_document_describes_them() {
+    let t = TestServer::start().await;
+    let r = t
+        .admin(
+            Method::POST,
+            "/admin/users",
+            Some(json!({"id": 4202.0, "name": "Zed"})),
+        )
+        .await;
+    assert_eq!(r.status(), StatusCode::CREATED);
+    assert_eq!(
+        r.json::<Value>().await.unwrap(),
+        json!({"id": 4202, "name": "Zed"})
+    );
+    let rules = json!({"seed": 7.0, "rules": [{
+        "route": "like",
+        "latency_ms": 5.0,
+        "status": 503.0,
+        "action": {"kind": "oversized", "bytes": 10.0}
+    }]});
+    let r = t.admin(Method::PUT, "/admin/faults", Some(rules)).await;
+    let back: Value = ok_json(r).await;
+    assert_eq!(back["seed"], json!(7));
+    assert_eq!(back["rules"][0]["latency_ms"], json!(5));
+    assert_eq!(back["rules"][0]["action"]["bytes"], json!(10));
+    t.admin(Method::DELETE, "/admin/faults", None).await;
+    for (path, body, code) in [
+        (
+            "/admin/users",
+            json!({"id": 4202.5, "name": "Zed"}),
+            "bad_json",
+        ),
+        (
+            "/admin/users",
+            json!({"id": 0.0, "name": "Zed"}),
+            "bad_user_id",
+        ),
+        (
+            "/admin/tokens",
+            json!({"user_id": 7, "ttl_secs": 60.5}),
+            "bad_json",
+        ),
+        ("/admin/users", json!([4203, "Yan"]), "bad_json"),
+        ("/admin/seed", json!([]), "bad_json"),
+        (
+            "/admin/seed",
+            json!({"users": [[4204, "Xi", []]]}),
+            "bad_json",
+        ),
+    ] {
+        let r = t.admin(Method::POST, path, Some(body.clone())).await;
+        expect_error(r, StatusCode::BAD_REQUEST, code).await;
+    }
+    // Nothing of the refused bodies was written.
+    let r = t
+        .admin(
+            Method::PUT,
+            "/admin/users/4203/friends",
+            Some(json!({"friends": []})),
+        )
+        .await;
+    expect_error(r, StatusCode::NOT_FOUND, "user_not_found").await;
+    // The journal's filters: `since` is an `int64` like every other
+    // number the document gives that format.
+    for (query, status) in [
+        ("since=0&post=42", StatusCode::OK),
+        ("since=9223372036854775807", StatusCode::OK),
+        ("since=9223372036854775808", StatusCode::BAD_REQUEST),
+        ("since=1.0", StatusCode::BAD_REQUEST),
+    ] {
+        let r = t
+            .admin(Method::GET, &format!("/admin/requests?{query}"), None)
+            .await;
+        assert_eq!(r.status(), status, "{query}");
+    }
+    t.stop().await;
+}
+
 /// `ops_listen`: `/metrics`, `/openapi.json` and `/admin/*` move to a port
 /// of their own and leave the public one, which keeps the like button's
 /// routes; the probes answer on both.

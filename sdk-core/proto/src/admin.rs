@@ -9,6 +9,14 @@ use crate::{PostId, UserId};
 
 /// The longest display name, in characters.
 pub const MAX_NAME_CHARS: usize = 200;
+/// The display name's "not blank" rule as a pattern (ECMA-262, as JSON
+/// Schema reads it) for the OpenAPI document: a name must hold a character
+/// outside Unicode's `White_Space`, the set `str::trim` removes. Spelled
+/// out rather than `\S`, whose set differs from one regex engine to the
+/// next (Python's counts U+001C..U+001F as space, ECMA-262's counts U+FEFF).
+pub const NAME_PATTERN: &str =
+    r"[^\t\n\x0B\f\r \u0085\u00A0\u1680\u2000-\u200A\u2028\u2029\u202F\u205F\u3000]";
+
 /// The most friends one user may have.
 pub const MAX_FRIENDS: usize = 5_000;
 /// The longest token lifetime the admin API mints: one year, in seconds.
@@ -30,12 +38,16 @@ pub struct NewUser {
     /// The user's id (the `sub` of their tokens).
     pub id: UserId,
     /// The display name friends see in "Liked by …": not blank, at most
-    /// [`MAX_NAME_CHARS`] characters.
-    // The schema's numbers are checked against the constants by the
-    // server's OpenAPI tests.
+    /// 200 characters (`MAX_NAME_CHARS`).
+    // The schema's numbers and pattern are checked against the constants
+    // by the server's OpenAPI tests.
     #[cfg_attr(
         feature = "openapi",
-        schema(min_length = 1, max_length = 200, pattern = r"\S")
+        schema(
+            min_length = 1,
+            max_length = 200,
+            pattern = r"[^\t\n\x0B\f\r \u0085\u00A0\u1680\u2000-\u200A\u2028\u2029\u202F\u205F\u3000]"
+        )
     )]
     pub name: String,
 }
@@ -56,8 +68,8 @@ pub struct NewPost {
 #[cfg_attr(feature = "openapi", schema(examples(json!({"friends": [1, 2, 3]}))))]
 #[serde(deny_unknown_fields)]
 pub struct Friends {
-    /// Ids of the users this user counts as friends (at most
-    /// [`MAX_FRIENDS`]).
+    /// Ids of the users this user counts as friends (at most 5,000,
+    /// `MAX_FRIENDS`).
     #[cfg_attr(feature = "openapi", schema(max_items = 5000))]
     pub friends: Vec<UserId>,
 }
@@ -70,8 +82,9 @@ pub struct Friends {
 pub struct TokenRequest {
     /// Whose token.
     pub user_id: UserId,
-    /// Lifetime in seconds, 1 to [`MAX_TOKEN_TTL_SECS`] (default one hour).
-    #[serde(default = "default_ttl")]
+    /// Lifetime in seconds, 1 to 31,536,000 (a year, `MAX_TOKEN_TTL_SECS`;
+    /// default one hour).
+    #[serde(default = "default_ttl", deserialize_with = "crate::whole::u64")]
     #[cfg_attr(feature = "openapi", schema(minimum = 1, maximum = 31_536_000))]
     pub ttl_secs: u64,
 }
@@ -80,7 +93,7 @@ fn default_ttl() -> u64 {
     3600
 }
 
-/// The answer to [`TokenRequest`].
+/// The answer to `TokenRequest`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[cfg_attr(feature = "openapi", schema(examples(json!({"token": "eyJ0eXAiOiJKV1QiLCJhbGciOiJIUzI1NiJ9.eyJzdWIiOiI3IiwiZXhwIjoxNzk2MzEwMDAwfQ.c2lnbmF0dXJl"}))))]
@@ -89,7 +102,7 @@ pub struct TokenResponse {
     pub token: String,
 }
 
-/// Which routes a [`FaultRule`] applies to.
+/// Which routes a `FaultRule` applies to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "snake_case")]
@@ -107,7 +120,7 @@ pub enum FaultRoute {
     All,
 }
 
-/// An HTTP method a [`FaultRule`] may be limited to.
+/// An HTTP method a `FaultRule` may be limited to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "UPPERCASE")]
@@ -117,7 +130,7 @@ pub enum FaultMethod {
     Delete,
 }
 
-/// When a [`FaultRule`] acts.
+/// When a `FaultRule` acts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "snake_case")]
@@ -130,7 +143,7 @@ pub enum FaultPhase {
     After,
 }
 
-/// What a [`FaultRule`] does when it fires (after its latency).
+/// What a `FaultRule` does when it fires (after its latency).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
@@ -140,12 +153,17 @@ pub enum FaultAction {
     Status {
         // The schema's numbers are checked against the server's rules by
         // its OpenAPI tests.
+        #[serde(deserialize_with = "crate::whole::u16")]
         #[cfg_attr(feature = "openapi", schema(minimum = 200, maximum = 599))]
         status: u16,
         #[serde(default, skip_serializing_if = "Option::is_none")]
-        #[cfg_attr(feature = "openapi", schema(value_type = Option<Object>))]
+        #[cfg_attr(feature = "openapi", schema(value_type = Value))]
         body: Option<serde_json::Value>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[serde(
+            default,
+            skip_serializing_if = "Option::is_none",
+            deserialize_with = "crate::whole::option_u64"
+        )]
         retry_after_secs: Option<u64>,
     },
     /// Close the connection without an answer.
@@ -158,7 +176,10 @@ pub enum FaultAction {
     Hang,
     /// Answer with the first `bytes` bytes of the real answer's body (cut
     /// JSON, consistent framing). Phase `after` only.
-    Truncate { bytes: u32 },
+    Truncate {
+        #[serde(deserialize_with = "crate::whole::u32")]
+        bytes: u32,
+    },
     /// Answer with a body that is not JSON: status 200 in phase `before`;
     /// in phase `after`, the real answer's status.
     Malformed,
@@ -167,13 +188,16 @@ pub enum FaultAction {
     /// server refuses a longer pause, as it closes connections whose
     /// answers stop moving). Phase `after` only.
     SlowBody {
+        #[serde(deserialize_with = "crate::whole::u32")]
         #[cfg_attr(feature = "openapi", schema(minimum = 1))]
         bytes: u32,
+        #[serde(deserialize_with = "crate::whole::u64")]
         #[cfg_attr(feature = "openapi", schema(maximum = 600_000))]
         interval_ms: u64,
     },
     /// Answer 200 with valid JSON of `bytes` bytes (padding), streamed.
     Oversized {
+        #[serde(deserialize_with = "crate::whole::u64")]
         #[cfg_attr(feature = "openapi", schema(maximum = 1_073_741_824_u64))]
         bytes: u64,
     },
@@ -212,18 +236,34 @@ pub struct FaultRule {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub user: Option<UserId>,
     /// Only the `nth` matching call (1 is the first).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "crate::whole::option_u64"
+    )]
     #[cfg_attr(feature = "openapi", schema(minimum = 1))]
     pub nth: Option<u64>,
     /// Only every `every`-th matching call (`every`, `2 × every`, …).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "crate::whole::option_u64"
+    )]
     #[cfg_attr(feature = "openapi", schema(minimum = 1))]
     pub every: Option<u64>,
     /// Only the first `first` matching calls.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "crate::whole::option_u64"
+    )]
     pub first: Option<u64>,
     /// Only the calls after the first `after` matching ones.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "crate::whole::option_u64"
+    )]
     pub after: Option<u64>,
     /// The chance (0..=1) that the rule fires on a call its conditions
     /// select, drawn from the seeded generator (default 1: always).
@@ -233,12 +273,13 @@ pub struct FaultRule {
     /// Before the request is handled (default) or after.
     #[serde(default, skip_serializing_if = "is_before")]
     pub phase: FaultPhase,
-    /// Fixed delay when the rule fires (at most [`MAX_LATENCY_MS`]).
-    #[serde(default)]
+    /// Fixed delay when the rule fires, in milliseconds (at most 600,000:
+    /// ten minutes, `MAX_LATENCY_MS`).
+    #[serde(default, deserialize_with = "crate::whole::u64")]
     #[cfg_attr(feature = "openapi", schema(maximum = 600_000))]
     pub latency_ms: u64,
     /// Extra random delay, uniform in `0..=jitter_ms`.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::whole::u64")]
     #[cfg_attr(feature = "openapi", schema(maximum = 600_000))]
     pub jitter_ms: u64,
     /// Probability (0..=1) of answering `status` instead of handling.
@@ -246,7 +287,7 @@ pub struct FaultRule {
     #[cfg_attr(feature = "openapi", schema(minimum = 0, maximum = 1))]
     pub error_rate: f64,
     /// The status of injected errors (default 503).
-    #[serde(default = "default_status")]
+    #[serde(default = "default_status", deserialize_with = "crate::whole::u16")]
     #[cfg_attr(feature = "openapi", schema(minimum = 400, maximum = 599))]
     pub status: u16,
     /// Probability (0..=1) of dropping the connection without an answer.
@@ -254,7 +295,7 @@ pub struct FaultRule {
     #[cfg_attr(feature = "openapi", schema(minimum = 0, maximum = 1))]
     pub drop_rate: f64,
     /// Answer `status` to the next N matching requests, then stop.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::whole::u64")]
     pub fail_next: u64,
     /// What to do when the rule fires, beyond the fields above.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -325,9 +366,17 @@ pub struct FaultRules {
     /// The seed of the generator every probability and jitter is drawn
     /// from: the same seed and the same calls give the same faults. When
     /// not given the server picks one and reports it.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "crate::whole::option_uint64"
+    )]
+    #[cfg_attr(
+        feature = "openapi",
+        schema(format = "uint64", maximum = 18_446_744_073_709_551_615_u64)
+    )]
     pub seed: Option<u64>,
-    /// The rules, applied in order (at most [`MAX_RULES`]).
+    /// The rules, applied in order (at most 64, `MAX_RULES`).
     #[cfg_attr(feature = "openapi", schema(max_items = 64))]
     pub rules: Vec<FaultRule>,
 }
@@ -353,7 +402,7 @@ pub struct Seed {
     pub posts: Vec<SeedPost>,
 }
 
-/// A user in a [`Seed`].
+/// A user in a `Seed`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[cfg_attr(feature = "openapi", schema(examples(json!({"id": 1, "name": "Ana", "friends": [2]}))))]
@@ -361,14 +410,22 @@ pub struct Seed {
 pub struct SeedUser {
     /// The user's id.
     pub id: UserId,
-    /// The display name.
+    /// The display name: not blank, at most 200 characters.
+    #[cfg_attr(
+        feature = "openapi",
+        schema(
+            min_length = 1,
+            max_length = 200,
+            pattern = r"[^\t\n\x0B\f\r \u0085\u00A0\u1680\u2000-\u200A\u2028\u2029\u202F\u205F\u3000]"
+        )
+    )]
     pub name: String,
     /// The user's friends.
     #[serde(default)]
     pub friends: Vec<UserId>,
 }
 
-/// A post in a [`Seed`].
+/// A post in a `Seed`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[cfg_attr(feature = "openapi", schema(examples(json!({"id": 42, "likers": [1]}))))]
@@ -401,7 +458,11 @@ pub struct RequestFilter {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub user: Option<UserId>,
     /// Only entries after this `seq` (for reading what is new).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "crate::whole::query_option_u64"
+    )]
     pub since: Option<u64>,
 }
 
@@ -499,4 +560,66 @@ pub struct Journal {
     pub capacity: u64,
     /// How many older entries were dropped to stay within it.
     pub dropped: u64,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::NAME_PATTERN;
+
+    /// The characters [`NAME_PATTERN`] names as space, read off the pattern
+    /// itself (`\t`-style escapes, `\xHH`, `\uHHHH`, ranges, a plain space).
+    fn pattern_spaces() -> Vec<(char, char)> {
+        let body = NAME_PATTERN
+            .strip_prefix("[^")
+            .and_then(|p| p.strip_suffix(']'))
+            .expect("a negated class");
+        let mut chars = body.chars().peekable();
+        let mut single = Vec::new();
+        while let Some(c) = chars.next() {
+            let c = match c {
+                '\\' => match chars.next().expect("an escape") {
+                    't' => '\t',
+                    'n' => '\n',
+                    'f' => '\u{c}',
+                    'r' => '\r',
+                    kind @ ('x' | 'u') => {
+                        let digits: String = chars
+                            .by_ref()
+                            .take(if kind == 'x' { 2 } else { 4 })
+                            .collect();
+                        let code = u32::from_str_radix(&digits, 16).expect("hex");
+                        char::from_u32(code).expect("a char")
+                    }
+                    other => panic!("unexpected escape \\{other}"),
+                },
+                '-' => {
+                    single.push('-');
+                    continue;
+                }
+                c => c,
+            };
+            single.push(c);
+        }
+        let mut ranges = Vec::new();
+        let mut i = 0;
+        while i < single.len() {
+            if single.get(i + 1) == Some(&'-') {
+                ranges.push((single[i], single[i + 2]));
+                i += 3;
+            } else {
+                ranges.push((single[i], single[i]));
+                i += 1;
+            }
+        }
+        ranges
+    }
+
+    #[test]
+    fn the_name_pattern_is_rusts_white_space() {
+        let spaces = pattern_spaces();
+        for c in (0..=0x10_FFFF).filter_map(char::from_u32) {
+            let in_pattern = spaces.iter().any(|&(lo, hi)| (lo..=hi).contains(&c));
+            assert_eq!(in_pattern, c.is_whitespace(), "U+{:04X}", u32::from(c));
+        }
+    }
 }

@@ -79,9 +79,18 @@ impl IdError {
 macro_rules! id_type {
     ($(#[$doc:meta])* $name:ident, $kind:expr) => {
         $(#[$doc])*
-        #[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-        #[serde(try_from = "u64", into = "u64")]
+        #[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+        #[serde(into = "u64")]
         pub struct $name(NonZeroU64);
+
+        /// A JSON whole number (`42`, or `42.0`, which JSON Schema counts the same), checked
+        /// by [`Self::new`].
+        impl<'de> Deserialize<'de> for $name {
+            fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+                let crate::whole::IdNumber(id) = crate::whole::IdNumber::deserialize(deserializer)?;
+                Self::new(id).map_err(serde::de::Error::custom)
+            }
+        }
 
         impl $name {
             /// The smallest id, 1.
@@ -295,11 +304,16 @@ mod tests {
             id: PostId,
         }
         assert!(serde_json::from_str::<Body>(r#"{"id": 5}"#).is_ok());
+        // JSON Schema counts 5.0 an integer, and so do the bodies.
+        assert!(serde_json::from_str::<Body>(r#"{"id": 5.0}"#).is_ok());
         for bad in [
             r#"{"id": 0}"#,
+            r#"{"id": 0.0}"#,
             r#"{"id": -3}"#,
             r#"{"id": 1.5}"#,
             r#"{"id": "5"}"#,
+            r#"{"id": 9223372036854775808}"#,
+            r#"{"id": 9223372036854775806.0}"#,
         ] {
             assert!(serde_json::from_str::<Body>(bad).is_err(), "{bad}");
         }

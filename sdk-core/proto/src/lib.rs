@@ -28,6 +28,7 @@ use serde::{Deserialize, Serialize};
 pub mod admin;
 pub mod code;
 mod ids;
+mod whole;
 
 pub use ids::{IdError, IdKind, MAX_ID, PostId, UserId};
 
@@ -145,12 +146,13 @@ pub struct ErrorBody {
     pub error: ErrorDetail,
 }
 
-/// The inside of an [`ErrorBody`].
+/// The inside of an `ErrorBody`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[cfg_attr(feature = "openapi", schema(examples(json!({"code": "post_not_found", "message": "there is no post 42"}))))]
 pub struct ErrorDetail {
-    /// A stable `snake_case` code a program can match on ([`code`]).
+    /// A stable `snake_case` code a program can match on (every one is in
+    /// `likekit_proto::code` and in the server's table of errors).
     pub code: String,
     /// A human-readable explanation.
     pub message: String,

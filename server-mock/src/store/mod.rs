@@ -246,6 +246,7 @@ impl From<rusqlite::Error> for StoreError {
 /// a sum below zero is drift the audit must show, not round to 0 (which
 /// would match a post with no like rows), so it is an error naming the
 /// post, the value and its like rows.
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
 pub(crate) fn audited(post: PostId, what: &str, value: i64, rows: u64) -> Result<u64, StoreError> {
     u64::try_from(value).map_err(|_| {
         StoreError::Backend(format!(
