@@ -191,6 +191,25 @@ const TOOLS: &[Tool] = &[
         install: Some(|ctx| install::pip(ctx, &[install::PYTEST]).map(drop)),
     },
     Tool {
+        name: "schemathesis",
+        used_for: "the OpenAPI document's tests",
+        probe: |ctx| {
+            let package = crate::openapi::SCHEMATHESIS;
+            found(
+                install::pip_installed_version(ctx, package.name)
+                    .filter(|v| v == package.version)
+                    .map(|v| format!("{v} in .tools/python")),
+                format!(
+                    "pip install {}=={} into .tools/python",
+                    package.name, package.version
+                ),
+            )
+        },
+        install: Some(|ctx| {
+            install::pip(ctx, &[install::PYTEST, crate::openapi::SCHEMATHESIS]).map(drop)
+        }),
+    },
+    Tool {
         name: "swift",
         used_for: "compiling the Swift bindings",
         probe: |_| {

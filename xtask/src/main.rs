@@ -6,6 +6,7 @@ mod demo;
 mod doctor;
 mod fuzz;
 mod install;
+mod openapi;
 mod proc;
 mod react;
 mod runner;
@@ -72,7 +73,7 @@ enum Command {
     /// skipped]`; exits non-zero on any failure.
     Test {
         /// Only these runners: rust, fuzz, kotlin, python, swift, wasm, node,
-        /// browser, typescript, react.
+        /// browser, typescript, openapi, react.
         #[arg(long, value_delimiter = ',', value_parser = runner::names())]
         only: Vec<String>,
     },

@@ -74,6 +74,11 @@ pub const RUNNERS: &[Runner] = &[
         run: typescript::run,
     },
     Runner {
+        name: "openapi",
+        about: "Schemathesis against the reference server's /openapi.json: every operation's examples, limits and random requests, each answer checked against the document",
+        run: crate::openapi::run,
+    },
+    Runner {
         name: "react",
         about: "likekit-react in a React 19 app built with Vite, in headless Chromium, and server-rendered in Node",
         run: react::run,
