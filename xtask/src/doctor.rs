@@ -55,6 +55,19 @@ fn shown(path: PathBuf) -> String {
 }
 
 /// An npm package at its pinned version in `.tools/node`.
+/// A PyPI package at its pinned version in `.tools/python`.
+fn pip_package(ctx: &Ctx, package: Package) -> Found {
+    found(
+        install::pip_installed_version(ctx, package.name)
+            .filter(|v| v == package.version)
+            .map(|v| format!("{v} in .tools/python")),
+        format!(
+            "pip install {}=={} into .tools/python",
+            package.name, package.version
+        ),
+    )
+}
+
 fn npm_package(ctx: &Ctx, package: Package) -> Found {
     let installed = install::npm_installed_version(ctx, package.name);
     found(
@@ -179,32 +192,19 @@ const TOOLS: &[Tool] = &[
     Tool {
         name: "pytest",
         used_for: "Python tests",
-        probe: |ctx| {
-            let (name, version) = (install::PYTEST.name, install::PYTEST.version);
-            found(
-                install::pip_installed_version(ctx, name)
-                    .filter(|v| v == version)
-                    .map(|v| format!("{v} in .tools/python")),
-                format!("pip install {name}=={version} into .tools/python"),
-            )
-        },
+        probe: |ctx| pip_package(ctx, install::PYTEST),
         install: Some(|ctx| install::pip(ctx, &[install::PYTEST]).map(drop)),
+    },
+    Tool {
+        name: "mypy",
+        used_for: "Python tests (the admin client's types)",
+        probe: |ctx| pip_package(ctx, install::MYPY),
+        install: Some(|ctx| install::pip(ctx, &[install::PYTEST, install::MYPY]).map(drop)),
     },
     Tool {
         name: "schemathesis",
         used_for: "the OpenAPI document's tests",
-        probe: |ctx| {
-            let package = crate::openapi::SCHEMATHESIS;
-            found(
-                install::pip_installed_version(ctx, package.name)
-                    .filter(|v| v == package.version)
-                    .map(|v| format!("{v} in .tools/python")),
-                format!(
-                    "pip install {}=={} into .tools/python",
-                    package.name, package.version
-                ),
-            )
-        },
+        probe: |ctx| pip_package(ctx, crate::openapi::SCHEMATHESIS),
         install: Some(|ctx| {
             install::pip(ctx, &[install::PYTEST, crate::openapi::SCHEMATHESIS]).map(drop)
         }),

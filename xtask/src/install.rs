@@ -346,6 +346,11 @@ pub const PYTEST: Package = Package {
     name: "pytest",
     version: "9.2.0",
 };
+/// The type checker the Python tests run on the admin client.
+pub const MYPY: Package = Package {
+    name: "mypy",
+    version: "2.4.1",
+};
 
 /// The interpreter of the project-local virtual environment `.tools/python`.
 pub fn venv_python(ctx: &Ctx) -> PathBuf {

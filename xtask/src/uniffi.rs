@@ -430,7 +430,7 @@ pub fn bench_kotlin(ctx: &Ctx, figures: &mut Figures) -> Result<(), String> {
 /// The `python` runner: pytest over `bindings/uniffi/tests/python`, its
 /// JUnit report counted.
 pub fn run_python(ctx: &Ctx) -> Result<Tally, String> {
-    let python = install::pip(ctx, &[install::PYTEST])?;
+    let python = install::pip(ctx, &[install::PYTEST, install::MYPY])?;
     let generated = generate(ctx, false)?;
     let report = ctx.target_dir.join("uniffi-tests").join("pytest.xml");
     let mut cmd = Command::new(python);

@@ -36,7 +36,20 @@ import urllib.error
 import urllib.parse
 import urllib.request
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Dict, Iterable, List, Mapping, Optional, Tuple, Type, Union
+from typing import (
+    Any,
+    Callable,
+    ClassVar,
+    Dict,
+    Iterable,
+    List,
+    Mapping,
+    Optional,
+    Tuple,
+    Type,
+    TypeVar,
+    Union,
+)
 
 __all__ = [
     "OPERATIONS",
@@ -146,7 +159,11 @@ def _id(value: Any, where: str) -> int:
     return _int(value, where, 1, MAX_ID)
 
 
-def _opt(decode, value: Any, where: str):
+_T = TypeVar("_T")
+_E = TypeVar("_E", bound=enum.Enum)
+
+
+def _opt(decode: Callable[[Any, str], _T], value: Any, where: str) -> Optional[_T]:
     return None if value is None else decode(value, where)
 
 
@@ -173,7 +190,7 @@ def _bool(value: Any, where: str) -> bool:
     return value
 
 
-def _list(value: Any, where: str) -> list:
+def _list(value: Any, where: str) -> List[Any]:
     if not isinstance(value, list):
         raise _fail(where, "an array", value)
     return value
@@ -183,7 +200,7 @@ def _ids(value: Any, where: str) -> List[int]:
     return [_id(item, f"{where}[{i}]") for i, item in enumerate(_list(value, where))]
 
 
-def _enum(cls, value: Any, where: str):
+def _enum(cls: Type[_E], value: Any, where: str) -> _E:
     if isinstance(value, cls):
         return value
     if isinstance(value, str):
@@ -813,7 +830,7 @@ class Admin:
         except ValueError as error:
             raise AdminError(status, "unreadable", f"{error}: {text}") from None
 
-    def _decode(self, status: int, decode, value: Any):
+    def _decode(self, status: int, decode: Callable[[Any], _T], value: Any) -> _T:
         try:
             return decode(value)
         except ValueError as error:
