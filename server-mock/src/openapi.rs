@@ -253,8 +253,22 @@ pub(crate) fn document() -> &'static str {
         };
         closed_fault_actions(&mut doc);
         after_only_actions(&mut doc);
+        names_without_control_characters(&mut doc);
         doc.to_string()
     })
+}
+
+/// Says on every name (`NewUser`, `SeedUser`) what `store::rules` refuses
+/// besides blank names: a control character anywhere (`not` a pattern that
+/// finds one, which needs no anchors, whose meaning differs between regex
+/// engines).
+fn names_without_control_characters(doc: &mut serde_json::Value) {
+    for body in ["NewUser", "SeedUser"] {
+        let pointer = format!("/components/schemas/{body}/properties/name");
+        if let Some(name) = doc.pointer_mut(&pointer) {
+            name["not"] = serde_json::json!({ "pattern": likekit_proto::admin::NAME_FORBIDDEN });
+        }
+    }
 }
 
 /// The kinds of fault action that shape the real answer, and so need
@@ -397,7 +411,7 @@ mod tests {
     fn schema_limits_are_the_servers_rules() {
         use likekit_proto::admin::{
             MAX_FRIENDS, MAX_LATENCY_MS, MAX_NAME_CHARS, MAX_OVERSIZED_BYTES, MAX_RULES,
-            MAX_TOKEN_TTL_SECS, NAME_PATTERN,
+            MAX_TOKEN_TTL_SECS, NAME_FORBIDDEN, NAME_PATTERN,
         };
         let doc: Value = serde_json::from_str(document()).expect("json");
         let schemas = &doc["components"]["schemas"];
@@ -406,6 +420,7 @@ mod tests {
             assert_eq!(name["maxLength"], json!(MAX_NAME_CHARS), "{body}");
             assert_eq!(name["minLength"], json!(1), "{body}");
             assert_eq!(name["pattern"], json!(NAME_PATTERN), "{body}");
+            assert_eq!(name["not"]["pattern"], json!(NAME_FORBIDDEN), "{body}");
         }
         // The seed is the bodies' one unsigned 64-bit number.
         let seed = &schemas["FaultRules"]["properties"]["seed"];

@@ -17,6 +17,11 @@ pub const MAX_NAME_CHARS: usize = 200;
 pub const NAME_PATTERN: &str =
     r"[^\t\n\x0B\f\r \u0085\u00A0\u1680\u2000-\u200A\u2028\u2029\u202F\u205F\u3000]";
 
+/// What a display name may not hold, as a pattern for the OpenAPI
+/// document (a name's schema says `not` this): control characters, U+0000
+/// to U+001F and U+007F to U+009F (`char::is_control`).
+pub const NAME_FORBIDDEN: &str = r"[\u0000-\u001F\u007F-\u009F]";
+
 /// The most friends one user may have.
 pub const MAX_FRIENDS: usize = 5_000;
 /// The longest token lifetime the admin API mints: one year, in seconds.
@@ -564,7 +569,7 @@ pub struct Journal {
 
 #[cfg(test)]
 mod tests {
-    use super::NAME_PATTERN;
+    use super::{NAME_FORBIDDEN, NAME_PATTERN};
 
     /// The characters [`NAME_PATTERN`] names as space, read off the pattern
     /// itself (`\t`-style escapes, `\xHH`, `\uHHHH`, ranges, a plain space).
@@ -612,6 +617,17 @@ mod tests {
             }
         }
         ranges
+    }
+
+    #[test]
+    fn the_forbidden_pattern_is_rusts_control_characters() {
+        let (c0, c1) = (0x00..=0x1F, 0x7F..=0x9F);
+        assert_eq!(NAME_FORBIDDEN, r"[\u0000-\u001F\u007F-\u009F]");
+        for c in (0..=0x10_FFFF).filter_map(char::from_u32) {
+            let code = u32::from(c);
+            let named = c0.contains(&code) || c1.contains(&code);
+            assert_eq!(named, c.is_control(), "U+{code:04X}");
+        }
     }
 
     #[test]

@@ -36,16 +36,24 @@ impl From<RuleViolation> for StoreError {
     }
 }
 
-/// A display name has 1 to [`MAX_NAME_CHARS`] characters and is not blank.
+/// A display name has 1 to [`MAX_NAME_CHARS`] characters, is not blank,
+/// and holds no control character (U+0000 to U+001F, U+007F to U+009F: a
+/// name is one line of display text, and PostgreSQL's `text` cannot hold
+/// U+0000 at all).
 ///
 /// # Errors
 ///
 /// `bad_name` otherwise.
 pub fn check_name(name: &str) -> Result<(), RuleViolation> {
-    if name.trim().is_empty() || name.chars().count() > MAX_NAME_CHARS {
+    if name.trim().is_empty()
+        || name.chars().count() > MAX_NAME_CHARS
+        || name.chars().any(char::is_control)
+    {
         return Err(RuleViolation {
             code: "bad_name",
-            message: format!("a name must have 1 to {MAX_NAME_CHARS} characters and not be blank"),
+            message: format!(
+                "a name must have 1 to {MAX_NAME_CHARS} characters, not be blank, and hold no control characters"
+            ),
         });
     }
     Ok(())
@@ -102,7 +110,17 @@ mod tests {
     fn names_are_bounded_and_not_blank() {
         assert!(check_name("A").is_ok());
         assert!(check_name(&"é".repeat(MAX_NAME_CHARS)).is_ok());
-        for bad in ["", " \t", &"x".repeat(MAX_NAME_CHARS + 1)] {
+        assert!(check_name("Ana María\u{a0}O'Neil 🙂").is_ok());
+        for bad in [
+            "",
+            " \t",
+            &"x".repeat(MAX_NAME_CHARS + 1),
+            "A\0B",
+            "Ana\n",
+            "A\u{1b}[31mB",
+            "A\u{85}B",
+            "A\u{7f}",
+        ] {
             let err = check_name(bad).unwrap_err();
             assert_eq!(err.code, "bad_name", "{bad:?}");
             assert_eq!(
