@@ -60,6 +60,7 @@ mod faults;
 pub mod fuzzing;
 mod journal;
 mod jwks;
+pub mod logs;
 mod metrics;
 mod middleware;
 pub mod net;

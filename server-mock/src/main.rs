@@ -13,12 +13,18 @@ use std::{
 };
 
 use clap::{Args, Parser, Subcommand};
+use likekit_server::logs;
 use likekit_server::{
     Config, Database, JwksSource, RateLimit, TokenPolicy, Tokens,
     store::{HotPostOptions, MAX_SHARDS},
     wire::UserId,
 };
 use tracing_subscriber::EnvFilter;
+use tracing_subscriber::Layer as _;
+use tracing_subscriber::filter::{FilterExt as _, filter_fn};
+use tracing_subscriber::fmt::format::JsonFields;
+use tracing_subscriber::layer::SubscriberExt as _;
+use tracing_subscriber::util::SubscriberInitExt as _;
 
 // mimalloc: markedly less time in malloc/free than the system allocator on
 // the view path (many small, short-lived allocations per request).
@@ -340,19 +346,32 @@ fn main() -> ExitCode {
         Some(Command::Serve(args)) => *args,
         _ => cli.serve,
     };
-    let logs = tracing_subscriber::fmt()
-        .with_env_filter(
-            EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info")),
-        )
-        .with_writer(std::io::stderr);
+    // What RUST_LOG asks for, less the per-request span: `logs::Lines`
+    // writes each request's id from the request itself, and a filter that
+    // refuses the span keeps it from being made at all.
+    let filter = EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| EnvFilter::new("info"))
+        .and(filter_fn(|metadata| !logs::is_request_span(metadata)));
+    let lines = tracing_subscriber::fmt::layer().with_writer(std::io::stderr);
     match args.log_format {
-        LogFormat::Text => logs.with_ansi(std::io::stderr().is_terminal()).init(),
-        // One JSON object per line; a request's lines carry its span
-        // (`"span":{"name":"request","request_id":…}`).
-        LogFormat::Json => logs
-            .json()
-            .with_current_span(true)
-            .with_span_list(false)
+        LogFormat::Text => tracing_subscriber::registry()
+            .with(
+                lines
+                    .with_ansi(std::io::stderr().is_terminal())
+                    .event_format(logs::Lines { json: false })
+                    .with_filter(filter),
+            )
+            .init(),
+        // One JSON object per line; a request's lines carry its id as its
+        // span did (`"span":{"request_id":…,"name":"request"}`).
+        LogFormat::Json => tracing_subscriber::registry()
+            .with(
+                lines
+                    .with_ansi(false)
+                    .fmt_fields(JsonFields::new())
+                    .event_format(logs::Lines { json: true })
+                    .with_filter(filter),
+            )
             .init(),
     }
 

@@ -582,8 +582,16 @@ where
             }
         };
 
-        let span = tracing::info_span!("request", request_id = id.to_str().unwrap_or_default());
-        Box::pin(
+        // The request's id for every line it logs: in a task-local that the
+        // binary's log lines read (`logs`), and in a span for an embedder's
+        // own subscriber (the binary's leaves the span out, uncreated).
+        let span = tracing::info_span!(
+            crate::logs::REQUEST_SPAN,
+            request_id = id.to_str().unwrap_or_default()
+        );
+        let request_id = id.clone();
+        Box::pin(crate::logs::in_request(
+            request_id,
             async move {
                 let handled = std::panic::AssertUnwindSafe(work).catch_unwind();
                 let mut handled = std::pin::pin!(handled);
@@ -636,7 +644,7 @@ where
                 Ok(response)
             }
             .instrument(span),
-        )
+        ))
     }
 }
 
