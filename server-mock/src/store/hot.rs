@@ -215,11 +215,11 @@ impl HotPosts {
 /// The last value [`liked_at`] gave (or [`liked_after`] set).
 static LAST: AtomicI64 = AtomicI64::new(0);
 
-/// Makes every later [`liked_at`] greater than `at`: a store calls it when
-/// it opens, with the newest like time it holds, so likes made after a
+/// Makes every later [`liked_at`] greater than `at`: the SQLite store calls
+/// it when it opens, with the newest like time it holds, so likes made after a
 /// restart with the clock set back still sort as the newest (a fold or a
 /// merge of shard rows keeps the newest likers).
-#[cfg_attr(not(any(feature = "sqlite", feature = "postgres")), allow(dead_code))]
+#[cfg_attr(not(feature = "sqlite"), allow(dead_code))]
 pub(crate) fn liked_after(at: i64) {
     LAST.fetch_max(at, Ordering::Relaxed);
 }
