@@ -134,7 +134,36 @@ pub struct PostLikes {
 pub struct BatchLikes {
     /// One entry per existing post that was asked for.
     #[cfg_attr(feature = "openapi", schema(value_type = BTreeMap<String, PostLikes>))]
+    #[serde(deserialize_with = "post_keys")]
     pub posts: BTreeMap<PostId, PostLikes>,
+}
+
+/// A map keyed by post ids, read as the keys are written: the digits of
+/// an id. A post id in a body may be written `7.0` (a JSON number, which
+/// JSON Schema counts whole), but a key is text, and `"7.0"` is not the
+/// key of post 7; so keys are read as unsigned integers, as before ids
+/// took whole numbers with a zero fraction.
+fn post_keys<'de, D, V>(deserializer: D) -> Result<BTreeMap<PostId, V>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    V: Deserialize<'de>,
+{
+    #[derive(PartialEq, Eq, PartialOrd, Ord, Deserialize)]
+    #[serde(try_from = "u64")]
+    struct Key(PostId);
+
+    impl TryFrom<u64> for Key {
+        type Error = IdError;
+        fn try_from(id: u64) -> Result<Self, IdError> {
+            PostId::new(id).map(Key)
+        }
+    }
+
+    let keyed: BTreeMap<Key, V> = BTreeMap::deserialize(deserializer)?;
+    Ok(keyed
+        .into_iter()
+        .map(|(Key(post), value)| (post, value))
+        .collect())
 }
 
 /// Every error answer: `{"error": {"code": "post_not_found", "message": "…"}}`.

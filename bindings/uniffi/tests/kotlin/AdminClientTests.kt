@@ -318,12 +318,16 @@ fun adminClientTests(t: Harness, server: TestServer) {
         expectEqual(SeedUser(Long.MAX_VALUE, "\"A\" \\ / \b\u000C\n\r\t é😀 \u0001 é😀"), name, "decoded")
         expectEqual(name, SeedUser.fromJson(name.toJson()), "decoded again from ${name.toJson()}")
         // The server reads what the client writes the same way: the name comes
-        // back in a friend's "Liked by" list.
-        val (odd, viewer, post) = Triple(server.user(name.name), server.nextId(), server.nextId())
+        // back in a friend's "Liked by" list. (Without its control characters,
+        // which no name may hold: a name is one line of display text.)
+        val shown = name.name.filter { !it.isISOControl() }
+        val (odd, viewer, post) = Triple(server.user(shown), server.nextId(), server.nextId())
         admin.seed(Seed(users = listOf(SeedUser(viewer, "Viewer", friends = listOf(odd))), posts = listOf(SeedPost(post, likers = listOf(odd)))))
         val (status, body) = server.asViewer("GET", "/posts/$post/likes", server.token(viewer))
         expectEqual(200, status, "GET /posts/$post/likes: $body")
-        expectEqual(listOf(name.name), (TestJson.parse(body) as Map<*, *>)["friends"], "the friends who like it")
+        expectEqual(listOf(shown), (TestJson.parse(body) as Map<*, *>)["friends"], "the friends who like it")
+        val refused = runCatching { admin.createUser(server.nextId(), name.name) }.exceptionOrNull()
+        expectEqual("bad_name", (refused as? LikeKitAdminException)?.code, "a name with control characters: $refused")
 
         val seed = FaultRules.fromJson("""{"seed": 18446744073709551615, "rules": []}""")
         expectEqual(ULong.MAX_VALUE, seed.seed, "an unsigned 64-bit seed")
