@@ -179,12 +179,20 @@ impl Arrival {
             .and_then(|f| f.written.get().copied())
             .or_else(|| response.extensions().get::<Written>().copied());
         let handled = !note.is_some_and(|n| n.phase == FaultPhase::Before);
+        // The handler's own status (an `after` rule may have replaced it).
+        let status = faults
+            .and_then(|f| f.answered.get().copied())
+            .unwrap_or_else(|| response.status());
+        // A 500 (the database failed: a lost connection during the commit,
+        // a failed fsync; or the handler panicked) may come after the
+        // write committed. 503 is the store refusing writes as it closes.
+        let failed = status.is_server_error() && status != StatusCode::SERVICE_UNAVAILABLE;
         let write = match (self.route, written) {
             (_, Some(w)) if w.changed => Some(WriteResult::Applied),
             (_, Some(_)) => Some(WriteResult::Unchanged),
-            // A write the request timeout cut short may still commit: its
-            // outcome is unknown, not refused.
-            (FaultRoute::Like | FaultRoute::Unlike, None) if handled && !timed_out => {
+            // A write the request timeout cut short, or one answered 500,
+            // may still commit: its outcome is unknown, not refused.
+            (FaultRoute::Like | FaultRoute::Unlike, None) if handled && !timed_out && !failed => {
                 Some(WriteResult::Refused)
             }
             _ => None,
@@ -220,6 +228,8 @@ struct FaultPath {
     note: OnceLock<FaultNote>,
     /// What the handler did, noted as soon as it answered.
     written: OnceLock<Written>,
+    /// The status the handler answered, before a rule replaced it.
+    answered: OnceLock<StatusCode>,
     /// No answer reached the client: the connection was cut or held.
     cut: AtomicBool,
 }
@@ -284,6 +294,7 @@ where
     if let Some(written) = response.extensions().get::<Written>() {
         let _ = path.written.set(*written);
     }
+    let _ = path.answered.set(response.status());
     if !plan.after.delay.is_zero() {
         tokio::time::sleep(plan.after.delay).await;
     }
@@ -565,6 +576,7 @@ where
                             .map(|info| info.0.clone()),
                         note: OnceLock::new(),
                         written: OnceLock::new(),
+                        answered: OnceLock::new(),
                         cut: AtomicBool::new(false),
                     });
                     fault_path = Some(path.clone());

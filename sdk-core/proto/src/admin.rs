@@ -502,9 +502,10 @@ pub enum WriteResult {
     /// changed.
     Unchanged,
     /// The handler answered an error (unknown post, bad token, rate
-    /// limit…): nothing changed. A write the request timeout cut short is
-    /// not refused: its outcome is unknown, and its entry's `write` is
-    /// `None`.
+    /// limit…): nothing changed. A write the request timeout cut short, or
+    /// one answered 500 (the database failed, say a connection lost while
+    /// the commit's answer was on its way), is not refused: its outcome is
+    /// unknown, and its entry's `write` is `None`.
     Refused,
 }
 
@@ -535,8 +536,8 @@ pub struct JournalEntry {
     pub status: Option<u16>,
     /// For a like or unlike that reached the handler: what it did. `None`
     /// for reads, for requests a `before` fault answered, and for a write
-    /// the request timeout cut short before the handler answered (it may
-    /// or may not have committed).
+    /// the request timeout cut short before the handler answered or that
+    /// the handler answered 500 (it may or may not have committed).
     pub write: Option<WriteResult>,
     /// The fault rule that acted on it (its place in the rule set), if any:
     /// also one whose latency the request timeout cut short (`status` is

@@ -26,8 +26,9 @@ export type FaultPhase = "before" | "after";
 /**
  * What a like or unlike did: `applied` (the count moved by one),
  * `unchanged` (already as asked: a retry, a repeated tap), `refused` (the
- * handler answered an error). A write the request timeout cut short has no
- * result (`null`): it may or may not have committed.
+ * handler answered an error). A write the request timeout cut short, or one
+ * answered 500 (the database failed), has no result (`null`): it may or may
+ * not have committed.
  */
 export type WriteResult = "applied" | "unchanged" | "refused";
 

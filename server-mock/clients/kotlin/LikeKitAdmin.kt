@@ -402,7 +402,7 @@ enum class WriteResult(override val wire: String) : WireName {
     /** The row was already as asked (a retry, a repeated tap): nothing changed. */
     UNCHANGED("unchanged"),
 
-    /** The handler answered an error: nothing changed. */
+    /** The handler answered an error: nothing changed (a write answered 500 has no result: it may have committed). */
     REFUSED("refused");
 
     /** The JSON string, quoted. */

@@ -263,7 +263,8 @@ class WriteResult(str, enum.Enum):
     UNCHANGED = "unchanged"
     """The row was already as asked: nothing changed."""
     REFUSED = "refused"
-    """The handler answered an error: nothing changed."""
+    """The handler answered an error: nothing changed (a write answered 500
+    has no result: it may have committed)."""
 
     def __str__(self) -> str:
         return self.value

@@ -720,7 +720,8 @@ public enum WriteResult: String, Codable, Sendable, CaseIterable {
     case applied
     /// The row was already as asked: nothing changed.
     case unchanged
-    /// The handler answered an error: nothing changed.
+    /// The handler answered an error: nothing changed (a write answered 500
+    /// has no result: it may have committed).
     case refused
 }
 
