@@ -2,11 +2,11 @@
 //! they are read.
 //!
 //! A body is read by serde (the types of `likekit_proto::admin`), then held
-//! to its OpenAPI schema's shape: serde also reads a struct from an array
-//! (`[7, "Ana"]` as a user, `[]` as an empty seed document), which the
-//! document does not allow, so every place the schema asks for an object
-//! must hold one. Numbers, strings and their limits are serde's and the
-//! store's rules to check, as before.
+//! to its OpenAPI schema's JSON types: serde also reads a struct from an
+//! array (`[7, "Ana"]` as a user, `[]` as an empty seed document), which the
+//! document does not allow, so every value must be of a type its schema
+//! names (an object where it asks for one). The values themselves (ranges,
+//! lengths, names) are serde's and the store's rules to check, as before.
 
 use std::collections::BTreeMap;
 

@@ -11,8 +11,10 @@
 //! and admin routes, then the fault rules with the reset and the seed. The
 //! fault rules run apart because a rule set answers the public routes with
 //! whatever a test asks for (a 200 with any body is the point of the mock),
-//! which the public routes' schemas do not describe. Each operation is one
-//! test in the count (the JUnit report's test cases).
+//! which the public routes' schemas do not describe. The count is the
+//! JUnit reports' test cases: one per operation Schemathesis tests (it
+//! reports none for `GET /openapi.json` itself), and one for the first
+//! run's stateful phase.
 
 use std::ffi::OsStr;
 use std::path::Path;
