@@ -15,10 +15,17 @@
 //! JUnit reports' test cases: one per operation Schemathesis tests (it
 //! reports none for `GET /openapi.json` itself), and one for the first
 //! run's stateful phase.
+//!
+//! Both runs are made twice: against the server on SQLite (in memory), and
+//! against the server on a throwaway PostgreSQL cluster, since the two
+//! stores refuse bad input in their own ways (a NUL in a name was stored by
+//! SQLite and a 500 from PostgreSQL before the rule that refuses it).
 
 use std::ffi::OsStr;
 use std::path::Path;
 use std::process::Command;
+
+use likekit_testing::postgres::{Cluster, ClusterOptions};
 
 use crate::Ctx;
 use crate::install::{self, Package};
@@ -55,19 +62,90 @@ pub fn run(ctx: &Ctx) -> Result<Tally, String> {
     let binary = server::build(ctx)?;
     let logs = ctx.target_dir.join("openapi-tests");
     let secret = server::random_hex(32)?;
-    let args: [&OsStr; 4] = [
+    let token = token(&binary, &secret)?;
+    let mut tally = Tally::default();
+    let sqlite = Store {
+        name: "sqlite",
+        db: ":memory:".to_owned(),
+    };
+    tally.add(&test_server(
+        ctx,
+        &schemathesis,
+        &binary,
+        &logs,
+        &secret,
+        &token,
+        &sqlite,
+    )?);
+    // Without PostgreSQL the SQLite runs still count; its part is one
+    // failure that says why, as with the Rust runner's store tests.
+    let cluster = install::postgres_bin().and_then(|bin| {
+        let options = ClusterOptions {
+            bin: Some(bin),
+            ..ClusterOptions::default()
+        };
+        Cluster::start(options).map_err(|e| e.to_string())
+    });
+    match cluster {
+        Ok(cluster) => {
+            let database = cluster.database().map_err(|e| e.to_string())?;
+            proc::say(&format!(
+                "a throwaway PostgreSQL cluster for the openapi tests at {}",
+                database.url()
+            ));
+            let postgres = Store {
+                name: "postgres",
+                db: database.url().to_owned(),
+            };
+            tally.add(&test_server(
+                ctx,
+                &schemathesis,
+                &binary,
+                &logs,
+                &secret,
+                &token,
+                &postgres,
+            )?);
+        }
+        Err(e) => tally.add(&Tally::broken(format!(
+            "the openapi tests on PostgreSQL could not run: {e}"
+        ))),
+    }
+    Ok(tally)
+}
+
+/// The store a server under test runs on: its name in the reports' file
+/// names and the logs, and its `--db`.
+struct Store {
+    name: &'static str,
+    db: String,
+}
+
+/// Both runs against a server on `store`, seeded with the demo data.
+fn test_server(
+    ctx: &Ctx,
+    schemathesis: &Path,
+    binary: &Path,
+    logs: &Path,
+    secret: &str,
+    token: &str,
+    store: &Store,
+) -> Result<Tally, String> {
+    let args: [&OsStr; 6] = [
+        "--db".as_ref(),
+        store.db.as_ref(),
         "--token-secret".as_ref(),
         secret.as_ref(),
         "--seed".as_ref(),
         "examples/demo-seed.json".as_ref(),
     ];
-    let server = TestServer::start_binary(ctx, &binary, "openapi", &logs, &args)?;
-    let token = token(&binary, &secret)?;
+    let name = format!("openapi-{}", store.name);
+    let server = TestServer::start_binary(ctx, binary, &name, logs, &args)?;
     let mut tally = Tally::default();
-    for (name, include) in [("routes", false), ("faults", true)] {
-        let report = logs.join(format!("{name}.xml"));
-        let mut cmd = Command::new(&schemathesis);
-        cmd.current_dir(&logs)
+    for (run, include) in [("routes", false), ("faults", true)] {
+        let report = logs.join(format!("{}-{run}.xml", store.name));
+        let mut cmd = Command::new(schemathesis);
+        cmd.current_dir(logs)
             .args(["--no-color", "run"])
             .arg(format!("{}/openapi.json", server.url))
             .args(["--header", &format!("Authorization: Bearer {token}")])

@@ -75,7 +75,7 @@ pub const RUNNERS: &[Runner] = &[
     },
     Runner {
         name: "openapi",
-        about: "Schemathesis against the reference server's /openapi.json: every operation's examples, limits and random requests, each answer checked against the document",
+        about: "Schemathesis against the reference server's /openapi.json: every operation's examples, limits and random requests, each answer checked against the document, with the server on SQLite and on a throwaway PostgreSQL cluster",
         run: crate::openapi::run,
     },
     Runner {

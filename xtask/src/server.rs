@@ -130,8 +130,9 @@ pub fn wait_for_url(child: &mut Child, what: &str, log: &str) -> Result<String, 
 
 impl TestServer {
     /// Builds and starts the server with `args` added to an in-memory
-    /// database, a free loopback port and a random admin key; its log goes
-    /// to `<logs>/<name>-server.log`.
+    /// database (unless `args` has a `--db` of its own), a free loopback
+    /// port and a random admin key; its log goes to
+    /// `<logs>/<name>-server.log`.
     pub fn start(ctx: &Ctx, name: &str, logs: &Path, args: &[&OsStr]) -> Result<Self, String> {
         Self::start_binary(ctx, &build(ctx)?, name, logs, args)
     }
@@ -152,9 +153,11 @@ impl TestServer {
         let admin_key = random_hex(16)?;
         let mut cmd = Command::new(binary);
         cmd.current_dir(&ctx.root)
-            .args(["--listen", "127.0.0.1:0", "--db", ":memory:"])
-            .args(["--admin-key", &admin_key])
-            .args(args);
+            .args(["--listen", "127.0.0.1:0", "--admin-key", &admin_key]);
+        if !args.iter().any(|arg| *arg == "--db") {
+            cmd.args(["--db", ":memory:"]);
+        }
+        cmd.args(args);
         // The test's own settings only, whatever the shell has.
         without_likekit_settings(&mut cmd, inherited_names())
             .stdin(Stdio::null())
