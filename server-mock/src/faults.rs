@@ -146,7 +146,11 @@ pub(crate) fn validate(rules: &FaultRules) -> Result<(), String> {
                 "rule {i}: latency_ms and jitter_ms must be at most {MAX_LATENCY_MS}"
             ));
         }
-        for (name, value) in [("nth", rule.nth), ("every", rule.every)] {
+        for (name, value) in [
+            ("nth", rule.nth),
+            ("every", rule.every),
+            ("first", rule.first),
+        ] {
             if value == Some(0) {
                 return Err(format!("rule {i}: {name} must be at least 1"));
             }
@@ -614,6 +618,15 @@ mod tests {
             },
             FaultRule {
                 every: Some(0),
+                ..rule(FaultRoute::All)
+            },
+            FaultRule {
+                nth: Some(0),
+                ..rule(FaultRoute::All)
+            },
+            // A rule for none of the first 0 calls would never fire.
+            FaultRule {
+                first: Some(0),
                 ..rule(FaultRoute::All)
             },
             FaultRule {

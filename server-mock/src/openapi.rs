@@ -450,6 +450,10 @@ mod tests {
             (&status["minimum"], &status["maximum"]),
             (&json!(200), &json!(599))
         );
+        let rule = &schemas["FaultRule"]["properties"];
+        for field in ["nth", "every", "first"] {
+            assert_eq!(rule[field]["minimum"], json!(1), "{field}");
+        }
         let slow = action("slow_body");
         assert_eq!(slow["bytes"]["minimum"], json!(1));
         assert_eq!(slow["interval_ms"]["maximum"], json!(MAX_LATENCY_MS));

@@ -207,6 +207,22 @@ async fn delete_clears_and_bad_rules_are_400() {
             .await;
         expect_error(r, StatusCode::BAD_REQUEST, code).await;
     }
+    // A call condition of 0 would select no call (or divide by zero):
+    // refused, the message naming the field.
+    for field in ["nth", "every", "first"] {
+        let r = t
+            .admin(
+                Method::PUT,
+                "/admin/faults",
+                Some(json!({"rules": [{"route": "like", field: 0}]})),
+            )
+            .await;
+        let body = expect_error(r, StatusCode::BAD_REQUEST, "bad_fault_rules").await;
+        assert_eq!(
+            body.error.message,
+            format!("rule 0: {field} must be at least 1")
+        );
+    }
     // A refused rule set leaves the previous one (none) in force.
     ok_json::<LikeState>(t.unlike(1, 1).await).await;
     t.stop().await;

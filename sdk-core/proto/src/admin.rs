@@ -256,12 +256,14 @@ pub struct FaultRule {
     )]
     #[cfg_attr(feature = "openapi", schema(minimum = 1))]
     pub every: Option<u64>,
-    /// Only the first `first` matching calls.
+    /// Only the first `first` matching calls (at least 1: a rule for none
+    /// of them would never fire).
     #[serde(
         default,
         skip_serializing_if = "Option::is_none",
         deserialize_with = "crate::whole::option_u64"
     )]
+    #[cfg_attr(feature = "openapi", schema(minimum = 1))]
     pub first: Option<u64>,
     /// Only the calls after the first `after` matching ones.
     #[serde(
