@@ -351,6 +351,38 @@ async fn dropping_a_subscription_stops_its_events_and_lets_the_post_go() {
 }
 
 #[tokio::test]
+async fn a_watched_post_has_no_view_until_its_first_read_which_is_always_heard() {
+    let client = LikeClient::builder()
+        .transport(MemoryTransport::new().with_post(id(5), 0))
+        .build()
+        .unwrap();
+    let (log, _sub) = record(&client, id(5));
+    // Watching makes the client track the post, but it knows nothing of it
+    // yet: no made-up view of count 0 to draw as the server's.
+    assert!(client.view(id(5)).is_none());
+    // A read that finds what a placeholder would hold is still news.
+    let read = client.refresh(id(5)).await.unwrap();
+    assert_eq!((read.liked, read.count), (false, 0));
+    assert_eq!(client.view(id(5)), Some(read.clone()));
+    assert_eq!(*log.lock().unwrap(), [LikeEvent::Changed(read)]);
+    // Read again, unchanged: not heard.
+    client.refresh(id(5)).await.unwrap();
+    assert_eq!(log.lock().unwrap().len(), 1);
+}
+
+#[tokio::test]
+async fn a_tapped_post_keeps_its_view_before_any_read() {
+    let client = LikeClient::builder()
+        .transport(MemoryTransport::new().with_post(id(6), 0))
+        .build()
+        .unwrap();
+    let _sub = client.subscribe(id(6), |_: &LikeEvent| {});
+    // An unlike of a post never read shows what the viewer asked for.
+    let view = client.set_liked(id(6), false);
+    assert_eq!(client.view(id(6)), Some(view));
+}
+
+#[tokio::test]
 async fn subscribe_all_hears_every_post() {
     let client = LikeClient::builder()
         .transport(

@@ -305,6 +305,9 @@ struct PostState {
     backoff: Option<Box<ExponentialBackoff>>,
     error: Option<Box<LikeError>>,
     watchers: u32,
+    /// The viewer tapped the post (or an intent of an earlier run was
+    /// restored onto it) while it was tracked.
+    tapped: bool,
 }
 
 impl PostState {
@@ -318,11 +321,18 @@ impl PostState {
             backoff: None,
             error: None,
             watchers: 0,
+            tapped: false,
         }
     }
 
     fn liked(&self) -> bool {
         self.desired.unwrap_or(self.confirmed.liked)
+    }
+
+    /// Whether the post's view is more than a watcher's placeholder: the
+    /// server told us its state, or the viewer tapped it.
+    fn is_known(&self) -> bool {
+        self.confirmed.version.is_some() || self.tapped
     }
 
     fn count(&self) -> u64 {
@@ -455,9 +465,17 @@ impl Machine {
         self.posts.is_empty()
     }
 
-    /// What the post shows now, if it is tracked.
+    /// What the post shows now, once the machine knows anything of it: a
+    /// read, or a tap (or a restored intent). A post tracked only
+    /// because someone watches it, and never read, is `None`: the machine
+    /// makes up no view (count 0, not liked) that a screen could show as
+    /// the server's. The first read of such a post sends
+    /// [`Effect::Changed`] whatever it holds.
     pub fn view(&self, post: PostId) -> Option<PostView> {
-        self.posts.peek(&post).map(|s| s.view(post))
+        self.posts
+            .peek(&post)
+            .filter(|s| s.is_known())
+            .map(|s| s.view(post))
     }
 
     /// The next effect to perform, oldest first.
@@ -483,6 +501,7 @@ impl Machine {
     fn tap_inner(&mut self, post: PostId, want: bool) -> PostView {
         self.stats.taps += 1;
         let st = self.posts.get_or_insert_mut(post, PostState::new);
+        st.tapped = true;
         if st.liked() == want && (!st.uncertain || st.desired == Some(want)) {
             // Already showing (and asking for) this. When a lost answer left
             // the server's state unknown, the tap is sent to make sure.
@@ -644,7 +663,7 @@ impl Machine {
         if !st.confirmed.accepts(likes.version) {
             return st.view(post);
         }
-        let before = st.view(post);
+        let before = st.is_known().then(|| st.view(post));
         st.confirmed = Confirmed {
             count: likes.count,
             liked: likes.liked_by_me,
@@ -655,7 +674,15 @@ impl Machine {
             st.error = None;
         }
         self.pump(post);
-        self.changed_since(post, &before);
+        match before {
+            Some(before) => self.changed_since(post, &before),
+            // The post becomes known: its watchers hear it, even when it
+            // holds what a placeholder would (no like, no count).
+            None => {
+                let view = self.state(post).view(post);
+                self.effects.push_back(Effect::Changed(view));
+            }
+        }
         let view = self.entry(post).view(post);
         self.evict();
         view
@@ -674,6 +701,7 @@ impl Machine {
     /// tapped the post in this run (that tap is newer). Returns the view.
     pub fn restore(&mut self, post: PostId, want: bool) -> PostView {
         let st = self.entry(post);
+        st.tapped = true;
         if st.desired.is_some() || st.slot != Slot::Idle {
             let view = st.view(post);
             self.evict();

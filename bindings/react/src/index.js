@@ -74,17 +74,11 @@ class PostRecord {
     this.stop = null;
     this.snapshot = NOTHING;
     /**
-     * The client's view of the post is the server's (or a tap's), not a
-     * placeholder. False again once the client has forgotten the post
-     * (evicted it past `maxPosts`), so that it is read again.
+     * The client has a view of the post (a read or a tap). False again
+     * once the client has forgotten the post (evicted it past
+     * `maxPosts`), so that it is read again.
      */
     this.known = false;
-    /**
-     * The store subscribed before the client knew the post. Subscribing
-     * makes the client track it, and `view()` then answers a zero view
-     * (count 0, not liked) until a read lands: that is not shown.
-     */
-    this.watchedUnknown = false;
 
     this.subscribe = (listener) => this.store.subscribe(this, listener);
     this.getSnapshot = () => this.store.snapshot(this);
@@ -148,21 +142,13 @@ class LikeStore {
   }
 
   /**
-   * Takes what `client.view()` answers for the post: the view once the
-   * post is known, nothing while the answer can only be the placeholder
-   * of the store's own subscription.
+   * Takes what `client.view()` answers for the post: its view, or
+   * `undefined` while the client has not read it (subscribed to or not)
+   * or has forgotten it since (evicted), which `load` then reads again.
    */
   adopt(record) {
     const view = this.client.view(record.postId);
-    if (view === undefined) {
-      // Never known, or forgotten since (evicted): `load` reads it again,
-      // and what the client answers next is no placeholder of ours.
-      record.known = false;
-      record.watchedUnknown = false;
-    } else if (!record.known) {
-      if (record.watchedUnknown) return false;
-      record.known = true;
-    }
+    record.known = view !== undefined;
     return this.keep(record, view);
   }
 
@@ -179,9 +165,7 @@ class LikeStore {
   subscribe(record, listener) {
     record.listeners.add(listener);
     if (!record.stop && this.client) {
-      // What the client held before this subscription, and so not a placeholder.
       this.adopt(record);
-      if (!record.known) record.watchedUnknown = true;
       record.stop = this.client.subscribe(record.postId, {
         onChange: (view) => {
           record.known = true;

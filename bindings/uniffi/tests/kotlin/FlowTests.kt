@@ -80,6 +80,33 @@ fun flowTests(t: Harness, server: TestServer, tokens: TokenProvider) {
         }
     }
 
+    t.test("views() and viewState() of a post not read yet: nothing, then its first read, even with no like") {
+        val post = server.post()
+        LikeClient(server.url, tokens, FAST_RETRY).use { c ->
+            val scope = CoroutineScope(Dispatchers.Default)
+            val seen = CopyOnWriteArrayList<PostView>()
+            val baseline = liveObjects()
+            try {
+                c.views(post).onEach { seen.add(it) }.launchIn(scope)
+                val state = c.viewState(post, scope)
+                scope.launch { state.collect {} }
+                // Both collectors subscribed (two subscriptions live).
+                eventually(5_000, { "subscribed: ${liveObjects() - baseline}" }) { liveObjects() >= baseline + 2 }
+                expect(c.view(post) == null) { "no view before the first read: ${c.view(post)}" }
+                Thread.sleep(200)
+                expect(seen.isEmpty()) { "no made-up view before the first read: $seen" }
+                expect(state.value == null) { "viewState null before the first read: ${state.value}" }
+                val read = runBlocking { c.refresh(post) }
+                expect(read.count == 0L && !read.liked) { "a new post: $read" }
+                eventually(5_000, { "the first read, heard: $seen" }) { seen.isNotEmpty() }
+                expect(seen == listOf(read)) { "the read's view alone: $seen" }
+                eventually(5_000, { "viewState follows: ${state.value}" }) { state.value == read }
+            } finally {
+                scope.cancel()
+            }
+        }
+    }
+
     t.test("cancelling the collecting scope unsubscribes: live objects back at their baseline") {
         val post = server.post()
         LikeClient(server.url, tokens, FAST_RETRY).use { c ->
