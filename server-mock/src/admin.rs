@@ -1,8 +1,6 @@
 //! The admin and test-control API, mounted under `/admin` only when the
 //! server has an admin key, and guarded by `X-Admin-Key`.
 
-use std::time::Duration;
-
 use axum::{
     Json,
     extract::{Query, Request, State},
@@ -29,8 +27,6 @@ use crate::{
     state::App,
     store::{Upsert, rules},
 };
-
-pub use likekit_proto::admin::MAX_TOKEN_TTL_SECS;
 
 /// `{"ok": true}`
 #[derive(Debug, Serialize, ToSchema)]
@@ -175,16 +171,9 @@ pub(crate) async fn mint_token(
              --token-secret as well, or sign tokens with the provider's keys",
         ));
     }
-    if !(1..=MAX_TOKEN_TTL_SECS).contains(&request.ttl_secs) {
-        return Err(ApiError::bad_request(
-            "bad_ttl",
-            format!("ttl_secs must be from 1 to {MAX_TOKEN_TTL_SECS}"),
-        ));
-    }
-    let token = app
-        .auth
-        .tokens()
-        .mint(request.user_id, Duration::from_secs(request.ttl_secs));
+    let ttl = likekit_proto::admin::token_ttl(request.ttl_secs)
+        .map_err(|rule| ApiError::bad_request("bad_ttl", format!("ttl_secs {rule}")))?;
+    let token = app.auth.tokens().mint(request.user_id, ttl);
     Ok(Json(TokenResponse { token }))
 }
 

@@ -190,12 +190,21 @@ struct TokenArgs {
     /// 9223372036854775807.
     #[arg(long)]
     user: UserId,
-    /// Lifetime in seconds.
-    #[arg(long, default_value_t = 3600)]
-    ttl: u64,
+    /// Lifetime in seconds: 1 to 31536000 (one year), as `POST
+    /// /admin/tokens` takes.
+    #[arg(long, default_value = "3600", value_parser = token_ttl)]
+    ttl: Duration,
     /// The server's HS256 secret.
     #[arg(long, env = "LIKEKIT_TOKEN_SECRET", hide_env_values = true)]
     token_secret: String,
+}
+
+/// `--ttl`, held to the admin API's rule (`POST /admin/tokens`).
+fn token_ttl(secs: &str) -> Result<Duration, String> {
+    let secs: u64 = secs
+        .parse()
+        .map_err(|_| "must be a whole number of seconds".to_string())?;
+    likekit_server::wire::admin::token_ttl(secs)
 }
 
 /// `value`, or an error naming the flag and its variable when it is 0.
@@ -332,7 +341,7 @@ fn main() -> ExitCode {
     if let Some(Command::Token(args)) = &cli.command {
         return match Tokens::new(args.token_secret.as_bytes()) {
             Ok(tokens) => {
-                println!("{}", tokens.mint(args.user, Duration::from_secs(args.ttl)));
+                println!("{}", tokens.mint(args.user, args.ttl));
                 ExitCode::SUCCESS
             }
             Err(err) => {

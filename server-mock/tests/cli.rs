@@ -56,6 +56,30 @@ fn token_subcommand_mints_a_token_the_server_accepts() {
         let output = common::server_command().args(&bad).output().unwrap();
         assert!(!output.status.success(), "{bad:?} should fail");
     }
+    // The lifetime is held to the admin API's rule (1 s to a year), with
+    // the rule in the error, and no token printed.
+    for ttl in ["0", "31536001", "99999999999", "1.5"] {
+        let output = common::server_command()
+            .args(["token", "--user", "7", "--token-secret", "s", "--ttl", ttl])
+            .output()
+            .unwrap();
+        assert!(!output.status.success(), "--ttl {ttl} should fail");
+        assert!(output.stdout.is_empty(), "--ttl {ttl}: {output:?}");
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(stderr.contains("--ttl"), "{stderr}");
+        assert!(
+            stderr.contains("must be from 1 to 31536000 seconds")
+                || stderr.contains("must be a whole number"),
+            "{stderr}"
+        );
+    }
+    for ttl in ["1", "31536000"] {
+        let output = common::server_command()
+            .args(["token", "--user", "7", "--token-secret", "s", "--ttl", ttl])
+            .output()
+            .unwrap();
+        assert!(output.status.success(), "--ttl {ttl}: {output:?}");
+    }
 }
 
 #[test]

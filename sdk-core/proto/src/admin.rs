@@ -26,6 +26,34 @@ pub const NAME_FORBIDDEN: &str = r"[\u0000-\u001F\u007F-\u009F]";
 pub const MAX_FRIENDS: usize = 5_000;
 /// The longest token lifetime the admin API mints: one year, in seconds.
 pub const MAX_TOKEN_TTL_SECS: u64 = 365 * 24 * 3600;
+
+/// A token lifetime the server mints, as a [`Duration`](core::time::Duration):
+/// 1 s to a year ([`MAX_TOKEN_TTL_SECS`]). The one rule of
+/// `POST /admin/tokens` (`ttl_secs`, 400 `bad_ttl` otherwise) and of
+/// `likekit-server token --ttl`.
+///
+/// ```
+/// use likekit_proto::admin::token_ttl;
+///
+/// assert_eq!(token_ttl(3600).map(|t| t.as_secs()), Ok(3600));
+/// assert_eq!(
+///     token_ttl(0).unwrap_err(),
+///     "must be from 1 to 31536000 seconds (one year); got 0"
+/// );
+/// ```
+///
+/// # Errors
+///
+/// The rule, in words, with the value given.
+pub fn token_ttl(secs: u64) -> Result<core::time::Duration, String> {
+    if (1..=MAX_TOKEN_TTL_SECS).contains(&secs) {
+        Ok(core::time::Duration::from_secs(secs))
+    } else {
+        Err(format!(
+            "must be from 1 to {MAX_TOKEN_TTL_SECS} seconds (one year); got {secs}"
+        ))
+    }
+}
 /// The most rules one `PUT /admin/faults` may set.
 pub const MAX_RULES: usize = 64;
 /// The longest latency (and jitter, and slow-body interval) a fault rule
