@@ -122,6 +122,16 @@ pub(crate) fn check_pauses(rules: &FaultRules, request_timeout: Duration) -> Res
     Ok(())
 }
 
+/// Whether an answer with `status` may carry a body: not a 204 (No
+/// Content), 205 (Reset Content) or 304 (Not Modified), RFC 9110 15.3.5,
+/// 15.3.6 and 15.4.5 (the 1xx answers are not staged).
+pub(crate) fn carries_body(status: StatusCode) -> bool {
+    !matches!(
+        status,
+        StatusCode::NO_CONTENT | StatusCode::RESET_CONTENT | StatusCode::NOT_MODIFIED
+    )
+}
+
 /// Checks a rule set is usable.
 pub(crate) fn validate(rules: &FaultRules) -> Result<(), String> {
     if rules.rules.len() > MAX_RULES {
@@ -161,6 +171,15 @@ pub(crate) fn validate(rules: &FaultRules) -> Result<(), String> {
         match action {
             FaultAction::Status { status, .. } if !(200..=599).contains(status) => {
                 return Err(format!("rule {i}: action status must be 200..=599"));
+            }
+            FaultAction::Status {
+                status,
+                body: Some(_),
+                ..
+            } if StatusCode::from_u16(*status).is_ok_and(|s| !carries_body(s)) => {
+                return Err(format!(
+                    "rule {i}: a {status} answer carries no body; leave out the action's body"
+                ));
             }
             FaultAction::Truncate { .. } | FaultAction::SlowBody { .. }
                 if rule.phase != FaultPhase::After =>
@@ -645,6 +664,14 @@ mod tests {
                 action: Some(FaultAction::Status {
                     status: 99,
                     body: None,
+                    retry_after_secs: None,
+                }),
+                ..rule(FaultRoute::All)
+            },
+            FaultRule {
+                action: Some(FaultAction::Status {
+                    status: 204,
+                    body: Some(serde_json::json!({"ok": true})),
                     retry_after_secs: None,
                 }),
                 ..rule(FaultRoute::All)

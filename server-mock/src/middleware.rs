@@ -40,7 +40,7 @@ use crate::{
     auth::authenticate,
     error::ApiError,
     extract::PathId,
-    faults::{Act, Call, Plan},
+    faults::{self, Act, Call, Plan},
     metrics::Route,
     net::ConnInfo,
     state::{App, Shared},
@@ -346,6 +346,14 @@ async fn perform(act: Act, answer: Option<Response>, path: &FaultPath) -> Respon
             let retry_after =
                 retry_after_secs.or((status == StatusCode::TOO_MANY_REQUESTS).then_some(1));
             let mut response = match body {
+                // No body, and no header that describes one: hyper would
+                // send a `Content-Length` header given here on a 204 or
+                // 304 and then no body, which strict clients refuse.
+                _ if !faults::carries_body(status) => {
+                    let mut empty = Response::new(Body::empty());
+                    *empty.status_mut() = status;
+                    empty
+                }
                 Some(body) => (status, Json(body)).into_response(),
                 None => ApiError::new(
                     status,

@@ -253,6 +253,7 @@ pub(crate) fn document() -> &'static str {
         };
         closed_fault_actions(&mut doc);
         after_only_actions(&mut doc);
+        bodiless_statuses(&mut doc);
         names_without_control_characters(&mut doc);
         doc.to_string()
     })
@@ -292,6 +293,26 @@ fn after_only_actions(doc: &mut serde_json::Value) {
             "required": ["phase"],
             "properties": {"phase": {"const": "after"}}
         });
+    }
+}
+
+/// The statuses whose answers carry no body (`faults::carries_body`).
+const BODILESS_STATUSES: [u16; 3] = [204, 205, 304];
+
+/// Says on the `status` action what `faults::validate` refuses across its
+/// fields: a `body` with a status whose answer carries none.
+fn bodiless_statuses(doc: &mut serde_json::Value) {
+    let actions = doc
+        .pointer_mut("/components/schemas/FaultAction/oneOf")
+        .and_then(serde_json::Value::as_array_mut);
+    for action in actions.into_iter().flatten() {
+        if action.pointer("/properties/kind/enum/0") == Some(&serde_json::json!("status")) {
+            action["if"] = serde_json::json!({
+                "required": ["status"],
+                "properties": {"status": {"enum": BODILESS_STATUSES}}
+            });
+            action["then"] = serde_json::json!({"not": {"required": ["body"]}});
+        }
     }
 }
 
@@ -562,6 +583,37 @@ mod tests {
             let refused = crate::faults::validate(&before).is_err();
             let named = AFTER_ONLY_ACTIONS.iter().any(|k| kind == *k);
             assert_eq!(refused, named, "{kind}");
+        }
+    }
+
+    /// The document's `if`/`then` on the `status` action names exactly
+    /// the statuses the server refuses a `body` for.
+    #[test]
+    fn the_bodiless_statuses_are_the_servers() {
+        let doc: Value = serde_json::from_str(document()).expect("json");
+        let status = doc["components"]["schemas"]["FaultAction"]["oneOf"]
+            .as_array()
+            .expect("a oneOf")
+            .iter()
+            .find(|a| a["properties"]["kind"]["enum"][0] == "status")
+            .expect("status")
+            .clone();
+        assert_eq!(
+            status["if"]["properties"]["status"]["enum"],
+            json!(BODILESS_STATUSES)
+        );
+        assert_eq!(status["then"], json!({"not": {"required": ["body"]}}));
+        for code in 200..=599 {
+            let rules = FaultRules::new(vec![FaultRule {
+                action: Some(FaultAction::Status {
+                    status: code,
+                    body: Some(json!({})),
+                    retry_after_secs: None,
+                }),
+                ..FaultRule::new(FaultRoute::Like)
+            }]);
+            let refused = crate::faults::validate(&rules).is_err();
+            assert_eq!(refused, BODILESS_STATUSES.contains(&code), "{code}");
         }
     }
 

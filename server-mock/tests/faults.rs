@@ -400,3 +400,80 @@ async fn wrong_methods_are_not_reads_and_batch_posts_are_the_handlers() {
     );
     t.stop().await;
 }
+
+/// Reads one answer's head (through the blank line) from `tcp`, and
+/// nothing after it.
+async fn read_head(tcp: &mut tokio::net::TcpStream) -> String {
+    use tokio::io::AsyncReadExt as _;
+    let mut head = Vec::new();
+    let mut byte = [0_u8; 1];
+    while !head.ends_with(b"\r\n\r\n") {
+        let n = tokio::time::timeout(Duration::from_secs(5), tcp.read(&mut byte))
+            .await
+            .expect("an answer's head")
+            .unwrap();
+        assert_eq!(n, 1, "closed after {}", String::from_utf8_lossy(&head));
+        head.push(byte[0]);
+    }
+    String::from_utf8(head).unwrap().to_ascii_lowercase()
+}
+
+/// A staged 204, 205 or 304 carries no body and no header that announces
+/// one (a `Content-Length` of the error body's size on a 204 is invalid
+/// HTTP, which OkHttp refuses), and the kept-alive connection goes on with
+/// the next answer right after the head.
+#[tokio::test]
+async fn a_staged_status_without_a_body_sends_none() {
+    use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+    let t = TestServer::start().await;
+    t.setup(&[], &[1]).await;
+    let staged = |nth: u64, status: u16| json!({"route": "likes", "nth": nth, "action": {"kind": "status", "status": status}});
+    set_rules(&t, json!([staged(1, 204), staged(2, 304), staged(3, 205)])).await;
+    let mut tcp = tokio::net::TcpStream::connect(t.server.addr())
+        .await
+        .unwrap();
+    let request = format!(
+        "GET /posts/1/likes HTTP/1.1\r\nHost: t\r\nAuthorization: Bearer {}\r\n\r\n",
+        t.token(1)
+    );
+    for status in ["204", "304", "205"] {
+        tcp.write_all(request.as_bytes()).await.unwrap();
+        let head = read_head(&mut tcp).await;
+        assert!(head.starts_with(&format!("http/1.1 {status} ")), "{head}");
+        assert!(!head.contains("content-type:"), "{head}");
+        if status == "205" {
+            // RFC 9110 15.3.6: no content, which a length of 0 may say.
+            assert!(head.contains("content-length: 0\r\n"), "{head}");
+        } else {
+            assert!(!head.contains("content-length:"), "{head}");
+        }
+        assert!(head.contains("x-request-id:"), "{head}");
+    }
+    // The next answer starts right after the last head: no stray body.
+    tcp.write_all(request.as_bytes()).await.unwrap();
+    let head = read_head(&mut tcp).await;
+    assert!(head.starts_with("http/1.1 200 "), "{head}");
+    let length: usize = head
+        .split("content-length: ")
+        .nth(1)
+        .and_then(|rest| rest.split("\r\n").next())
+        .unwrap()
+        .parse()
+        .unwrap();
+    let mut body = vec![0; length];
+    tcp.read_exact(&mut body).await.unwrap();
+    serde_json::from_slice::<PostLikes>(&body).unwrap();
+
+    // A body for such a status is refused, not dropped unsaid.
+    let r = t
+        .admin(
+            Method::PUT,
+            "/admin/faults",
+            Some(json!({"rules": [{"route": "likes",
+                "action": {"kind": "status", "status": 204, "body": {"ok": true}}}]})),
+        )
+        .await;
+    let refusal = expect_error(r, StatusCode::BAD_REQUEST, "bad_fault_rules").await;
+    assert!(refusal.error.message.contains("204"), "{refusal:?}");
+    t.stop().await;
+}
