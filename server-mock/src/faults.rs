@@ -69,6 +69,9 @@ pub(crate) enum Act {
 pub(crate) struct Step {
     pub(crate) delay: Duration,
     pub(crate) act: Option<Act>,
+    /// The first rule whose latency is part of `delay` (its place in the
+    /// set), for the journal when no rule acts.
+    pub(crate) delayed_by: Option<usize>,
 }
 
 /// The faults for one request, and which rule acted (its place in the set).
@@ -322,7 +325,11 @@ impl Faults {
             } else {
                 0
             };
-            step.delay += Duration::from_millis(rule.latency_ms.saturating_add(jitter));
+            let delay = Duration::from_millis(rule.latency_ms.saturating_add(jitter));
+            if !delay.is_zero() {
+                step.delay += delay;
+                step.delayed_by = step.delayed_by.or(Some(i));
+            }
             let status =
                 StatusCode::from_u16(rule.status).unwrap_or(StatusCode::SERVICE_UNAVAILABLE);
             let injected = Act::Status {
@@ -606,6 +613,9 @@ mod tests {
         assert_eq!(plan.after.delay, Duration::from_millis(20));
         assert_eq!(plan.after.act, Some(Act::Truncate(5)));
         assert_eq!(plan.rule, Some(1));
+        // The rules whose latency delayed each phase, for the journal.
+        assert_eq!(plan.before.delayed_by, Some(0));
+        assert_eq!(plan.after.delayed_by, Some(1));
     }
 
     #[test]

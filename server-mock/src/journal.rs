@@ -68,6 +68,20 @@ impl Journal {
         }
     }
 
+    /// Replaces the entry with `entry`'s `seq` while it is in flight (what
+    /// a fault rule is doing to it); an entry cleared, dropped or finished
+    /// meanwhile stays as it is.
+    pub(crate) fn update_in_flight(&self, entry: JournalEntry) {
+        let mut entries = self.entries.lock().unwrap_or_else(|e| e.into_inner());
+        let at = entries.partition_point(|e| e.seq < entry.seq);
+        if let Some(there) = entries.get_mut(at)
+            && there.seq == entry.seq
+            && there.in_flight
+        {
+            *there = entry;
+        }
+    }
+
     /// The entries `query` matches, oldest first.
     pub(crate) fn read(&self, query: &RequestFilter) -> JournalPage {
         let entries = self.entries.lock().unwrap_or_else(|e| e.into_inner());

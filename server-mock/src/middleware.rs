@@ -9,7 +9,7 @@ use std::{
     future::Future,
     pin::Pin,
     sync::{
-        Arc, OnceLock,
+        Arc, Mutex, OnceLock,
         atomic::{AtomicBool, Ordering},
     },
     task::{Context, Poll},
@@ -40,7 +40,7 @@ use crate::{
     auth::authenticate,
     error::ApiError,
     extract::PathId,
-    faults::{self, Act, Call, Plan},
+    faults::{self, Act, Call, Plan, Step},
     metrics::Route,
     net::ConnInfo,
     state::{App, Shared},
@@ -173,12 +173,15 @@ impl Arrival {
         timed_out: bool,
         elapsed: Duration,
     ) -> JournalEntry {
-        let note = faults.and_then(|f| f.note.get());
+        let note = faults.and_then(FaultPath::noted);
+        let note = note.as_ref();
         let cut = faults.is_some_and(|f| f.cut.load(Ordering::Acquire));
         let written = faults
             .and_then(|f| f.written.get().copied())
             .or_else(|| response.extensions().get::<Written>().copied());
-        let handled = !note.is_some_and(|n| n.phase == FaultPhase::Before);
+        // A `before` act answers in the handler's place; a latency only
+        // delays it.
+        let handled = !note.is_some_and(|n| n.phase == FaultPhase::Before && n.act != LATENCY);
         // The handler's own status (an `after` rule may have replaced it).
         let status = faults
             .and_then(|f| f.answered.get().copied())
@@ -224,8 +227,12 @@ impl Arrival {
 struct FaultPath {
     connection: Option<ConnInfo>,
     /// The rule that acts on the request, noted when its phase begins (its
-    /// latency is part of its act).
-    note: OnceLock<FaultNote>,
+    /// latency is part of its act); or, while none acts, the first whose
+    /// latency delays it.
+    note: Mutex<Option<FaultNote>>,
+    /// The request's journal entry as it arrived, when the journal is on:
+    /// the note is shown on it while the request is in flight.
+    arrival: Option<JournalEntry>,
     /// What the handler did, noted as soon as it answered.
     written: OnceLock<Written>,
     /// The status the handler answered, before a rule replaced it.
@@ -255,7 +262,25 @@ impl FaultPath {
 
     /// Whether the rule acting on the request hangs it.
     fn hangs(&self) -> bool {
-        self.note.get().is_some_and(|n| n.act == "hang")
+        self.noted().is_some_and(|n| n.act == "hang")
+    }
+
+    /// What the fault path noted so far.
+    fn noted(&self) -> Option<FaultNote> {
+        self.note.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
+    /// Notes `note` for the journal, and shows it on the entry in flight.
+    fn note(&self, app: &Shared, note: FaultNote) {
+        if let Some(arrival) = &self.arrival {
+            app.journal.update_in_flight(JournalEntry {
+                fault_rule: note.rule,
+                fault_phase: Some(note.phase),
+                fault: Some(note.act.to_owned()),
+                ..arrival.clone()
+            });
+        }
+        *self.note.lock().unwrap_or_else(|e| e.into_inner()) = Some(note);
     }
 }
 
@@ -275,8 +300,14 @@ where
 {
     let app = &*app;
     let rule = plan.rule.and_then(|r| u32::try_from(r).ok());
+    let delayed_by = |step: &Step| step.delayed_by.and_then(|r| u32::try_from(r).ok());
     if let Some(act) = &plan.before.act {
-        let _ = path.note.set(FaultNote::of(rule, FaultPhase::Before, act));
+        path.note(app, FaultNote::of(rule, FaultPhase::Before, act));
+    } else if !plan.before.delay.is_zero() {
+        path.note(
+            app,
+            FaultNote::latency(delayed_by(&plan.before), FaultPhase::Before),
+        );
     }
     if !plan.before.delay.is_zero() {
         tokio::time::sleep(plan.before.delay).await;
@@ -285,8 +316,14 @@ where
         app.metrics.faults_injected.increment(1);
         return Ok(perform(act, None, &path).await);
     }
+    // An act is named over a latency; of two latencies, the first.
     if let Some(act) = &plan.after.act {
-        let _ = path.note.set(FaultNote::of(rule, FaultPhase::After, act));
+        path.note(app, FaultNote::of(rule, FaultPhase::After, act));
+    } else if !plan.after.delay.is_zero() && path.noted().is_none() {
+        path.note(
+            app,
+            FaultNote::latency(delayed_by(&plan.after), FaultPhase::After),
+        );
     }
     let Ok(response) = inner.oneshot(request).await;
     // What the handler did, for the journal, before its answer is delayed
@@ -329,7 +366,19 @@ impl FaultNote {
         };
         Self { rule, phase, act }
     }
+
+    /// A rule that only delayed the request.
+    fn latency(rule: Option<u32>, phase: FaultPhase) -> Self {
+        Self {
+            rule,
+            phase,
+            act: LATENCY,
+        }
+    }
 }
+
+/// The journal's `fault` for a rule that only delayed a request.
+const LATENCY: &str = "latency";
 
 /// A body that is not JSON, for `malformed`.
 const MALFORMED: &str = "{\"count\": 1, \"liked_by_me\": tru";
@@ -582,7 +631,8 @@ where
                             .extensions()
                             .get::<axum::extract::ConnectInfo<ConnInfo>>()
                             .map(|info| info.0.clone()),
-                        note: OnceLock::new(),
+                        note: Mutex::new(None),
+                        arrival: arrival.as_ref().map(Arrival::entry),
                         written: OnceLock::new(),
                         answered: OnceLock::new(),
                         cut: AtomicBool::new(false),

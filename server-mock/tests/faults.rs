@@ -477,3 +477,78 @@ async fn a_staged_status_without_a_body_sends_none() {
     assert!(refusal.error.message.contains("204"), "{refusal:?}");
     t.stop().await;
 }
+
+/// A rule that only delays a request is named in its journal entry
+/// (`fault: "latency"`), from the moment the delay begins: also when its
+/// delay ran into the request timeout, so that a tester can tell an
+/// injected timeout from a real one.
+#[tokio::test]
+async fn a_latency_rule_is_named_in_the_journal() {
+    let t = with_timeout_of_a_second().await;
+    t.setup(&[], &[1]).await;
+    set_rules(
+        &t,
+        json!([{"route": "likes", "post": 9, "action": {"kind": "drop"}},
+               {"route": "likes", "nth": 1, "latency_ms": 1500},
+               {"route": "like", "phase": "after", "latency_ms": 600}]),
+    )
+    .await;
+    let slow = tokio::spawn({
+        let like = t.as_user(1, Method::POST, "/posts/1/like").send();
+        async move { like.await.unwrap() }
+    });
+    // While it waits, the entry in flight names the rule already.
+    let entry = common::eventually(Duration::from_secs(5), "the like in flight", || async {
+        journal(&t)
+            .await
+            .into_iter()
+            .find(|e| e.in_flight && e.fault.is_some())
+    })
+    .await;
+    assert_eq!(
+        (entry.fault_rule, entry.fault_phase, entry.fault.as_deref()),
+        (Some(2), Some(FaultPhase::After), Some("latency")),
+        "{entry:?}"
+    );
+    ok_json::<LikeState>(slow.await.unwrap()).await;
+    expect_error(
+        t.view(1, 1).await,
+        StatusCode::SERVICE_UNAVAILABLE,
+        "timeout",
+    )
+    .await;
+    let entries = journal(&t).await;
+    let noted: Vec<_> = entries
+        .iter()
+        .map(|e| {
+            (
+                e.status,
+                e.write,
+                e.fault_rule,
+                e.fault_phase,
+                e.fault.as_deref(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        noted,
+        [
+            (
+                Some(200),
+                Some(WriteResult::Applied),
+                Some(2),
+                Some(FaultPhase::After),
+                Some("latency")
+            ),
+            (
+                Some(503),
+                None,
+                Some(1),
+                Some(FaultPhase::Before),
+                Some("latency")
+            ),
+        ],
+        "{entries:?}"
+    );
+    t.stop().await;
+}

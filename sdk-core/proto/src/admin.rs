@@ -571,12 +571,15 @@ pub struct JournalEntry {
     pub write: Option<WriteResult>,
     /// The fault rule that acted on it (its place in the rule set), if any:
     /// also one whose latency the request timeout cut short (`status` is
-    /// then the 503 `timeout` the client got).
+    /// then the 503 `timeout` the client got). When no rule acted, the
+    /// first rule whose latency delayed it (`fault` is then `latency`).
+    /// Shown from the moment the rule's phase begins, in flight too.
     pub fault_rule: Option<u32>,
-    /// When that rule acted.
+    /// When that rule acted (or delayed it).
     pub fault_phase: Option<FaultPhase>,
     /// What it did: `status`, `drop`, `reset`, `hang`, `truncate`,
-    /// `malformed`, `slow_body` or `oversized`.
+    /// `malformed`, `slow_body` or `oversized`; `latency` for a rule that
+    /// only delayed it.
     pub fault: Option<String>,
     /// Not answered yet: the entry is listed from its arrival, and
     /// `status`, `duration_ms`, `write` and the fault fields are filled in
