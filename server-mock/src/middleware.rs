@@ -242,6 +242,21 @@ struct FaultPath {
 }
 
 impl FaultPath {
+    /// The fault path of `request`, whose journal entry is `arrival`.
+    fn new(request: &Request, arrival: Option<&Arrival>) -> Arc<Self> {
+        Arc::new(Self {
+            connection: request
+                .extensions()
+                .get::<axum::extract::ConnectInfo<ConnInfo>>()
+                .map(|info| info.0.clone()),
+            note: Mutex::new(None),
+            arrival: arrival.map(Arrival::entry),
+            written: OnceLock::new(),
+            answered: OnceLock::new(),
+            cut: AtomicBool::new(false),
+        })
+    }
+
     /// Cuts the connection (with a reset, or an orderly close). The answer
     /// returned is never written; when the router is served without
     /// `net::Listener` there is no connection to cut, and it is the answer.
@@ -615,6 +630,33 @@ where
                 StatusCode::PAYLOAD_TOO_LARGE,
             )
             .into_response()))))
+        } else if declared.is_none() && !request.body().is_end_stream() {
+            // A body of no declared length (chunked) is read whole, through
+            // the limit, before the rules and the handler see the request:
+            // past the limit it is a 413 on every route, also on one whose
+            // handler never reads a body (a like), and nothing is done. A
+            // request without a body, or with a `Content-Length` (which
+            // hyper holds the body to), never comes here.
+            let path = public
+                .filter(|_| faulty)
+                .map(|_| FaultPath::new(&request, arrival.as_ref()));
+            fault_path = path.clone();
+            let (app, inner) = (app.clone(), self.inner.clone());
+            let read: BoxedAnswer = Box::pin(async move {
+                let request = match read_whole(request, limit).await {
+                    Ok(request) => request,
+                    Err(refusal) => return Ok(refusal),
+                };
+                let plan = public
+                    .filter(|_| path.is_some())
+                    .map(|public| plan_for(&app, public, &posts, &request))
+                    .filter(|plan| !plan.is_empty());
+                match (plan, path) {
+                    (Some(plan), Some(path)) => with_faults(app, plan, path, request, inner).await,
+                    _ => inner.oneshot(request).await,
+                }
+            });
+            Either::Right(Either::Left(read))
         } else {
             if !request.body().is_end_stream() {
                 request = request.map(|body| Body::new(http_body_util::Limited::new(body, limit)));
@@ -626,17 +668,7 @@ where
             match plan {
                 None => Either::Left(self.inner.call(request)),
                 Some(plan) => {
-                    let path = Arc::new(FaultPath {
-                        connection: request
-                            .extensions()
-                            .get::<axum::extract::ConnectInfo<ConnInfo>>()
-                            .map(|info| info.0.clone()),
-                        note: Mutex::new(None),
-                        arrival: arrival.as_ref().map(Arrival::entry),
-                        written: OnceLock::new(),
-                        answered: OnceLock::new(),
-                        cut: AtomicBool::new(false),
-                    });
+                    let path = FaultPath::new(&request, arrival.as_ref());
                     fault_path = Some(path.clone());
                     // Boxed: the fault path's state (sleeps, acts, bodies)
                     // is large, and every other request would carry it.
@@ -715,6 +747,25 @@ where
             }
             .instrument(span),
         ))
+    }
+}
+
+/// `request` with its body read whole through `limit`: the 413
+/// `payload_too_large` past it, a 400 when the body cannot be read (the
+/// client broke off, or sent a malformed chunk).
+async fn read_whole(request: Request, limit: usize) -> Result<Request, Response> {
+    use http_body_util::BodyExt as _;
+    let (parts, body) = request.into_parts();
+    match http_body_util::Limited::new(body, limit).collect().await {
+        Ok(whole) => Ok(Request::from_parts(parts, Body::from(whole.to_bytes()))),
+        Err(err) if err.is::<http_body_util::LengthLimitError>() => {
+            Err(ApiError::for_status(StatusCode::PAYLOAD_TOO_LARGE).into_response())
+        }
+        Err(err) => Err(ApiError::bad_request(
+            "bad_request",
+            format!("the request body could not be read: {err}"),
+        )
+        .into_response()),
     }
 }
 

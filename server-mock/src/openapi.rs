@@ -66,8 +66,9 @@ const STORE_OPERATIONS: [(&str, &str); 9] = [
 /// operation where they can occur so that they are listed once here rather
 /// than on every handler:
 ///
-/// - every operation: `413 payload_too_large` (a `Content-Length` over
-///   `--max-body-bytes` is refused before any handler), `500 internal` (a
+/// - every operation: `413 payload_too_large` (a body over
+///   `--max-body-bytes`, declared in `Content-Length` or found while a
+///   chunked body is read, is refused before any handler), `500 internal` (a
 ///   handler panicked) and `503 timeout` (`--request-timeout-secs`);
 /// - the operations that use the store ([`STORE_OPERATIONS`]): `500
 ///   storage_error` and `503 shutting_down`;

@@ -378,6 +378,104 @@ async fn a_streamed_body_past_the_limit_is_413() {
     t.stop().await;
 }
 
+/// Sends `method path` with `headers` and a chunked body of `bytes` bytes
+/// (no `Content-Length`), and reads the whole answer.
+async fn send_chunked(
+    t: &TestServer,
+    method: &str,
+    path: &str,
+    headers: &str,
+    bytes: usize,
+) -> String {
+    use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+    let mut tcp = tokio::net::TcpStream::connect(t.server.addr())
+        .await
+        .unwrap();
+    let mut request = format!(
+        "{method} {path} HTTP/1.1\r\nHost: t\r\n{headers}Transfer-Encoding: chunked\r\nConnection: close\r\n\r\n"
+    );
+    let mut left = bytes;
+    while left > 0 {
+        let n = left.min(8 * 1024);
+        request.push_str(&format!("{n:x}\r\n{}\r\n", "x".repeat(n)));
+        left -= n;
+    }
+    request.push_str("0\r\n\r\n");
+    // The server may answer and close before it has read everything.
+    let _ = tcp.write_all(request.as_bytes()).await;
+    let mut answer = Vec::new();
+    let _ = tcp.read_to_end(&mut answer).await;
+    String::from_utf8_lossy(&answer).into_owned()
+}
+
+/// A chunked body past the limit is a 413 on every route, also on the
+/// public ones whose handlers read no body: the like is not made, the
+/// reset not done, and the journal lists the refused like with its 413.
+/// A chunked body within the limit changes nothing.
+#[tokio::test]
+async fn a_chunked_body_past_the_limit_is_413_on_every_route() {
+    let t = TestServer::start().await;
+    t.setup(&[], &[1, 2]).await;
+    ok_json::<LikeState>(t.like(2, 2).await).await;
+    let bearer = format!("Authorization: Bearer {}\r\n", t.token(1));
+    let admin = format!("X-Admin-Key: {}\r\n", common::ADMIN_KEY);
+    let too_big = 2 * 1024 * 1024;
+    for (method, path, headers) in [
+        ("POST", "/posts/1/like", &bearer),
+        (
+            "DELETE",
+            "/posts/2/like",
+            &format!("Authorization: Bearer {}\r\n", t.token(2)),
+        ),
+        ("GET", "/posts/1/likes", &bearer),
+        ("GET", "/likes?posts=1,2", &bearer),
+        ("POST", "/admin/reset", &admin),
+        ("GET", "/healthz", &String::new()),
+    ] {
+        let answer = send_chunked(&t, method, path, headers, too_big).await;
+        assert!(
+            answer.starts_with("HTTP/1.1 413"),
+            "{method} {path}: {answer}"
+        );
+        assert!(
+            answer.contains("payload_too_large"),
+            "{method} {path}: {answer}"
+        );
+    }
+    let state: PostLikes = ok_json(t.view(1, 1).await).await;
+    assert_eq!((state.count, state.liked_by_me), (0, false), "no like made");
+    let state: PostLikes = ok_json(t.view(2, 2).await).await;
+    assert_eq!(
+        (state.count, state.liked_by_me),
+        (1, true),
+        "no unlike, no reset"
+    );
+    let journal = t
+        .admin_client
+        .requests(&likekit_server::wire::admin::RequestFilter::default())
+        .await
+        .unwrap()
+        .entries;
+    let like = journal
+        .iter()
+        .find(|e| e.route == FaultRoute::Like && e.path == "/posts/1/like")
+        .unwrap();
+    assert_eq!(
+        (like.status, like.write),
+        (
+            Some(413),
+            Some(likekit_server::wire::admin::WriteResult::Refused)
+        ),
+        "{like:?}"
+    );
+
+    // Within the limit, a chunked body is read and the request goes on.
+    let answer = send_chunked(&t, "POST", "/posts/1/like", &bearer, 1000).await;
+    assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+    assert_eq!(ok_json::<PostLikes>(t.view(1, 1).await).await.count, 1);
+    t.stop().await;
+}
+
 #[tokio::test]
 async fn a_handler_that_panics_answers_a_json_500_with_its_request_id() {
     use axum::routing::get;
