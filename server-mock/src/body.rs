@@ -262,6 +262,27 @@ mod tests {
         );
     }
 
+    /// serde's message, where and what, in the server's own words: no
+    /// "Failed to deserialize the JSON body into the target type:" before it.
+    #[test]
+    fn messages_say_where_and_what_without_axums_prefix() {
+        let wrong_type = refusal::<NewUser>(r#"{"id": 7, "name": 5}"#);
+        assert!(
+            wrong_type.starts_with("name: invalid type: integer `5`"),
+            "{wrong_type}"
+        );
+        let unknown = refusal::<NewUser>(r#"{"id": 7, "name": "Ana", "age": 3}"#);
+        assert!(unknown.starts_with("age: unknown field `age`"), "{unknown}");
+        let not_json = refusal::<NewUser>(r#"{"id": 7,"#);
+        assert!(
+            not_json.starts_with("the body is not valid JSON: "),
+            "{not_json}"
+        );
+        for message in [wrong_type, unknown, not_json] {
+            assert!(!message.contains("Failed to"), "{message}");
+        }
+    }
+
     #[test]
     fn the_bodies_as_documented_are_read() {
         assert_eq!(

@@ -248,13 +248,29 @@ impl From<JsonRejection> for ApiError {
                 "the request body is too large",
             ),
             _ => {
-                let text = rejection.body_text();
+                let text = own_words(&rejection.body_text());
                 match refused_id_code(&text) {
                     Some(code) => Self::bad_request(code, text),
                     None => Self::bad_request("bad_json", text),
                 }
             }
         }
+    }
+}
+
+/// A JSON rejection's text in the server's words: axum's "Failed to
+/// deserialize the JSON body into the target type: " left out (the rest
+/// says where and what), and its "Failed to parse the request body as
+/// JSON" said as "the body is not valid JSON".
+fn own_words(text: &str) -> String {
+    if let Some(rest) =
+        text.strip_prefix("Failed to deserialize the JSON body into the target type: ")
+    {
+        rest.to_owned()
+    } else if let Some(rest) = text.strip_prefix("Failed to parse the request body as JSON: ") {
+        format!("the body is not valid JSON: {rest}")
+    } else {
+        text.to_owned()
     }
 }
 
