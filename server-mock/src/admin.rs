@@ -271,7 +271,10 @@ pub(crate) async fn clear_requests(State(App(app)): State<App>) -> Json<Ack> {
 
 /// Drop every like; keep users, friendships and posts.
 ///
-/// Counts and versions go back to 0 and the caches are emptied.
+/// Counts and versions go back to 0 and the caches are emptied. The fault
+/// rules (with their seed and call counters) and the request journal are
+/// kept. A client that saw a higher version before the reset ignores the
+/// lower ones after it: build a new client after a reset.
 #[utoipa::path(
     post,
     path = "/admin/reset",
@@ -287,6 +290,11 @@ pub(crate) async fn reset(State(App(app)): State<App>) -> Result<Json<Ack>, ApiE
 }
 
 /// Load a seed document (the `--seed FILE` format); idempotent.
+///
+/// Merges into what is there: users are created or renamed and their
+/// friend list replaced (an omitted `friends` empties it); posts are
+/// created if missing and their `likers` (oldest first) added, never
+/// removed. A liker need not be a user; every friend must be one.
 #[utoipa::path(
     post,
     path = "/admin/seed",
