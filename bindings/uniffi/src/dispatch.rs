@@ -1,5 +1,15 @@
 //! Observers called where the app chooses: [`CallbackDispatcher`] (a
 //! `LikeClientOptions` field) and the [`DispatchedCall`]s it is handed.
+//!
+//! A dispatcher that throws is an ordinary error here, a [`DispatchError`]
+//! (uniffi turns any foreign exception into one), and its call runs in
+//! place:
+//!
+//! ```
+//! use likekit_ffi::DispatchError;
+//! let e = DispatchError::from(uniffi::UnexpectedUniFFICallbackError::new("queue closed"));
+//! assert_eq!(e.to_string(), "the callback dispatcher threw: queue closed");
+//! ```
 
 use std::collections::VecDeque;
 use std::panic::{AssertUnwindSafe, catch_unwind};
@@ -21,11 +31,40 @@ use crate::Live;
 /// every event waiting at that moment, in order, to every observer of the
 /// client, so observers hear everything in the order it happened even when
 /// the dispatcher's thread is busy.
+///
+/// A `dispatch` that throws (any exception) has its call run in place, on
+/// the thread that had it, rather than lost; the exception is its
+/// [`DispatchError`] and goes no further.
 #[uniffi::export(with_foreign)]
 pub trait CallbackDispatcher: Send + Sync {
     /// Arrange for `call.run()` to be called once, soon, where observers
     /// should run.
-    fn dispatch(&self, call: Arc<DispatchedCall>);
+    ///
+    /// # Errors
+    ///
+    /// Whatever the dispatcher throws: LikeKit then runs `call` itself.
+    fn dispatch(&self, call: Arc<DispatchedCall>) -> Result<(), DispatchError>;
+}
+
+/// Why a [`CallbackDispatcher`] did not take a call: it threw. Any
+/// exception thrown by `dispatch` arrives as [`Threw`](Self::Threw) (or a
+/// dispatcher may throw this one itself); the call is then run in place.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error, uniffi::Error)]
+pub enum DispatchError {
+    /// The dispatcher threw.
+    #[error("the callback dispatcher threw: {reason}")]
+    Threw {
+        /// What it threw, as text.
+        reason: String,
+    },
+}
+
+impl From<uniffi::UnexpectedUniFFICallbackError> for DispatchError {
+    fn from(error: uniffi::UnexpectedUniFFICallbackError) -> Self {
+        Self::Threw {
+            reason: error.reason,
+        }
+    }
 }
 
 /// Observer calls waiting to be run by a [`CallbackDispatcher`]: call
@@ -130,7 +169,10 @@ impl Dispatch {
             _live: Live::new(),
         });
         let handed = Arc::clone(&call);
-        if catch_unwind(AssertUnwindSafe(|| dispatcher.dispatch(handed))).is_err() {
+        // A foreign exception is an `Err`; the unwind is caught only for a
+        // foreign side that breaks uniffi's contract.
+        let taken = catch_unwind(AssertUnwindSafe(|| dispatcher.dispatch(handed)));
+        if !matches!(taken, Ok(Ok(()))) {
             // A dispatcher that throws: run the calls here rather than
             // lose them.
             call.run();
@@ -148,8 +190,9 @@ mod tests {
     struct OneThread(Mutex<mpsc::Sender<Arc<DispatchedCall>>>);
 
     impl CallbackDispatcher for OneThread {
-        fn dispatch(&self, call: Arc<DispatchedCall>) {
+        fn dispatch(&self, call: Arc<DispatchedCall>) -> Result<(), DispatchError> {
             self.0.lock().unwrap().send(call).unwrap();
+            Ok(())
         }
     }
 
@@ -205,10 +248,19 @@ mod tests {
         }
     }
 
+    /// As a foreign dispatcher that throws reaches Rust.
     struct Throws;
 
     impl CallbackDispatcher for Throws {
-        fn dispatch(&self, _call: Arc<DispatchedCall>) {
+        fn dispatch(&self, _call: Arc<DispatchedCall>) -> Result<(), DispatchError> {
+            Err(uniffi::UnexpectedUniFFICallbackError::new("RuntimeError: boom").into())
+        }
+    }
+
+    struct Panics;
+
+    impl CallbackDispatcher for Panics {
+        fn dispatch(&self, _call: Arc<DispatchedCall>) -> Result<(), DispatchError> {
             panic!("dispatcher bug (expected in this test)");
         }
     }
@@ -226,6 +278,16 @@ mod tests {
         let flag = Arc::clone(&again);
         dispatch.send(Box::new(move || flag.store(true, Ordering::SeqCst)));
         assert!(again.load(Ordering::SeqCst));
+    }
+
+    #[test]
+    fn a_dispatcher_that_panics_runs_the_calls_in_place_too() {
+        let dispatcher: Arc<dyn CallbackDispatcher> = Arc::new(Panics);
+        let dispatch = Dispatch::new(&dispatcher);
+        let ran = Arc::new(AtomicBool::new(false));
+        let flag = Arc::clone(&ran);
+        dispatch.send(Box::new(move || flag.store(true, Ordering::SeqCst)));
+        assert!(ran.load(Ordering::SeqCst));
     }
 
     #[test]

@@ -67,7 +67,7 @@ mod scripted;
 mod types;
 
 pub use client::{LikeClient, LikeObserver, LikeSubscription, TokenProvider};
-pub use dispatch::{CallbackDispatcher, DispatchedCall};
+pub use dispatch::{CallbackDispatcher, DispatchError, DispatchedCall};
 pub use error::LikeError;
 pub use journal::{ExpiredTap, IntentJournal, RestoreReport};
 pub use scripted::{ScriptedCall, ScriptedFailure, ScriptedServer};

@@ -4,6 +4,8 @@
 // flowTests.
 package com.likekit.tests
 
+import com.likekit.CallbackDispatcher
+import com.likekit.DispatchedCall
 import com.likekit.LikeClient
 import com.likekit.LikeException
 import com.likekit.asCallbackDispatcher
@@ -225,6 +227,34 @@ fun flowTests(t: Harness, server: TestServer, tokens: TokenProvider) {
             }
         } finally {
             executor.shutdown()
+        }
+    }
+
+    t.test("a callbackDispatcher that throws has every observer call run in place, on the thread that had it") {
+        val post = server.post()
+        val thrown = java.util.concurrent.atomic.AtomicInteger()
+        val throws = object : CallbackDispatcher {
+            override fun dispatch(call: DispatchedCall) {
+                thrown.incrementAndGet()
+                throw IllegalStateException("the queue is closed (expected in this test)")
+            }
+        }
+        LikeClient(server.url, tokens, FAST_RETRY.copy(callbackDispatcher = throws)).use { c ->
+            val seen = CopyOnWriteArrayList<Triple<String, Boolean, Boolean>>()
+            val observer = object : LikeObserver {
+                override fun onChange(view: PostView) {
+                    seen.add(Triple(Thread.currentThread().name, view.liked, view.pending))
+                }
+
+                override fun onFailure(postId: Long, wanted: Boolean, error: LikeException) {}
+            }
+            c.subscribe(post, observer).use {
+                c.setLiked(post, true)
+                val tapper = Thread.currentThread().name
+                expectEqual(listOf(Triple(tapper, true, true)), seen.toList(), "the tap's own change, in place, before the tap returned")
+                eventually(10_000, { "the confirmed view: $seen" }) { seen.any { it.second && !it.third } }
+                expect(thrown.get() >= 2) { "every call offered to the dispatcher first: ${thrown.get()}" }
+            }
         }
     }
 

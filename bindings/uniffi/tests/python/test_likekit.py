@@ -370,3 +370,29 @@ def test_a_callback_dispatcher_runs_every_observer_call_where_the_app_wants(admi
         release.set()
         handed.put(None)
         worker.join(10)
+
+
+def test_a_dispatcher_that_throws_has_its_calls_run_in_place_without_a_panic(admin, make_client, capfd):
+    class Throws(likekit.CallbackDispatcher):
+        def __init__(self):
+            self.thrown = 0
+
+        def dispatch(self, call):
+            self.thrown += 1
+            raise RuntimeError("the queue is closed (expected in this test)")
+
+    dispatcher = Throws()
+    post = admin.post()
+    client = make_client(likekit.LikeClientOptions(callback_dispatcher=dispatcher))
+    rec = Recorder()
+    sub = client.subscribe(post, rec)
+    client.set_liked(post, True)
+    # In place: the tap's own change on the tapping thread, before the tap returns.
+    assert [(c[0].liked, c[0].pending, c[1]) for c in rec.changes] == [(True, True, "MainThread")]
+    rec.await_change(lambda v: v.liked and not v.pending)
+    wait_idle(client)
+    assert dispatcher.thrown >= 2, "every call was offered to the dispatcher first"
+    sub.cancel()
+    # A throw is an ordinary error, not a panic on standard error.
+    err = capfd.readouterr().err
+    assert "panicked" not in err and "Callback interface failure" not in err, err
