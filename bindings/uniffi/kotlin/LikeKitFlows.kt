@@ -117,7 +117,7 @@ val LikeClient.failures: Flow<LikeFailure>
  * runs tasks in order (the main thread and single-thread executors do).
  *
  * ```
- * client.subscribe(42L, observer.on(mainExecutor))
+ * subscription = client.subscribe(42L, observer.on(mainExecutor))  // keep it: collected, it ends
  * ```
  */
 fun LikeObserver.on(executor: Executor): LikeObserver {

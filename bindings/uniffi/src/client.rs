@@ -431,6 +431,12 @@ fn millis(ms: i64) -> Duration {
 /// A live subscription. `cancel()` it, or drop it (Kotlin `close()`), to
 /// stop its observer hearing anything more (an event already being
 /// delivered may still arrive).
+///
+/// Dropping it includes losing it: a subscription nothing refers to ends,
+/// silently — in Kotlin when the garbage collector takes it, in Python at
+/// once (the result of `subscribe` not assigned), in Swift when it is
+/// released. Keep it, in a field of whatever listens, for as long as the
+/// observer should hear.
 #[derive(uniffi::Object)]
 pub struct LikeSubscription {
     /// The core's subscription and the foreign observer, released together
