@@ -582,4 +582,19 @@ mod tests {
         assert!(PACKAGE_SWIFT.contains(".binaryTarget(name: \"LikeKitFFI\""));
         assert!(PACKAGE_SWIFT.contains(".systemLibrary(name: \"LikeKitFFI\""));
     }
+
+    #[test]
+    fn apple_links_the_static_librarys_frameworks() {
+        for framework in ["Security", "CoreFoundation"] {
+            assert!(
+                PACKAGE_SWIFT.contains(&format!(".linkedFramework(\"{framework}\"")),
+                "Package.swift links {framework}"
+            );
+            assert!(
+                XCFRAMEWORK_MODULE_MAP.contains(&format!("link framework \"{framework}\"")),
+                "the XCFramework's module map links {framework}"
+            );
+        }
+        assert!(PACKAGE_SWIFT.contains("linkerSettings: linkLibDir + appleFrameworks"));
+    }
 }

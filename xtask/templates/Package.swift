@@ -20,6 +20,15 @@ let libDir = Context.environment["LIKEKIT_LIB_DIR"] ?? root + "/../../../../targ
 let linkLibDir: [LinkerSetting] = useXCFramework
     ? []
     : [.unsafeFlags(["-L", libDir, "-Xlinker", "-rpath", "-Xlinker", libDir])]
+// The static library verifies HTTPS with the system's trust store
+// (rustls-platform-verifier over security-framework) and Rust does not pass
+// its frameworks on to the app's link: without these, an app fails to link
+// with undefined `_SecTrust…` / `_CF…` symbols. (The XCFramework's module
+// map asks for them too, for an app that uses it without this package.)
+let appleFrameworks: [LinkerSetting] = [
+    .linkedFramework("Security", .when(platforms: [.iOS, .macOS])),
+    .linkedFramework("CoreFoundation", .when(platforms: [.iOS, .macOS])),
+]
 
 let package = Package(
     name: "LikeKit",
@@ -37,7 +46,7 @@ let package = Package(
             name: "LikeKit",
             dependencies: ["LikeKitFFI"],
             path: "Sources/LikeKit",
-            linkerSettings: linkLibDir
+            linkerSettings: linkLibDir + appleFrameworks
         ),
         .target(name: "LikeKitTesting", path: "Sources/LikeKitTesting"),
         .testTarget(
