@@ -211,8 +211,8 @@ pub struct LikeClient {
 impl LikeClient {
     /// A client for the server at `baseUrl` (`http(s)://host[:port][/prefix]`).
     ///
-    /// Throws a `LikeError` with code `"config"` for a bad URL or a bad
-    /// option.
+    /// Throws a `LikeError` with code `"config"` for a bad URL, a bad
+    /// option, or an option key it does not know (`tokn`), naming it.
     #[wasm_bindgen(constructor)]
     pub fn new(
         #[wasm_bindgen(js_name = baseUrl)] base_url: &str,

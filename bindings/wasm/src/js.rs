@@ -13,7 +13,7 @@
 //! f64`), with the path of the field in front (`options.timeoutMs: …`).
 
 use js_sys::{Array, Object, Reflect};
-use wasm_bindgen::JsValue;
+use wasm_bindgen::{JsCast, JsValue};
 
 use crate::args;
 
@@ -231,6 +231,32 @@ impl<'a> Fields<'a> {
         } else {
             Err(format!("{path}: {}", invalid_type(value, "an object")))
         }
+    }
+
+    /// Refuses an own key of the object that is not one of `known`, so
+    /// that a misspelt option (`tokn`) is an error rather than ignored.
+    ///
+    /// # Errors
+    ///
+    /// `"{path}: unknown field `{key}`, expected one of `a`, `b`, …"`,
+    /// worded as serde words it.
+    pub fn only(&self, known: &[&str]) -> Result<(), String> {
+        for key in Object::keys(self.object.unchecked_ref::<Object>()).iter() {
+            let Some(key) = key.as_string() else {
+                continue;
+            };
+            if !known.contains(&key.as_str()) {
+                let names: Vec<String> = known.iter().map(|k| format!("`{k}`")).collect();
+                let expected = match names.as_slice() {
+                    [] => "there are no fields".to_owned(),
+                    [one] => format!("expected {one}"),
+                    [a, b] => format!("expected {a} or {b}"),
+                    all => format!("expected one of {}", all.join(", ")),
+                };
+                return Err(format!("{}: unknown field `{key}`, {expected}", self.path));
+            }
+        }
+        Ok(())
     }
 
     /// The field's value as it is (`undefined` when absent).

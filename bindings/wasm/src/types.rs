@@ -295,7 +295,8 @@ impl From<&likekit_core::ScriptedCall> for ScriptedCall {
 
 // ---------------------------------------------------------------- in
 
-/// How failed calls are retried; every field is optional.
+/// How failed calls are retried; every field is optional, and a key that
+/// is none of them is refused.
 #[derive(Debug, Clone, Default, PartialEq, Deserialize, Tsify)]
 #[serde(rename_all = "camelCase")]
 pub struct RetryOptions {
@@ -319,7 +320,9 @@ pub struct RetryOptions {
     pub seed: Option<f64>,
 }
 
-/// Options of `new LikeClient(baseUrl, options)`; every field is optional.
+/// Options of `new LikeClient(baseUrl, options)`; every field is optional,
+/// and a key that is none of them (a misspelt `tokn`) is refused with
+/// `config`.
 #[derive(Debug, Clone, Default, Deserialize, Tsify)]
 #[serde(rename_all = "camelCase")]
 pub struct LikeClientOptions {
@@ -357,6 +360,7 @@ pub struct LikeClientOptions {
 
 /// The journal option: the viewer's unconfirmed taps kept in a `Storage`
 /// (`localStorage` by default) under the key `likekit-intents:<viewer>`.
+/// Other keys are refused.
 #[derive(Debug, Clone, Default, Deserialize, Tsify)]
 #[serde(rename_all = "camelCase")]
 pub struct IntentJournalOptions {
@@ -697,6 +701,14 @@ impl Write for ScriptedCall {
 impl FromJs for RetryOptions {
     fn read_js(value: &JsValue, what: &str) -> Result<Self, String> {
         let fields = Fields::of(value, what)?;
+        fields.only(&[
+            "minDelayMs",
+            "maxDelayMs",
+            "factor",
+            "maxRetries",
+            "jitter",
+            "seed",
+        ])?;
         Ok(Self {
             min_delay_ms: fields.optional("minDelayMs")?,
             max_delay_ms: fields.optional("maxDelayMs")?,
@@ -711,6 +723,16 @@ impl FromJs for RetryOptions {
 impl FromJs for LikeClientOptions {
     fn read_js(value: &JsValue, what: &str) -> Result<Self, String> {
         let fields = Fields::of(value, what)?;
+        fields.only(&[
+            "token",
+            "retry",
+            "timeoutMs",
+            "maxPosts",
+            "maxAnswerBytes",
+            "journal",
+            "maxIntentAgeMs",
+            "keepWhileOfflineMs",
+        ])?;
         Ok(Self {
             token: fields.raw("token"),
             retry: fields.raw("retry"),
@@ -727,6 +749,7 @@ impl FromJs for LikeClientOptions {
 impl FromJs for IntentJournalOptions {
     fn read_js(value: &JsValue, what: &str) -> Result<Self, String> {
         let fields = Fields::of(value, what)?;
+        fields.only(&["viewer", "storage"])?;
         Ok(Self {
             viewer: fields.required("viewer")?,
             storage: fields.raw("storage"),

@@ -187,7 +187,7 @@ fn what_the_package_reads_is_what_serde_reads() {
     for json in [
         r#"{}"#,
         r#"{"minDelayMs":10,"maxDelayMs":50.5,"factor":1.5,"maxRetries":2,"jitter":false,"seed":7}"#,
-        r#"{"minDelayMs":null,"jitter":true,"other":1}"#,
+        r#"{"minDelayMs":null,"jitter":true}"#,
         r#"{"jitter":"yes"}"#,
         r#"{"factor":"2"}"#,
         r#"{"seed":true}"#,
@@ -323,4 +323,66 @@ fn the_hand_errors_name_the_field_as_serde_words_it() {
     let err =
         ScriptedLikes::read_js(&parse(r#"{"count":1,"likedByMe":true}"#), "likes").unwrap_err();
     assert_eq!(err, "likes: missing field `version`");
+}
+
+/// Where the package is stricter than serde-wasm-bindgen: it refuses an
+/// option key it does not know, which serde-wasm-bindgen (reading only the
+/// fields a struct names, whatever `deny_unknown_fields` says) never sees.
+/// The error is worded as serde's own `unknown_field`, and every key the
+/// options declare is known.
+#[wasm_bindgen_test]
+fn an_unknown_option_key_is_refused_in_serdes_words() {
+    use serde::de::Error as _;
+    fn unknown(key: &str, known: &'static [&'static str]) -> String {
+        serde::de::value::Error::unknown_field(key, known).to_string()
+    }
+    const OPTIONS: &[&str] = &[
+        "token",
+        "retry",
+        "timeoutMs",
+        "maxPosts",
+        "maxAnswerBytes",
+        "journal",
+        "maxIntentAgeMs",
+        "keepWhileOfflineMs",
+    ];
+    const RETRY: &[&str] = &[
+        "minDelayMs",
+        "maxDelayMs",
+        "factor",
+        "maxRetries",
+        "jitter",
+        "seed",
+    ];
+    const JOURNAL: &[&str] = &["viewer", "storage"];
+
+    let json = r#"{"tokn":"x"}"#;
+    assert!(serde_wasm_bindgen::from_value::<LikeClientOptions>(parse(json)).is_ok());
+    assert_eq!(
+        LikeClientOptions::read_js(&parse(json), "options").unwrap_err(),
+        format!("options: {}", unknown("tokn", OPTIONS))
+    );
+    assert_eq!(
+        RetryOptions::read_js(&parse(r#"{"jiter":false}"#), "options.retry").unwrap_err(),
+        format!("options.retry: {}", unknown("jiter", RETRY))
+    );
+    assert_eq!(
+        IntentJournalOptions::read_js(&parse(r#"{"viewer":"ana","store":{}}"#), "options.journal")
+            .unwrap_err(),
+        format!("options.journal: {}", unknown("store", JOURNAL))
+    );
+
+    // Every key the binding declares, present, is read.
+    let every = |keys: &[&str]| {
+        let object = Object::new();
+        for key in keys {
+            Reflect::set(&object, &JsValue::from_str(key), &JsValue::NULL).unwrap();
+        }
+        JsValue::from(object)
+    };
+    LikeClientOptions::read_js(&every(OPTIONS), "options").unwrap();
+    RetryOptions::read_js(&every(RETRY), "options.retry").unwrap();
+    let journal = every(JOURNAL);
+    Reflect::set(&journal, &"viewer".into(), &"ana".into()).unwrap();
+    IntentJournalOptions::read_js(&journal, "options.journal").unwrap();
 }

@@ -546,6 +546,24 @@ fn wrong_plain_objects_are_refused_with_the_field_named() {
             r#"{"timeoutMs":"10"}"#,
             r#"invalid configuration: options.timeoutMs: invalid type: string "10", expected f64"#,
         ),
+        // A misspelt key is refused too, not ignored (a client that would
+        // send no token).
+        (
+            r#"{"tokn":"x"}"#,
+            "invalid configuration: options: unknown field `tokn`, expected one of `token`, \
+             `retry`, `timeoutMs`, `maxPosts`, `maxAnswerBytes`, `journal`, `maxIntentAgeMs`, \
+             `keepWhileOfflineMs`",
+        ),
+        (
+            r#"{"retry":{"maxRetries":2,"jiter":false}}"#,
+            "invalid configuration: options.retry: unknown field `jiter`, expected one of \
+             `minDelayMs`, `maxDelayMs`, `factor`, `maxRetries`, `jitter`, `seed`",
+        ),
+        (
+            r#"{"journal":{"viewer":"ana","store":{}}}"#,
+            "invalid configuration: options.journal: unknown field `store`, expected `viewer` \
+             or `storage`",
+        ),
     ] {
         let err = LikeClient::new("http://127.0.0.1:1", options(bad)).unwrap_err();
         assert_eq!(message(&err), says);

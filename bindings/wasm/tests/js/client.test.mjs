@@ -334,6 +334,33 @@ test("network errors, timeouts, bad arguments and shutdown are LikeErrors", asyn
   await assert.rejects(impatient.refresh(108), { code: "shutdown" });
 });
 
+test("an unknown option key is refused with config, naming the key, at every level", () => {
+  // Plain JavaScript has no type checker: a misspelt `token` would build a
+  // client that sends no token and only fails later, as unauthorized.
+  for (const [options, named] of [
+    [{ tokn: "x" }, "options: unknown field `tokn`"],
+    [{ token: "x", retry: { maxRetries: 1, jiter: false } }, "options.retry: unknown field `jiter`"],
+    [{ journal: { viewer: "ana", store: {} } }, "options.journal: unknown field `store`"],
+  ]) {
+    assert.throws(
+      () => new LikeClient(SERVER, options),
+      (e) => e.name === "LikeError" && e.code === "config" && e.message.includes(named),
+      JSON.stringify(options),
+    );
+  }
+  // Every documented key is known.
+  const full = new LikeClient(SERVER, {
+    token: () => null,
+    retry: { minDelayMs: 10, maxDelayMs: 20, factor: 2, maxRetries: 1, jitter: false, seed: 1 },
+    timeoutMs: 1000,
+    maxPosts: 10,
+    maxAnswerBytes: 1024,
+    maxIntentAgeMs: 60_000,
+    keepWhileOfflineMs: 1000,
+  });
+  full.free();
+});
+
 /** Every method that takes a post id, called with `id`. */
 const takesAnId = {
   toggle: (c, id) => c.toggle(id),
