@@ -284,18 +284,33 @@ pub(crate) async fn readyz(State(App(app)): State<App>) -> Result<Json<Health>, 
         ));
     }
     let probe = app.store.ready();
-    match tokio::time::timeout(READY_DEADLINE, probe).await {
-        Ok(Ok(_)) => Ok(Json(Health { status: "ok" })),
-        Ok(Err(e)) => Err(ApiError::new(
-            StatusCode::SERVICE_UNAVAILABLE,
-            likekit_proto::code::NOT_READY,
-            format!("the store failed: {e}"),
-        )),
-        Err(_) => Err(ApiError::new(
-            StatusCode::SERVICE_UNAVAILABLE,
-            likekit_proto::code::NOT_READY,
-            "the store did not answer within 2 s",
-        )),
+    let failure = match tokio::time::timeout(READY_DEADLINE, probe).await {
+        Ok(Ok(_)) => None,
+        Ok(Err(e)) => Some(format!("the store failed: {e}")),
+        Err(_) => Some("the store did not answer within 2 s".to_owned()),
+    };
+    // Logged when readiness changes, not on every probe: one line when the
+    // store stops answering, one when it is back.
+    let was_failing = app
+        .not_ready
+        .swap(failure.is_some(), std::sync::atomic::Ordering::Relaxed);
+    match failure {
+        None => {
+            if was_failing {
+                tracing::info!("ready again: the store answers");
+            }
+            Ok(Json(Health { status: "ok" }))
+        }
+        Some(reason) => {
+            if !was_failing {
+                tracing::warn!(%reason, "not ready: /readyz answers 503 until the store answers again");
+            }
+            Err(ApiError::new(
+                StatusCode::SERVICE_UNAVAILABLE,
+                likekit_proto::code::NOT_READY,
+                reason,
+            ))
+        }
     }
 }
 

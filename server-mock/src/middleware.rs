@@ -741,7 +741,13 @@ where
                     ));
                 }
                 app.metrics.observe(route, status, elapsed.as_secs_f64());
-                tracing::debug!(%method, ?route, status = status.as_u16(), ?elapsed, "request");
+                tracing::debug!(
+                    %method,
+                    route = route.label(),
+                    status = status.as_u16(),
+                    elapsed_ms = elapsed.as_secs_f64() * 1e3,
+                    "request"
+                );
                 response.headers_mut().insert(REQUEST_ID.clone(), id);
                 Ok(response)
             }

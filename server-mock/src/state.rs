@@ -68,6 +68,9 @@ pub(crate) struct Shared {
     pub(crate) database: Database,
     /// The operations routes are served on a listener of their own.
     pub(crate) ops_apart: bool,
+    /// The last `/readyz` answer was 503 (its reason logged once, and its
+    /// end logged when the store answers again).
+    pub(crate) not_ready: std::sync::atomic::AtomicBool,
     /// Set once a stop is asked: `/readyz` answers 503 from then on.
     pub(crate) stopping: std::sync::atomic::AtomicBool,
     /// Whether the server takes the HS256 tokens it mints: without an
@@ -263,6 +266,7 @@ impl App {
             web_root: config.web_root.clone(),
             database: config.database.clone(),
             ops_apart: config.ops_listen.is_some(),
+            not_ready: std::sync::atomic::AtomicBool::new(false),
             stopping: std::sync::atomic::AtomicBool::new(false),
             takes_own_tokens,
         })))

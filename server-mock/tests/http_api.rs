@@ -93,6 +93,27 @@ async fn healthz_openapi_and_metrics() {
     ok_json::<LikeState>(t.like(5, 1).await).await; // no change: not written again
     ok_json::<PostLikes>(t.view(5, 1).await).await;
     ok_json::<PostLikes>(t.view(5, 1).await).await;
+    // Each probe is a route of its own (counted from here: the harness
+    // may have probed the server already).
+    let probes = |text: &str| -> Vec<f64> {
+        ["livez", "readyz", "healthz"]
+            .map(|route| {
+                let series =
+                    format!("likekit_http_requests_total{{route=\"{route}\",status=\"2xx\"}} ");
+                text.lines()
+                    .find_map(|line| line.strip_prefix(&series))
+                    .map_or(0.0, |v| v.parse().unwrap())
+            })
+            .to_vec()
+    };
+    let metrics = t.http.get(t.url("/metrics")).send().await.unwrap();
+    let before = probes(&metrics.text().await.unwrap());
+    for (probe, times) in [("/livez", 1), ("/readyz", 2), ("/healthz", 3)] {
+        for _ in 0..times {
+            let response = t.http.get(t.url(probe)).send().await.unwrap();
+            assert_eq!(response.status(), StatusCode::OK, "{probe}");
+        }
+    }
     let response = t.http.get(t.url("/metrics")).send().await.unwrap();
     assert_eq!(response.status(), StatusCode::OK);
     assert!(
@@ -119,6 +140,14 @@ async fn healthz_openapi_and_metrics() {
     assert_eq!(value("likekit_likes_written_total{op=\"like\"}"), 1.0);
     assert_eq!(
         value("likekit_http_request_duration_seconds_count{route=\"likes\"}"),
+        2.0
+    );
+    let after = probes(&text);
+    let counted: Vec<f64> = after.iter().zip(&before).map(|(a, b)| a - b).collect();
+    assert_eq!(counted, [1.0, 2.0, 3.0], "livez, readyz, healthz");
+    // The buckets reach the request timeout.
+    assert_eq!(
+        value("likekit_http_request_duration_seconds_bucket{route=\"likes\",le=\"30\"}"),
         2.0
     );
     assert!(value("likekit_cache_requests_total{cache=\"post\",result=\"hit\"}") >= 1.0);
