@@ -64,6 +64,13 @@ enum LogFormat {
     Json,
 }
 
+/// The upper bounds of the duration flags: one day for timeouts and the
+/// grace, one hour for the shutdown delay and the view cache.
+const DAY_SECS: u64 = 24 * 60 * 60;
+const HOUR_SECS: u64 = 60 * 60;
+const DAY_MS: u64 = DAY_SECS * 1000;
+const HOUR_MS: u64 = HOUR_SECS * 1000;
+
 #[derive(Debug, Args)]
 struct ServeArgs {
     /// How log lines are written: `text` or `json` (RUST_LOG sets what is
@@ -116,14 +123,20 @@ struct ServeArgs {
     /// Writes a user may make at once before the rate limit applies.
     #[arg(long, env = "LIKEKIT_WRITE_BURST", default_value_t = 200)]
     write_burst: u32,
-    /// How long a post's count, version and likers are cached (milliseconds).
-    #[arg(long, env = "LIKEKIT_CACHE_TTL_MS", default_value_t = 1000)]
+    /// How long a post's count, version and likers are cached (milliseconds;
+    /// at most 3600000, one hour).
+    #[arg(long, env = "LIKEKIT_CACHE_TTL_MS", default_value_t = 1000,
+          value_parser = clap::value_parser!(u64).range(0..=HOUR_MS))]
     cache_ttl_ms: u64,
-    /// How long a viewer's friend set is cached (milliseconds).
-    #[arg(long, env = "LIKEKIT_FRIENDS_TTL_MS", default_value_t = 30_000)]
+    /// How long a viewer's friend set is cached (milliseconds; at most
+    /// 86400000, one day).
+    #[arg(long, env = "LIKEKIT_FRIENDS_TTL_MS", default_value_t = 30_000,
+          value_parser = clap::value_parser!(u64).range(0..=DAY_MS))]
     friends_ttl_ms: u64,
-    /// Requests taking longer are answered 503 (seconds; at least 1).
-    #[arg(long, env = "LIKEKIT_REQUEST_TIMEOUT_SECS", default_value_t = 30)]
+    /// Requests taking longer are answered 503 (seconds; 1 to 86400, one
+    /// day).
+    #[arg(long, env = "LIKEKIT_REQUEST_TIMEOUT_SECS", default_value_t = 30,
+          value_parser = clap::value_parser!(u64).range(1..=DAY_SECS))]
     request_timeout_secs: u64,
     /// How many requests the request journal keeps (`GET /admin/requests`;
     /// only with an admin key; 0: off).
@@ -132,13 +145,16 @@ struct ServeArgs {
     /// Largest accepted request body (bytes).
     #[arg(long, env = "LIKEKIT_MAX_BODY_BYTES", default_value_t = 64 * 1024)]
     max_body_bytes: usize,
-    /// How long shutdown waits for in-flight requests (seconds).
-    #[arg(long, env = "LIKEKIT_SHUTDOWN_GRACE_SECS", default_value_t = 10)]
+    /// How long shutdown waits for in-flight requests (seconds; at most
+    /// 86400, one day).
+    #[arg(long, env = "LIKEKIT_SHUTDOWN_GRACE_SECS", default_value_t = 10,
+          value_parser = clap::value_parser!(u64).range(0..=DAY_SECS))]
     shutdown_grace_secs: u64,
     /// How long a stopping server keeps serving, with `/readyz` answering
-    /// 503, before it stops accepting (seconds): time for a load balancer to
-    /// take it out of rotation.
-    #[arg(long, env = "LIKEKIT_SHUTDOWN_DELAY_SECS", default_value_t = 0)]
+    /// 503, before it stops accepting (seconds; at most 3600, one hour):
+    /// time for a load balancer to take it out of rotation.
+    #[arg(long, env = "LIKEKIT_SHUTDOWN_DELAY_SECS", default_value_t = 0,
+          value_parser = clap::value_parser!(u64).range(0..=HOUR_SECS))]
     shutdown_delay_secs: u64,
     /// CA certificates (PEM) that sign PostgreSQL's certificate, for
     /// `sslmode=verify-ca`, `verify-full` or `require` (which then checks
@@ -175,8 +191,9 @@ struct ServeArgs {
     ops_listen: Option<SocketAddr>,
     /// How long a client may take to send a request's head, and how long
     /// a kept-alive connection may sit idle, before it is closed (seconds;
-    /// at least 1).
-    #[arg(long, env = "LIKEKIT_HEADER_READ_TIMEOUT_SECS", default_value_t = 10)]
+    /// 1 to 86400, one day).
+    #[arg(long, env = "LIKEKIT_HEADER_READ_TIMEOUT_SECS", default_value_t = 10,
+          value_parser = clap::value_parser!(u64).range(1..=DAY_SECS))]
     header_read_timeout_secs: u64,
     /// The most connections open at once on each listener (the public one
     /// and `--ops-listen`'s); more wait to be accepted (at least 1).
@@ -217,16 +234,6 @@ fn at_least_one<T: PartialEq + Default>(value: T, flag: &str, env: &str) -> Resu
 }
 
 fn config_from(args: ServeArgs) -> Result<Config, String> {
-    let request_timeout_secs = at_least_one(
-        args.request_timeout_secs,
-        "--request-timeout-secs",
-        "LIKEKIT_REQUEST_TIMEOUT_SECS",
-    )?;
-    let header_read_timeout_secs = at_least_one(
-        args.header_read_timeout_secs,
-        "--header-read-timeout-secs",
-        "LIKEKIT_HEADER_READ_TIMEOUT_SECS",
-    )?;
     let max_connections = at_least_one(
         args.max_connections,
         "--max-connections",
@@ -265,7 +272,7 @@ fn config_from(args: ServeArgs) -> Result<Config, String> {
         write_rate_limit,
         cache_ttl: Duration::from_millis(args.cache_ttl_ms),
         friends_ttl: Duration::from_millis(args.friends_ttl_ms),
-        request_timeout: Duration::from_secs(request_timeout_secs),
+        request_timeout: Duration::from_secs(args.request_timeout_secs),
         max_body_bytes: args.max_body_bytes,
         shutdown_grace: Duration::from_secs(args.shutdown_grace_secs),
         shutdown_delay: Duration::from_secs(args.shutdown_delay_secs),
@@ -288,7 +295,7 @@ fn config_from(args: ServeArgs) -> Result<Config, String> {
             refresh: Duration::from_secs(args.jwks_refresh_secs.max(10)),
         }),
         connections: likekit_server::net::ConnectionLimits {
-            header_read_timeout: Duration::from_secs(header_read_timeout_secs),
+            header_read_timeout: Duration::from_secs(args.header_read_timeout_secs),
             max_connections,
         },
         ..Config::default()

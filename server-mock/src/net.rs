@@ -252,7 +252,9 @@ pub async fn serve(
     limits: ConnectionLimits,
     shutdown: impl std::future::Future<Output = ()>,
 ) {
-    let stall = limits.header_read_timeout + DEFAULT_REQUEST_TIMEOUT;
+    let stall = limits
+        .header_read_timeout
+        .saturating_add(DEFAULT_REQUEST_TIMEOUT);
     serve_counted(listener, router, limits, stall, shutdown, None).await;
 }
 

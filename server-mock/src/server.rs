@@ -118,7 +118,15 @@ async fn start(config: Config, app: App) -> Result<ServerHandle, Error> {
     // No handler takes longer than the request timeout to produce an
     // answer's head; an answer that has not moved for that and the
     // header-read timeout more is not being read.
-    let stall = config.request_timeout + limits.header_read_timeout;
+    let stall = config
+        .request_timeout
+        .checked_add(limits.header_read_timeout)
+        .ok_or_else(|| {
+            Error::Config(format!(
+                "request_timeout ({:?}) plus the header-read timeout ({:?}) is too long",
+                config.request_timeout, limits.header_read_timeout
+            ))
+        })?;
     let serve_ops = ops.map(|(ops_listener, _)| {
         crate::net::serve_counted(
             ops_listener,
@@ -342,5 +350,24 @@ impl ServerHandle {
 impl Drop for ServerHandle {
     fn drop(&mut self) {
         self.stop.send_replace(true);
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    /// A library caller's huge timeouts are a configuration error, not an
+    /// overflow panic.
+    #[tokio::test]
+    async fn timeouts_too_long_to_add_are_a_config_error() {
+        let config = Config {
+            request_timeout: Duration::MAX,
+            ..Config::default()
+        };
+        let err = spawn(config).await.unwrap_err();
+        assert!(matches!(err, Error::Config(_)), "{err}");
+        assert!(err.to_string().contains("too long"), "{err}");
     }
 }

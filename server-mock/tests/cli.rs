@@ -253,56 +253,77 @@ fn a_bad_seed_file_stops_the_start() {
     assert!(String::from_utf8_lossy(&output.stderr).contains("bad seed"));
 }
 
-/// 0 for a timeout or the connection cap stops the start, naming the flag
-/// and its variable (flag or variable alike).
-#[test]
-fn zero_timeouts_and_connection_caps_stop_the_start() {
+/// Runs the binary with `args` and `env` (plus an in-memory database on a
+/// free port), expecting it to stop before it listens: its exit status and
+/// standard error.
+fn failed_start(args: &[&str], env: &[(&str, &str)]) -> (std::process::ExitStatus, String) {
     use std::io::Read as _;
-    for (flag, env) in [
-        ("--request-timeout-secs", "LIKEKIT_REQUEST_TIMEOUT_SECS"),
-        (
-            "--header-read-timeout-secs",
-            "LIKEKIT_HEADER_READ_TIMEOUT_SECS",
-        ),
-        ("--max-connections", "LIKEKIT_MAX_CONNECTIONS"),
-    ] {
-        for by_env in [false, true] {
-            let mut command = common::server_command();
-            command
-                .args(["--listen", "127.0.0.1:0", "--db", ":memory:"])
-                .stdout(std::process::Stdio::null())
-                .stderr(std::process::Stdio::piped());
-            if by_env {
-                command.env(env, "0");
-            } else {
-                command.args([flag, "0"]);
-            }
-            let mut child = command.spawn().unwrap();
-            let deadline = std::time::Instant::now() + Duration::from_secs(20);
-            let status = loop {
-                if let Some(status) = child.try_wait().unwrap() {
-                    break status;
-                }
-                if std::time::Instant::now() > deadline {
-                    child.kill().unwrap();
-                    child.wait().unwrap();
-                    panic!("{flag} 0 (by_env: {by_env}): the server started");
-                }
-                std::thread::sleep(Duration::from_millis(50));
-            };
-            let mut stderr = String::new();
-            child
-                .stderr
-                .take()
-                .unwrap()
-                .read_to_string(&mut stderr)
-                .unwrap();
-            assert!(!status.success(), "{flag} 0: {stderr}");
-            assert!(
-                stderr.contains(&format!("{flag} ({env}) must be at least 1")),
-                "{flag} 0: {stderr}"
-            );
+    let mut command = common::server_command();
+    command
+        .args(["--listen", "127.0.0.1:0", "--db", ":memory:"])
+        .args(args)
+        .envs(env.iter().copied())
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped());
+    let mut child = command.spawn().unwrap();
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
         }
+        if std::time::Instant::now() > deadline {
+            child.kill().unwrap();
+            child.wait().unwrap();
+            panic!("{args:?} {env:?}: the server started");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let mut stderr = String::new();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut stderr)
+        .unwrap();
+    assert!(!status.success(), "{args:?} {env:?}: {stderr}");
+    assert!(!stderr.contains("panicked"), "{args:?} {env:?}: {stderr}");
+    (status, stderr)
+}
+
+/// 0 for the connection cap stops the start, naming the flag and its
+/// variable (flag or variable alike).
+#[test]
+fn a_zero_connection_cap_stops_the_start() {
+    let (flag, env) = ("--max-connections", "LIKEKIT_MAX_CONNECTIONS");
+    for (args, vars) in [(vec![flag, "0"], vec![]), (vec![], vec![(env, "0")])] {
+        let (_, stderr) = failed_start(&args, &vars);
+        assert!(
+            stderr.contains(&format!("{flag} ({env}) must be at least 1")),
+            "{args:?} {vars:?}: {stderr}"
+        );
+    }
+}
+
+/// Every duration flag has bounds the parser enforces: out of them the
+/// start stops with a usage error naming the flag (exit 2), never a panic.
+#[test]
+fn duration_flags_out_of_bounds_stop_the_start() {
+    for (flag, bad) in [
+        ("--request-timeout-secs", "0"),
+        ("--request-timeout-secs", "86401"),
+        ("--request-timeout-secs", "18446744073709551615"),
+        ("--header-read-timeout-secs", "0"),
+        ("--header-read-timeout-secs", "18446744073709551615"),
+        ("--shutdown-grace-secs", "86401"),
+        ("--shutdown-delay-secs", "3601"),
+        ("--cache-ttl-ms", "3600001"),
+        ("--friends-ttl-ms", "86400001"),
+    ] {
+        let (status, stderr) = failed_start(&[flag, bad], &[]);
+        assert_eq!(status.code(), Some(2), "{flag} {bad}: {stderr}");
+        assert!(stderr.contains(flag), "{flag} {bad}: {stderr}");
+        assert!(stderr.contains("is not in"), "{flag} {bad}: {stderr}");
     }
 }
 
