@@ -4,6 +4,7 @@
 //! API.
 
 use std::{
+    ffi::OsString,
     io::{IsTerminal as _, Write as _},
     net::SocketAddr,
     num::NonZeroU32,
@@ -12,7 +13,7 @@ use std::{
     time::Duration,
 };
 
-use clap::{Args, Parser, Subcommand};
+use clap::{Args, CommandFactory as _, FromArgMatches as _, Parser, Subcommand};
 use likekit_server::logs;
 use likekit_server::{
     Config, Database, JwksSource, RateLimit, TokenPolicy, Tokens,
@@ -38,7 +39,8 @@ static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
     name = "likekit-server",
     version,
     about,
-    args_conflicts_with_subcommands = true
+    args_conflicts_with_subcommands = true,
+    allow_negative_numbers = true
 )]
 struct Cli {
     #[command(subcommand)]
@@ -50,6 +52,7 @@ struct Cli {
 #[derive(Debug, Subcommand)]
 enum Command {
     /// Run the server (the default).
+    #[command(allow_negative_numbers = true)]
     Serve(Box<ServeArgs>),
     /// Print a sign-in token for a user (for development and scripts).
     Token(TokenArgs),
@@ -343,8 +346,72 @@ async fn serve(args: ServeArgs) -> Result<(), String> {
     server.shutdown().await.map_err(|e| e.to_string())
 }
 
+/// The command line's parser, with every `LIKEKIT_*` variable set to the
+/// empty string taken as unset: Compose files and Helm charts render an
+/// optional value left out as `""`, which means "not given", never "the
+/// empty value".
+fn command() -> clap::Command {
+    fn unset_when_empty(arg: clap::Arg) -> clap::Arg {
+        let empty = arg
+            .get_env()
+            .and_then(std::env::var_os)
+            .is_some_and(|value| value.is_empty());
+        if empty { arg.env(None) } else { arg }
+    }
+    Cli::command()
+        .mut_args(unset_when_empty)
+        .mut_subcommands(|sub| sub.mut_args(unset_when_empty))
+}
+
+/// Reports a command-line error and exits as clap does, naming the
+/// variable too when the bad value came from one (clap names only the
+/// flag).
+fn usage_error(command: &clap::Command, argv: &[OsString], err: &clap::Error) -> ExitCode {
+    use clap::error::{ContextKind, ContextValue};
+    let from_env = match err.get(ContextKind::InvalidArg) {
+        Some(ContextValue::String(shown)) => {
+            let long = shown.split([' ', '=']).next().unwrap_or_default();
+            let given = argv.iter().any(|word| {
+                word.to_str()
+                    .is_some_and(|w| w == long || w.starts_with(&format!("{long}=")))
+            });
+            std::iter::once(command)
+                .chain(command.get_subcommands())
+                .flat_map(clap::Command::get_arguments)
+                .find(|arg| arg.get_long().is_some_and(|l| long == format!("--{l}")))
+                .and_then(clap::Arg::get_env)
+                .filter(|env| !given && std::env::var_os(env).is_some())
+                .map(|env| (format!("'{shown}'"), env.to_string_lossy().into_owned()))
+        }
+        _ => None,
+    };
+    match from_env {
+        Some((shown, env)) => {
+            let text =
+                err.render()
+                    .to_string()
+                    .replacen(&shown, &format!("{shown} (from {env})"), 1);
+            eprint!("{text}");
+            ExitCode::from(u8::try_from(err.exit_code()).unwrap_or(2))
+        }
+        None => {
+            let _ = err.print();
+            ExitCode::from(u8::try_from(err.exit_code()).unwrap_or(2))
+        }
+    }
+}
+
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let argv: Vec<OsString> = std::env::args_os().collect();
+    let command = command();
+    let cli = match command
+        .clone()
+        .try_get_matches_from(&argv)
+        .and_then(|matches| Cli::from_arg_matches(&matches))
+    {
+        Ok(cli) => cli,
+        Err(err) => return usage_error(&command, &argv, &err),
+    };
     if let Some(Command::Token(args)) = &cli.command {
         return match Tokens::new(args.token_secret.as_bytes()) {
             Ok(tokens) => {

@@ -189,6 +189,69 @@ async fn settings_come_from_the_environment() {
     assert!(server.terminate().success());
 }
 
+/// A `LIKEKIT_*` variable set to the empty string counts as unset, as
+/// Compose and Helm render an optional value left out: the server starts
+/// with every variable empty, on the default database file.
+#[test]
+fn empty_environment_variables_count_as_unset() {
+    let help = common::server_command()
+        .args(["serve", "--help"])
+        .output()
+        .unwrap();
+    let help = String::from_utf8(help.stdout).unwrap();
+    let names: Vec<&str> = help
+        .split("[env: ")
+        .skip(1)
+        .map(|rest| rest.split(['=', ']']).next().unwrap())
+        .collect();
+    assert!(names.len() >= 20, "{names:?}");
+    let dir = tempfile::tempdir().unwrap();
+    let mut command = common::server_command();
+    command
+        .current_dir(dir.path())
+        .args(["--listen", "127.0.0.1:0"])
+        .env("RUST_LOG", "info");
+    for name in &names {
+        if *name != "LIKEKIT_LISTEN" {
+            command.env(name, "");
+        }
+    }
+    let server = ServerProcess::start_command(command, &dir.path().join("server.log"));
+    assert!(
+        dir.path().join("likekit.db").exists(),
+        "LIKEKIT_DB= is the default file:\n{}",
+        server.log()
+    );
+    assert!(server.terminate().success());
+
+    // The token subcommand reads its secret the same way.
+    let output = common::server_command()
+        .args(["token", "--user", "7"])
+        .env("LIKEKIT_TOKEN_SECRET", "")
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2), "{output:?}");
+    assert!(String::from_utf8_lossy(&output.stderr).contains("--token-secret"));
+}
+
+/// A bad value from a variable is reported under the flag and the
+/// variable; a negative number reaches the flag's check (not "unexpected
+/// argument").
+#[test]
+fn a_bad_value_names_the_variable_it_came_from() {
+    let (status, stderr) = failed_start(&[], &[("LIKEKIT_REQUEST_TIMEOUT_SECS", "-1")]);
+    assert_eq!(status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains(
+            "'--request-timeout-secs <REQUEST_TIMEOUT_SECS>' (from LIKEKIT_REQUEST_TIMEOUT_SECS)"
+        ),
+        "{stderr}"
+    );
+    let (_, stderr) = failed_start(&["--request-timeout-secs", "-1"], &[]);
+    assert!(stderr.contains("invalid value '-1'"), "{stderr}");
+    assert!(!stderr.contains("LIKEKIT_"), "given as a flag: {stderr}");
+}
+
 /// `--log-format json`: one JSON object per line, and a request's lines
 /// carry its id — the client's `X-Request-Id`, or one the server made —
 /// which the answer echoes.

@@ -346,13 +346,22 @@ impl ServerProcess {
 
     /// As [`start`](Self::start), with `env` set for the server.
     pub fn start_with_env(args: &[&str], env: &[(&str, &str)], log_file: &std::path::Path) -> Self {
-        use std::io::BufRead as _;
-        let log = std::fs::File::create(log_file).unwrap();
-        let mut child = server_command()
+        let mut command = server_command();
+        command
             .args(["--listen", "127.0.0.1:0"])
             .args(args)
             .env("RUST_LOG", "info")
-            .envs(env.iter().copied())
+            .envs(env.iter().copied());
+        Self::start_command(command, log_file)
+    }
+
+    /// As [`start`](Self::start), with a command of the caller's (its
+    /// arguments, environment and working folder; `--listen` is not
+    /// added).
+    pub fn start_command(mut command: std::process::Command, log_file: &std::path::Path) -> Self {
+        use std::io::BufRead as _;
+        let log = std::fs::File::create(log_file).unwrap();
+        let mut child = command
             .stdin(std::process::Stdio::null())
             .stdout(std::process::Stdio::piped())
             .stderr(log)
