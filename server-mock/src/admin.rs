@@ -178,6 +178,10 @@ pub(crate) async fn mint_token(
 }
 
 /// Replace every fault rule.
+///
+/// Every rule's counters start at 0. A `state` in the body (as
+/// `GET /admin/faults` answers it) is ignored, so a read answer can be put
+/// back as it is.
 #[utoipa::path(
     put,
     path = "/admin/faults",
@@ -205,13 +209,19 @@ pub(crate) async fn set_faults(
     Ok(Json(in_force))
 }
 
-/// The fault rules in force, with the seed their draws come from.
+/// The fault rules in force, with the seed their draws come from and what
+/// each has used up.
+///
+/// `rules` are as they were put; `state[i]` (read-only) says what
+/// `rules[i]` has used up: the calls it matched, fired on and acted on,
+/// and what is left of its `fail_next` and `first`. The answer can be put
+/// back as it is: a `PUT` ignores `state` and starts the counters over.
 #[utoipa::path(
     get,
     path = "/admin/faults",
     tag = "admin",
     security(("admin_key" = [])),
-    responses((status = 200, description = "The rules in force and their seed", body = FaultRules))
+    responses((status = 200, description = "The rules in force, their seed and what each has used up", body = FaultRules))
 )]
 pub(crate) async fn get_faults(State(App(app)): State<App>) -> Json<FaultRules> {
     Json(app.faults.get())
@@ -235,8 +245,9 @@ pub(crate) async fn clear_faults(State(App(app)): State<App>) -> Json<FaultRules
 /// with what the fault rules and the handler did to it.
 ///
 /// Each filter given must match: `route` (`like`, `unlike`, `likes`,
-/// `batch`), `method` (`GET`, `POST`, `DELETE`), `post`, `user`, and
-/// `since` (only entries with a larger `seq`, for reading what is new).
+/// `batch`), `method` (`GET`, `POST`, `DELETE`), `post`, `user`,
+/// `since` (only entries with a larger `seq`, for reading what is new) and
+/// `request_id` (the request whose answer carried that `X-Request-Id`).
 #[utoipa::path(
     get,
     path = "/admin/requests",

@@ -22,7 +22,7 @@ use arc_swap::ArcSwap;
 use axum::http::StatusCode;
 use likekit_proto::{
     PostId, UserId,
-    admin::{FaultAction, FaultMethod, FaultPhase, FaultRoute, FaultRule, FaultRules},
+    admin::{FaultAction, FaultMethod, FaultPhase, FaultRoute, FaultRule, FaultRules, RuleState},
 };
 
 pub use likekit_proto::admin::{MAX_LATENCY_MS, MAX_OVERSIZED_BYTES, MAX_RULES};
@@ -32,6 +32,10 @@ struct ActiveRule {
     rule: FaultRule,
     /// Requests this rule matched so far.
     calls: AtomicU64,
+    /// Calls it fired on (selected, and the draw passed).
+    fired: AtomicU64,
+    /// Requests it acted on.
+    acted: AtomicU64,
     fail_next_left: AtomicU64,
 }
 
@@ -235,6 +239,20 @@ impl ActiveRule {
             && rule.user.is_none_or(|u| call.user == Some(u))
     }
 
+    /// What the rule has used up so far.
+    fn state(&self) -> RuleState {
+        let rule = &self.rule;
+        let matched = self.calls.load(Ordering::Acquire);
+        RuleState {
+            matched,
+            fired: self.fired.load(Ordering::Acquire),
+            acted: self.acted.load(Ordering::Acquire),
+            fail_next_left: (rule.fail_next > 0)
+                .then(|| self.fail_next_left.load(Ordering::Acquire)),
+            first_left: rule.first.map(|first| first.saturating_sub(matched)),
+        }
+    }
+
     /// Whether the call conditions select call number `n`.
     fn selects(&self, n: u64) -> bool {
         let rule = &self.rule;
@@ -242,6 +260,18 @@ impl ActiveRule {
             && rule.every.is_none_or(|every| n % every == 0)
             && rule.first.is_none_or(|first| n <= first)
             && rule.after.is_none_or(|after| n > after)
+    }
+}
+
+impl RuleSet {
+    /// The rules as put, their seed, and what each has used up (a `state`
+    /// given in the `PUT` is not kept: the counters start at 0).
+    fn in_force(&self) -> FaultRules {
+        FaultRules {
+            seed: self.seed,
+            rules: self.rules.iter().map(|a| a.rule.clone()).collect(),
+            state: self.rules.iter().map(ActiveRule::state).collect(),
+        }
     }
 }
 
@@ -256,27 +286,23 @@ impl Faults {
             .cloned()
             .map(|rule| ActiveRule {
                 calls: AtomicU64::new(0),
+                fired: AtomicU64::new(0),
+                acted: AtomicU64::new(0),
                 fail_next_left: AtomicU64::new(rule.fail_next),
                 rule,
             })
             .collect();
-        self.set.store(Arc::new(RuleSet {
+        let set = Arc::new(RuleSet {
             seed: Some(seed),
             rules: active,
-        }));
-        FaultRules {
-            seed: Some(seed),
-            rules: rules.rules,
-        }
+        });
+        self.set.store(set.clone());
+        set.in_force()
     }
 
-    /// The rules in force and their seed.
+    /// The rules in force, their seed, and what each has used up.
     pub(crate) fn get(&self) -> FaultRules {
-        let set = self.set.load();
-        FaultRules {
-            seed: set.seed,
-            rules: set.rules.iter().map(|a| a.rule.clone()).collect(),
-        }
+        self.set.load().in_force()
     }
 
     /// Removes every rule, and the seed with them.
@@ -316,6 +342,7 @@ impl Faults {
             if !active.selects(n) || draw(seed, i, n, 0) >= rule.probability {
                 continue;
             }
+            active.fired.fetch_add(1, Ordering::Relaxed);
             let step = match rule.phase {
                 FaultPhase::Before => &mut plan.before,
                 FaultPhase::After => &mut plan.after,
@@ -355,6 +382,7 @@ impl Faults {
                 rule.action.as_ref().map(act_of)
             };
             if let Some(act) = act {
+                active.acted.fetch_add(1, Ordering::Relaxed);
                 step.act = Some(act);
                 plan.rule = Some(i);
             }
@@ -433,6 +461,80 @@ mod tests {
         assert_eq!(act(&faults, &call(FaultRoute::Like)), FAIL_500);
         assert_eq!(act(&faults, &call(FaultRoute::Like)), FAIL_500);
         assert_eq!(act(&faults, &call(FaultRoute::Like)), None);
+    }
+
+    /// `get` reports, per rule, the calls matched, fired on and acted on,
+    /// and what is left of `fail_next` and `first`; a new `set` starts
+    /// them over, whatever `state` it is given.
+    #[test]
+    fn get_reports_what_each_rule_used_up() {
+        let faults = Faults::default();
+        let set = faults.set(FaultRules::new(vec![
+            FaultRule {
+                latency_ms: 5,
+                ..rule(FaultRoute::All)
+            },
+            FaultRule {
+                fail_next: 2,
+                ..rule(FaultRoute::Likes)
+            },
+            FaultRule {
+                first: Some(5),
+                action: Some(FaultAction::Drop),
+                ..rule(FaultRoute::All)
+            },
+        ]));
+        let fresh = RuleState {
+            fail_next_left: Some(2),
+            ..RuleState::default()
+        };
+        assert_eq!(set.state[1], fresh);
+        let acts: Vec<_> = [
+            FaultRoute::Likes,
+            FaultRoute::Likes,
+            FaultRoute::Likes,
+            FaultRoute::Like,
+        ]
+        .into_iter()
+        .map(|route| act(&faults, &call(route)))
+        .collect();
+        let injected = Some(Act::Status {
+            status: StatusCode::SERVICE_UNAVAILABLE,
+            body: None,
+            retry_after_secs: None,
+        });
+        assert_eq!(
+            acts,
+            [injected.clone(), injected, Some(Act::Drop), Some(Act::Drop)]
+        );
+        let used = faults.get();
+        assert_eq!(used.rules, set.rules, "the rules read back as put");
+        let state = |matched, fired, acted| RuleState {
+            matched,
+            fired,
+            acted,
+            ..RuleState::default()
+        };
+        assert_eq!(
+            used.state,
+            [
+                state(4, 4, 0),
+                RuleState {
+                    fail_next_left: Some(0),
+                    ..state(3, 3, 2)
+                },
+                RuleState {
+                    first_left: Some(1),
+                    ..state(4, 2, 2)
+                },
+            ]
+        );
+        // Put back as read, the rules start over.
+        let again = faults.set(used);
+        assert_eq!(again.state[1], fresh);
+        assert_eq!(faults.get().state[0], RuleState::default());
+        faults.clear();
+        assert!(faults.get().state.is_empty());
     }
 
     /// A rule's call numbers count every request it matches, also those
@@ -558,6 +660,7 @@ mod tests {
     fn a_seed_replays_the_same_faults() {
         let rules = |seed| FaultRules {
             seed: Some(seed),
+            state: Vec::new(),
             rules: vec![FaultRule {
                 probability: 0.3,
                 jitter_ms: 50,

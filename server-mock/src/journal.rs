@@ -15,6 +15,7 @@ use std::{
     },
 };
 
+use axum::http::HeaderValue;
 use likekit_proto::admin::{Journal as JournalPage, JournalEntry, RequestFilter};
 
 /// The default `--journal-size`.
@@ -25,7 +26,28 @@ pub(crate) struct Journal {
     capacity: usize,
     next: AtomicU64,
     dropped: AtomicU64,
-    entries: Mutex<VecDeque<JournalEntry>>,
+    entries: Mutex<VecDeque<Kept>>,
+}
+
+/// An entry as the journal keeps it: the request's id as the request
+/// carries it (the `X-Request-Id` value, whose clone shares its bytes),
+/// written into the entry's `request_id` only when the entry is read, so
+/// that journaling a request makes no string for its id.
+#[derive(Debug)]
+struct Kept {
+    id: HeaderValue,
+    /// The entry, its `request_id` left empty.
+    entry: JournalEntry,
+}
+
+impl Kept {
+    /// The entry as read, with its id.
+    fn read(&self) -> JournalEntry {
+        JournalEntry {
+            request_id: self.id.to_str().unwrap_or_default().to_owned(),
+            ..self.entry.clone()
+        }
+    }
 }
 
 impl Journal {
@@ -48,18 +70,21 @@ impl Journal {
         self.next.fetch_add(1, Ordering::AcqRel) + 1
     }
 
-    /// Records an entry (its `seq` from [`Journal::take_seq`]) or, when
-    /// one with its `seq` is there (recorded at arrival, in flight),
-    /// replaces it; drops the oldest past the capacity. A finished entry
-    /// whose arrival was cleared or dropped meanwhile is not recorded again.
-    pub(crate) fn record(&self, entry: JournalEntry) {
+    /// Records an entry of the request with id `id` (its `seq` from
+    /// [`Journal::take_seq`]; its `request_id` is not read: `id` is kept in
+    /// its place) or, when one with its `seq` is there (recorded at
+    /// arrival, in flight), replaces it; drops the oldest past the
+    /// capacity. A finished entry whose arrival was cleared or dropped
+    /// meanwhile is not recorded again.
+    pub(crate) fn record(&self, id: &HeaderValue, entry: JournalEntry) {
         let mut entries = self.entries.lock().unwrap_or_else(|e| e.into_inner());
-        let at = entries.partition_point(|e| e.seq < entry.seq);
+        let at = entries.partition_point(|e| e.entry.seq < entry.seq);
         match entries.get_mut(at) {
-            Some(there) if there.seq == entry.seq => *there = entry,
+            Some(there) if there.entry.seq == entry.seq => there.entry = entry,
             _ if !entry.in_flight => {}
             _ => {
-                entries.insert(at, entry);
+                let id = id.clone();
+                entries.insert(at, Kept { id, entry });
                 while entries.len() > self.capacity {
                     entries.pop_front();
                     self.dropped.fetch_add(1, Ordering::Relaxed);
@@ -73,23 +98,29 @@ impl Journal {
     /// meanwhile stays as it is.
     pub(crate) fn update_in_flight(&self, entry: JournalEntry) {
         let mut entries = self.entries.lock().unwrap_or_else(|e| e.into_inner());
-        let at = entries.partition_point(|e| e.seq < entry.seq);
+        let at = entries.partition_point(|e| e.entry.seq < entry.seq);
         if let Some(there) = entries.get_mut(at)
-            && there.seq == entry.seq
-            && there.in_flight
+            && there.entry.seq == entry.seq
+            && there.entry.in_flight
         {
-            *there = entry;
+            there.entry = entry;
         }
     }
 
     /// The entries `query` matches, oldest first.
     pub(crate) fn read(&self, query: &RequestFilter) -> JournalPage {
+        // The id is compared as kept; the other filters on the entry.
+        let id = query.request_id.as_deref();
+        let rest = RequestFilter {
+            request_id: None,
+            ..query.clone()
+        };
         let entries = self.entries.lock().unwrap_or_else(|e| e.into_inner());
         JournalPage {
             entries: entries
                 .iter()
-                .filter(|e| query.matches(e))
-                .cloned()
+                .filter(|k| id.is_none_or(|id| k.id == id) && rest.matches(&k.entry))
+                .map(Kept::read)
                 .collect(),
             capacity: self.capacity as u64,
             dropped: self.dropped.load(Ordering::Relaxed),
@@ -118,6 +149,7 @@ mod tests {
     fn entry(seq: u64, route: FaultRoute, post: u64, user: Option<u64>) -> JournalEntry {
         JournalEntry {
             seq,
+            request_id: String::new(),
             at_ms: 0,
             duration_ms: 0,
             method: match route {
@@ -144,7 +176,7 @@ mod tests {
         assert!(journal.is_on());
         let seqs: Vec<u64> = (0..5).map(|_| journal.take_seq()).collect();
         for &seq in &seqs {
-            journal.record(entry(seq, FaultRoute::Like, 1, Some(7)));
+            journal.record(&id(seq), entry(seq, FaultRoute::Like, 1, Some(7)));
         }
         // They finish in another order than they arrived; the first two
         // were dropped meanwhile and do not come back.
@@ -152,20 +184,21 @@ mod tests {
             let mut done = entry(seqs[seq - 1], FaultRoute::Like, 1, Some(7));
             done.in_flight = false;
             done.status = Some(200 + seq as u16);
-            journal.record(done);
+            journal.record(&HeaderValue::from_static("unused"), done);
         }
         let page = journal.read(&RequestFilter::default());
-        let kept: Vec<(u64, Option<u16>, bool)> = page
+        let kept: Vec<(u64, &str, Option<u16>, bool)> = page
             .entries
             .iter()
-            .map(|e| (e.seq, e.status, e.in_flight))
+            .map(|e| (e.seq, e.request_id.as_str(), e.status, e.in_flight))
             .collect();
+        // An entry keeps the id it arrived with.
         assert_eq!(
             kept,
             [
-                (3, Some(203), false),
-                (4, Some(204), false),
-                (5, Some(205), false)
+                (3, "req-3", Some(203), false),
+                (4, "req-4", Some(204), false),
+                (5, "req-5", Some(205), false)
             ]
         );
         assert_eq!((page.capacity, page.dropped), (3, 2));
@@ -175,13 +208,17 @@ mod tests {
         assert!(!Journal::new(0).is_on());
     }
 
+    fn id(seq: u64) -> HeaderValue {
+        HeaderValue::try_from(format!("req-{seq}")).unwrap()
+    }
+
     #[test]
     fn filters_combine() {
         let journal = Journal::new(10);
-        journal.record(entry(1, FaultRoute::Like, 42, Some(7)));
-        journal.record(entry(2, FaultRoute::Unlike, 42, Some(7)));
-        journal.record(entry(3, FaultRoute::Like, 43, Some(8)));
-        journal.record(entry(4, FaultRoute::Likes, 42, None));
+        journal.record(&id(1), entry(1, FaultRoute::Like, 42, Some(7)));
+        journal.record(&id(2), entry(2, FaultRoute::Unlike, 42, Some(7)));
+        journal.record(&id(3), entry(3, FaultRoute::Like, 43, Some(8)));
+        journal.record(&id(4), entry(4, FaultRoute::Likes, 42, None));
         let seqs = |query: RequestFilter| -> Vec<u64> {
             journal.read(&query).entries.iter().map(|e| e.seq).collect()
         };
@@ -215,5 +252,29 @@ mod tests {
             }),
             [3, 4]
         );
+        let by_id = |request_id: &str, route| {
+            seqs(RequestFilter {
+                request_id: Some(request_id.to_owned()),
+                route,
+                ..RequestFilter::default()
+            })
+        };
+        assert_eq!(by_id("req-3", None), [3]);
+        assert_eq!(by_id("req-3", Some(FaultRoute::Unlike)), [0_u64; 0]);
+        assert_eq!(by_id("req-9", None), [0_u64; 0]);
+        // An in-flight update keeps the id.
+        let mut update = entry(2, FaultRoute::Unlike, 42, Some(7));
+        update.fault = Some("latency".into());
+        journal.update_in_flight(update);
+        let read = journal.read(&RequestFilter {
+            request_id: Some("req-2".into()),
+            ..RequestFilter::default()
+        });
+        let ids: Vec<_> = read
+            .entries
+            .iter()
+            .map(|e| (e.request_id.as_str(), e.fault.as_deref()))
+            .collect();
+        assert_eq!(ids, [("req-2", Some("latency"))]);
     }
 }

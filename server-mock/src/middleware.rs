@@ -123,7 +123,14 @@ struct Arrival {
 }
 
 impl Arrival {
-    fn begin(app: &Shared, route: FaultRoute, posts: Vec<PostId>, request: &Request) -> Self {
+    /// Lists the request with id `id` as it arrives.
+    fn begin(
+        app: &Shared,
+        route: FaultRoute,
+        posts: Vec<PostId>,
+        request: &Request,
+        id: &HeaderValue,
+    ) -> Self {
         let at_ms = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX));
@@ -139,14 +146,16 @@ impl Arrival {
             posts,
             user: user_of(app, request),
         };
-        app.journal.record(arrival.entry());
+        app.journal.record(id, arrival.entry());
         arrival
     }
 
-    /// The entry as it stands on arrival.
+    /// The entry as it stands on arrival (its `request_id` left empty:
+    /// the journal keeps the request's id beside it).
     fn entry(&self) -> JournalEntry {
         JournalEntry {
             seq: self.seq,
+            request_id: String::new(),
             at_ms: self.at_ms,
             duration_ms: 0,
             method: self.method,
@@ -202,6 +211,7 @@ impl Arrival {
         };
         JournalEntry {
             seq: self.seq,
+            request_id: String::new(),
             at_ms: self.at_ms,
             duration_ms: u64::try_from(elapsed.as_millis()).unwrap_or(u64::MAX),
             method: self.method,
@@ -613,7 +623,7 @@ where
         };
         let arrival = public
             .filter(|_| journal)
-            .map(|public| Arrival::begin(&app, public, posts.clone(), &request));
+            .map(|public| Arrival::begin(&app, public, posts.clone(), &request, &id));
         let mut fault_path = None;
 
         // The body limit: a declared length past it is refused at once; a
@@ -733,12 +743,10 @@ where
                 }
                 let elapsed = started.elapsed();
                 if let Some(arrival) = arrival {
-                    app.journal.record(arrival.finish(
-                        &response,
-                        fault_path.as_deref(),
-                        timed_out,
-                        elapsed,
-                    ));
+                    app.journal.record(
+                        &id,
+                        arrival.finish(&response, fault_path.as_deref(), timed_out, elapsed),
+                    );
                 }
                 app.metrics.observe(route, status, elapsed.as_secs_f64());
                 tracing::debug!(

@@ -14,8 +14,8 @@ use likekit_proto::{
     BatchLikes, ErrorBody, ErrorDetail, LikeState, PostId, PostLikes, UserId,
     admin::{
         FaultAction, FaultMethod, FaultPhase, FaultRoute, FaultRule, FaultRules, Friends, Journal,
-        JournalEntry, NewPost, NewUser, Seed, SeedPost, SeedUser, TokenRequest, TokenResponse,
-        WriteResult,
+        JournalEntry, NewPost, NewUser, RuleState, Seed, SeedPost, SeedUser, TokenRequest,
+        TokenResponse, WriteResult,
     },
 };
 use utoipa::{
@@ -232,7 +232,7 @@ fn request_id_header() -> utoipa::openapi::header::Header {
     components(schemas(
         LikeState, PostLikes, BatchLikes, ErrorBody, ErrorDetail, PostId, UserId,
         NewUser, NewPost, Friends, TokenRequest, TokenResponse,
-        FaultRoute, FaultMethod, FaultPhase, FaultAction, FaultRule, FaultRules,
+        FaultRoute, FaultMethod, FaultPhase, FaultAction, FaultRule, FaultRules, RuleState,
         Journal, JournalEntry, WriteResult,
         Seed, SeedUser, SeedPost, api::Health, admin::Ack,
     )),
@@ -723,6 +723,7 @@ mod tests {
                 "TokenResponse" => check::<TokenResponse>(name, example),
                 "FaultRule" => check::<FaultRule>(name, example),
                 "FaultRules" => check::<FaultRules>(name, example),
+                "RuleState" => check::<RuleState>(name, example),
                 "Seed" => check::<Seed>(name, example),
                 "SeedUser" => check::<SeedUser>(name, example),
                 "SeedPost" => check::<SeedPost>(name, example),
@@ -790,6 +791,15 @@ mod tests {
                 fields_of(&FaultRules {
                     seed: Some(1),
                     rules: vec![],
+                    state: vec![RuleState::default()],
+                }),
+            ),
+            (
+                "RuleState",
+                fields_of(&RuleState {
+                    fail_next_left: Some(1),
+                    first_left: Some(1),
+                    ..RuleState::default()
                 }),
             ),
             ("Seed", fields_of(&Seed::default())),

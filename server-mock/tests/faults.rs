@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use common::{TestServer, expect_error, ok_json};
 use likekit_server::wire::{
     LikeState, PostLikes,
-    admin::{FaultPhase, JournalEntry, RequestFilter, WriteResult},
+    admin::{FaultPhase, FaultRule, JournalEntry, RequestFilter, WriteResult},
 };
 use reqwest::{Method, StatusCode, header};
 use serde_json::{Value, json};
@@ -550,5 +550,123 @@ async fn a_latency_rule_is_named_in_the_journal() {
         ],
         "{entries:?}"
     );
+    t.stop().await;
+}
+
+/// Every journal entry names its request's id, the one its answer carries
+/// in `X-Request-Id` (the client's own, or one the server made), from its
+/// arrival on; `request_id=` finds it.
+#[tokio::test]
+async fn the_journal_names_each_request_by_its_id() {
+    let t = TestServer::start().await;
+    t.setup(&[], &[1]).await;
+    set_rules(&t, json!([{"route": "like", "latency_ms": 400}])).await;
+    t.admin_client.clear_requests().await.unwrap();
+    let slow = tokio::spawn({
+        let like = t
+            .as_user(1, Method::POST, "/posts/1/like")
+            .header("x-request-id", "checkout-7f3a")
+            .send();
+        async move { like.await.unwrap() }
+    });
+    let in_flight = common::eventually(Duration::from_secs(5), "the like in flight", || async {
+        journal(&t).await.into_iter().find(|e| e.in_flight)
+    })
+    .await;
+    assert_eq!(in_flight.request_id, "checkout-7f3a", "{in_flight:?}");
+    let liked = slow.await.unwrap();
+    assert_eq!(liked.headers()["x-request-id"], "checkout-7f3a");
+    // Without an id of its own, the request gets the server's.
+    let viewed = t.view(1, 1).await;
+    let made = viewed.headers()["x-request-id"]
+        .to_str()
+        .unwrap()
+        .to_owned();
+    let ids: Vec<(String, bool)> = journal(&t)
+        .await
+        .into_iter()
+        .map(|e| (e.request_id, e.in_flight))
+        .collect();
+    assert_eq!(
+        ids,
+        [("checkout-7f3a".to_owned(), false), (made.clone(), false)]
+    );
+    for (id, route, found) in [
+        ("checkout-7f3a", "", 1),
+        (made.as_str(), "", 1),
+        (made.as_str(), "&route=like", 0),
+        ("nobody", "", 0),
+    ] {
+        let r = t
+            .admin(
+                Method::GET,
+                &format!("/admin/requests?request_id={id}{route}"),
+                None,
+            )
+            .await;
+        let page: likekit_server::wire::admin::Journal = ok_json(r).await;
+        assert_eq!(page.entries.len(), found, "{id}{route}");
+        assert!(page.entries.iter().all(|e| e.request_id == id));
+    }
+    t.stop().await;
+}
+
+/// `GET /admin/faults` reads the rules back as put, with what each has
+/// used up beside them in `state`; the answer can be put back as it is,
+/// and starts the counters over.
+#[tokio::test]
+async fn get_faults_says_what_each_rule_has_used_up() {
+    let t = TestServer::start().await;
+    t.setup(&[], &[1]).await;
+    let rules = json!([
+        {"route": "likes", "fail_next": 2},
+        {"route": "*", "first": 5, "latency_ms": 1},
+        {"route": "like", "nth": 1, "action": {"kind": "status", "status": 500}}
+    ]);
+    set_rules(&t, rules.clone()).await;
+    async fn read(t: &TestServer) -> Value {
+        ok_json(t.admin(Method::GET, "/admin/faults", None).await).await
+    }
+    let as_rules = |v: &Value| serde_json::from_value::<Vec<FaultRule>>(v.clone()).unwrap();
+    let before = read(&t).await;
+    assert_eq!(as_rules(&before["rules"]), as_rules(&rules));
+    assert_eq!(
+        before["state"],
+        json!([
+            {"matched": 0, "fired": 0, "acted": 0, "fail_next_left": 2},
+            {"matched": 0, "fired": 0, "acted": 0, "first_left": 5},
+            {"matched": 0, "fired": 0, "acted": 0}
+        ])
+    );
+    let mut statuses = Vec::new();
+    for _ in 0..3 {
+        statuses.push(t.view(1, 1).await.status().as_u16());
+    }
+    statuses.push(t.like(1, 1).await.status().as_u16());
+    assert_eq!(statuses, [503, 503, 200, 500]);
+    let after = read(&t).await;
+    assert_eq!(
+        as_rules(&after["rules"]),
+        as_rules(&rules),
+        "the rules as put"
+    );
+    assert_eq!(
+        after["state"],
+        json!([
+            {"matched": 3, "fired": 3, "acted": 2, "fail_next_left": 0},
+            // The two failed reads: counted, but not fired on (an earlier
+            // rule acted).
+            {"matched": 4, "fired": 2, "acted": 0, "first_left": 1},
+            {"matched": 1, "fired": 1, "acted": 1}
+        ])
+    );
+    // The answer put back as it is: accepted, the counters start over.
+    let r = t.admin(Method::PUT, "/admin/faults", Some(after)).await;
+    let put: Value = ok_json(r).await;
+    assert_eq!(put["state"], before["state"]);
+    assert_eq!(t.view(1, 1).await.status(), StatusCode::SERVICE_UNAVAILABLE);
+    // Cleared, there is nothing to report.
+    t.admin(Method::DELETE, "/admin/faults", None).await;
+    assert_eq!(read(&t).await, json!({"rules": []}));
     t.stop().await;
 }

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use likekit_core::{Action, LikeError, Transport};
 use likekit_proto::admin::{
     FaultAction, FaultMethod, FaultPhase, FaultRoute, FaultRule, FaultRules, RequestFilter,
-    WriteResult,
+    RuleState, WriteResult,
 };
 use likekit_tests::{PostId, Recorder, UserId, World, eventually, settle, user};
 
@@ -335,14 +335,16 @@ async fn a_seeded_rule_replays_identically() {
             }),
             ..FaultRule::new(FaultRoute::All)
         }],
+        state: Vec::new(),
     };
     let mut runs = Vec::new();
     let mut journals = Vec::new();
     for _ in 0..2 {
         world.admin.clear_requests().await.unwrap();
         let in_force = world.admin.set_faults(&rules).await.unwrap();
-        assert_eq!(in_force, rules);
-        assert_eq!(world.admin.get_faults().await.unwrap(), rules);
+        assert_eq!((in_force.seed, &in_force.rules), (rules.seed, &rules.rules));
+        assert_eq!(in_force.state, [RuleState::default()], "nothing used yet");
+        assert_eq!(world.admin.get_faults().await.unwrap(), in_force);
         let transport = world.transport(ANA);
         let mut answers = Vec::new();
         for i in 0..40 {
@@ -353,6 +355,20 @@ async fn a_seeded_rule_replays_identically() {
             };
             answers.push(transport.send(POST, action).await.is_ok());
         }
+        // What the rule used up: it matched the 40 calls and acted on
+        // (fired on) the ones that failed.
+        let failed = answers.iter().filter(|ok| !**ok).count() as u64;
+        let used = world.admin.get_faults().await.unwrap();
+        assert_eq!(used.rules, rules.rules, "the rules read back as put");
+        assert_eq!(
+            used.state,
+            [RuleState {
+                matched: 40,
+                fired: failed,
+                acted: failed,
+                ..RuleState::default()
+            }]
+        );
         runs.push(answers);
         let journal = world
             .admin
@@ -421,6 +437,16 @@ async fn the_journal_lists_a_request_in_flight() {
     };
     assert!(entry.in_flight, "{entry:?}");
     assert_eq!((entry.status, entry.write), (None, None));
+    // Its id is there from its arrival, and finds it.
+    let id = entry.request_id.clone();
+    assert!(!id.is_empty(), "{entry:?}");
+    let by_id = RequestFilter {
+        request_id: Some(id.clone()),
+        ..RequestFilter::default()
+    };
+    let found = world.admin.requests(&by_id).await.unwrap();
+    let seqs: Vec<u64> = found.entries.iter().map(|e| e.seq).collect();
+    assert_eq!(seqs, [entry.seq]);
     settle(&ana).await;
     let journal = world
         .admin
@@ -436,5 +462,6 @@ async fn the_journal_lists_a_request_in_flight() {
         (Some(200), Some(WriteResult::Applied))
     );
     assert!(entry.duration_ms >= 300, "{entry:?}");
+    assert_eq!(entry.request_id, id, "the id it arrived with");
     world.stop().await;
 }

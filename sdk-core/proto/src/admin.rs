@@ -395,7 +395,7 @@ impl FaultRule {
 /// `GET /admin/faults`, with the seed in use.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
-#[cfg_attr(feature = "openapi", schema(examples(json!({"seed": 1, "rules": [{"route": "*", "latency_ms": 1500, "jitter_ms": 1000}, {"route": "*", "probability": 0.2, "action": {"kind": "drop"}}]}))))]
+#[cfg_attr(feature = "openapi", schema(examples(json!({"seed": 1, "rules": [{"route": "*", "latency_ms": 1500, "jitter_ms": 1000}, {"route": "likes", "fail_next": 2}, {"route": "*", "first": 5, "probability": 0.2, "action": {"kind": "drop"}}], "state": [{"matched": 4, "fired": 4, "acted": 0}, {"matched": 3, "fired": 3, "acted": 2, "fail_next_left": 0}, {"matched": 4, "fired": 1, "acted": 1, "first_left": 1}]}))))]
 #[serde(deny_unknown_fields)]
 pub struct FaultRules {
     /// The seed of the generator every probability and jitter is drawn
@@ -414,13 +414,71 @@ pub struct FaultRules {
     /// The rules, applied in order (at most 64, `MAX_RULES`).
     #[cfg_attr(feature = "openapi", schema(max_items = 64))]
     pub rules: Vec<FaultRule>,
+    /// Read-only: what each rule has used up so far, `state[i]` for
+    /// `rules[i]`, in every answer. A `PUT` ignores it (so an answer can be
+    /// put back as it is): every `PUT` starts the counters over.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[cfg_attr(feature = "openapi", schema(read_only, max_items = 64))]
+    pub state: Vec<RuleState>,
 }
 
 impl FaultRules {
     /// `rules` with a seed the server picks.
     pub fn new(rules: Vec<FaultRule>) -> Self {
-        Self { seed: None, rules }
+        Self {
+            seed: None,
+            rules,
+            state: Vec::new(),
+        }
     }
+}
+
+/// What one fault rule has used up since its rule set was put, as
+/// `GET /admin/faults` reports it beside the rule (`FaultRules::state`).
+///
+/// ```
+/// use likekit_proto::admin::RuleState;
+/// // `{"route": "likes", "fail_next": 2}` after three reads: two 503s,
+/// // then the third read was answered as usual.
+/// let used: RuleState = serde_json::from_str(
+///     r#"{"matched": 3, "fired": 3, "acted": 2, "fail_next_left": 0}"#,
+/// )
+/// .unwrap();
+/// assert_eq!((used.acted, used.fail_next_left, used.first_left), (2, Some(0), None));
+/// ```
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "openapi", schema(examples(json!({"matched": 3, "fired": 3, "acted": 2, "fail_next_left": 0}))))]
+pub struct RuleState {
+    /// The requests the rule matched: its call number so far (what `nth`,
+    /// `every`, `first` and `after` count), also calls an earlier rule
+    /// acted on.
+    #[serde(deserialize_with = "crate::whole::u64")]
+    pub matched: u64,
+    /// The calls it fired on: its call conditions selected them and the
+    /// `probability` draw passed, so its latency (if any) applied.
+    #[serde(deserialize_with = "crate::whole::u64")]
+    pub fired: u64,
+    /// The requests it acted on: answered, cut or spoiled (`drop_rate`,
+    /// `fail_next`, `error_rate` or `action`); the journal names it as their
+    /// `fault_rule`. A rule that only delays never acts.
+    #[serde(deserialize_with = "crate::whole::u64")]
+    pub acted: u64,
+    /// For a rule with `fail_next`: how many of those failures are left.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "crate::whole::option_u64"
+    )]
+    pub fail_next_left: Option<u64>,
+    /// For a rule with `first`: how many of its first calls are still to
+    /// come.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "crate::whole::option_u64"
+    )]
+    pub first_left: Option<u64>,
 }
 
 /// The `--seed FILE` document.
@@ -499,6 +557,9 @@ pub struct RequestFilter {
         deserialize_with = "crate::whole::query_option_u64"
     )]
     pub since: Option<u64>,
+    /// Only the request with this id (its answer's `X-Request-Id`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub request_id: Option<String>,
 }
 
 impl RequestFilter {
@@ -518,6 +579,10 @@ impl RequestFilter {
             && self.post.is_none_or(|p| entry.posts.contains(&p))
             && self.user.is_none_or(|u| entry.user == Some(u))
             && self.since.is_none_or(|s| entry.seq > s)
+            && self
+                .request_id
+                .as_ref()
+                .is_none_or(|id| *id == entry.request_id)
     }
 }
 
@@ -542,10 +607,14 @@ pub enum WriteResult {
 /// One request to a public route, as `GET /admin/requests` gives it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
-#[cfg_attr(feature = "openapi", schema(examples(json!({"seq": 1, "at_ms": 1_796_306_400_123_u64, "duration_ms": 4, "method": "POST", "route": "like", "path": "/posts/42/like", "posts": [42], "user": 7, "status": null, "write": "applied", "fault_rule": 0, "fault_phase": "after", "fault": "drop", "in_flight": false}))))]
+#[cfg_attr(feature = "openapi", schema(examples(json!({"seq": 1, "request_id": "checkout-7f3a", "at_ms": 1_796_306_400_123_u64, "duration_ms": 4, "method": "POST", "route": "like", "path": "/posts/42/like", "posts": [42], "user": 7, "status": null, "write": "applied", "fault_rule": 0, "fault_phase": "after", "fault": "drop", "in_flight": false}))))]
 pub struct JournalEntry {
     /// Its place in the journal: 1, 2, 3, … in order of arrival.
     pub seq: u64,
+    /// Its id, as its answer's `X-Request-Id` gives it: the client's own
+    /// `X-Request-Id` when it sent a usable one (1 to 128 visible ASCII
+    /// characters), else the one the server made.
+    pub request_id: String,
     /// When it arrived, in milliseconds since the Unix epoch.
     pub at_ms: u64,
     /// How long it took until its answer (or until the connection was cut),
@@ -591,7 +660,7 @@ pub struct JournalEntry {
 /// first.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
-#[cfg_attr(feature = "openapi", schema(examples(json!({"entries": [{"seq": 2, "at_ms": 1_796_306_400_641_u64, "duration_ms": 3, "method": "POST", "route": "like", "path": "/posts/42/like", "posts": [42], "user": 7, "status": 200, "write": "unchanged", "fault_rule": null, "fault_phase": null, "fault": null, "in_flight": false}], "capacity": 10000, "dropped": 0}))))]
+#[cfg_attr(feature = "openapi", schema(examples(json!({"entries": [{"seq": 2, "request_id": "5f0c2a9e41b7d3c8", "at_ms": 1_796_306_400_641_u64, "duration_ms": 3, "method": "POST", "route": "like", "path": "/posts/42/like", "posts": [42], "user": 7, "status": 200, "write": "unchanged", "fault_rule": null, "fault_phase": null, "fault": null, "in_flight": false}], "capacity": 10000, "dropped": 0}))))]
 pub struct Journal {
     /// The matching entries, oldest first.
     pub entries: Vec<JournalEntry>,

@@ -307,7 +307,11 @@ impl AdminClient {
         Ok(rules)
     }
 
-    /// `get_faults`: the rules in force and the seed their draws come from.
+    /// `get_faults`: the rules in force, the seed their draws come from,
+    /// and what each has used up (`state[i]` for `rules[i]`: calls matched,
+    /// fired on and acted on, what is left of `fail_next` and `first`). The
+    /// answer can be given back to [`AdminClient::set_faults`] as it is: the
+    /// server ignores its `state` and starts the counters over.
     ///
     /// # Errors
     ///
@@ -318,7 +322,8 @@ impl AdminClient {
     }
 
     /// `requests`: the request journal's entries that `filter` selects,
-    /// oldest first.
+    /// oldest first. Each names its request's id (`request_id`, the
+    /// answer's `X-Request-Id`); `RequestFilter::request_id` finds one.
     ///
     /// ```no_run
     /// # async fn run(admin: likekit_testing::admin::AdminClient) {
