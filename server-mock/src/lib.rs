@@ -88,4 +88,4 @@ pub use jwks::{JwksSource, TokenPolicy};
 pub use likekit_proto as wire;
 pub use server::{ServerHandle, spawn, spawn_with_store};
 pub use state::App;
-pub use store::Database;
+pub use store::{BadDatabase, Database};

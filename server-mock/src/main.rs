@@ -264,7 +264,7 @@ fn config_from(args: ServeArgs) -> Result<Config, String> {
     let database: Database = args
         .db
         .parse()
-        .map_err(|e: std::convert::Infallible| e.to_string())?;
+        .map_err(|e| format!("--db (LIKEKIT_DB): {e}"))?;
     Ok(Config {
         listen: args.listen,
         database,

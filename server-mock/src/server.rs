@@ -183,7 +183,6 @@ async fn start(config: Config, app: App) -> Result<ServerHandle, Error> {
     tracing::info!(
         %addr,
         ops_addr = ops_addr.map(|a| a.to_string()),
-        database = %app.0.database,
         admin_api = app.admin_key().is_some(),
         "likekit-server listening"
     );

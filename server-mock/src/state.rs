@@ -65,7 +65,6 @@ pub(crate) struct Shared {
     pub(crate) max_body_bytes: usize,
     pub(crate) cors: Option<CorsLayer>,
     pub(crate) web_root: Option<PathBuf>,
-    pub(crate) database: Database,
     /// The operations routes are served on a listener of their own.
     pub(crate) ops_apart: bool,
     /// The last `/readyz` answer was 503 (its reason logged once, and its
@@ -97,8 +96,28 @@ fn random_secret() -> Result<String, Error> {
 }
 
 /// The store `config.database` names, its group-commit sizes reported to
-/// `metrics`.
+/// `metrics`; the log says which store it is, once.
 async fn open_store(config: &Config, metrics: &Metrics) -> Result<Arc<dyn Store>, Error> {
+    let store = open_store_quietly(config, metrics).await?;
+    match &config.database {
+        Database::Memory => tracing::info!(
+            "store: SQLite in memory (a temporary folder, deleted when the server stops)"
+        ),
+        Database::File(path) => {
+            let path = std::fs::canonicalize(path).unwrap_or_else(|_| path.clone());
+            tracing::info!("store: SQLite file {}", path.display());
+        }
+        #[cfg(feature = "postgres")]
+        Database::Postgres(url) => {
+            tracing::info!("store: PostgreSQL {}", crate::store::postgres_target(url));
+        }
+        #[allow(unreachable_patterns)]
+        _ => {}
+    }
+    Ok(store)
+}
+
+async fn open_store_quietly(config: &Config, metrics: &Metrics) -> Result<Arc<dyn Store>, Error> {
     match &config.database {
         #[cfg(feature = "postgres")]
         Database::Postgres(url) => Ok(Arc::new(
@@ -264,7 +283,6 @@ impl App {
             max_body_bytes: config.max_body_bytes,
             cors: cors_layer(&config.cors_origins)?,
             web_root: config.web_root.clone(),
-            database: config.database.clone(),
             ops_apart: config.ops_listen.is_some(),
             not_ready: std::sync::atomic::AtomicBool::new(false),
             stopping: std::sync::atomic::AtomicBool::new(false),

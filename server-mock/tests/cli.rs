@@ -252,6 +252,79 @@ fn a_bad_value_names_the_variable_it_came_from() {
     assert!(!stderr.contains("LIKEKIT_"), "given as a flag: {stderr}");
 }
 
+/// `--db` takes a SQLite file, `:memory:` or a `postgres://` URL (the
+/// scheme in any case); another scheme or a libpq `key=value` string
+/// stops the start rather than becoming a file of that name. The log
+/// says once which store is in use.
+#[test]
+fn db_values_that_are_not_a_file_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    for (db, want) in [
+        ("host=127.0.0.1 user=x dbname=y", "libpq key=value"),
+        ("mysql://x", "mysql:// is not a database this server opens"),
+    ] {
+        let output = common::server_command()
+            .current_dir(dir.path())
+            .args(["--listen", "127.0.0.1:0", "--db", db])
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(1), "{db}: {stderr}");
+        assert!(stderr.contains("--db (LIKEKIT_DB)"), "{db}: {stderr}");
+        assert!(stderr.contains(want), "{db}: {stderr}");
+        assert!(stderr.contains("postgres://"), "{db}: {stderr}");
+    }
+    assert_eq!(
+        std::fs::read_dir(dir.path()).unwrap().count(),
+        0,
+        "no file made"
+    );
+
+    // An upper-case scheme is PostgreSQL (here: nobody listening).
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let output = common::server_command()
+        .current_dir(dir.path())
+        .args(["--listen", "127.0.0.1:0", "--db"])
+        .arg(format!("Postgres://u:s3cret@127.0.0.1:{port}/x"))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(!output.status.success(), "{stderr}");
+    assert!(stderr.contains("Connection refused"), "{stderr}");
+    assert!(!stderr.contains("s3cret"), "{stderr}");
+    assert_eq!(
+        std::fs::read_dir(dir.path()).unwrap().count(),
+        0,
+        "no file made"
+    );
+}
+
+#[test]
+fn the_log_names_the_store() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = ServerProcess::start(&["--db", ":memory:"], &dir.path().join("memory.log"));
+    assert!(server.terminate().success());
+    let log = std::fs::read_to_string(dir.path().join("memory.log")).unwrap();
+    assert_eq!(log.matches("store: SQLite in memory").count(), 1, "{log}");
+
+    let db = dir.path().join("likes.db");
+    let server = ServerProcess::start(
+        &["--db", db.to_str().unwrap()],
+        &dir.path().join("file.log"),
+    );
+    assert!(server.terminate().success());
+    let log = std::fs::read_to_string(dir.path().join("file.log")).unwrap();
+    let shown = format!(
+        "store: SQLite file {}",
+        db.canonicalize().unwrap().display()
+    );
+    assert_eq!(log.matches(&shown).count(), 1, "{log}");
+}
+
 /// `--log-format json`: one JSON object per line, and a request's lines
 /// carry its id — the client's `X-Request-Id`, or one the server made —
 /// which the answer echoes.

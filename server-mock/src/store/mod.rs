@@ -35,6 +35,8 @@ mod sqlite;
 
 pub use hot::{HotPostOptions, HotPosts, MAX_SHARDS};
 #[cfg(feature = "postgres")]
+pub(crate) use postgres::target as postgres_target;
+#[cfg(feature = "postgres")]
 pub use postgres::{
     CITUS_LAYOUT, CITUS_STATEMENTS, Layout, MIGRATIONS as POSTGRES_MIGRATIONS, PgTls,
     PostgresOptions, PostgresStore, SslMode, hashint8,
@@ -45,9 +47,14 @@ pub use sqlite::{SqliteOptions, SqliteStore};
 
 /// Where the server keeps its data.
 ///
-/// A `--db` value starting with `postgres://` or `postgresql://` is a
-/// PostgreSQL database; `:memory:` a throwaway SQLite one; anything else a
-/// SQLite file.
+/// A `--db` value starting with `postgres://` or `postgresql://` (the
+/// scheme in any case) is a PostgreSQL database; `:memory:` a throwaway
+/// SQLite one; anything else a SQLite file — except a value with another
+/// URL scheme (`mysql://…`) or one that reads as a libpq `key=value`
+/// connection string (`host=db dbname=likes`), which are refused
+/// ([`BadDatabase`]) rather than taken as a file name. A file whose name
+/// starts with a libpq keyword and `=` is written with a folder in front
+/// (`./dbname=likes.db`); `=` further on (`/data/run=3/likes.db`) is fine.
 ///
 /// ```
 /// use likekit_server::Database;
@@ -63,6 +70,9 @@ pub use sqlite::{SqliteOptions, SqliteStore};
 /// // Shown without its password.
 /// let db: Database = "postgresql://ana:s3cret@db/likes".parse().unwrap();
 /// assert_eq!(db.to_string(), "postgresql://ana:***@db/likes");
+/// assert!("Postgres://db/likes".parse::<Database>().is_ok());
+/// assert!("mysql://db/likes".parse::<Database>().is_err());
+/// assert!("host=db dbname=likes".parse::<Database>().is_err());
 /// ```
 #[derive(Clone, PartialEq, Eq, Default)]
 pub enum Database {
@@ -83,17 +93,89 @@ pub enum Database {
     Postgres(String),
 }
 
+/// Why a `--db` value names no database this server can open (see
+/// [`Database`]). The message never shows a password.
+///
+/// ```
+/// let err = "mysql://db/likes".parse::<likekit_server::Database>().unwrap_err();
+/// assert!(err.to_string().contains("postgres://"));
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct BadDatabase(String);
+
+/// libpq's connection keywords: a value starting with one of them and `=`
+/// is a `key=value` connection string, not a file name.
+const LIBPQ_KEYWORDS: &[&str] = &[
+    "host",
+    "hostaddr",
+    "port",
+    "dbname",
+    "user",
+    "password",
+    "passfile",
+    "connect_timeout",
+    "client_encoding",
+    "options",
+    "application_name",
+    "fallback_application_name",
+    "keepalives",
+    "sslmode",
+    "sslrootcert",
+    "sslcert",
+    "sslkey",
+    "target_session_attrs",
+    "service",
+    "channel_binding",
+    "gssencmode",
+];
+
+/// The URL scheme of `s` (`mysql` in `mysql://…`), if it has one. A
+/// single letter is a Windows drive, not a scheme.
+fn url_scheme(s: &str) -> Option<(&str, &str)> {
+    let (scheme, rest) = s.split_once("://")?;
+    let mut chars = scheme.chars();
+    let first = chars.next()?;
+    (scheme.len() > 1
+        && first.is_ascii_alphabetic()
+        && chars.all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.')))
+    .then_some((scheme, rest))
+}
+
 impl FromStr for Database {
-    type Err = std::convert::Infallible;
+    type Err = BadDatabase;
 
     fn from_str(s: &str) -> Result<Self, Self::Err> {
-        Ok(if s == ":memory:" {
-            Self::Memory
-        } else if s.starts_with("postgres://") || s.starts_with("postgresql://") {
-            Self::Postgres(s.to_owned())
-        } else {
-            Self::File(PathBuf::from(s))
-        })
+        const USE: &str = "give a SQLite file path, `:memory:`, or a \
+                           `postgres://user:password@host:port/database` URL";
+        if s == ":memory:" {
+            return Ok(Self::Memory);
+        }
+        if s.trim().is_empty() {
+            return Err(BadDatabase(format!("the database is empty: {USE}")));
+        }
+        if let Some((scheme, rest)) = url_scheme(s) {
+            let lower = scheme.to_ascii_lowercase();
+            if lower == "postgres" || lower == "postgresql" {
+                return Ok(Self::Postgres(format!("{lower}://{rest}")));
+            }
+            return Err(BadDatabase(format!(
+                "{scheme}:// is not a database this server opens: {USE}"
+            )));
+        }
+        let first = s.split_whitespace().next().unwrap_or_default();
+        if first
+            .split_once('=')
+            .is_some_and(|(key, _)| LIBPQ_KEYWORDS.contains(&key))
+        {
+            return Err(BadDatabase(format!(
+                "{:?} reads as a libpq key=value connection string, which is not \
+                 taken: use a `postgres://user:password@host:port/database` URL \
+                 (for a SQLite file of that name, write ./ in front)",
+                redact_url(s)
+            )));
+        }
+        Ok(Self::File(PathBuf::from(s)))
     }
 }
 
@@ -339,5 +421,75 @@ pub trait Store: Send + Sync + fmt::Debug + 'static {
     /// shard rows (its threshold and shard count can be changed at run time).
     fn hot_posts(&self) -> Option<&HotPosts> {
         None
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn database_values() {
+        let parse = |s: &str| s.parse::<Database>();
+        assert_eq!(parse(":memory:"), Ok(Database::Memory));
+        for (given, url) in [
+            ("postgres://db/likes", "postgres://db/likes"),
+            ("Postgres://ana@db/likes", "postgres://ana@db/likes"),
+            ("POSTGRESQL://db:5433/likes", "postgresql://db:5433/likes"),
+        ] {
+            assert_eq!(parse(given), Ok(Database::Postgres(url.into())), "{given}");
+        }
+        // Files, `=` after the start of the name included.
+        for file in [
+            "likes.db",
+            "/data/run=3/likes.db",
+            "./dbname=likes.db",
+            "C://likes.db",
+            "my host=x",
+        ] {
+            assert_eq!(parse(file), Ok(Database::File(file.into())), "{file}");
+        }
+        // Another scheme, a libpq string, nothing: refused, never a file.
+        for bad in ["mysql://x", "file:///tmp/x.db", "sqlite://x.db"] {
+            let err = parse(bad).unwrap_err().to_string();
+            assert!(err.contains("is not a database this server opens"), "{err}");
+            assert!(err.contains("postgres://"), "{err}");
+        }
+        for bad in [
+            "host=127.0.0.1 user=x dbname=y",
+            "dbname=likes",
+            "user=ana password=s3cret host=db",
+        ] {
+            let err = parse(bad).unwrap_err().to_string();
+            assert!(err.contains("libpq key=value"), "{err}");
+            assert!(err.contains("postgres://"), "{err}");
+            assert!(!err.contains("s3cret"), "{err}");
+        }
+        for empty in ["", "  "] {
+            let err = parse(empty).unwrap_err().to_string();
+            assert!(err.contains("empty"), "{err}");
+        }
+    }
+
+    /// The start-up log's PostgreSQL line: host, port, database and user,
+    /// never the password.
+    #[cfg(feature = "postgres")]
+    #[test]
+    fn postgres_targets_leave_the_password_out() {
+        for (url, shown) in [
+            (
+                "postgres://ana:s3cret@db.internal:5433/likes?sslmode=require",
+                "db.internal:5433/likes as ana",
+            ),
+            ("postgresql://ana@db/likes", "db:5432/likes as ana"),
+            (
+                "postgres://ana:s3cret@a,b:6432/likes",
+                "a:5432,b:6432/likes as ana",
+            ),
+        ] {
+            assert_eq!(postgres_target(url), shown, "{url}");
+        }
+        assert!(!postgres_target("postgres://ana:s3cret@[bad").contains("s3cret"));
     }
 }

@@ -1064,6 +1064,34 @@ fn ids_from_sql(values: &[i64]) -> Vec<UserId> {
         .collect()
 }
 
+/// Where `url` points, for the start-up log: `host:port/database as
+/// user`, never the password (the URL as shown in logs when it does not
+/// parse).
+pub(crate) fn target(url: &str) -> String {
+    let parsed = tls::split_url(url)
+        .ok()
+        .and_then(|(url, _)| tokio_postgres::Config::from_str(&url).ok());
+    let Some(config) = parsed else {
+        return redact_url(url);
+    };
+    let ports = config.get_ports();
+    let hosts: Vec<String> = config
+        .get_hosts()
+        .iter()
+        .enumerate()
+        .map(|(at, host)| {
+            let port = ports.get(at).or(ports.first()).copied().unwrap_or(5432);
+            match host {
+                tokio_postgres::config::Host::Tcp(name) => format!("{name}:{port}"),
+                tokio_postgres::config::Host::Unix(path) => format!("{}:{port}", path.display()),
+            }
+        })
+        .collect();
+    let user = config.get_user().unwrap_or("?");
+    let database = config.get_dbname().unwrap_or(user);
+    format!("{}/{database} as {user}", hosts.join(","))
+}
+
 impl PostgresStore {
     /// Connects, creates the pool and brings the schema up to date.
     ///
