@@ -429,12 +429,14 @@ fn main() -> ExitCode {
         Some(Command::Serve(args)) => *args,
         _ => cli.serve,
     };
+    let format = args.log_format;
     // What RUST_LOG asks for, less the per-request span: `logs::Lines`
     // writes each request's id from the request itself, and a filter that
     // refuses the span keeps it from being made at all.
-    let filter = EnvFilter::try_from_default_env()
-        .unwrap_or_else(|_| EnvFilter::new("info"))
-        .and(filter_fn(|metadata| !logs::is_request_span(metadata)));
+    let filter = match log_filter() {
+        Ok(filter) => filter.and(filter_fn(|metadata| !logs::is_request_span(metadata))),
+        Err(err) => return fatal(format, &err),
+    };
     let lines = tracing_subscriber::fmt::layer().with_writer(std::io::stderr);
     match args.log_format {
         LogFormat::Text => tracing_subscriber::registry()
@@ -463,17 +465,51 @@ fn main() -> ExitCode {
         .build()
     {
         Ok(runtime) => runtime,
-        Err(err) => {
-            eprintln!("error: cannot start the runtime: {err}");
-            return ExitCode::FAILURE;
-        }
+        Err(err) => return fatal(format, &format!("cannot start the runtime: {err}")),
     };
     match runtime.block_on(serve(args)) {
         Ok(()) => ExitCode::SUCCESS,
-        Err(err) => {
-            tracing::error!("{err}");
-            eprintln!("error: {err}");
-            ExitCode::FAILURE
-        }
+        Err(err) => fatal(format, &err),
     }
+}
+
+/// The log filter `RUST_LOG` asks for (`info` when it is unset or empty).
+/// A filter that does not parse stops the start: quietly logging at
+/// another level than asked hides what was asked for.
+fn log_filter() -> Result<EnvFilter, String> {
+    match std::env::var("RUST_LOG") {
+        Err(std::env::VarError::NotPresent) => Ok(EnvFilter::new("info")),
+        Ok(text) if text.trim().is_empty() => Ok(EnvFilter::new("info")),
+        Err(std::env::VarError::NotUnicode(_)) => Err("RUST_LOG is not valid UTF-8".into()),
+        Ok(text) => EnvFilter::builder().parse(&text).map_err(|err| {
+            format!(
+                "RUST_LOG={text:?} is not a log filter: {err} \
+                 (for example RUST_LOG=info or RUST_LOG=warn,likekit_server=debug)"
+            )
+        }),
+    }
+}
+
+/// Reports why the server cannot start, once, on standard error, and
+/// returns the failure exit code: `error: …` in the text format, one JSON
+/// line in the json format (so that the stream stays JSON). Not through
+/// the log filter: a fatal error is shown whatever `RUST_LOG` says.
+fn fatal(format: LogFormat, message: &str) -> ExitCode {
+    use tracing_subscriber::fmt::{format::Writer, time::FormatTime as _};
+    let line = match format {
+        LogFormat::Text => format!("error: {message}"),
+        LogFormat::Json => {
+            let mut timestamp = String::new();
+            let _ = tracing_subscriber::fmt::time::SystemTime
+                .format_time(&mut Writer::new(&mut timestamp));
+            // The order of `logs::Lines`' JSON lines.
+            format!(
+                "{{\"timestamp\":{},\"level\":\"ERROR\",\"fields\":{{\"message\":{}}},\"target\":\"likekit_server\"}}",
+                serde_json::Value::from(timestamp),
+                serde_json::Value::from(message),
+            )
+        }
+    };
+    let _ = writeln!(std::io::stderr(), "{line}");
+    ExitCode::FAILURE
 }

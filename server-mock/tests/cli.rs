@@ -375,18 +375,52 @@ async fn json_logs_carry_the_request_id() {
     assert!(server.terminate().success());
 }
 
+/// A fatal start error is printed once: `error: …` in text, one JSON line
+/// (and nothing else) in json.
 #[test]
-fn a_bad_seed_file_stops_the_start() {
+fn a_bad_seed_file_stops_the_start_with_one_error() {
     let dir = tempfile::tempdir().unwrap();
     let seed = dir.path().join("seed.json");
     std::fs::write(&seed, r#"{"users": [{"id": 1}]}"#).unwrap();
-    let output = common::server_command()
-        .args(["--listen", "127.0.0.1:0", "--db", ":memory:", "--seed"])
-        .arg(&seed)
-        .output()
-        .unwrap();
-    assert!(!output.status.success());
-    assert!(String::from_utf8_lossy(&output.stderr).contains("bad seed"));
+    let seed = seed.to_str().unwrap();
+    let (status, stderr) = failed_start(&["--seed", seed], &[]);
+    assert_eq!(status.code(), Some(1), "{stderr}");
+    assert_eq!(stderr.matches("bad seed").count(), 1, "{stderr}");
+    assert!(stderr.contains("error: bad seed"), "{stderr}");
+
+    let (_, stderr) = failed_start(&["--seed", seed, "--log-format", "json"], &[]);
+    let lines: Vec<serde_json::Value> = stderr
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap_or_else(|e| panic!("{e}: {line}")))
+        .collect();
+    let errors: Vec<_> = lines.iter().filter(|l| l["level"] == "ERROR").collect();
+    assert_eq!(errors.len(), 1, "{stderr}");
+    let message = errors[0]["fields"]["message"].as_str().unwrap();
+    assert!(message.starts_with("bad seed"), "{stderr}");
+}
+
+/// A `RUST_LOG` that is not a filter stops the start (exit 1) with the
+/// variable and the parse problem, rather than quietly logging at `info`;
+/// an empty one is `info`.
+#[test]
+fn an_invalid_rust_log_stops_the_start() {
+    for bad in ["warn,likekit_server=bogus", "[[["] {
+        let (status, stderr) = failed_start(&[], &[("RUST_LOG", bad)]);
+        assert_eq!(status.code(), Some(1), "{stderr}");
+        assert_eq!(stderr.lines().count(), 1, "{stderr}");
+        assert!(
+            stderr.starts_with(&format!("error: RUST_LOG={bad:?} is not a log filter: ")),
+            "{stderr}"
+        );
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let server = ServerProcess::start_with_env(
+        &["--db", ":memory:"],
+        &[("RUST_LOG", "")],
+        &dir.path().join("server.log"),
+    );
+    assert!(server.log().contains("INFO"), "{}", server.log());
+    assert!(server.terminate().success());
 }
 
 /// Runs the binary with `args` and `env` (plus an in-memory database on a
