@@ -155,9 +155,11 @@ pub fn generate(ctx: &Ctx, release: bool) -> Result<Generated, String> {
         "kt",
         &generated.kotlin.join("com/likekit"),
     )?;
-    copy(
-        &raw.join("likekit.py"),
+    let module = fs::read_to_string(raw.join("likekit.py"))
+        .map_err(|e| io_error("read", &raw.join("likekit.py"), e))?;
+    write(
         &generated.python.join("likekit.py"),
+        &format!("{module}{PYTHON_EXIT}"),
     )?;
     copy(&library, &generated.python.join(cdylib()))?;
     write(&swift.join("Package.swift"), PACKAGE_SWIFT)?;
@@ -239,6 +241,10 @@ const XCFRAMEWORK_MODULE_MAP: &str = include_str!("../templates/xcframework.modu
 
 /// The Swift package laid out around the generated sources.
 const PACKAGE_SWIFT: &str = include_str!("../templates/Package.swift");
+
+/// Appended to the generated Python module: stops LikeKit's runtime when
+/// the interpreter exits (`stop_runtime` in the binding).
+const PYTHON_EXIT: &str = include_str!("../templates/likekit-exit.py");
 
 // ---------------------------------------------------------------- the server
 

@@ -2,7 +2,7 @@
 //! [`LikeObserver`] and [`TokenProvider`].
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
-use std::sync::{Arc, LazyLock, Mutex, PoisonError, Weak};
+use std::sync::{Arc, Mutex, PoisonError, Weak};
 use std::time::Duration;
 
 use crate::dispatch::Dispatch;
@@ -104,22 +104,63 @@ fn builder_with(options: &LikeClientOptions) -> Result<likekit_core::LikeClientB
     Ok(builder)
 }
 
-/// The one runtime every client's calls and timers run on.
-static RUNTIME: LazyLock<Result<tokio::runtime::Runtime, String>> = LazyLock::new(|| {
-    tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .thread_name("likekit-ffi")
-        .enable_all()
-        .build()
-        .map_err(|e| format!("could not start the LikeKit runtime: {e}"))
-});
+/// The one runtime every client's calls and timers run on: started with
+/// the first client, stopped for good by [`stop_runtime`].
+static RUNTIME: Mutex<SharedRuntime> = Mutex::new(SharedRuntime::NotStarted);
+
+#[derive(Debug)]
+enum SharedRuntime {
+    NotStarted,
+    Running(tokio::runtime::Runtime),
+    /// It could not be started: why.
+    Failed(String),
+    Stopped,
+}
 
 fn runtime() -> Result<tokio::runtime::Handle, LikeError> {
-    match &*RUNTIME {
-        Ok(runtime) => Ok(runtime.handle().clone()),
-        Err(message) => Err(LikeError::from(likekit_core::LikeError::Config {
-            message: message.clone(),
-        })),
+    let mut shared = RUNTIME.lock().unwrap_or_else(PoisonError::into_inner);
+    if matches!(*shared, SharedRuntime::NotStarted) {
+        *shared = match tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .thread_name("likekit-ffi")
+            .enable_all()
+            .build()
+        {
+            Ok(runtime) => SharedRuntime::Running(runtime),
+            Err(e) => SharedRuntime::Failed(format!("could not start the LikeKit runtime: {e}")),
+        };
+    }
+    let message = match &*shared {
+        SharedRuntime::Running(runtime) => return Ok(runtime.handle().clone()),
+        SharedRuntime::Failed(message) => message.clone(),
+        SharedRuntime::NotStarted | SharedRuntime::Stopped => {
+            "LikeKit's runtime was stopped (stop_runtime): the process is exiting".to_owned()
+        }
+    };
+    Err(LikeError::from(likekit_core::LikeError::Config { message }))
+}
+
+/// Stops, for good, the runtime whose two threads (`likekit-ffi`) run
+/// every client's calls, retries and timers, waiting up to `deadline_ms`
+/// for them to end: for a process that is exiting. Calls still out are
+/// abandoned (a journal keeps their taps for the next start), observers
+/// hear nothing more, and a client made afterwards fails with
+/// [`LikeError::Config`]. Calling it again does nothing.
+///
+/// The Python module calls it itself when the interpreter exits (an
+/// `atexit` hook, `stop_runtime(1000)`): CPython ends a thread that calls
+/// into it while it is finalizing in a way that aborts the process when
+/// the thread runs Rust code, so no runtime thread may still be calling
+/// an observer or a token provider by then. Kotlin and Swift have no need
+/// of it.
+#[uniffi::export]
+pub fn stop_runtime(deadline_ms: u32) {
+    let taken = std::mem::replace(
+        &mut *RUNTIME.lock().unwrap_or_else(PoisonError::into_inner),
+        SharedRuntime::Stopped,
+    );
+    if let SharedRuntime::Running(runtime) = taken {
+        runtime.shutdown_timeout(Duration::from_millis(u64::from(deadline_ms)));
     }
 }
 

@@ -39,10 +39,11 @@
 //! (`LikeClientOptions::callback_dispatcher`) and every observer call goes
 //! through it, in order.
 //!
-//! Python: the generated async methods are resumed from the runtime's
-//! threads. CPython ends any other thread that touches the interpreter
-//! while it is exiting, so let the last `await` settle (or await
-//! `shutdown`) before the process ends, rather than exiting right after it.
+//! Python: observers and the generated async methods are resumed from the
+//! runtime's threads. CPython ends any other thread that touches the
+//! interpreter while it is exiting, which aborts the process when that
+//! thread runs Rust code; so the generated module stops the runtime from
+//! an `atexit` hook ([`stop_runtime`]) before the interpreter finalizes.
 //!
 //! ## Memory
 //!
@@ -66,7 +67,7 @@ mod journal;
 mod scripted;
 mod types;
 
-pub use client::{LikeClient, LikeObserver, LikeSubscription, TokenProvider};
+pub use client::{LikeClient, LikeObserver, LikeSubscription, TokenProvider, stop_runtime};
 pub use dispatch::{CallbackDispatcher, DispatchError, DispatchedCall};
 pub use error::LikeError;
 pub use journal::{ExpiredTap, IntentJournal, RestoreReport};
