@@ -73,6 +73,7 @@ __all__ = [
     "Oversized",
     "FaultRule",
     "FaultRules",
+    "RuleState",
     "JournalEntry",
     "Journal",
     "Seed",
@@ -521,28 +522,75 @@ class FaultRule:
 
 
 @dataclass
+class RuleState:
+    """What one fault rule has used up since its rules were set (read-only,
+    reported by the server): the requests it `matched` (its call number),
+    the calls it `fired` on (selected, and the probability draw passed: its
+    latency applied), the requests it `acted` on (answered, cut or
+    spoiled), and what is left of its `fail_next` and `first` (``None`` for
+    a rule without them)."""
+
+    matched: int = 0
+    fired: int = 0
+    acted: int = 0
+    fail_next_left: Optional[int] = None
+    first_left: Optional[int] = None
+
+    def to_json(self) -> Dict[str, Any]:
+        """The wire's object, without the ``None`` fields."""
+        out: Dict[str, Any] = {"matched": self.matched, "fired": self.fired, "acted": self.acted}
+        if self.fail_next_left is not None:
+            out["fail_next_left"] = self.fail_next_left
+        if self.first_left is not None:
+            out["first_left"] = self.first_left
+        return out
+
+    @classmethod
+    def from_json(cls, value: Any) -> "RuleState":
+        """The state `value` describes; ``ValueError`` for a wrong type.
+        Fields this client does not know are ignored."""
+        w = "RuleState"
+        obj = _object(value, w)
+        return cls(
+            matched=_int(_required(obj, "matched", w), f"{w}.matched"),
+            fired=_int(_required(obj, "fired", w), f"{w}.fired"),
+            acted=_int(_required(obj, "acted", w), f"{w}.acted"),
+            fail_next_left=_opt(_int, obj.get("fail_next_left"), f"{w}.fail_next_left"),
+            first_left=_opt(_int, obj.get("first_left"), f"{w}.first_left"),
+        )
+
+
+@dataclass
 class FaultRules:
     """Every fault rule, applied in order, and the seed of the generator
     their probabilities and jitter are drawn from (``None``: the server
-    picks one and reports it)."""
+    picks one and reports it). In an answer, `state[i]` is what
+    `rules[i]` has used up; it is read-only: the server ignores it in
+    ``set_faults`` (every set starts the counters over), so rules read with
+    ``get_faults`` can be set again as they are."""
 
     rules: List[FaultRule] = field(default_factory=list)
     seed: Optional[int] = None
+    state: List[RuleState] = field(default_factory=list)
 
     def to_json(self) -> Dict[str, Any]:
-        """The wire's object: ``{"seed"?: …, "rules": […]}``."""
+        """The wire's object: ``{"seed"?: …, "rules": […], "state"?: […]}``."""
         out: Dict[str, Any] = {} if self.seed is None else {"seed": self.seed}
         out["rules"] = [rule.to_json() for rule in self.rules]
+        if self.state:
+            out["state"] = [state.to_json() for state in self.state]
         return out
 
     @classmethod
     def from_json(cls, value: Any) -> "FaultRules":
         """The rules `value` describes; ``ValueError`` for a wrong type or an unknown field."""
-        obj = _object(value, "FaultRules", ("seed", "rules"))
+        obj = _object(value, "FaultRules", ("seed", "rules", "state"))
         rules = _list(_required(obj, "rules", "FaultRules"), "FaultRules.rules")
+        state = _list(obj.get("state", []), "FaultRules.state")
         return cls(
             rules=[FaultRule.from_json(rule) for rule in rules],
             seed=_opt(_int, obj.get("seed"), "FaultRules.seed"),
+            state=[RuleState.from_json(item) for item in state],
         )
 
 
@@ -553,9 +601,11 @@ class JournalEntry:
     like or unlike that reached its handler (``None`` when the request
     timeout cut it short: it may or may not have committed); `fault_rule`, `fault_phase` and
     `fault` (an action's kind) say which rule acted on it; `in_flight` is
-    true until its answer is ready."""
+    true until its answer is ready. `request_id` is the id its answer
+    carries in ``X-Request-Id`` (the client's own, or the server's)."""
 
     seq: int
+    request_id: str
     at_ms: int
     duration_ms: int
     method: FaultMethod
@@ -578,6 +628,7 @@ class JournalEntry:
 
         return {
             "seq": self.seq,
+            "request_id": self.request_id,
             "at_ms": self.at_ms,
             "duration_ms": self.duration_ms,
             "method": plain(self.method),
@@ -605,6 +656,7 @@ class JournalEntry:
 
         return cls(
             seq=_int(req("seq"), f"{w}.seq"),
+            request_id=_str(req("request_id"), f"{w}.request_id"),
             at_ms=_int(req("at_ms"), f"{w}.at_ms"),
             duration_ms=_int(req("duration_ms"), f"{w}.duration_ms"),
             method=_enum(FaultMethod, req("method"), f"{w}.method"),
@@ -724,16 +776,18 @@ class Seed:
 @dataclass
 class RequestFilter:
     """Which journal entries ``requests`` returns: those matching every
-    field given (`since`: entries after that ``seq``). Enum fields also take
-    their wire strings."""
+    field given (`since`: entries after that ``seq``; `request_id`: the
+    request whose answer carried that ``X-Request-Id``). Enum fields also
+    take their wire strings."""
 
     route: Optional[FaultRoute] = None
     method: Optional[FaultMethod] = None
     post: Optional[int] = None
     user: Optional[int] = None
     since: Optional[int] = None
+    request_id: Optional[str] = None
 
-    _KEYS: ClassVar[Tuple[str, ...]] = ("route", "method", "post", "user", "since")
+    _KEYS: ClassVar[Tuple[str, ...]] = ("route", "method", "post", "user", "since", "request_id")
 
     def __post_init__(self) -> None:
         self.route = _opt(lambda v, w: _enum(FaultRoute, v, w), self.route, "RequestFilter.route")
@@ -759,6 +813,7 @@ class RequestFilter:
             post=_opt(_id, obj.get("post"), f"{w}.post"),
             user=_opt(_id, obj.get("user"), f"{w}.user"),
             since=_opt(_int, obj.get("since"), f"{w}.since"),
+            request_id=_opt(_str, obj.get("request_id"), f"{w}.request_id"),
         )
 
     def query(self) -> str:
@@ -866,7 +921,8 @@ class Admin:
         return self._decode(status, FaultRules.from_json, answer)
 
     def get_faults(self) -> FaultRules:
-        """The fault rules in force and the seed their draws come from."""
+        """The fault rules in force, the seed their draws come from, and
+        what each has used up (``state``)."""
         status, answer = self._call("get_faults")
         return self._decode(status, FaultRules.from_json, answer)
 
@@ -877,7 +933,8 @@ class Admin:
 
     def requests(self, filter: Optional[RequestFilter] = None, **filters: Any) -> Journal:
         """The request journal's entries that `filter` (or the same fields
-        as keywords: ``route``, ``method``, ``post``, ``user``, ``since``)
+        as keywords: ``route``, ``method``, ``post``, ``user``, ``since``,
+        ``request_id``)
         selects, oldest first."""
         if filter is not None and filters:
             raise TypeError("requests() takes a RequestFilter or keyword filters, not both")

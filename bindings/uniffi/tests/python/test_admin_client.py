@@ -32,6 +32,7 @@ from likekit_admin import (
     Oversized,
     RequestFilter,
     Reset,
+    RuleState,
     Seed,
     SeedPost,
     SeedUser,
@@ -148,6 +149,7 @@ def test_the_operations_are_the_servers(openapi):
 TYPES = {
     "FaultRule": FaultRule,
     "FaultRules": FaultRules,
+    "RuleState": RuleState,
     "Journal": Journal,
     "JournalEntry": JournalEntry,
     "Seed": Seed,
@@ -242,11 +244,13 @@ def test_a_rule_writes_only_what_differs_from_the_defaults(openapi):
         FaultRoute.LIKE, method=FaultMethod.POST, phase=FaultPhase.AFTER
     )
     assert RequestFilter(route="like", post=42, since=3).query() == "route=like&post=42&since=3"
+    assert RequestFilter(request_id="checkout 7").query() == "request_id=checkout+7"
     assert RequestFilter.from_json({"route": "*"}).route is FaultRoute.ALL
 
 
 ENTRY = {
     "seq": 1,
+    "request_id": "checkout-7f3a",
     "at_ms": 5,
     "duration_ms": 1,
     "method": "POST",
@@ -272,6 +276,12 @@ WRONG = [
     (FaultRules, {"rules": {"route": "like"}}),
     (FaultRules, {"rules": [], "seed": -1}),
     (FaultRules, {}),
+    (FaultRules, {"rules": [], "state": {"matched": 1}}),
+    (RuleState, {"matched": "1", "fired": 0, "acted": 0}),
+    (RuleState, {"matched": 1, "fired": 0}),
+    (RuleState, {"matched": 1, "fired": 0, "acted": 0, "fail_next_left": -1}),
+    (JournalEntry, {k: v for k, v in ENTRY.items() if k != "request_id"}),
+    (JournalEntry, {**ENTRY, "request_id": 7}),
     (JournalEntry, {**ENTRY, "seq": "1"}),
     (JournalEntry, {**ENTRY, "write": "maybe"}),
     (JournalEntry, {**ENTRY, "in_flight": 0}),
@@ -284,6 +294,7 @@ WRONG = [
     (SeedPost, {"id": 2**63}),
     (SeedPost, {"id": 1, "likers": None}),
     (RequestFilter, {"since": -1}),
+    (RequestFilter, {"request_id": 7}),
 ]
 
 
@@ -422,8 +433,11 @@ def test_set_get_and_clear_faults_round_trip_with_a_seed(admin):
     sent = FaultRules(rules, seed=20_240_601)
     try:
         in_force = admin.set_faults(sent)
-        assert in_force == sent
-        assert admin.get_faults() == sent
+        assert (in_force.rules, in_force.seed) == (sent.rules, sent.seed)
+        # Nothing used yet: what is left of `fail_next` and `first` is whole.
+        assert in_force.state[-1] == RuleState(fail_next_left=1, first_left=10)
+        assert in_force.state[:-1] == [RuleState()] * len(ACTIONS)
+        assert admin.get_faults() == in_force
 
         cleared = admin.clear_faults()
         assert cleared.rules == []
@@ -436,6 +450,54 @@ def test_set_get_and_clear_faults_round_trip_with_a_seed(admin):
     finally:
         admin.clear_faults()
     assert admin.get_faults().rules == []
+
+
+def test_get_faults_says_what_each_rule_has_used_up(admin):
+    user, post = admin.user("Ana"), admin.post()
+    token = admin.token(user)
+    try:
+        admin.set_faults(
+            [
+                FaultRule(FaultRoute.LIKES, post=post, fail_next=2),
+                FaultRule(FaultRoute.LIKES, post=post, first=5, latency_ms=1),
+            ]
+        )
+        statuses = [admin.as_viewer("GET", f"/posts/{post}/likes", token)[0] for _ in range(3)]
+        assert statuses == [503, 503, 200]
+        used = admin.get_faults()
+        assert [rule.fail_next for rule in used.rules] == [2, 0], "the rules as they were set"
+        assert used.state == [
+            RuleState(matched=3, fired=3, acted=2, fail_next_left=0),
+            # The two failed reads are counted, not fired on: the rule
+            # before it acted on them.
+            RuleState(matched=3, fired=1, acted=0, first_left=2),
+        ]
+        # What was read can be set again as it is: the counters start over.
+        again = admin.set_faults(used)
+        assert again.rules == used.rules
+        assert again.state == [RuleState(fail_next_left=2), RuleState(first_left=5)]
+        assert admin.as_viewer("GET", f"/posts/{post}/likes", token)[0] == 503
+    finally:
+        admin.clear_faults()
+    assert admin.get_faults().state == []
+
+
+def test_the_journal_names_each_request_by_its_id(admin):
+    user, post = admin.user("Ana"), admin.post()
+    request = urllib.request.Request(
+        f"{admin.url}/posts/{post}/likes",
+        headers={"Authorization": f"Bearer {admin.token(user)}", "X-Request-Id": "checkout-7f3a"},
+    )
+    with _NO_PROXY.open(request, timeout=10) as response:
+        assert response.headers["X-Request-Id"] == "checkout-7f3a"
+    status, _ = admin.as_viewer("GET", f"/posts/{post}/likes", admin.token(user))
+    assert status == 200
+    given, made = admin.requests(post=post).entries
+    assert given.request_id == "checkout-7f3a"
+    assert made.request_id and made.request_id != given.request_id, "the server's own id"
+    assert admin.requests(request_id="checkout-7f3a").entries == [given]
+    assert admin.requests(RequestFilter(request_id=made.request_id, post=post)).entries == [made]
+    assert admin.requests(request_id=made.request_id, route="like").entries == []
 
 
 def test_a_refused_rule_set_is_an_admin_error_and_changes_nothing(admin):
