@@ -161,12 +161,35 @@ export interface FaultRules {
   seed?: number | bigint;
   /** The rules, applied in order (at most 64). */
   rules: FaultRule[];
+  /**
+   * Read-only, in answers: what each rule has used up, `state[i]` for
+   * `rules[i]` (absent when there are no rules). The server ignores it in
+   * `setFaults`, whose rules start their counters over, so an answer can be
+   * sent back as it is.
+   */
+  state?: RuleState[];
+}
+
+/** What one fault rule has used up since its rules were set. */
+export interface RuleState {
+  /** The requests it matched: its call number so far (what `nth`, `every`, `first`, `after` count). */
+  matched: number;
+  /** The calls it fired on: selected, and the probability draw passed (its latency applied). */
+  fired: number;
+  /** The requests it acted on (answered, cut or spoiled); the journal names it as their `fault_rule`. */
+  acted: number;
+  /** For a rule with `fail_next`: how many of those failures are left. */
+  fail_next_left?: number;
+  /** For a rule with `first`: how many of its first calls are still to come. */
+  first_left?: number;
 }
 
 /** One request to a public route, as the request journal records it. */
 export interface JournalEntry {
   /** Its place in the journal: 1, 2, 3, … in order of arrival. */
   seq: number;
+  /** Its id, as its answer's `X-Request-Id` gives it: the client's own, or the one the server made. */
+  request_id: string;
   /** When it arrived, in milliseconds since the Unix epoch. */
   at_ms: number;
   /** How long it took until its answer (or until the connection was cut), in milliseconds. */
@@ -217,6 +240,8 @@ export interface RequestFilter {
   user?: Id;
   /** Only entries after this `seq` (for reading what is new). */
   since?: number;
+  /** Only the request whose answer carried this `X-Request-Id`. */
+  request_id?: string;
 }
 
 /** A user in a {@link Seed}. */
@@ -371,7 +396,7 @@ export declare class LikeKitAdmin {
    * with their seed (the given one, or one the server picked).
    */
   setFaults(rulesOrDocument: FaultRule[] | FaultRules): Promise<FaultRules>;
-  /** `get_faults`: the rules in force and their seed. */
+  /** `get_faults`: the rules in force, their seed, and what each has used up (`state`). */
   getFaults(): Promise<FaultRules>;
   /** `clear_faults`: removes every fault rule; answers the (empty) rules now in force. */
   clearFaults(): Promise<FaultRules>;
@@ -415,6 +440,10 @@ export declare function encodeFaultRule(value: FaultRule): Record<string, unknow
 export declare function decodeFaultRules(json: unknown): FaultRules;
 /** Encodes a {@link FaultRules}. */
 export declare function encodeFaultRules(value: FaultRules): Record<string, unknown>;
+/** Decodes a {@link RuleState}. */
+export declare function decodeRuleState(json: unknown): RuleState;
+/** Encodes a {@link RuleState}. */
+export declare function encodeRuleState(value: RuleState): Record<string, unknown>;
 /** Decodes a {@link JournalEntry}. */
 export declare function decodeJournalEntry(json: unknown): JournalEntry;
 /** Encodes a {@link JournalEntry}. */

@@ -196,7 +196,7 @@ export class LikeKitAdmin {
   /**
    * `requests`: the request journal's entries that `filter` selects, oldest
    * first (every filter given must match; `{}` for all).
-   * @param {{ route?: string, method?: string, post?: number, user?: number, since?: number }} [filter]
+   * @param {{ route?: string, method?: string, post?: number, user?: number, since?: number, request_id?: string }} [filter]
    */
   async requests(filter = {}) {
     return this.#call("requests", { query: encodeRequestFilter(filter), decode: decodeJournal });
@@ -634,9 +634,25 @@ const FAULT_RULE = structCodec("FaultRule", {
   action: option(T.struct(FAULT_ACTION)),
 });
 
+// What a rule has used up: read-only, and new counters may come, so its
+// decoder ignores unknown fields.
+const RULE_STATE = structCodec(
+  "RuleState",
+  {
+    matched: { type: T.u64, required: true },
+    fired: { type: T.u64, required: true },
+    acted: { type: T.u64, required: true },
+    fail_next_left: option(T.u64),
+    first_left: option(T.u64),
+  },
+  { denyUnknown: false },
+);
+
 const FAULT_RULES = structCodec("FaultRules", {
   seed: option(T.u64Exact),
   rules: { type: T.arrayOf(T.struct(FAULT_RULE)), required: true },
+  // Read-only: the server ignores it in a PUT (an answer can be sent back).
+  state: { type: T.arrayOf(T.struct(RULE_STATE)), skip: (v) => v.length === 0 },
 });
 
 const SEED_USER = structCodec("SeedUser", {
@@ -661,6 +677,7 @@ const JOURNAL_ENTRY = structCodec(
   "JournalEntry",
   {
     seq: { type: T.u64, required: true },
+    request_id: { type: T.string, required: true },
     at_ms: { type: T.u64, required: true },
     duration_ms: { type: T.u64, required: true },
     method: { type: T.enumOf(FAULT_METHODS), required: true },
@@ -694,6 +711,7 @@ const REQUEST_FILTER = {
   post: option(T.id),
   user: option(T.id),
   since: option(T.u64),
+  request_id: option(T.string),
 };
 
 // Decoders take parsed JSON (from `parseJson` or `JSON.parse`) and answer
@@ -715,6 +733,10 @@ export const encodeFaultRule = (value) => FAULT_RULE.encode(value);
 export const decodeFaultRules = (json) => FAULT_RULES.decode(json);
 /** @param {object} value */
 export const encodeFaultRules = (value) => FAULT_RULES.encode(value);
+/** @param {unknown} json */
+export const decodeRuleState = (json) => RULE_STATE.decode(json);
+/** @param {object} value */
+export const encodeRuleState = (value) => RULE_STATE.encode(value);
 /** @param {unknown} json */
 export const decodeJournalEntry = (json) => JOURNAL_ENTRY.decode(json);
 /** @param {object} value */

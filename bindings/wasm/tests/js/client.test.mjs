@@ -21,6 +21,7 @@ import {
   decodeFaultRules,
   decodeJournal,
   decodeJournalEntry,
+  decodeRuleState,
   decodeSeed,
   decodeSeedPost,
   decodeSeedUser,
@@ -28,6 +29,7 @@ import {
   encodeFaultRules,
   encodeJournal,
   encodeJournalEntry,
+  encodeRuleState,
   encodeSeed,
   encodeSeedPost,
   encodeSeedUser,
@@ -641,6 +643,7 @@ test("the admin client's OPERATIONS are exactly the /admin/ operations of /opena
 const CODECS = {
   FaultRule: [decodeFaultRule, encodeFaultRule],
   FaultRules: [decodeFaultRules, encodeFaultRules],
+  RuleState: [decodeRuleState, encodeRuleState],
   Journal: [decodeJournal, encodeJournal],
   JournalEntry: [decodeJournalEntry, encodeJournalEntry],
   Seed: [decodeSeed, encodeSeed],
@@ -728,6 +731,11 @@ test("the admin decoders refuse values of the wrong shape; the encoders refuse u
     [decodeJournalEntry, { ...entry, seq: "1" }],
     [decodeJournalEntry, { ...entry, in_flight: undefined }],
     [decodeJournalEntry, { ...entry, posts: [2 ** 53] }],
+    [decodeJournalEntry, { ...entry, request_id: undefined }],
+    [decodeJournalEntry, { ...entry, request_id: 7 }],
+    [decodeFaultRules, { rules: [], state: { matched: 1 } }],
+    [decodeRuleState, { matched: 1, fired: 1 }],
+    [decodeRuleState, { matched: -1, fired: 0, acted: 0 }],
     [decodeFaultRules, { rules: [{ route: "like" }], extra: 1 }],
     [decodeFaultRules, { seed: -1, rules: [] }],
     [decodeFaultRule, { route: "like", action: { kind: "explode" } }],
@@ -855,8 +863,16 @@ test("every admin method sends its operation's method and path, the key, and exa
       ],
       [
         "requests",
-        "/admin/requests?route=like&method=POST&post=42&user=7&since=3",
-        () => stubAdmin.requests({ since: 3, user: 7, post: 42, method: "POST", route: "like" }),
+        "/admin/requests?route=like&method=POST&post=42&user=7&since=3&request_id=checkout+7f3a",
+        () =>
+          stubAdmin.requests({
+            since: 3,
+            user: 7,
+            post: 42,
+            method: "POST",
+            route: "like",
+            request_id: "checkout 7f3a",
+          }),
         "",
         (answer) => answer.entries[0].path === "/posts/42/like",
       ],
@@ -983,6 +999,55 @@ test("createUser and createPost say whether they created; a seed the server pick
   assert.equal(replay.seed, set.seed, "the seed went back exactly");
   assert.deepEqual(await admin.clearFaults(), { rules: [] });
   assert.deepEqual((await admin.getFaults()).rules, []);
+});
+
+test("getFaults says what each rule has used up, and its answer can be set again as it is", async () => {
+  const post = await newPost(195);
+  const read = () =>
+    fetch(`${SERVER}/posts/${post}/likes`, { headers: { Authorization: `Bearer ${tokens.ana}` } });
+  await admin.setFaults([
+    { route: "likes", post, fail_next: 2 },
+    { route: "likes", post, first: 5, latency_ms: 1 },
+  ]);
+  const statuses = [];
+  for (let i = 0; i < 3; i++) statuses.push((await read()).status);
+  assert.deepEqual(statuses, [503, 503, 200]);
+  const used = await admin.getFaults();
+  assert.deepEqual(
+    used.rules.map((r) => r.fail_next),
+    [2, 0],
+    "the rules as they were set",
+  );
+  assert.deepEqual(used.state, [
+    { matched: 3, fired: 3, acted: 2, fail_next_left: 0 },
+    // The two failed reads are counted, not fired on: the rule before acted.
+    { matched: 3, fired: 1, acted: 0, first_left: 2 },
+  ]);
+  const again = await admin.setFaults(used);
+  assert.deepEqual(again.rules, used.rules);
+  assert.deepEqual(again.state, [
+    { matched: 0, fired: 0, acted: 0, fail_next_left: 2 },
+    { matched: 0, fired: 0, acted: 0, first_left: 5 },
+  ]);
+  assert.equal((await read()).status, 503, "the counters started over");
+});
+
+test("the journal names each request by its X-Request-Id and finds it by that id", async () => {
+  const post = await newPost(196);
+  const headers = { Authorization: `Bearer ${tokens.ana}` };
+  const given = await fetch(`${SERVER}/posts/${post}/likes`, {
+    headers: { ...headers, "X-Request-Id": "checkout-7f3a" },
+  });
+  assert.equal(given.headers.get("x-request-id"), "checkout-7f3a");
+  const made = (await fetch(`${SERVER}/posts/${post}/likes`, { headers })).headers.get("x-request-id");
+  const entries = await journal({ post });
+  assert.deepEqual(
+    entries.map((e) => e.request_id),
+    ["checkout-7f3a", made],
+  );
+  assert.deepEqual(await journal({ request_id: "checkout-7f3a" }), [entries[0]]);
+  assert.deepEqual(await journal({ request_id: made, post }), [entries[1]]);
+  assert.deepEqual(await journal({ request_id: made, route: "like" }), []);
 });
 
 // Last: reset drops the likes every test before it made.

@@ -46,6 +46,7 @@ import {
   decodeFaultRules,
   decodeJournal,
   decodeJournalEntry,
+  decodeRuleState,
   decodeSeed,
   decodeSeedPost,
   decodeSeedUser,
@@ -54,6 +55,7 @@ import {
   encodeFaultRules,
   encodeJournal,
   encodeJournalEntry,
+  encodeRuleState,
   encodeSeed,
   encodeSeedPost,
   encodeSeedUser,
@@ -85,6 +87,7 @@ import {
   type OversizedAction,
   type RequestFilter,
   type ResetAction,
+  type RuleState,
   type Seed,
   type SeedPost,
   type SeedUser,
@@ -337,13 +340,20 @@ const adminMembers: { [K in keyof LikeKitAdmin]: (admin: LikeKitAdmin) => unknow
     const rules: FaultRules = await admin.setFaults([rule, { route: "*", latency_ms: 2_000 }]);
     return admin.setFaults({ seed: rules.seed, rules: rules.rules });
   },
-  getFaults: async (admin) => (await admin.getFaults()).rules.length,
+  getFaults: async (admin) => {
+    const read: FaultRules = await admin.getFaults();
+    const used: RuleState[] = read.state ?? [];
+    const left: (number | undefined)[] = used.map((s) => s.fail_next_left ?? s.first_left);
+    return [read.rules.length, used.map((s) => [s.matched, s.fired, s.acted]), left];
+  },
   clearFaults: (admin) => admin.clearFaults(),
   requests: async (admin) => {
     const filter: RequestFilter = { route: "like", method: "POST", post: 42, user: 1, since: 3 };
     const journal: Journal = await admin.requests(filter);
     const entries: JournalEntry[] = journal.entries;
     const writes: (WriteResult | null)[] = entries.map((entry) => entry.write);
+    const ids: string[] = entries.map((entry) => entry.request_id);
+    await admin.requests({ request_id: ids[0] ?? "checkout-7f3a" });
     return [journal.capacity, journal.dropped, writes, (await admin.requests()).entries.length];
   },
   clearRequests: (admin) => admin.clearRequests(),
@@ -395,7 +405,8 @@ export async function adminSetUp(baseUrl: string, key: string): Promise<unknown[
   ];
   const json: unknown = parseJson(stringifyJson({ seed: 2n ** 64n - 1n, actions }));
   const rule: FaultRule = decodeFaultRule(encodeFaultRule({ route: "like", action: actions[0] }));
-  const rules: FaultRules = decodeFaultRules(encodeFaultRules({ rules: [rule] }));
+  const used: RuleState = decodeRuleState(encodeRuleState({ matched: 3, fired: 3, acted: 2, fail_next_left: 0 }));
+  const rules: FaultRules = decodeFaultRules(encodeFaultRules({ rules: [rule], state: [used] }));
   const action: FaultAction = decodeFaultAction(encodeFaultAction(actions[1]));
   const journal: Journal = decodeJournal(encodeJournal({ entries: [], capacity: 1, dropped: 0 }));
   const entry: JournalEntry = decodeJournalEntry(json);
