@@ -305,18 +305,22 @@ fn config_from(args: ServeArgs) -> Result<Config, String> {
     })
 }
 
-/// Waits for SIGINT or SIGTERM. The handlers are installed when this is
-/// called (not when the future is first polled), so a signal that arrives
-/// right after start-up is not lost.
+/// Waits for SIGINT, SIGTERM or SIGHUP, all three a graceful stop (a
+/// closed terminal or a supervisor's hang-up must not leave the store
+/// unclosed). The handlers are installed when this is called (not when
+/// the future is first polled), so a signal that arrives right after
+/// start-up is not lost.
 #[cfg(unix)]
 fn stop_signal() -> std::io::Result<impl std::future::Future<Output = ()>> {
     use tokio::signal::unix::{SignalKind, signal};
     let mut interrupt = signal(SignalKind::interrupt())?;
     let mut terminate = signal(SignalKind::terminate())?;
+    let mut hangup = signal(SignalKind::hangup())?;
     Ok(async move {
         tokio::select! {
             _ = interrupt.recv() => tracing::info!("SIGINT: shutting down"),
             _ = terminate.recv() => tracing::info!("SIGTERM: shutting down"),
+            _ = hangup.recv() => tracing::info!("SIGHUP: shutting down"),
         }
     })
 }

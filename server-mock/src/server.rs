@@ -28,7 +28,17 @@ use crate::{auth::Tokens, config::Config, error::Error, state::App, store::Store
 /// ```
 pub async fn spawn(config: Config) -> Result<ServerHandle, Error> {
     let app = App::open(&config).await?;
-    start(config, app).await
+    let store = app.store().clone();
+    match start(config, app).await {
+        Ok(server) => Ok(server),
+        Err(err) => {
+            // A failed start leaves nothing behind: the store is closed
+            // (an in-memory one's temporary folder removed) before the
+            // error is returned.
+            let _ = store.close().await;
+            Err(err)
+        }
+    }
 }
 
 /// Like [`spawn`], but on a store of your choice (another backend, or one

@@ -204,7 +204,16 @@ impl App {
     pub async fn open(config: &Config) -> Result<Self, Error> {
         let metrics = Metrics::new();
         let store = open_store(config, &metrics).await?;
-        Self::with_metrics(config, store, metrics)
+        match Self::with_metrics(config, store.clone(), metrics) {
+            Ok(app) => Ok(app),
+            Err(err) => {
+                // Closed before it is dropped: an in-memory store's
+                // temporary folder is gone before the caller (maybe a
+                // process about to exit) sees the error.
+                let _ = store.close().await;
+                Err(err)
+            }
+        }
     }
 
     /// Builds the app on a store of your choice (another backend, or one

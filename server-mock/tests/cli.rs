@@ -325,6 +325,57 @@ fn the_log_names_the_store() {
     assert_eq!(log.matches(&shown).count(), 1, "{log}");
 }
 
+/// `likekit-memory-*` folders left in `dir`.
+fn memory_folders(dir: &std::path::Path) -> Vec<String> {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|name| name.starts_with("likekit-memory-"))
+        .collect()
+}
+
+/// A start that fails after the in-memory store was made removes its
+/// temporary folder before the process exits (it raced the exit before).
+#[test]
+fn a_failed_start_leaves_no_memory_folder() {
+    let tmp = tempfile::tempdir().unwrap();
+    let jwks = tmp.path().join("bad.jwks");
+    std::fs::write(&jwks, "not json").unwrap();
+    for _ in 0..10 {
+        let (_, stderr) = failed_start(
+            &["--jwks", jwks.to_str().unwrap()],
+            &[("TMPDIR", tmp.path().to_str().unwrap())],
+        );
+        assert!(stderr.contains("key set"), "{stderr}");
+    }
+    assert_eq!(memory_folders(tmp.path()), Vec::<String>::new());
+}
+
+/// SIGHUP stops the server gracefully, as SIGTERM does: exit 0, the log
+/// says so, and the in-memory store's folder is gone.
+#[test]
+fn sighup_is_a_graceful_stop() {
+    let tmp = tempfile::tempdir().unwrap();
+    let server = ServerProcess::start_with_env(
+        &["--db", ":memory:"],
+        &[("TMPDIR", tmp.path().to_str().unwrap())],
+        &tmp.path().join("server.log"),
+    );
+    assert_eq!(memory_folders(tmp.path()).len(), 1);
+    let pid = nix::unistd::Pid::from_raw(i32::try_from(server.child.id()).unwrap());
+    nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGHUP).unwrap();
+    let mut server = server;
+    let status = server.child.wait().unwrap();
+    assert!(status.success(), "{status:?}: {}", server.log());
+    assert!(
+        server.log().contains("SIGHUP: shutting down"),
+        "{}",
+        server.log()
+    );
+    assert!(server.log().contains("server stopped"), "{}", server.log());
+    assert_eq!(memory_folders(tmp.path()), Vec::<String>::new());
+}
+
 /// `--log-format json`: one JSON object per line, and a request's lines
 /// carry its id — the client's `X-Request-Id`, or one the server made —
 /// which the answer echoes.
