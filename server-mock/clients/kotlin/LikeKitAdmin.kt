@@ -120,7 +120,10 @@ class LikeKitAdmin(baseUrl: String, private val adminKey: String, private val ti
         call("set_faults", body = rules.toJsonValue()).decode("FaultRules", FaultRules::fromJsonValue)
 
     /**
-     * `GET /admin/faults`: the fault rules in force and their seed.
+     * `GET /admin/faults`: the fault rules in force, their seed, and what
+     * each has used up ([FaultRules.state]). The answer can be given back to
+     * [setFaults] as it is: the server ignores its state and starts the
+     * counters over.
      *
      * @throws LikeKitAdminException on any failure.
      */
@@ -283,6 +286,7 @@ class LikeKitAdminException(
  * @property post only requests naming this post.
  * @property user only requests signed in as this user.
  * @property since only entries whose `seq` is larger.
+ * @property requestId only the request whose answer carried this `X-Request-Id`.
  */
 data class RequestFilter(
     val route: FaultRoute? = null,
@@ -290,6 +294,7 @@ data class RequestFilter(
     val post: Long? = null,
     val user: Long? = null,
     val since: Long? = null,
+    val requestId: String? = null,
 ) {
     /** `?route=like&post=42`, or empty when nothing is filtered. */
     internal fun toQuery(): String {
@@ -299,6 +304,7 @@ data class RequestFilter(
             post?.let { "post" to it.toString() },
             user?.let { "user" to it.toString() },
             since?.let { "since" to it.toString() },
+            requestId?.let { "request_id" to it },
         )
         if (pairs.isEmpty()) return ""
         return pairs.joinToString("&", prefix = "?") { (name, value) -> "$name=${URLEncoder.encode(value, "UTF-8")}" }
@@ -615,17 +621,73 @@ data class FaultRule(
 }
 
 /**
+ * What one fault rule has used up since its rules were set (read-only: the
+ * server reports it).
+ *
+ * @property matched the requests it matched: its call number so far (what `nth`, `every`, `first`, `after` count).
+ * @property fired the calls it fired on: selected, and the probability draw passed (its latency applied).
+ * @property acted the requests it acted on (answered, cut or spoiled); the journal names it as their `faultRule`.
+ * @property failNextLeft for a rule with `failNext`: how many of those failures are left.
+ * @property firstLeft for a rule with `first`: how many of its first calls are still to come.
+ */
+data class RuleState(
+    val matched: Long = 0,
+    val fired: Long = 0,
+    val acted: Long = 0,
+    val failNextLeft: Long? = null,
+    val firstLeft: Long? = null,
+) {
+    /** This state as JSON (without the null fields). */
+    fun toJson(): String = Json.write(toJsonValue())
+
+    internal fun toJsonValue(): Map<String, Any?> = linkedMapOf<String, Any?>(
+        "matched" to matched,
+        "fired" to fired,
+        "acted" to acted,
+    ).apply {
+        failNextLeft?.let { put("fail_next_left", it) }
+        firstLeft?.let { put("first_left", it) }
+    }
+
+    companion object {
+        /** The state a JSON object describes; [IllegalArgumentException] for anything else. */
+        fun fromJson(json: String): RuleState = fromJsonValue(Json.parse(json))
+
+        internal fun fromJsonValue(value: Any?): RuleState {
+            val f = JsonFields.of(value, "RuleState")
+            return RuleState(
+                matched = jsonCount(f.req("matched"), f.where("matched")),
+                fired = jsonCount(f.req("fired"), f.where("fired")),
+                acted = jsonCount(f.req("acted"), f.where("acted")),
+                failNextLeft = f.opt("fail_next_left")?.let { jsonCount(it, f.where("fail_next_left")) },
+                firstLeft = f.opt("first_left")?.let { jsonCount(it, f.where("first_left")) },
+            )
+        }
+    }
+}
+
+/**
  * The fault rules, applied in order (at most 64), and the seed every
  * probability and jitter is drawn from (null: the server picks one and
  * reports it). The same seed and the same calls give the same faults.
+ *
+ * @property state in an answer, what each rule has used up: `state[i]` for
+ *   `rules[i]` (empty without rules). Read-only: the server ignores it in
+ *   `setFaults`, which starts every counter over, so rules read with
+ *   `getFaults` can be set again as they are.
  */
-data class FaultRules(val rules: List<FaultRule>, val seed: ULong? = null) {
+data class FaultRules(
+    val rules: List<FaultRule>,
+    val seed: ULong? = null,
+    val state: List<RuleState> = emptyList(),
+) {
     /** These rules as JSON. */
     fun toJson(): String = Json.write(toJsonValue())
 
     internal fun toJsonValue(): Map<String, Any?> = linkedMapOf<String, Any?>().apply {
         seed?.let { put("seed", it) }
         put("rules", rules.map { it.toJsonValue() })
+        if (state.isNotEmpty()) put("state", state.map { it.toJsonValue() })
     }
 
     companion object {
@@ -637,6 +699,7 @@ data class FaultRules(val rules: List<FaultRule>, val seed: ULong? = null) {
             return FaultRules(
                 rules = jsonList(f.req("rules"), f.where("rules")).map(FaultRule::fromJsonValue),
                 seed = f.opt("seed")?.let { jsonULong(it, f.where("seed")) },
+                state = f.opt("state")?.let { jsonList(it, f.where("state")).map(RuleState::fromJsonValue) } ?: emptyList(),
             )
         }
     }
@@ -648,6 +711,7 @@ data class FaultRules(val rules: List<FaultRule>, val seed: ULong? = null) {
  * One request to a public route, as the request journal has it.
  *
  * @property seq its place in the journal: 1, 2, 3, … in order of arrival.
+ * @property requestId its id, as its answer's `X-Request-Id` gives it (the client's own, or the server's).
  * @property atMs when it arrived, in milliseconds since the Unix epoch.
  * @property durationMs how long it took until its answer (or until the connection was cut).
  * @property path its path and query.
@@ -663,6 +727,7 @@ data class FaultRules(val rules: List<FaultRule>, val seed: ULong? = null) {
  */
 data class JournalEntry(
     val seq: Long,
+    val requestId: String,
     val atMs: Long,
     val durationMs: Long,
     val method: FaultMethod,
@@ -682,6 +747,7 @@ data class JournalEntry(
 
     internal fun toJsonValue(): Map<String, Any?> = linkedMapOf(
         "seq" to seq,
+        "request_id" to requestId,
         "at_ms" to atMs,
         "duration_ms" to durationMs,
         "method" to method.wire,
@@ -705,6 +771,7 @@ data class JournalEntry(
             val f = JsonFields.of(value, "JournalEntry")
             return JournalEntry(
                 seq = jsonCount(f.req("seq"), f.where("seq")),
+                requestId = jsonString(f.req("request_id"), f.where("request_id")),
                 atMs = jsonCount(f.req("at_ms"), f.where("at_ms")),
                 durationMs = jsonCount(f.req("duration_ms"), f.where("duration_ms")),
                 method = FaultMethod.fromJsonValue(f.req("method"), f.where("method")),

@@ -15,6 +15,7 @@ import com.likekit.testing.JournalEntry
 import com.likekit.testing.LikeKitAdmin
 import com.likekit.testing.LikeKitAdminException
 import com.likekit.testing.RequestFilter
+import com.likekit.testing.RuleState
 import com.likekit.testing.Seed
 import com.likekit.testing.SeedPost
 import com.likekit.testing.SeedUser
@@ -30,6 +31,7 @@ import java.time.Duration
 private val ROUND_TRIPS: Map<String, (String) -> String> = mapOf(
     "FaultRule" to { json -> FaultRule.fromJson(json).toJson() },
     "FaultRules" to { json -> FaultRules.fromJson(json).toJson() },
+    "RuleState" to { json -> RuleState.fromJson(json).toJson() },
     "Journal" to { json -> Journal.fromJson(json).toJson() },
     "JournalEntry" to { json -> JournalEntry.fromJson(json).toJson() },
     "Seed" to { json -> Seed.fromJson(json).toJson() },
@@ -299,8 +301,14 @@ fun adminClientTests(t: Harness, server: TestServer) {
         val others = ONE_OF_EACH_ACTION.drop(1).map { FaultRule(FaultRoute.ALL, post = post, phase = FaultPhase.AFTER, action = it) }
         val sent = FaultRules(listOf(everything) + others, seed = ULong.MAX_VALUE)
         try {
-            expectEqual(sent, admin.setFaults(sent), "the rules in force")
-            expectEqual(sent, admin.getFaults(), "the rules read back")
+            val inForce = admin.setFaults(sent)
+            expectEqual(sent, inForce.copy(state = emptyList()), "the rules in force")
+            expectEqual(
+                listOf(RuleState(failNextLeft = 1, firstLeft = 4)) + others.map { RuleState() },
+                inForce.state,
+                "nothing used yet",
+            )
+            expectEqual(inForce, admin.getFaults(), "the rules read back")
             val picked = admin.setFaults(FaultRules(listOf(FaultRule(FaultRoute.BATCH, post = post))))
             expect(picked.seed != null) { "the server picks a seed: $picked" }
             expectEqual(picked, admin.getFaults(), "the rules and the seed picked, read back")
@@ -309,6 +317,72 @@ fun adminClientTests(t: Harness, server: TestServer) {
             expectEqual(emptyList<FaultRule>(), cleared.rules, "rules after clearFaults")
         }
         expectEqual(emptyList<FaultRule>(), admin.getFaults().rules, "rules read back after clearFaults")
+    }
+
+    t.test("admin client: getFaults says what each rule has used up, and its answer can be set again as it is") {
+        val (ana, post) = server.nextId() to server.nextId()
+        admin.createUser(ana, "Ana")
+        admin.createPost(post)
+        val token = server.token(ana)
+        try {
+            admin.setFaults(
+                FaultRules(
+                    listOf(
+                        FaultRule(FaultRoute.LIKES, post = post, failNext = 2),
+                        FaultRule(FaultRoute.LIKES, post = post, first = 5, latencyMs = 1),
+                    ),
+                ),
+            )
+            val statuses = (1..3).map { server.asViewer("GET", "/posts/$post/likes", token).first }
+            expectEqual(listOf(503, 503, 200), statuses, "three reads")
+            val used = admin.getFaults()
+            expectEqual(listOf(2L, 0L), used.rules.map { it.failNext }, "the rules as they were set")
+            expectEqual(
+                listOf(
+                    RuleState(matched = 3, fired = 3, acted = 2, failNextLeft = 0),
+                    // The two failed reads are counted, not fired on: the rule before acted.
+                    RuleState(matched = 3, fired = 1, acted = 0, firstLeft = 2),
+                ),
+                used.state,
+                "what each rule used up",
+            )
+            val again = admin.setFaults(used)
+            expectEqual(used.rules, again.rules, "the rules set again")
+            expectEqual(listOf(RuleState(failNextLeft = 2), RuleState(firstLeft = 5)), again.state, "the counters start over")
+            expectEqual(503, server.asViewer("GET", "/posts/$post/likes", token).first, "a read after setting them again")
+        } finally {
+            admin.clearFaults()
+        }
+        expectEqual(emptyList<RuleState>(), admin.getFaults().state, "no state without rules")
+    }
+
+    t.test("admin client: the journal names each request by its X-Request-Id and finds it by that id") {
+        val (ana, post) = server.nextId() to server.nextId()
+        admin.createUser(ana, "Ana")
+        admin.createPost(post)
+        val token = server.token(ana)
+        val http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build()
+        val given = HttpRequest.newBuilder(URI.create("${server.url}/posts/$post/likes"))
+            .header("Authorization", "Bearer $token")
+            .header("X-Request-Id", "checkout-7f3a")
+            .timeout(Duration.ofSeconds(10))
+            .GET()
+            .build()
+        val answer = http.send(given, HttpResponse.BodyHandlers.ofString())
+        expectEqual("checkout-7f3a", answer.headers().firstValue("x-request-id").orElse(null), "the id echoed")
+        expectEqual(200, server.asViewer("GET", "/posts/$post/likes", token).first, "a read without an id")
+        val entries = admin.requests(RequestFilter(post = post)).entries
+        expectEqual(2, entries.size, "two reads: $entries")
+        val (first, second) = entries
+        expectEqual("checkout-7f3a", first.requestId, "the client's id")
+        expect(second.requestId.isNotEmpty() && second.requestId != first.requestId) { "the server's own id: $second" }
+        expectEqual(listOf(first), admin.requests(RequestFilter(requestId = "checkout-7f3a")).entries, "found by its id")
+        expectEqual(listOf(second), admin.requests(RequestFilter(requestId = second.requestId, post = post)).entries, "with another filter")
+        expectEqual(
+            emptyList<JournalEntry>(),
+            admin.requests(RequestFilter(requestId = second.requestId, route = FaultRoute.LIKE)).entries,
+            "not a like",
+        )
     }
 
     t.test("admin client: JSON escapes, \\uXXXX, 64-bit numbers and defaults; wrong types and broken text refused") {
@@ -355,8 +429,13 @@ fun adminClientTests(t: Harness, server: TestServer) {
         refused("post id 0") { SeedPost.fromJson("""{"id": 0}""") }
         refused("a lower-case method") { FaultMethod.fromJson("\"get\"") }
         refused("an entry without in_flight") {
-            JournalEntry.fromJson("""{"seq": 1, "at_ms": 1, "duration_ms": 1, "method": "GET", "route": "likes", "path": "/", "posts": []}""")
+            JournalEntry.fromJson("""{"seq": 1, "request_id": "r", "at_ms": 1, "duration_ms": 1, "method": "GET", "route": "likes", "path": "/", "posts": []}""")
         }
+        refused("an entry without request_id") {
+            JournalEntry.fromJson("""{"seq": 1, "at_ms": 1, "duration_ms": 1, "method": "GET", "route": "likes", "path": "/", "posts": [], "in_flight": false}""")
+        }
+        refused("a rule state without acted") { RuleState.fromJson("""{"matched": 1, "fired": 1}""") }
+        refused("a state that is not a list") { FaultRules.fromJson("""{"rules": [], "state": {"matched": 1}}""") }
         refused("a journal whose capacity is a string") { Journal.fromJson("""{"entries": [], "capacity": "10", "dropped": 0}""") }
         refused("a seed that is an array") { Seed.fromJson("[]") }
         for (broken in listOf("", "{", """{"users": [}""", "{} x", """{"users": [], "users": []}""", "01", """{"id": 1,}""", "\"\\x\"", "[1 2]")) {
