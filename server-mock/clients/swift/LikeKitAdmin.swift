@@ -129,7 +129,10 @@ public final class LikeKitAdmin: Sendable {
         return try decode(FaultRules.self, status, data)
     }
 
-    /// `get_faults`: the rules in force and the seed their draws come from.
+    /// `get_faults`: the rules in force, the seed their draws come from,
+    /// and what each has used up (``FaultRules/state``). The answer can be
+    /// given back to ``setFaults(_:)`` as it is: the server ignores its
+    /// state and starts the counters over.
     public func getFaults() async throws -> FaultRules {
         let (status, data) = try await send("get_faults")
         return try decode(FaultRules.self, status, data)
@@ -691,6 +694,48 @@ public struct FaultRule: Codable, Sendable, Equatable {
     }
 }
 
+/// What one fault rule has used up since its rules were set (read-only:
+/// the server reports it in ``FaultRules/state``).
+public struct RuleState: Codable, Sendable, Equatable {
+    /// The requests it matched: its call number so far (what `nth`,
+    /// `every`, `first` and `after` count).
+    public var matched: UInt64
+    /// The calls it fired on: selected, and the probability draw passed
+    /// (its latency applied).
+    public var fired: UInt64
+    /// The requests it acted on (answered, cut or spoiled); the journal
+    /// names it as their `faultRule`.
+    public var acted: UInt64
+    /// For a rule with `failNext`: how many of those failures are left.
+    public var failNextLeft: UInt64?
+    /// For a rule with `first`: how many of its first calls are still to
+    /// come.
+    public var firstLeft: UInt64?
+
+    /// A state with these counts.
+    public init(
+        matched: UInt64 = 0,
+        fired: UInt64 = 0,
+        acted: UInt64 = 0,
+        failNextLeft: UInt64? = nil,
+        firstLeft: UInt64? = nil
+    ) {
+        self.matched = matched
+        self.fired = fired
+        self.acted = acted
+        self.failNextLeft = failNextLeft
+        self.firstLeft = firstLeft
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case matched
+        case fired
+        case acted
+        case failNextLeft = "fail_next_left"
+        case firstLeft = "first_left"
+    }
+}
+
 /// Every fault rule at once: the body of `set_faults` and the answer of
 /// `get_faults`, `set_faults` and `clear_faults`.
 public struct FaultRules: Codable, Sendable, Equatable {
@@ -699,16 +744,42 @@ public struct FaultRules: Codable, Sendable, Equatable {
     public var seed: UInt64?
     /// The rules, applied in order (at most 64).
     public var rules: [FaultRule]
+    /// In an answer, what each rule has used up: `state[i]` for `rules[i]`
+    /// (empty without rules). Read-only: the server ignores it in
+    /// `setFaults`, which starts every counter over, so rules read with
+    /// `getFaults` can be set again as they are.
+    public var state: [RuleState]
 
     /// `rules`, drawn from `seed` (`nil`: one the server picks).
-    public init(rules: [FaultRule] = [], seed: UInt64? = nil) {
+    public init(rules: [FaultRule] = [], seed: UInt64? = nil, state: [RuleState] = []) {
         self.rules = rules
         self.seed = seed
+        self.state = state
     }
 
     enum CodingKeys: String, CodingKey {
         case seed
         case rules
+        case state
+    }
+
+    /// Reads the rules; `state` may be absent (no rules, or a body to send).
+    public init(from decoder: Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        seed = try container.decodeIfPresent(UInt64.self, forKey: .seed)
+        rules = try container.decode([FaultRule].self, forKey: .rules)
+        state = try container.decodeIfPresent([RuleState].self, forKey: .state) ?? []
+    }
+
+    /// Writes the seed when there is one, the rules, and `state` when it is
+    /// not empty (as the server does).
+    public func encode(to encoder: Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encodeIfPresent(seed, forKey: .seed)
+        try container.encode(rules, forKey: .rules)
+        if !state.isEmpty {
+            try container.encode(state, forKey: .state)
+        }
     }
 }
 
@@ -731,6 +802,9 @@ public enum WriteResult: String, Codable, Sendable, CaseIterable {
 public struct JournalEntry: Codable, Sendable, Equatable {
     /// Its place in the journal: 1, 2, 3, … in order of arrival.
     public var seq: UInt64
+    /// Its id, as its answer's `X-Request-Id` gives it: the client's own,
+    /// or the one the server made.
+    public var requestId: String
     /// When it arrived, in milliseconds since the Unix epoch.
     public var atMs: UInt64
     /// How long it took until its answer (or until the connection was
@@ -765,6 +839,7 @@ public struct JournalEntry: Codable, Sendable, Equatable {
     /// An entry with these fields.
     public init(
         seq: UInt64,
+        requestId: String,
         atMs: UInt64,
         durationMs: UInt64,
         method: FaultMethod,
@@ -780,6 +855,7 @@ public struct JournalEntry: Codable, Sendable, Equatable {
         inFlight: Bool = false
     ) {
         self.seq = seq
+        self.requestId = requestId
         self.atMs = atMs
         self.durationMs = durationMs
         self.method = method
@@ -797,6 +873,7 @@ public struct JournalEntry: Codable, Sendable, Equatable {
 
     enum CodingKeys: String, CodingKey {
         case seq
+        case requestId = "request_id"
         case atMs = "at_ms"
         case durationMs = "duration_ms"
         case method
@@ -816,6 +893,7 @@ public struct JournalEntry: Codable, Sendable, Equatable {
     public init(from decoder: Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         seq = try container.decode(UInt64.self, forKey: .seq)
+        requestId = try container.decode(String.self, forKey: .requestId)
         atMs = try container.decode(UInt64.self, forKey: .atMs)
         durationMs = try container.decode(UInt64.self, forKey: .durationMs)
         method = try container.decode(FaultMethod.self, forKey: .method)
@@ -835,6 +913,7 @@ public struct JournalEntry: Codable, Sendable, Equatable {
     public func encode(to encoder: Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encode(seq, forKey: .seq)
+        try container.encode(requestId, forKey: .requestId)
         try container.encode(atMs, forKey: .atMs)
         try container.encode(durationMs, forKey: .durationMs)
         try container.encode(method, forKey: .method)
@@ -887,6 +966,8 @@ public struct RequestFilter: Codable, Sendable, Equatable {
     public var user: Int64?
     /// Only entries with a larger `seq` (for reading what is new).
     public var since: UInt64?
+    /// Only the request whose answer carried this `X-Request-Id`.
+    public var requestId: String?
 
     /// The filters given; none selects every entry.
     public init(
@@ -894,13 +975,15 @@ public struct RequestFilter: Codable, Sendable, Equatable {
         method: FaultMethod? = nil,
         post: Int64? = nil,
         user: Int64? = nil,
-        since: UInt64? = nil
+        since: UInt64? = nil,
+        requestId: String? = nil
     ) {
         self.route = route
         self.method = method
         self.post = post
         self.user = user
         self.since = since
+        self.requestId = requestId
     }
 
     enum CodingKeys: String, CodingKey {
@@ -909,6 +992,7 @@ public struct RequestFilter: Codable, Sendable, Equatable {
         case post
         case user
         case since
+        case requestId = "request_id"
     }
 
     /// The filters given, as query items (`route=like&post=42`).
@@ -928,6 +1012,9 @@ public struct RequestFilter: Codable, Sendable, Equatable {
         }
         if let since {
             items.append(URLQueryItem(name: "since", value: String(since)))
+        }
+        if let requestId {
+            items.append(URLQueryItem(name: "request_id", value: requestId))
         }
         return items
     }

@@ -633,6 +633,7 @@ final class LikeKitTests: XCTestCase {
         let types: [(String, (Data) throws -> Data)] = [
             ("FaultRule", { try reencode(FaultRule.self, $0) }),
             ("FaultRules", { try reencode(FaultRules.self, $0) }),
+            ("RuleState", { try reencode(RuleState.self, $0) }),
             ("Journal", { try reencode(Journal.self, $0) }),
             ("JournalEntry", { try reencode(JournalEntry.self, $0) }),
             ("Seed", { try reencode(Seed.self, $0) }),
@@ -739,6 +740,85 @@ final class LikeKitTests: XCTestCase {
         }
     }
 
+    /// `GET` of `path` as the holder of `token`, with `requestId` as its
+    /// `X-Request-Id` when given: the status and the id the answer carries.
+    private func read(_ path: String, token: String, requestId: String? = nil) async throws -> (Int, String?) {
+        var base = TestServer.url
+        while base.hasSuffix("/") { base.removeLast() }
+        var request = URLRequest(url: try XCTUnwrap(URL(string: base + path)))
+        request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization")
+        if let requestId {
+            request.setValue(requestId, forHTTPHeaderField: "X-Request-Id")
+        }
+        return try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<(Int, String?), Error>) in
+            URLSession.shared.dataTask(with: request) { _, response, error in
+                if let error {
+                    continuation.resume(throwing: error)
+                } else {
+                    let http = response as? HTTPURLResponse
+                    continuation.resume(returning: (http?.statusCode ?? 0, http?.value(forHTTPHeaderField: "X-Request-Id")))
+                }
+            }.resume()
+        }
+    }
+
+    /// `getFaults` says what each rule has used up; its answer can be set
+    /// again as it is, and the counters start over.
+    func testGetFaultsSaysWhatEachRuleHasUsedUp() async throws {
+        let ana = try await admin.user("Ana")
+        let post = try await admin.post()
+        let token = try await admin.mintToken(user: ana)
+        let path = "/posts/\(post)/likes"
+        try await admin.setFaults(FaultRules(rules: [
+            FaultRule(route: .likes, post: post, failNext: 2),
+            FaultRule(route: .likes, post: post, first: 5, latencyMs: 1),
+        ]))
+        do {
+            var statuses: [Int] = []
+            for _ in 0..<3 {
+                statuses.append(try await read(path, token: token).0)
+            }
+            XCTAssertEqual(statuses, [503, 503, 200])
+            let used = try await admin.getFaults()
+            XCTAssertEqual(used.rules.map(\.failNext), [2, 0], "the rules as they were set")
+            XCTAssertEqual(used.state, [
+                RuleState(matched: 3, fired: 3, acted: 2, failNextLeft: 0),
+                // The two failed reads are counted, not fired on: the rule before acted.
+                RuleState(matched: 3, fired: 1, acted: 0, firstLeft: 2),
+            ])
+            let again = try await admin.setFaults(used)
+            XCTAssertEqual(again.rules, used.rules)
+            XCTAssertEqual(again.state, [RuleState(failNextLeft: 2), RuleState(firstLeft: 5)], "the counters start over")
+            let first = try await read(path, token: token).0
+            XCTAssertEqual(first, 503)
+        } catch {
+            _ = try? await admin.clearFaults()
+            throw error
+        }
+        let cleared = try await admin.clearFaults()
+        XCTAssertEqual(cleared.state, [])
+    }
+
+    /// The journal names each request by its `X-Request-Id` (the client's
+    /// own, or one the server made) and finds it by that id.
+    func testTheJournalNamesEachRequestByItsId() async throws {
+        let ana = try await admin.user("Ana")
+        let post = try await admin.post()
+        let token = try await admin.mintToken(user: ana)
+        let path = "/posts/\(post)/likes"
+        let (status, echoed) = try await read(path, token: token, requestId: "checkout-7f3a")
+        XCTAssertEqual(status, 200)
+        XCTAssertEqual(echoed, "checkout-7f3a")
+        let madeId = try await read(path, token: token).1
+        let made = try XCTUnwrap(madeId, "the server's own id")
+        let entries = try await admin.requests(RequestFilter(post: post)).entries
+        XCTAssertEqual(entries.map(\.requestId), ["checkout-7f3a", made])
+        let given = try await admin.requests(RequestFilter(requestId: "checkout-7f3a"))
+        XCTAssertEqual(given.entries.map(\.seq), entries.prefix(1).map(\.seq))
+        let notALike = try await admin.requests(RequestFilter(route: .like, requestId: made))
+        XCTAssertEqual(notALike.entries, [])
+    }
+
     /// Every admin call against the server: creates, friends, tokens,
     /// faults, the journal, seeds and reset.
     func testAdminCallsDriveTheServer() async throws {
@@ -764,9 +844,11 @@ final class LikeKitTests: XCTestCase {
         let trickle = FaultRule(route: .batch, post: post, phase: .after, action: .slowBody(bytes: 4, intervalMs: 1))
         let rules = FaultRules(rules: [lost, slow, trickle], seed: 7)
         let inForce = try await admin.setFaults(rules)
-        XCTAssertEqual(inForce, rules)
+        XCTAssertEqual(inForce.rules, rules.rules)
+        XCTAssertEqual(inForce.seed, rules.seed)
+        XCTAssertEqual(inForce.state, [RuleState(), RuleState(), RuleState()], "nothing used yet")
         let read = try await admin.getFaults()
-        XCTAssertEqual(read, rules)
+        XCTAssertEqual(read, inForce)
         let picked = try await admin.setFaults(FaultRules(rules: [FaultRule(route: .unlike, post: post, latencyMs: 1)]))
         XCTAssertNotNil(picked.seed, "the server reports the seed it picked")
         let cleared = try await admin.clearFaults()
@@ -799,6 +881,11 @@ final class LikeKitTests: XCTestCase {
         XCTAssertEqual(entry.write, .applied)
         XCTAssertNil(entry.fault)
         XCTAssertFalse(entry.inFlight)
+        XCTAssertFalse(entry.requestId.isEmpty, "the request's X-Request-Id")
+        let byId = try await admin.requests(RequestFilter(requestId: entry.requestId))
+        XCTAssertEqual(byId.entries.map(\.seq), [entry.seq])
+        let byIdAndRoute = try await admin.requests(RequestFilter(route: .unlike, requestId: entry.requestId))
+        XCTAssertEqual(byIdAndRoute.entries, [])
         let byUser = try await admin.requests(RequestFilter(route: .all, method: .post, user: eve))
         XCTAssertEqual(byUser.entries.map(\.seq), [entry.seq])
         let unlikes = try await admin.requests(RequestFilter(route: .unlike, post: post))
