@@ -305,37 +305,59 @@ fn config_from(args: ServeArgs) -> Result<Config, String> {
     })
 }
 
-/// Waits for SIGINT, SIGTERM or SIGHUP, all three a graceful stop (a
-/// closed terminal or a supervisor's hang-up must not leave the store
-/// unclosed). The handlers are installed when this is called (not when
-/// the future is first polled), so a signal that arrives right after
-/// start-up is not lost.
+/// The signals that stop the server: SIGINT, SIGTERM and SIGHUP, all three
+/// a graceful stop (a closed terminal or a supervisor's hang-up must not
+/// leave the store unclosed). The handlers are installed by
+/// [`StopSignals::install`] (not when first waited on), so a signal that
+/// arrives right after start-up is not lost.
 #[cfg(unix)]
-fn stop_signal() -> std::io::Result<impl std::future::Future<Output = ()>> {
-    use tokio::signal::unix::{SignalKind, signal};
-    let mut interrupt = signal(SignalKind::interrupt())?;
-    let mut terminate = signal(SignalKind::terminate())?;
-    let mut hangup = signal(SignalKind::hangup())?;
-    Ok(async move {
+struct StopSignals {
+    interrupt: tokio::signal::unix::Signal,
+    terminate: tokio::signal::unix::Signal,
+    hangup: tokio::signal::unix::Signal,
+}
+
+#[cfg(unix)]
+impl StopSignals {
+    fn install() -> std::io::Result<Self> {
+        use tokio::signal::unix::{SignalKind, signal};
+        Ok(Self {
+            interrupt: signal(SignalKind::interrupt())?,
+            terminate: signal(SignalKind::terminate())?,
+            hangup: signal(SignalKind::hangup())?,
+        })
+    }
+
+    /// The next stop signal's name.
+    async fn next(&mut self) -> &'static str {
         tokio::select! {
-            _ = interrupt.recv() => tracing::info!("SIGINT: shutting down"),
-            _ = terminate.recv() => tracing::info!("SIGTERM: shutting down"),
-            _ = hangup.recv() => tracing::info!("SIGHUP: shutting down"),
+            _ = self.interrupt.recv() => "SIGINT",
+            _ = self.terminate.recv() => "SIGTERM",
+            _ = self.hangup.recv() => "SIGHUP",
         }
-    })
+    }
 }
 
 #[cfg(not(unix))]
-fn stop_signal() -> std::io::Result<impl std::future::Future<Output = ()>> {
-    Ok(async {
+struct StopSignals;
+
+#[cfg(not(unix))]
+impl StopSignals {
+    fn install() -> std::io::Result<Self> {
+        Ok(Self)
+    }
+
+    async fn next(&mut self) -> &'static str {
         let _ = tokio::signal::ctrl_c().await;
-        tracing::info!("interrupted: shutting down");
-    })
+        "Ctrl-C"
+    }
 }
 
 async fn serve(args: ServeArgs) -> Result<(), String> {
     let config = config_from(args)?;
-    let stop = stop_signal().map_err(|e| format!("cannot listen for signals: {e}"))?;
+    let (delay, grace) = (config.shutdown_delay, config.shutdown_grace);
+    let mut signals =
+        StopSignals::install().map_err(|e| format!("cannot listen for signals: {e}"))?;
     let server = likekit_server::spawn(config)
         .await
         .map_err(|e| e.to_string())?;
@@ -346,7 +368,43 @@ async fn serve(args: ServeArgs) -> Result<(), String> {
         let _ = writeln!(stdout, "operations on {}", server.ops_url());
     }
     let _ = stdout.flush();
-    stop.await;
+
+    let signal = signals.next().await;
+    let (delay_secs, grace_secs) = (delay.as_secs(), grace.as_secs());
+    if delay.is_zero() {
+        tracing::info!(
+            signal,
+            delay_secs,
+            grace_secs,
+            "{signal}: shutting down: no longer accepting; in-flight requests \
+             have up to {grace_secs}s (shutdown grace)"
+        );
+    } else {
+        tracing::info!(
+            signal,
+            delay_secs,
+            grace_secs,
+            "{signal}: shutting down: /readyz answers 503, serving goes on for \
+             {delay_secs}s (shutdown delay; a second signal skips it), then \
+             in-flight requests have up to {grace_secs}s (shutdown grace)"
+        );
+    }
+    server.begin_shutdown();
+    if !delay.is_zero() {
+        let asked = tokio::time::Instant::now();
+        tokio::select! {
+            again = signals.next() => {
+                let left = delay.saturating_sub(asked.elapsed()).as_secs();
+                tracing::info!(
+                    signal = again,
+                    "{again} again: skipping the rest of the shutdown delay \
+                     ({left}s); in-flight requests have up to {grace_secs}s"
+                );
+                server.skip_shutdown_delay();
+            }
+            () = tokio::time::sleep_until(asked + delay) => {}
+        }
+    }
     server.shutdown().await.map_err(|e| e.to_string())
 }
 

@@ -84,22 +84,29 @@ async fn start(config: Config, app: App) -> Result<ServerHandle, Error> {
         source,
     })?;
 
-    let (stop, stopped) = watch::channel(false);
-    // Fires once a stop is asked (also when the handle is dropped) and the
-    // shutdown delay has passed; `/readyz` answers 503 from the ask on.
+    let (stop, mut asked) = watch::channel(Stop::Running);
+    let (drain, draining) = watch::channel(false);
+    // The stop sequence: once a stop is asked (also when the handle is
+    // dropped) `/readyz` answers 503; when the shutdown delay has passed,
+    // or is skipped, the listeners stop accepting (`drain`).
     let delay = config.shutdown_delay;
     let stopping_app = app.clone();
-    let stop_signal = move |mut stopped: watch::Receiver<bool>| {
-        let app = stopping_app.clone();
-        async move {
-            let _ = stopped.wait_for(|stop| *stop).await;
-            app.0
-                .stopping
-                .store(true, std::sync::atomic::Ordering::Relaxed);
-            if !delay.is_zero() {
-                tokio::time::sleep(delay).await;
+    tokio::spawn(async move {
+        let _ = asked.wait_for(|stop| *stop != Stop::Running).await;
+        stopping_app
+            .0
+            .stopping
+            .store(true, std::sync::atomic::Ordering::Relaxed);
+        if !delay.is_zero() {
+            tokio::select! {
+                () = tokio::time::sleep(delay) => {}
+                Ok(_) = asked.wait_for(|stop| *stop == Stop::Now) => {}
             }
         }
+        let _ = drain.send(true);
+    });
+    let stop_signal = |mut draining: watch::Receiver<bool>| async move {
+        let _ = draining.wait_for(|drain| *drain).await;
     };
 
     // The operations listener, when asked for, bound before anything runs
@@ -143,7 +150,7 @@ async fn start(config: Config, app: App) -> Result<ServerHandle, Error> {
             app.ops_router(),
             limits,
             stall,
-            stop_signal(stopped.clone()),
+            stop_signal(draining.clone()),
             Some(app.0.metrics.ops_connections.clone()),
         )
     });
@@ -152,7 +159,7 @@ async fn start(config: Config, app: App) -> Result<ServerHandle, Error> {
         router,
         limits,
         stall,
-        stop_signal(stopped.clone()),
+        stop_signal(draining.clone()),
         Some(app.0.metrics.public_connections.clone()),
     );
     // Both listeners drain together: a request in flight on either one
@@ -166,12 +173,9 @@ async fn start(config: Config, app: App) -> Result<ServerHandle, Error> {
         }
     };
     let grace = config.shutdown_grace;
-    let forced = {
-        let stopped = stopped.clone();
-        async move {
-            stop_signal(stopped).await;
-            tokio::time::sleep(grace).await;
-        }
+    let forced = async move {
+        stop_signal(draining).await;
+        tokio::time::sleep(grace).await;
     };
     let store = app.store().clone();
     let task = tokio::spawn(async move {
@@ -205,13 +209,23 @@ async fn start(config: Config, app: App) -> Result<ServerHandle, Error> {
     })
 }
 
+/// How far a stop has been asked for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Stop {
+    Running,
+    /// Stop, after the shutdown delay.
+    AfterDelay,
+    /// Stop accepting now: the rest of the delay is skipped.
+    Now,
+}
+
 /// A running server. Dropping it starts a graceful shutdown in the
 /// background; [`shutdown`](Self::shutdown) waits for it to finish.
 pub struct ServerHandle {
     addr: SocketAddr,
     ops_addr: Option<SocketAddr>,
     app: App,
-    stop: watch::Sender<bool>,
+    stop: watch::Sender<Stop>,
     task: Option<JoinHandle<Result<(), Error>>>,
 }
 
@@ -343,12 +357,48 @@ impl ServerHandle {
         self.app.clear_faults();
     }
 
+    /// Starts a graceful stop without waiting for it: `/readyz` answers 503
+    /// from now on and the listeners stop accepting after
+    /// [`Config::shutdown_delay`]. [`shutdown`](Self::shutdown) (which
+    /// starts it too) waits for the end; asking twice changes nothing.
+    ///
+    /// ```
+    /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+    /// use std::time::Duration;
+    /// let config = likekit_server::Config {
+    ///     shutdown_delay: Duration::from_secs(60),
+    ///     ..Default::default()
+    /// };
+    /// let server = likekit_server::spawn(config).await.unwrap();
+    /// server.begin_shutdown();      // readiness fails, serving goes on…
+    /// server.skip_shutdown_delay(); // …until now (a second SIGTERM)
+    /// server.shutdown().await.unwrap();
+    /// # });
+    /// ```
+    pub fn begin_shutdown(&self) {
+        self.stop.send_if_modified(|stop| {
+            let asked = *stop == Stop::Running;
+            if asked {
+                *stop = Stop::AfterDelay;
+            }
+            asked
+        });
+    }
+
+    /// Stops accepting at once, skipping what is left of
+    /// [`Config::shutdown_delay`] (a stop that was not begun begins);
+    /// in-flight requests still have [`Config::shutdown_grace`]. See
+    /// [`begin_shutdown`](Self::begin_shutdown) for an example.
+    pub fn skip_shutdown_delay(&self) {
+        self.stop.send_replace(Stop::Now);
+    }
+
     /// Marks the server as stopping (`/readyz` answers 503), keeps serving
     /// for [`Config::shutdown_delay`], then stops accepting connections,
     /// lets in-flight requests finish (up to [`Config::shutdown_grace`]),
     /// commits every accepted write, and waits until all of that is done.
     pub async fn shutdown(mut self) -> Result<(), Error> {
-        self.stop.send_replace(true);
+        self.begin_shutdown();
         match self.task.take() {
             Some(task) => task.await.map_err(|e| Error::Task(e.to_string()))?,
             None => Ok(()),
@@ -358,7 +408,7 @@ impl ServerHandle {
 
 impl Drop for ServerHandle {
     fn drop(&mut self) {
-        self.stop.send_replace(true);
+        self.begin_shutdown();
     }
 }
 

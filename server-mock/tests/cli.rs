@@ -376,6 +376,59 @@ fn sighup_is_a_graceful_stop() {
     assert_eq!(memory_folders(tmp.path()), Vec::<String>::new());
 }
 
+/// A second stop signal during `--shutdown-delay-secs` skips the rest of
+/// the delay (and the log says so); the first signal's line names the
+/// delay and the grace.
+#[tokio::test]
+async fn a_second_signal_skips_the_shutdown_delay() {
+    use nix::sys::signal::{Signal, kill};
+    let dir = tempfile::tempdir().unwrap();
+    let mut server = ServerProcess::start(
+        &[
+            "--db",
+            ":memory:",
+            "--shutdown-delay-secs",
+            "60",
+            "--shutdown-grace-secs",
+            "7",
+        ],
+        &dir.path().join("server.log"),
+    );
+    let pid = nix::unistd::Pid::from_raw(i32::try_from(server.child.id()).unwrap());
+    kill(pid, Signal::SIGTERM).unwrap();
+    let http = client();
+    common::eventually(Duration::from_secs(10), "/readyz to answer 503", || async {
+        let r = http.get(server.url("/readyz")).send().await.ok()?;
+        (r.status() == StatusCode::SERVICE_UNAVAILABLE).then_some(())
+    })
+    .await;
+    kill(pid, Signal::SIGINT).unwrap();
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    let status = loop {
+        if let Some(status) = server.child.try_wait().unwrap() {
+            break status;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "still running after the second signal:\n{}",
+            server.log()
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    let log = server.log();
+    assert!(status.success(), "{status:?}: {log}");
+    assert!(
+        log.contains("SIGTERM: shutting down: /readyz answers 503, serving goes on for 60s"),
+        "{log}"
+    );
+    assert!(log.contains("up to 7s (shutdown grace)"), "{log}");
+    assert!(
+        log.contains("SIGINT again: skipping the rest of the shutdown delay"),
+        "{log}"
+    );
+    assert!(log.contains("server stopped"), "{log}");
+}
+
 /// `--log-format json`: one JSON object per line, and a request's lines
 /// carry its id — the client's `X-Request-Id`, or one the server made —
 /// which the answer echoes.
