@@ -263,6 +263,16 @@ impl Jwks {
         })
     }
 
+    /// How many keys are in force.
+    pub(crate) fn key_count(&self) -> usize {
+        self.keys.read().map(|k| k.len()).unwrap_or(0)
+    }
+
+    /// The key set's source, issuer and audience, for the start-up log.
+    pub(crate) fn policy(&self) -> &TokenPolicy {
+        &self.policy
+    }
+
     /// Whether the set should be read again now: its refresh period has
     /// passed, or an unknown `kid` asked for it (at most every
     /// [`MIN_REFETCH`]).

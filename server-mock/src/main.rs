@@ -108,9 +108,10 @@ struct ServeArgs {
     /// With `--jwks`: the `aud` tokens must carry.
     #[arg(long, env = "LIKEKIT_TOKEN_AUDIENCE", requires = "jwks")]
     token_audience: Option<String>,
-    /// With `--jwks`: how often the key set is read again (seconds); an
-    /// unknown `kid` asks for it sooner.
-    #[arg(long, env = "LIKEKIT_JWKS_REFRESH_SECS", default_value_t = 300)]
+    /// With `--jwks`: how often the key set is read again (seconds; 10 to
+    /// 86400, one day); an unknown `kid` asks for it sooner.
+    #[arg(long, env = "LIKEKIT_JWKS_REFRESH_SECS", default_value_t = 300,
+          value_parser = clap::value_parser!(u64).range(10..=DAY_SECS))]
     jwks_refresh_secs: u64,
     /// Browser origin allowed by CORS (repeatable; `*` for any). None by default.
     #[arg(
@@ -295,7 +296,7 @@ fn config_from(args: ServeArgs) -> Result<Config, String> {
             jwks: JwksSource::parse(jwks),
             issuer: args.token_issuer.clone(),
             audience: args.token_audience.clone(),
-            refresh: Duration::from_secs(args.jwks_refresh_secs.max(10)),
+            refresh: Duration::from_secs(args.jwks_refresh_secs),
         }),
         connections: likekit_server::net::ConnectionLimits {
             header_read_timeout: Duration::from_secs(args.header_read_timeout_secs),

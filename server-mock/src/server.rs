@@ -63,6 +63,9 @@ async fn start(config: Config, app: App) -> Result<ServerHandle, Error> {
         // every token is not ready).
         app.load_keys().await?;
     }
+    if let Some(sign_in) = app.sign_in() {
+        tracing::info!("{sign_in}");
+    }
     if let Some(seed) = &config.seed {
         app.seed(seed).await?;
         tracing::info!(

@@ -76,6 +76,8 @@ pub(crate) struct Shared {
     /// identity provider always; with one only when a token secret was
     /// given.
     pub(crate) takes_own_tokens: bool,
+    /// A token secret was given (not made at random).
+    pub(crate) secret_given: bool,
 }
 
 impl fmt::Debug for App {
@@ -237,10 +239,13 @@ impl App {
     ) -> Result<Self, Error> {
         let secret = match config.token_secret.clone().filter(|s| !s.is_empty()) {
             Some(secret) => secret,
+            // With an identity provider and no secret, HS256 is off: the
+            // random secret signs nothing the server takes.
+            None if config.token_policy.is_some() => random_secret()?,
             None => {
                 tracing::warn!(
-                    "no token secret given: using a random one for this run; \
-                     tokens minted by other runs will be refused"
+                    "sign-in: HS256 tokens, no token secret given: using a random one \
+                     for this run; tokens minted by other runs will be refused"
                 );
                 random_secret()?
             }
@@ -296,6 +301,7 @@ impl App {
             not_ready: std::sync::atomic::AtomicBool::new(false),
             stopping: std::sync::atomic::AtomicBool::new(false),
             takes_own_tokens,
+            secret_given,
         })))
     }
 
@@ -349,6 +355,40 @@ impl App {
             tracing::info!(?jwks, "the key set changed");
         }
         Ok(())
+    }
+
+    /// The sign-in in use, said once at start by [`spawn`](crate::spawn):
+    /// the identity provider's key set (source, keys, issuer, audience)
+    /// and whether HS256 tokens are taken too; or HS256 alone. `None` for
+    /// HS256 with a random secret, which [`App::new`] already warned of.
+    pub(crate) fn sign_in(&self) -> Option<String> {
+        let hs256 = if self.0.takes_own_tokens {
+            "HS256 tokens signed with the token secret are taken too"
+        } else {
+            "HS256 tokens are refused (no token secret)"
+        };
+        match &self.0.auth.jwks {
+            Some(jwks) => {
+                let policy = jwks.policy();
+                let source = match &policy.jwks {
+                    crate::jwks::JwksSource::File(path) => path.display().to_string(),
+                    crate::jwks::JwksSource::Url(url) => url.clone(),
+                };
+                let keys = jwks.key_count();
+                Some(format!(
+                    "sign-in: tokens signed by the key set {source} ({keys} key{}, read \
+                     again every {}s), issuer {}, audience {}; {hs256}",
+                    if keys == 1 { "" } else { "s" },
+                    policy.refresh.as_secs(),
+                    policy.issuer.as_deref().unwrap_or("not checked"),
+                    policy.audience.as_deref().unwrap_or("not checked"),
+                ))
+            }
+            None if self.0.secret_given => {
+                Some("sign-in: HS256 tokens signed with the token secret".into())
+            }
+            None => None,
+        }
     }
 
     /// Reads the identity provider's key set again (when there is one),

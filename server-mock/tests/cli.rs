@@ -429,6 +429,66 @@ async fn a_second_signal_skips_the_shutdown_delay() {
     assert!(log.contains("server stopped"), "{log}");
 }
 
+/// RFC 8037's example Ed25519 public key, as a one-key set.
+const ONE_KEY_SET: &str = r#"{"keys":[{"kty":"OKP","crv":"Ed25519","kid":"k1","use":"sig","alg":"EdDSA","x":"11qYAYKxCrfVS_7TyWQHOg7hcvPapiMlrwIaaPcHURo"}]}"#;
+
+/// With `--jwks` and no token secret the log says which sign-in is in use
+/// (the set, its keys, issuer and audience; HS256 refused) and does not
+/// claim a random HS256 secret; with a secret alone, HS256. A refresh
+/// period under 10 s stops the start.
+#[test]
+fn the_log_says_which_sign_in_is_in_use() {
+    let dir = tempfile::tempdir().unwrap();
+    let jwks = dir.path().join("idp.jwks");
+    std::fs::write(&jwks, ONE_KEY_SET).unwrap();
+    let server = ServerProcess::start_with_env(
+        &["--db", ":memory:"],
+        &[
+            ("LIKEKIT_JWKS", jwks.to_str().unwrap()),
+            ("LIKEKIT_TOKEN_ISSUER", "https://idp"),
+            ("LIKEKIT_TOKEN_AUDIENCE", "likes"),
+        ],
+        &dir.path().join("jwks.log"),
+    );
+    assert!(server.terminate().success());
+    let log = std::fs::read_to_string(dir.path().join("jwks.log")).unwrap();
+    assert!(!log.contains("random"), "{log}");
+    let want = format!(
+        "sign-in: tokens signed by the key set {} (1 key, read again every 300s), \
+         issuer https://idp, audience likes; HS256 tokens are refused (no token secret)",
+        jwks.display()
+    );
+    assert_eq!(log.matches(&want).count(), 1, "{log}");
+
+    let server = ServerProcess::start(
+        &["--db", ":memory:", "--token-secret", "s"],
+        &dir.path().join("hs256.log"),
+    );
+    assert!(server.terminate().success());
+    let log = std::fs::read_to_string(dir.path().join("hs256.log")).unwrap();
+    assert_eq!(
+        log.matches("sign-in: HS256 tokens signed with the token secret")
+            .count(),
+        1,
+        "{log}"
+    );
+
+    for refresh in ["0", "9"] {
+        let (status, stderr) = failed_start(
+            &[
+                "--jwks",
+                jwks.to_str().unwrap(),
+                "--jwks-refresh-secs",
+                refresh,
+            ],
+            &[],
+        );
+        assert_eq!(status.code(), Some(2), "{stderr}");
+        assert!(stderr.contains("--jwks-refresh-secs"), "{stderr}");
+        assert!(stderr.contains("is not in 10..=86400"), "{stderr}");
+    }
+}
+
 /// `--log-format json`: one JSON object per line, and a request's lines
 /// carry its id — the client's `X-Request-Id`, or one the server made —
 /// which the answer echoes.
