@@ -73,7 +73,9 @@ pub struct Config {
     /// The HS256 secret for sign-in tokens; random for each start when `None`.
     pub token_secret: Option<String>,
     /// Browser origins allowed by CORS (none by default), such as
-    /// `http://localhost:5173`; `*` allows any origin.
+    /// `http://localhost:5173`; `*` allows any origin. Each is read by
+    /// [`cors_origin`]: one that is not `scheme://host[:port]` stops the
+    /// start.
     pub cors_origins: Vec<String>,
     /// The per-user write limit; `None` turns it off.
     pub write_rate_limit: Option<RateLimit>,
@@ -209,9 +211,123 @@ impl fmt::Debug for Config {
     }
 }
 
+/// One CORS origin as a browser sends it in `Origin`, from `text`:
+/// whitespace around it dropped, scheme and host in lower case, the
+/// scheme's default port (`:443`, `:80`) left out; `*` stays `*`.
+///
+/// # Errors
+///
+/// Why `text` is not `scheme://host[:port]`: empty, no scheme, a path or a
+/// trailing slash (a browser's `Origin` has neither, so it would never
+/// match), a user name, or a bad port.
+///
+/// ```
+/// use likekit_server::cors_origin;
+/// assert_eq!(cors_origin(" https://App.example ").unwrap(), "https://app.example");
+/// assert_eq!(cors_origin("http://localhost:5173").unwrap(), "http://localhost:5173");
+/// assert_eq!(cors_origin("https://a.example:443").unwrap(), "https://a.example");
+/// assert!(cors_origin("https://a.example/").unwrap_err().contains("never matches"));
+/// assert!(cors_origin("not a url").is_err());
+/// ```
+pub fn cors_origin(text: &str) -> Result<String, String> {
+    const SHAPE: &str = "an origin is scheme://host[:port], such as https://app.example \
+                         or http://localhost:5173";
+    let origin = text.trim();
+    if origin == "*" {
+        return Ok(origin.to_owned());
+    }
+    if origin.is_empty() {
+        return Err(format!("an empty origin (a comma too many?): {SHAPE}"));
+    }
+    let Some((scheme, rest)) = origin.split_once("://") else {
+        return Err(format!("{origin:?} has no scheme: {SHAPE}"));
+    };
+    let scheme_ok = scheme
+        .chars()
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic())
+        && scheme
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'));
+    if !scheme_ok {
+        return Err(format!("{origin:?} has no scheme: {SHAPE}"));
+    }
+    if rest.contains(['/', '?', '#']) {
+        return Err(format!(
+            "{origin:?} has a path or a trailing slash, which never matches (a browser's \
+             Origin has none): {SHAPE}"
+        ));
+    }
+    if rest.contains('@') {
+        return Err(format!("{origin:?} has a user name: {SHAPE}"));
+    }
+    let (host, port) = match rest.strip_prefix('[') {
+        Some(v6) => match v6.split_once(']') {
+            Some((inside, after)) => (format!("[{inside}]"), after.strip_prefix(':')),
+            None => return Err(format!("{origin:?} has an unclosed [: {SHAPE}")),
+        },
+        None => match rest.split_once(':') {
+            Some((host, port)) => (host.to_owned(), Some(port)),
+            None => (rest.to_owned(), None),
+        },
+    };
+    let host_ok = !host.is_empty()
+        && host
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_' | '[' | ']' | ':'));
+    if !host_ok {
+        return Err(format!("{origin:?} has no valid host: {SHAPE}"));
+    }
+    let scheme = scheme.to_ascii_lowercase();
+    let host = host.to_ascii_lowercase();
+    let port = match port {
+        None => None,
+        Some(port) => match port.parse::<u16>() {
+            Ok(443) if scheme == "https" => None,
+            Ok(80) if scheme == "http" => None,
+            Ok(port) => Some(port),
+            Err(_) => return Err(format!("{origin:?} has a bad port: {SHAPE}")),
+        },
+    };
+    Ok(match port {
+        Some(port) => format!("{scheme}://{host}:{port}"),
+        None => format!("{scheme}://{host}"),
+    })
+}
+
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn cors_origins_are_trimmed_and_checked() {
+        for (given, want) in [
+            ("  https://a.example ", "https://a.example"),
+            ("HTTPS://A.Example:8443", "https://a.example:8443"),
+            ("http://localhost:80", "http://localhost"),
+            ("http://[::1]:5173", "http://[::1]:5173"),
+            ("*", "*"),
+            (" * ", "*"),
+        ] {
+            assert_eq!(cors_origin(given).as_deref(), Ok(want), "{given}");
+        }
+        for (bad, why) in [
+            ("https://a.example/", "never matches"),
+            ("https://a.example/app", "never matches"),
+            ("not a url", "no scheme"),
+            ("a.example", "no scheme"),
+            ("", "empty"),
+            ("https://", "no valid host"),
+            ("https://a b", "no valid host"),
+            ("https://a.example:99999", "bad port"),
+            ("https://ana@a.example", "user name"),
+        ] {
+            let err = cors_origin(bad).unwrap_err();
+            assert!(err.contains(why), "{bad}: {err}");
+            assert!(err.contains("scheme://host[:port]"), "{bad}: {err}");
+        }
+    }
 
     #[test]
     fn debug_never_shows_secrets() {

@@ -113,12 +113,14 @@ struct ServeArgs {
     #[arg(long, env = "LIKEKIT_JWKS_REFRESH_SECS", default_value_t = 300,
           value_parser = clap::value_parser!(u64).range(10..=DAY_SECS))]
     jwks_refresh_secs: u64,
-    /// Browser origin allowed by CORS (repeatable; `*` for any). None by default.
+    /// Browser origin allowed by CORS, `scheme://host[:port]` (repeatable;
+    /// `*` for any). None by default.
     #[arg(
         env = "LIKEKIT_CORS_ORIGINS",
         value_delimiter = ',',
         long = "cors-origin",
-        value_name = "ORIGIN"
+        value_name = "ORIGIN",
+        value_parser = likekit_server::cors_origin
     )]
     cors_origins: Vec<String>,
     /// Likes + unlikes per second allowed per user (0 turns the limit off).

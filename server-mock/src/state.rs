@@ -163,13 +163,21 @@ fn cors_layer(origins: &[String]) -> Result<Option<CorsLayer>, Error> {
     if origins.is_empty() {
         return Ok(None);
     }
+    let origins = origins
+        .iter()
+        .map(|origin| {
+            crate::config::cors_origin(origin)
+                .map_err(|why| Error::Config(format!("bad CORS origin: {why}")))
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    tracing::info!("CORS: browser origins allowed: {}", origins.join(", "));
     let allow = if origins.iter().any(|o| o == "*") {
         AllowOrigin::any()
     } else {
         let values = origins
             .iter()
             .map(|origin| {
-                HeaderValue::from_str(origin.trim_end_matches('/'))
+                HeaderValue::from_str(origin)
                     .map_err(|_| Error::Config(format!("bad CORS origin {origin:?}")))
             })
             .collect::<Result<Vec<_>, _>>()?;

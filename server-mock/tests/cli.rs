@@ -489,6 +489,64 @@ fn the_log_says_which_sign_in_is_in_use() {
     }
 }
 
+/// CORS origins: the spaces around each comma-separated one are dropped,
+/// and one that is not `scheme://host[:port]` (a trailing slash or a path
+/// never matches) stops the start, naming the variable it came from.
+#[tokio::test]
+async fn cors_origins_are_trimmed_and_checked() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = ServerProcess::start_with_env(
+        &["--db", ":memory:"],
+        &[(
+            "LIKEKIT_CORS_ORIGINS",
+            " https://a.example , https://B.example:443 ",
+        )],
+        &dir.path().join("server.log"),
+    );
+    let http = client();
+    for origin in ["https://a.example", "https://b.example"] {
+        let r = http
+            .request(reqwest::Method::OPTIONS, server.url("/posts/1/like"))
+            .header("origin", origin)
+            .header("access-control-request-method", "POST")
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(
+            r.headers()
+                .get("access-control-allow-origin")
+                .map(|v| v.to_str().unwrap()),
+            Some(origin),
+            "{}",
+            server.log()
+        );
+    }
+    assert!(
+        server
+            .log()
+            .contains("CORS: browser origins allowed: https://a.example, https://b.example"),
+        "{}",
+        server.log()
+    );
+    assert!(server.terminate().success());
+
+    for (bad, why) in [
+        ("https://a.example/", "never matches"),
+        ("not a url", "no scheme"),
+    ] {
+        let (status, stderr) = failed_start(&["--cors-origin", bad], &[]);
+        assert_eq!(status.code(), Some(2), "{stderr}");
+        assert!(stderr.contains("--cors-origin"), "{stderr}");
+        assert!(stderr.contains(why), "{stderr}");
+        let (_, stderr) = failed_start(
+            &[],
+            &[("LIKEKIT_CORS_ORIGINS", &format!("https://ok.example,{bad}"))],
+        );
+        assert!(stderr.contains("(from LIKEKIT_CORS_ORIGINS)"), "{stderr}");
+        assert!(stderr.contains(why), "{stderr}");
+    }
+}
+
 /// `--log-format json`: one JSON object per line, and a request's lines
 /// carry its id — the client's `X-Request-Id`, or one the server made —
 /// which the answer echoes.
