@@ -239,7 +239,46 @@ fn at_least_one<T: PartialEq + Default>(value: T, flag: &str, env: &str) -> Resu
     }
 }
 
-fn config_from(args: ServeArgs) -> Result<Config, String> {
+/// Refuses a setting `given` (on the command line or by a variable) that
+/// the chosen store does not use: a default is not given.
+fn only_for_the_other_store(given: &[String], database: &Database) -> Result<(), String> {
+    let (unused, applies_to, chosen): (&[(&str, &str, &str)], _, _) = match database {
+        Database::Postgres(_) => (
+            &[(
+                "read_connections",
+                "--read-connections",
+                "LIKEKIT_READ_CONNECTIONS",
+            )],
+            "SQLite",
+            "PostgreSQL",
+        ),
+        _ => (
+            &[
+                ("db_ca_file", "--db-ca-file", "LIKEKIT_DB_CA_FILE"),
+                (
+                    "db_connections",
+                    "--db-connections",
+                    "LIKEKIT_DB_CONNECTIONS",
+                ),
+                ("citus_direct", "--citus-direct", "LIKEKIT_CITUS_DIRECT"),
+            ],
+            "PostgreSQL",
+            "SQLite",
+        ),
+    };
+    match unused
+        .iter()
+        .find(|(id, _, _)| given.iter().any(|g| g == id))
+    {
+        Some((_, flag, env)) => Err(format!(
+            "{flag} ({env}) applies to {applies_to} only, and --db (LIKEKIT_DB) names a \
+             {chosen} database: leave it out"
+        )),
+        None => Ok(()),
+    }
+}
+
+fn config_from(args: ServeArgs, given: &[String]) -> Result<Config, String> {
     let max_connections = at_least_one(
         args.max_connections,
         "--max-connections",
@@ -268,6 +307,7 @@ fn config_from(args: ServeArgs) -> Result<Config, String> {
         .db
         .parse()
         .map_err(|e| format!("--db (LIKEKIT_DB): {e}"))?;
+    only_for_the_other_store(given, &database)?;
     Ok(Config {
         listen: args.listen,
         database,
@@ -356,8 +396,8 @@ impl StopSignals {
     }
 }
 
-async fn serve(args: ServeArgs) -> Result<(), String> {
-    let config = config_from(args)?;
+async fn serve(args: ServeArgs, given: &[String]) -> Result<(), String> {
+    let config = config_from(args, given)?;
     let (delay, grace) = (config.shutdown_delay, config.shutdown_grace);
     let mut signals =
         StopSignals::install().map_err(|e| format!("cannot listen for signals: {e}"))?;
@@ -469,12 +509,12 @@ fn usage_error(command: &clap::Command, argv: &[OsString], err: &clap::Error) ->
 fn main() -> ExitCode {
     let argv: Vec<OsString> = std::env::args_os().collect();
     let command = command();
-    let cli = match command
+    let (cli, matches) = match command
         .clone()
         .try_get_matches_from(&argv)
-        .and_then(|matches| Cli::from_arg_matches(&matches))
+        .and_then(|matches| Ok((Cli::from_arg_matches(&matches)?, matches)))
     {
-        Ok(cli) => cli,
+        Ok(parsed) => parsed,
         Err(err) => return usage_error(&command, &argv, &err),
     };
     if let Some(Command::Token(args)) = &cli.command {
@@ -494,6 +534,21 @@ fn main() -> ExitCode {
         Some(Command::Serve(args)) => *args,
         _ => cli.serve,
     };
+    // The settings given on the command line or by a variable (not left
+    // at their defaults).
+    let matches = matches.subcommand_matches("serve").unwrap_or(&matches);
+    let given: Vec<String> = matches
+        .ids()
+        .filter(|id| {
+            matches!(
+                matches.value_source(id.as_str()),
+                Some(
+                    clap::parser::ValueSource::CommandLine | clap::parser::ValueSource::EnvVariable
+                )
+            )
+        })
+        .map(|id| id.as_str().to_owned())
+        .collect();
     let format = args.log_format;
     // What RUST_LOG asks for, less the per-request span: `logs::Lines`
     // writes each request's id from the request itself, and a filter that
@@ -532,7 +587,7 @@ fn main() -> ExitCode {
         Ok(runtime) => runtime,
         Err(err) => return fatal(format, &format!("cannot start the runtime: {err}")),
     };
-    match runtime.block_on(serve(args)) {
+    match runtime.block_on(serve(args, &given)) {
         Ok(()) => ExitCode::SUCCESS,
         Err(err) => fatal(format, &err),
     }

@@ -547,6 +547,57 @@ async fn cors_origins_are_trimmed_and_checked() {
     }
 }
 
+/// A store option given for the other store stops the start (by flag or
+/// by variable); left at its default it is not "given".
+#[test]
+fn options_of_the_other_store_stop_the_start() {
+    for (flag, env, value) in [
+        ("--db-ca-file", "LIKEKIT_DB_CA_FILE", "/nonexistent"),
+        ("--db-connections", "LIKEKIT_DB_CONNECTIONS", "5"),
+        ("--citus-direct", "LIKEKIT_CITUS_DIRECT", "false"),
+    ] {
+        for by_env in [false, true] {
+            let (args, vars) = if by_env {
+                (vec![], vec![(env, value)])
+            } else {
+                (vec![flag, value], vec![])
+            };
+            let (status, stderr) = failed_start(&args, &vars);
+            assert_eq!(status.code(), Some(1), "{stderr}");
+            assert!(
+                stderr.contains(&format!(
+                    "{flag} ({env}) applies to PostgreSQL only, and --db (LIKEKIT_DB) names a SQLite database"
+                )),
+                "{stderr}"
+            );
+        }
+    }
+    // --read-connections with a PostgreSQL URL: refused before connecting.
+    let output = common::server_command()
+        .args([
+            "--listen",
+            "127.0.0.1:0",
+            "--db",
+            "postgres://u@127.0.0.1:1/x",
+        ])
+        .env("LIKEKIT_READ_CONNECTIONS", "3")
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(1), "{output:?}");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("--read-connections (LIKEKIT_READ_CONNECTIONS) applies to SQLite only"),
+        "{stderr}"
+    );
+    // SQLite's own option is fine with SQLite.
+    let dir = tempfile::tempdir().unwrap();
+    let server = ServerProcess::start(
+        &["--db", ":memory:", "--read-connections", "2"],
+        &dir.path().join("server.log"),
+    );
+    assert!(server.terminate().success());
+}
+
 /// `--log-format json`: one JSON object per line, and a request's lines
 /// carry its id — the client's `X-Request-Id`, or one the server made —
 /// which the answer echoes.
