@@ -17,9 +17,12 @@ use crate::store::{StoreError, rules::RuleViolation};
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
-    /// The listen address could not be bound.
-    #[error("cannot listen on {addr}: {source}")]
+    /// A listen address could not be bound.
+    #[error("cannot listen on {addr} ({listener}): {source}")]
     Bind {
+        /// Which listener: `the public listener` or `the operations
+        /// listener`.
+        listener: &'static str,
         /// The address asked for.
         addr: SocketAddr,
         /// Why it failed.

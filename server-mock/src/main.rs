@@ -80,8 +80,10 @@ struct ServeArgs {
     /// logged).
     #[arg(long, env = "LIKEKIT_LOG_FORMAT", value_enum, default_value_t = LogFormat::Text)]
     log_format: LogFormat,
-    /// Address to listen on (port 0 picks a free one).
-    #[arg(long, env = "LIKEKIT_LISTEN", default_value = "127.0.0.1:8080")]
+    /// IP address and port to listen on (port 0 picks a free one; host
+    /// names are not looked up).
+    #[arg(long, env = "LIKEKIT_LISTEN", default_value = "127.0.0.1:8080",
+          value_parser = listen_addr)]
     listen: SocketAddr,
     /// SQLite database file, `:memory:` for a throwaway one, or a
     /// PostgreSQL URL (`postgres://user:password@host:port/database`).
@@ -193,7 +195,7 @@ struct ServeArgs {
     web_root: Option<PathBuf>,
     /// Serve `/metrics`, `/openapi.json` and `/admin/*` on this address
     /// instead of the public one (the probes answer on both).
-    #[arg(long, env = "LIKEKIT_OPS_LISTEN", value_name = "ADDR")]
+    #[arg(long, env = "LIKEKIT_OPS_LISTEN", value_name = "ADDR", value_parser = listen_addr)]
     ops_listen: Option<SocketAddr>,
     /// How long a client may take to send a request's head, and how long
     /// a kept-alive connection may sit idle, before it is closed (seconds;
@@ -220,6 +222,18 @@ struct TokenArgs {
     /// The server's HS256 secret.
     #[arg(long, env = "LIKEKIT_TOKEN_SECRET", hide_env_values = true)]
     token_secret: String,
+}
+
+/// `--listen` and `--ops-listen`: an IP address and a port. A host name is
+/// refused with what to write instead: it could name several addresses
+/// (`localhost`: 127.0.0.1 and ::1) where the server binds one.
+fn listen_addr(text: &str) -> Result<SocketAddr, String> {
+    text.trim().parse().map_err(|_| {
+        "not an IP address and port: write one such as 127.0.0.1:8080 (this machine \
+         only), 0.0.0.0:8080 (every interface) or [::]:8080; host names such as \
+         localhost are not looked up"
+            .to_string()
+    })
 }
 
 /// `--ttl`, held to the admin API's rule (`POST /admin/tokens`).

@@ -79,10 +79,12 @@ async fn start(config: Config, app: App) -> Result<ServerHandle, Error> {
     let listener = TcpListener::bind(config.listen)
         .await
         .map_err(|source| Error::Bind {
+            listener: "the public listener",
             addr: config.listen,
             source,
         })?;
     let addr = listener.local_addr().map_err(|source| Error::Bind {
+        listener: "the public listener",
         addr: config.listen,
         source,
     })?;
@@ -119,10 +121,12 @@ async fn start(config: Config, app: App) -> Result<ServerHandle, Error> {
             let ops_listener = TcpListener::bind(ops_addr)
                 .await
                 .map_err(|source| Error::Bind {
+                    listener: "the operations listener",
                     addr: ops_addr,
                     source,
                 })?;
             let bound = ops_listener.local_addr().map_err(|source| Error::Bind {
+                listener: "the operations listener",
                 addr: ops_addr,
                 source,
             })?;

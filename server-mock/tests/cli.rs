@@ -598,6 +598,59 @@ fn options_of_the_other_store_stop_the_start() {
     assert!(server.terminate().success());
 }
 
+/// Start errors say why: the OS reason a SQLite file cannot be opened,
+/// what `--listen` wants instead of a host name, and which listener could
+/// not bind.
+#[test]
+fn start_errors_say_why() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("no/such/folder/likes.db");
+    let output = common::server_command()
+        .args(["--listen", "127.0.0.1:0", "--db", missing.to_str().unwrap()])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("unable to open database file"), "{stderr}");
+    assert!(
+        stderr.contains("/no/such/folder does not exist"),
+        "{stderr}"
+    );
+    let output = common::server_command()
+        .args([
+            "--listen",
+            "127.0.0.1:0",
+            "--db",
+            dir.path().to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("is a folder"), "{stderr}");
+
+    for flag in ["--listen", "--ops-listen"] {
+        let output = common::server_command()
+            .args(["--db", ":memory:", flag, "localhost:8080"])
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(2), "{stderr}");
+        assert!(stderr.contains(flag), "{stderr}");
+        assert!(stderr.contains("not an IP address and port"), "{stderr}");
+        assert!(stderr.contains("127.0.0.1:8080"), "{stderr}");
+    }
+
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let taken = taken.local_addr().unwrap().to_string();
+    let (_, stderr) = failed_start(&["--ops-listen", &taken], &[]);
+    assert!(
+        stderr.contains(&format!(
+            "cannot listen on {taken} (the operations listener)"
+        )),
+        "{stderr}"
+    );
+}
+
 /// `--log-format json`: one JSON object per line, and a request's lines
 /// carry its id — the client's `X-Request-Id`, or one the server made —
 /// which the answer echoes.

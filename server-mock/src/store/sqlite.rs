@@ -45,7 +45,7 @@ use std::{
     collections::{BTreeMap, HashMap, HashSet, hash_map::Entry},
     fmt,
     panic::{AssertUnwindSafe, catch_unwind},
-    path::PathBuf,
+    path::{Path, PathBuf},
     sync::{
         Arc, Mutex, PoisonError, TryLockError,
         atomic::{AtomicBool, AtomicUsize, Ordering},
@@ -409,8 +409,51 @@ const WRITER_CACHE_KIB: i64 = 64 * 1024;
 /// How much of the file connections read through `mmap`.
 const MMAP_BYTES: i64 = 256 * 1024 * 1024;
 
+/// Why the file at `path` cannot be opened, as far as the file system
+/// tells (SQLite's own "unable to open database file" does not say): a
+/// missing folder, a folder in its place, no permission.
+fn why_not_open(path: &Path) -> Option<String> {
+    if path.is_dir() {
+        return Some(format!("{} is a folder", path.display()));
+    }
+    let folder = match path.parent() {
+        Some(folder) if !folder.as_os_str().is_empty() => folder,
+        _ => Path::new("."),
+    };
+    if !folder.is_dir() {
+        return Some(format!(
+            "the folder {} does not exist (it is not created)",
+            folder.display()
+        ));
+    }
+    let tried = if path.exists() {
+        std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open(path)
+    } else {
+        // A file SQLite would create: try making it, and leave nothing.
+        std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(path)
+            .inspect(|_| {
+                let _ = std::fs::remove_file(path);
+            })
+    };
+    tried.err().map(|e| format!("{}: {e}", path.display()))
+}
+
 fn open_writer(path: &PathBuf, durable: bool) -> Result<Connection, StoreError> {
-    let mut conn = open_connection(path, OpenFlags::default())?;
+    let mut conn = open_connection(path, OpenFlags::default()).map_err(|e| {
+        match (
+            e.sqlite_error_code() == Some(rusqlite::ErrorCode::CannotOpen),
+            why_not_open(path),
+        ) {
+            (true, Some(why)) => StoreError::Backend(format!("{e}: {why}")),
+            _ => StoreError::from(e),
+        }
+    })?;
     conn.busy_timeout(Duration::from_secs(5))?;
     let mode: String = conn.query_row("PRAGMA journal_mode = WAL", [], |row| row.get(0))?;
     if !mode.eq_ignore_ascii_case("wal") {
