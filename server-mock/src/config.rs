@@ -144,6 +144,13 @@ pub struct Config {
     /// `verify-ca` does (libpq's rule). With `sslmode=disable` or none, the
     /// start is refused: there is no TLS for the file to check.
     pub db_ca_file: Option<PathBuf>,
+    /// How long the start waits for a PostgreSQL server that is not up
+    /// yet: a refused connection, a timeout, a host name not known yet or
+    /// a database still starting up is tried again (with a growing pause,
+    /// and a log line per try) until this has passed. Any other failure
+    /// (a password, TLS, a missing database) stops the start at once.
+    /// Default 0: no waiting (the binary's `--db-wait-secs` is 30).
+    pub db_start_wait: Duration,
 }
 
 impl Default for Config {
@@ -175,6 +182,7 @@ impl Default for Config {
             connections: crate::net::ConnectionLimits::default(),
             token_policy: None,
             db_ca_file: None,
+            db_start_wait: Duration::ZERO,
         }
     }
 }
@@ -207,6 +215,7 @@ impl fmt::Debug for Config {
             .field("journal_size", &self.journal_size)
             .field("hot_posts", &self.hot_posts)
             .field("web_root", &self.web_root)
+            .field("db_start_wait", &self.db_start_wait)
             .finish()
     }
 }

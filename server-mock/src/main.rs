@@ -170,6 +170,13 @@ struct ServeArgs {
     /// `sslrootcert`; refused without TLS.
     #[arg(long, env = "LIKEKIT_DB_CA_FILE", value_name = "FILE")]
     db_ca_file: Option<PathBuf>,
+    /// With PostgreSQL: how long the start waits for a database that is not
+    /// up yet (refused, timed out, host not known yet, starting up),
+    /// trying again with a growing pause (seconds; at most 3600; 0: no
+    /// waiting). Other failures stop the start at once.
+    #[arg(long, env = "LIKEKIT_DB_WAIT_SECS", default_value_t = 30,
+          value_parser = clap::value_parser!(u64).range(0..=HOUR_SECS))]
+    db_wait_secs: u64,
     /// Read-only SQLite connections (0: twice the CPUs, at least 4).
     #[arg(long, env = "LIKEKIT_READ_CONNECTIONS", default_value_t = 0)]
     read_connections: usize,
@@ -275,6 +282,7 @@ fn only_for_the_other_store(given: &[String], database: &Database) -> Result<(),
                     "LIKEKIT_DB_CONNECTIONS",
                 ),
                 ("citus_direct", "--citus-direct", "LIKEKIT_CITUS_DIRECT"),
+                ("db_wait_secs", "--db-wait-secs", "LIKEKIT_DB_WAIT_SECS"),
             ],
             "PostgreSQL",
             "SQLite",
@@ -348,6 +356,7 @@ fn config_from(args: ServeArgs, given: &[String]) -> Result<Config, String> {
         web_root: args.web_root,
         ops_listen: args.ops_listen,
         db_ca_file: args.db_ca_file,
+        db_start_wait: Duration::from_secs(args.db_wait_secs),
         token_policy: args.jwks.as_deref().map(|jwks| TokenPolicy {
             jwks: JwksSource::parse(jwks),
             issuer: args.token_issuer.clone(),

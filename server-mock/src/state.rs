@@ -122,17 +122,7 @@ async fn open_store(config: &Config, metrics: &Metrics) -> Result<Arc<dyn Store>
 async fn open_store_quietly(config: &Config, metrics: &Metrics) -> Result<Arc<dyn Store>, Error> {
     match &config.database {
         #[cfg(feature = "postgres")]
-        Database::Postgres(url) => Ok(Arc::new(
-            crate::store::PostgresStore::connect(crate::store::PostgresOptions {
-                url: url.clone(),
-                connections: config.db_connections,
-                hot_posts: config.hot_posts,
-                layout: crate::store::Layout::Auto,
-                direct_to_workers: config.citus_direct,
-                ca_file: config.db_ca_file.clone(),
-            })
-            .await?,
-        )),
+        Database::Postgres(url) => Ok(Arc::new(connect_postgres(config, url).await?)),
         #[cfg(feature = "sqlite")]
         Database::Memory | Database::File(_) => {
             let options = crate::store::SqliteOptions {
@@ -156,6 +146,83 @@ async fn open_store_quietly(config: &Config, metrics: &Metrics) -> Result<Arc<dy
                  (cargo features `sqlite`, `postgres`)"
             )))
         }
+    }
+}
+
+/// Whether a failure to connect to PostgreSQL may pass if the start waits:
+/// the server is not there yet (refused, timed out, its name not known
+/// yet) or is starting up. Other failures (a password, TLS, a missing
+/// database) will not.
+#[cfg(feature = "postgres")]
+fn not_up_yet(err: &crate::store::StoreError) -> bool {
+    let text = err.to_string().to_ascii_lowercase();
+    [
+        "connection refused",
+        "timed out",
+        "timeout",
+        "starting up",
+        "lookup address",
+        "no route to host",
+        "network is unreachable",
+    ]
+    .iter()
+    .any(|sign| text.contains(sign))
+}
+
+/// The PostgreSQL store, tried again while the server is not up yet, up to
+/// `config.db_start_wait`, with a growing pause (0.25 s, doubling to 3 s,
+/// plus up to as much again at random) and a log line per try.
+#[cfg(feature = "postgres")]
+async fn connect_postgres(
+    config: &Config,
+    url: &str,
+) -> Result<crate::store::PostgresStore, Error> {
+    use backon::BackoffBuilder as _;
+    let connect = || {
+        crate::store::PostgresStore::connect(crate::store::PostgresOptions {
+            url: url.to_owned(),
+            connections: config.db_connections,
+            hot_posts: config.hot_posts,
+            layout: crate::store::Layout::Auto,
+            direct_to_workers: config.citus_direct,
+            ca_file: config.db_ca_file.clone(),
+        })
+    };
+    let wait = config.db_start_wait;
+    let deadline = tokio::time::Instant::now() + wait;
+    let mut pauses = backon::ExponentialBuilder::default()
+        .with_min_delay(Duration::from_millis(250))
+        .with_max_delay(Duration::from_secs(3))
+        .with_jitter()
+        .without_max_times()
+        .build();
+    let mut tries = 1_u32;
+    loop {
+        let err = match connect().await {
+            Ok(store) => return Ok(store),
+            Err(err) => err,
+        };
+        let left = deadline.saturating_duration_since(tokio::time::Instant::now());
+        if wait.is_zero() || !not_up_yet(&err) {
+            return Err(err.into());
+        }
+        if left.is_zero() {
+            return Err(Error::Store(crate::store::StoreError::Backend(format!(
+                "PostgreSQL was not up after waiting {}s ({tries} tries): {err}",
+                wait.as_secs()
+            ))));
+        }
+        let pause = pauses.next().unwrap_or(Duration::from_secs(5)).min(left);
+        tracing::warn!(
+            tries,
+            "PostgreSQL is not up yet ({err}); trying again in {:.1}s \
+             (waiting up to {}s in all, {}s left)",
+            pause.as_secs_f64(),
+            wait.as_secs(),
+            left.as_secs()
+        );
+        tokio::time::sleep(pause).await;
+        tries += 1;
     }
 }
 

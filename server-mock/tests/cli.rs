@@ -288,7 +288,7 @@ fn db_values_that_are_not_a_file_are_refused() {
         .port();
     let output = common::server_command()
         .current_dir(dir.path())
-        .args(["--listen", "127.0.0.1:0", "--db"])
+        .args(["--listen", "127.0.0.1:0", "--db-wait-secs", "0", "--db"])
         .arg(format!("Postgres://u:s3cret@127.0.0.1:{port}/x"))
         .output()
         .unwrap();
@@ -555,6 +555,7 @@ fn options_of_the_other_store_stop_the_start() {
         ("--db-ca-file", "LIKEKIT_DB_CA_FILE", "/nonexistent"),
         ("--db-connections", "LIKEKIT_DB_CONNECTIONS", "5"),
         ("--citus-direct", "LIKEKIT_CITUS_DIRECT", "false"),
+        ("--db-wait-secs", "LIKEKIT_DB_WAIT_SECS", "5"),
     ] {
         for by_env in [false, true] {
             let (args, vars) = if by_env {
@@ -647,6 +648,81 @@ fn start_errors_say_why() {
         stderr.contains(&format!(
             "cannot listen on {taken} (the operations listener)"
         )),
+        "{stderr}"
+    );
+}
+
+/// PostgreSQL not up yet at start: with `--db-wait-secs` the server tries
+/// again (a log line per try) until it answers — here something that is
+/// not PostgreSQL opens the port after a while, and that failure stops
+/// the start at once; with 0 a refused connection stops it at once; and
+/// the wait runs out with an error saying so.
+#[test]
+fn the_start_waits_for_postgresql_to_come_up() {
+    use std::io::{Read as _, Write as _};
+    let free_port = || {
+        std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port()
+    };
+    let run = |port: u16, wait: &str| {
+        common::server_command()
+            .args(["--listen", "127.0.0.1:0", "--db-wait-secs", wait, "--db"])
+            .arg(format!("postgres://u:s3cret@127.0.0.1:{port}/x"))
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap()
+    };
+    let stderr_of = |mut child: std::process::Child| {
+        let status = child.wait().unwrap();
+        let mut stderr = String::new();
+        child
+            .stderr
+            .take()
+            .unwrap()
+            .read_to_string(&mut stderr)
+            .unwrap();
+        (status, stderr)
+    };
+
+    let port = free_port();
+    let started = std::time::Instant::now();
+    let child = run(port, "60");
+    std::thread::sleep(Duration::from_millis(1500));
+    // Not PostgreSQL: answers every connection with a byte and closes it.
+    let impostor = std::net::TcpListener::bind(("127.0.0.1", port)).unwrap();
+    let serving = std::thread::spawn(move || {
+        if let Ok((mut socket, _)) = impostor.accept() {
+            let mut buf = [0u8; 64];
+            let _ = socket.read(&mut buf);
+            let _ = socket.write_all(b"X");
+        }
+    });
+    let (status, stderr) = stderr_of(child);
+    serving.join().unwrap();
+    assert_eq!(status.code(), Some(1), "{stderr}");
+    assert!(started.elapsed() < Duration::from_secs(30), "{stderr}");
+    assert!(stderr.contains("PostgreSQL is not up yet"), "{stderr}");
+    assert!(stderr.contains("waiting up to 60s in all"), "{stderr}");
+    let last = stderr.lines().last().unwrap();
+    assert!(last.starts_with("error: "), "{stderr}");
+    assert!(!last.contains("Connection refused"), "{stderr}");
+    assert!(!stderr.contains("s3cret"), "{stderr}");
+
+    // No waiting: a refused connection stops the start at once.
+    let (status, stderr) = stderr_of(run(free_port(), "0"));
+    assert_eq!(status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("Connection refused"), "{stderr}");
+    assert!(!stderr.contains("not up yet"), "{stderr}");
+
+    // The wait runs out.
+    let (status, stderr) = stderr_of(run(free_port(), "1"));
+    assert_eq!(status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("PostgreSQL was not up after waiting 1s"),
         "{stderr}"
     );
 }
