@@ -125,7 +125,7 @@ impl LikeClient {
     /// yet: never read or tapped (or evicted since). A post someone
     /// [`subscribe`](Self::subscribe)s to before its first read is `None`
     /// too, not a made-up count of 0; its first read is always heard as a
-    /// [`LikeEvent::Changed`], even when it holds no like.
+    /// [`LikeEvent::Changed`](crate::LikeEvent::Changed), even when it holds no like.
     ///
     /// ```
     /// # let post = likekit_core::PostId::new(42).unwrap();
