@@ -64,19 +64,10 @@ pub fn run(ctx: &Ctx) -> Result<Tally, String> {
     let secret = server::random_hex(32)?;
     let token = token(&binary, &secret)?;
     let mut tally = Tally::default();
-    let sqlite = Store {
+    let mut stores = vec![Store {
         name: "sqlite",
         db: ":memory:".to_owned(),
-    };
-    tally.add(&test_server(
-        ctx,
-        &schemathesis,
-        &binary,
-        &logs,
-        &secret,
-        &token,
-        &sqlite,
-    )?);
+    }];
     // Without PostgreSQL the SQLite runs still count; its part is one
     // failure that says why, as with the Rust runner's store tests.
     let cluster = install::postgres_bin().and_then(|bin| {
@@ -86,30 +77,35 @@ pub fn run(ctx: &Ctx) -> Result<Tally, String> {
         };
         Cluster::start(options).map_err(|e| e.to_string())
     });
-    match cluster {
-        Ok(cluster) => {
-            let database = cluster.database().map_err(|e| e.to_string())?;
-            proc::say(&format!(
-                "a throwaway PostgreSQL cluster for the openapi tests at {}",
-                database.url()
-            ));
-            let postgres = Store {
-                name: "postgres",
-                db: database.url().to_owned(),
-            };
-            tally.add(&test_server(
-                ctx,
-                &schemathesis,
-                &binary,
-                &logs,
-                &secret,
-                &token,
-                &postgres,
-            )?);
+    let database = match &cluster {
+        Ok(cluster) => Some(cluster.database().map_err(|e| e.to_string())?),
+        Err(e) => {
+            tally.add(&Tally::broken(format!(
+                "the openapi tests on PostgreSQL could not run: {e}"
+            )));
+            None
         }
-        Err(e) => tally.add(&Tally::broken(format!(
-            "the openapi tests on PostgreSQL could not run: {e}"
-        ))),
+    };
+    if let Some(database) = &database {
+        proc::say(&format!(
+            "a throwaway PostgreSQL cluster for the openapi tests at {}",
+            database.url()
+        ));
+        stores.push(Store {
+            name: "postgres",
+            db: database.url().to_owned(),
+        });
+    }
+    for store in &stores {
+        tally.add(&test_server(
+            ctx,
+            &schemathesis,
+            &binary,
+            &logs,
+            &secret,
+            &token,
+            store,
+        )?);
     }
     Ok(tally)
 }
