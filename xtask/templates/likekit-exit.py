@@ -3,7 +3,7 @@
 # ---------------------------------------------------------------------------
 # Added by `cargo xtask bindings` (xtask/templates/likekit-exit.py).
 #
-# CPython ends a thread that calls into the interpreter while it is
+# At exit: CPython ends a thread that calls into the interpreter while it is
 # finalizing, and when that thread is one of LikeKit's runtime threads
 # (running Rust code) the process aborts ("FATAL: exception not rethrown").
 # An answer landing as the program exits would call an observer just then.
@@ -12,3 +12,15 @@
 import atexit as _likekit_atexit
 
 _likekit_atexit.register(stop_runtime, 1000)
+
+# Records (PostView, LikeLine, Stats…) print their fields in lists and in
+# the REPL too: the generated classes set their fields in __init__ without
+# declaring them, so the repr @dataclass makes would show none.
+for _likekit_record in list(globals().values()):
+    if (
+        isinstance(_likekit_record, type)
+        and hasattr(_likekit_record, "__dataclass_fields__")
+        and "__str__" in vars(_likekit_record)
+    ):
+        _likekit_record.__repr__ = _likekit_record.__str__  # type: ignore[method-assign]
+del _likekit_record

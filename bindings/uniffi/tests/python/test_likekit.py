@@ -23,6 +23,17 @@ def test_options_left_out_are_the_cores_and_default_options_shows_them(admin):
     likekit.LikeClient(admin.url, None, defaults)
 
 
+def test_records_show_their_fields_in_lists_and_the_repl():
+    options = likekit.default_options()
+    assert repr(options) == str(options)
+    assert "request_timeout_ms=10000" in repr([options])
+    line = likekit.LikeLine(you=True, friends=["Ana"], others=1, total=3, text="Liked by you, Ana and 1 other")
+    view = likekit.PostView(
+        post_id=42, liked=True, count=3, friends=["Ana"], line=line, pending=False, error=None
+    )
+    assert repr([view]).startswith("[PostView(post_id=42, liked=True, count=3"), repr([view])
+
+
 # Every method that takes a post id, called with `post_id`.
 TAKES_AN_ID = {
     "toggle": lambda c, post_id: c.toggle(post_id),
