@@ -159,7 +159,7 @@ pub fn generate(ctx: &Ctx, release: bool) -> Result<Generated, String> {
         .map_err(|e| io_error("read", &raw.join("likekit.py"), e))?;
     write(
         &generated.python.join("likekit.py"),
-        &format!("{module}{PYTHON_EXIT}"),
+        &format!("{module}{PYTHON_ADDITIONS}"),
     )?;
     copy(&library, &generated.python.join(cdylib()))?;
     write(&swift.join("Package.swift"), PACKAGE_SWIFT)?;
@@ -243,8 +243,9 @@ const XCFRAMEWORK_MODULE_MAP: &str = include_str!("../templates/xcframework.modu
 const PACKAGE_SWIFT: &str = include_str!("../templates/Package.swift");
 
 /// Appended to the generated Python module: stops LikeKit's runtime when
-/// the interpreter exits (`stop_runtime` in the binding).
-const PYTHON_EXIT: &str = include_str!("../templates/likekit-exit.py");
+/// the interpreter exits (`stop_runtime` in the binding), and gives the
+/// records a `repr()` that shows their fields.
+const PYTHON_ADDITIONS: &str = include_str!("../templates/likekit-additions.py");
 
 // ---------------------------------------------------------------- the server
 

@@ -1,7 +1,7 @@
 
 
 # ---------------------------------------------------------------------------
-# Added by `cargo xtask bindings` (xtask/templates/likekit-exit.py).
+# Added by `cargo xtask bindings` (xtask/templates/likekit-additions.py).
 #
 # At exit: CPython ends a thread that calls into the interpreter while it is
 # finalizing, and when that thread is one of LikeKit's runtime threads
