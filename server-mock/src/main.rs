@@ -101,7 +101,8 @@ struct ServeArgs {
     token_secret: Option<String>,
     /// Verify tokens with an identity provider's public keys: a JWKS file,
     /// or an `https://` URL (`http://` only on loopback) fetched at start
-    /// and read again in the background (RS256, ES256, ES384, EdDSA).
+    /// and read again in the background (RS256/384/512, PS256/384/512,
+    /// ES256, ES384, EdDSA).
     #[arg(long, env = "LIKEKIT_JWKS", value_name = "FILE_OR_URL")]
     jwks: Option<String>,
     /// With `--jwks`: the `iss` tokens must carry.

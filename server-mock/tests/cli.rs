@@ -689,7 +689,6 @@ fn the_start_waits_for_postgresql_to_come_up() {
     };
 
     let port = free_port();
-    let started = std::time::Instant::now();
     let child = run(port, "60");
     std::thread::sleep(Duration::from_millis(1500));
     // Not PostgreSQL: answers every connection with a byte and closes it.
@@ -704,7 +703,8 @@ fn the_start_waits_for_postgresql_to_come_up() {
     let (status, stderr) = stderr_of(child);
     serving.join().unwrap();
     assert_eq!(status.code(), Some(1), "{stderr}");
-    assert!(started.elapsed() < Duration::from_secs(30), "{stderr}");
+    // It stopped at the impostor's answer, not when the 60 s ran out.
+    assert!(!stderr.contains("was not up after waiting"), "{stderr}");
     assert!(stderr.contains("PostgreSQL is not up yet"), "{stderr}");
     assert!(stderr.contains("waiting up to 60s in all"), "{stderr}");
     let last = stderr.lines().last().unwrap();
