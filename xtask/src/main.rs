@@ -2,6 +2,7 @@
 
 mod bench;
 mod bench_web;
+mod build;
 mod demo;
 mod doctor;
 mod fuzz;

@@ -270,7 +270,9 @@ fn run_rust(ctx: &Ctx) -> Result<Tally, String> {
     run.args(["nextest", "run", "--workspace", "--all-targets"])
         .args(["--no-fail-fast", "--profile", "xtask", "-E", &filter]);
     let mut shared = proc::cargo();
-    shared.args(["test", "-p", package, "--test", test, "--no-fail-fast"]);
+    // `--workspace`, as nextest builds: with `-p` cargo would settle the
+    // features anew and compile the server and its dependencies again.
+    shared.args(["test", "--workspace", "--test", test, "--no-fail-fast"]);
     let mut doc = proc::cargo();
     doc.args(["test", "--workspace", "--doc", "--no-fail-fast"]);
     for cmd in [&mut run, &mut shared, &mut doc] {
@@ -307,10 +309,10 @@ fn counted(part: Result<Tally, String>) -> Tally {
 /// The Citus suites, not run: every test of [`CITUS_SUITES`] counted as
 /// skipped (listed by the test binary itself), with one line saying why.
 fn citus_skipped(ctx: &Ctx) -> Tally {
-    let (package, test) = CITUS_SUITES;
+    let (_, test) = CITUS_SUITES;
     let mut list = proc::cargo();
     list.current_dir(&ctx.root)
-        .args(["test", "-q", "-p", package, "--test", test, "--"])
+        .args(["test", "-q", "--workspace", "--test", test, "--"])
         .args(["--list", "--format", "terse"]);
     let shown = proc::display(&list);
     let listed = proc::capture(&mut list).ok_or(shown);

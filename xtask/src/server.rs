@@ -56,15 +56,10 @@ pub fn inherited_names() -> impl Iterator<Item = OsString> {
     std::env::vars_os().map(|(name, _)| name)
 }
 
-/// Builds the server (debug profile) and returns its binary.
+/// The server's debug binary, from the workspace build every runner shares
+/// ([`crate::build::workspace`]).
 pub fn build(ctx: &Ctx) -> Result<PathBuf, String> {
-    let mut build = proc::cargo();
-    build
-        .current_dir(&ctx.root)
-        .args(["build", "--package", SERVER_BIN, "--bin", SERVER_BIN]);
-    proc::say(&format!("building the server ({})", proc::display(&build)));
-    proc::run(&mut build)?;
-    Ok(ctx.target_dir.join("debug").join(SERVER_BIN))
+    crate::build::debug_program(ctx, SERVER_BIN)
 }
 
 /// Builds the server with the release profile, as the benches measure it,

@@ -94,17 +94,23 @@ pub fn bindings(ctx: &Ctx, release: bool) -> Result<(), String> {
 }
 
 /// Builds `likekit-ffi` (debug, or release) and generates the three
-/// bindings from it.
+/// bindings from it. The debug library and uniffi-bindgen come from the
+/// workspace build every runner shares ([`crate::build::workspace`]); the
+/// release library is built on its own, for packaging.
 pub fn generate(ctx: &Ctx, release: bool) -> Result<Generated, String> {
-    let mut build = proc::cargo();
-    build
-        .current_dir(&ctx.root)
-        .args(["build", "--package", FFI_PACKAGE]);
+    let mut bindgen;
     if release {
-        build.arg("--release");
+        let mut build = proc::cargo();
+        build
+            .current_dir(&ctx.root)
+            .args(["build", "--release", "--package", FFI_PACKAGE]);
+        say(&format!("building the library ({})", proc::display(&build)));
+        proc::run(&mut build)?;
+        bindgen = proc::cargo();
+        bindgen.args(["run", "--quiet", "--package", BINDGEN_PACKAGE, "--"]);
+    } else {
+        bindgen = Command::new(crate::build::debug_program(ctx, BINDGEN_PACKAGE)?);
     }
-    say(&format!("building the library ({})", proc::display(&build)));
-    proc::run(&mut build)?;
     let lib_dir = ctx
         .target_dir
         .join(if release { "release" } else { "debug" });
@@ -116,10 +122,8 @@ pub fn generate(ctx: &Ctx, release: bool) -> Result<Generated, String> {
     let out = ctx.root.join(GENERATED);
     let raw = out.join(".raw");
     remove(&raw)?;
-    let mut bindgen = proc::cargo();
     bindgen
         .current_dir(&ctx.root)
-        .args(["run", "--quiet", "--package", BINDGEN_PACKAGE, "--"])
         .args(["generate", "--library"])
         .arg(&library)
         .args(["-l", "kotlin", "-l", "python", "-l", "swift"])
@@ -487,28 +491,14 @@ impl TlsFront {
         server: &TestServer,
         cmd: &mut Command,
     ) -> Result<Self, String> {
-        let mut build = proc::cargo();
-        build.current_dir(&ctx.root).args([
-            "build",
-            "--package",
-            "likekit-testing",
-            "--features",
-            "tls",
-            "--bin",
-            Self::BIN,
-        ]);
-        say(&format!(
-            "building the TLS front ({})",
-            proc::display(&build)
-        ));
-        proc::run(&mut build)?;
+        let program = crate::build::debug_program(ctx, Self::BIN)?;
         let logs = ctx.target_dir.join("uniffi-tests");
         proc::mkdir(&logs)?;
         let ca_file = logs.join(format!("{name}-tls-ca.pem"));
         remove(&ca_file)?;
         let log_path = logs.join(format!("{name}-tls-front.log"));
         let log = fs::File::create(&log_path).map_err(|e| io_error("create", &log_path, e))?;
-        let mut front = Command::new(ctx.target_dir.join("debug").join(Self::BIN));
+        let mut front = Command::new(program);
         front
             .arg("--upstream")
             .arg(&server.url)

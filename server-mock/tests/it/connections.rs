@@ -9,11 +9,9 @@
 
 #![allow(clippy::unwrap_used)]
 
-mod common;
-
 use std::time::{Duration, Instant};
 
-use common::{TestServer, test_config};
+use crate::common::{self, TestServer, test_config};
 use likekit_server::{Config, net::ConnectionLimits};
 use reqwest::StatusCode;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};

@@ -3,12 +3,10 @@
 
 #![allow(clippy::unwrap_used)]
 
-mod common;
-
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+use crate::common::{self, TOKEN_SECRET, TestServer, expect_error, ok_json};
 use base64::{Engine, engine::general_purpose::URL_SAFE_NO_PAD};
-use common::{TOKEN_SECRET, TestServer, expect_error, ok_json};
 use jsonwebtoken::{Algorithm, EncodingKey, Header};
 use likekit_server::wire::{LikeState, PostLikes};
 use likekit_testing::suite::u;

@@ -3,11 +3,9 @@
 
 #![allow(clippy::unwrap_used)]
 
-mod common;
-
 use std::time::Duration;
 
-use common::{ServerProcess, client};
+use crate::common::{self, ServerProcess, client};
 use likekit_server::{
     Tokens,
     wire::{LikeState, PostLikes},

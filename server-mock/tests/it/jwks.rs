@@ -5,14 +5,12 @@
 
 #![allow(clippy::unwrap_used)]
 
-mod common;
-
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+use crate::common::{self, TestServer, test_config};
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD as B64;
-use common::{TestServer, test_config};
 use jsonwebtoken::{Algorithm, EncodingKey, Header};
 use likekit_server::{Config, JwksSource, TokenPolicy};
 use reqwest::StatusCode;

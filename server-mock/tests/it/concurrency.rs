@@ -6,11 +6,9 @@
 
 #![allow(clippy::unwrap_used)]
 
-mod common;
-
 use std::sync::Arc;
 
-use common::{RandomLikes, TestServer};
+use crate::common::{self, RandomLikes, TestServer};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn random_likes_with_duplicate_deliveries_stay_exact() {

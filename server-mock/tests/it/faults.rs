@@ -2,11 +2,9 @@
 
 #![allow(clippy::unwrap_used)]
 
-mod common;
-
 use std::time::{Duration, Instant};
 
-use common::{TestServer, expect_error, ok_json};
+use crate::common::{self, TestServer, expect_error, ok_json};
 use likekit_server::wire::{
     LikeState, PostLikes,
     admin::{FaultPhase, FaultRule, JournalEntry, RequestFilter, WriteResult},

@@ -3,15 +3,13 @@
 
 #![allow(clippy::unwrap_used)]
 
-mod common;
-
 use std::{
     collections::BTreeMap,
     sync::{Arc, Mutex},
     time::Duration,
 };
 
-use common::{ServerProcess, client, eventually};
+use crate::common::{ServerProcess, client, eventually};
 use likekit_server::{
     Database, Tokens,
     store::{SqliteOptions, SqliteStore, Store},

@@ -2,9 +2,7 @@
 
 #![allow(clippy::unwrap_used)]
 
-mod common;
-
-use common::{ADMIN_KEY, TestServer, expect_error, ok_json, test_config};
+use crate::common::{ADMIN_KEY, TestServer, expect_error, ok_json, test_config};
 use likekit_server::{
     Config,
     wire::{LikeState, PostLikes, admin::TokenResponse},

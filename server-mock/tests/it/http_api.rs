@@ -2,11 +2,9 @@
 
 #![allow(clippy::unwrap_used)]
 
-mod common;
-
 use std::{num::NonZeroU32, time::Duration};
 
-use common::{TestServer, expect_error, ok_json, test_config};
+use crate::common::{self, TestServer, expect_error, ok_json, test_config};
 use likekit_server::{
     Config, RateLimit,
     wire::{

@@ -3,9 +3,7 @@
 
 #![allow(clippy::unwrap_used)]
 
-mod common;
-
-use common::{TestServer, ok_json, test_config};
+use crate::common::{self, TestServer, ok_json, test_config};
 use likekit_server::{
     Config,
     wire::{

@@ -3,11 +3,9 @@
 
 #![allow(clippy::unwrap_used)]
 
-mod common;
-
 use std::{sync::Arc, time::Duration};
 
-use common::{TestServer, eventually, ok_json, test_config};
+use crate::common::{TestServer, eventually, ok_json, test_config};
 use likekit_server::{
     Config,
     store::{SqliteOptions, SqliteStore, Store},

@@ -3,11 +3,9 @@
 
 #![allow(clippy::unwrap_used)]
 
-mod common;
-
 use std::fs;
 
-use common::{ServerProcess, TestServer, client, expect_error, ok_json, test_config};
+use crate::common::{ServerProcess, TestServer, client, expect_error, ok_json, test_config};
 use likekit_server::{Config, wire::LikeState};
 use reqwest::{Method, StatusCode, header};
 

@@ -7,9 +7,7 @@
 
 #![allow(clippy::unwrap_used)]
 
-mod common;
-
-use common::{ADMIN_KEY, TestServer};
+use crate::common::{self, ADMIN_KEY, TestServer};
 use reqwest::{Method, StatusCode};
 use serde_json::{Value, json};
 
