@@ -390,6 +390,7 @@ pub fn summary_table(results: &[(&str, Tally)]) -> String {
 
 /// `cargo xtask test [--only NAME[,NAME…]]`.
 pub fn main(ctx: &Ctx, only: &[String]) -> Result<ExitCode, String> {
+    crate::build::check_disk(ctx);
     let mut results = Vec::new();
     for runner in RUNNERS
         .iter()
