@@ -1,18 +1,20 @@
-//! The binary's log lines, text or JSON, and the request id on every line
-//! written while a request is handled.
+//! The binary's log lines, text or JSON, and the request's id and route on
+//! every line written while a request is handled.
 //!
 //! The middleware runs each request inside `in_request`, which keeps the
-//! request's id in a task-local, and inside a `request` span carrying the
-//! same id, for an embedder's own subscriber. The binary's subscriber
-//! leaves that span out ([`is_request_span`]) and [`Lines`] writes the id
-//! from the task-local where the span would have been: a span per request
+//! request's id and route (the metrics' `route` label) in a task-local,
+//! and inside a `request` span carrying the same two fields, for an
+//! embedder's own subscriber. The binary's subscriber leaves that span out
+//! ([`is_request_span`]) and [`Lines`] writes the fields from the
+//! task-local where the span would have been: a span per request
 //! costs a subscriber with `tracing_subscriber`'s registry and fmt layer
 //! 2 to 3 µs of CPU (its slot, its fields formatted into a string, its
 //! close), about a tenth of a view's over loopback at the default `info`
 //! level, while a request almost never logs (figures in the server
 //! README, "Request ids"). The lines read as before:
-//! `… INFO request{request_id=7f3a…}: target: message` in text, and
-//! `"span":{"request_id":"7f3a…","name":"request"}` in JSON.
+//! `… INFO request{request_id=7f3a… route=like}: target: message` in
+//! text, and `"span":{"request_id":"7f3a…","route":"like","name":"request"}`
+//! in JSON.
 
 use std::fmt::{self, Write as _};
 use std::future::Future;
@@ -29,19 +31,40 @@ use tracing_subscriber::registry::LookupSpan;
 /// The name of the per-request span.
 pub(crate) const REQUEST_SPAN: &str = "request";
 
-tokio::task_local! {
-    static REQUEST_ID: HeaderValue;
+/// The request a task is handling, as its log lines name it.
+#[derive(Debug, Clone)]
+struct Scope {
+    id: HeaderValue,
+    /// The metrics' `route` label (`like`, `batch`, `admin`…).
+    route: &'static str,
 }
 
-/// `work` with `id` as the request id of every line it logs.
-pub(crate) fn in_request<F: Future>(id: HeaderValue, work: F) -> impl Future<Output = F::Output> {
-    REQUEST_ID.scope(id, work)
+tokio::task_local! {
+    static REQUEST: Scope;
+}
+
+/// `work` with `id` and `route` (a `route` label of the metrics) as the
+/// request of every line it logs.
+pub(crate) fn in_request<F: Future>(
+    id: HeaderValue,
+    route: &'static str,
+    work: F,
+) -> impl Future<Output = F::Output> {
+    REQUEST.scope(Scope { id, route }, work)
 }
 
 /// The id of the request being handled on this task, if any.
 pub fn current_request_id() -> Option<String> {
-    REQUEST_ID
-        .try_with(|id| id.to_str().unwrap_or_default().to_owned())
+    current_request().map(|(id, _)| id)
+}
+
+/// The id and route of the request being handled on this task, if any.
+fn current_request() -> Option<(String, &'static str)> {
+    REQUEST
+        .try_with(|scope| {
+            let id = scope.id.to_str().unwrap_or_default().to_owned();
+            (id, scope.route)
+        })
         .ok()
 }
 
@@ -72,7 +95,7 @@ where
         mut writer: Writer<'_>,
         event: &Event<'_>,
     ) -> fmt::Result {
-        let request = current_request_id();
+        let request = current_request();
         if self.json {
             return json_line(ctx, writer, event, request);
         }
@@ -84,8 +107,8 @@ where
         } else {
             write!(writer, " {level:>5} ")?;
         }
-        if let Some(id) = &request {
-            write!(writer, "{REQUEST_SPAN}{{request_id={id}}}: ")?;
+        if let Some((id, route)) = &request {
+            write!(writer, "{REQUEST_SPAN}{{request_id={id} route={route}}}: ")?;
         }
         if let Some(scope) = ctx.event_scope() {
             for span in scope.from_root() {
@@ -124,7 +147,7 @@ fn json_line<S, N>(
     ctx: &FmtContext<'_, S, N>,
     mut writer: Writer<'_>,
     event: &Event<'_>,
-    request: Option<String>,
+    request: Option<(String, &'static str)>,
 ) -> fmt::Result
 where
     S: Subscriber + for<'a> LookupSpan<'a>,
@@ -144,9 +167,10 @@ where
         Value::from(event.metadata().target()),
     )?;
     let span = match request {
-        Some(id) => {
+        Some((id, route)) => {
             let mut span = Map::new();
             span.insert("request_id".into(), id.into());
+            span.insert("route".into(), route.into());
             span.insert("name".into(), REQUEST_SPAN.into());
             Some(span)
         }
@@ -272,8 +296,10 @@ mod tests {
             )
         };
         let _default = tracing::subscriber::set_default(subscriber);
-        let span_made = in_request(HeaderValue::from_static("checkout-7f3a"), async {
-            let span = tracing::info_span!(REQUEST_SPAN, request_id = "checkout-7f3a");
+        let id = HeaderValue::from_static("checkout-7f3a");
+        let span_made = in_request(id, "like", async {
+            let span =
+                tracing::info_span!(REQUEST_SPAN, request_id = "checkout-7f3a", route = "like");
             assert_eq!(current_request_id().as_deref(), Some("checkout-7f3a"));
             tracing::warn!(post = 42, "the store is slow");
             !span.is_disabled()
@@ -302,7 +328,7 @@ mod tests {
         assert_eq!(lines.len(), 2, "{text}");
         assert!(
             lines[0].ends_with(
-                " WARN request{request_id=checkout-7f3a}: likekit_server::logs::tests: the store is slow post=42"
+                " WARN request{request_id=checkout-7f3a route=like}: likekit_server::logs::tests: the store is slow post=42"
             ),
             "{}",
             lines[0]
@@ -329,7 +355,7 @@ mod tests {
         );
         assert_eq!(
             lines[0]["span"],
-            serde_json::json!({"request_id": "checkout-7f3a", "name": "request"})
+            serde_json::json!({"request_id": "checkout-7f3a", "route": "like", "name": "request"})
         );
         assert_eq!(lines[0]["target"], "likekit_server::logs::tests");
         assert!(

@@ -694,16 +694,19 @@ where
             }
         };
 
-        // The request's id for every line it logs: in a task-local that the
-        // binary's log lines read (`logs`), and in a span for an embedder's
-        // own subscriber (the binary's leaves the span out, uncreated).
+        // The request's id and route for every line it logs: in a
+        // task-local that the binary's log lines read (`logs`), and in a
+        // span for an embedder's own subscriber (the binary's leaves the
+        // span out, uncreated).
         let span = tracing::info_span!(
             crate::logs::REQUEST_SPAN,
-            request_id = id.to_str().unwrap_or_default()
+            request_id = id.to_str().unwrap_or_default(),
+            route = route.label()
         );
         let request_id = id.clone();
         Box::pin(crate::logs::in_request(
             request_id,
+            route.label(),
             async move {
                 let handled = std::panic::AssertUnwindSafe(work).catch_unwind();
                 let mut handled = std::pin::pin!(handled);

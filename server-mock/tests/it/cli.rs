@@ -727,7 +727,7 @@ fn the_start_waits_for_postgresql_to_come_up() {
 
 /// `--log-format json`: one JSON object per line, and a request's lines
 /// carry its id — the client's `X-Request-Id`, or one the server made —
-/// which the answer echoes.
+/// which the answer echoes, and its route.
 #[tokio::test]
 async fn json_logs_carry_the_request_id() {
     let dir = tempfile::tempdir().unwrap();
@@ -764,14 +764,23 @@ async fn json_logs_carry_the_request_id() {
         .lines()
         .map(|line| serde_json::from_str(line).unwrap_or_else(|e| panic!("{e}: {line}")))
         .collect();
-    let of = |id: &str| {
-        lines
+    // Each line of a request names its route too (the metrics' label).
+    let of = |id: &str, route: &str| {
+        let mine: Vec<_> = lines
             .iter()
             .filter(|line| line["span"]["request_id"] == id)
-            .count()
+            .collect();
+        assert!(
+            mine.iter().all(|line| line["span"]["route"] == route),
+            "{id}'s lines name another route than {route}:\n{log}"
+        );
+        mine.len()
     };
-    assert!(of("checkout-7f3a") >= 1, "no line of the request:\n{log}");
-    assert!(of(&made) >= 1, "no line with the made id:\n{log}");
+    assert!(
+        of("checkout-7f3a", "likes") >= 1,
+        "no line of the request:\n{log}"
+    );
+    assert!(of(&made, "livez") >= 1, "no line with the made id:\n{log}");
     assert!(server.terminate().success());
 }
 
