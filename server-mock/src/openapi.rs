@@ -68,7 +68,8 @@ const STORE_OPERATIONS: [(&str, &str); 9] = [
 ///
 /// - every operation: `413 payload_too_large` (a body over
 ///   `--max-body-bytes`, declared in `Content-Length` or found while a
-///   chunked body is read, is refused before any handler), `500 internal` (a
+///   chunked body is read, is refused before any handler), `400
+///   bad_request` (a chunked body that cannot be read), `500 internal` (a
 ///   handler panicked) and `503 timeout` (`--request-timeout-secs`);
 /// - the operations that use the store ([`STORE_OPERATIONS`]): `500
 ///   storage_error` and `503 shutting_down`;
@@ -129,6 +130,12 @@ impl Modify for CommonResponses {
                     "413",
                     "payload_too_large",
                     ": a body (or a declared `Content-Length`) over `--max-body-bytes`",
+                );
+                add(
+                    "400",
+                    "bad_request",
+                    ": a chunked body that could not be read (the client broke off, or sent \
+                     a malformed chunk)",
                 );
                 add("500", "internal", ": a bug (a handler panicked)");
                 add(
@@ -860,6 +867,7 @@ mod tests {
                     );
                 };
                 lists("413", "payload_too_large");
+                lists("400", "bad_request");
                 lists("500", "internal");
                 lists("503", "timeout");
                 let store = STORE_OPERATIONS.contains(&(path.as_str(), method.as_str()));
