@@ -75,20 +75,20 @@ class LikeKitAdmin(baseUrl: String, private val adminKey: String, private val ti
     /**
      * `POST /admin/users`: creates user `id` named `name`, or renames it.
      *
-     * @return true when it was created (201), false when it existed (200).
+     * @return [Created.NEW] when it did not exist (201), [Created.EXISTED] when it did (200).
      * @throws LikeKitAdminException `bad_name` for a blank or too long name, and any other failure.
      */
-    fun createUser(id: Long, name: String): Boolean =
-        call("create_user", body = linkedMapOf("id" to id, "name" to name)).status == 201
+    fun createUser(id: Long, name: String): Created =
+        Created.of(call("create_user", body = linkedMapOf("id" to id, "name" to name)).status)
 
     /**
      * `POST /admin/posts`: creates post `id`; an existing one is left as it is.
      *
-     * @return true when it was created (201), false when it existed (200).
+     * @return [Created.NEW] when it did not exist (201), [Created.EXISTED] when it did (200).
      * @throws LikeKitAdminException on any failure.
      */
-    fun createPost(id: Long): Boolean =
-        call("create_post", body = linkedMapOf("id" to id)).status == 201
+    fun createPost(id: Long): Created =
+        Created.of(call("create_post", body = linkedMapOf("id" to id)).status)
 
     /**
      * `PUT /admin/users/{id}/friends`: replaces `user`'s own (directed) friend list.
@@ -323,6 +323,20 @@ interface WireName {
 internal inline fun <reified E> wireEnum(wire: String, what: String, kind: String): E
     where E : Enum<E>, E : WireName =
     enumValues<E>().firstOrNull { it.wire == wire } ?: throw JsonException("$what: unknown $kind \"$wire\"")
+
+/** What [LikeKitAdmin.createUser] and [LikeKitAdmin.createPost] did. */
+enum class Created {
+    /** 201: it did not exist. */
+    NEW,
+
+    /** 200: it existed (a user is renamed; a post is left as it is). */
+    EXISTED,
+    ;
+
+    internal companion object {
+        fun of(status: Int): Created = if (status == 201) NEW else EXISTED
+    }
+}
 
 /** Which public routes a [FaultRule] applies to; [wire] is its name in JSON. */
 enum class FaultRoute(override val wire: String) : WireName {

@@ -366,6 +366,27 @@ async fn the_admin_client_reports_status_and_code() {
     assert_eq!(err.code(), "no_answer");
 }
 
+/// `clear_faults` answers with the rules left in force (none), as every
+/// language's admin client does.
+#[tokio::test]
+async fn the_admin_client_clears_faults_and_returns_what_is_left() {
+    use likekit_proto::admin::{FaultRoute, FaultRule, FaultRules};
+    use likekit_testing::admin::AdminClient;
+
+    let t = TestServer::start().await;
+    let admin = AdminClient::new(t.url(""), ADMIN_KEY).unwrap();
+    let rule = FaultRule::new(FaultRoute::Likes);
+    let set = admin
+        .set_faults(&FaultRules::new(vec![rule]))
+        .await
+        .unwrap();
+    assert_eq!(set.rules.len(), 1, "{set:?}");
+    let left = admin.clear_faults().await.unwrap();
+    assert!(left.rules.is_empty(), "{left:?}");
+    assert!(admin.get_faults().await.unwrap().rules.is_empty());
+    t.stop().await;
+}
+
 /// Any operation answers 413 to a body over `--max-body-bytes`, before its
 /// handler (and, on admin routes, before the key is checked): each one
 /// the document lists is sent such a body, and must list the 413.

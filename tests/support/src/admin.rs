@@ -355,14 +355,15 @@ impl AdminClient {
         Ok(())
     }
 
-    /// `clear_faults`: removes every fault rule.
+    /// `clear_faults`: removes every fault rule; returns the rules now in
+    /// force (none), as the other admin clients do.
     ///
     /// # Errors
     ///
     /// Admin errors as [`AdminError::Api`].
-    pub async fn clear_faults(&self) -> Result<(), AdminError> {
-        let _: (_, FaultRules) = self.call_json(&CLEAR_FAULTS, Call::NONE).await?;
-        Ok(())
+    pub async fn clear_faults(&self) -> Result<FaultRules, AdminError> {
+        let (_, rules) = self.call_json(&CLEAR_FAULTS, Call::NONE).await?;
+        Ok(rules)
     }
 
     /// `reset`: drops every like; users, friends and posts stay.

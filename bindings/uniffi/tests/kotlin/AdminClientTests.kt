@@ -4,6 +4,7 @@
 // adminClientTests.
 package com.likekit.tests
 
+import com.likekit.testing.Created
 import com.likekit.testing.FaultAction
 import com.likekit.testing.FaultMethod
 import com.likekit.testing.FaultPhase
@@ -240,10 +241,10 @@ fun adminClientTests(t: Harness, server: TestServer) {
 
     t.test("admin client: users, posts, friends, tokens, seed, reset and the journal's filters answer as typed") {
         val (ana, ben, post) = Triple(server.nextId(), server.nextId(), server.nextId())
-        expectEqual(true, admin.createUser(ana, "Ana"), "a new user is created")
-        expectEqual(false, admin.createUser(ana, "Ana B."), "an existing user is renamed")
-        expectEqual(true, admin.createPost(post), "a new post is created")
-        expectEqual(false, admin.createPost(post), "an existing post is left")
+        expectEqual(Created.NEW, admin.createUser(ana, "Ana"), "a new user is created")
+        expectEqual(Created.EXISTED, admin.createUser(ana, "Ana B."), "an existing user is renamed")
+        expectEqual(Created.NEW, admin.createPost(post), "a new post is created")
+        expectEqual(Created.EXISTED, admin.createPost(post), "an existing post is left")
 
         // Ben likes the post, seeded; Ana counts Ben as a friend.
         admin.seed(Seed(users = listOf(SeedUser(ben, "Ben")), posts = listOf(SeedPost(post, likers = listOf(ben)))))
