@@ -402,11 +402,11 @@ fn act_of(action: &FaultAction) -> Act {
             body: body.clone(),
             retry_after_secs: *retry_after_secs,
         },
-        FaultAction::Drop => Act::Drop,
-        FaultAction::Reset => Act::Reset,
-        FaultAction::Hang => Act::Hang,
+        FaultAction::Drop {} => Act::Drop,
+        FaultAction::Reset {} => Act::Reset,
+        FaultAction::Hang {} => Act::Hang,
         FaultAction::Truncate { bytes } => Act::Truncate(*bytes),
-        FaultAction::Malformed => Act::Malformed,
+        FaultAction::Malformed {} => Act::Malformed,
         FaultAction::SlowBody { bytes, interval_ms } => Act::SlowBody {
             bytes: *bytes,
             interval: Duration::from_millis(*interval_ms),
@@ -480,7 +480,7 @@ mod tests {
             },
             FaultRule {
                 first: Some(5),
-                action: Some(FaultAction::Drop),
+                action: Some(FaultAction::Drop {}),
                 ..rule(FaultRoute::All)
             },
         ]));
@@ -547,12 +547,12 @@ mod tests {
         faults.set(FaultRules::new(vec![
             FaultRule {
                 nth: Some(1),
-                action: Some(FaultAction::Reset),
+                action: Some(FaultAction::Reset {}),
                 ..rule(FaultRoute::Like)
             },
             FaultRule {
                 nth: Some(2),
-                action: Some(FaultAction::Drop),
+                action: Some(FaultAction::Drop {}),
                 ..rule(FaultRoute::Like)
             },
             FaultRule {
@@ -589,7 +589,7 @@ mod tests {
     #[test]
     fn call_numbers_select_calls() {
         let faults = Faults::default();
-        let drop = Some(FaultAction::Drop);
+        let drop = Some(FaultAction::Drop {});
         faults.set(FaultRules::new(vec![
             FaultRule {
                 nth: Some(2),
@@ -598,13 +598,13 @@ mod tests {
             },
             FaultRule {
                 every: Some(3),
-                action: Some(FaultAction::Reset),
+                action: Some(FaultAction::Reset {}),
                 ..rule(FaultRoute::Unlike)
             },
             FaultRule {
                 after: Some(1),
                 first: Some(3),
-                action: Some(FaultAction::Malformed),
+                action: Some(FaultAction::Malformed {}),
                 ..rule(FaultRoute::Likes)
             },
         ]));
@@ -631,7 +631,7 @@ mod tests {
             method: Some(FaultMethod::Delete),
             post: Some(PostId::new(42).unwrap()),
             user: Some(UserId::new(7).unwrap()),
-            action: Some(FaultAction::Drop),
+            action: Some(FaultAction::Drop {}),
             ..rule(FaultRoute::All)
         }]));
         let p42 = [PostId::new(42).unwrap()];
@@ -706,7 +706,7 @@ mod tests {
                 ..rule(FaultRoute::Like)
             },
             FaultRule {
-                action: Some(FaultAction::Drop),
+                action: Some(FaultAction::Drop {}),
                 ..rule(FaultRoute::Like)
             },
         ]));

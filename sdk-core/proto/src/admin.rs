@@ -177,6 +177,12 @@ pub enum FaultPhase {
 }
 
 /// What a `FaultRule` does when it fires (after its latency).
+///
+/// The actions without fields of their own are written with braces
+/// (`FaultAction::Drop {}`): serde reads a unit variant of a tagged enum
+/// past any other field in its object, and these refuse unknown fields like
+/// every other admin body (`{"kind": "drop", "after": 1}` is `bad_json`, not
+/// a drop).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
@@ -200,13 +206,13 @@ pub enum FaultAction {
         retry_after_secs: Option<u64>,
     },
     /// Close the connection without an answer.
-    Drop,
+    Drop {},
     /// Reset the connection (TCP RST) without an answer.
-    Reset,
+    Reset {},
     /// Never answer: hold the request until the server's request timeout
     /// (counted from its arrival), then close the connection (the client
     /// times out first).
-    Hang,
+    Hang {},
     /// Answer with the first `bytes` bytes of the real answer's body (cut
     /// JSON, consistent framing). Phase `after` only.
     Truncate {
@@ -215,7 +221,7 @@ pub enum FaultAction {
     },
     /// Answer with a body that is not JSON: status 200 in phase `before`;
     /// in phase `after`, the real answer's status.
-    Malformed,
+    Malformed {},
     /// Send the real answer's body `bytes` at a time, one piece every
     /// `interval_ms` (below the server's request timeout: the reference
     /// server refuses a longer pause, as it closes connections whose
@@ -363,7 +369,7 @@ impl FaultRule {
     /// // The like commits, then its answer is lost.
     /// let lost = FaultRule {
     ///     phase: FaultPhase::After,
-    ///     action: Some(FaultAction::Drop),
+    ///     action: Some(FaultAction::Drop {}),
     ///     ..FaultRule::new(FaultRoute::Like)
     /// };
     /// assert_eq!(lost.probability, 1.0);

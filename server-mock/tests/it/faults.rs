@@ -195,6 +195,12 @@ async fn delete_clears_and_bad_rules_are_400() {
         (json!([{"route": "posts"}]), "bad_json"),
         (json!([{"route": "like", "latency": 5}]), "bad_json"),
         (json!([{}]), "bad_json"),
+        // A rule's field put in an action without fields of its own: not
+        // a drop on every call.
+        (
+            json!([{"route": "like", "action": {"kind": "drop", "after": 3}}]),
+            "bad_json",
+        ),
     ] {
         let r = t
             .admin(

@@ -41,7 +41,7 @@ async fn a_like_saved_but_its_answer_lost_sticks_and_counts_once() {
         .faults(vec![first_call(
             FaultRoute::Like,
             FaultPhase::After,
-            FaultAction::Drop,
+            FaultAction::Drop {},
         )])
         .await;
 
@@ -141,7 +141,7 @@ async fn broken_bodies_are_unreadable_answers_and_the_retry_recovers() {
             FaultAction::Truncate { bytes: 12 },
             "truncated",
         ),
-        (FaultPhase::Before, FaultAction::Malformed, "malformed"),
+        (FaultPhase::Before, FaultAction::Malformed {}, "malformed"),
         (
             FaultPhase::Before,
             FaultAction::Oversized { bytes: 3 << 20 },
@@ -201,7 +201,7 @@ async fn a_reset_connection_is_a_network_error() {
         .faults(vec![first_call(
             FaultRoute::Like,
             FaultPhase::Before,
-            FaultAction::Reset,
+            FaultAction::Reset {},
         )])
         .await;
     let error = world
