@@ -1,5 +1,6 @@
 //! [`LikeClient`], its subscriptions, and the foreign traits it calls:
-//! [`LikeObserver`] and [`TokenProvider`].
+//! [`LikeObserver`], [`TokenProvider`] and [`AsyncTokenProvider`], whose
+//! exceptions arrive as [`CallbackError`].
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::{Arc, Mutex, PoisonError, Weak};
@@ -18,19 +19,29 @@ use crate::{
 /// the tap's own change, before the tap returns) or from the library's
 /// runtime threads (answers, retries, rollbacks, reads): return quickly and
 /// hand UI work to the main thread — or give the client a
-/// [`CallbackDispatcher`] and every call comes where it runs them. An exception thrown here is reported on
-/// standard error and otherwise ignored.
+/// [`CallbackDispatcher`] and every call comes where it runs them. An
+/// exception thrown here is a [`CallbackError`]: LikeKit writes one line
+/// about it on standard error and goes on with the next call.
 #[uniffi::export(with_foreign)]
 pub trait LikeObserver: Send + Sync {
     /// A post's displayed state changed (a tap, an answer, a read, a
     /// rollback): redraw it.
-    fn on_change(&self, view: PostView);
+    ///
+    /// # Errors
+    ///
+    /// Whatever the observer throws, as [`CallbackError`].
+    fn on_change(&self, view: PostView) -> Result<(), CallbackError>;
 
     /// The viewer's latest like (`wanted` true) or unlike (`wanted` false)
     /// of `post_id` did not save, after any retries; the post is back at its
     /// confirmed state (an `on_change` with that state follows). Tell the
     /// viewer "your like didn't save".
-    fn on_failure(&self, post_id: i64, wanted: bool, error: LikeError);
+    ///
+    /// # Errors
+    ///
+    /// Whatever the observer throws, as [`CallbackError`].
+    fn on_failure(&self, post_id: i64, wanted: bool, error: LikeError)
+    -> Result<(), CallbackError>;
 }
 
 /// Supplies the sign-in token sent as `Authorization: Bearer <token>`.
@@ -40,11 +51,16 @@ pub trait LikeObserver: Send + Sync {
 /// more with `refresh` true (return the newest token, or null/nil/None to
 /// give up: the call then fails with [`LikeError::Unauthorized`]). It is
 /// called on the library's runtime threads, so return a cached token at
-/// once and renew it elsewhere.
+/// once and renew it elsewhere. One that throws gives no token (and a line
+/// on standard error).
 #[uniffi::export(with_foreign)]
 pub trait TokenProvider: Send + Sync {
     /// The token to send, or none.
-    fn token(&self, refresh: bool) -> Option<String>;
+    ///
+    /// # Errors
+    ///
+    /// Whatever the provider throws, as [`CallbackError`].
+    fn token(&self, refresh: bool) -> Result<Option<String>, CallbackError>;
 }
 
 /// Supplies the sign-in token asynchronously, for an app that renews it
@@ -59,12 +75,46 @@ pub trait TokenProvider: Send + Sync {
 /// `refresh` false, and once more with `refresh` true after a 401 (return
 /// the renewed token, or null/nil/None to give up: the call then fails with
 /// [`LikeError::Unauthorized`]). The request waits for the answer; the tap
-/// it carries has already returned. One that throws gives no token.
+/// it carries has already returned. One that throws gives no token (and a
+/// line on standard error).
 #[uniffi::export(with_foreign)]
 #[async_trait::async_trait]
 pub trait AsyncTokenProvider: Send + Sync {
     /// The token to send, or none.
-    async fn token(&self, refresh: bool) -> Option<String>;
+    ///
+    /// # Errors
+    ///
+    /// Whatever the provider throws, as [`CallbackError`].
+    async fn token(&self, refresh: bool) -> Result<Option<String>, CallbackError>;
+}
+
+/// What a [`LikeObserver`], [`TokenProvider`] or [`AsyncTokenProvider`]
+/// threw. Any exception arrives as [`Threw`](Self::Threw) (an
+/// implementation may also throw this one itself). LikeKit writes one line
+/// about it on standard error (`likekit: a LikeObserver threw in on_change:
+/// …`) and goes on: the observer's next call comes as usual; a provider
+/// that threw gives no token.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error, uniffi::Error)]
+pub enum CallbackError {
+    /// The callback threw.
+    #[error("{reason}")]
+    Threw {
+        /// What it threw, as text.
+        reason: String,
+    },
+}
+
+impl From<uniffi::UnexpectedUniFFICallbackError> for CallbackError {
+    fn from(error: uniffi::UnexpectedUniFFICallbackError) -> Self {
+        Self::Threw {
+            reason: error.reason,
+        }
+    }
+}
+
+/// Writes the one line a callback that threw gets on standard error.
+fn report_thrown(what: &str, error: &CallbackError) {
+    eprintln!("likekit: {what} threw: {error}");
 }
 
 /// A core builder for `base_url` with `options`, on the shared runtime.
@@ -554,16 +604,24 @@ impl ObserverAdapter {
     }
 
     /// Calls the observer (if it is still subscribed) here, or through the
-    /// client's dispatcher.
-    fn call(&self, call: impl FnOnce(&dyn LikeObserver) + Send + 'static) {
+    /// client's dispatcher; `method` names the call in the line written
+    /// when the observer throws.
+    fn call(
+        &self,
+        method: &'static str,
+        call: impl FnOnce(&dyn LikeObserver) -> Result<(), CallbackError> + Send + 'static,
+    ) {
         let observer = Weak::clone(&self.inner);
         let job = move || {
             let Some(observer) = observer.upgrade() else {
                 return;
             };
-            // uniffi turns an exception thrown by the foreign observer into
-            // a panic; keep it from unwinding into the delivery loop.
-            let _ = catch_unwind(AssertUnwindSafe(|| call(&*observer)));
+            // A foreign exception is an `Err`; the unwind is caught only for
+            // a foreign side that breaks uniffi's contract, and kept from
+            // the delivery loop.
+            if let Ok(Err(thrown)) = catch_unwind(AssertUnwindSafe(|| call(&*observer))) {
+                report_thrown(&format!("a LikeObserver in {method}"), &thrown);
+            }
         };
         match &self.dispatch {
             Some(dispatch) => dispatch.send(Box::new(job)),
@@ -575,13 +633,15 @@ impl ObserverAdapter {
 impl likekit_core::LikeObserver for ObserverAdapter {
     fn on_change(&self, view: &likekit_core::PostView) {
         let view = PostView::from(view.clone());
-        self.call(move |observer| observer.on_change(view));
+        self.call("on_change", move |observer| observer.on_change(view));
     }
 
     fn on_failure(&self, failure: &likekit_core::LikeFailure) {
         let (post_id, wanted) = (foreign_id(failure.post_id), failure.wanted);
         let error = LikeError::from(failure.error.clone());
-        self.call(move |observer| observer.on_failure(post_id, wanted, error));
+        self.call("on_failure", move |observer| {
+            observer.on_failure(post_id, wanted, error)
+        });
     }
 }
 
@@ -596,7 +656,14 @@ impl likekit_core::TokenProvider for TokenAdapter {
     fn token(&self, refresh: bool) -> Option<String> {
         let provider = self.inner.upgrade()?;
         // A provider that throws gives no token.
-        catch_unwind(AssertUnwindSafe(|| provider.token(refresh))).unwrap_or(None)
+        match catch_unwind(AssertUnwindSafe(|| provider.token(refresh))) {
+            Ok(Ok(token)) => token,
+            Ok(Err(thrown)) => {
+                report_thrown("a TokenProvider", &thrown);
+                None
+            }
+            Err(_) => None,
+        }
     }
 }
 
@@ -613,10 +680,17 @@ impl likekit_core::AsyncTokenProvider for AsyncTokenAdapter {
         Box::pin(async move {
             let provider = self.inner.upgrade()?;
             // A provider that throws gives no token.
-            AssertUnwindSafe(provider.token(refresh))
+            match AssertUnwindSafe(provider.token(refresh))
                 .catch_unwind()
                 .await
-                .unwrap_or(None)
+            {
+                Ok(Ok(token)) => token,
+                Ok(Err(thrown)) => {
+                    report_thrown("an AsyncTokenProvider", &thrown);
+                    None
+                }
+                Err(_) => None,
+            }
         })
     }
 }

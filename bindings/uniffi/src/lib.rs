@@ -67,7 +67,10 @@ mod journal;
 mod scripted;
 mod types;
 
-pub use client::{LikeClient, LikeObserver, LikeSubscription, TokenProvider, stop_runtime};
+pub use client::{
+    AsyncTokenProvider, CallbackError, LikeClient, LikeObserver, LikeSubscription, TokenProvider,
+    stop_runtime,
+};
 pub use dispatch::{CallbackDispatcher, DispatchError, DispatchedCall};
 pub use error::LikeError;
 pub use journal::{ExpiredTap, IntentJournal, RestoreReport};

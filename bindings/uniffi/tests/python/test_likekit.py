@@ -221,7 +221,7 @@ def test_taps_from_many_threads(admin, make_client):
     sub.cancel()
 
 
-def test_a_throwing_observer_breaks_nothing(admin, make_client):
+def test_a_throwing_observer_breaks_nothing(admin, make_client, capfd):
     class Thrower(likekit.LikeObserver):
         def on_change(self, view):
             raise RuntimeError("observer bug (expected in this test)")
@@ -243,6 +243,11 @@ def test_a_throwing_observer_breaks_nothing(admin, make_client):
     view = client.view(post)
     assert not view.liked and not view.pending and view.error is None
     sub.cancel()
+    # The throw is one line on standard error, not a panic.
+    err = capfd.readouterr().err
+    assert "likekit: a LikeObserver in on_change threw:" in err, err
+    assert "observer bug (expected in this test)" in err, err
+    assert "panicked" not in err, err
 
 
 def test_cancel_and_release_stop_callbacks(admin, make_client):

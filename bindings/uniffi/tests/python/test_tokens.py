@@ -85,3 +85,36 @@ def test_an_async_provider_that_gives_up_is_unauthorized(admin, event_loop_threa
     finally:
         subscription.cancel()
         del client
+
+
+@pytest.mark.parametrize("kind", ["sync", "async"])
+def test_a_provider_that_throws_gives_no_token_and_one_line(admin, event_loop_thread, capfd, kind):
+    class Throws(likekit.TokenProvider):
+        def token(self, refresh):
+            raise RuntimeError("the keychain is locked (expected in this test)")
+
+    class ThrowsAsync(likekit.AsyncTokenProvider):
+        async def token(self, refresh):
+            raise RuntimeError("the keychain is locked (expected in this test)")
+
+    post = admin.post()
+    if kind == "sync":
+        client = likekit.LikeClient(admin.url, Throws(), FAST_RETRY)
+        what = "a TokenProvider"
+    else:
+        client = likekit.LikeClient.with_async_token_provider(admin.url, ThrowsAsync(), FAST_RETRY)
+        what = "an AsyncTokenProvider"
+    recorder = Recorder()
+    subscription = client.subscribe(post, recorder)
+    try:
+        client.set_liked(post, True)
+        _post, wanted, error, _thread = recorder.await_failure(timeout=10)
+        assert wanted is True
+        assert type(error) is likekit.LikeError.Unauthorized, repr(error)
+    finally:
+        subscription.cancel()
+        del client
+    err = capfd.readouterr().err
+    assert f"likekit: {what} threw:" in err, err
+    assert "the keychain is locked" in err, err
+    assert "panicked" not in err, err
