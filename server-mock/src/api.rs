@@ -317,7 +317,8 @@ pub(crate) async fn readyz(State(App(app)): State<App>) -> Result<Json<Health>, 
 /// Prometheus metrics (text format).
 ///
 /// Requests and latency by route, likes written, cache hit rate, group
-/// commit sizes, rate-limited writes and injected faults.
+/// commit sizes, rate-limited writes, injected faults, connections by
+/// listener, and on PostgreSQL the database connection pools.
 #[utoipa::path(
     get,
     path = "/metrics",
@@ -325,9 +326,11 @@ pub(crate) async fn readyz(State(App(app)): State<App>) -> Result<Json<Health>, 
     responses((status = 200, description = "Prometheus text exposition", content_type = "text/plain"))
 )]
 pub(crate) async fn metrics_text(State(App(app)): State<App>) -> Response {
-    let text = app
-        .metrics
-        .render(&app.views.post_stats, &app.views.friend_stats);
+    let text = app.metrics.render(
+        &app.views.post_stats,
+        &app.views.friend_stats,
+        &app.store.pools(),
+    );
     (
         [(
             header::CONTENT_TYPE,

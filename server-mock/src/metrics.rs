@@ -7,6 +7,13 @@
 //! `process_resident_memory_bytes`, `process_open_fds`, `process_max_fds`,
 //! …, as every Prometheus client names them) are read from `/proc` when
 //! the metrics are rendered.
+//!
+//! The store's connection pools (`likekit_db_pool_*`) are written at each
+//! render from [`Store::pools`](crate::store::Store::pools), beside the
+//! recorder's output rather than registered on it: the recorder never
+//! forgets a series, so a Citus worker's pool, gone from the placement map,
+//! would stay at its last values; written per render, only the pools the
+//! store holds then are reported.
 
 use std::sync::Arc;
 
@@ -14,9 +21,10 @@ use axum::http::{Method, StatusCode};
 use metrics::{Counter, Histogram, Key, Label, Metadata, Recorder, Unit};
 use metrics_exporter_prometheus::{
     Matcher, PrometheusBuilder, PrometheusHandle, PrometheusRecorder,
+    formatting::{sanitize_label_value, write_help_line, write_type_line},
 };
 
-use crate::views::CacheStats;
+use crate::{store::PoolStatus, views::CacheStats};
 
 /// The routes metrics are kept for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -326,8 +334,14 @@ impl Metrics {
         route.latency.record(seconds);
     }
 
-    /// The Prometheus text exposition, with the view caches' tallies.
-    pub(crate) fn render(&self, posts: &CacheStats, friends: &CacheStats) -> String {
+    /// The Prometheus text exposition, with the view caches' tallies and
+    /// the store's connection pools as they are now.
+    pub(crate) fn render(
+        &self,
+        posts: &CacheStats,
+        friends: &CacheStats,
+        pools: &[PoolStatus],
+    ) -> String {
         self.cache_post_hit.absolute(posts.hits.sum());
         self.cache_post_miss.absolute(posts.misses.sum());
         self.cache_friends_hit.absolute(friends.hits.sum());
@@ -340,11 +354,155 @@ impl Metrics {
         }
         #[cfg(target_os = "linux")]
         metrics::with_local_recorder(&self.recorder, || self.process.collect());
-        self.handle.render()
+        let mut text = self.handle.render();
+        write_pools(&mut text, pools);
+        text
     }
 
     /// Drains histogram samples; call every few seconds.
     pub(crate) fn upkeep(&self) {
         self.handle.run_upkeep();
+    }
+}
+
+/// Appends the `likekit_db_pool_*` families for `pools` (nothing when there
+/// are none).
+fn write_pools(text: &mut String, pools: &[PoolStatus]) {
+    if pools.is_empty() {
+        return;
+    }
+    let names: Vec<String> = pools
+        .iter()
+        .map(|pool| sanitize_label_value(&pool.name))
+        .collect();
+    let by_pool = |value: fn(&PoolStatus) -> usize| {
+        pools
+            .iter()
+            .zip(&names)
+            .map(move |(pool, name)| (format!("pool=\"{name}\""), value(pool)))
+    };
+    write_gauge(
+        text,
+        "likekit_db_pool_connections",
+        "Database connections by pool and state (idle, in_use)",
+        pools.iter().zip(&names).flat_map(|(pool, name)| {
+            [
+                (format!("pool=\"{name}\",state=\"idle\""), pool.idle),
+                (format!("pool=\"{name}\",state=\"in_use\""), pool.in_use()),
+            ]
+        }),
+    );
+    write_gauge(
+        text,
+        "likekit_db_pool_max_connections",
+        "The most connections a database pool opens",
+        by_pool(|pool| pool.max),
+    );
+    write_gauge(
+        text,
+        "likekit_db_pool_waiting",
+        "Tasks waiting for a connection from a database pool",
+        by_pool(|pool| pool.waiting),
+    );
+}
+
+/// One gauge family as the recorder writes its own: `# HELP` and `# TYPE`,
+/// a line per (labels, value), and a blank line.
+fn write_gauge(
+    text: &mut String,
+    name: &str,
+    help: &str,
+    series: impl Iterator<Item = (String, usize)>,
+) {
+    use std::fmt::Write;
+
+    write_help_line(text, name, None, None, help);
+    write_type_line(text, name, None, None, "gauge");
+    for (labels, value) in series {
+        // Writing to a String does not fail.
+        let _ = writeln!(text, "{name}{{{labels}}} {value}");
+    }
+    text.push('\n');
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pool(name: &str, max: usize, size: usize, idle: usize, waiting: usize) -> PoolStatus {
+        PoolStatus {
+            name: name.into(),
+            max,
+            size,
+            idle,
+            waiting,
+        }
+    }
+
+    /// The lines of `text` that start with `prefix`.
+    fn lines<'a>(text: &'a str, prefix: &str) -> Vec<&'a str> {
+        text.lines().filter(|l| l.starts_with(prefix)).collect()
+    }
+
+    #[test]
+    fn pools_are_written_at_each_render_and_only_those_given() {
+        let metrics = Metrics::new();
+        let stats = CacheStats::default();
+        let text = metrics.render(
+            &stats,
+            &stats,
+            &[
+                pool("main", 8, 5, 2, 0),
+                // Read as a connection was handed back: more idle than open.
+                pool("worker:w1:5432", 8, 1, 2, 3),
+            ],
+        );
+        assert_eq!(
+            lines(&text, "likekit_db_pool_"),
+            [
+                "likekit_db_pool_connections{pool=\"main\",state=\"idle\"} 2",
+                "likekit_db_pool_connections{pool=\"main\",state=\"in_use\"} 3",
+                "likekit_db_pool_connections{pool=\"worker:w1:5432\",state=\"idle\"} 2",
+                "likekit_db_pool_connections{pool=\"worker:w1:5432\",state=\"in_use\"} 0",
+                "likekit_db_pool_max_connections{pool=\"main\"} 8",
+                "likekit_db_pool_max_connections{pool=\"worker:w1:5432\"} 8",
+                "likekit_db_pool_waiting{pool=\"main\"} 0",
+                "likekit_db_pool_waiting{pool=\"worker:w1:5432\"} 3",
+            ]
+        );
+        for family in [
+            "likekit_db_pool_connections",
+            "likekit_db_pool_max_connections",
+            "likekit_db_pool_waiting",
+        ] {
+            assert_eq!(
+                lines(&text, &format!("# TYPE {family} ")),
+                [format!("# TYPE {family} gauge")],
+                "{text}"
+            );
+            assert_eq!(lines(&text, &format!("# HELP {family} ")).len(), 1);
+        }
+
+        // The worker left the map: its series go with it.
+        let text = metrics.render(&stats, &stats, &[pool("main", 8, 5, 5, 0)]);
+        assert!(!text.contains("worker:"), "{text}");
+        assert_eq!(
+            lines(&text, "likekit_db_pool_connections{")[1],
+            "likekit_db_pool_connections{pool=\"main\",state=\"in_use\"} 0"
+        );
+        // No pools (SQLite): no pool family at all.
+        let text = metrics.render(&stats, &stats, &[]);
+        assert!(!text.contains("likekit_db_pool_"), "{text}");
+    }
+
+    #[test]
+    fn a_pool_label_is_escaped() {
+        let metrics = Metrics::new();
+        let stats = CacheStats::default();
+        let text = metrics.render(&stats, &stats, &[pool("worker:a\"b:1", 1, 0, 0, 0)]);
+        assert!(
+            text.contains("likekit_db_pool_waiting{pool=\"worker:a\\\"b:1\"} 0"),
+            "{text}"
+        );
     }
 }

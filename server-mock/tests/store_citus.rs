@@ -1,5 +1,6 @@
 //! The Citus test mode: the shared store suite, the HTTP seed table, the
-//! HTTP concurrency run, views and feed reads, a large seed, and the plans —
+//! HTTP concurrency run, views and feed reads, a large seed, a pool per
+//! worker on `/metrics`, and the plans —
 //! every statement of a like, an unlike and a one-post view is
 //! router-planned to a single task, and a like or an unlike is one command
 //! from the coordinator to one worker — against a Citus coordinator someone
@@ -218,6 +219,84 @@ async fn likes_go_straight_to_the_worker_holding_the_post() {
     }
     suite::assert_exact(&store).await;
     store.close().await.unwrap();
+}
+
+/// `/metrics` on Citus: with likes and views straight to the workers, a
+/// pool per worker the placement map names (`worker:HOST:PORT`, each of
+/// `--db-connections`) beside the store's own (`main`); through the
+/// coordinator alone, `main` only.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn metrics_report_a_pool_per_worker() {
+    for direct in [true, false] {
+        let Some((t, schema)) = http_server(direct).await else {
+            return;
+        };
+        t.setup(&[(7, "Ana")], &[42]).await;
+        assert_eq!(t.like(7, 42).await.status(), reqwest::StatusCode::OK);
+        let (client, _) = client_with_notices(schema.url()).await;
+        let rows = client
+            .query(
+                "SELECT DISTINCT n.nodename, n.nodeport \
+                 FROM pg_dist_shard s \
+                 JOIN pg_dist_placement p ON p.shardid = s.shardid \
+                 JOIN pg_dist_node n ON n.groupid = p.groupid \
+                 WHERE s.logicalrelid = 'posts'::regclass \
+                   AND n.noderole = 'primary' AND n.isactive",
+                &[],
+            )
+            .await
+            .unwrap();
+        let mut expected = std::collections::BTreeSet::from(["main".to_owned()]);
+        if direct {
+            assert!(rows.len() >= 2, "posts spread over the workers");
+            for row in &rows {
+                let (host, port): (String, i32) = (row.get(0), row.get(1));
+                expected.insert(if host.contains(':') {
+                    format!("worker:[{host}]:{port}")
+                } else {
+                    format!("worker:{host}:{port}")
+                });
+            }
+        }
+
+        let text = t
+            .http
+            .get(t.url("/metrics"))
+            .send()
+            .await
+            .unwrap()
+            .text()
+            .await
+            .unwrap();
+        let prefix = "likekit_db_pool_max_connections{pool=\"";
+        let reported: std::collections::BTreeMap<String, f64> = text
+            .lines()
+            .filter_map(|line| line.strip_prefix(prefix))
+            .map(|rest| {
+                let (pool, value) = rest.split_once("\"} ").unwrap();
+                (pool.to_owned(), value.parse().unwrap())
+            })
+            .collect();
+        assert_eq!(
+            reported
+                .keys()
+                .cloned()
+                .collect::<std::collections::BTreeSet<_>>(),
+            expected,
+            "direct {direct}:\n{text}"
+        );
+        for (pool, max) in &reported {
+            assert_eq!(*max, 8.0, "{pool}: --db-connections");
+            for series in [
+                format!("likekit_db_pool_connections{{pool=\"{pool}\",state=\"idle\"}} "),
+                format!("likekit_db_pool_connections{{pool=\"{pool}\",state=\"in_use\"}} "),
+                format!("likekit_db_pool_waiting{{pool=\"{pool}\"}} "),
+            ] {
+                assert!(text.contains(&series), "{series} in\n{text}");
+            }
+        }
+        t.stop().await;
+    }
 }
 
 /// Servers may connect to the workers instead of the coordinator (each

@@ -3,8 +3,9 @@
 //! (`likekit_testing::postgres`) — once as plain PostgreSQL and once with
 //! the one-post reads Citus gets (one statement per post) — plus what only
 //! PostgreSQL has:
-//! migrations, connection errors, large seeds, batched view reads, and the
-//! HTTP seed table and concurrency run against a PostgreSQL-backed server.
+//! migrations, connection errors, large seeds, batched view reads, the
+//! HTTP seed table and concurrency run against a PostgreSQL-backed server,
+//! and its connection pool on `/metrics`.
 //!
 //! Without PostgreSQL's server programs these tests fail, saying how to
 //! install them (`cargo xtask doctor --install postgresql`).
@@ -627,6 +628,56 @@ async fn readyz_follows_the_database_and_livez_does_not() {
         probe("/livez").await.unwrap().status(),
         reqwest::StatusCode::OK
     );
+    t.stop().await;
+}
+
+/// `/metrics` on PostgreSQL reports the store's own pool, `main`: idle and
+/// in-use connections, the pool's size (`--db-connections`) and the tasks
+/// waiting, read when the metrics are asked for; no worker pools off Citus.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn metrics_report_the_connection_pool() {
+    let (t, _database) = http_server().await;
+    t.setup(&[(7, "Ana")], &[42]).await;
+    let liked = t.like(7, 42).await;
+    assert_eq!(liked.status(), reqwest::StatusCode::OK);
+    let viewed = t.view(7, 42).await;
+    assert_eq!(viewed.status(), reqwest::StatusCode::OK);
+
+    let response = t.http.get(t.url("/metrics")).send().await.unwrap();
+    assert_eq!(response.status(), reqwest::StatusCode::OK);
+    let text = response.text().await.unwrap();
+    let value = |series: &str| -> f64 {
+        let prefix = format!("{series} ");
+        let found: Vec<f64> = text
+            .lines()
+            .filter_map(|line| line.strip_prefix(&prefix))
+            .map(|v| v.parse().unwrap())
+            .collect();
+        assert_eq!(found.len(), 1, "one {series} in\n{text}");
+        found[0]
+    };
+    let max = value("likekit_db_pool_max_connections{pool=\"main\"}");
+    assert_eq!(max, 8.0, "--db-connections");
+    let idle = value("likekit_db_pool_connections{pool=\"main\",state=\"idle\"}");
+    let in_use = value("likekit_db_pool_connections{pool=\"main\",state=\"in_use\"}");
+    // The like and the view opened at least one connection, back idle by now
+    // or held by the readiness probe or a batch.
+    assert!(idle + in_use >= 1.0, "idle {idle}, in use {in_use}");
+    assert!(idle + in_use <= max, "idle {idle}, in use {in_use}");
+    assert!(idle >= 0.0 && in_use >= 0.0);
+    // Nothing is in flight: no one waits.
+    assert_eq!(value("likekit_db_pool_waiting{pool=\"main\"}"), 0.0);
+    for family in [
+        "likekit_db_pool_connections",
+        "likekit_db_pool_max_connections",
+        "likekit_db_pool_waiting",
+    ] {
+        assert!(
+            text.contains(&format!("# TYPE {family} gauge\n")),
+            "{family} in\n{text}"
+        );
+    }
+    assert!(!text.contains("pool=\"worker:"), "{text}");
     t.stop().await;
 }
 

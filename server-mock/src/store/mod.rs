@@ -295,6 +295,44 @@ pub enum Upsert {
     Updated,
 }
 
+/// One connection pool of a store as it is now, for `/metrics` (the
+/// `likekit_db_pool_*` series; see [`Store::pools`]).
+///
+/// ```
+/// use likekit_server::store::PoolStatus;
+///
+/// let pool = PoolStatus {
+///     name: "main".into(),
+///     max: 8,
+///     size: 3,
+///     idle: 1,
+///     waiting: 0,
+/// };
+/// assert_eq!(pool.in_use(), 2);
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PoolStatus {
+    /// The `pool` label: `main` for the store's own pool, `worker:HOST:PORT`
+    /// for a Citus worker's (direct routing).
+    pub name: String,
+    /// The most connections the pool opens.
+    pub max: usize,
+    /// Connections open now, idle or in use.
+    pub size: usize,
+    /// Open connections no one holds now.
+    pub idle: usize,
+    /// Tasks waiting for a connection now.
+    pub waiting: usize,
+}
+
+impl PoolStatus {
+    /// Open connections held now: [`size`](Self::size) less
+    /// [`idle`](Self::idle), never below zero.
+    pub fn in_use(&self) -> usize {
+        self.size.saturating_sub(self.idle)
+    }
+}
+
 /// A storage failure or a refused operation.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
@@ -422,6 +460,16 @@ pub trait Store: Send + Sync + fmt::Debug + 'static {
     fn hot_posts(&self) -> Option<&HotPosts> {
         None
     }
+
+    /// The store's connection pools as they are now, for `/metrics`
+    /// (`likekit_db_pool_*`), asked at each scrape: it must be cheap and do
+    /// no I/O. Only the pools the store holds at that moment: a pool it
+    /// has let go of is not reported. None by default; the SQLite store
+    /// keeps no such pool (one writer connection and a fixed set of
+    /// readers opened at start) and reports none.
+    fn pools(&self) -> Vec<PoolStatus> {
+        Vec::new()
+    }
 }
 
 #[cfg(test)]
@@ -470,6 +518,22 @@ mod tests {
             let err = parse(empty).unwrap_err().to_string();
             assert!(err.contains("empty"), "{err}");
         }
+    }
+
+    #[test]
+    fn connections_in_use_are_never_below_zero() {
+        let pool = |size, idle| PoolStatus {
+            name: "main".into(),
+            max: 8,
+            size,
+            idle,
+            waiting: 0,
+        };
+        assert_eq!(pool(5, 2).in_use(), 3);
+        assert_eq!(pool(5, 5).in_use(), 0);
+        assert_eq!(pool(0, 0).in_use(), 0);
+        // Read at a moment a connection was being handed back.
+        assert_eq!(pool(2, 3).in_use(), 0);
     }
 
     /// The start-up log's PostgreSQL line: host, port, database and user,

@@ -79,8 +79,8 @@ use tokio::sync::{RwLock, RwLockReadGuard, Semaphore, mpsc, oneshot};
 use tokio_postgres::{NoTls, error::SqlState};
 
 use super::{
-    HotPostOptions, HotPosts, PostAudit, PostSnapshot, RECENT_LIKERS, Store, StoreError, Upsert,
-    WriteOutcome,
+    HotPostOptions, HotPosts, PoolStatus, PostAudit, PostSnapshot, RECENT_LIKERS, Store,
+    StoreError, Upsert, WriteOutcome,
     hot::{liked_at, merge_likers},
     redact_url,
     rules::{check_friends, check_name, check_seed, unique},
@@ -704,6 +704,18 @@ pub(crate) fn connection_pool(
         .runtime(Runtime::Tokio1)
         .build()
         .map_err(|e| format!("PostgreSQL connection pool: {e}"))
+}
+
+/// `pool` as `/metrics` reports it, under the label `name`.
+fn pool_status(name: String, pool: &Pool) -> PoolStatus {
+    let status = pool.status();
+    PoolStatus {
+        name,
+        max: status.max_size,
+        size: status.size,
+        idle: status.available,
+        waiting: status.waiting,
+    }
 }
 
 /// Where a statement about one post goes on Citus: straight to the worker
@@ -1707,6 +1719,18 @@ impl Store for PostgresStore {
 
     fn hot_posts(&self) -> Option<&HotPosts> {
         Some(&self.hot)
+    }
+
+    /// The store's own pool, `main`, and on Citus with direct routing one
+    /// per worker the placement map names now, `worker:HOST:PORT` (none
+    /// while direct routing is off). A mutex taken briefly per pool; no
+    /// I/O.
+    fn pools(&self) -> Vec<PoolStatus> {
+        let mut pools = vec![pool_status("main".to_owned(), &self.pool)];
+        if let Some(workers) = &self.route.workers {
+            pools.extend(workers.pools());
+        }
+        pools
     }
 }
 

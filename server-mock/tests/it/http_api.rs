@@ -151,6 +151,9 @@ async fn healthz_openapi_and_metrics() {
     assert!(value("likekit_cache_requests_total{cache=\"post\",result=\"hit\"}") >= 1.0);
     assert!(value("likekit_cache_hit_ratio{cache=\"post\"}") > 0.0);
     assert!(text.contains("likekit_group_commit_writes"));
+    // SQLite keeps no connection pool to report (PostgreSQL's are in
+    // tests/store_postgres.rs).
+    assert!(!text.contains("likekit_db_pool_"), "{text}");
     // The process's own series, as every Prometheus client exports them.
     if cfg!(target_os = "linux") {
         assert!(value("process_resident_memory_bytes") > 1_000_000.0);

@@ -32,7 +32,7 @@ use std::{
 
 use deadpool_postgres::{Object, Pool};
 
-use super::{StoreError, Tls, connection_pool};
+use super::{PoolStatus, StoreError, Tls, connection_pool, pool_status};
 
 /// How often the map is read again (a rebalance moves shards while
 /// servers run).
@@ -268,6 +268,17 @@ impl Workers {
         groups
     }
 
+    /// The pools of the workers the map names now, each labelled
+    /// [`pool_name`]. A worker the map no longer names, or every worker
+    /// while direct routing is off, has no pool and is left out.
+    pub(super) fn pools(&self) -> Vec<PoolStatus> {
+        self.map()
+            .pools
+            .iter()
+            .map(|(host, port, pool)| pool_status(pool_name(host, *port), pool))
+            .collect()
+    }
+
     /// After a worker's connection failed: off until the next refresh.
     fn give_up(&self, map: &Arc<Map>, error: &str) {
         let mut current = self.map.write().unwrap_or_else(|e| e.into_inner());
@@ -281,6 +292,17 @@ impl Workers {
             );
             *current = Arc::new(Map::default());
         }
+    }
+}
+
+/// A worker's pool as `/metrics` labels it: `worker:HOST:PORT`, as the
+/// cluster lists the worker (an IPv6 address in brackets, so the port
+/// stays apart).
+fn pool_name(host: &str, port: u16) -> String {
+    if host.contains(':') {
+        format!("worker:[{host}]:{port}")
+    } else {
+        format!("worker:{host}:{port}")
     }
 }
 
@@ -419,6 +441,13 @@ mod tests {
             worker_config(&given, "worker1", 6432).get_ssl_mode(),
             SslMode::Disable
         );
+    }
+
+    #[test]
+    fn worker_pools_are_named_by_host_and_port() {
+        assert_eq!(pool_name("worker-1", 5432), "worker:worker-1:5432");
+        assert_eq!(pool_name("10.0.0.7", 6432), "worker:10.0.0.7:6432");
+        assert_eq!(pool_name("fd00::7", 5432), "worker:[fd00::7]:5432");
     }
 
     #[test]
