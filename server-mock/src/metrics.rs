@@ -122,8 +122,6 @@ pub(crate) struct Metrics {
     /// Kept for the process series, recorded at each render.
     #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
     recorder: PrometheusRecorder,
-    #[cfg(target_os = "linux")]
-    process: metrics_process::Collector,
     routes: Vec<RouteMetrics>,
     pub(crate) likes_written: Counter,
     pub(crate) unlikes_written: Counter,
@@ -284,12 +282,11 @@ impl Metrics {
             })
             .collect();
 
+        // The process series' descriptions (`record_process` records them).
         #[cfg(target_os = "linux")]
-        let process = {
-            let process = metrics_process::Collector::default();
-            metrics::with_local_recorder(&recorder, || process.describe());
-            process
-        };
+        metrics::with_local_recorder(&recorder, || {
+            metrics_process::Collector::default().describe()
+        });
 
         let handle = recorder.handle();
         Arc::new(Self {
@@ -321,8 +318,6 @@ impl Metrics {
             ops_connections: connections("ops"),
             handle,
             recorder,
-            #[cfg(target_os = "linux")]
-            process,
         })
     }
 
@@ -353,10 +348,44 @@ impl Metrics {
             self.cache_friends_ratio.set(ratio);
         }
         #[cfg(target_os = "linux")]
-        metrics::with_local_recorder(&self.recorder, || self.process.collect());
+        let cpu_seconds = self.record_process();
         let mut text = self.handle.render();
         write_pools(&mut text, pools);
+        #[cfg(target_os = "linux")]
+        if let Some(seconds) = cpu_seconds {
+            write_cpu_seconds(&mut text, seconds);
+        }
         text
+    }
+
+    /// Reads the process's own series from `/proc` (`metrics_process`'s
+    /// `collect`) and records them, but for the CPU time, which it returns:
+    /// `metrics_process::Collector` records that through a whole-number
+    /// counter, so a rate over a minute moved in steps of 1/60 of a core;
+    /// [`write_cpu_seconds`] writes it as Prometheus clients do, in
+    /// fractions of a second.
+    #[cfg(target_os = "linux")]
+    fn record_process(&self) -> Option<f64> {
+        let read = metrics_process::collector::collect();
+        metrics::with_local_recorder(&self.recorder, || {
+            for (name, value) in [
+                ("process_open_fds", read.open_fds),
+                ("process_max_fds", read.max_fds),
+                ("process_virtual_memory_bytes", read.virtual_memory_bytes),
+                (
+                    "process_virtual_memory_max_bytes",
+                    read.virtual_memory_max_bytes,
+                ),
+                ("process_resident_memory_bytes", read.resident_memory_bytes),
+                ("process_start_time_seconds", read.start_time_seconds),
+                ("process_threads", read.threads),
+            ] {
+                if let Some(value) = value {
+                    metrics::gauge!(name).set(value as f64);
+                }
+            }
+        });
+        read.cpu_seconds_total
     }
 
     /// Drains histogram samples; call every few seconds.
@@ -406,6 +435,26 @@ fn write_pools(text: &mut String, pools: &[PoolStatus]) {
     );
 }
 
+/// `process_cpu_seconds_total`, the process's user and system CPU time, as
+/// a counter in seconds with their fractions.
+#[cfg_attr(not(target_os = "linux"), allow(dead_code))]
+fn write_cpu_seconds(text: &mut String, seconds: f64) {
+    use std::fmt::Write;
+
+    let name = "process_cpu_seconds_total";
+    write_help_line(
+        text,
+        name,
+        None,
+        None,
+        "Total user and system CPU time spent in seconds.",
+    );
+    write_type_line(text, name, None, None, "counter");
+    // Writing to a String does not fail.
+    let _ = writeln!(text, "{name} {seconds}");
+    text.push('\n');
+}
+
 /// One gauge family as the recorder writes its own: `# HELP` and `# TYPE`,
 /// a line per (labels, value), and a blank line.
 fn write_gauge(
@@ -428,6 +477,18 @@ fn write_gauge(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn cpu_seconds_keep_their_fractions() {
+        let mut text = String::new();
+        write_cpu_seconds(&mut text, 1.25);
+        assert_eq!(
+            text,
+            "# HELP process_cpu_seconds_total Total user and system CPU time spent in \
+             seconds.\n# TYPE process_cpu_seconds_total counter\nprocess_cpu_seconds_total \
+             1.25\n\n"
+        );
+    }
 
     fn pool(name: &str, max: usize, size: usize, idle: usize, waiting: usize) -> PoolStatus {
         PoolStatus {

@@ -170,7 +170,20 @@ async fn healthz_openapi_and_metrics() {
             started > now - 86_400.0 && started <= now + 1.0,
             "{started}"
         );
-        assert!(text.contains("# TYPE process_cpu_seconds_total counter"));
+        // The CPU time in seconds with their fractions (not whole
+        // seconds), under one HELP and one TYPE line.
+        assert_eq!(
+            text.matches("# TYPE process_cpu_seconds_total counter\n")
+                .count(),
+            1,
+            "{text}"
+        );
+        assert_eq!(text.matches("# HELP process_cpu_seconds_total ").count(), 1);
+        let cpu = text
+            .lines()
+            .find_map(|line| line.strip_prefix("process_cpu_seconds_total "))
+            .expect("a CPU time");
+        assert!(cpu.parse::<f64>().unwrap() > 0.0, "{cpu}");
     }
     t.stop().await;
 }
