@@ -67,13 +67,9 @@ def test_an_async_provider_renews_after_a_401_and_the_like_saves(admin, event_lo
         del client
 
 
-def test_an_async_provider_that_gives_up_is_unauthorized(admin, event_loop_thread):
-    class GiveUp(likekit.AsyncTokenProvider):
-        async def token(self, refresh):
-            return None if refresh else "not-a-token"
-
-    post = admin.post()
-    client = likekit.LikeClient.with_async_token_provider(admin.url, GiveUp(), FAST_RETRY)
+def like_is_unauthorized(client, post):
+    """Likes `post` with `client` and waits for the like to fail: the
+    failure's error, checked to be `Unauthorized`."""
     recorder = Recorder()
     subscription = client.subscribe(post, recorder)
     try:
@@ -81,10 +77,18 @@ def test_an_async_provider_that_gives_up_is_unauthorized(admin, event_loop_threa
         _post, wanted, error, _thread = recorder.await_failure(timeout=10)
         assert wanted is True
         assert type(error) is likekit.LikeError.Unauthorized, repr(error)
-        assert error.status == 401
+        return error
     finally:
         subscription.cancel()
-        del client
+
+
+def test_an_async_provider_that_gives_up_is_unauthorized(admin, event_loop_thread):
+    class GiveUp(likekit.AsyncTokenProvider):
+        async def token(self, refresh):
+            return None if refresh else "not-a-token"
+
+    client = likekit.LikeClient.with_async_token_provider(admin.url, GiveUp(), FAST_RETRY)
+    assert like_is_unauthorized(client, admin.post()).status == 401
 
 
 @pytest.mark.parametrize("kind", ["sync", "async"])
@@ -97,23 +101,13 @@ def test_a_provider_that_throws_gives_no_token_and_one_line(admin, event_loop_th
         async def token(self, refresh):
             raise RuntimeError("the keychain is locked (expected in this test)")
 
-    post = admin.post()
     if kind == "sync":
         client = likekit.LikeClient(admin.url, Throws(), FAST_RETRY)
         what = "a TokenProvider"
     else:
         client = likekit.LikeClient.with_async_token_provider(admin.url, ThrowsAsync(), FAST_RETRY)
         what = "an AsyncTokenProvider"
-    recorder = Recorder()
-    subscription = client.subscribe(post, recorder)
-    try:
-        client.set_liked(post, True)
-        _post, wanted, error, _thread = recorder.await_failure(timeout=10)
-        assert wanted is True
-        assert type(error) is likekit.LikeError.Unauthorized, repr(error)
-    finally:
-        subscription.cancel()
-        del client
+    like_is_unauthorized(client, admin.post())
     err = capfd.readouterr().err
     assert f"likekit: {what} threw:" in err, err
     assert "the keychain is locked" in err, err
