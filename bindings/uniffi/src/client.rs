@@ -91,8 +91,8 @@ pub trait AsyncTokenProvider: Send + Sync {
 /// What a [`LikeObserver`], [`TokenProvider`] or [`AsyncTokenProvider`]
 /// threw. Any exception arrives as [`Threw`](Self::Threw) (an
 /// implementation may also throw this one itself). LikeKit writes one line
-/// about it on standard error (`likekit: a LikeObserver threw in on_change:
-/// …`) and goes on: the observer's next call comes as usual; a provider
+/// about it on standard error (`likekit: a LikeObserver in on_change
+/// threw: …`) and goes on: the observer's next call comes as usual; a provider
 /// that threw gives no token.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error, uniffi::Error)]
 pub enum CallbackError {
@@ -115,6 +115,23 @@ impl From<uniffi::UnexpectedUniFFICallbackError> for CallbackError {
 /// Writes the one line a callback that threw gets on standard error.
 fn report_thrown(what: &str, error: &CallbackError) {
     eprintln!("likekit: {what} threw: {error}");
+}
+
+/// A token provider's answer as the core takes it: the token, or none
+/// when `what` threw (one line on standard error) or broke uniffi's
+/// contract (the unwind caught).
+fn given_token(
+    answer: std::thread::Result<Result<Option<String>, CallbackError>>,
+    what: &str,
+) -> Option<String> {
+    match answer {
+        Ok(Ok(token)) => token,
+        Ok(Err(thrown)) => {
+            report_thrown(what, &thrown);
+            None
+        }
+        Err(_) => None,
+    }
 }
 
 /// A core builder for `base_url` with `options`, on the shared runtime.
@@ -655,15 +672,8 @@ struct TokenAdapter {
 impl likekit_core::TokenProvider for TokenAdapter {
     fn token(&self, refresh: bool) -> Option<String> {
         let provider = self.inner.upgrade()?;
-        // A provider that throws gives no token.
-        match catch_unwind(AssertUnwindSafe(|| provider.token(refresh))) {
-            Ok(Ok(token)) => token,
-            Ok(Err(thrown)) => {
-                report_thrown("a TokenProvider", &thrown);
-                None
-            }
-            Err(_) => None,
-        }
+        let answer = catch_unwind(AssertUnwindSafe(|| provider.token(refresh)));
+        given_token(answer, "a TokenProvider")
     }
 }
 
@@ -679,18 +689,10 @@ impl likekit_core::AsyncTokenProvider for AsyncTokenAdapter {
         use futures_util::FutureExt as _;
         Box::pin(async move {
             let provider = self.inner.upgrade()?;
-            // A provider that throws gives no token.
-            match AssertUnwindSafe(provider.token(refresh))
+            let answer = AssertUnwindSafe(provider.token(refresh))
                 .catch_unwind()
-                .await
-            {
-                Ok(Ok(token)) => token,
-                Ok(Err(thrown)) => {
-                    report_thrown("an AsyncTokenProvider", &thrown);
-                    None
-                }
-                Err(_) => None,
-            }
+                .await;
+            given_token(answer, "an AsyncTokenProvider")
         })
     }
 }
