@@ -9,10 +9,10 @@ use axum::{
     response::{IntoResponse, Response},
 };
 use likekit_proto::{
-    ErrorBody, UserId,
+    ErrorBody, PostId, UserId,
     admin::{
-        FaultRules, Friends, Journal, NewPost, NewUser, RequestFilter, Seed, TokenRequest,
-        TokenResponse,
+        FaultRules, Friends, Journal, NewPost, NewUser, RequestFilter, Seed, StoredPost,
+        StoredUser, TokenRequest, TokenResponse,
     },
 };
 use serde::Serialize;
@@ -25,7 +25,7 @@ use crate::{
     extract::PathId,
     faults,
     state::App,
-    store::{Upsert, rules},
+    store::{StoreError, Upsert, rules},
 };
 
 /// `{"ok": true}`
@@ -117,6 +117,69 @@ pub(crate) async fn create_post(
 ) -> Result<(StatusCode, Json<NewPost>), ApiError> {
     let upsert = app.store.put_post(post.id).await?;
     Ok((created(upsert), Json(post)))
+}
+
+/// A user as stored: the name and the own (directed) friend list.
+#[utoipa::path(
+    get,
+    path = "/admin/users/{id}",
+    tag = "admin",
+    params(("id" = UserId, Path, description = "The user")),
+    security(("admin_key" = [])),
+    responses(
+        (status = 200, description = "The user", body = StoredUser),
+        (status = 400, description = "`bad_user_id`", body = ErrorBody),
+        (status = 404, description = "`user_not_found`", body = ErrorBody),
+    )
+)]
+pub(crate) async fn get_user(
+    State(App(app)): State<App>,
+    PathId(user): PathId<UserId>,
+) -> Result<Json<StoredUser>, ApiError> {
+    let (name, friends) = tokio::try_join!(app.store.user_name(user), app.store.friends(user))?;
+    let name = name.ok_or(StoreError::UserNotFound(user))?;
+    let mut friends: Vec<UserId> = friends.into_iter().map(|(id, _)| id).collect();
+    friends.sort_unstable();
+    Ok(Json(StoredUser {
+        id: user,
+        name,
+        friends,
+    }))
+}
+
+/// A post as stored: its count, version and most recent likers, read from
+/// the store past the view cache.
+///
+/// The public `GET /posts/{id}/likes` answers the count from a cache of
+/// about a second (`--cache-ttl-ms`); this one reads what is committed, so
+/// a test can check that a count moved exactly once at once.
+#[utoipa::path(
+    get,
+    path = "/admin/posts/{id}",
+    tag = "admin",
+    params(("id" = PostId, Path, description = "The post")),
+    security(("admin_key" = [])),
+    responses(
+        (status = 200, description = "The post", body = StoredPost),
+        (status = 400, description = "`bad_post_id`", body = ErrorBody),
+        (status = 404, description = "`post_not_found`", body = ErrorBody),
+    )
+)]
+pub(crate) async fn get_post(
+    State(App(app)): State<App>,
+    PathId(post): PathId<PostId>,
+) -> Result<Json<StoredPost>, ApiError> {
+    let snapshot = app
+        .store
+        .post(post)
+        .await?
+        .ok_or(StoreError::PostNotFound(post))?;
+    Ok(Json(StoredPost {
+        id: post,
+        count: snapshot.count,
+        version: snapshot.version,
+        recent_likers: snapshot.recent_likers,
+    }))
 }
 
 /// Replace a user's own (directed) friend list.

@@ -14,8 +14,8 @@ use likekit_proto::{
     BatchLikes, ErrorBody, ErrorDetail, LikeState, PostId, PostLikes, UserId,
     admin::{
         FaultAction, FaultMethod, FaultPhase, FaultRoute, FaultRule, FaultRules, Friends, Journal,
-        JournalEntry, NewPost, NewUser, RuleState, Seed, SeedPost, SeedUser, TokenRequest,
-        TokenResponse, WriteResult,
+        JournalEntry, NewPost, NewUser, RuleState, Seed, SeedPost, SeedUser, StoredPost,
+        StoredUser, TokenRequest, TokenResponse, WriteResult,
     },
 };
 use utoipa::{
@@ -50,13 +50,15 @@ impl Modify for Security {
 
 /// The operations whose handlers use the store, and so can also answer
 /// `500 storage_error` and `503 shutting_down`.
-const STORE_OPERATIONS: [(&str, &str); 9] = [
+const STORE_OPERATIONS: [(&str, &str); 11] = [
     ("/posts/{post_id}/like", "post"),
     ("/posts/{post_id}/like", "delete"),
     ("/posts/{post_id}/likes", "get"),
     ("/likes", "get"),
     ("/admin/users", "post"),
+    ("/admin/users/{id}", "get"),
     ("/admin/posts", "post"),
+    ("/admin/posts/{id}", "get"),
     ("/admin/users/{id}/friends", "put"),
     ("/admin/reset", "post"),
     ("/admin/seed", "post"),
@@ -225,7 +227,9 @@ fn request_id_header() -> utoipa::openapi::header::Header {
         openapi_json,
         api::metrics_text,
         admin::create_user,
+        admin::get_user,
         admin::create_post,
+        admin::get_post,
         admin::set_friends,
         admin::mint_token,
         admin::set_faults,
@@ -238,7 +242,7 @@ fn request_id_header() -> utoipa::openapi::header::Header {
     ),
     components(schemas(
         LikeState, PostLikes, BatchLikes, ErrorBody, ErrorDetail, PostId, UserId,
-        NewUser, NewPost, Friends, TokenRequest, TokenResponse,
+        NewUser, NewPost, StoredUser, StoredPost, Friends, TokenRequest, TokenResponse,
         FaultRoute, FaultMethod, FaultPhase, FaultAction, FaultRule, FaultRules, RuleState,
         Journal, JournalEntry, WriteResult,
         Seed, SeedUser, SeedPost, api::Health, admin::Ack,

@@ -100,8 +100,10 @@ fn ops_routes(app: &App) -> Router<App> {
     if app.0.admin_key.is_some() {
         let admin = Router::new()
             .route("/users", post(admin::create_user))
+            .route("/users/{id}", get(admin::get_user))
             .route("/users/{id}/friends", put(admin::set_friends))
             .route("/posts", post(admin::create_post))
+            .route("/posts/{id}", get(admin::get_post))
             .route("/tokens", post(admin::mint_token))
             .route(
                 "/faults",

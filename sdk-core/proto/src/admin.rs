@@ -95,6 +95,42 @@ pub struct NewPost {
     pub id: PostId,
 }
 
+/// `GET /admin/users/{id}`: a user as the store holds it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "openapi", schema(examples(json!({"id": 7, "name": "Ana", "friends": [1, 2, 3]}))))]
+#[serde(deny_unknown_fields)]
+pub struct StoredUser {
+    /// The user's id.
+    pub id: UserId,
+    /// The display name.
+    pub name: String,
+    /// The user's own (directed) friend list, in ascending order of id.
+    pub friends: Vec<UserId>,
+}
+
+/// `GET /admin/posts/{id}`: a post as the store holds it, read past the
+/// view cache: what a test asserts when it checks that a count moved
+/// exactly once.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "openapi", schema(examples(json!({"id": 42, "count": 3, "version": 5, "recent_likers": [7, 3, 1]}))))]
+#[serde(deny_unknown_fields)]
+pub struct StoredPost {
+    /// The post's id.
+    pub id: PostId,
+    /// How many users like it: its like rows, as committed.
+    pub count: u64,
+    /// Grows by one with every real change of its likes (a like that
+    /// added a row, an unlike that removed one); 0 after a reset.
+    pub version: u64,
+    /// Its most recent likers, newest first, at most 100
+    /// ([`RECENT_LIKERS`](crate::RECENT_LIKERS)). An unlike removes its
+    /// user; the list is not refilled from older likes.
+    #[cfg_attr(feature = "openapi", schema(max_items = 100))]
+    pub recent_likers: Vec<UserId>,
+}
+
 /// `PUT /admin/users/{id}/friends` — the user's own (directed) friend list.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]

@@ -422,6 +422,9 @@ pub trait Store: Send + Sync + fmt::Debug + 'static {
     /// Empty for unknown users.
     async fn friends(&self, user: UserId) -> Result<Vec<(UserId, String)>, StoreError>;
 
+    /// `user`'s display name; `None` for an unknown user.
+    async fn user_name(&self, user: UserId) -> Result<Option<String>, StoreError>;
+
     /// Creates a user, or renames an existing one.
     async fn put_user(&self, user: UserId, name: &str) -> Result<Upsert, StoreError>;
 

@@ -517,6 +517,7 @@ const MAX_BATCHES: usize = 4;
 
 const FRIENDS: &str = "SELECT f.friend_id, u.name FROM friends f \
      JOIN users u ON u.id = f.friend_id WHERE f.user_id = $1::bigint";
+const USER_NAME: &str = "SELECT name FROM users WHERE id = $1::bigint";
 
 /// The first of `$1` (in order) that is not a user.
 const FIRST_MISSING_USER: &str = "
@@ -1603,6 +1604,15 @@ impl Store for PostgresStore {
             .iter()
             .filter_map(|row| Some((UserId::try_from(row.get::<_, i64>(0)).ok()?, row.get(1))))
             .collect())
+    }
+
+    async fn user_name(&self, user: UserId) -> Result<Option<String>, StoreError> {
+        let client = self.pool.get().await?;
+        let statement = client.prepare_cached(USER_NAME).await?;
+        Ok(client
+            .query_opt(&statement, &[&user.as_i64()])
+            .await?
+            .map(|row| row.get(0)))
     }
 
     async fn put_user(&self, user: UserId, name: &str) -> Result<Upsert, StoreError> {

@@ -136,6 +136,7 @@ const SELECT_LIKED: &str = "SELECT 1 FROM likes WHERE post_id = ?1 AND user_id =
 const SELECT_FRIENDS: &str = "SELECT f.friend_id, u.name FROM friends f \
      JOIN users u ON u.id = f.friend_id WHERE f.user_id = ?1";
 const USER_EXISTS: &str = "SELECT 1 FROM users WHERE id = ?1";
+const USER_NAME: &str = "SELECT name FROM users WHERE id = ?1";
 
 /// How to open a [`SqliteStore`].
 #[derive(Debug, Clone)]
@@ -1233,6 +1234,14 @@ impl Store for SqliteStore {
                 Ok((id_from_sql(0, row.get(0)?)?, row.get::<_, String>(1)?))
             })?;
             rows.collect()
+        })
+    }
+
+    async fn user_name(&self, user: UserId) -> Result<Option<String>, StoreError> {
+        self.readers.with(|conn| {
+            conn.prepare_cached(USER_NAME)?
+                .query_row([user.as_i64()], |row| row.get(0))
+                .optional()
         })
     }
 

@@ -20,6 +20,8 @@ async fn admin_is_off_without_a_key() {
     for (method, path) in [
         (Method::POST, "/admin/users"),
         (Method::POST, "/admin/posts"),
+        (Method::GET, "/admin/posts/1"),
+        (Method::GET, "/admin/users/1"),
         (Method::PUT, "/admin/users/1/friends"),
         (Method::POST, "/admin/tokens"),
         (Method::PUT, "/admin/faults"),
@@ -186,6 +188,87 @@ async fn users_posts_friends_and_tokens() {
     // Ben's friends line shows the renamed Ana.
     let view: PostLikes = ok_json(t.view(8, 42).await).await;
     assert_eq!(view.friends, ["Ana B"]);
+    t.stop().await;
+}
+
+/// `GET /admin/users/{id}` and `GET /admin/posts/{id}` read back what the
+/// store holds: names, friend lists in ascending order, counts, versions
+/// and the most recent likers, newest first.
+#[tokio::test]
+async fn users_and_posts_read_back_as_stored() {
+    let t = TestServer::start().await;
+    t.setup(&[(1, "Ana"), (2, "Ben"), (3, "Cy")], &[42]).await;
+    let r = t
+        .admin(
+            Method::PUT,
+            "/admin/users/2/friends",
+            Some(json!({"friends": [3, 1]})),
+        )
+        .await;
+    assert_eq!(r.status(), StatusCode::OK);
+    let r = t.admin(Method::GET, "/admin/users/2", None).await;
+    assert_eq!(
+        ok_json::<Value>(r).await,
+        json!({"id": 2, "name": "Ben", "friends": [1, 3]})
+    );
+    let r = t.admin(Method::GET, "/admin/users/3", None).await;
+    assert_eq!(
+        ok_json::<Value>(r).await,
+        json!({"id": 3, "name": "Cy", "friends": []})
+    );
+
+    let r = t.admin(Method::GET, "/admin/posts/42", None).await;
+    assert_eq!(
+        ok_json::<Value>(r).await,
+        json!({"id": 42, "count": 0, "version": 0, "recent_likers": []})
+    );
+    for user in [1, 3, 2] {
+        ok_json::<LikeState>(t.like(user, 42).await).await;
+    }
+    // A like that changes nothing moves nothing.
+    ok_json::<LikeState>(t.like(3, 42).await).await;
+    ok_json::<LikeState>(t.unlike(3, 42).await).await;
+    let r = t.admin(Method::GET, "/admin/posts/42", None).await;
+    assert_eq!(
+        ok_json::<Value>(r).await,
+        json!({"id": 42, "count": 2, "version": 4, "recent_likers": [2, 1]})
+    );
+
+    // The typed client reads the same.
+    let admin = &t.admin_client;
+    let post = admin
+        .get_post(likekit_server::wire::PostId::new(42).unwrap())
+        .await
+        .unwrap();
+    assert_eq!((post.count, post.version), (2, 4));
+    let ben = admin
+        .get_user(likekit_server::wire::UserId::new(2).unwrap())
+        .await
+        .unwrap();
+    assert_eq!((ben.name.as_str(), ben.friends.len()), ("Ben", 2));
+
+    for (path, status, code) in [
+        ("/admin/users/99", StatusCode::NOT_FOUND, "user_not_found"),
+        ("/admin/users/0", StatusCode::BAD_REQUEST, "bad_user_id"),
+        ("/admin/users/ana", StatusCode::BAD_REQUEST, "bad_user_id"),
+        ("/admin/posts/99", StatusCode::NOT_FOUND, "post_not_found"),
+        ("/admin/posts/0", StatusCode::BAD_REQUEST, "bad_post_id"),
+        (
+            "/admin/posts/9223372036854775808",
+            StatusCode::BAD_REQUEST,
+            "bad_post_id",
+        ),
+    ] {
+        expect_error(t.admin(Method::GET, path, None).await, status, code).await;
+    }
+    let err = admin
+        .get_post(likekit_server::wire::PostId::new(99).unwrap())
+        .await
+        .unwrap_err();
+    assert_eq!(err.code(), "post_not_found");
+    // Without the key, nothing is read.
+    let r = t.http.get(t.url("/admin/posts/42")).send().await.unwrap();
+    expect_error(r, StatusCode::UNAUTHORIZED, "bad_admin_key").await;
     t.stop().await;
 }
 

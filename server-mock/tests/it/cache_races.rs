@@ -120,6 +120,9 @@ impl Store for Gated {
         self.friends.pass().await;
         read
     }
+    async fn user_name(&self, user: UserId) -> Result<Option<String>, StoreError> {
+        self.inner.user_name(user).await
+    }
     async fn put_user(&self, user: UserId, name: &str) -> Result<Upsert, StoreError> {
         self.inner.put_user(user, name).await
     }

@@ -53,6 +53,9 @@ impl Store for CommitsThenFails {
     async fn friends(&self, user: UserId) -> Result<Vec<(UserId, String)>, StoreError> {
         self.0.friends(user).await
     }
+    async fn user_name(&self, user: UserId) -> Result<Option<String>, StoreError> {
+        self.0.user_name(user).await
+    }
     async fn put_user(&self, user: UserId, name: &str) -> Result<Upsert, StoreError> {
         self.0.put_user(user, name).await
     }

@@ -53,6 +53,9 @@ impl Store for Switchable {
     async fn friends(&self, user: UserId) -> Result<Vec<(UserId, String)>, StoreError> {
         self.store.friends(user).await
     }
+    async fn user_name(&self, user: UserId) -> Result<Option<String>, StoreError> {
+        self.store.user_name(user).await
+    }
     async fn put_user(&self, user: UserId, name: &str) -> Result<Upsert, StoreError> {
         self.store.put_user(user, name).await
     }

@@ -29,8 +29,8 @@ use std::{fmt, time::Duration};
 use likekit_proto::{
     ErrorBody, PostId, UserId,
     admin::{
-        FaultRules, Friends, Journal, NewPost, NewUser, RequestFilter, Seed, TokenRequest,
-        TokenResponse,
+        FaultRules, Friends, Journal, NewPost, NewUser, RequestFilter, Seed, StoredPost,
+        StoredUser, TokenRequest, TokenResponse,
     },
 };
 use reqwest::{Method, StatusCode};
@@ -110,7 +110,7 @@ pub struct Operation {
     pub id: &'static str,
     /// Its HTTP method.
     pub method: &'static str,
-    /// Its path, `{id}` standing for a user id.
+    /// Its path, `{id}` standing for a user's or a post's id.
     pub path: &'static str,
 }
 
@@ -119,7 +119,9 @@ const fn operation(id: &'static str, method: &'static str, path: &'static str) -
 }
 
 const CREATE_USER: Operation = operation("create_user", "POST", "/admin/users");
+const GET_USER: Operation = operation("get_user", "GET", "/admin/users/{id}");
 const CREATE_POST: Operation = operation("create_post", "POST", "/admin/posts");
+const GET_POST: Operation = operation("get_post", "GET", "/admin/posts/{id}");
 const SET_FRIENDS: Operation = operation("set_friends", "PUT", "/admin/users/{id}/friends");
 const MINT_TOKEN: Operation = operation("mint_token", "POST", "/admin/tokens");
 const SET_FAULTS: Operation = operation("set_faults", "PUT", "/admin/faults");
@@ -136,7 +138,9 @@ const SEED: Operation = operation("seed", "POST", "/admin/seed");
 /// (`server-mock/clients/`).
 pub const OPERATIONS: &[Operation] = &[
     CREATE_USER,
+    GET_USER,
     CREATE_POST,
+    GET_POST,
     SET_FRIENDS,
     MINT_TOKEN,
     SET_FAULTS,
@@ -261,6 +265,47 @@ impl AdminClient {
             .call_json(&CREATE_POST, Call::body(&NewPost { id }))
             .await?;
         Ok(created(status))
+    }
+
+    /// `get_user`: the user as stored, with its friend list (ascending
+    /// ids).
+    ///
+    /// # Errors
+    ///
+    /// `user_not_found`, and the other admin errors, as
+    /// [`AdminError::Api`].
+    pub async fn get_user(&self, id: UserId) -> Result<StoredUser, AdminError> {
+        let request = Call {
+            id: Some(id.get()),
+            ..Call::NONE
+        };
+        let (_, user) = self.call_json(&GET_USER, request).await?;
+        Ok(user)
+    }
+
+    /// `get_post`: the post as stored (count, version, most recent likers
+    /// newest first), read past the server's view cache: a count checked
+    /// here right after a client's call is the committed one.
+    ///
+    /// ```no_run
+    /// # async fn run(admin: likekit_testing::admin::AdminClient) {
+    /// use likekit_proto::PostId;
+    /// let post = admin.get_post(PostId::new(42).unwrap()).await.unwrap();
+    /// assert_eq!(post.count, 1, "the like was counted once");
+    /// # }
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// `post_not_found`, and the other admin errors, as
+    /// [`AdminError::Api`].
+    pub async fn get_post(&self, id: PostId) -> Result<StoredPost, AdminError> {
+        let request = Call {
+            id: Some(id.get()),
+            ..Call::NONE
+        };
+        let (_, post) = self.call_json(&GET_POST, request).await?;
+        Ok(post)
     }
 
     /// `set_friends`: replaces the user's own (directed) friend list.

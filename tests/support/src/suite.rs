@@ -362,10 +362,14 @@ pub async fn set_friends_checks_users(store: Arc<dyn Store>) {
     ));
 }
 
-/// Creating a user or post twice is not an error; a post keeps its likes.
+/// Creating a user or post twice is not an error; a post keeps its likes;
+/// a user's name reads back as last put.
 pub async fn put_user_and_post_are_upserts(store: Arc<dyn Store>) {
+    assert_eq!(store.user_name(u(1)).await, Ok(None));
     assert_eq!(store.put_user(u(1), "Ana").await, Ok(Upsert::Created));
+    assert_eq!(store.user_name(u(1)).await, Ok(Some("Ana".to_owned())));
     assert_eq!(store.put_user(u(1), "Ana B").await, Ok(Upsert::Updated));
+    assert_eq!(store.user_name(u(1)).await, Ok(Some("Ana B".to_owned())));
     // Refused by the rule on every backend (PostgreSQL's `text` cannot
     // even hold U+0000), never a storage error.
     for bad in ["   ", "A\0B", "Ana\n"] {
@@ -374,6 +378,11 @@ pub async fn put_user_and_post_are_upserts(store: Arc<dyn Store>) {
             "{bad:?}"
         );
     }
+    assert_eq!(
+        store.user_name(u(2)).await,
+        Ok(None),
+        "a refused name makes no user"
+    );
     assert_eq!(store.put_post(p(9)).await, Ok(Upsert::Created));
     store.like(u(1), p(9)).await.expect("like");
     assert_eq!(store.put_post(p(9)).await, Ok(Upsert::Updated));
