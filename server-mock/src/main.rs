@@ -496,7 +496,18 @@ fn command() -> clap::Command {
 /// variable too when the bad value came from one (clap names only the
 /// flag).
 fn usage_error(command: &clap::Command, argv: &[OsString], err: &clap::Error) -> ExitCode {
-    use clap::error::{ContextKind, ContextValue};
+    use clap::error::{ContextKind, ContextValue, ErrorKind};
+    let code = ExitCode::from(u8::try_from(err.exit_code()).unwrap_or(2));
+    if matches!(
+        err.kind(),
+        ErrorKind::DisplayHelp
+            | ErrorKind::DisplayVersion
+            | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
+    ) {
+        // Help and the version are for people, not an error.
+        let _ = err.print();
+        return code;
+    }
     let from_env = match err.get(ContextKind::InvalidArg) {
         Some(ContextValue::String(shown)) => {
             let long = shown.split([' ', '=']).next().unwrap_or_default();
@@ -514,19 +525,46 @@ fn usage_error(command: &clap::Command, argv: &[OsString], err: &clap::Error) ->
         }
         _ => None,
     };
-    match from_env {
+    let text = match &from_env {
         Some((shown, env)) => {
-            let text =
-                err.render()
-                    .to_string()
-                    .replacen(&shown, &format!("{shown} (from {env})"), 1);
-            eprint!("{text}");
-            ExitCode::from(u8::try_from(err.exit_code()).unwrap_or(2))
+            err.render()
+                .to_string()
+                .replacen(shown.as_str(), &format!("{shown} (from {env})"), 1)
         }
-        None => {
-            let _ = err.print();
-            ExitCode::from(u8::try_from(err.exit_code()).unwrap_or(2))
+        None => err.render().to_string(),
+    };
+    if json_asked(argv) {
+        // A log pipeline reads every line of standard error as JSON: the
+        // parser's complaint is one line too, in the order of `fatal`'s.
+        let message = text.trim_end();
+        let message = message.strip_prefix("error: ").unwrap_or(message);
+        let _ = writeln!(std::io::stderr(), "{}", json_error_line(message));
+    } else if from_env.is_some() {
+        eprint!("{text}");
+    } else {
+        let _ = err.print();
+    }
+    code
+}
+
+/// Whether the command line or `LIKEKIT_LOG_FORMAT` asks for JSON log
+/// lines, read without the parser (for the parser's own errors).
+fn json_asked(argv: &[OsString]) -> bool {
+    let words: Vec<&str> = argv.iter().filter_map(|word| word.to_str()).collect();
+    let mut asked = None;
+    for (i, word) in words.iter().enumerate() {
+        if *word == "--" {
+            break;
         }
+        if let Some(value) = word.strip_prefix("--log-format=") {
+            asked = Some(value);
+        } else if *word == "--log-format" {
+            asked = words.get(i + 1).copied();
+        }
+    }
+    match asked {
+        Some(value) => value == "json",
+        None => std::env::var("LIKEKIT_LOG_FORMAT").is_ok_and(|value| value == "json"),
     }
 }
 
@@ -639,21 +677,23 @@ fn log_filter() -> Result<EnvFilter, String> {
 /// line in the json format (so that the stream stays JSON). Not through
 /// the log filter: a fatal error is shown whatever `RUST_LOG` says.
 fn fatal(format: LogFormat, message: &str) -> ExitCode {
-    use tracing_subscriber::fmt::{format::Writer, time::FormatTime as _};
     let line = match format {
         LogFormat::Text => format!("error: {message}"),
-        LogFormat::Json => {
-            let mut timestamp = String::new();
-            let _ = tracing_subscriber::fmt::time::SystemTime
-                .format_time(&mut Writer::new(&mut timestamp));
-            // The order of `logs::Lines`' JSON lines.
-            format!(
-                "{{\"timestamp\":{},\"level\":\"ERROR\",\"fields\":{{\"message\":{}}},\"target\":\"likekit_server\"}}",
-                serde_json::Value::from(timestamp),
-                serde_json::Value::from(message),
-            )
-        }
+        LogFormat::Json => json_error_line(message),
     };
     let _ = writeln!(std::io::stderr(), "{line}");
     ExitCode::FAILURE
+}
+
+/// `message` as one JSON log line at level `ERROR`, in the order of
+/// `logs::Lines`' JSON lines.
+fn json_error_line(message: &str) -> String {
+    use tracing_subscriber::fmt::{format::Writer, time::FormatTime as _};
+    let mut timestamp = String::new();
+    let _ = tracing_subscriber::fmt::time::SystemTime.format_time(&mut Writer::new(&mut timestamp));
+    format!(
+        "{{\"timestamp\":{},\"level\":\"ERROR\",\"fields\":{{\"message\":{}}},\"target\":\"likekit_server\"}}",
+        serde_json::Value::from(timestamp),
+        serde_json::Value::from(message),
+    )
 }

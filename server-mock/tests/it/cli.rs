@@ -808,6 +808,66 @@ fn a_bad_seed_file_stops_the_start_with_one_error() {
     assert!(message.starts_with("bad seed"), "{stderr}");
 }
 
+/// The command line parser's own refusals (exit 2) are one JSON line too
+/// when JSON log lines are asked for, by the flag or by
+/// `LIKEKIT_LOG_FORMAT`; the flag wins over the variable, and help stays
+/// text.
+#[test]
+fn parser_errors_are_one_json_line_under_json_logs() {
+    let one_error = |stderr: &str| -> String {
+        let lines: Vec<serde_json::Value> = stderr
+            .lines()
+            .map(|line| serde_json::from_str(line).unwrap_or_else(|e| panic!("{e}: {line}")))
+            .collect();
+        assert_eq!(lines.len(), 1, "{stderr}");
+        assert_eq!(lines[0]["level"], "ERROR", "{stderr}");
+        lines[0]["fields"]["message"].as_str().unwrap().to_owned()
+    };
+    let (status, stderr) = failed_start(&["--log-format", "json", "--bogus"], &[]);
+    assert_eq!(status.code(), Some(2), "{stderr}");
+    assert!(
+        one_error(&stderr).starts_with("unexpected argument '--bogus'"),
+        "{stderr}"
+    );
+    let (status, stderr) = failed_start(
+        &["--write-rate-limit=abc"],
+        &[("LIKEKIT_LOG_FORMAT", "json")],
+    );
+    assert_eq!(status.code(), Some(2), "{stderr}");
+    assert!(one_error(&stderr).contains("'abc'"), "{stderr}");
+    let (status, stderr) = failed_start(
+        &[],
+        &[
+            ("LIKEKIT_LOG_FORMAT", "json"),
+            ("LIKEKIT_WRITE_RATE_LIMIT", "abc"),
+        ],
+    );
+    assert_eq!(status.code(), Some(2), "{stderr}");
+    assert!(
+        one_error(&stderr).contains("(from LIKEKIT_WRITE_RATE_LIMIT)"),
+        "{stderr}"
+    );
+    // The flag over the variable; text as before.
+    let (status, stderr) = failed_start(
+        &["--log-format=text", "--bogus"],
+        &[("LIKEKIT_LOG_FORMAT", "json")],
+    );
+    assert_eq!(status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.starts_with("error: unexpected argument '--bogus'"),
+        "{stderr}"
+    );
+    let output = common::server_command()
+        .args(["--log-format", "json", "--help"])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(0), "{output:?}");
+    assert!(
+        String::from_utf8_lossy(&output.stdout).contains("Usage: likekit-server"),
+        "{output:?}"
+    );
+}
+
 /// A `RUST_LOG` that is not a filter stops the start (exit 1) with the
 /// variable and the parse problem, rather than quietly logging at `info`;
 /// an empty one is `info`.
