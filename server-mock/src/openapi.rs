@@ -453,8 +453,12 @@ mod tests {
             (&seed["format"], &seed["maximum"]),
             (&json!("uint64"), &json!(u64::MAX))
         );
-        let friends = &schemas["Friends"]["properties"]["friends"];
-        assert_eq!(friends["maxItems"], json!(MAX_FRIENDS));
+        for body in ["Friends", "StoredUser"] {
+            let friends = &schemas[body]["properties"]["friends"];
+            assert_eq!(friends["maxItems"], json!(MAX_FRIENDS), "{body}");
+        }
+        let likers = &schemas["StoredPost"]["properties"]["recent_likers"];
+        assert_eq!(likers["maxItems"], json!(likekit_proto::RECENT_LIKERS));
         let ttl = &schemas["TokenRequest"]["properties"]["ttl_secs"];
         assert_eq!(ttl["maximum"], json!(MAX_TOKEN_TTL_SECS));
         let rules = &schemas["FaultRules"]["properties"]["rules"];
@@ -727,6 +731,8 @@ mod tests {
                 "Seed" => check::<Seed>(name, example),
                 "SeedUser" => check::<SeedUser>(name, example),
                 "SeedPost" => check::<SeedPost>(name, example),
+                "StoredUser" => check::<StoredUser>(name, example),
+                "StoredPost" => check::<StoredPost>(name, example),
                 "Journal" => check::<Journal>(name, example),
                 "JournalEntry" => check::<JournalEntry>(name, example),
                 "Health" => assert_eq!(example, &json!({"status": "ok"})),
@@ -735,7 +741,7 @@ mod tests {
             }
             checked += 1;
         }
-        assert!(checked >= 19, "{checked} examples checked");
+        assert!(checked >= 21, "{checked} examples checked");
     }
 
     /// The derived schemas have exactly the fields the types serialise.
@@ -816,6 +822,23 @@ mod tests {
                 fields_of(&SeedPost {
                     id: post,
                     likers: vec![],
+                }),
+            ),
+            (
+                "StoredUser",
+                fields_of(&StoredUser {
+                    id: user,
+                    name: "A".into(),
+                    friends: vec![],
+                }),
+            ),
+            (
+                "StoredPost",
+                fields_of(&StoredPost {
+                    id: post,
+                    count: 0,
+                    version: 0,
+                    recent_likers: vec![],
                 }),
             ),
         ];

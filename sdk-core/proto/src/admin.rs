@@ -105,7 +105,9 @@ pub struct StoredUser {
     pub id: UserId,
     /// The display name.
     pub name: String,
-    /// The user's own (directed) friend list, in ascending order of id.
+    /// The user's own (directed) friend list, in ascending order of id
+    /// (at most 5,000, `MAX_FRIENDS`).
+    #[cfg_attr(feature = "openapi", schema(max_items = 5000))]
     pub friends: Vec<UserId>,
 }
 
@@ -125,8 +127,8 @@ pub struct StoredPost {
     /// added a row, an unlike that removed one); 0 after a reset.
     pub version: u64,
     /// Its most recent likers, newest first, at most 100
-    /// ([`RECENT_LIKERS`](crate::RECENT_LIKERS)). An unlike removes its
-    /// user; the list is not refilled from older likes.
+    /// (`RECENT_LIKERS`). An unlike removes its user; the list is not
+    /// refilled from older likes.
     #[cfg_attr(feature = "openapi", schema(max_items = 100))]
     pub recent_likers: Vec<UserId>,
 }
