@@ -12,6 +12,13 @@ use likekit_proto::admin::Seed;
 
 use crate::store::{Database, HotPostOptions};
 
+/// The largest request body a server takes by default: 128 KiB, so that
+/// every body the API's schemas bound fits — the longest friend list
+/// (5,000 ids of 19 digits, written with `", "` between them) is 105,013
+/// bytes. A seed document has no such bound: a larger one goes in with
+/// `--seed FILE`, a larger `--max-body-bytes`, or several requests.
+pub const DEFAULT_MAX_BODY_BYTES: usize = 128 * 1024;
+
 /// A per-user limit on likes and unlikes (a token bucket).
 ///
 /// Writes beyond it are answered `429` with a `Retry-After` header.
@@ -91,7 +98,8 @@ pub struct Config {
     pub friends_capacity: usize,
     /// Requests taking longer (injected latency included) are answered `503`.
     pub request_timeout: Duration,
-    /// The largest request body accepted; larger ones get `413`.
+    /// The largest request body accepted; larger ones get `413`. By
+    /// default [`DEFAULT_MAX_BODY_BYTES`].
     pub max_body_bytes: usize,
     /// How long shutdown waits for in-flight requests before closing their
     /// connections. Writes already handed to the store are committed anyway.
@@ -168,7 +176,7 @@ impl Default for Config {
             cache_capacity: 200_000,
             friends_capacity: 50_000,
             request_timeout: Duration::from_secs(30),
-            max_body_bytes: 64 * 1024,
+            max_body_bytes: DEFAULT_MAX_BODY_BYTES,
             shutdown_grace: Duration::from_secs(10),
             shutdown_delay: Duration::ZERO,
             read_connections: 0,

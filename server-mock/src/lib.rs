@@ -76,7 +76,7 @@ mod web;
 pub use api::READY_DEADLINE;
 pub use auth::{TokenError, Tokens};
 pub use body::read_seed;
-pub use config::{Config, RateLimit, cors_origin};
+pub use config::{Config, DEFAULT_MAX_BODY_BYTES, RateLimit, cors_origin};
 pub use error::{ApiError, Error};
 pub use extract::{PathId, Viewer};
 pub use faults::{MAX_LATENCY_MS, MAX_RULES};

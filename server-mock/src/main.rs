@@ -152,7 +152,7 @@ struct ServeArgs {
     #[arg(long, env = "LIKEKIT_JOURNAL_SIZE", default_value_t = likekit_server::DEFAULT_JOURNAL_SIZE)]
     journal_size: usize,
     /// Largest accepted request body (bytes).
-    #[arg(long, env = "LIKEKIT_MAX_BODY_BYTES", default_value_t = 64 * 1024)]
+    #[arg(long, env = "LIKEKIT_MAX_BODY_BYTES", default_value_t = likekit_server::DEFAULT_MAX_BODY_BYTES)]
     max_body_bytes: usize,
     /// How long shutdown waits for in-flight requests (seconds; at most
     /// 86400, one day).

@@ -5,7 +5,10 @@
 use crate::common::{ADMIN_KEY, TestServer, expect_error, ok_json, test_config};
 use likekit_server::{
     Config,
-    wire::{LikeState, PostLikes, admin::TokenResponse},
+    wire::{
+        LikeState, PostLikes,
+        admin::{MAX_FRIENDS, TokenResponse},
+    },
 };
 use reqwest::{Method, StatusCode};
 use serde_json::{Value, json};
@@ -188,6 +191,35 @@ async fn users_posts_friends_and_tokens() {
     // Ben's friends line shows the renamed Ana.
     let view: PostLikes = ok_json(t.view(8, 42).await).await;
     assert_eq!(view.friends, ["Ana B"]);
+    t.stop().await;
+}
+
+/// The default body limit holds the longest friend list the schema allows
+/// (5,000 ids of 19 digits, with `", "` between them): it is read and
+/// checked (404: those users do not exist), not refused as too large; one
+/// id more is `too_many_friends`, still not 413.
+#[tokio::test]
+async fn the_default_body_limit_holds_the_longest_friend_list() {
+    let t = TestServer::start().await;
+    t.setup(&[(1, "Ana")], &[]).await;
+    for (n, code, status) in [
+        (MAX_FRIENDS, "user_not_found", StatusCode::NOT_FOUND),
+        (MAX_FRIENDS + 1, "too_many_friends", StatusCode::BAD_REQUEST),
+    ] {
+        let ids = vec!["9223372036854775807"; n].join(", ");
+        let body = format!("{{\"friends\": [{ids}]}}");
+        assert!(body.len() > 100_000, "{}", body.len());
+        let r = t
+            .http
+            .put(t.url("/admin/users/1/friends"))
+            .header("X-Admin-Key", ADMIN_KEY)
+            .header("Content-Type", "application/json")
+            .body(body)
+            .send()
+            .await
+            .unwrap();
+        expect_error(r, status, code).await;
+    }
     t.stop().await;
 }
 

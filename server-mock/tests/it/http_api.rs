@@ -334,7 +334,8 @@ async fn wrong_methods_are_405_and_unknown_routes_404() {
 async fn oversize_bodies_are_413() {
     let t = TestServer::start().await;
     t.setup(&[], &[1]).await;
-    let big = "x".repeat(100 * 1024);
+    // Past the default limit (`DEFAULT_MAX_BODY_BYTES`).
+    let big = "x".repeat(likekit_server::DEFAULT_MAX_BODY_BYTES + 1);
     let r = t
         .http
         .post(t.url("/admin/users"))
