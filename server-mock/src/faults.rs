@@ -120,8 +120,8 @@ pub(crate) fn check_pauses(rules: &FaultRules, request_timeout: Duration) -> Res
             && Duration::from_millis(*interval_ms) >= request_timeout
         {
             return Err(format!(
-                "rule {i}: slow_body's interval_ms ({interval_ms}) must be below the server's \
-                 request timeout ({} ms)",
+                "rules[{i}].action.interval_ms: must be below the server's request timeout \
+                 ({} ms); got {interval_ms}",
                 request_timeout.as_millis()
             ));
         }
@@ -139,29 +139,42 @@ pub(crate) fn carries_body(status: StatusCode) -> bool {
     )
 }
 
-/// Checks a rule set is usable.
+/// Checks a rule set is usable. A refusal names the field the way a
+/// `bad_json` refusal does (`rules[2].action.status: …`) and the value
+/// given.
 pub(crate) fn validate(rules: &FaultRules) -> Result<(), String> {
     if rules.rules.len() > MAX_RULES {
-        return Err(format!("at most {MAX_RULES} rules"));
+        return Err(format!(
+            "rules: at most {MAX_RULES} rules; got {}",
+            rules.rules.len()
+        ));
     }
     for (i, rule) in rules.rules.iter().enumerate() {
         let probability = |name: &str, p: f64| {
             if (0.0..=1.0).contains(&p) {
                 Ok(())
             } else {
-                Err(format!("rule {i}: {name} must be between 0 and 1"))
+                Err(format!("rules[{i}].{name}: must be from 0 to 1; got {p}"))
             }
         };
         probability("error_rate", rule.error_rate)?;
         probability("drop_rate", rule.drop_rate)?;
         probability("probability", rule.probability)?;
         if !(400..=599).contains(&rule.status) {
-            return Err(format!("rule {i}: status must be 400..=599"));
-        }
-        if rule.latency_ms > MAX_LATENCY_MS || rule.jitter_ms > MAX_LATENCY_MS {
             return Err(format!(
-                "rule {i}: latency_ms and jitter_ms must be at most {MAX_LATENCY_MS}"
+                "rules[{i}].status: must be from 400 to 599; got {}",
+                rule.status
             ));
+        }
+        for (name, value) in [
+            ("latency_ms", rule.latency_ms),
+            ("jitter_ms", rule.jitter_ms),
+        ] {
+            if value > MAX_LATENCY_MS {
+                return Err(format!(
+                    "rules[{i}].{name}: must be at most {MAX_LATENCY_MS}; got {value}"
+                ));
+            }
         }
         for (name, value) in [
             ("nth", rule.nth),
@@ -169,7 +182,7 @@ pub(crate) fn validate(rules: &FaultRules) -> Result<(), String> {
             ("first", rule.first),
         ] {
             if value == Some(0) {
-                return Err(format!("rule {i}: {name} must be at least 1"));
+                return Err(format!("rules[{i}].{name}: must be at least 1; got 0"));
             }
         }
         let Some(action) = &rule.action else {
@@ -177,7 +190,9 @@ pub(crate) fn validate(rules: &FaultRules) -> Result<(), String> {
         };
         match action {
             FaultAction::Status { status, .. } if !(200..=599).contains(status) => {
-                return Err(format!("rule {i}: action status must be 200..=599"));
+                return Err(format!(
+                    "rules[{i}].action.status: must be from 200 to 599; got {status}"
+                ));
             }
             FaultAction::Status {
                 status,
@@ -185,26 +200,31 @@ pub(crate) fn validate(rules: &FaultRules) -> Result<(), String> {
                 ..
             } if StatusCode::from_u16(*status).is_ok_and(|s| !carries_body(s)) => {
                 return Err(format!(
-                    "rule {i}: a {status} answer carries no body; leave out the action's body"
+                    "rules[{i}].action.body: a {status} answer carries no body; leave it out"
                 ));
             }
             FaultAction::Truncate { .. } | FaultAction::SlowBody { .. }
                 if rule.phase != FaultPhase::After =>
             {
                 return Err(format!(
-                    "rule {i}: truncate and slow_body shape the real answer, so their phase must be \"after\""
+                    "rules[{i}].phase: truncate and slow_body shape the real answer, so the \
+                     phase must be \"after\""
                 ));
             }
-            FaultAction::SlowBody { bytes, interval_ms }
-                if *bytes == 0 || *interval_ms > MAX_LATENCY_MS =>
-            {
+            FaultAction::SlowBody { bytes: 0, .. } => {
                 return Err(format!(
-                    "rule {i}: slow_body needs bytes of at least 1 and interval_ms of at most {MAX_LATENCY_MS}"
+                    "rules[{i}].action.bytes: must be at least 1; got 0"
+                ));
+            }
+            FaultAction::SlowBody { interval_ms, .. } if *interval_ms > MAX_LATENCY_MS => {
+                return Err(format!(
+                    "rules[{i}].action.interval_ms: must be at most {MAX_LATENCY_MS}; got \
+                     {interval_ms}"
                 ));
             }
             FaultAction::Oversized { bytes } if *bytes > MAX_OVERSIZED_BYTES => {
                 return Err(format!(
-                    "rule {i}: oversized bytes must be at most {MAX_OVERSIZED_BYTES}"
+                    "rules[{i}].action.bytes: must be at most {MAX_OVERSIZED_BYTES}; got {bytes}"
                 ));
             }
             _ => {}

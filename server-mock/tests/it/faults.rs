@@ -224,7 +224,7 @@ async fn delete_clears_and_bad_rules_are_400() {
         let body = expect_error(r, StatusCode::BAD_REQUEST, "bad_fault_rules").await;
         assert_eq!(
             body.error.message,
-            format!("rule 0: {field} must be at least 1")
+            format!("rules[0].{field}: must be at least 1; got 0")
         );
     }
     // A refused rule set leaves the previous one (none) in force.
