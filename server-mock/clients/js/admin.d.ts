@@ -270,6 +270,37 @@ export interface Seed {
   posts?: SeedPost[];
 }
 
+/** A user as the store holds it: the answer of {@link LikeKitAdmin.getUser}. */
+export interface StoredUser {
+  /** The user's id. */
+  id: Id;
+  /** The display name. */
+  name: string;
+  /** The user's own (directed) friend list, in ascending order of id. */
+  friends: Id[];
+}
+
+/**
+ * A post as the store holds it: the answer of {@link LikeKitAdmin.getPost},
+ * read past the server's view cache.
+ */
+export interface StoredPost {
+  /** The post's id. */
+  id: Id;
+  /** How many users like it: its like rows, as committed. */
+  count: number;
+  /**
+   * Grows by one with every real change of its likes (a like that added a
+   * row, an unlike that removed one); 0 after a reset.
+   */
+  version: number;
+  /**
+   * Its most recent likers, newest first, at most 100. An unlike removes
+   * its user; the list is not refilled from older likes.
+   */
+  recent_likers: Id[];
+}
+
 /** One admin operation's HTTP method and path template. */
 export interface Operation {
   /** The HTTP method. */
@@ -281,7 +312,9 @@ export interface Operation {
 /** The operationIds of the admin API, as in `/openapi.json`. */
 export type OperationId =
   | "create_user"
+  | "get_user"
   | "create_post"
+  | "get_post"
   | "set_friends"
   | "mint_token"
   | "set_faults"
@@ -387,6 +420,18 @@ export declare class LikeKitAdmin {
   createUser(id: Id, name: string): Promise<"created" | "existed">;
   /** `create_post`: creates the post (`"created"`); an existing one is left as it is (`"existed"`). */
   createPost(id: Id): Promise<"created" | "existed">;
+  /**
+   * `get_user`: the user as stored, its friends in ascending order of id
+   * (an unknown user: an {@link AdminError} with the code `user_not_found`).
+   */
+  getUser(id: Id): Promise<StoredUser>;
+  /**
+   * `get_post`: the post as stored (count, version, most recent likers
+   * newest first), read past the server's view cache: a count checked here
+   * right after a client's call is the committed one (an unknown post: an
+   * {@link AdminError} with the code `post_not_found`).
+   */
+  getPost(id: Id): Promise<StoredPost>;
   /** `set_friends`: replaces the user's own (directed) friend list. */
   setFriends(user: Id, friends: Id[]): Promise<void>;
   /** `mint_token`: a sign-in token for `user`, valid for `ttlSecs` seconds (default 3600). */
@@ -464,3 +509,11 @@ export declare function encodeSeedUser(value: SeedUser): Record<string, unknown>
 export declare function decodeSeedPost(json: unknown): SeedPost;
 /** Encodes a {@link SeedPost}. */
 export declare function encodeSeedPost(value: SeedPost): Record<string, unknown>;
+/** Decodes a {@link StoredUser}. */
+export declare function decodeStoredUser(json: unknown): StoredUser;
+/** Encodes a {@link StoredUser}. */
+export declare function encodeStoredUser(value: StoredUser): Record<string, unknown>;
+/** Decodes a {@link StoredPost}. */
+export declare function decodeStoredPost(json: unknown): StoredPost;
+/** Encodes a {@link StoredPost}. */
+export declare function encodeStoredPost(value: StoredPost): Record<string, unknown>;

@@ -29,7 +29,9 @@
  */
 export const OPERATIONS = Object.freeze({
   create_user: Object.freeze({ method: "POST", path: "/admin/users" }),
+  get_user: Object.freeze({ method: "GET", path: "/admin/users/{id}" }),
   create_post: Object.freeze({ method: "POST", path: "/admin/posts" }),
+  get_post: Object.freeze({ method: "GET", path: "/admin/posts/{id}" }),
   set_friends: Object.freeze({ method: "PUT", path: "/admin/users/{id}/friends" }),
   mint_token: Object.freeze({ method: "POST", path: "/admin/tokens" }),
   set_faults: Object.freeze({ method: "PUT", path: "/admin/faults" }),
@@ -145,6 +147,26 @@ export class LikeKitAdmin {
   async createPost(id) {
     const { status } = await this.#call("create_post", { body: { id: checkId(id, "id") } });
     return created(status);
+  }
+
+  /**
+   * `get_user`: the user as stored, with its own (directed) friend list in
+   * ascending order of id. An unknown user rejects with `user_not_found`.
+   * @param {number} id
+   */
+  async getUser(id) {
+    return this.#call("get_user", { params: { id: checkId(id, "id") }, decode: decodeStoredUser });
+  }
+
+  /**
+   * `get_post`: the post as stored (count, version, most recent likers
+   * newest first), read past the server's view cache: a count checked here
+   * right after a client's call is the committed one. An unknown post
+   * rejects with `post_not_found`.
+   * @param {number} id
+   */
+  async getPost(id) {
+    return this.#call("get_post", { params: { id: checkId(id, "id") }, decode: decodeStoredPost });
   }
 
   /**
@@ -671,6 +693,29 @@ const SEED = structCodec("Seed", {
   posts: { type: T.arrayOf(T.struct(SEED_POST)), fill: emptyList },
 });
 
+// What the store holds: answers only, read-only, so their decoders ignore
+// unknown fields (as the journal's do).
+const STORED_USER = structCodec(
+  "StoredUser",
+  {
+    id: { type: T.id, required: true },
+    name: { type: T.string, required: true },
+    friends: { type: T.arrayOf(T.id), required: true },
+  },
+  { denyUnknown: false },
+);
+
+const STORED_POST = structCodec(
+  "StoredPost",
+  {
+    id: { type: T.id, required: true },
+    count: { type: T.u64, required: true },
+    version: { type: T.u64, required: true },
+    recent_likers: { type: T.arrayOf(T.id), required: true },
+  },
+  { denyUnknown: false },
+);
+
 // The journal's answers take new fields as the server grows them, so its
 // decoders ignore unknown ones (as the server's own types do).
 const JOURNAL_ENTRY = structCodec(
@@ -757,3 +802,11 @@ export const encodeSeedUser = (value) => SEED_USER.encode(value);
 export const decodeSeedPost = (json) => SEED_POST.decode(json);
 /** @param {object} value */
 export const encodeSeedPost = (value) => SEED_POST.encode(value);
+/** @param {unknown} json */
+export const decodeStoredUser = (json) => STORED_USER.decode(json);
+/** @param {object} value */
+export const encodeStoredUser = (value) => STORED_USER.encode(value);
+/** @param {unknown} json */
+export const decodeStoredPost = (json) => STORED_POST.decode(json);
+/** @param {object} value */
+export const encodeStoredPost = (value) => STORED_POST.encode(value);

@@ -28,6 +28,8 @@ import java.net.URLEncoder
  * admin.setFaults(FaultRules(listOf(
  *     FaultRule(FaultRoute.LIKE, post = 42, nth = 1, phase = FaultPhase.AFTER, action = FaultAction.Drop),
  * )))
+ * // … the app under test likes post 42 with `token` …
+ * check(admin.getPost(42).count == 1L) // retried, and counted once
  * ```
  *
  * @param baseUrl the server's `http://` or `https://` address, with or without a trailing slash.
@@ -57,7 +59,9 @@ class LikeKitAdmin(baseUrl: String, private val adminKey: String, private val ti
          */
         val OPERATIONS: Map<String, Operation> = linkedMapOf(
             "create_user" to Operation("POST", "/admin/users"),
+            "get_user" to Operation("GET", "/admin/users/{id}"),
             "create_post" to Operation("POST", "/admin/posts"),
+            "get_post" to Operation("GET", "/admin/posts/{id}"),
             "set_friends" to Operation("PUT", "/admin/users/{id}/friends"),
             "mint_token" to Operation("POST", "/admin/tokens"),
             "set_faults" to Operation("PUT", "/admin/faults"),
@@ -89,6 +93,29 @@ class LikeKitAdmin(baseUrl: String, private val adminKey: String, private val ti
      */
     fun createPost(id: Long): Created =
         Created.of(call("create_post", body = linkedMapOf("id" to id)).status)
+
+    /**
+     * `GET /admin/users/{id}`: user `id` as stored, with its own (directed)
+     * friend list in ascending order of id.
+     *
+     * @throws LikeKitAdminException `user_not_found` for a user that does not exist, and any other failure.
+     */
+    fun getUser(id: Long): StoredUser =
+        call("get_user", mapOf("id" to id.toString())).decode("StoredUser", StoredUser::fromJsonValue)
+
+    /**
+     * `GET /admin/posts/{id}`: post `id` as stored (count, version, most
+     * recent likers newest first), read past the server's view cache: a
+     * count checked here right after a client's call is the committed one.
+     *
+     * ```
+     * admin.getPost(42).count // 1: the like was counted once
+     * ```
+     *
+     * @throws LikeKitAdminException `post_not_found` for a post that does not exist, and any other failure.
+     */
+    fun getPost(id: Long): StoredPost =
+        call("get_post", mapOf("id" to id.toString())).decode("StoredPost", StoredPost::fromJsonValue)
 
     /**
      * `PUT /admin/users/{id}/friends`: replaces `user`'s own (directed) friend list.
@@ -830,6 +857,71 @@ data class Journal(val entries: List<JournalEntry>, val capacity: Long, val drop
                 entries = jsonList(f.req("entries"), f.where("entries")).map(JournalEntry::fromJsonValue),
                 capacity = jsonCount(f.req("capacity"), f.where("capacity")),
                 dropped = jsonCount(f.req("dropped"), f.where("dropped")),
+            )
+        }
+    }
+}
+
+// ------------------------------------------------------------ what the store holds
+
+/**
+ * A user as the store holds it (the answer of [LikeKitAdmin.getUser]).
+ *
+ * @property friends the user's own (directed) friend list, in ascending order of id.
+ */
+data class StoredUser(val id: Long, val name: String, val friends: List<Long>) {
+    /** This user as JSON. */
+    fun toJson(): String = Json.write(toJsonValue())
+
+    internal fun toJsonValue(): Map<String, Any?> = linkedMapOf("id" to id, "name" to name, "friends" to friends)
+
+    companion object {
+        /** The user a JSON object describes; [IllegalArgumentException] for anything else. */
+        fun fromJson(json: String): StoredUser = fromJsonValue(Json.parse(json))
+
+        internal fun fromJsonValue(value: Any?): StoredUser {
+            val f = JsonFields.of(value, "StoredUser")
+            return StoredUser(
+                id = jsonId(f.req("id"), f.where("id")),
+                name = jsonString(f.req("name"), f.where("name")),
+                friends = jsonIds(f.req("friends"), f.where("friends")),
+            )
+        }
+    }
+}
+
+/**
+ * A post as the store holds it (the answer of [LikeKitAdmin.getPost]), read
+ * past the server's view cache.
+ *
+ * @property count how many users like it: its like rows, as committed.
+ * @property version grows by one with every real change of its likes (a like that
+ *   added a row, an unlike that removed one); 0 after a reset.
+ * @property recentLikers its most recent likers, newest first, at most 100. An unlike
+ *   removes its user; the list is not refilled from older likes.
+ */
+data class StoredPost(val id: Long, val count: Long, val version: Long, val recentLikers: List<Long>) {
+    /** This post as JSON. */
+    fun toJson(): String = Json.write(toJsonValue())
+
+    internal fun toJsonValue(): Map<String, Any?> = linkedMapOf(
+        "id" to id,
+        "count" to count,
+        "version" to version,
+        "recent_likers" to recentLikers,
+    )
+
+    companion object {
+        /** The post a JSON object describes; [IllegalArgumentException] for anything else. */
+        fun fromJson(json: String): StoredPost = fromJsonValue(Json.parse(json))
+
+        internal fun fromJsonValue(value: Any?): StoredPost {
+            val f = JsonFields.of(value, "StoredPost")
+            return StoredPost(
+                id = jsonId(f.req("id"), f.where("id")),
+                count = jsonCount(f.req("count"), f.where("count")),
+                version = jsonCount(f.req("version"), f.where("version")),
+                recentLikers = jsonIds(f.req("recent_likers"), f.where("recent_likers")),
             )
         }
     }

@@ -22,6 +22,7 @@ Example::
     ])
     ...  # the app under test likes post 42 with `token`
     likes = admin.requests(route=FaultRoute.LIKE, post=42).entries
+    assert admin.get_post(42).count == 1  # retried, and counted once
     admin.clear_faults()
 
 Ids are ints from 1 to 2**63 - 1.
@@ -79,6 +80,8 @@ __all__ = [
     "Seed",
     "SeedUser",
     "SeedPost",
+    "StoredUser",
+    "StoredPost",
     "RequestFilter",
 ]
 
@@ -86,7 +89,9 @@ __all__ = [
 #: the server's ``/openapi.json``.
 OPERATIONS: Dict[str, Tuple[str, str]] = {
     "create_user": ("POST", "/admin/users"),
+    "get_user": ("GET", "/admin/users/{id}"),
     "create_post": ("POST", "/admin/posts"),
+    "get_post": ("GET", "/admin/posts/{id}"),
     "set_friends": ("PUT", "/admin/users/{id}/friends"),
     "mint_token": ("POST", "/admin/tokens"),
     "set_faults": ("PUT", "/admin/faults"),
@@ -774,6 +779,70 @@ class Seed:
 
 
 @dataclass
+class StoredUser:
+    """A user as the store holds it (the answer of ``get_user``): its
+    display name and its own (directed) friend list, in ascending order of
+    id."""
+
+    id: int
+    name: str
+    friends: List[int] = field(default_factory=list)
+
+    def to_json(self) -> Dict[str, Any]:
+        """The wire's object."""
+        return {"id": self.id, "name": self.name, "friends": list(self.friends)}
+
+    @classmethod
+    def from_json(cls, value: Any) -> "StoredUser":
+        """The user `value` describes; ``ValueError`` for a wrong type.
+        Fields this client does not know are ignored."""
+        w = "StoredUser"
+        obj = _object(value, w)
+        return cls(
+            id=_id(_required(obj, "id", w), f"{w}.id"),
+            name=_str(_required(obj, "name", w), f"{w}.name"),
+            friends=_ids(_required(obj, "friends", w), f"{w}.friends"),
+        )
+
+
+@dataclass
+class StoredPost:
+    """A post as the store holds it (the answer of ``get_post``), read past
+    the server's view cache: its `count` (its like rows, as committed), its
+    `version` (one more with every like that added a row and every unlike
+    that removed one; 0 after a reset) and its `recent_likers`, newest
+    first, at most 100 (an unlike removes its user; the list is not
+    refilled from older likes)."""
+
+    id: int
+    count: int = 0
+    version: int = 0
+    recent_likers: List[int] = field(default_factory=list)
+
+    def to_json(self) -> Dict[str, Any]:
+        """The wire's object."""
+        return {
+            "id": self.id,
+            "count": self.count,
+            "version": self.version,
+            "recent_likers": list(self.recent_likers),
+        }
+
+    @classmethod
+    def from_json(cls, value: Any) -> "StoredPost":
+        """The post `value` describes; ``ValueError`` for a wrong type.
+        Fields this client does not know are ignored."""
+        w = "StoredPost"
+        obj = _object(value, w)
+        return cls(
+            id=_id(_required(obj, "id", w), f"{w}.id"),
+            count=_int(_required(obj, "count", w), f"{w}.count"),
+            version=_int(_required(obj, "version", w), f"{w}.version"),
+            recent_likers=_ids(_required(obj, "recent_likers", w), f"{w}.recent_likers"),
+        )
+
+
+@dataclass
 class RequestFilter:
     """Which journal entries ``requests`` returns: those matching every
     field given (`since`: entries after that ``seq``; `request_id`: the
@@ -901,6 +970,20 @@ class Admin:
         """Creates post `id`; an existing one is left as it is."""
         status, _ = self._call("create_post", {"id": id})
         return Created.NEW if status == 201 else Created.EXISTED
+
+    def get_user(self, id: int) -> StoredUser:
+        """User `id` as stored, with its friend list in ascending order of
+        id; ``user_not_found`` when there is none."""
+        status, answer = self._call("get_user", id=id)
+        return self._decode(status, StoredUser.from_json, answer)
+
+    def get_post(self, id: int) -> StoredPost:
+        """Post `id` as stored (count, version, most recent likers newest
+        first), read past the server's view cache: a count checked here
+        right after a client's call is the committed one.
+        ``post_not_found`` when there is none."""
+        status, answer = self._call("get_post", id=id)
+        return self._decode(status, StoredPost.from_json, answer)
 
     def set_friends(self, user: int, friends: Iterable[int]) -> None:
         """Replaces `user`'s own (directed) friend list."""

@@ -32,7 +32,7 @@ public final class LikeKitAdmin: Sendable {
     public struct Operation: Sendable, Hashable {
         /// The HTTP method, upper case: `GET`, `POST`, `PUT` or `DELETE`.
         public let method: String
-        /// The path, with `{id}` where a user id goes.
+        /// The path, with `{id}` where a user's or a post's id goes.
         public let path: String
 
         /// An operation sent as `method` to `path`.
@@ -46,7 +46,9 @@ public final class LikeKitAdmin: Sendable {
     /// method and path from here.
     public static let operations: [String: Operation] = [
         "create_user": Operation(method: "POST", path: "/admin/users"),
+        "get_user": Operation(method: "GET", path: "/admin/users/{id}"),
         "create_post": Operation(method: "POST", path: "/admin/posts"),
+        "get_post": Operation(method: "GET", path: "/admin/posts/{id}"),
         "set_friends": Operation(method: "PUT", path: "/admin/users/{id}/friends"),
         "mint_token": Operation(method: "POST", path: "/admin/tokens"),
         "set_faults": Operation(method: "PUT", path: "/admin/faults"),
@@ -96,6 +98,30 @@ public final class LikeKitAdmin: Sendable {
         let (status, data) = try await send("create_post", body: JSONEncoder().encode(NewPost(id: id)))
         _ = try decode(NewPost.self, status, data)
         return status == 201 ? .new : .existed
+    }
+
+    /// `get_user`: the user as stored, with its own (directed) friend list
+    /// in ascending order of id.
+    ///
+    /// - Throws: ``AdminError``: `user_not_found`, `bad_user_id`, …
+    public func getUser(id: Int64) async throws -> StoredUser {
+        let (status, data) = try await send("get_user", id: id)
+        return try decode(StoredUser.self, status, data)
+    }
+
+    /// `get_post`: the post as stored (count, version, most recent likers
+    /// newest first), read past the server's view cache: a count checked
+    /// here right after a client's call is the committed one.
+    ///
+    /// ```swift
+    /// let post = try await admin.getPost(id: 42)
+    /// XCTAssertEqual(post.count, 1, "the like was counted once")
+    /// ```
+    ///
+    /// - Throws: ``AdminError``: `post_not_found`, `bad_post_id`, …
+    public func getPost(id: Int64) async throws -> StoredPost {
+        let (status, data) = try await send("get_post", id: id)
+        return try decode(StoredPost.self, status, data)
     }
 
     /// `set_friends`: replaces `user`'s own (directed) friend list.
@@ -366,6 +392,61 @@ private struct ErrorBody: Codable {
     }
 
     let error: Detail
+}
+
+// MARK: - What the store holds
+
+/// A user as the store holds it: the answer of `get_user`.
+public struct StoredUser: Codable, Sendable, Equatable {
+    /// The user's id.
+    public var id: Int64
+    /// The display name.
+    public var name: String
+    /// The user's own (directed) friend list, in ascending order of id.
+    public var friends: [Int64]
+
+    /// User `id` named `name`, with `friends`.
+    public init(id: Int64, name: String, friends: [Int64] = []) {
+        self.id = id
+        self.name = name
+        self.friends = friends
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case id
+        case name
+        case friends
+    }
+}
+
+/// A post as the store holds it: the answer of `get_post`, read past the
+/// server's view cache.
+public struct StoredPost: Codable, Sendable, Equatable {
+    /// The post's id.
+    public var id: Int64
+    /// How many users like it: its like rows, as committed.
+    public var count: UInt64
+    /// Grows by one with every real change of its likes (a like that added
+    /// a row, an unlike that removed one); 0 after a reset.
+    public var version: UInt64
+    /// Its most recent likers, newest first, at most 100. An unlike removes
+    /// its user; the list is not refilled from older likes.
+    public var recentLikers: [Int64]
+
+    /// Post `id` with these fields.
+    public init(id: Int64, count: UInt64 = 0, version: UInt64 = 0, recentLikers: [Int64] = []) {
+        self.id = id
+        self.count = count
+        self.version = version
+        self.recentLikers = recentLikers
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case id
+        case count
+        case version
+        case recentLikers = "recent_likers"
+    }
 }
 
 // MARK: - Fault rules

@@ -20,6 +20,8 @@ import com.likekit.testing.RuleState
 import com.likekit.testing.Seed
 import com.likekit.testing.SeedPost
 import com.likekit.testing.SeedUser
+import com.likekit.testing.StoredPost
+import com.likekit.testing.StoredUser
 import com.likekit.testing.WriteResult
 import java.net.ServerSocket
 import java.net.URI
@@ -38,6 +40,8 @@ private val ROUND_TRIPS: Map<String, (String) -> String> = mapOf(
     "Seed" to { json -> Seed.fromJson(json).toJson() },
     "SeedUser" to { json -> SeedUser.fromJson(json).toJson() },
     "SeedPost" to { json -> SeedPost.fromJson(json).toJson() },
+    "StoredUser" to { json -> StoredUser.fromJson(json).toJson() },
+    "StoredPost" to { json -> StoredPost.fromJson(json).toJson() },
 )
 
 /** One action of each kind, in the order of [FaultAction.KINDS]. */
@@ -278,6 +282,33 @@ fun adminClientTests(t: Harness, server: TestServer) {
         expectEqual(emptyList<JournalEntry>(), admin.requests().entries, "the journal after clearRequests")
     }
 
+    t.test("admin client: getUser and getPost read back what the store holds; unknown ones are user_not_found and post_not_found") {
+        val (ana, ben, cy) = Triple(server.user("Ana"), server.user("Ben"), server.user("Cy"))
+        admin.setFriends(ben, listOf(cy, ana))
+        expectEqual(StoredUser(ben, "Ben", listOf(ana, cy)), admin.getUser(ben), "Ben, his friends in ascending order")
+        expectEqual(StoredUser(cy, "Cy", emptyList()), admin.getUser(cy), "Cy, without friends")
+
+        val post = server.post()
+        expectEqual(StoredPost(post, 0, 0, emptyList()), admin.getPost(post), "a new post")
+        for (user in listOf(ana, cy, ben)) {
+            val (status, body) = server.asViewer("POST", "/posts/$post/like", server.token(user))
+            expectEqual(200, status, "user $user likes post $post: $body")
+        }
+        // A like that changes nothing moves nothing; an unlike moves the count back.
+        val cyToken = server.token(cy)
+        expectEqual(200, server.asViewer("POST", "/posts/$post/like", cyToken).first, "Cy likes again")
+        expectEqual(200, server.asViewer("DELETE", "/posts/$post/like", cyToken).first, "Cy unlikes")
+        expectEqual(StoredPost(post, 2, 4, listOf(ben, ana)), admin.getPost(post), "the post after three likes, a repeat and an unlike")
+
+        val missing = server.nextId()
+        val noUser = adminError("getUser of an unknown user") { admin.getUser(missing) }
+        expectEqual(404 to "user_not_found", noUser.status to noUser.code, "(status, code) of an unknown user")
+        val noPost = adminError("getPost of an unknown post") { admin.getPost(missing) }
+        expectEqual(404 to "post_not_found", noPost.status to noPost.code, "(status, code) of an unknown post")
+        val badId = adminError("getPost of post 0") { admin.getPost(0) }
+        expectEqual(400 to "bad_post_id", badId.status to badId.code, "(status, code) of post 0")
+    }
+
     t.test("admin client: fault rules with every field set come back from setFaults and getFaults as sent") {
         val post = server.nextId() // never requested: the rules act on nothing
         val everything = FaultRule(
@@ -428,6 +459,9 @@ fun adminClientTests(t: Harness, server: TestServer) {
         refused("a truncate without bytes") { FaultAction.fromJson("""{"kind": "truncate"}""") }
         refused("a status body that is not JSON") { FaultAction.Status(500, body = "not json") }
         refused("post id 0") { SeedPost.fromJson("""{"id": 0}""") }
+        refused("a stored post without recent_likers") { StoredPost.fromJson("""{"id": 1, "count": 0, "version": 0}""") }
+        refused("a stored post with a negative count") { StoredPost.fromJson("""{"id": 1, "count": -1, "version": 0, "recent_likers": []}""") }
+        refused("a stored user whose friends are names") { StoredUser.fromJson("""{"id": 1, "name": "Ana", "friends": ["Ben"]}""") }
         refused("a lower-case method") { FaultMethod.fromJson("\"get\"") }
         refused("an entry without in_flight") {
             JournalEntry.fromJson("""{"seq": 1, "request_id": "r", "at_ms": 1, "duration_ms": 1, "method": "GET", "route": "likes", "path": "/", "posts": []}""")

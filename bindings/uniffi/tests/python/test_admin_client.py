@@ -38,6 +38,8 @@ from likekit_admin import (
     SeedUser,
     SlowBody,
     Status,
+    StoredPost,
+    StoredUser,
     Truncate,
     WriteResult,
 )
@@ -155,6 +157,8 @@ TYPES = {
     "Seed": Seed,
     "SeedUser": SeedUser,
     "SeedPost": SeedPost,
+    "StoredUser": StoredUser,
+    "StoredPost": StoredPost,
 }
 
 
@@ -293,6 +297,10 @@ WRONG = [
     (SeedUser, {"id": 1, "name": "Ana", "friends": [0]}),
     (SeedPost, {"id": 2**63}),
     (SeedPost, {"id": 1, "likers": None}),
+    (StoredUser, {"id": 1, "name": "Ana"}),
+    (StoredUser, {"id": 1, "name": "Ana", "friends": ["Ben"]}),
+    (StoredPost, {"id": 1, "count": -1, "version": 0, "recent_likers": []}),
+    (StoredPost, {"id": 1, "count": 0, "version": 0}),
     (RequestFilter, {"since": -1}),
     (RequestFilter, {"request_id": 7}),
 ]
@@ -554,6 +562,35 @@ def test_users_posts_friends_tokens_seed_journal_and_reset(admin):
     journal = admin.requests(post=post)
     assert (journal.entries, journal.dropped) == ([], 0)
     assert journal.capacity > 0
+
+
+def test_get_user_and_get_post_read_back_what_the_store_holds(admin):
+    ana, ben, cy = admin.user("Ana"), admin.user("Ben"), admin.user("Cy")
+    admin.set_friends(ben, [cy, ana])
+    assert admin.get_user(ben) == StoredUser(ben, "Ben", [ana, cy]), "friends in ascending order"
+    assert admin.get_user(cy) == StoredUser(cy, "Cy", [])
+
+    post = admin.post()
+    assert admin.get_post(post) == StoredPost(post, count=0, version=0, recent_likers=[])
+    for user in (ana, cy, ben):
+        status, body = admin.as_viewer("POST", f"/posts/{post}/like", admin.token(user))
+        assert status == 200, body
+    # A like that changes nothing moves nothing; an unlike moves the count back.
+    cy_token = admin.token(cy)
+    assert admin.as_viewer("POST", f"/posts/{post}/like", cy_token)[0] == 200
+    assert admin.as_viewer("DELETE", f"/posts/{post}/like", cy_token)[0] == 200
+    assert admin.get_post(post) == StoredPost(post, count=2, version=4, recent_likers=[ben, ana])
+
+    missing = admin.next_id()
+    with pytest.raises(AdminError) as no_user:
+        admin.get_user(missing)
+    assert (no_user.value.status, no_user.value.code) == (404, "user_not_found")
+    with pytest.raises(AdminError) as no_post:
+        admin.get_post(missing)
+    assert (no_post.value.status, no_post.value.code) == (404, "post_not_found")
+    with pytest.raises(AdminError) as bad_id:
+        admin.get_post(0)
+    assert (bad_id.value.status, bad_id.value.code) == (400, "bad_post_id")
 
 
 def test_the_client_type_checks_under_mypy_strict():

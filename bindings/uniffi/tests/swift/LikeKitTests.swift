@@ -639,6 +639,8 @@ final class LikeKitTests: XCTestCase {
             ("Seed", { try reencode(Seed.self, $0) }),
             ("SeedUser", { try reencode(SeedUser.self, $0) }),
             ("SeedPost", { try reencode(SeedPost.self, $0) }),
+            ("StoredUser", { try reencode(StoredUser.self, $0) }),
+            ("StoredPost", { try reencode(StoredPost.self, $0) }),
         ]
         for (name, roundTrip) in types {
             let schema = try XCTUnwrap(schemas[name], "no schema \(name)")
@@ -706,6 +708,8 @@ final class LikeKitTests: XCTestCase {
             (#"{"seq": 1}"#, { try reencode(JournalEntry.self, $0) }),
             (#"{"users": [{"id": "1", "name": "Ana"}]}"#, { try reencode(Seed.self, $0) }),
             (#"{"id": 1, "likers": [true]}"#, { try reencode(SeedPost.self, $0) }),
+            (#"{"id": 1, "name": "Ana"}"#, { try reencode(StoredUser.self, $0) }),
+            (#"{"id": 1, "count": -1, "version": 0, "recent_likers": []}"#, { try reencode(StoredPost.self, $0) }),
         ]
         for (text, roundTrip) in wrong {
             XCTAssertThrowsError(try roundTrip(Data(text.utf8)), text)
@@ -737,6 +741,53 @@ final class LikeKitTests: XCTestCase {
         } catch let error as AdminError {
             XCTAssertNil(error.status)
             XCTAssertEqual(error.code, "no_answer")
+        }
+    }
+
+    /// `getUser` and `getPost` read back what the store holds (friends in
+    /// ascending order; count, version and likers newest first); an
+    /// unknown user or post throws `user_not_found` or `post_not_found`.
+    func testAdminReadsBackUsersAndPostsAsStored() async throws {
+        let ana = try await admin.user("Ana")
+        let cy = try await admin.user("Cy")
+        let ben = try await admin.user("Ben", friends: [cy, ana])
+        let benRead = try await admin.getUser(id: ben)
+        XCTAssertEqual(benRead, StoredUser(id: ben, name: "Ben", friends: [ana, cy]), "friends in ascending order")
+        let cyRead = try await admin.getUser(id: cy)
+        XCTAssertEqual(cyRead, StoredUser(id: cy, name: "Cy", friends: []))
+
+        let post = try await admin.post()
+        let fresh = try await admin.getPost(id: post)
+        XCTAssertEqual(fresh, StoredPost(id: post, count: 0, version: 0, recentLikers: []))
+        let anaClient = try await self.client(user: ana)
+        let cyClient = try await self.client(user: cy)
+        let benClient = try await self.client(user: ben)
+        for liker in [anaClient, cyClient, benClient] {
+            _ = try liker.setLiked(postId: post, liked: true)
+            let idle = await liker.waitIdle(timeoutMs: 10_000)
+            XCTAssertTrue(idle)
+        }
+        // An unlike moves the count back and takes Cy out of the likers.
+        _ = try cyClient.setLiked(postId: post, liked: false)
+        let unliked = await cyClient.waitIdle(timeoutMs: 10_000)
+        XCTAssertTrue(unliked)
+        let counted = try await admin.getPost(id: post)
+        XCTAssertEqual(counted, StoredPost(id: post, count: 2, version: 4, recentLikers: [ben, ana]))
+
+        let missing = Ids.next()
+        do {
+            _ = try await admin.getUser(id: missing)
+            XCTFail("an unknown user was read")
+        } catch let error as AdminError {
+            XCTAssertEqual(error.status, 404)
+            XCTAssertEqual(error.code, "user_not_found")
+        }
+        do {
+            _ = try await admin.getPost(id: missing)
+            XCTFail("an unknown post was read")
+        } catch let error as AdminError {
+            XCTAssertEqual(error.status, 404)
+            XCTAssertEqual(error.code, "post_not_found")
         }
     }
 

@@ -25,6 +25,8 @@ import {
   decodeSeed,
   decodeSeedPost,
   decodeSeedUser,
+  decodeStoredPost,
+  decodeStoredUser,
   encodeFaultRule,
   encodeFaultRules,
   encodeJournal,
@@ -33,6 +35,8 @@ import {
   encodeSeed,
   encodeSeedPost,
   encodeSeedUser,
+  encodeStoredPost,
+  encodeStoredUser,
 } from "likekit-wasm/testing";
 
 const SERVER = process.env.LIKEKIT_URL;
@@ -649,6 +653,8 @@ const CODECS = {
   Seed: [decodeSeed, encodeSeed],
   SeedUser: [decodeSeedUser, encodeSeedUser],
   SeedPost: [decodeSeedPost, encodeSeedPost],
+  StoredUser: [decodeStoredUser, encodeStoredUser],
+  StoredPost: [decodeStoredPost, encodeStoredPost],
 };
 
 /** Every key of `example` is in `encoded`, with the same value (recursively). */
@@ -744,6 +750,10 @@ test("the admin decoders refuse values of the wrong shape; the encoders refuse u
     [decodeSeed, { users: [{ id: 0, name: "Nobody" }] }],
     [decodeSeedPost, { id: 1, likers: "1" }],
     [decodeSeedUser, { id: 1 }],
+    [decodeStoredUser, { id: 1, name: "Ana" }],
+    [decodeStoredUser, { id: 1, name: "Ana", friends: ["Ben"] }],
+    [decodeStoredPost, { id: 1, count: -1, version: 0, recent_likers: [] }],
+    [decodeStoredPost, { id: 1, count: 0, version: 0 }],
   ];
   for (const [decode, json] of wrongShapes) {
     assert.throws(
@@ -806,7 +816,9 @@ test("every admin method sends its operation's method and path, the key, and exa
   const stub = await stubServer(({ method, url }) => {
     const path = url.split("?")[0];
     if (path === "/admin/users") return [201, '{"id":7,"name":"Ana"}'];
+    if (path === "/admin/users/7") return [200, '{"id":7,"name":"Ana","friends":[1,2]}'];
     if (path === "/admin/posts") return [200, '{"id":42}'];
+    if (path === "/admin/posts/42") return [200, '{"id":42,"count":3,"version":5,"recent_likers":[7,3,1]}'];
     if (path === "/admin/tokens") return [200, '{"token":"t0ken"}'];
     if (path.endsWith("/friends")) return [200, '{"friends":[1,2]}'];
     if (path === "/admin/faults") return [200, method === "DELETE" ? '{"rules":[]}' : rules];
@@ -824,7 +836,21 @@ test("every admin method sends its operation's method and path, the key, and exa
         '{"id":7,"name":"Ana"}',
         "created",
       ],
+      [
+        "get_user",
+        "/admin/users/7",
+        () => stubAdmin.getUser(7),
+        "",
+        (answer) => answer.name === "Ana" && answer.friends.join() === "1,2",
+      ],
       ["create_post", "/admin/posts", () => stubAdmin.createPost(42), '{"id":42}', "existed"],
+      [
+        "get_post",
+        "/admin/posts/42",
+        () => stubAdmin.getPost(42),
+        "",
+        (answer) => answer.count === 3 && answer.version === 5 && answer.recent_likers.join() === "7,3,1",
+      ],
       [
         "set_friends",
         "/admin/users/7/friends",
@@ -907,6 +933,8 @@ test("every admin method sends its operation's method and path, the key, and exa
     // Arguments of the wrong type are refused before anything is sent.
     await assert.rejects(stubAdmin.createPost(2 ** 53), { name: "TypeError" });
     await assert.rejects(stubAdmin.createUser(0, "Zero"), { name: "TypeError" });
+    await assert.rejects(stubAdmin.getPost(0), { name: "TypeError" });
+    await assert.rejects(stubAdmin.getUser("7"), { name: "TypeError" });
     await assert.rejects(stubAdmin.requests({ post: 42, bogus: 1 }), { name: "TypeError", message: /bogus/ });
     await assert.rejects(stubAdmin.setFaults([{ route: "everywhere" }]), { name: "TypeError" });
     assert.equal(stub.seen.length, calls.length, "nothing more was sent");
@@ -1048,6 +1076,50 @@ test("the journal names each request by its X-Request-Id and finds it by that id
   assert.deepEqual(await journal({ request_id: "checkout-7f3a" }), [entries[0]]);
   assert.deepEqual(await journal({ request_id: made, post }), [entries[1]]);
   assert.deepEqual(await journal({ request_id: made, route: "like" }), []);
+});
+
+test("getUser and getPost read back what the store holds; unknown ones are user_not_found and post_not_found", async () => {
+  const [yara, zack, cy] = [53, 54, 55];
+  await admin.createUser(yara, "Yara");
+  await admin.createUser(zack, "Zack");
+  await admin.createUser(cy, "Cy");
+  await admin.setFriends(zack, [cy, yara]);
+  assert.deepEqual(await admin.getUser(zack), { id: zack, name: "Zack", friends: [yara, cy] });
+  assert.deepEqual(await admin.getUser(cy), { id: cy, name: "Cy", friends: [] });
+
+  const post = await newPost(197);
+  assert.deepEqual(await admin.getPost(post), { id: post, count: 0, version: 0, recent_likers: [] });
+  const write = async (method, user) => {
+    const token = await admin.mintToken(user);
+    const response = await fetch(`${SERVER}/posts/${post}/like`, {
+      method,
+      headers: { Authorization: `Bearer ${token}` },
+    });
+    assert.equal(response.status, 200, `${method} by user ${user}: ${await response.text()}`);
+  };
+  for (const user of [yara, cy, zack]) await write("POST", user);
+  // A like that changes nothing moves nothing; an unlike moves the count back.
+  await write("POST", cy);
+  await write("DELETE", cy);
+  assert.deepEqual(await admin.getPost(post), {
+    id: post,
+    count: 2,
+    version: 4,
+    recent_likers: [zack, yara],
+  });
+
+  await assert.rejects(admin.getUser(999_997), {
+    name: "AdminError",
+    status: 404,
+    code: "user_not_found",
+    operation: "get_user",
+  });
+  await assert.rejects(admin.getPost(999_997), {
+    name: "AdminError",
+    status: 404,
+    code: "post_not_found",
+    operation: "get_post",
+  });
 });
 
 // Last: reset drops the likes every test before it made.

@@ -50,6 +50,8 @@ import {
   decodeSeed,
   decodeSeedPost,
   decodeSeedUser,
+  decodeStoredPost,
+  decodeStoredUser,
   encodeFaultAction,
   encodeFaultRule,
   encodeFaultRules,
@@ -59,6 +61,8 @@ import {
   encodeSeed,
   encodeSeedPost,
   encodeSeedUser,
+  encodeStoredPost,
+  encodeStoredUser,
   FAULT_ACTION_KINDS,
   FAULT_METHODS,
   FAULT_PHASES,
@@ -93,6 +97,8 @@ import {
   type SeedUser,
   type SlowBodyAction,
   type StatusAction,
+  type StoredPost,
+  type StoredUser,
   type TruncateAction,
   type WriteResult,
 } from "likekit-wasm/testing";
@@ -332,6 +338,16 @@ const adminMembers: { [K in keyof LikeKitAdmin]: (admin: LikeKitAdmin) => unknow
   timeoutMs: (admin) => admin.timeoutMs + 1,
   createUser: async (admin) => (await admin.createUser(1, "Ana")) === "created",
   createPost: async (admin) => (await admin.createPost(42)) === "existed",
+  getUser: async (admin) => {
+    const user: StoredUser = await admin.getUser(1);
+    const friends: Id[] = user.friends;
+    return [user.id, user.name, friends.length];
+  },
+  getPost: async (admin) => {
+    const post: StoredPost = await admin.getPost(42);
+    const likers: Id[] = post.recent_likers;
+    return [post.id, post.count, post.version, likers[0] ?? null];
+  },
   setFriends: (admin) => admin.setFriends(1, [2, 3]),
   mintToken: async (admin) => (await admin.mintToken(1, 3_600)).length,
   setFaults: async (admin) => {
@@ -413,6 +429,8 @@ export async function adminSetUp(baseUrl: string, key: string): Promise<unknown[
   const again: Record<string, unknown> = encodeJournalEntry(entry);
   const seed: Seed = decodeSeed(encodeSeed({ users: [decodeSeedUser(encodeSeedUser({ id, name: "Ana" }))] }));
   const post: SeedPost = decodeSeedPost(encodeSeedPost({ id }));
-  results.push(rules, action, journal, again, seed, post);
+  const stored: StoredUser = decodeStoredUser(encodeStoredUser({ id, name: "Ana", friends: [1, 2] }));
+  const counted: StoredPost = decodeStoredPost(encodeStoredPost({ id, count: 1, version: 1, recent_likers: [1] }));
+  results.push(rules, action, journal, again, seed, post, stored, counted);
   return results;
 }
