@@ -152,7 +152,7 @@ pub(crate) async fn get_user(
 ///
 /// The public `GET /posts/{id}/likes` answers the count from a cache of
 /// about a second (`--cache-ttl-ms`); this one reads what is committed, so
-/// a test can check that a count moved exactly once at once.
+/// a test can check right away that a count moved exactly once.
 #[utoipa::path(
     get,
     path = "/admin/posts/{id}",
