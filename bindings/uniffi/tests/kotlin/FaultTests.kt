@@ -77,9 +77,16 @@ fun faultTests(t: Harness, server: TestServer, viewer: Long, tokens: TokenProvid
                 likes.map { Triple(it.method, it.posts, it.user) },
                 "(method, posts, user) of the likes",
             )
-            // Counted once, for the viewer and for anyone else.
+            // Counted once, for the viewer and for anyone else; in the store, one
+            // real change (version 1), past any cache.
             expectEqual(true to 1L, server.likesOf(post, viewer), "the viewer reads back (liked, count)")
             expectEqual(false to 1L, server.likesOf(post, server.user("Ben")), "another user reads back (liked, count)")
+            val stored = server.admin.getPost(post)
+            expectEqual(
+                Triple(1L, 1L, listOf(viewer)),
+                Triple(stored.count, stored.version, stored.recentLikers),
+                "the stored post's (count, version, recent likers)",
+            )
         }
     }
 

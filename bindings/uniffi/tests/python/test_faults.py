@@ -59,9 +59,12 @@ def test_a_like_saved_but_its_answer_lost_sticks_and_counts_once(
     seen = [(e.write, e.status, e.fault, e.fault_phase) for e in likes]
     assert seen == [(APPLIED, None, "drop", AFTER), (UNCHANGED, 200, None, None)]
     assert [(e.method, e.posts, e.user) for e in likes] == [(FaultMethod.POST, [post], viewer[0])] * 2
-    # Counted once, for the viewer and for anyone else.
+    # Counted once, for the viewer and for anyone else; in the store, one
+    # real change (version 1), past any cache.
     assert read_back(admin, post, viewer[0]) == (True, 1)
     assert read_back(admin, post, admin.user("Ben")) == (False, 1)
+    stored = admin.get_post(post)
+    assert (stored.count, stored.version, stored.recent_likers) == (1, 1, [viewer[0]])
     sub.cancel()
 
 
