@@ -23,13 +23,13 @@ use axum::{
 };
 use likekit_server::{
     App, Config,
-    store::{
-        HotPosts, PostAudit, PostSnapshot, SqliteOptions, SqliteStore, Store, StoreError, Upsert,
-        WriteOutcome,
-    },
-    wire::{BatchLikes, PostId, PostLikes, UserId, admin::Seed},
+    store::{SqliteOptions, SqliteStore, Store, StoreError},
+    wire::{BatchLikes, PostId, PostLikes},
 };
-use likekit_testing::suite::{p, u};
+use likekit_testing::{
+    intercept::{Call, Hooks, Intercepted},
+    suite::{p, u},
+};
 use tokio::sync::{Barrier, Notify, Semaphore};
 use tower::ServiceExt;
 
@@ -74,11 +74,10 @@ impl Gate {
     }
 }
 
-/// A SQLite store whose chosen calls wait at a gate once the real store
-/// has answered (the write committed, the read done).
-#[derive(Debug)]
+/// Chosen calls wait at a gate once the real store has answered (the
+/// write committed, the read done).
+#[derive(Debug, Default)]
 struct Gated {
-    inner: SqliteStore,
     like: Gate,
     friends: Gate,
     post_seen_by: Gate,
@@ -87,77 +86,34 @@ struct Gated {
 }
 
 #[async_trait]
-impl Store for Gated {
-    async fn like(&self, user: UserId, post: PostId) -> Result<WriteOutcome, StoreError> {
-        let outcome = self.inner.like(user, post).await;
-        self.like.pass().await;
-        outcome
-    }
-    async fn unlike(&self, user: UserId, post: PostId) -> Result<WriteOutcome, StoreError> {
-        self.inner.unlike(user, post).await
-    }
-    async fn post(&self, post: PostId) -> Result<Option<PostSnapshot>, StoreError> {
-        let barrier = self.posts_together.lock().unwrap().clone();
-        if let Some(barrier) = barrier {
-            barrier.wait().await;
+impl Hooks for Gated {
+    async fn before(&self, call: Call) -> Result<(), StoreError> {
+        if let Call::Post { .. } = call {
+            let barrier = self.posts_together.lock().unwrap().clone();
+            if let Some(barrier) = barrier {
+                barrier.wait().await;
+            }
         }
-        self.inner.post(post).await
+        Ok(())
     }
-    async fn liked(&self, user: UserId, posts: &[PostId]) -> Result<Vec<bool>, StoreError> {
-        self.inner.liked(user, posts).await
-    }
-    async fn post_seen_by(
-        &self,
-        user: UserId,
-        post: PostId,
-    ) -> Result<Option<(PostSnapshot, bool)>, StoreError> {
-        let read = self.inner.post_seen_by(user, post).await;
-        self.post_seen_by.pass().await;
-        read
-    }
-    async fn friends(&self, user: UserId) -> Result<Vec<(UserId, String)>, StoreError> {
-        let read = self.inner.friends(user).await;
-        self.friends.pass().await;
-        read
-    }
-    async fn user_name(&self, user: UserId) -> Result<Option<String>, StoreError> {
-        self.inner.user_name(user).await
-    }
-    async fn put_user(&self, user: UserId, name: &str) -> Result<Upsert, StoreError> {
-        self.inner.put_user(user, name).await
-    }
-    async fn put_post(&self, post: PostId) -> Result<Upsert, StoreError> {
-        self.inner.put_post(post).await
-    }
-    async fn set_friends(&self, user: UserId, friends: &[UserId]) -> Result<(), StoreError> {
-        self.inner.set_friends(user, friends).await
-    }
-    async fn seed(&self, seed: &Seed) -> Result<(), StoreError> {
-        self.inner.seed(seed).await
-    }
-    async fn reset(&self) -> Result<(), StoreError> {
-        self.inner.reset().await
-    }
-    async fn audit(&self) -> Result<Vec<PostAudit>, StoreError> {
-        self.inner.audit().await
-    }
-    async fn close(&self) -> Result<(), StoreError> {
-        self.inner.close().await
-    }
-    fn hot_posts(&self) -> Option<&HotPosts> {
-        self.inner.hot_posts()
+
+    async fn after(&self, call: Call, _ok: bool) -> Result<(), StoreError> {
+        match call {
+            Call::Like { .. } => self.like.pass().await,
+            Call::Friends { .. } => self.friends.pass().await,
+            Call::PostSeenBy { .. } => self.post_seen_by.pass().await,
+            _ => {}
+        }
+        Ok(())
     }
 }
 
 /// An app on a gated store, with caches kept far longer than any test.
-async fn app() -> (App, Arc<Gated>) {
-    let store = Arc::new(Gated {
-        inner: SqliteStore::open(SqliteOptions::default()).unwrap(),
-        like: Gate::default(),
-        friends: Gate::default(),
-        post_seen_by: Gate::default(),
-        posts_together: std::sync::Mutex::new(None),
-    });
+async fn app() -> (App, Arc<Intercepted<SqliteStore, Gated>>) {
+    let store = Arc::new(Intercepted::new(
+        SqliteStore::open(SqliteOptions::default()).unwrap(),
+        Gated::default(),
+    ));
     let config = Config {
         token_secret: Some("cache-races".into()),
         write_rate_limit: None,
@@ -203,16 +159,16 @@ async fn view(app: &App, user: u64, post: u64) -> PostLikes {
 async fn a_dropped_like_request_still_refreshes_the_view_cache() {
     let (app, store) = app().await;
     assert_eq!(view(&app, 7, 1).await.count, 0, "cached at count 0");
-    store.like.arm();
+    store.hooks.like.arm();
     let router = app.router();
     let like = request(&app, Method::POST, 8, "/posts/1/like");
     let dropped = tokio::spawn(async move { router.oneshot(like).await });
     // The like has committed; its request goes away (a timeout, a lost
     // connection) before its answer comes back.
-    store.like.entered().await;
+    store.hooks.like.entered().await;
     dropped.abort();
     assert!(dropped.await.unwrap_err().is_cancelled());
-    store.like.open();
+    store.hooks.like.open();
     let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
     loop {
         let seen = view(&app, 7, 1).await;
@@ -235,15 +191,15 @@ async fn a_friend_list_read_before_a_change_is_not_cached_after_it() {
     store.like(u(9), p(1)).await.unwrap();
     app.set_friends(u(7), &[u(8)]).await.unwrap();
     // A view reads the viewer's friends (Ana) …
-    store.friends.arm();
+    store.hooks.friends.arm();
     let racing = {
         let app = app.clone();
         tokio::spawn(async move { view(&app, 7, 1).await })
     };
-    store.friends.entered().await;
+    store.hooks.friends.entered().await;
     // … while an admin makes Ben the viewer's only friend.
     app.set_friends(u(7), &[u(9)]).await.unwrap();
-    store.friends.open();
+    store.hooks.friends.open();
     assert_eq!(
         racing.await.unwrap().friends,
         ["Ana"],
@@ -261,14 +217,14 @@ async fn a_friend_list_read_before_a_change_is_not_cached_after_it() {
 async fn a_post_read_before_a_reset_is_not_cached_after_it() {
     let (app, store) = app().await;
     store.like(u(8), p(1)).await.unwrap();
-    store.post_seen_by.arm();
+    store.hooks.post_seen_by.arm();
     let racing = {
         let app = app.clone();
         tokio::spawn(async move { view(&app, 7, 1).await })
     };
-    store.post_seen_by.entered().await;
+    store.hooks.post_seen_by.entered().await;
     app.reset().await.unwrap();
-    store.post_seen_by.open();
+    store.hooks.post_seen_by.open();
     assert_eq!(racing.await.unwrap().count, 1, "read before the reset");
     let seen = view(&app, 7, 1).await;
     assert_eq!(
@@ -285,7 +241,7 @@ async fn a_feed_page_reads_its_posts_at_once_in_order() {
     store.like(u(8), p(2)).await.unwrap();
     // Each of the three reads waits until all three are out: read one
     // after another, the first would wait for ever.
-    *store.posts_together.lock().unwrap() = Some(Arc::new(Barrier::new(3)));
+    *store.hooks.posts_together.lock().unwrap() = Some(Arc::new(Barrier::new(3)));
     let page = call::<BatchLikes>(
         app.router(),
         request(&app, Method::GET, 7, "/likes?posts=3,2,1"),
@@ -295,6 +251,6 @@ async fn a_feed_page_reads_its_posts_at_once_in_order() {
         .expect("the feed's posts were read one at a time");
     let counts: Vec<(PostId, u64)> = page.posts.iter().map(|(id, v)| (*id, v.count)).collect();
     assert_eq!(counts, [(p(1), 0), (p(2), 1), (p(3), 0)]);
-    *store.posts_together.lock().unwrap() = None;
+    *store.hooks.posts_together.lock().unwrap() = None;
     store.close().await.unwrap();
 }

@@ -14,71 +14,32 @@ use axum::{
 };
 use likekit_server::{
     App, Config,
-    store::{
-        HotPosts, PostAudit, PostSnapshot, SqliteOptions, SqliteStore, Store, StoreError, Upsert,
-        WriteOutcome,
-    },
-    wire::{
-        PostId, UserId,
-        admin::{Journal, Seed, WriteResult},
-    },
+    store::{SqliteOptions, SqliteStore, Store, StoreError},
+    wire::admin::{Journal, WriteResult},
 };
-use likekit_testing::suite::{p, u};
+use likekit_testing::{
+    intercept::{Call, Hooks, Intercepted},
+    suite::{p, u},
+};
 use tower::ServiceExt;
 
 const ADMIN_KEY: &str = "journal-outcomes";
 
-/// A SQLite store whose likes commit and then fail, as a PostgreSQL
-/// connection lost while the commit's answer was on its way does.
+/// Likes that commit, then fail, as a PostgreSQL connection lost while
+/// the commit's answer was on its way does (a like the store refused keeps
+/// its own error).
 #[derive(Debug)]
-struct CommitsThenFails(SqliteStore);
+struct CommitsThenFails;
 
 #[async_trait]
-impl Store for CommitsThenFails {
-    async fn like(&self, user: UserId, post: PostId) -> Result<WriteOutcome, StoreError> {
-        self.0.like(user, post).await?;
-        Err(StoreError::Backend(
-            "connection closed while the commit's answer was on its way".into(),
-        ))
-    }
-    async fn unlike(&self, user: UserId, post: PostId) -> Result<WriteOutcome, StoreError> {
-        self.0.unlike(user, post).await
-    }
-    async fn post(&self, post: PostId) -> Result<Option<PostSnapshot>, StoreError> {
-        self.0.post(post).await
-    }
-    async fn liked(&self, user: UserId, posts: &[PostId]) -> Result<Vec<bool>, StoreError> {
-        self.0.liked(user, posts).await
-    }
-    async fn friends(&self, user: UserId) -> Result<Vec<(UserId, String)>, StoreError> {
-        self.0.friends(user).await
-    }
-    async fn user_name(&self, user: UserId) -> Result<Option<String>, StoreError> {
-        self.0.user_name(user).await
-    }
-    async fn put_user(&self, user: UserId, name: &str) -> Result<Upsert, StoreError> {
-        self.0.put_user(user, name).await
-    }
-    async fn put_post(&self, post: PostId) -> Result<Upsert, StoreError> {
-        self.0.put_post(post).await
-    }
-    async fn set_friends(&self, user: UserId, friends: &[UserId]) -> Result<(), StoreError> {
-        self.0.set_friends(user, friends).await
-    }
-    async fn seed(&self, seed: &Seed) -> Result<(), StoreError> {
-        self.0.seed(seed).await
-    }
-    async fn reset(&self) -> Result<(), StoreError> {
-        self.0.reset().await
-    }
-    async fn audit(&self) -> Result<Vec<PostAudit>, StoreError> {
-        self.0.audit().await
-    }
-    async fn close(&self) -> Result<(), StoreError> {
-        self.0.close().await
-    }
-    fn hot_posts(&self) -> Option<&HotPosts> {
-        self.0.hot_posts()
+impl Hooks for CommitsThenFails {
+    async fn after(&self, call: Call, ok: bool) -> Result<(), StoreError> {
+        match call {
+            Call::Like { .. } if ok => Err(StoreError::Backend(
+                "connection closed while the commit's answer was on its way".into(),
+            )),
+            _ => Ok(()),
+        }
     }
 }
 
@@ -105,8 +66,9 @@ async fn send(app: &App, method: Method, path: &str, user: Option<u64>) -> (Stat
 
 #[tokio::test]
 async fn a_write_answered_500_is_unknown_in_the_journal_not_refused() {
-    let store = std::sync::Arc::new(CommitsThenFails(
+    let store = std::sync::Arc::new(Intercepted::new(
         SqliteStore::open(SqliteOptions::default()).unwrap(),
+        CommitsThenFails,
     ));
     let config = Config {
         token_secret: Some("journal-outcomes".into()),
@@ -126,7 +88,7 @@ async fn a_write_answered_500_is_unknown_in_the_journal_not_refused() {
         String::from_utf8_lossy(&body)
     );
     // It did commit.
-    assert_eq!(store.0.liked(u(7), &[p(1)]).await.unwrap(), [true]);
+    assert_eq!(store.store.liked(u(7), &[p(1)]).await.unwrap(), [true]);
     // A refusal the store makes before any write is still `refused`.
     let (status, _) = send(&app, Method::POST, "/posts/99/like", Some(7)).await;
     assert_eq!(status, StatusCode::NOT_FOUND);

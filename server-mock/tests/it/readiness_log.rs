@@ -15,70 +15,24 @@ use axum::{
 };
 use likekit_server::{
     App, Config,
-    store::{
-        HotPosts, PostAudit, PostSnapshot, SqliteOptions, SqliteStore, Store, StoreError, Upsert,
-        WriteOutcome,
-    },
-    wire::{PostId, UserId, admin::Seed},
+    store::{SqliteOptions, SqliteStore, StoreError},
 };
+use likekit_testing::intercept::{Call, Hooks, Intercepted};
 use tower::ServiceExt;
 
-/// A SQLite store whose readiness check fails while `down` is set.
-#[derive(Debug)]
+/// The store's readiness check fails while `down` is set.
+#[derive(Debug, Default)]
 struct Switchable {
-    store: SqliteStore,
     down: AtomicBool,
 }
 
 #[async_trait]
-impl Store for Switchable {
-    async fn ready(&self) -> Result<(), StoreError> {
-        if self.down.load(Ordering::Relaxed) {
+impl Hooks for Switchable {
+    async fn before(&self, call: Call) -> Result<(), StoreError> {
+        if call == Call::Ready && self.down.load(Ordering::Relaxed) {
             return Err(StoreError::Backend("the database went away".into()));
         }
-        self.store.ready().await
-    }
-    async fn like(&self, user: UserId, post: PostId) -> Result<WriteOutcome, StoreError> {
-        self.store.like(user, post).await
-    }
-    async fn unlike(&self, user: UserId, post: PostId) -> Result<WriteOutcome, StoreError> {
-        self.store.unlike(user, post).await
-    }
-    async fn post(&self, post: PostId) -> Result<Option<PostSnapshot>, StoreError> {
-        self.store.post(post).await
-    }
-    async fn liked(&self, user: UserId, posts: &[PostId]) -> Result<Vec<bool>, StoreError> {
-        self.store.liked(user, posts).await
-    }
-    async fn friends(&self, user: UserId) -> Result<Vec<(UserId, String)>, StoreError> {
-        self.store.friends(user).await
-    }
-    async fn user_name(&self, user: UserId) -> Result<Option<String>, StoreError> {
-        self.store.user_name(user).await
-    }
-    async fn put_user(&self, user: UserId, name: &str) -> Result<Upsert, StoreError> {
-        self.store.put_user(user, name).await
-    }
-    async fn put_post(&self, post: PostId) -> Result<Upsert, StoreError> {
-        self.store.put_post(post).await
-    }
-    async fn set_friends(&self, user: UserId, friends: &[UserId]) -> Result<(), StoreError> {
-        self.store.set_friends(user, friends).await
-    }
-    async fn seed(&self, seed: &Seed) -> Result<(), StoreError> {
-        self.store.seed(seed).await
-    }
-    async fn reset(&self) -> Result<(), StoreError> {
-        self.store.reset().await
-    }
-    async fn audit(&self) -> Result<Vec<PostAudit>, StoreError> {
-        self.store.audit().await
-    }
-    async fn close(&self) -> Result<(), StoreError> {
-        self.store.close().await
-    }
-    fn hot_posts(&self) -> Option<&HotPosts> {
-        self.store.hot_posts()
+        Ok(())
     }
 }
 
@@ -122,10 +76,10 @@ async fn readyz_logs_when_readiness_changes_not_on_every_probe() {
         .finish();
     let _default = tracing::subscriber::set_default(subscriber);
 
-    let store = Arc::new(Switchable {
-        store: SqliteStore::open(SqliteOptions::default()).unwrap(),
-        down: AtomicBool::new(false),
-    });
+    let store = Arc::new(Intercepted::new(
+        SqliteStore::open(SqliteOptions::default()).unwrap(),
+        Switchable::default(),
+    ));
     let config = Config {
         token_secret: Some("readiness".into()),
         ..Config::default()
@@ -141,7 +95,7 @@ async fn readyz_logs_when_readiness_changes_not_on_every_probe() {
     assert_eq!(probe(&app).await, StatusCode::OK);
     assert_eq!(readiness(captured.lines()), Vec::<String>::new());
 
-    store.down.store(true, Ordering::Relaxed);
+    store.hooks.down.store(true, Ordering::Relaxed);
     for _ in 0..3 {
         assert_eq!(probe(&app).await, StatusCode::SERVICE_UNAVAILABLE);
     }
@@ -156,7 +110,7 @@ async fn readyz_logs_when_readiness_changes_not_on_every_probe() {
         "{lines:?}"
     );
 
-    store.down.store(false, Ordering::Relaxed);
+    store.hooks.down.store(false, Ordering::Relaxed);
     for _ in 0..2 {
         assert_eq!(probe(&app).await, StatusCode::OK);
     }

@@ -12,7 +12,9 @@
 //!   when it is not set. Also standard library only.
 //! * `suite` (feature `store-suite`): the behaviour every
 //!   `likekit_server::store::Store` backend must have, as async functions,
-//!   and `store_suite!` to stamp them out as tests for one backend.
+//!   and `store_suite!` to stamp them out as tests for one backend; and
+//!   `intercept`, a store forwarding every call to a real one with hooks
+//!   around each, for tests that make a chosen call fail or wait.
 //! * `admin` (feature `admin-client`): `admin::AdminClient`, a typed
 //!   client for the mock server's admin and fault API.
 //! * `tls` (feature `tls`): a throwaway certificate authority made at test
@@ -27,6 +29,8 @@ pub mod postgres;
 
 #[cfg(feature = "admin-client")]
 pub mod admin;
+#[cfg(feature = "store-suite")]
+pub mod intercept;
 #[cfg(feature = "store-suite")]
 pub mod suite;
 #[cfg(feature = "tls")]
