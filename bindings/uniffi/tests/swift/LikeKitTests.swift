@@ -694,7 +694,9 @@ final class LikeKitTests: XCTestCase {
         let action: JSONValue = ["kind": "truncate", "bytes": 10]
         let written = try json(asDefaults)
         XCTAssertEqual(written, ["route": "*", "action": action])
-        let entry = try json(JournalEntry(seq: 1, atMs: 2, durationMs: 3, method: .get, route: .likes, path: "/posts/4/likes", posts: [4]))
+        let entry = try json(JournalEntry(
+            seq: 1, requestId: "r", atMs: 2, durationMs: 3, method: .get, route: .likes, path: "/posts/4/likes", posts: [4]))
+        XCTAssertEqual(entry["request_id"], JSONValue.string("r"))
         XCTAssertEqual(entry["user"], JSONValue.null)
         XCTAssertEqual(entry["fault_rule"], JSONValue.null)
         XCTAssertEqual(entry["in_flight"], JSONValue.bool(false))
