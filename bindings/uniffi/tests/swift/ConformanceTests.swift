@@ -233,6 +233,8 @@ private enum ConformanceRunner {
 
 /// Records every event any post's observers hear, as the scenarios write
 /// it. Called on the library's threads; read by the runner.
+///
+/// `@unchecked Sendable`: every access to `heard` holds `lock`.
 private final class ConformanceEventLog: LikeObserver, @unchecked Sendable {
     private let lock = NSLock()
     private var heard: [JSONValue] = []

@@ -48,6 +48,9 @@ enum TestServer {
 }
 
 /// Fresh ids for the users and posts the tests make.
+///
+/// `@unchecked Sendable` (`shared` is global state, which Swift 6 wants
+/// Sendable): every access to `last` holds `lock`.
 final class Ids: @unchecked Sendable {
     private static let shared = Ids()
     private let lock = NSLock()
@@ -80,7 +83,8 @@ extension LikeKitAdmin {
     }
 }
 
-final class FixedToken: TokenProvider, @unchecked Sendable {
+/// Always the same token; none on refresh. Sendable as it is: one `let`.
+final class FixedToken: TokenProvider {
     let value: String
     init(_ value: String) { self.value = value }
     func token(refresh: Bool) -> String? { refresh ? nil : value }
@@ -88,6 +92,10 @@ final class FixedToken: TokenProvider, @unchecked Sendable {
 
 /// An async token provider: starts with a token the server refuses and
 /// renews (through the admin API, as over the network) when asked to.
+///
+/// `@unchecked Sendable`: LikeKit asks from its threads while the test
+/// reads `asked`, and every access to `current` and `askedLog` holds
+/// `lock` (in synchronous helpers: `NSLock` is not for async code).
 final class RenewingTokens: AsyncTokenProvider, @unchecked Sendable {
     private let lock = NSLock()
     private let user: Int64
