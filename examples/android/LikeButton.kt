@@ -5,7 +5,7 @@
 // kotlinx-coroutines) and the library built per ABI with cargo-ndk; see the
 // README's Android section.
 //
-//     val client = LikeClient("https://likes.example.com", SessionToken(session))
+//     val client = LikeClient("https://likes.example.com", SessionToken(token))
 //     LikeButton(client, postId = 42L)
 //
 // One client per signed-in viewer, shared by every button. To keep taps
@@ -13,7 +13,7 @@
 // (Auto Backup copies filesDir and would restore stale taps elsewhere):
 //
 //     val journal = IntentJournal.file(context.noBackupFilesDir.path, viewer = userId)
-//     val client = LikeClient(url, SessionToken(session), LikeClientOptions(journal = journal))
+//     val client = LikeClient(url, SessionToken(token), LikeClientOptions(journal = journal))
 //     val report = client.restore()   // report.expired: taps too old to send
 //
 // On sign-out let calls still out finish, then close both (a tap cut off at

@@ -6,7 +6,7 @@
 // package.
 //
 //     let client = try LikeClient(baseUrl: "https://likes.example.com",
-//                                 tokenProvider: SessionToken(session))
+//                                 tokenProvider: SessionToken(token))
 //     LikeButton(client: client, postId: 42)
 //
 // One client per signed-in viewer, shared by every button. To keep taps
