@@ -1,8 +1,8 @@
 //! A store that passes every call to a real one, with hooks before and
 //! after each: how a test makes a chosen call fail, wait at a gate, or
-//! meet others at a barrier, without writing out the whole
-//! [`Store`](likekit_server::store::Store) trait again. A new store method
-//! is forwarded here once, for every such test.
+//! meet others at a barrier, without writing out the whole [`Store`]
+//! trait again. A new store method is forwarded here once, for every such
+//! test.
 //!
 //! ```no_run
 //! use async_trait::async_trait;
