@@ -230,7 +230,7 @@ pub enum FaultAction {
     Status {
         // The schema's numbers are checked against the server's rules by
         // its OpenAPI tests.
-        #[serde(deserialize_with = "crate::whole::u16")]
+        #[serde(deserialize_with = "action::status")]
         #[cfg_attr(feature = "openapi", schema(minimum = 200, maximum = 599))]
         status: u16,
         #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -239,7 +239,7 @@ pub enum FaultAction {
         #[serde(
             default,
             skip_serializing_if = "Option::is_none",
-            deserialize_with = "crate::whole::option_u64"
+            deserialize_with = "action::retry_after_secs"
         )]
         retry_after_secs: Option<u64>,
     },
@@ -254,7 +254,7 @@ pub enum FaultAction {
     /// Answer with the first `bytes` bytes of the real answer's body (cut
     /// JSON, consistent framing). Phase `after` only.
     Truncate {
-        #[serde(deserialize_with = "crate::whole::u32")]
+        #[serde(deserialize_with = "action::bytes_u32")]
         bytes: u32,
     },
     /// Answer with a body that is not JSON: status 200 in phase `before`;
@@ -265,19 +265,53 @@ pub enum FaultAction {
     /// server refuses a longer pause, as it closes connections whose
     /// answers stop moving). Phase `after` only.
     SlowBody {
-        #[serde(deserialize_with = "crate::whole::u32")]
+        #[serde(deserialize_with = "action::bytes_u32")]
         #[cfg_attr(feature = "openapi", schema(minimum = 1))]
         bytes: u32,
-        #[serde(deserialize_with = "crate::whole::u64")]
+        #[serde(deserialize_with = "action::interval_ms")]
         #[cfg_attr(feature = "openapi", schema(maximum = 600_000))]
         interval_ms: u64,
     },
     /// Answer 200 with valid JSON of `bytes` bytes (padding), streamed.
     Oversized {
-        #[serde(deserialize_with = "crate::whole::u64")]
+        #[serde(deserialize_with = "action::bytes_u64")]
         #[cfg_attr(feature = "openapi", schema(maximum = 1_073_741_824_u64))]
         bytes: u64,
     },
+}
+
+/// The readers of a [`FaultAction`]'s numbers. serde reads a tagged
+/// enum's fields from a copy of the object, past the place its errors are
+/// said to be (`rules[0].action`), so each reader names its field in the
+/// message: ``rules[0].action: bytes: invalid value: integer `-1`, …``.
+mod action {
+    use serde::de::{Deserializer, Error};
+
+    fn named<T, E: Error>(field: &str, read: Result<T, E>) -> Result<T, E> {
+        read.map_err(|e| E::custom(format_args!("{field}: {e}")))
+    }
+
+    pub(super) fn status<'de, D: Deserializer<'de>>(d: D) -> Result<u16, D::Error> {
+        named("status", crate::whole::u16(d))
+    }
+
+    pub(super) fn retry_after_secs<'de, D: Deserializer<'de>>(
+        d: D,
+    ) -> Result<Option<u64>, D::Error> {
+        named("retry_after_secs", crate::whole::option_u64(d))
+    }
+
+    pub(super) fn bytes_u32<'de, D: Deserializer<'de>>(d: D) -> Result<u32, D::Error> {
+        named("bytes", crate::whole::u32(d))
+    }
+
+    pub(super) fn bytes_u64<'de, D: Deserializer<'de>>(d: D) -> Result<u64, D::Error> {
+        named("bytes", crate::whole::u64(d))
+    }
+
+    pub(super) fn interval_ms<'de, D: Deserializer<'de>>(d: D) -> Result<u64, D::Error> {
+        named("interval_ms", crate::whole::u64(d))
+    }
 }
 
 /// One fault rule: which requests it matches, which of their calls it

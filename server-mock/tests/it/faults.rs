@@ -227,6 +227,60 @@ async fn delete_clears_and_bad_rules_are_400() {
             format!("rules[0].{field}: must be at least 1; got 0")
         );
     }
+    // Every refusal names the field: the rule's own numbers by their path,
+    // an action's (which serde reads from a copy of the object) in the
+    // message after the action's path.
+    for (rule, code, starts) in [
+        (
+            json!({"route": "like", "probability": 2}),
+            "bad_fault_rules",
+            "rules[0].probability: must be from 0 to 1; got 2",
+        ),
+        (
+            json!({"route": "like", "jitter_ms": 700_000}),
+            "bad_fault_rules",
+            "rules[0].jitter_ms: must be at most 600000; got 700000",
+        ),
+        (
+            json!({"route": "like", "action": {"kind": "status", "status": 99}}),
+            "bad_fault_rules",
+            "rules[0].action.status: must be from 200 to 599; got 99",
+        ),
+        (
+            json!({"route": "like", "phase": "after",
+                   "action": {"kind": "slow_body", "bytes": 0, "interval_ms": 5}}),
+            "bad_fault_rules",
+            "rules[0].action.bytes: must be at least 1; got 0",
+        ),
+        (
+            json!({"route": "like", "phase": "after",
+                   "action": {"kind": "slow_body", "bytes": 1, "interval_ms": -5}}),
+            "bad_json",
+            "rules[0].action: interval_ms: invalid value: integer `-5`",
+        ),
+        (
+            json!({"route": "like", "phase": "after",
+                   "action": {"kind": "truncate", "bytes": "12"}}),
+            "bad_json",
+            "rules[0].action: bytes: invalid type: string \"12\"",
+        ),
+        (
+            json!({"route": "like",
+                   "action": {"kind": "status", "status": 429, "retry_after_secs": 1.5}}),
+            "bad_json",
+            "rules[0].action: retry_after_secs: invalid value: floating point `1.5`",
+        ),
+    ] {
+        let r = t
+            .admin(Method::PUT, "/admin/faults", Some(json!({"rules": [rule]})))
+            .await;
+        let body = expect_error(r, StatusCode::BAD_REQUEST, code).await;
+        assert!(
+            body.error.message.starts_with(starts),
+            "{rule}: {}",
+            body.error.message
+        );
+    }
     // A refused rule set leaves the previous one (none) in force.
     ok_json::<LikeState>(t.unlike(1, 1).await).await;
     t.stop().await;
