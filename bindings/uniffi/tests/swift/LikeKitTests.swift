@@ -188,6 +188,18 @@ final class Recorder: LikeObserver, @unchecked Sendable {
         }
     }
 
+    /// `awaitChange` for a test whose client calls into Swift's concurrency
+    /// (an async token provider): it polls rather than block a thread of
+    /// the cooperative pool, which those calls need to run on.
+    func change(timeout: TimeInterval = 5, _ matches: (PostView) -> Bool) async -> (view: PostView, onMain: Bool)? {
+        let deadline = Date().addingTimeInterval(timeout)
+        while Date() < deadline {
+            if let found = changes.first(where: { matches($0.view) }) { return found }
+            try? await Task.sleep(nanoseconds: 10_000_000)
+        }
+        return changes.first(where: { matches($0.view) })
+    }
+
     func awaitFailure(timeout: TimeInterval = 5) -> (postId: Int64, wanted: Bool, error: LikeError)? {
         let deadline = Date().addingTimeInterval(timeout)
         lock.lock()
@@ -549,7 +561,8 @@ final class LikeKitTests: XCTestCase {
         let rec = Recorder()
         let sub = try client.subscribe(postId: post, observer: rec)
         _ = try client.setLiked(postId: post, liked: true)
-        let confirmed = try XCTUnwrap(rec.awaitChange { !$0.pending }).view
+        let answered = await rec.change { !$0.pending }
+        let confirmed = try XCTUnwrap(answered).view
         XCTAssertTrue(confirmed.liked)
         XCTAssertEqual(confirmed.count, 1)
         XCTAssertEqual(Array(tokens.asked.prefix(2)), [false, true])
