@@ -439,37 +439,45 @@ fn write_pools(text: &mut String, pools: &[PoolStatus]) {
 /// a counter in seconds with their fractions.
 #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
 fn write_cpu_seconds(text: &mut String, seconds: f64) {
-    use std::fmt::Write;
-
-    let name = "process_cpu_seconds_total";
-    write_help_line(
+    write_family(
         text,
-        name,
-        None,
-        None,
+        "process_cpu_seconds_total",
         "Total user and system CPU time spent in seconds.",
+        "counter",
+        std::iter::once((String::new(), seconds)),
     );
-    write_type_line(text, name, None, None, "counter");
-    // Writing to a String does not fail.
-    let _ = writeln!(text, "{name} {seconds}");
-    text.push('\n');
 }
 
-/// One gauge family as the recorder writes its own: `# HELP` and `# TYPE`,
-/// a line per (labels, value), and a blank line.
+/// One gauge family (see [`write_family`]).
 fn write_gauge(
     text: &mut String,
     name: &str,
     help: &str,
     series: impl Iterator<Item = (String, usize)>,
 ) {
+    write_family(text, name, help, "gauge", series);
+}
+
+/// One family as the recorder writes its own: `# HELP` and `# TYPE`, a
+/// line per (labels, value) (no braces for no labels), and a blank line.
+fn write_family<V: std::fmt::Display>(
+    text: &mut String,
+    name: &str,
+    help: &str,
+    kind: &str,
+    series: impl Iterator<Item = (String, V)>,
+) {
     use std::fmt::Write;
 
     write_help_line(text, name, None, None, help);
-    write_type_line(text, name, None, None, "gauge");
+    write_type_line(text, name, None, None, kind);
     for (labels, value) in series {
         // Writing to a String does not fail.
-        let _ = writeln!(text, "{name}{{{labels}}} {value}");
+        let _ = if labels.is_empty() {
+            writeln!(text, "{name} {value}")
+        } else {
+            writeln!(text, "{name}{{{labels}}} {value}")
+        };
     }
     text.push('\n');
 }
