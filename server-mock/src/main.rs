@@ -550,16 +550,20 @@ fn usage_error(command: &clap::Command, argv: &[OsString], err: &clap::Error) ->
 /// Whether the command line or `LIKEKIT_LOG_FORMAT` asks for JSON log
 /// lines, read without the parser (for the parser's own errors).
 fn json_asked(argv: &[OsString]) -> bool {
-    let words: Vec<&str> = argv.iter().filter_map(|word| word.to_str()).collect();
     let mut asked = None;
+    // A word that is not UTF-8 stays in place (as no flag), so the word
+    // after `--log-format` is its own value.
+    let words: Vec<Option<&str>> = argv.iter().map(|word| word.to_str()).collect();
     for (i, word) in words.iter().enumerate() {
-        if *word == "--" {
-            break;
-        }
-        if let Some(value) = word.strip_prefix("--log-format=") {
-            asked = Some(value);
-        } else if *word == "--log-format" {
-            asked = words.get(i + 1).copied();
+        match *word {
+            Some("--") => break,
+            Some("--log-format") => asked = words.get(i + 1).copied().flatten(),
+            Some(word) => {
+                if let Some(value) = word.strip_prefix("--log-format=") {
+                    asked = Some(value);
+                }
+            }
+            None => {}
         }
     }
     match asked {
