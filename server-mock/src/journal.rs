@@ -10,7 +10,7 @@
 use std::{
     collections::VecDeque,
     sync::{
-        Mutex,
+        Mutex, MutexGuard,
         atomic::{AtomicU64, Ordering},
     },
 };
@@ -24,9 +24,18 @@ pub const DEFAULT_JOURNAL_SIZE: usize = 10_000;
 #[derive(Debug, Default)]
 pub(crate) struct Journal {
     capacity: usize,
-    next: AtomicU64,
     dropped: AtomicU64,
-    entries: Mutex<VecDeque<Kept>>,
+    listed: Mutex<Listed>,
+}
+
+/// The entries, and the `seq` the last one listed took: both under one
+/// lock, so that entries are listed in the order of their `seq` and a
+/// reader that saw `seq` N has seen every entry below it that is still
+/// kept (`since=N` never skips one).
+#[derive(Debug, Default)]
+struct Listed {
+    last_seq: u64,
+    entries: VecDeque<Kept>,
 }
 
 /// An entry as the journal keeps it: the request's id as the request
@@ -64,44 +73,50 @@ impl Journal {
         self.capacity > 0
     }
 
-    /// The next entry's `seq`, taken when the request arrives so that the
-    /// order is the order of arrival.
-    pub(crate) fn take_seq(&self) -> u64 {
-        self.next.fetch_add(1, Ordering::AcqRel) + 1
+    fn listed(&self) -> MutexGuard<'_, Listed> {
+        self.listed.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Records an entry of the request with id `id` (its `seq` from
-    /// [`Journal::take_seq`]; its `request_id` is not read: `id` is kept in
-    /// its place) or, when one with its `seq` is there (recorded at
-    /// arrival, in flight), replaces it; drops the oldest past the
-    /// capacity. A finished entry whose arrival was cleared or dropped
-    /// meanwhile is not recorded again.
-    pub(crate) fn record(&self, id: &HeaderValue, entry: JournalEntry) {
-        let mut entries = self.entries.lock().unwrap_or_else(|e| e.into_inner());
-        let at = entries.partition_point(|e| e.entry.seq < entry.seq);
-        match entries.get_mut(at) {
-            Some(there) if there.entry.seq == entry.seq => there.entry = entry,
-            _ if !entry.in_flight => {}
-            _ => {
-                let id = id.clone();
-                entries.insert(at, Kept { id, entry });
-                while entries.len() > self.capacity {
-                    entries.pop_front();
-                    self.dropped.fetch_add(1, Ordering::Relaxed);
-                }
-            }
+    /// Lists a request with id `id` as it arrives (in flight): `entry`
+    /// makes its entry for the `seq` it takes, the next one, and that
+    /// `seq` is returned. Drops the oldest past the capacity.
+    pub(crate) fn arrive(&self, id: &HeaderValue, entry: impl FnOnce(u64) -> JournalEntry) -> u64 {
+        let mut listed = self.listed();
+        listed.last_seq += 1;
+        let seq = listed.last_seq;
+        listed.entries.push_back(Kept {
+            id: id.clone(),
+            entry: entry(seq),
+        });
+        while listed.entries.len() > self.capacity {
+            listed.entries.pop_front();
+            self.dropped.fetch_add(1, Ordering::Relaxed);
         }
+        seq
+    }
+
+    /// Replaces the entry with `entry`'s `seq` (listed by
+    /// [`Journal::arrive`]) with `entry`, its request answered (its
+    /// `request_id` is not read: the id it arrived with is kept). An entry
+    /// removed or dropped meanwhile is not listed again.
+    pub(crate) fn finish(&self, entry: JournalEntry) {
+        self.replace(entry, false);
     }
 
     /// Replaces the entry with `entry`'s `seq` while it is in flight (what
-    /// a fault rule is doing to it); an entry cleared, dropped or finished
+    /// a fault rule is doing to it); an entry removed, dropped or finished
     /// meanwhile stays as it is.
     pub(crate) fn update_in_flight(&self, entry: JournalEntry) {
-        let mut entries = self.entries.lock().unwrap_or_else(|e| e.into_inner());
+        self.replace(entry, true);
+    }
+
+    fn replace(&self, entry: JournalEntry, only_in_flight: bool) {
+        let mut listed = self.listed();
+        let entries = &mut listed.entries;
         let at = entries.partition_point(|e| e.entry.seq < entry.seq);
         if let Some(there) = entries.get_mut(at)
             && there.entry.seq == entry.seq
-            && there.entry.in_flight
+            && (there.entry.in_flight || !only_in_flight)
         {
             there.entry = entry;
         }
@@ -109,17 +124,13 @@ impl Journal {
 
     /// The entries `query` matches, oldest first.
     pub(crate) fn read(&self, query: &RequestFilter) -> JournalPage {
-        // The id is compared as kept; the other filters on the entry.
-        let id = query.request_id.as_deref();
-        let rest = RequestFilter {
-            request_id: None,
-            ..query.clone()
-        };
-        let entries = self.entries.lock().unwrap_or_else(|e| e.into_inner());
+        let matcher = Matcher::new(query);
+        let listed = self.listed();
         JournalPage {
-            entries: entries
+            entries: listed
+                .entries
                 .iter()
-                .filter(|k| id.is_none_or(|id| k.id == id) && rest.matches(&k.entry))
+                .filter(|k| matcher.matches(k))
                 .map(Kept::read)
                 .collect(),
             capacity: self.capacity as u64,
@@ -129,11 +140,46 @@ impl Journal {
 
     /// Empties the journal (`seq` goes on counting).
     pub(crate) fn clear(&self) {
-        self.entries
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .clear();
-        self.dropped.store(0, Ordering::Relaxed);
+        self.remove(&RequestFilter::default());
+    }
+
+    /// Removes the entries `query` matches, and returns how many. With no
+    /// filter it empties the journal and sets `dropped` back to 0;
+    /// otherwise `dropped` stays as it is. `seq` goes on counting.
+    pub(crate) fn remove(&self, query: &RequestFilter) -> usize {
+        let mut listed = self.listed();
+        let before = listed.entries.len();
+        if *query == RequestFilter::default() {
+            listed.entries.clear();
+            self.dropped.store(0, Ordering::Relaxed);
+        } else {
+            let matcher = Matcher::new(query);
+            listed.entries.retain(|k| !matcher.matches(k));
+        }
+        before - listed.entries.len()
+    }
+}
+
+/// A filter as the journal applies it: the request id compared as kept
+/// (it is not in the entry), the other filters on the entry.
+struct Matcher<'q> {
+    id: Option<&'q str>,
+    rest: RequestFilter,
+}
+
+impl<'q> Matcher<'q> {
+    fn new(query: &'q RequestFilter) -> Self {
+        Self {
+            id: query.request_id.as_deref(),
+            rest: RequestFilter {
+                request_id: None,
+                ..query.clone()
+            },
+        }
+    }
+
+    fn matches(&self, kept: &Kept) -> bool {
+        self.id.is_none_or(|id| kept.id == id) && self.rest.matches(&kept.entry)
     }
 }
 
@@ -170,21 +216,27 @@ mod tests {
         }
     }
 
+    /// Lists a request of `route` on `post` by `user` with id `req-<seq>`.
+    fn arrive(journal: &Journal, route: FaultRoute, post: u64, user: Option<u64>) -> u64 {
+        let next = journal.listed().last_seq + 1;
+        journal.arrive(&id(next), |seq| entry(seq, route, post, user))
+    }
+
     #[test]
     fn keeps_arrival_order_within_its_capacity() {
         let journal = Journal::new(3);
         assert!(journal.is_on());
-        let seqs: Vec<u64> = (0..5).map(|_| journal.take_seq()).collect();
-        for &seq in &seqs {
-            journal.record(&id(seq), entry(seq, FaultRoute::Like, 1, Some(7)));
-        }
+        let seqs: Vec<u64> = (0..5)
+            .map(|_| arrive(&journal, FaultRoute::Like, 1, Some(7)))
+            .collect();
+        assert_eq!(seqs, [1, 2, 3, 4, 5]);
         // They finish in another order than they arrived; the first two
         // were dropped meanwhile and do not come back.
         for &seq in [3, 1, 2, 5, 4].iter() {
             let mut done = entry(seqs[seq - 1], FaultRoute::Like, 1, Some(7));
             done.in_flight = false;
             done.status = Some(200 + seq as u16);
-            journal.record(&HeaderValue::from_static("unused"), done);
+            journal.finish(done);
         }
         let page = journal.read(&RequestFilter::default());
         let kept: Vec<(u64, &str, Option<u16>, bool)> = page
@@ -202,10 +254,105 @@ mod tests {
             ]
         );
         assert_eq!((page.capacity, page.dropped), (3, 2));
-        journal.clear();
-        assert!(journal.read(&RequestFilter::default()).entries.is_empty());
-        assert_eq!(journal.take_seq(), 6, "seq goes on after a clear");
+        // A finished entry is no longer in flight: an update for it is late.
+        let mut late = entry(5, FaultRoute::Like, 1, Some(7));
+        late.fault = Some("latency".into());
+        journal.update_in_flight(late);
+        let page = journal.read(&RequestFilter::default());
+        assert_eq!(page.entries[2].fault, None);
+        assert_eq!(journal.remove(&RequestFilter::default()), 3);
+        let page = journal.read(&RequestFilter::default());
+        assert!(page.entries.is_empty());
+        assert_eq!(page.dropped, 0, "emptied, nothing counts as dropped");
+        assert_eq!(
+            arrive(&journal, FaultRoute::Like, 1, Some(7)),
+            6,
+            "seq goes on after a clear"
+        );
         assert!(!Journal::new(0).is_on());
+    }
+
+    /// A reader that asks for what came after the last `seq` it saw never
+    /// misses an entry, however the writers interleave: an entry is listed
+    /// under the lock that gives its `seq`.
+    #[test]
+    fn reading_since_the_last_seq_seen_misses_nothing() {
+        const WRITERS: u64 = 4;
+        const EACH: u64 = 500;
+        let journal = std::sync::Arc::new(Journal::new(100_000));
+        let writers: Vec<_> = (0..WRITERS)
+            .map(|w| {
+                let journal = std::sync::Arc::clone(&journal);
+                std::thread::spawn(move || {
+                    for _ in 0..EACH {
+                        journal.arrive(&HeaderValue::from_static("w"), |seq| {
+                            // Making the entry takes a moment, as in the
+                            // middleware, so that writers overlap.
+                            std::hint::black_box((0..50).sum::<u64>());
+                            entry(seq, FaultRoute::Like, 1, Some(w + 1))
+                        });
+                    }
+                })
+            })
+            .collect();
+        let mut seen = Vec::new();
+        let mut since = 0;
+        let mut read_since = |since: &mut u64| {
+            let page = journal.read(&RequestFilter {
+                since: Some(*since),
+                ..RequestFilter::default()
+            });
+            seen.extend(page.entries.iter().map(|e| e.seq));
+            *since = seen.last().copied().unwrap_or(*since);
+        };
+        while writers.iter().any(|w| !w.is_finished()) {
+            read_since(&mut since);
+        }
+        read_since(&mut since);
+        for writer in writers {
+            writer.join().unwrap();
+        }
+        let expected: Vec<u64> = (1..=WRITERS * EACH).collect();
+        assert_eq!(seen, expected, "each seq seen once, in order");
+    }
+
+    #[test]
+    fn removing_with_a_filter_keeps_the_rest() {
+        let journal = Journal::new(3);
+        for user in [7, 8, 7, 8, 9] {
+            arrive(&journal, FaultRoute::Like, 42, Some(user));
+        }
+        // Two were dropped past the capacity: 3, 4 and 5 are kept.
+        let by_user = |user| RequestFilter {
+            user: Some(UserId::new(user).unwrap()),
+            ..RequestFilter::default()
+        };
+        assert_eq!(journal.remove(&by_user(8)), 1);
+        assert_eq!(journal.remove(&by_user(8)), 0);
+        let page = journal.read(&RequestFilter::default());
+        let left: Vec<(u64, Option<UserId>)> =
+            page.entries.iter().map(|e| (e.seq, e.user)).collect();
+        assert_eq!(
+            left,
+            [(3, UserId::new(7).ok()), (5, UserId::new(9).ok())],
+            "only user 8's entry went"
+        );
+        assert_eq!(
+            page.dropped, 2,
+            "a filtered removal keeps the count dropped"
+        );
+        let by_id = RequestFilter {
+            request_id: Some("req-5".into()),
+            ..RequestFilter::default()
+        };
+        assert_eq!(journal.remove(&by_id), 1);
+        let seqs: Vec<u64> = journal
+            .read(&RequestFilter::default())
+            .entries
+            .iter()
+            .map(|e| e.seq)
+            .collect();
+        assert_eq!(seqs, [3]);
     }
 
     fn id(seq: u64) -> HeaderValue {
@@ -215,10 +362,10 @@ mod tests {
     #[test]
     fn filters_combine() {
         let journal = Journal::new(10);
-        journal.record(&id(1), entry(1, FaultRoute::Like, 42, Some(7)));
-        journal.record(&id(2), entry(2, FaultRoute::Unlike, 42, Some(7)));
-        journal.record(&id(3), entry(3, FaultRoute::Like, 43, Some(8)));
-        journal.record(&id(4), entry(4, FaultRoute::Likes, 42, None));
+        arrive(&journal, FaultRoute::Like, 42, Some(7));
+        arrive(&journal, FaultRoute::Unlike, 42, Some(7));
+        arrive(&journal, FaultRoute::Like, 43, Some(8));
+        arrive(&journal, FaultRoute::Likes, 42, None);
         let seqs = |query: RequestFilter| -> Vec<u64> {
             journal.read(&query).entries.iter().map(|e| e.seq).collect()
         };

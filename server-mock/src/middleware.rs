@@ -134,8 +134,8 @@ impl Arrival {
         let at_ms = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX));
-        let arrival = Self {
-            seq: app.journal.take_seq(),
+        let mut arrival = Self {
+            seq: 0,
             at_ms,
             method: method_of(route),
             route,
@@ -146,7 +146,12 @@ impl Arrival {
             posts,
             user: user_of(app, request),
         };
-        app.journal.record(id, arrival.entry());
+        // Its `seq` is taken as it is listed, under the journal's lock, so
+        // that a reader never sees a later `seq` before an earlier one.
+        arrival.seq = app.journal.arrive(id, |seq| JournalEntry {
+            seq,
+            ..arrival.entry()
+        });
         arrival
     }
 
@@ -746,10 +751,12 @@ where
                 }
                 let elapsed = started.elapsed();
                 if let Some(arrival) = arrival {
-                    app.journal.record(
-                        &id,
-                        arrival.finish(&response, fault_path.as_deref(), timed_out, elapsed),
-                    );
+                    app.journal.finish(arrival.finish(
+                        &response,
+                        fault_path.as_deref(),
+                        timed_out,
+                        elapsed,
+                    ));
                 }
                 app.metrics.observe(route, status, elapsed.as_secs_f64());
                 tracing::debug!(
