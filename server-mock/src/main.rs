@@ -129,8 +129,10 @@ struct ServeArgs {
     /// Likes + unlikes per second allowed per user (0 turns the limit off).
     #[arg(long, env = "LIKEKIT_WRITE_RATE_LIMIT", default_value_t = 50)]
     write_rate_limit: u32,
-    /// Writes a user may make at once before the rate limit applies.
-    #[arg(long, env = "LIKEKIT_WRITE_BURST", default_value_t = 200)]
+    /// Writes a user may make at once before the rate limit applies (at
+    /// least 1).
+    #[arg(long, env = "LIKEKIT_WRITE_BURST", default_value_t = 200,
+          value_parser = clap::value_parser!(u32).range(1..))]
     write_burst: u32,
     /// How long a post's count, version and likers are cached (milliseconds;
     /// at most 3600000, one hour).
@@ -213,7 +215,8 @@ struct ServeArgs {
     header_read_timeout_secs: u64,
     /// The most connections open at once on each listener (the public one
     /// and `--ops-listen`'s); more wait to be accepted (at least 1).
-    #[arg(long, env = "LIKEKIT_MAX_CONNECTIONS", default_value_t = 10_000)]
+    #[arg(long, env = "LIKEKIT_MAX_CONNECTIONS", default_value_t = 10_000,
+          value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
     max_connections: usize,
 }
 
@@ -253,14 +256,6 @@ fn token_ttl(secs: &str) -> Result<Duration, String> {
 }
 
 /// `value`, or an error naming the flag and its variable when it is 0.
-fn at_least_one<T: PartialEq + Default>(value: T, flag: &str, env: &str) -> Result<T, String> {
-    if value == T::default() {
-        Err(format!("{flag} ({env}) must be at least 1"))
-    } else {
-        Ok(value)
-    }
-}
-
 /// Refuses a setting `given` (on the command line or by a variable) that
 /// the chosen store does not use: a default is not given.
 fn only_for_the_other_store(given: &[String], database: &Database) -> Result<(), String> {
@@ -302,11 +297,6 @@ fn only_for_the_other_store(given: &[String], database: &Database) -> Result<(),
 }
 
 fn config_from(args: ServeArgs, given: &[String]) -> Result<Config, String> {
-    let max_connections = at_least_one(
-        args.max_connections,
-        "--max-connections",
-        "LIKEKIT_MAX_CONNECTIONS",
-    )?;
     let seed = match &args.seed {
         Some(path) => {
             let text = std::fs::read_to_string(path)
@@ -318,14 +308,11 @@ fn config_from(args: ServeArgs, given: &[String]) -> Result<Config, String> {
         }
         None => None,
     };
-    let write_rate_limit = match (
-        NonZeroU32::new(args.write_rate_limit),
-        NonZeroU32::new(args.write_burst),
-    ) {
-        (Some(per_second), Some(burst)) => Some(RateLimit { per_second, burst }),
-        (None, _) => None,
-        (Some(_), None) => return Err("--write-burst must be at least 1".into()),
-    };
+    // The parser refuses a burst of 0.
+    let write_rate_limit = NonZeroU32::new(args.write_rate_limit).map(|per_second| RateLimit {
+        per_second,
+        burst: NonZeroU32::new(args.write_burst).unwrap_or(NonZeroU32::MIN),
+    });
     let database: Database = args
         .db
         .parse()
@@ -366,7 +353,7 @@ fn config_from(args: ServeArgs, given: &[String]) -> Result<Config, String> {
         }),
         connections: likekit_server::net::ConnectionLimits {
             header_read_timeout: Duration::from_secs(args.header_read_timeout_secs),
-            max_connections,
+            max_connections: args.max_connections,
         },
         ..Config::default()
     })

@@ -258,6 +258,7 @@ fn cors_layer(origins: &[String]) -> Result<Option<CorsLayer>, Error> {
                 header::AUTHORIZATION,
                 header::CONTENT_TYPE,
                 HeaderName::from_static("x-admin-key"),
+                crate::middleware::REQUEST_ID.clone(),
             ])
             .expose_headers([
                 header::RETRY_AFTER,
@@ -565,9 +566,12 @@ impl App {
     ///
     /// # Errors
     ///
-    /// [`Error::Config`] for a rule out of range.
+    /// [`Error::Config`] for a rule out of range, as `PUT` refuses it (a
+    /// `slow_body` pause at or above the request timeout among them).
     pub fn set_faults(&self, rules: FaultRules) -> Result<(), Error> {
-        faults::validate(&rules).map_err(Error::Config)?;
+        faults::validate(&rules)
+            .and_then(|()| faults::check_pauses(&rules, self.0.request_timeout))
+            .map_err(Error::Config)?;
         self.0.faults.set(rules);
         Ok(())
     }

@@ -9,7 +9,7 @@ use likekit_server::{
     Config, RateLimit,
     wire::{
         BatchLikes, LikeState, MAX_BATCH_POSTS, PostLikes,
-        admin::{FaultRoute, FaultRule, FaultRules},
+        admin::{FaultAction, FaultPhase, FaultRoute, FaultRule, FaultRules},
     },
 };
 use likekit_testing::suite::p;
@@ -655,6 +655,46 @@ async fn writes_over_the_rate_limit_get_429_with_retry_after() {
     t.stop().await;
 }
 
+/// In process as over HTTP: a `slow_body` pause the server would take for
+/// a stalled answer is refused, and the rules in force stay.
+#[tokio::test]
+async fn in_process_fault_rules_refuse_a_pause_past_the_request_timeout() {
+    let t = TestServer::with(Config {
+        request_timeout: Duration::from_millis(300),
+        ..test_config()
+    })
+    .await;
+    let slow = |interval_ms| {
+        FaultRules::new(vec![FaultRule {
+            phase: FaultPhase::After,
+            action: Some(FaultAction::SlowBody {
+                bytes: 1,
+                interval_ms,
+            }),
+            ..FaultRule::new(FaultRoute::Likes)
+        }])
+    };
+    t.server.set_faults(slow(100)).unwrap();
+    let refused = t.server.set_faults(slow(300)).unwrap_err().to_string();
+    assert!(
+        refused.contains("rules[0].action.interval_ms") && refused.contains("request timeout"),
+        "{refused}"
+    );
+    let in_force = t
+        .http
+        .get(t.url("/admin/faults"))
+        .header("x-admin-key", common::ADMIN_KEY)
+        .send()
+        .await
+        .unwrap();
+    let in_force: Value = ok_json(in_force).await;
+    assert_eq!(
+        in_force["rules"][0]["action"]["interval_ms"], 100,
+        "{in_force}"
+    );
+    t.stop().await;
+}
+
 #[tokio::test]
 async fn slow_requests_time_out_with_json() {
     let t = TestServer::with(Config {
@@ -701,6 +741,22 @@ async fn cors_only_for_configured_origins() {
         r.headers()[header::ACCESS_CONTROL_ALLOW_ORIGIN],
         "http://app.example"
     );
+    // A browser may send its own request id, and read the one answered.
+    let allowed = r.headers()[header::ACCESS_CONTROL_ALLOW_HEADERS]
+        .to_str()
+        .unwrap()
+        .to_ascii_lowercase();
+    for name in [
+        "authorization",
+        "content-type",
+        "x-admin-key",
+        "x-request-id",
+    ] {
+        assert!(
+            allowed.split(',').any(|h| h.trim() == name),
+            "{name} not in {allowed}"
+        );
+    }
     let r = preflight(&t, "http://evil.example").await.unwrap();
     assert!(
         !r.headers()
@@ -716,6 +772,11 @@ async fn cors_only_for_configured_origins() {
         r.headers()[header::ACCESS_CONTROL_ALLOW_ORIGIN],
         "http://app.example"
     );
+    let exposed = r.headers()[header::ACCESS_CONTROL_EXPOSE_HEADERS]
+        .to_str()
+        .unwrap()
+        .to_ascii_lowercase();
+    assert!(exposed.contains("x-request-id"), "{exposed}");
     t.stop().await;
 
     // None by default.
