@@ -97,8 +97,13 @@ enum Command {
     /// into bindings/uniffi/generated, and the web package into
     /// bindings/wasm/pkg.
     Bindings {
+        /// Build the library with the release profile (for shipping).
         #[arg(long)]
         release: bool,
+        /// Only these: uniffi (the library and its Kotlin, Swift and Python
+        /// bindings), web (the web package). Both when not given.
+        #[arg(long, value_delimiter = ',', value_parser = BINDINGS)]
+        only: Vec<String>,
     },
     /// Run a fuzz target of fuzz/ under libFuzzer for a while; exits
     /// non-zero on a crash and says where the input was saved.
@@ -118,15 +123,33 @@ enum Command {
     },
 }
 
+/// What `cargo xtask bindings --only` can name.
+const BINDINGS: [&str; 2] = ["uniffi", "web"];
+
+/// Whether `cargo xtask bindings` builds `name` (one of [`BINDINGS`]):
+/// every one when `--only` names none.
+fn builds(only: &[String], name: &str) -> bool {
+    only.is_empty() || only.iter().any(|o| o == name)
+}
+
+/// `cargo xtask bindings [--release] [--only uniffi,web]`.
+fn bindings(ctx: &Ctx, release: bool, only: &[String]) -> Result<ExitCode, String> {
+    if builds(only, "uniffi") {
+        uniffi::bindings(ctx, release)?;
+    }
+    if builds(only, "web") {
+        web::build_package(ctx)?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
 fn main() -> ExitCode {
     let ctx = Ctx::new();
     let result = match Cli::parse().command {
         Command::Test { only } => runner::main(&ctx, &only),
         Command::Bench { only } => bench::main(&ctx, &only),
         Command::Demo { listen } => demo::main(&ctx, listen.as_deref()),
-        Command::Bindings { release } => uniffi::bindings(&ctx, release)
-            .and_then(|()| web::build_package(&ctx))
-            .map(|_| ExitCode::SUCCESS),
+        Command::Bindings { release, only } => bindings(&ctx, release, &only),
         Command::Fuzz { target, seconds } => fuzz::main(&ctx, &target, seconds),
         Command::Doctor { install } => doctor::main(&ctx, install.as_deref()),
     };
@@ -159,6 +182,34 @@ mod tests {
         for suite in bench::SUITES {
             assert!(bench.contains(suite.name), "{} in {bench}", suite.name);
         }
+    }
+
+    /// `bindings` builds both halves unless `--only` names one; `--only`
+    /// takes a list, and refuses a name that is neither.
+    #[test]
+    fn bindings_only_picks_the_halves() {
+        let only = |args: &[&str]| match Cli::try_parse_from(
+            ["cargo xtask", "bindings"].iter().chain(args),
+        ) {
+            Ok(Cli {
+                command: Command::Bindings { only, .. },
+            }) => Ok(BINDINGS.map(|name| builds(&only, name))),
+            Ok(other) => panic!("parsed as {other:?}"),
+            Err(e) => Err(e.kind()),
+        };
+        assert_eq!(only(&[]), Ok([true, true]));
+        assert_eq!(only(&["--release"]), Ok([true, true]));
+        assert_eq!(only(&["--only", "uniffi", "--release"]), Ok([true, false]));
+        assert_eq!(only(&["--only", "web"]), Ok([false, true]));
+        assert_eq!(only(&["--only", "uniffi,web"]), Ok([true, true]));
+        assert_eq!(
+            only(&["--only", "uniffi", "--only", "web"]),
+            Ok([true, true])
+        );
+        assert_eq!(
+            only(&["--only", "kotlin"]),
+            Err(clap::error::ErrorKind::InvalidValue)
+        );
     }
 
     /// The package description names every command.
