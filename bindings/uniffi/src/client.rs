@@ -15,13 +15,16 @@ use crate::{
 /// Hears about a client's changes and failures (see
 /// [`LikeClient::subscribe`]). Implemented in Kotlin, Swift or Python.
 ///
-/// Calls come one at a time and in order, from the thread that tapped (for
-/// the tap's own change, before the tap returns) or from the library's
-/// runtime threads (answers, retries, rollbacks, reads): return quickly and
-/// hand UI work to the main thread — or give the client a
-/// [`CallbackDispatcher`] and every call comes where it runs them. An
-/// exception thrown here is a [`CallbackError`]: LikeKit writes one line
-/// about it on standard error and goes on with the next call.
+/// Calls come one at a time and in order, on whichever thread is
+/// delivering: the tapping thread for a tap's own change when no other
+/// delivery is under way (before the tap returns), else the thread already
+/// delivering (a runtime thread, or another tapping thread), after the
+/// events before it; answers, retries, rollbacks and reads likewise. Return
+/// quickly: a slow observer holds up every later call. For UI code give the
+/// client a [`CallbackDispatcher`] (the main thread's), and every call
+/// comes where it runs them. An exception thrown here is a
+/// [`CallbackError`]: LikeKit writes one line about it on standard error
+/// and goes on with the next call.
 #[uniffi::export(with_foreign)]
 pub trait LikeObserver: Send + Sync {
     /// A post's displayed state changed (a tap, an answer, a read, a

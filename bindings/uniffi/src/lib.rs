@@ -32,12 +32,21 @@
 //!
 //! Every method may be called from any thread. Taps return at once; the
 //! calls they cause run on one tokio runtime owned by this library (two
-//! worker threads, named `likekit-ffi`), shared by every client. Observers
-//! hear of a tap's change on the tapping thread before the tap returns, and
-//! of answers, retries and rollbacks on the runtime's threads: hand UI work
-//! to the main thread, or give the client a [`CallbackDispatcher`]
-//! (`LikeClientOptions::callback_dispatcher`) and every observer call goes
-//! through it, in order.
+//! worker threads, named `likekit-ffi`), shared by every client.
+//!
+//! Observers are called one at a time, in the order things happened, by
+//! whichever thread is delivering. A tap that finds no delivery under way
+//! delivers its own change in place, on the tapping thread, before it
+//! returns. A tap made while another thread is delivering (a runtime
+//! thread still in an observer, say) leaves its change to that thread,
+//! which delivers it after the events before it: the tap may then return
+//! before any observer has heard of it, and the change arrives on that
+//! other thread. Answers, retries, rollbacks and reads are delivered by a
+//! runtime thread, or by a tapping thread that is delivering at the time.
+//! So no observer call is tied to a thread: UI code gives the client a
+//! [`CallbackDispatcher`] (`LikeClientOptions::callback_dispatcher`), and
+//! every observer call then runs where it says, in order. The view a tap
+//! returns is the one to draw at once.
 //!
 //! Python: observers and the generated async methods are resumed from the
 //! runtime's threads. CPython ends any other thread that touches the

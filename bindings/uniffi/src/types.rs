@@ -115,8 +115,11 @@ pub struct LikeClientOptions {
     /// constructor throw `Config`.
     #[uniffi(default = None)]
     pub extra_root_certificates_pem: Option<String>,
-    /// Where observers are called. None: on LikeKit's own threads, and on
-    /// the tapping thread for a tap's own change, before the tap returns.
+    /// Where observers are called. None: by whichever thread is delivering,
+    /// one call at a time, in order — the tapping thread for a tap's own
+    /// change when no other delivery is under way (before the tap returns),
+    /// else the thread already delivering, LikeKit's or another tapping
+    /// thread — so UI code sets one.
     /// With a dispatcher every observer call goes through it, in order —
     /// the tap's own change too, after the tap returns (Kotlin:
     /// `Dispatchers.Main.asCallbackDispatcher()`; Swift:
