@@ -48,7 +48,8 @@ export interface LikeState {
   /**
    * Why the last read of the post failed (the hook's own read or a
    * `useLikes` page's): null while a read is out and after one that
-   * succeeded. While `view` is undefined it is the reason nothing shows;
+   * succeeded. Code `post_not_found` when the server does not have the
+   * post. While `view` is undefined it is the reason nothing shows;
    * `reload()` tries again, and so does the next mount.
    */
   error: LikeError | null;

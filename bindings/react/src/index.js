@@ -46,6 +46,17 @@ function keyOf(postId) {
 }
 
 /**
+ * The `LikeError` for a post a read's answer left out, as the server does
+ * for a post it does not have: the fields `client.refresh` rejects with
+ * for that post (likekit-wasm makes its errors the same way).
+ */
+function notFound(key) {
+  const error = new Error(`post not found: there is no post ${key}`);
+  error.name = "LikeError";
+  return Object.assign(error, { code: "post_not_found", transient: false, status: 404 });
+}
+
+/**
  * Whether two values hold the same data: plain objects and arrays field by
  * field, errors by their fields plus name and message. Views are rebuilt
  * by the client on every read, so identity alone says nothing.
@@ -240,6 +251,8 @@ class LikeStore {
    * One `refreshMany` for `ids`; the same page asked again while it is out
    * shares it. Each post it covers has `error` null while it is out, and
    * the read's `LikeError` after it failed, until a read of it succeeds.
+   * A post the answer leaves out (the server does not have it) gets a
+   * `post_not_found` error.
    */
   read(ids) {
     const page = ids.map(keyOf).join(",");
@@ -268,14 +281,19 @@ class LikeStore {
     const promise = asked.then(
       (views) => {
         done();
-        setError(null);
-        // A read that changed nothing sends no event, and the posts it
-        // found are known now: show them.
-        for (const view of views) {
-          const record = this.posts.get(keyOf(view.postId));
-          if (!record || record.known) continue;
-          record.known = true;
-          if (this.keep(record, this.client.view(record.postId) ?? view)) this.notify(record);
+        const found = new Map(views.map((view) => [keyOf(view.postId), view]));
+        for (const key of new Set(keys)) {
+          const record = this.posts.get(key);
+          if (!record) continue;
+          const view = found.get(key);
+          let changed = this.fail(record, view ? null : notFound(key));
+          // A read that changed nothing sends no event, and the posts it
+          // found are known now: show them.
+          if (view && !record.known) {
+            record.known = true;
+            changed = this.keep(record, this.client.view(record.postId) ?? view) || changed;
+          }
+          if (changed) this.notify(record);
         }
         return views;
       },
@@ -343,8 +361,9 @@ const NO_POST = Object.freeze({
  * post, or after it forgot it; the hook then reads it, batched with every
  * other post mounted in the same task) and keeps its identity until the
  * post changes. `error` is the `LikeError` of the last read of the post
- * that failed (this hook's or a `useLikes` page's), null while a read is
- * out and after one that succeeded; `reload()` reads the post again, and
+ * that failed (this hook's or a `useLikes` page's; `post_not_found` when
+ * the server does not have the post), null while a read is out and after
+ * one that succeeded; `reload()` reads the post again, and
  * so does the next mount while the client does not know it. `failure` is
  * the latest "your like didn't save" for the post, until the next tap
  * through `toggle` or `setLiked`. Both taps return the new view and the

@@ -119,6 +119,7 @@ before(async () => {
     ],
     posts: [
       ...[10, 11, 12, 13, 22, 23, 24, 30, 31, 32, 33, 34, 35, 36, 37, 38, 39].map((id) => ({ id })),
+      ...[40, 41, 42, 43, 44, 45, 46, 47].map((id) => ({ id })),
       ...[25, 26, 27].map((id) => ({ id, likers: [USERS.cleo] })),
       { id: 20, likers: [USERS.ben, USERS.cleo] },
       { id: 21, likers: [USERS.ben] },
@@ -418,6 +419,34 @@ test("42, \"042\", \"42\" and 42n are one post: one record, one subscription, on
   assert.equal(await cards.nth(1).locator(".count").textContent(), "0");
 });
 
+test("a post the server does not have shows as useLike's post_not_found error, as client.refresh rejects with", async () => {
+  await freshClient();
+  await mount("button", { postId: 99 }, { ready: `${post(99)} .read-error` });
+  assert.equal(await page.getAttribute(`${post(99)} .read-error`, "data-code"), "post_not_found");
+  const shown = await harness(() => window.harness.errorFields(window.harness.renders.findLast((r) => r.error).error));
+  const thrown = await harness(() => window.harness.refresh(99).then(() => null, window.harness.errorFields));
+  const { message: shownMessage, ...shownFields } = shown;
+  const { message: thrownMessage, ...thrownFields } = thrown;
+  assert.deepEqual(shownFields, thrownFields);
+  assert.deepEqual(shownFields, { isError: true, name: "LikeError", code: "post_not_found", status: 404, transient: false });
+  assert.match(shownMessage, /^post not found: .*99/);
+  assert.match(thrownMessage, /^post not found: /);
+
+  // reload() asks again, and the answer is the same.
+  await admin.clearRequests();
+  await page.click(`${post(99)} .reload`);
+  await page.waitForFunction(() => window.harness.renders.filter((r) => r.error).length >= 2, undefined, { timeout: LONG });
+  assert.deepEqual((await admin.requests({ route: "batch" })).entries.map((entry) => entry.posts), [[99]]);
+  assert.equal(await page.getAttribute(`${post(99)} .read-error`, "data-code"), "post_not_found");
+
+  // In a page: the posts that exist show, the one that does not has the error, the page has none.
+  await mount("page", { ids: [40, 99] }, { ready: `${post(99)} .read-error` });
+  await page.waitForSelector(loaded(40), { timeout: LONG });
+  assert.equal(await page.getAttribute(`${post(99)} .read-error`, "data-code"), "post_not_found");
+  assert.equal(await page.locator(`${post(40)} .read-error`).count(), 0);
+  assert.equal(await page.getAttribute(".page", "data-error"), "");
+});
+
 test("server rendering with react-dom/server renders without touching the client", () => {
   const touched = [];
   const client = new Proxy(
@@ -462,5 +491,5 @@ test("the server's HTML hydrates without a mismatch, then shows the client's vie
 test("the page raised no uncaught errors, logged no errors and got only the injected failures", () => {
   assert.deepEqual(pageErrors, []);
   assert.deepEqual(consoleErrors, []);
-  assert.deepEqual(new Set(errorAnswers), new Set(["POST /posts/12/like 503", "GET /likes 503"]));
+  assert.deepEqual(new Set(errorAnswers), new Set(["POST /posts/12/like 503", "GET /likes 503", "GET /posts/99/likes 404"]));
 });

@@ -8,7 +8,7 @@ import { flushSync } from "react-dom";
 import init, { LikeClient } from "likekit-wasm";
 import { LikeKitProvider } from "likekit-react";
 
-import { renders, scene } from "./scenes.jsx";
+import { pageRenders, renders, scene } from "./scenes.jsx";
 
 /** Retries quickly, so a rollback comes within a second. */
 const OPTIONS = { retry: { minDelayMs: 50, maxDelayMs: 100, maxRetries: 1, jitter: false } };
@@ -96,6 +96,7 @@ function element(name, props, strict) {
 window.harness = {
   probes,
   renders,
+  pageRenders,
   /** A new client for `token`, with `options` beside the usual ones (the previous one is shut down and freed). */
   async signIn(token, options = {}) {
     this.unmount();
@@ -110,6 +111,7 @@ window.harness = {
   mount(name, props, strict = false) {
     this.unmount();
     renders.length = 0;
+    pageRenders.length = 0;
     root = createRoot(container);
     flushSync(() => root.render(element(name, props, strict)));
   },
@@ -135,6 +137,15 @@ window.harness = {
   refresh: (postId) => client.refresh(postId),
   refreshMany: (postIds) => client.refreshMany(postIds),
   waitIdle: (ms) => client.waitIdle(ms),
+  /** What the tests compare of a `LikeError`. */
+  errorFields: (error) => ({
+    isError: error instanceof Error,
+    name: error.name,
+    code: error.code,
+    status: error.status,
+    transient: error.transient,
+    message: error.message,
+  }),
 };
 
 init().then(

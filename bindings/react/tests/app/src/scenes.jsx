@@ -5,12 +5,14 @@
 import { useState } from "react";
 import { useLike, useLikes } from "likekit-react";
 
-/** Every render of a LikeButton: which post it was asked for, and the view it drew. */
+/** Every render of a LikeButton: which post it was asked for, and the view and read error it drew. */
 export const renders = [];
+/** Every render of a Page (the component above its buttons), with what it showed. */
+export const pageRenders = [];
 
 export function LikeButton({ postId }) {
   const { view, failure, error, toggle, reload } = useLike(postId);
-  renders.push({ postId: String(postId), viewPostId: view ? String(view.postId) : null, view });
+  renders.push({ postId: String(postId), viewPostId: view ? String(view.postId) : null, view, error });
   return (
     <article
       className="post"
@@ -91,6 +93,27 @@ function Feed({ ids, extra }) {
   );
 }
 
+/**
+ * The README's feed: the page's read above buttons that each show their
+ * post, reading no views itself (only `refreshing` and `error`).
+ */
+function Page({ ids }) {
+  const { refreshing, error, refresh } = useLikes(ids);
+  pageRenders.push({ refreshing, error });
+  return (
+    <section className="page" data-refreshing={String(refreshing)} data-error={error ? error.code : ""}>
+      {error && (
+        <button type="button" className="reload" onClick={() => refresh().catch(() => {})}>
+          Try again
+        </button>
+      )}
+      {ids.map((id) => (
+        <LikeButton key={id} postId={id} />
+      ))}
+    </section>
+  );
+}
+
 /** Buttons of their own (no page read), for `ids` and then `bigints` as BigInts. */
 function Buttons({ ids, bigints = [] }) {
   const all = [...ids, ...bigints.map(BigInt)];
@@ -112,6 +135,8 @@ export function scene(name, props) {
       return <Switcher ids={props.ids} />;
     case "feed":
       return <Feed ids={props.ids} extra={props.extra} />;
+    case "page":
+      return <Page ids={props.ids} />;
     case "buttons":
       return <Buttons ids={props.ids} bigints={props.bigints} />;
     default:
