@@ -74,8 +74,13 @@ export function useLike(postId: PostIdInput | null | undefined): LikeState;
 
 /** What `useLikes(postIds)` gives. */
 export interface FeedState {
-  /** `views[i]` is post `postIds[i]`'s view (undefined while unknown); the same array until one changes. */
-  views: ReadonlyArray<PostView | undefined>;
+  /**
+   * `views[i]` is post `postIds[i]`'s view (undefined while unknown); the
+   * same array until one changes. Read on demand: a component that reads
+   * it re-renders when a post changes, one that does not only when
+   * `refreshing` or `error` does.
+   */
+  readonly views: ReadonlyArray<PostView | undefined>;
   /** A read of the page is on its way. */
   refreshing: boolean;
   /** Why the last read of the page failed; null after one that succeeded. */

@@ -10,6 +10,8 @@
 //   the last one and replaces it only when a change event (or a fresh read)
 //   brings a view that differs in some field: a view keeps its identity
 //   until it changes, and a component re-renders only for its own post.
+//   A `useLikes` page re-renders for its read (`refreshing`, `error`), and
+//   for its posts' changes only once it has read `views`.
 // - the first component to show a post subscribes to it on the client
 //   (`client.subscribe`); the last one to leave unsubscribes. One client
 //   subscription per post, however many components show it, and none left
@@ -414,6 +416,12 @@ class Feed {
     this.listeners = new Set();
     this.refreshing = false;
     this.error = null;
+    /**
+     * The component has read `views`: from then on a post's change makes
+     * a new snapshot, and a render. Until then only the read's state does.
+     */
+    this.watching = false;
+    /** `{ views, refreshing, error }`; `views` null until it is read. */
     this.state = null;
     const server = serverFeed(postIds.length);
 
@@ -426,11 +434,11 @@ class Feed {
       };
     };
     this.getSnapshot = () => {
-      const views = this.records.map((record) => record.getSnapshot().view);
       const last = this.state;
       if (last && last.refreshing === this.refreshing && last.error === this.error) {
-        if (views.every((view, i) => view === last.views[i])) return last;
+        if (!this.watching || this.views(last.views) === last.views) return last;
       }
+      const views = this.watching ? this.views(last?.views ?? null) : null;
       this.state = { views, refreshing: this.refreshing, error: this.error };
       return this.state;
     };
@@ -451,6 +459,34 @@ class Feed {
     };
   }
 
+  /** The posts' views: `previous` while they are all the same objects. */
+  views(previous) {
+    const views = this.records.map((record) => record.getSnapshot().view);
+    if (previous && views.every((view, i) => view === previous[i])) return previous;
+    return views;
+  }
+
+  /**
+   * What `useLikes` gives for `state`. `views` is read on demand: the
+   * first read makes the component follow its posts' changes.
+   */
+  result(state) {
+    const feed = this;
+    return {
+      get views() {
+        if (state.views === null) {
+          feed.watching = true;
+          // Kept in the snapshot, so the next `getSnapshot` sees no change.
+          state.views = feed.views(null);
+        }
+        return state.views;
+      },
+      refreshing: state.refreshing,
+      error: state.error,
+      refresh: this.refresh,
+    };
+  }
+
   set(refreshing, error) {
     if (this.refreshing === refreshing && this.error === error) return;
     this.refreshing = refreshing;
@@ -465,6 +501,9 @@ class Feed {
  * (and again on `refresh()`). `views[i]` is post `postIds[i]`'s view, the
  * same object `useLike` gives for it; the array keeps its identity until
  * one of them changes. `error` is the last read's error, if it failed.
+ * The component re-renders when `refreshing` or `error` changes, and when
+ * a post changes only if it has read `views`: a page that leaves the
+ * posts to their buttons is not re-rendered by each tap.
  */
 export function useLikes(postIds) {
   const store = useStore();
@@ -476,5 +515,5 @@ export function useLikes(postIds) {
   useEffect(() => {
     feed.refresh().catch(() => {});
   }, [feed]);
-  return useMemo(() => ({ ...state, refresh: feed.refresh }), [state, feed]);
+  return useMemo(() => feed.result(state), [state, feed]);
 }

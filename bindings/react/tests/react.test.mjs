@@ -447,6 +447,28 @@ test("a post the server does not have shows as useLike's post_not_found error, a
   assert.equal(await page.getAttribute(".page", "data-error"), "");
 });
 
+test("a page that reads no views re-renders for its read, not for each post's change", async () => {
+  await freshClient();
+  const ids = [40, 41, 42, 43, 44, 45, 46, 47];
+  await mount("page", { ids }, { ready: '.page[data-refreshing="false"]' });
+  await page.waitForFunction(
+    () => [...document.querySelectorAll(".page .post")].every((card) => card.dataset.pending === "false"),
+    undefined,
+    { timeout: LONG },
+  );
+  const pageRenders = () => harness(() => window.harness.pageRenders.map(({ refreshing }) => refreshing));
+  // The first render, then the read going out and coming back: never a render per post.
+  assert.deepEqual(await pageRenders(), [false, true, false]);
+
+  const buttonRenders = await harness(() => window.harness.renders.length);
+  await clickAndProbe(`${post(41)} .heart`);
+  await page.waitForSelector(settled(41), { timeout: LONG });
+  assert.deepEqual(await pageRenders(), [false, true, false], "the tap and its answer did not re-render the page");
+  const since = await harness((from) => window.harness.renders.slice(from).map((r) => r.postId), buttonRenders);
+  assert.ok(since.length >= 2, "post 41's button re-rendered for the tap and its answer");
+  assert.deepEqual([...new Set(since)], ["41"], "no other button re-rendered");
+});
+
 test("server rendering with react-dom/server renders without touching the client", () => {
   const touched = [];
   const client = new Proxy(
