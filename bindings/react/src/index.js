@@ -33,7 +33,7 @@ const NOTHING = Object.freeze({ view: undefined, failure: null, error: null });
 
 const noop = () => {};
 
-/** Idle records (no component subscribed) kept before the oldest are dropped. */
+/** Records kept before the oldest idle ones (no component subscribed) are dropped. */
 const MAX_IDLE = 1000;
 
 /**
@@ -57,6 +57,15 @@ function notFound(key) {
   error.name = "LikeError";
   return Object.assign(error, { code: "post_not_found", transient: false, status: 404 });
 }
+
+/** The record of no post (`postId` null), and of every post while there is no client. */
+const NO_POST = Object.freeze({
+  subscribe: () => noop,
+  getSnapshot: () => NOTHING,
+  toggle: () => undefined,
+  setLiked: () => undefined,
+  reload: () => Promise.resolve(),
+});
 
 /**
  * Whether two values hold the same data: plain objects and arrays field by
@@ -113,21 +122,41 @@ class LikeStore {
     this.queued = new Map();
     /** Feed reads on their way, by the feed's key: one promise for the same page. */
     this.pages = new Map();
+    /** A `prune` is queued. */
+    this.pruning = false;
   }
 
-  /** The record of a post, made on first use. Touches nothing of the client. */
+  /**
+   * The record of a post, made on first use. Touches nothing of the client.
+   * Never drops one: a record handed out while rendering (to a page, then
+   * to its buttons) must be the one they all subscribe to.
+   */
   record(postId) {
+    if (!this.client) return NO_POST;
     const key = keyOf(postId);
     let record = this.posts.get(key);
     if (!record) {
       record = new PostRecord(this, postId);
       this.posts.set(key, record);
-      this.prune();
     }
     return record;
   }
 
-  /** Drops the oldest records no component listens to, past MAX_IDLE of them. */
+  /**
+   * A record lost its last listener: prunes once the commit doing it has
+   * run all its effects, so that the records its new components were
+   * rendered with are subscribed to by then, and kept.
+   */
+  release() {
+    if (this.pruning || this.posts.size <= MAX_IDLE) return;
+    this.pruning = true;
+    queueMicrotask(() => {
+      this.pruning = false;
+      this.prune();
+    });
+  }
+
+  /** Drops the oldest records no component listens to, past MAX_IDLE records. */
   prune() {
     let idle = this.posts.size - MAX_IDLE;
     if (idle <= 0) return;
@@ -197,6 +226,7 @@ class LikeStore {
       const stop = record.stop;
       record.stop = null;
       stop?.();
+      this.release();
     };
   }
 
@@ -348,13 +378,6 @@ export function useLikeClient() {
 }
 
 const serverSnapshot = () => NOTHING;
-const NO_POST = Object.freeze({
-  subscribe: () => noop,
-  getSnapshot: serverSnapshot,
-  toggle: () => undefined,
-  setLiked: () => undefined,
-  reload: () => Promise.resolve(),
-});
 
 /**
  * The like button of one post: `{ view, failure, error, toggle, setLiked, reload }`.

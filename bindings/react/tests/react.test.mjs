@@ -469,6 +469,16 @@ test("a page that reads no views re-renders for its read, not for each post's ch
   assert.deepEqual([...new Set(since)], ["41"], "no other button re-rendered");
 });
 
+test("a page of 1,100 posts with a button each has one client subscription per post", async () => {
+  await freshClient();
+  const ids = Array.from({ length: 1100 }, (_, i) => 5000 + i);
+  await mount("feed", { ids }, { ready: post(ids.at(-1)) });
+  await page.waitForFunction(() => window.harness.liveSubscriptions() >= 1100, undefined, { timeout: LONG });
+  assert.equal(await live(), 1100);
+  await harness(() => window.harness.unmount());
+  assert.equal(await live(), 0);
+});
+
 test("server rendering with react-dom/server renders without touching the client", () => {
   const touched = [];
   const client = new Proxy(
