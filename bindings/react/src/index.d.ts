@@ -53,15 +53,16 @@ export interface LikeState {
    * `reload()` tries again, and so does the next mount.
    */
   error: LikeError | null;
+  // The functions below use no `this`: destructure them and pass them on freely.
   /** Likes the post if its heart shows empty, unlikes it if filled; returns the new view at once. */
-  toggle(): PostView | undefined;
+  toggle: () => PostView | undefined;
   /** Likes (`true`) or unlikes (`false`) the post; returns the new view at once. */
-  setLiked(liked: boolean): PostView | undefined;
+  setLiked: (liked: boolean) => PostView | undefined;
   /**
    * Reads the post again, in one request. Never rejects: the outcome shows
    * in `view` and `error`. Safe as an event handler (`onClick={reload}`).
    */
-  reload(): Promise<void>;
+  reload: () => Promise<void>;
 }
 
 /**
@@ -85,8 +86,8 @@ export interface FeedState {
   refreshing: boolean;
   /** Why the last read of the page failed; null after one that succeeded. */
   error: LikeError | null;
-  /** Reads the page again, in one request; resolves with the views of the posts that exist. */
-  refresh(): Promise<PostView[]>;
+  /** Reads the page again, in one request; resolves with the views of the posts that exist. Uses no `this`. */
+  refresh: () => Promise<PostView[]>;
 }
 
 /** A feed page, read in one `refreshMany` when it mounts and whenever its ids change. */
