@@ -26,6 +26,13 @@ pub struct PostView {
     /// next confirmed state: show "didn't save" while it is set and the
     /// view is not `pending`. A pending view with an error is a tap kept
     /// while offline (`keep_while_offline_ms`), still being tried.
+    ///
+    /// Equality: in Swift `PostView` and `LikeError` are `Equatable` field
+    /// by field. In Kotlin and Python this is an exception, compared by
+    /// identity, so two views holding equal errors are not `==`: compare
+    /// `error?.code` (Python `error.code`) or `reason` instead. Kotlin's
+    /// `views()` flow (`distinctUntilChanged`) passes each view with an
+    /// error on as new.
     pub error: Option<crate::LikeError>,
 }
 
