@@ -1,12 +1,13 @@
 // A Jetpack Compose like button on LikeKit: the heart, the count, the
 // "Liked by …" line and a "didn't save" message, on the package's Flow
 // faces (`views`, in LikeKitFlows.kt beside the generated Kotlin). Uses the
-// Kotlin that `cargo xtask bindings` generates (package com.likekit, with
-// kotlinx-coroutines) and the library built per ABI with cargo-ndk; see the
-// README's Android section.
+// Kotlin that `cargo xtask bindings --only uniffi` generates (package
+// com.likekit, with kotlinx-coroutines) and the library built per ABI with
+// cargo-ndk; see the README's Android section.
 //
 //     val client = LikeClient("https://likes.example.com", SessionToken(token))
-//     LikeButton(client, postId = 42L)
+//     LikeButton(client, postId = 42L)        // one post: the button reads it
+//     LikeFeed(client, postIds = page)         // a feed page: one read for the page
 //
 // One client per signed-in viewer, shared by every button. To keep taps
 // across app restarts give it the viewer's journal, in noBackupFilesDir
@@ -16,20 +17,32 @@
 //     val client = LikeClient(url, SessionToken(token), LikeClientOptions(journal = journal))
 //     val report = client.restore()   // report.expired: taps too old to send
 //
-// On sign-out let calls still out finish, then close both (a tap cut off at
-// the deadline stays in the journal and is sent at the next sign-in;
-// close() alone leaves calls running without a token, so they fail and
-// roll back):
+// On sign-out, in this order:
 //
+// 1. Stop using the client: leave the screens that show its buttons and let
+//    that composition end, cancel the coroutines collecting its flows, close
+//    its subscriptions. After close() every call on the client throws
+//    IllegalStateException ("LikeClient object has already been destroyed"),
+//    not a LikeException, so a button still composed (during an exit
+//    transition, say) would crash the app at its next call.
+// 2. shutdown(ms): calls still out get up to ms to be saved; a tap cut off
+//    at the deadline rolls back, and stays in the journal for the next
+//    sign-in.
+// 3. close() the client, then the journal. close() without shutdown leaves
+//    calls running without a token, so they fail and roll back.
+//
+//     navigateToSignIn()              // 1: the buttons leave the composition
 //     appScope.launch {
-//         client.shutdown(2_000)
-//         client.close()
+//         client.shutdown(2_000)      // 2
+//         client.close()              // 3
 //         journal.close()
 //     }
 package com.example.likes
 
 import androidx.compose.foundation.layout.Column
 import androidx.compose.foundation.layout.Row
+import androidx.compose.foundation.lazy.LazyColumn
+import androidx.compose.foundation.lazy.items
 import androidx.compose.material.icons.Icons
 import androidx.compose.material.icons.filled.Favorite
 import androidx.compose.material.icons.filled.FavoriteBorder
@@ -42,6 +55,7 @@ import androidx.compose.runtime.Composable
 import androidx.compose.runtime.LaunchedEffect
 import androidx.compose.runtime.collectAsState
 import androidx.compose.runtime.getValue
+import androidx.compose.runtime.key
 import androidx.compose.runtime.mutableStateOf
 import androidx.compose.runtime.remember
 import androidx.compose.runtime.setValue
@@ -64,54 +78,113 @@ class SessionToken(@Volatile var current: String?) : TokenProvider {
     override fun token(refresh: Boolean): String? = current
 }
 
-/** The heart, the count, the line under the post and the "didn't save" message. */
+/**
+ * The heart, the count, the line under the post and the "didn't save"
+ * message. [read]: whether the button reads the post when it appears; a
+ * screen that reads its posts itself, such as [LikeFeed] with one
+ * `refreshMany` for the page, passes false.
+ */
 @Composable
-fun LikeButton(client: LikeClient, postId: Long, modifier: Modifier = Modifier) {
-    // The post's view: the one the client holds at once, then every change
-    // (the tap's own before any I/O, the server's answer, a rollback),
-    // collected on the main thread; leaving the screen unsubscribes.
-    val views = remember(client, postId) { client.views(postId) }
-    val view by views.collectAsState(initial = client.view(postId))
-    var loadError by remember(client, postId) { mutableStateOf<String?>(null) }
-    // Read the post (others' likes, the friends line) when it appears.
-    LaunchedEffect(client, postId) {
-        loadError = try {
-            client.refresh(postId)
+fun LikeButton(client: LikeClient, postId: Long, modifier: Modifier = Modifier, read: Boolean = true) {
+    // Everything below is keyed by the client and the post: when either
+    // changes in place (a pager, a detail pane showing another post), it
+    // starts afresh. Without the key, collectAsState would keep showing the
+    // old post's heart and count until the new post's flow emits (never,
+    // for a post not read yet), and a tap meant to take back the old
+    // post's like would like the new one.
+    key(client, postId) {
+        // The post's views: the one the client holds now (null before its
+        // first read), then every change (a tap, the server's answer, a
+        // rollback, a read), collected on the main thread; leaving the
+        // screen unsubscribes. Both made once per client and post, not at
+        // each recomposition: view() is a call into the client, and a
+        // closed client throws IllegalStateException at every call.
+        val views = remember(client, postId) { client.views(postId) }
+        val initial = remember(client, postId) { client.view(postId) }
+        val view by views.collectAsState(initial)
+        var loadError by remember(client, postId) { mutableStateOf<String?>(null) }
+        if (read) {
+            // Read the post (the count, others' likes, the friends line).
+            LaunchedEffect(client, postId) {
+                loadError = try {
+                    client.refresh(postId)
+                    null
+                } catch (e: LikeException) {
+                    "Couldn't load likes: ${e.reason}"
+                }
+            }
+        }
+
+        // No view yet (the read is out, or failed): the client knows
+        // nothing of the post, so the heart is disabled and the count a
+        // placeholder. A tap now would act on nothing: toggle would count
+        // the post as not liked, send a like, and show "1" for a post
+        // others like 1,204 times.
+        val shown = view
+        val liked = shown?.liked == true
+        Column(modifier) {
+            Row(verticalAlignment = Alignment.CenterVertically) {
+                IconToggleButton(
+                    checked = liked,
+                    onCheckedChange = { client.toggle(postId) },
+                    enabled = shown != null,
+                ) {
+                    Icon(
+                        imageVector = if (liked) Icons.Filled.Favorite else Icons.Filled.FavoriteBorder,
+                        contentDescription = if (liked) "Unlike" else "Like",
+                        tint = if (liked) Color.Red else LocalContentColor.current,
+                    )
+                }
+                Text(if (shown == null) "…" else NumberFormat.getIntegerInstance().format(shown.count))
+            }
+            val line = shown?.line?.text.orEmpty() // "Liked by Ana and 1,203 others"
+            if (line.isNotEmpty()) {
+                Text(line, style = MaterialTheme.typography.bodySmall)
+            }
+            // A load error shows only while there is no view: once one
+            // arrives (a later read, another screen's) it is over. The last
+            // tap did not save (after its retries): the view is back at the
+            // server's state and says why until the next tap. A pending view
+            // with an error is still being tried (keepWhileOfflineMs): it
+            // shows the tap, not the server's state. A screen-wide snackbar
+            // can collect `client.failures` instead, whose `wanted` says
+            // which tap it was.
+            val message = when {
+                shown == null -> loadError
+                shown.error == null -> null
+                shown.pending -> if (shown.liked) "Offline: your like will be sent." else "Offline: your unlike will be sent."
+                else -> if (shown.liked) "Your unlike didn't save." else "Your like didn't save."
+            }
+            message?.let {
+                Text(it, color = MaterialTheme.colorScheme.error, style = MaterialTheme.typography.bodySmall)
+            }
+        }
+    }
+}
+
+/**
+ * A feed page of like buttons, read with one `refreshMany` (one request per
+ * 100 posts) rather than one `refresh` per button. Each button shows its
+ * placeholder until the page lands; if the read fails, the page says so
+ * once. In an app each row would be the post itself, the button under it.
+ */
+@Composable
+fun LikeFeed(client: LikeClient, postIds: List<Long>, modifier: Modifier = Modifier) {
+    var pageError by remember(client, postIds) { mutableStateOf<String?>(null) }
+    LaunchedEffect(client, postIds) {
+        pageError = try {
+            client.refreshMany(postIds)
             null
         } catch (e: LikeException) {
             "Couldn't load likes: ${e.reason}"
         }
     }
-
-    val liked = view?.liked == true
-    Column(modifier) {
-        Row(verticalAlignment = Alignment.CenterVertically) {
-            IconToggleButton(checked = liked, onCheckedChange = { client.toggle(postId) }) {
-                Icon(
-                    imageVector = if (liked) Icons.Filled.Favorite else Icons.Filled.FavoriteBorder,
-                    contentDescription = if (liked) "Unlike" else "Like",
-                    tint = if (liked) Color.Red else LocalContentColor.current,
-                )
-            }
-            Text(NumberFormat.getIntegerInstance().format(view?.count ?: 0L))
+    LazyColumn(modifier) {
+        pageError?.let { error ->
+            item { Text(error, color = MaterialTheme.colorScheme.error) }
         }
-        val line = view?.line?.text.orEmpty() // "Liked by Ana and 1,203 others"
-        if (line.isNotEmpty()) {
-            Text(line, style = MaterialTheme.typography.bodySmall)
-        }
-        // The last tap did not save (after its retries): the view is back at
-        // the server's state and says why until the next tap. A pending view
-        // with an error is still being tried (keepWhileOfflineMs): it shows
-        // the tap, not the server's state. A screen-wide snackbar can collect
-        // `client.failures` instead, whose `wanted` says which tap it was.
-        val shown = view
-        val message = when {
-            shown == null || shown.error == null -> loadError
-            shown.pending -> if (shown.liked) "Offline: your like will be sent." else "Offline: your unlike will be sent."
-            else -> if (shown.liked) "Your unlike didn't save." else "Your like didn't save."
-        }
-        message?.let {
-            Text(it, color = MaterialTheme.colorScheme.error, style = MaterialTheme.typography.bodySmall)
+        items(postIds, key = { it }) { postId ->
+            LikeButton(client, postId, read = false)
         }
     }
 }

@@ -382,13 +382,15 @@ impl LikeClient {
     /// The viewer taps the heart: like if it shows empty, unlike if
     /// filled. Otherwise as [`set_liked`](Self::set_liked).
     ///
-    /// "Shows" means as the client tracks it: a post that was read
-    /// ([`refresh`](Self::refresh), [`refresh_many`](Self::refresh_many)),
-    /// tapped or [subscribed to](Self::subscribe). A post the client does
-    /// not track — never read, or forgotten since to stay within
-    /// `maxPosts` (subscribed posts never are) — counts as not liked, so
-    /// `toggle` likes it. For a post the app renders from data of its own
-    /// without subscribing, call `set_liked(post_id, !shown_liked)`
+    /// "Shows" means as the client holds it: a post that was read
+    /// ([`refresh`](Self::refresh), [`refresh_many`](Self::refresh_many))
+    /// or tapped, whose [`view`](Self::view) is not none. A post it holds
+    /// nothing for — not read yet (subscribed to or not), or forgotten
+    /// since to stay within `maxPosts` (subscribed posts never are) —
+    /// counts as not liked with a count of 0, so `toggle` likes it and
+    /// returns a count of 1 whatever the server holds: keep the heart
+    /// disabled until the post's first view. For a post the app renders
+    /// from data of its own, call `set_liked(post_id, !shown_liked)`
     /// instead.
     ///
     /// # Errors
@@ -399,7 +401,8 @@ impl LikeClient {
     }
 
     /// What the post shows now, or none if the client knows nothing of it
-    /// yet (never tapped, read or watched, or forgotten since).
+    /// yet (never read or tapped, or forgotten since): a post subscribed
+    /// to but not read yet is none too, until its first read.
     ///
     /// # Errors
     ///
