@@ -72,8 +72,10 @@ pub fn package_dir(ctx: &Ctx) -> PathBuf {
     ctx.root.join("bindings").join("wasm").join("pkg")
 }
 
-/// The Node entry point: loads the module synchronously from disk on import,
-/// so `init()` is a no-op there and the same code runs in browsers and Node.
+/// The Node entry point: importing it reads nothing; the module is read
+/// from disk by the first `init()`, or by the first client or scripted
+/// server made without it, so the same code runs in browsers and Node and
+/// a server bundle (Next.js) can import the package.
 const NODE_ENTRY: &str = include_str!("../templates/node.js");
 
 /// The mock server's admin client, shipped as `likekit-wasm/testing` for an
@@ -118,9 +120,7 @@ fn package_json(version: &str) -> String {
     "testing.d.ts",
     "README.md"
   ],
-  "sideEffects": [
-    "./node.js"
-  ],
+  "sideEffects": false,
   "engines": {{
     "node": ">=18"
   }},
@@ -413,7 +413,9 @@ fn node_test(ctx: &Ctx, file: &Path, report: &Path) -> Result<Command, String> {
 /// The `node` runner: `node --test` loads the built package, plays the
 /// train against the real server on loopback, holds the web transport to
 /// the native one's rules against canned answers from a raw TCP server on
-/// loopback, and replays the conformance scenarios over a `ScriptedServer`.
+/// loopback, replays the conformance scenarios over a `ScriptedServer`,
+/// plays the journal's reloads and tabs, and checks that the Node entry
+/// imports without reading the `.wasm`.
 pub fn run_node(ctx: &Ctx) -> Result<Tally, String> {
     build_package(ctx)?;
     let server = TestServer::start(
@@ -432,6 +434,7 @@ pub fn run_node(ctx: &Ctx) -> Result<Tally, String> {
     cmd.arg(js_test(ctx, "transport.test.mjs"))
         .arg(js_test(ctx, "conformance.test.mjs"))
         .arg(js_test(ctx, "journal.test.mjs"))
+        .arg(js_test(ctx, "node-entry.test.mjs"))
         .env("LIKEKIT_CONFORMANCE", ctx.conformance_scenarios());
     server.env(&mut cmd);
     let tally = runner::run_junit(&cmd, &report);
@@ -512,5 +515,7 @@ mod tests {
         assert_eq!(json["exports"]["."]["node"], "./node.js");
         assert_eq!(json["exports"]["."]["default"], "./likekit_wasm.js");
         assert!(NODE_ENTRY.contains("initSync"));
+        // Importing the package runs nothing a bundler must keep.
+        assert_eq!(json["sideEffects"], false);
     }
 }

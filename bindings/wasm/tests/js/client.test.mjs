@@ -82,7 +82,7 @@ async function waitFor(check, what, ms = 15_000) {
 }
 
 before(async () => {
-  await init(); // a no-op in Node, where the module loads on import
+  await init(); // in Node, reads the module from disk (once)
   await admin.createUser(USERS.ana, "Ana");
   await admin.createUser(USERS.ben, "Ben");
   await admin.createUser(USERS.cleo, "Cleo");

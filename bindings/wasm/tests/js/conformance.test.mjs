@@ -190,7 +190,7 @@ async function runScenario(scenario) {
   }
 }
 
-await init(); // a no-op in Node, where the module loads on import
+await init(); // in Node, reads the module from disk (once)
 
 for (const scenario of suite.scenarios) {
   test(`conformance: ${scenario.name}`, () => runScenario(scenario));
