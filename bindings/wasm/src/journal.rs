@@ -7,6 +7,12 @@
 //! save of no intents removes the entry. Storage that throws (disabled,
 //! over quota, a private window that refuses it) is a `journal` error,
 //! never a lost tap: the tap still goes out, it is only not kept.
+//!
+//! Every tab of the viewer's shares the entry, so a save reads it again
+//! and merges ([`merge`](crate::merge)): another tab's unsaved taps stay,
+//! and what this client confirmed or superseded leaves.
+
+use std::cell::RefCell;
 
 use likekit_core::{Intent, JournalStore, LikeError};
 use wasm_bindgen::prelude::*;
@@ -36,6 +42,9 @@ pub struct WebStorageJournal {
     storage: JsStorage,
     key: String,
     viewer: String,
+    /// The intents this client held at its last save (or read at start):
+    /// the base of the next save's merge.
+    last: RefCell<Vec<Intent>>,
 }
 
 impl WebStorageJournal {
@@ -61,6 +70,7 @@ impl WebStorageJournal {
             storage,
             key: format!("{KEY_PREFIX}{viewer}"),
             viewer,
+            last: RefCell::new(Vec::new()),
         })
     }
 }
@@ -79,20 +89,40 @@ fn storage_error(thrown: JsValue) -> LikeError {
 
 impl JournalStore for WebStorageJournal {
     fn load(&self) -> Result<Vec<Intent>, LikeError> {
+        let intents = self.stored()?;
+        self.last.replace(intents.clone());
+        Ok(intents)
+    }
+
+    /// Writes `intents` merged with what other tabs left in the entry
+    /// since this client's last save. An entry that cannot be used
+    /// (damaged, a newer format) is replaced.
+    fn save(&self, intents: &[Intent]) -> Result<(), LikeError> {
+        let theirs = match self.stored() {
+            Ok(theirs) => theirs,
+            Err(problem) if likekit_core::journal::is_unusable(&problem) => Vec::new(),
+            Err(problem) => return Err(problem),
+        };
+        let merged = crate::merge::merge(&self.last.borrow(), intents, &theirs);
+        if merged.is_empty() {
+            self.storage.remove_item(&self.key)
+        } else {
+            let bytes = likekit_core::journal::encode(&self.viewer, &merged);
+            self.storage
+                .set_item(&self.key, &String::from_utf8_lossy(&bytes))
+        }
+        .map_err(storage_error)?;
+        self.last.replace(intents.to_vec());
+        Ok(())
+    }
+}
+
+impl WebStorageJournal {
+    /// What the entry holds now.
+    fn stored(&self) -> Result<Vec<Intent>, LikeError> {
         match self.storage.get_item(&self.key).map_err(storage_error)? {
             Some(text) => likekit_core::journal::decode(&self.viewer, text.as_bytes()),
             None => Ok(Vec::new()),
         }
-    }
-
-    fn save(&self, intents: &[Intent]) -> Result<(), LikeError> {
-        if intents.is_empty() {
-            self.storage.remove_item(&self.key)
-        } else {
-            let bytes = likekit_core::journal::encode(&self.viewer, intents);
-            self.storage
-                .set_item(&self.key, &String::from_utf8_lossy(&bytes))
-        }
-        .map_err(storage_error)
     }
 }

@@ -285,3 +285,95 @@ test("journalProblem(): storage that cannot be read at start is reported for the
   assert.equal(writes, 0, "the unreadable journal is never written");
   client.free();
 });
+
+// Two tabs of one viewer share one entry in localStorage: each save reads
+// it again and merges, so neither tab's save drops the other's taps.
+
+/** The intents the entry holds now, as [post, liked]. */
+const held = (storage, viewer = "ana") => {
+  const text = storage.getItem(KEY(viewer));
+  return text === null ? [] : JSON.parse(text).intents.map((i) => [i.post, i.liked]);
+};
+
+test("two tabs: one tab's answered tap does not take the other's unsaved tap out of the journal", async () => {
+  const storage = new MemoryStorage();
+  const [serverA, serverB] = [new ScriptedServer(), new ScriptedServer()];
+  const tabA = clientFor(serverA, storage);
+  const tabB = clientFor(serverB, storage);
+  try {
+    tabA.setLiked(1, true); // its call hangs
+    await waitFor(() => held(storage).length === 1, "tab A's like in the journal");
+    tabB.setLiked(2, true);
+    await waitFor(() => held(storage).length === 2, "tab B's like beside it");
+    assert.deepEqual(held(storage), [[2, true], [1, true]]);
+
+    await waitFor(() => serverB.calls().length === 1, "tab B's call");
+    serverB.answer(0, { count: 1, likedByMe: true, version: 2 });
+    assert.ok(await tabB.waitIdle(SETTLE_MS));
+    assert.deepEqual(held(storage), [[1, true]], "tab A's like, still out, is still kept");
+
+    serverA.answer(0, { count: 1, likedByMe: true, version: 2 });
+    assert.ok(await tabA.waitIdle(SETTLE_MS));
+    assert.equal(storage.getItem(KEY("ana")), null, "each tab's confirmed tap left");
+  } finally {
+    tabA.free();
+    tabB.free();
+  }
+});
+
+test("two tabs: a tab that read another's tap at start does not write it back once that tab confirmed it", async () => {
+  const storage = new MemoryStorage();
+  const [serverA, serverB] = [new ScriptedServer(), new ScriptedServer()];
+  const tabA = clientFor(serverA, storage);
+  try {
+    tabA.setLiked(1, true);
+    await waitFor(() => held(storage).length === 1, "tab A's like in the journal");
+    const tabB = clientFor(serverB, storage); // opened now: it reads tab A's like, and does not restore
+    try {
+      await waitFor(() => serverA.calls().length === 1, "tab A's call");
+      serverA.answer(0, { count: 1, likedByMe: true, version: 2 });
+      assert.ok(await tabA.waitIdle(SETTLE_MS));
+      assert.deepEqual(held(storage), []);
+
+      tabB.setLiked(2, true);
+      await waitFor(() => held(storage).length === 1, "tab B's like in the journal");
+      assert.deepEqual(held(storage), [[2, true]], "tab A's confirmed like does not come back");
+      serverB.answer(0, { count: 1, likedByMe: true, version: 2 });
+      assert.ok(await tabB.waitIdle(SETTLE_MS));
+      assert.equal(storage.getItem(KEY("ana")), null);
+    } finally {
+      tabB.free();
+    }
+  } finally {
+    tabA.free();
+  }
+});
+
+test("two tabs: for a post both tapped, the later tap stays in the journal", async () => {
+  const storage = new MemoryStorage();
+  const [serverA, serverB] = [new ScriptedServer(), new ScriptedServer()];
+  const tabA = clientFor(serverA, storage);
+  const tabB = clientFor(serverB, storage);
+  try {
+    serverB.setPost(1, { count: 1, likedByMe: true, version: 1 }); // as tab B read it earlier
+    await tabB.refresh(1);
+    tabA.setLiked(1, true);
+    await waitFor(() => held(storage).length === 1, "tab A's like in the journal");
+    await new Promise((resolve) => setTimeout(resolve, 5)); // a later millisecond
+    tabB.setLiked(1, false);
+    await waitFor(() => held(storage)[0]?.[1] === false, "tab B's unlike in its place");
+
+    // Tab A's like is answered first: tab B's later unlike, still out, stays.
+    serverA.answer(0, { count: 1, likedByMe: true, version: 2 });
+    assert.ok(await tabA.waitIdle(SETTLE_MS));
+    assert.deepEqual(held(storage), [[1, false]]);
+
+    await waitFor(() => serverB.calls().length === 1, "tab B's call");
+    serverB.answer(0, { count: 0, likedByMe: false, version: 3 });
+    assert.ok(await tabB.waitIdle(SETTLE_MS));
+    assert.equal(storage.getItem(KEY("ana")), null);
+  } finally {
+    tabA.free();
+    tabB.free();
+  }
+});

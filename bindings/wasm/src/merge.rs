@@ -1,0 +1,131 @@
+//! How a save joins what other tabs wrote: one viewer's journal entry in
+//! `localStorage` is shared by every tab the viewer has open, so a save
+//! that wrote only this tab's intents would drop the others' unsaved taps.
+//! Pure Rust, so it is tested on the host as well as through the package.
+//!
+//! A save is a three-way merge, post by post, of
+//!
+//! - `last`: the intents this client held at its previous save (or read
+//!   at start), which is what it last agreed the entry should hold;
+//! - `ours`: the intents it holds now;
+//! - `theirs`: what the entry holds now, as another tab may have left it.
+//!
+//! Whoever changed a post since `last` decides it: a post this client did
+//! not touch keeps what the entry holds (another tab's tap, or its removal
+//! once that tab's call was confirmed); a post only this client changed
+//! takes this client's intent, or leaves the entry when the client
+//! confirmed or superseded it. When both changed it, the later tap wins;
+//! a removal here stands against the entry's intent unless that intent was
+//! tapped after the newest one this client held for the post.
+
+use likekit_core::{Intent, PostId};
+
+fn find(intents: &[Intent], post: PostId) -> Option<Intent> {
+    intents.iter().find(|i| i.post == post).copied()
+}
+
+/// What the entry should hold after this client's save: see the module
+/// docs. This client's posts come first, in `ours`'s order, then the
+/// others' posts, in the entry's order.
+pub fn merge(last: &[Intent], ours: &[Intent], theirs: &[Intent]) -> Vec<Intent> {
+    let mut posts: Vec<PostId> = Vec::new();
+    for intent in ours.iter().chain(theirs).chain(last) {
+        if !posts.contains(&intent.post) {
+            posts.push(intent.post);
+        }
+    }
+    posts
+        .into_iter()
+        .filter_map(|post| {
+            let (l, o, t) = (find(last, post), find(ours, post), find(theirs, post));
+            if o == l {
+                t
+            } else if t == l {
+                o
+            } else {
+                match (o, t) {
+                    (Some(o), Some(t)) => Some(if t.tapped_at_ms > o.tapped_at_ms {
+                        t
+                    } else {
+                        o
+                    }),
+                    (None, Some(t)) => {
+                        // `o != l`, so this client held `l` and has since
+                        // seen it confirmed or superseded it.
+                        let held = l.map_or(0, |l| l.tapped_at_ms);
+                        (t.tapped_at_ms > held).then_some(t)
+                    }
+                    (o, None) => o,
+                }
+            }
+        })
+        .collect()
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    fn like(post: u64, liked: bool, at: u64) -> Intent {
+        Intent {
+            post: PostId::new(post).unwrap(),
+            liked,
+            tapped_at_ms: at,
+        }
+    }
+
+    #[test]
+    fn the_other_tabs_posts_stay_when_this_client_saves_its_own() {
+        let a = like(1, true, 10);
+        let b = like(2, true, 20);
+        // Tab B saves its like of post 2 over tab A's pending like of post 1.
+        assert_eq!(merge(&[], &[b], &[a]), vec![b, a]);
+        // B's like is confirmed: post 2 leaves, post 1 stays.
+        assert_eq!(merge(&[b], &[], &[b, a]), vec![a]);
+    }
+
+    #[test]
+    fn a_post_this_client_did_not_change_follows_the_entry() {
+        let read_at_start = like(1, true, 10);
+        // Another tab confirmed it and removed it: this client's unchanged
+        // copy (not restored, or restored and still out) does not bring it back.
+        assert_eq!(merge(&[read_at_start], &[read_at_start], &[]), vec![]);
+        // Another tab unliked since: its intent stays.
+        let unlike = like(1, false, 30);
+        assert_eq!(
+            merge(&[read_at_start], &[read_at_start], &[unlike]),
+            vec![unlike]
+        );
+    }
+
+    #[test]
+    fn when_both_changed_a_post_the_later_tap_wins() {
+        let old = like(1, true, 10);
+        let ours = like(1, false, 30);
+        let theirs = like(1, false, 20);
+        assert_eq!(merge(&[old], &[ours], &[theirs]), vec![ours]);
+        let theirs = like(1, true, 40);
+        assert_eq!(merge(&[old], &[ours], &[theirs]), vec![theirs]);
+        // A tie goes to this client.
+        let theirs = like(1, true, 30);
+        assert_eq!(merge(&[old], &[ours], &[theirs]), vec![ours]);
+    }
+
+    #[test]
+    fn a_confirmed_post_leaves_unless_another_tab_tapped_it_later() {
+        let held = like(1, true, 10);
+        let earlier = like(1, false, 5);
+        assert_eq!(merge(&[held], &[], &[earlier]), vec![]);
+        let later = like(1, false, 30);
+        assert_eq!(merge(&[held], &[], &[later]), vec![later]);
+    }
+
+    #[test]
+    fn a_new_intent_here_stands_when_another_tab_removed_the_post() {
+        let old = like(1, true, 10);
+        let ours = like(1, false, 30);
+        assert_eq!(merge(&[old], &[ours], &[]), vec![ours]);
+        assert_eq!(merge(&[], &[ours], &[]), vec![ours]);
+    }
+}
