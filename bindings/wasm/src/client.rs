@@ -302,8 +302,9 @@ impl LikeClient {
         to_js(&types::PostView::from(&view))
     }
 
-    /// What the post shows now, or `undefined` if the client knows nothing
-    /// of it yet (never tapped, read or watched).
+    /// What the post shows now, or `undefined` when the client holds no
+    /// view of it: never tapped or read (a post only subscribed to is
+    /// `undefined` until its first read), or evicted since.
     pub fn view(
         &self,
         #[wasm_bindgen(js_name = postId, unchecked_param_type = "PostIdInput")] post_id: JsValue,

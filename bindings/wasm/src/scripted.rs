@@ -18,6 +18,8 @@ use crate::types::{FromJs, ScriptedCall, ScriptedFailure, ScriptedLikes, Scripte
 /// const server = new ScriptedServer();
 /// const client = LikeClient.scripted(server, { retry: { maxRetries: 0 } });
 /// client.setLiked(42, true);             // pending at once
+/// server.calls();                        // [] : the call starts on the event loop
+/// await Promise.resolve();
 /// server.calls();                        // [{ id: 0, postId: 42, like: true, text: "like 42 #0" }]
 /// server.answer(0, { count: 1, likedByMe: true, version: 2 });
 /// ```

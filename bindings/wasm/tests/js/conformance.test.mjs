@@ -213,3 +213,28 @@ test("conformance: the runner fails a changed expectation", async () => {
     return true;
   });
 });
+
+test("ScriptedServer: a tap's call is listed once a microtask has run, as the class's docs show", async () => {
+  const server = new ScriptedServer();
+  const client = LikeClient.scripted(server, { retry: { maxRetries: 0 } });
+  assert.equal(client.setLiked(42, true).pending, true);
+  assert.deepEqual(server.calls(), [], "the call starts on the event loop");
+  await Promise.resolve();
+  assert.deepEqual(server.calls(), [{ id: 0, postId: 42, like: true, text: "like 42 #0" }]);
+  assert.equal(server.answer(0, { count: 1, likedByMe: true, version: 2 }), true);
+  client.free();
+  server.free();
+});
+
+test("view(): a post only subscribed to is undefined until its first read, as its docs say", async () => {
+  const server = new ScriptedServer();
+  server.setPost(7, { count: 3, likedByMe: false, version: 1 });
+  const client = LikeClient.scripted(server);
+  const stop = client.subscribe(7, () => {});
+  assert.equal(client.view(7), undefined);
+  await client.refresh(7);
+  assert.equal(client.view(7).count, 3);
+  stop();
+  client.free();
+  server.free();
+});
