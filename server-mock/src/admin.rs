@@ -3,7 +3,7 @@
 
 use axum::{
     Json,
-    extract::{Query, Request, State},
+    extract::{Query, RawQuery, Request, State},
     http::StatusCode,
     middleware::Next,
     response::{IntoResponse, Response},
@@ -331,32 +331,69 @@ pub(crate) async fn requests(
 }
 
 /// Empty the request journal (`seq` goes on counting).
+///
+/// It takes no query: removing only the entries a filter of
+/// `GET /admin/requests` matches is not there yet, and emptying the whole
+/// journal for a filter would remove other tests' entries, so a query is
+/// refused rather than ignored.
 #[utoipa::path(
     delete,
     path = "/admin/requests",
     tag = "admin",
     security(("admin_key" = [])),
-    responses((status = 200, description = "The journal is empty", body = Ack))
+    responses(
+        (status = 200, description = "The journal is empty", body = Ack),
+        (status = 400, description = "`bad_query`: a query was given (no filter is taken yet)", body = ErrorBody),
+    )
 )]
-pub(crate) async fn clear_requests(State(App(app)): State<App>) -> Json<Ack> {
+pub(crate) async fn clear_requests(
+    State(App(app)): State<App>,
+    RawQuery(query): RawQuery,
+) -> Result<Json<Ack>, ApiError> {
+    if let Some(query) = query.filter(|q| !q.is_empty()) {
+        return Err(ApiError::bad_request(
+            "bad_query",
+            format!(
+                "DELETE /admin/requests takes no filter yet: it empties the whole journal, \
+                 other tests' entries too; got {}",
+                likekit_proto::quoted(&query)
+            ),
+        ));
+    }
     app.journal.clear();
-    ACK
+    Ok(ACK)
 }
 
 /// Drop every like; keep users, friendships and posts.
 ///
-/// Counts and versions go back to 0 and the caches are emptied. The fault
-/// rules (with their seed and call counters) and the request journal are
-/// kept. A client that saw a higher version before the reset ignores the
-/// lower ones after it: build a new client after a reset.
+/// Counts and versions go back to 0 and the caches are emptied, for every
+/// post: it takes no query (one is refused, not ignored). The fault rules
+/// (with their seed and call counters) and the request journal are kept. A
+/// client that saw a higher version before the reset ignores the lower
+/// ones after it: build a new client after a reset.
 #[utoipa::path(
     post,
     path = "/admin/reset",
     tag = "admin",
     security(("admin_key" = [])),
-    responses((status = 200, description = "Reset", body = Ack))
+    responses(
+        (status = 200, description = "Reset", body = Ack),
+        (status = 400, description = "`bad_query`: a query was given (the reset is of every post)", body = ErrorBody),
+    )
 )]
-pub(crate) async fn reset(State(App(app)): State<App>) -> Result<Json<Ack>, ApiError> {
+pub(crate) async fn reset(
+    State(App(app)): State<App>,
+    RawQuery(query): RawQuery,
+) -> Result<Json<Ack>, ApiError> {
+    if let Some(query) = query.filter(|q| !q.is_empty()) {
+        return Err(ApiError::bad_request(
+            "bad_query",
+            format!(
+                "POST /admin/reset takes no query: it drops the likes of every post; got {}",
+                likekit_proto::quoted(&query)
+            ),
+        ));
+    }
     app.store.reset().await?;
     app.views.clear();
     tracing::info!("likes reset");

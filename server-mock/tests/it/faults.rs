@@ -728,3 +728,38 @@ async fn get_faults_says_what_each_rule_has_used_up() {
     assert_eq!(read(&t).await, json!({"rules": []}));
     t.stop().await;
 }
+
+/// `POST /admin/reset` and `DELETE /admin/requests` take no query: one is
+/// refused, not read as "everything".
+#[tokio::test]
+async fn reset_and_emptying_the_journal_refuse_a_query() {
+    let t = TestServer::start().await;
+    t.setup(&[], &[42, 43]).await;
+    ok_json::<LikeState>(t.like(7, 42).await).await;
+    ok_json::<LikeState>(t.like(7, 43).await).await;
+    let r = t.admin(Method::POST, "/admin/reset?post=42", None).await;
+    let err = expect_error(r, StatusCode::BAD_REQUEST, "bad_query").await;
+    assert_eq!(
+        err.error.message,
+        "POST /admin/reset takes no query: it drops the likes of every post; got \"post=42\""
+    );
+    assert_eq!(
+        (count(&t, 42).await, count(&t, 43).await),
+        (1, 1),
+        "nothing was reset"
+    );
+    for query in ["?user=7", "?route=like", "?bogus=1"] {
+        let r = t
+            .admin(Method::DELETE, &format!("/admin/requests{query}"), None)
+            .await;
+        expect_error(r, StatusCode::BAD_REQUEST, "bad_query").await;
+    }
+    assert_eq!(journal(&t).await.len(), 2, "nothing was removed");
+    let r = t.admin(Method::DELETE, "/admin/requests", None).await;
+    assert_eq!(ok_json::<Value>(r).await, json!({"ok": true}));
+    assert!(journal(&t).await.is_empty());
+    let r = t.admin(Method::POST, "/admin/reset", None).await;
+    assert_eq!(ok_json::<Value>(r).await, json!({"ok": true}));
+    assert_eq!((count(&t, 42).await, count(&t, 43).await), (0, 0));
+    t.stop().await;
+}

@@ -173,6 +173,7 @@ fn cases() -> Vec<Case> {
         case(M::GET, "/admin/requests?route=like", "/admin/requests").admin(),
         case(M::GET, "/admin/requests?route=nope", "/admin/requests").admin(),
         case(M::GET, "/admin/requests", "/admin/requests").wrong_key(),
+        case(M::DELETE, "/admin/requests?user=7", "/admin/requests").admin(),
         case(M::DELETE, "/admin/requests", "/admin/requests").admin(),
         case(M::POST, "/admin/seed", "/admin/seed")
             .admin()
@@ -184,6 +185,7 @@ fn cases() -> Vec<Case> {
             .admin()
             .raw(r#"{"users": []}"#),
         case(M::POST, "/admin/reset", "/admin/reset").admin(),
+        case(M::POST, "/admin/reset?post=42", "/admin/reset").admin(),
         case(M::POST, "/admin/reset", "/admin/reset").wrong_key(),
     ]
 }
