@@ -3,7 +3,7 @@
 
 use axum::{
     Json,
-    extract::{Query, RawQuery, Request, State},
+    extract::{Query, RawQuery, Request, State, rejection::QueryRejection},
     http::StatusCode,
     middleware::Next,
     response::{IntoResponse, Response},
@@ -11,8 +11,8 @@ use axum::{
 use likekit_proto::{
     ErrorBody, PostId, UserId,
     admin::{
-        FaultRules, Friends, Journal, NewPost, NewUser, RequestFilter, Seed, StoredPost,
-        StoredUser, TokenRequest, TokenResponse,
+        FaultFilter, FaultRules, Friends, Journal, NewFaultRules, NewPost, NewUser, RequestFilter,
+        Seed, StoredPost, StoredUser, TokenRequest, TokenResponse, check_tag,
     },
 };
 use serde::Serialize;
@@ -242,9 +242,11 @@ pub(crate) async fn mint_token(
 
 /// Replace every fault rule.
 ///
-/// Every rule's counters start at 0. A `state` in the body (as
-/// `GET /admin/faults` answers it) is ignored, so a read answer can be put
-/// back as it is.
+/// Every rule's counters start at 0, those of rules already in force too.
+/// A `state` in the body (as `GET /admin/faults` answers it) is ignored, so
+/// a read answer can be put back as it is. Tests that share one server add
+/// their rules with `POST` instead, which leaves other tests' rules and
+/// counters as they are.
 #[utoipa::path(
     put,
     path = "/admin/faults",
@@ -272,6 +274,61 @@ pub(crate) async fn set_faults(
     Ok(Json(in_force))
 }
 
+/// Add fault rules after those in force.
+///
+/// The rules in force stay as they are, with their counters (a used-up
+/// `fail_next` stays used up) and the seed; the added rules start at 0 and
+/// draw from the same seed (one is picked now when no rules were set). The
+/// answer holds every rule in force, the added ones last, in the order
+/// given. The seed belongs to the whole set: a `seed` is refused (set it
+/// with `PUT`), and so is a `state`. Nothing is added when the rules in
+/// force and the new ones would be more than 64 (`MAX_RULES`): a 409, as
+/// the rules are fine and the set is full (a test that did not remove its
+/// rules, say).
+#[utoipa::path(
+    post,
+    path = "/admin/faults",
+    tag = "admin",
+    request_body = NewFaultRules,
+    security(("admin_key" = [])),
+    responses(
+        (status = 200, description = "Added: every rule now in force, the added ones last", body = FaultRules),
+        (status = 400, description = "`bad_fault_rules`: a rule out of range, or a `seed` or `state` given (nothing is added); `bad_json`", body = ErrorBody),
+        (status = 409, description = "`too_many_rules`: the rules in force and the new ones would be more than 64 (`MAX_RULES`); nothing is added", body = ErrorBody),
+    )
+)]
+pub(crate) async fn add_faults(
+    State(App(app)): State<App>,
+    AppJson(body): AppJson<FaultRules>,
+) -> Result<Json<FaultRules>, ApiError> {
+    let refused = |msg: String| ApiError::bad_request("bad_fault_rules", msg);
+    if let Some(seed) = body.seed {
+        return Err(refused(format!(
+            "seed: the seed belongs to the whole rule set; set it with PUT /admin/faults \
+             (a POST adds rules under the seed in force); got {seed}"
+        )));
+    }
+    if !body.state.is_empty() {
+        return Err(refused(
+            "state: read-only (what each rule in force has used up); leave it out".into(),
+        ));
+    }
+    faults::validate(&body)
+        .and_then(|()| faults::check_pauses(&body, app.request_timeout))
+        .map_err(refused)?;
+    let added = body.rules.len();
+    let in_force = app.faults.add(body.rules).map_err(|too_many| {
+        ApiError::new(StatusCode::CONFLICT, "too_many_rules", too_many.to_string())
+    })?;
+    tracing::info!(
+        added,
+        rules = in_force.rules.len(),
+        seed = in_force.seed,
+        "fault rules added"
+    );
+    Ok(Json(in_force))
+}
+
 /// The fault rules in force, with the seed their draws come from and what
 /// each has used up.
 ///
@@ -290,18 +347,44 @@ pub(crate) async fn get_faults(State(App(app)): State<App>) -> Json<FaultRules> 
     Json(app.faults.get())
 }
 
-/// Remove every fault rule.
+/// Remove every fault rule, or only those with a tag.
+///
+/// Without a query every rule and the seed are removed. With `tag`, only
+/// the rules with that tag: the others keep their counters, their draws
+/// and the seed (a tag no rule has removes nothing). The answer is the
+/// rules left in force. The journal's `fault_rule` is a rule's place in
+/// the set when it acted: after a removal the rules after the removed ones
+/// move up, so an older entry may name a place another rule holds now.
 #[utoipa::path(
     delete,
     path = "/admin/faults",
     tag = "admin",
+    params(FaultFilter),
     security(("admin_key" = [])),
-    responses((status = 200, description = "No rules are in force", body = FaultRules))
+    responses(
+        (status = 200, description = "Removed: the rules left in force (none without a `tag`)", body = FaultRules),
+        (status = 400, description = "`bad_query`: a query key other than `tag`, or a tag that is not 1 to 64 visible ASCII characters", body = ErrorBody),
+    )
 )]
-pub(crate) async fn clear_faults(State(App(app)): State<App>) -> Json<FaultRules> {
-    app.faults.clear();
-    tracing::info!("fault rules cleared");
-    Json(app.faults.get())
+pub(crate) async fn clear_faults(
+    State(App(app)): State<App>,
+    query: Result<Query<FaultFilter>, QueryRejection>,
+) -> Result<Json<FaultRules>, ApiError> {
+    let Query(filter) = query.map_err(|e| ApiError::bad_request("bad_query", e.body_text()))?;
+    let Some(tag) = filter.tag else {
+        app.faults.clear();
+        tracing::info!("fault rules cleared");
+        return Ok(Json(app.faults.get()));
+    };
+    check_tag(&tag).map_err(|rule| ApiError::bad_request("bad_query", format!("tag: {rule}")))?;
+    let (removed, left) = app.faults.remove_tagged(&tag);
+    tracing::info!(
+        tag,
+        removed,
+        left = left.rules.len(),
+        "fault rules removed by tag"
+    );
+    Ok(Json(left))
 }
 
 /// The request journal: every request to a public route, oldest first,

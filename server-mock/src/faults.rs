@@ -5,14 +5,19 @@
 //! [`Faults::plan`] walks the rules for one request and returns a [`Plan`]:
 //! the delay and the act for each phase. Every draw (a rule's probability,
 //! its jitter, `drop_rate`, `error_rate`) comes from the rule set's seed, the
-//! rule's place in the set and the call's number for that rule, so the same
+//! rule's number in the set and the call's number for that rule, so the same
 //! seed and the same sequence of calls give the same faults, whatever other
 //! requests run at the same time. The middleware carries the plan out
 //! ([`crate::middleware`]).
+//!
+//! Rules are put as a set ([`Faults::set`]), added after those in force
+//! ([`Faults::add`]) and removed by tag ([`Faults::remove_tagged`]); the
+//! rules that stay keep their counters and their number, so their faults
+//! go on as if nothing had changed.
 
 use std::{
     sync::{
-        Arc,
+        Arc, Mutex,
         atomic::{AtomicU64, Ordering},
     },
     time::Duration,
@@ -22,7 +27,10 @@ use arc_swap::ArcSwap;
 use axum::http::StatusCode;
 use likekit_proto::{
     PostId, UserId,
-    admin::{FaultAction, FaultMethod, FaultPhase, FaultRoute, FaultRule, FaultRules, RuleState},
+    admin::{
+        FaultAction, FaultMethod, FaultPhase, FaultRoute, FaultRule, FaultRules, RuleState,
+        check_tag,
+    },
 };
 
 pub use likekit_proto::admin::{MAX_LATENCY_MS, MAX_OVERSIZED_BYTES, MAX_RULES};
@@ -30,6 +38,10 @@ pub use likekit_proto::admin::{MAX_LATENCY_MS, MAX_OVERSIZED_BYTES, MAX_RULES};
 #[derive(Debug)]
 struct ActiveRule {
     rule: FaultRule,
+    /// Its number in the set, which its draws come from: its place when
+    /// the set was put, and for a rule added later the next number after
+    /// every rule the set has had. It stays when other rules are removed.
+    number: u64,
     /// Requests this rule matched so far.
     calls: AtomicU64,
     /// Calls it fired on (selected, and the draw passed).
@@ -43,7 +55,11 @@ struct ActiveRule {
 struct RuleSet {
     /// `None` before the first rule set and after a clear.
     seed: Option<u64>,
-    rules: Vec<ActiveRule>,
+    /// Shared with the sets that follow this one (rules added or removed),
+    /// so that a rule's counters go on across them.
+    rules: Vec<Arc<ActiveRule>>,
+    /// The number the next rule added gets.
+    next_number: u64,
 }
 
 /// What a rule does to a request (one of [`FaultAction`], or an injected
@@ -107,6 +123,10 @@ pub(crate) struct Call<'a> {
 #[derive(Debug, Default)]
 pub(crate) struct Faults {
     set: ArcSwap<RuleSet>,
+    /// Held by each change of the set, so that one never loses another
+    /// (two tests adding rules at once both get theirs); requests read the
+    /// set without it.
+    changing: Mutex<()>,
 }
 
 /// Refuses a `slow_body` whose pause between pieces is not shorter than
@@ -185,6 +205,9 @@ pub(crate) fn validate(rules: &FaultRules) -> Result<(), String> {
                 return Err(format!("rules[{i}].{name}: must be at least 1; got 0"));
             }
         }
+        if let Some(tag) = &rule.tag {
+            check_tag(tag).map_err(|rule| format!("rules[{i}].tag: {rule}"))?;
+        }
         let Some(action) = &rule.action else {
             continue;
         };
@@ -233,11 +256,12 @@ pub(crate) fn validate(rules: &FaultRules) -> Result<(), String> {
     Ok(())
 }
 
-/// A uniform draw in `0..1` from (seed, rule, call, which draw): the same
-/// four numbers always give the same draw (splitmix64's finalizer).
-fn draw(seed: u64, rule: usize, call: u64, which: u64) -> f64 {
+/// A uniform draw in `0..1` from (seed, rule number, call, which draw):
+/// the same four numbers always give the same draw (splitmix64's
+/// finalizer).
+fn draw(seed: u64, rule: u64, call: u64, which: u64) -> f64 {
     let mut z = seed
-        ^ (rule as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15)
+        ^ rule.wrapping_mul(0x9e37_79b9_7f4a_7c15)
         ^ call.wrapping_mul(0xbf58_476d_1ce4_e5b9)
         ^ which.wrapping_mul(0x94d0_49bb_1331_11eb);
     for _ in 0..2 {
@@ -250,6 +274,18 @@ fn draw(seed: u64, rule: usize, call: u64, which: u64) -> f64 {
 }
 
 impl ActiveRule {
+    /// `rule`, numbered `number`, with nothing used up.
+    fn new(rule: FaultRule, number: u64) -> Arc<Self> {
+        Arc::new(Self {
+            number,
+            calls: AtomicU64::new(0),
+            fired: AtomicU64::new(0),
+            acted: AtomicU64::new(0),
+            fail_next_left: AtomicU64::new(rule.fail_next),
+            rule,
+        })
+    }
+
     /// Whether the rule is about this request (route, method, post, user).
     fn matches(&self, call: &Call<'_>) -> bool {
         let rule = &self.rule;
@@ -290,8 +326,30 @@ impl RuleSet {
         FaultRules {
             seed: self.seed,
             rules: self.rules.iter().map(|a| a.rule.clone()).collect(),
-            state: self.rules.iter().map(ActiveRule::state).collect(),
+            state: self.rules.iter().map(|a| a.state()).collect(),
         }
+    }
+}
+
+/// Why [`Faults::add`] added nothing: the rules would be more than
+/// [`MAX_RULES`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct TooManyRules {
+    /// The rules in force.
+    pub(crate) in_force: usize,
+    /// The rules to add.
+    pub(crate) added: usize,
+}
+
+impl std::fmt::Display for TooManyRules {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "rules: at most {MAX_RULES} rules in force; {} are, and {} more would make {}",
+            self.in_force,
+            self.added,
+            self.in_force + self.added
+        )
     }
 }
 
@@ -299,25 +357,73 @@ impl Faults {
     /// Replaces every rule (call [`validate`] first); returns the rules
     /// with the seed in use (the given one, or one picked now).
     pub(crate) fn set(&self, rules: FaultRules) -> FaultRules {
+        let _changing = self.changing.lock().unwrap_or_else(|e| e.into_inner());
         let seed = rules.seed.unwrap_or_else(|| fastrand::u64(..));
-        let active = rules
+        let active: Vec<_> = rules
             .rules
-            .iter()
-            .cloned()
-            .map(|rule| ActiveRule {
-                calls: AtomicU64::new(0),
-                fired: AtomicU64::new(0),
-                acted: AtomicU64::new(0),
-                fail_next_left: AtomicU64::new(rule.fail_next),
-                rule,
-            })
+            .into_iter()
+            .zip(0..)
+            .map(|(rule, number)| ActiveRule::new(rule, number))
             .collect();
         let set = Arc::new(RuleSet {
             seed: Some(seed),
+            next_number: active.len() as u64,
             rules: active,
         });
         self.set.store(set.clone());
         set.in_force()
+    }
+
+    /// Adds `rules` after those in force (call [`validate`] on them first),
+    /// which keep their counters, their numbers and the seed (one is
+    /// picked now when there is none); returns every rule now in force,
+    /// the added ones last. Nothing is added when the rules would be more
+    /// than [`MAX_RULES`].
+    pub(crate) fn add(&self, rules: Vec<FaultRule>) -> Result<FaultRules, TooManyRules> {
+        let _changing = self.changing.lock().unwrap_or_else(|e| e.into_inner());
+        let now = self.set.load_full();
+        let too_many = TooManyRules {
+            in_force: now.rules.len(),
+            added: rules.len(),
+        };
+        if too_many.in_force + too_many.added > MAX_RULES {
+            return Err(too_many);
+        }
+        let mut active = now.rules.clone();
+        let mut next_number = now.next_number;
+        for rule in rules {
+            active.push(ActiveRule::new(rule, next_number));
+            next_number += 1;
+        }
+        let set = Arc::new(RuleSet {
+            seed: Some(now.seed.unwrap_or_else(|| fastrand::u64(..))),
+            rules: active,
+            next_number,
+        });
+        self.set.store(set.clone());
+        Ok(set.in_force())
+    }
+
+    /// Removes the rules tagged `tag`; the others keep their counters,
+    /// their numbers and the seed. Returns how many were removed, and the
+    /// rules left in force.
+    pub(crate) fn remove_tagged(&self, tag: &str) -> (usize, FaultRules) {
+        let _changing = self.changing.lock().unwrap_or_else(|e| e.into_inner());
+        let now = self.set.load_full();
+        let kept: Vec<_> = now
+            .rules
+            .iter()
+            .filter(|a| a.rule.tag.as_deref() != Some(tag))
+            .cloned()
+            .collect();
+        let removed = now.rules.len() - kept.len();
+        let set = Arc::new(RuleSet {
+            seed: now.seed,
+            rules: kept,
+            next_number: now.next_number,
+        });
+        self.set.store(set.clone());
+        (removed, set.in_force())
     }
 
     /// The rules in force, their seed, and what each has used up.
@@ -327,6 +433,7 @@ impl Faults {
 
     /// Removes every rule, and the seed with them.
     pub(crate) fn clear(&self) {
+        let _changing = self.changing.lock().unwrap_or_else(|e| e.into_inner());
         self.set.store(Arc::default());
     }
 
@@ -359,7 +466,8 @@ impl Faults {
                 continue;
             }
             let rule = &active.rule;
-            if !active.selects(n) || draw(seed, i, n, 0) >= rule.probability {
+            let number = active.number;
+            if !active.selects(n) || draw(seed, number, n, 0) >= rule.probability {
                 continue;
             }
             active.fired.fetch_add(1, Ordering::Relaxed);
@@ -368,7 +476,7 @@ impl Faults {
                 FaultPhase::After => &mut plan.after,
             };
             let jitter = if rule.jitter_ms > 0 {
-                (draw(seed, i, n, 1) * (rule.jitter_ms + 1) as f64) as u64
+                (draw(seed, number, n, 1) * (rule.jitter_ms + 1) as f64) as u64
             } else {
                 0
             };
@@ -392,10 +500,10 @@ impl Faults {
                     })
                     .is_ok()
             };
-            let act = if rule.drop_rate > 0.0 && draw(seed, i, n, 2) < rule.drop_rate {
+            let act = if rule.drop_rate > 0.0 && draw(seed, number, n, 2) < rule.drop_rate {
                 Some(Act::Drop)
             } else if fail_next()
-                || (rule.error_rate > 0.0 && draw(seed, i, n, 3) < rule.error_rate)
+                || (rule.error_rate > 0.0 && draw(seed, number, n, 3) < rule.error_rate)
             {
                 Some(injected)
             } else {
@@ -741,6 +849,173 @@ mod tests {
         assert_eq!(plan.after.delayed_by, Some(1));
     }
 
+    /// Test B's `fail_next: 1` rule fails B's first like; test A then adds
+    /// a rule of its own. B's rule stays used up: B's next like goes
+    /// through. (A `PUT` of the rules read back would have armed it again.)
+    #[test]
+    fn adding_keeps_the_rules_in_force_and_what_they_used_up() {
+        let (a, b) = (UserId::new(1).unwrap(), UserId::new(2).unwrap());
+        let like_by = |user| Call {
+            user: Some(user),
+            ..call(FaultRoute::Like)
+        };
+        let faults = Faults::default();
+        let set = faults.set(FaultRules {
+            seed: Some(5),
+            ..FaultRules::new(vec![FaultRule {
+                user: Some(b),
+                fail_next: 1,
+                status: 500,
+                ..rule(FaultRoute::Like)
+            }])
+        });
+        assert_eq!(act(&faults, &like_by(b)), FAIL_500);
+        let added = faults
+            .add(vec![FaultRule {
+                user: Some(a),
+                fail_next: 1,
+                status: 500,
+                tag: Some("a".into()),
+                ..rule(FaultRoute::Like)
+            }])
+            .unwrap();
+        assert_eq!(added.seed, set.seed, "the seed stays");
+        assert_eq!(added.rules.len(), 2);
+        assert_eq!(added.rules[1].tag.as_deref(), Some("a"), "added last");
+        assert_eq!(
+            added.state[0],
+            RuleState {
+                matched: 1,
+                fired: 1,
+                acted: 1,
+                fail_next_left: Some(0),
+                first_left: None,
+            }
+        );
+        assert_eq!(
+            act(&faults, &like_by(b)),
+            None,
+            "B's rule is not armed again"
+        );
+        assert_eq!(act(&faults, &like_by(a)), FAIL_500);
+        assert_eq!(act(&faults, &like_by(a)), None);
+        // Put back as read, it would have been.
+        faults.set(faults.get());
+        assert_eq!(act(&faults, &like_by(b)), FAIL_500);
+    }
+
+    /// Rules put and then added draw as the same rules put at once.
+    #[test]
+    fn added_rules_draw_as_if_put_with_the_others() {
+        let chancy = |route, p| FaultRule {
+            probability: p,
+            jitter_ms: 40,
+            action: Some(FaultAction::Drop {}),
+            ..rule(route)
+        };
+        let rules = [
+            chancy(FaultRoute::Likes, 0.5),
+            chancy(FaultRoute::Like, 0.3),
+            chancy(FaultRoute::All, 0.2),
+        ];
+        let run = |faults: &Faults| {
+            (0..60)
+                .map(|i| {
+                    let route = [FaultRoute::Like, FaultRoute::Likes, FaultRoute::Unlike][i % 3];
+                    faults.plan(&call(route))
+                })
+                .collect::<Vec<_>>()
+        };
+        let at_once = Faults::default();
+        at_once.set(FaultRules {
+            seed: Some(9),
+            ..FaultRules::new(rules.to_vec())
+        });
+        let in_steps = Faults::default();
+        in_steps.set(FaultRules {
+            seed: Some(9),
+            ..FaultRules::new(rules[..1].to_vec())
+        });
+        in_steps.add(rules[1..2].to_vec()).unwrap();
+        in_steps.add(rules[2..].to_vec()).unwrap();
+        assert_eq!(run(&at_once), run(&in_steps));
+        // With no rules set, adding picks a seed, as a PUT without one does.
+        let fresh = Faults::default();
+        assert!(fresh.add(rules.to_vec()).unwrap().seed.is_some());
+    }
+
+    /// Removing a test's rules by tag leaves every other rule as it was:
+    /// its counters, and its draws (its number stays when it moves up).
+    #[test]
+    fn removing_by_tag_keeps_the_other_rules_as_they_were() {
+        let tagged = |tag: &str, route| FaultRule {
+            tag: Some(tag.into()),
+            latency_ms: 1,
+            ..rule(route)
+        };
+        let chancy = FaultRule {
+            probability: 0.4,
+            action: Some(FaultAction::Reset {}),
+            tag: Some("b".into()),
+            ..rule(FaultRoute::Likes)
+        };
+        let rules = || FaultRules {
+            seed: Some(3),
+            ..FaultRules::new(vec![
+                tagged("a", FaultRoute::Like),
+                chancy.clone(),
+                tagged("a", FaultRoute::All),
+            ])
+        };
+        let acts = |faults: &Faults, n| {
+            (0..n)
+                .map(|_| act(faults, &call(FaultRoute::Likes)))
+                .collect::<Vec<_>>()
+        };
+        let kept = Faults::default();
+        kept.set(rules());
+        let removed = Faults::default();
+        removed.set(rules());
+        assert_eq!(acts(&kept, 20), acts(&removed, 20));
+        let before = removed.get().state[1];
+        let (count, left) = removed.remove_tagged("a");
+        assert_eq!(count, 2);
+        assert_eq!(left.rules, std::slice::from_ref(&chancy));
+        assert_eq!(left.state, [before], "the counters go on");
+        assert_eq!(left.seed, Some(3), "the seed stays");
+        assert_eq!(acts(&kept, 40), acts(&removed, 40), "the same draws");
+        assert_eq!(removed.get().state[0].matched, 60);
+        // A tag no rule has removes nothing.
+        let (count, left) = removed.remove_tagged("nobody");
+        assert_eq!((count, left.rules.len()), (0, 1));
+        // A rule added after a removal takes a number no rule had.
+        removed.add(vec![chancy.clone()]).unwrap();
+        let numbers: Vec<u64> = removed.set.load().rules.iter().map(|a| a.number).collect();
+        assert_eq!(numbers, [1, 3]);
+    }
+
+    /// No more than `MAX_RULES` in force: an add past it adds nothing.
+    #[test]
+    fn adding_past_the_most_rules_adds_nothing() {
+        let faults = Faults::default();
+        faults.set(FaultRules::new(vec![rule(FaultRoute::Like); MAX_RULES - 2]));
+        let before = faults.get();
+        let err = faults.add(vec![rule(FaultRoute::Likes); 3]).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "rules: at most 64 rules in force; 62 are, and 3 more would make 65"
+        );
+        assert_eq!(faults.get(), before);
+        assert_eq!(
+            faults
+                .add(vec![rule(FaultRoute::Likes); 2])
+                .unwrap()
+                .rules
+                .len(),
+            MAX_RULES
+        );
+    }
+
     #[test]
     fn validation_catches_bad_rules() {
         let bad = [
@@ -820,6 +1095,17 @@ mod tests {
             assert!(
                 validate(&FaultRules::new(vec![rule.clone()])).is_err(),
                 "{rule:?}"
+            );
+        }
+        for tag in ["", "two words", "é", &"t".repeat(65)] {
+            let tagged = FaultRule {
+                tag: Some(tag.into()),
+                ..rule(FaultRoute::All)
+            };
+            let err = validate(&FaultRules::new(vec![rule(FaultRoute::Like), tagged])).unwrap_err();
+            assert!(
+                err.starts_with("rules[1].tag: must be 1 to 64 visible ASCII characters"),
+                "{err}"
             );
         }
         assert!(validate(&FaultRules::new(vec![rule(FaultRoute::Like)])).is_ok());

@@ -14,8 +14,8 @@ use likekit_proto::{
     BatchLikes, ErrorBody, ErrorDetail, LikeState, PostId, PostLikes, UserId,
     admin::{
         FaultAction, FaultMethod, FaultPhase, FaultRoute, FaultRule, FaultRules, Friends, Journal,
-        JournalEntry, NewPost, NewUser, RuleState, Seed, SeedPost, SeedUser, StoredPost,
-        StoredUser, TokenRequest, TokenResponse, WriteResult,
+        JournalEntry, NewFaultRules, NewPost, NewUser, RuleState, Seed, SeedPost, SeedUser,
+        StoredPost, StoredUser, TokenRequest, TokenResponse, WriteResult,
     },
 };
 use utoipa::{
@@ -233,6 +233,7 @@ fn request_id_header() -> utoipa::openapi::header::Header {
         admin::set_friends,
         admin::mint_token,
         admin::set_faults,
+        admin::add_faults,
         admin::get_faults,
         admin::clear_faults,
         admin::requests,
@@ -243,8 +244,8 @@ fn request_id_header() -> utoipa::openapi::header::Header {
     components(schemas(
         LikeState, PostLikes, BatchLikes, ErrorBody, ErrorDetail, PostId, UserId,
         NewUser, NewPost, StoredUser, StoredPost, Friends, TokenRequest, TokenResponse,
-        FaultRoute, FaultMethod, FaultPhase, FaultAction, FaultRule, FaultRules, RuleState,
-        Journal, JournalEntry, WriteResult,
+        FaultRoute, FaultMethod, FaultPhase, FaultAction, FaultRule, FaultRules, NewFaultRules,
+        RuleState, Journal, JournalEntry, WriteResult,
         Seed, SeedUser, SeedPost, api::Health, admin::Ack,
     )),
     modifiers(&Security, &CommonResponses),
@@ -410,6 +411,7 @@ mod tests {
             probability: 0.5,
             phase: FaultPhase::After,
             action: Some(FaultAction::Drop {}),
+            tag: Some("t".into()),
             ..FaultRule::new(FaultRoute::All)
         }
     }
@@ -436,7 +438,7 @@ mod tests {
     fn schema_limits_are_the_servers_rules() {
         use likekit_proto::admin::{
             MAX_FRIENDS, MAX_LATENCY_MS, MAX_NAME_CHARS, MAX_OVERSIZED_BYTES, MAX_RULES,
-            MAX_TOKEN_TTL_SECS, NAME_FORBIDDEN, NAME_PATTERN,
+            MAX_TAG_CHARS, MAX_TOKEN_TTL_SECS, NAME_FORBIDDEN, NAME_PATTERN, TAG_PATTERN,
         };
         let doc: Value = serde_json::from_str(document()).expect("json");
         let schemas = &doc["components"]["schemas"];
@@ -461,8 +463,23 @@ mod tests {
         assert_eq!(likers["maxItems"], json!(likekit_proto::RECENT_LIKERS));
         let ttl = &schemas["TokenRequest"]["properties"]["ttl_secs"];
         assert_eq!(ttl["maximum"], json!(MAX_TOKEN_TTL_SECS));
-        let rules = &schemas["FaultRules"]["properties"]["rules"];
-        assert_eq!(rules["maxItems"], json!(MAX_RULES));
+        for body in ["FaultRules", "NewFaultRules"] {
+            let rules = &schemas[body]["properties"]["rules"];
+            assert_eq!(rules["maxItems"], json!(MAX_RULES), "{body}");
+        }
+        // A tag is the same in a rule and in the query that removes by it.
+        let query_tag = doc["paths"]["/admin/faults"]["delete"]["parameters"]
+            .as_array()
+            .expect("DELETE /admin/faults takes a query")
+            .iter()
+            .find(|p| p["name"] == "tag")
+            .expect("a tag parameter")["schema"]
+            .clone();
+        for tag in [&schemas["FaultRule"]["properties"]["tag"], &query_tag] {
+            assert_eq!(tag["minLength"], json!(1), "{tag}");
+            assert_eq!(tag["maxLength"], json!(MAX_TAG_CHARS), "{tag}");
+            assert_eq!(tag["pattern"], json!(TAG_PATTERN), "{tag}");
+        }
         let latency = &schemas["FaultRule"]["properties"]["latency_ms"];
         assert_eq!(latency["maximum"], json!(MAX_LATENCY_MS));
         let action = |kind: &str| {
@@ -507,6 +524,7 @@ mod tests {
             "Friends",
             "TokenRequest",
             "FaultRules",
+            "NewFaultRules",
             "FaultRule",
             "Seed",
         ] {
@@ -727,6 +745,7 @@ mod tests {
                 "TokenResponse" => check::<TokenResponse>(name, example),
                 "FaultRule" => check::<FaultRule>(name, example),
                 "FaultRules" => check::<FaultRules>(name, example),
+                "NewFaultRules" => check::<NewFaultRules>(name, example),
                 "RuleState" => check::<RuleState>(name, example),
                 "Seed" => check::<Seed>(name, example),
                 "SeedUser" => check::<SeedUser>(name, example),
@@ -741,7 +760,7 @@ mod tests {
             }
             checked += 1;
         }
-        assert!(checked >= 21, "{checked} examples checked");
+        assert!(checked >= 22, "{checked} examples checked");
     }
 
     /// The derived schemas have exactly the fields the types serialise.
@@ -800,6 +819,7 @@ mod tests {
                     state: vec![RuleState::default()],
                 }),
             ),
+            ("NewFaultRules", fields_of(&NewFaultRules::new(vec![]))),
             (
                 "RuleState",
                 fields_of(&RuleState {
@@ -940,7 +960,11 @@ mod tests {
             ("/admin/users/{id}/friends", "put"),
             ("/admin/tokens", "post"),
             ("/admin/faults", "put"),
+            ("/admin/faults", "post"),
+            ("/admin/faults", "get"),
             ("/admin/faults", "delete"),
+            ("/admin/requests", "get"),
+            ("/admin/requests", "delete"),
             ("/admin/reset", "post"),
             ("/admin/seed", "post"),
         ] {

@@ -108,6 +108,7 @@ fn ops_routes(app: &App) -> Router<App> {
             .route(
                 "/faults",
                 put(admin::set_faults)
+                    .post(admin::add_faults)
                     .get(admin::get_faults)
                     .delete(admin::clear_faults),
             )

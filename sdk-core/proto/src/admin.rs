@@ -54,13 +54,48 @@ pub fn token_ttl(secs: u64) -> Result<core::time::Duration, String> {
         ))
     }
 }
-/// The most rules one `PUT /admin/faults` may set.
+/// The most rules in force at once: what one `PUT /admin/faults` may set,
+/// and what the rules in force and those a `POST /admin/faults` adds may
+/// come to.
 pub const MAX_RULES: usize = 64;
 /// The longest latency (and jitter, and slow-body interval) a fault rule
 /// may ask for: ten minutes.
 pub const MAX_LATENCY_MS: u64 = 600_000;
 /// The largest body an `oversized` fault action may send: 1 GiB.
 pub const MAX_OVERSIZED_BYTES: u64 = 1 << 30;
+/// The longest fault rule `tag`, in characters.
+pub const MAX_TAG_CHARS: usize = 64;
+/// A fault rule's `tag` as a pattern (ECMA-262, as JSON Schema reads it)
+/// for the OpenAPI document: visible ASCII characters only, `!` to `~`
+/// (no space). Its length, 1 to [`MAX_TAG_CHARS`], is said apart.
+pub const TAG_PATTERN: &str = "^[!-~]+$";
+
+/// Checks a fault rule's `tag` (and the `tag` of `DELETE /admin/faults`):
+/// 1 to 64 ([`MAX_TAG_CHARS`]) visible ASCII characters, `!` to `~`.
+///
+/// ```
+/// use likekit_proto::admin::check_tag;
+///
+/// assert_eq!(check_tag("checkout-test#3"), Ok(()));
+/// assert_eq!(
+///     check_tag("two words").unwrap_err(),
+///     "must be 1 to 64 visible ASCII characters (! to ~); got \"two words\""
+/// );
+/// ```
+///
+/// # Errors
+///
+/// The rule, in words, with the tag given.
+pub fn check_tag(tag: &str) -> Result<(), String> {
+    if (1..=MAX_TAG_CHARS).contains(&tag.len()) && tag.bytes().all(|b| b.is_ascii_graphic()) {
+        Ok(())
+    } else {
+        Err(format!(
+            "must be 1 to {MAX_TAG_CHARS} visible ASCII characters (! to ~); got {}",
+            crate::quoted(tag)
+        ))
+    }
+}
 
 /// `POST /admin/users`
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -332,7 +367,7 @@ mod action {
 /// used.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
-#[cfg_attr(feature = "openapi", schema(examples(json!({"route": "like", "post": 42, "nth": 1, "phase": "after", "action": {"kind": "drop"}}))))]
+#[cfg_attr(feature = "openapi", schema(examples(json!({"route": "like", "post": 42, "nth": 1, "phase": "after", "action": {"kind": "drop"}, "tag": "lost-answer"}))))]
 #[serde(deny_unknown_fields)]
 pub struct FaultRule {
     /// The route it applies to.
@@ -413,6 +448,18 @@ pub struct FaultRule {
     /// What to do when the rule fires, beyond the fields above.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub action: Option<FaultAction>,
+    /// A name of the test's choosing (1 to 64 visible ASCII characters,
+    /// `MAX_TAG_CHARS`), so that `DELETE /admin/faults?tag=…` removes this
+    /// test's rules and leaves every other one as it is. It does not change
+    /// what the rule does.
+    // The schema's numbers and pattern are checked against the constants
+    // by the server's OpenAPI tests.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(
+        feature = "openapi",
+        schema(min_length = 1, max_length = 64, pattern = "^[!-~]+$")
+    )]
+    pub tag: Option<String>,
 }
 
 fn default_status() -> u16 {
@@ -465,12 +512,14 @@ impl FaultRule {
             drop_rate: 0.0,
             fail_next: 0,
             action: None,
+            tag: None,
         }
     }
 }
 
-/// `PUT /admin/faults` — replaces every rule; also the answer of
-/// `GET /admin/faults`, with the seed in use.
+/// `PUT /admin/faults` — replaces every rule; also the answer of every
+/// `/admin/faults` call (`GET`, `PUT`, `POST`, `DELETE`): the rules in
+/// force, with the seed in use and what each has used up.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[cfg_attr(feature = "openapi", schema(examples(json!({"seed": 1, "rules": [{"route": "*", "latency_ms": 1500, "jitter_ms": 1000}, {"route": "likes", "fail_next": 2}, {"route": "*", "first": 5, "probability": 0.2, "action": {"kind": "drop"}}], "state": [{"matched": 4, "fired": 4, "acted": 0}, {"matched": 3, "fired": 3, "acted": 2, "fail_next_left": 0}, {"matched": 4, "fired": 1, "acted": 1, "first_left": 1}]}))))]
@@ -494,7 +543,8 @@ pub struct FaultRules {
     pub rules: Vec<FaultRule>,
     /// Read-only: what each rule has used up so far, `state[i]` for
     /// `rules[i]`, in every answer. A `PUT` ignores it (so an answer can be
-    /// put back as it is): every `PUT` starts the counters over.
+    /// put back as it is): every `PUT` starts the counters over. A `POST`
+    /// refuses it.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     #[cfg_attr(feature = "openapi", schema(read_only, max_items = 64))]
     pub state: Vec<RuleState>,
@@ -511,7 +561,69 @@ impl FaultRules {
     }
 }
 
-/// What one fault rule has used up since its rule set was put, as
+/// `POST /admin/faults` — rules to add after those in force, keeping them,
+/// what each has used up, and the seed. Its `rules` come last in the
+/// answer (a `FaultRules`), in the order given. The seed belongs to the
+/// whole set: a `seed` here is refused (set it with `PUT`), as is a
+/// `state`.
+///
+/// ```
+/// use likekit_proto::admin::{FaultRoute, FaultRule, NewFaultRules};
+///
+/// let mine = NewFaultRules::new(vec![FaultRule {
+///     user: Some(likekit_proto::UserId::new(7).unwrap()),
+///     fail_next: 1,
+///     tag: Some("checkout-test".into()),
+///     ..FaultRule::new(FaultRoute::Like)
+/// }]);
+/// let json = serde_json::to_value(&mine).unwrap();
+/// assert_eq!(json["rules"][0]["tag"], "checkout-test");
+/// assert!(json.get("seed").is_none());
+/// ```
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "openapi", schema(examples(json!({"rules": [{"route": "like", "user": 7, "fail_next": 1, "tag": "checkout-test"}]}))))]
+#[serde(deny_unknown_fields)]
+pub struct NewFaultRules {
+    /// The rules to add, in order (with those in force, at most 64,
+    /// `MAX_RULES`).
+    #[cfg_attr(feature = "openapi", schema(max_items = 64))]
+    pub rules: Vec<FaultRule>,
+}
+
+impl NewFaultRules {
+    /// These rules, to add.
+    pub fn new(rules: Vec<FaultRule>) -> Self {
+        Self { rules }
+    }
+}
+
+/// The query of `DELETE /admin/faults`: without a `tag` every rule (and
+/// the seed) is removed; with one, only the rules with that tag.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::IntoParams))]
+#[cfg_attr(feature = "openapi", into_params(parameter_in = Query))]
+#[serde(deny_unknown_fields)]
+pub struct FaultFilter {
+    /// Only the rules with this `tag` (1 to 64 visible ASCII characters).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(
+        feature = "openapi",
+        param(min_length = 1, max_length = 64, pattern = "^[!-~]+$")
+    )]
+    pub tag: Option<String>,
+}
+
+impl FaultFilter {
+    /// Only the rules tagged `tag`.
+    pub fn tag(tag: impl Into<String>) -> Self {
+        Self {
+            tag: Some(tag.into()),
+        }
+    }
+}
+
+/// What one fault rule has used up since it was put or added, as
 /// `GET /admin/faults` reports it beside the rule (`FaultRules::state`).
 ///
 /// ```
@@ -716,7 +828,8 @@ pub struct JournalEntry {
     /// the request timeout cut short before the handler answered or that
     /// the handler answered 500 (it may or may not have committed).
     pub write: Option<WriteResult>,
-    /// The fault rule that acted on it (its place in the rule set), if any:
+    /// The fault rule that acted on it (its place in the rule set when it
+    /// acted: removing rules by tag moves the rules after them up), if any:
     /// also one whose latency the request timeout cut short (`status` is
     /// then the 503 `timeout` the client got). When no rule acted, the
     /// first rule whose latency delayed it (`fault` is then `latency`).
@@ -750,7 +863,29 @@ pub struct Journal {
 
 #[cfg(test)]
 mod tests {
-    use super::{NAME_FORBIDDEN, NAME_PATTERN};
+    use super::{MAX_TAG_CHARS, NAME_FORBIDDEN, NAME_PATTERN, TAG_PATTERN, check_tag};
+
+    /// A tag is what [`TAG_PATTERN`] and the lengths say: one character of
+    /// `!` to `~` at a time, 1 to 64 of them.
+    #[test]
+    fn the_tag_rule_is_its_pattern() {
+        assert_eq!(TAG_PATTERN, "^[!-~]+$");
+        for c in (0..=0x10_FFFF).filter_map(char::from_u32) {
+            let in_pattern = ('!'..='~').contains(&c);
+            assert_eq!(
+                check_tag(&c.to_string()).is_ok(),
+                in_pattern,
+                "U+{:04X}",
+                u32::from(c)
+            );
+        }
+        assert!(check_tag(&"t".repeat(MAX_TAG_CHARS)).is_ok());
+        assert!(check_tag(&"t".repeat(MAX_TAG_CHARS + 1)).is_err());
+        assert_eq!(
+            check_tag("").expect_err("an empty tag"),
+            "must be 1 to 64 visible ASCII characters (! to ~); got \"\""
+        );
+    }
 
     /// The characters [`NAME_PATTERN`] names as space, read off the pattern
     /// itself (`\t`-style escapes, `\xHH`, `\uHHHH`, ranges, a plain space).

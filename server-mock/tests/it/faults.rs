@@ -729,6 +729,219 @@ async fn get_faults_says_what_each_rule_has_used_up() {
     t.stop().await;
 }
 
+/// Two tests share one server. B's `fail_next: 1` rule fails B's first
+/// like; A then adds a rule of its own with `POST`. B's rule stays used up
+/// (B's next like goes through), and the seed stays; each test removes its
+/// own rules by tag, the other's keeping their counters.
+#[tokio::test]
+async fn tests_sharing_a_server_add_and_remove_their_own_rules() {
+    let t = TestServer::start().await;
+    t.setup(&[], &[1, 2]).await;
+    async fn add(t: &TestServer, rules: Value) -> Value {
+        let r = t
+            .admin(
+                Method::POST,
+                "/admin/faults",
+                Some(json!({ "rules": rules })),
+            )
+            .await;
+        ok_json(r).await
+    }
+    let b = add(
+        &t,
+        json!([{"route": "like", "user": 2, "post": 2, "fail_next": 1, "status": 500, "tag": "b"}]),
+    )
+    .await;
+    let seed = b["seed"].as_u64().expect("a seed is picked");
+    assert_eq!(
+        t.like(2, 2).await.status(),
+        StatusCode::INTERNAL_SERVER_ERROR
+    );
+    let a = add(
+        &t,
+        json!([{"route": "like", "user": 1, "post": 1, "fail_next": 1, "status": 500, "tag": "a"}]),
+    )
+    .await;
+    assert_eq!(a["seed"], json!(seed), "the seed stays");
+    let tags: Vec<&Value> = a["rules"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| &r["tag"])
+        .collect();
+    assert_eq!(tags, [&json!("b"), &json!("a")], "A's rule comes last");
+    assert_eq!(
+        a["state"],
+        json!([
+            {"matched": 1, "fired": 1, "acted": 1, "fail_next_left": 0},
+            {"matched": 0, "fired": 0, "acted": 0, "fail_next_left": 1}
+        ])
+    );
+    ok_json::<LikeState>(t.like(2, 2).await).await;
+    assert_eq!(
+        t.like(1, 1).await.status(),
+        StatusCode::INTERNAL_SERVER_ERROR
+    );
+    ok_json::<LikeState>(t.like(1, 1).await).await;
+    // A is done: only its rule goes, B's keeps what it used up.
+    let r = t.admin(Method::DELETE, "/admin/faults?tag=a", None).await;
+    let left: Value = ok_json(r).await;
+    assert_eq!(left["seed"], json!(seed));
+    assert_eq!(left["rules"].as_array().unwrap().len(), 1);
+    assert_eq!(left["rules"][0]["tag"], "b");
+    assert_eq!(
+        left["state"],
+        json!([{"matched": 2, "fired": 2, "acted": 1, "fail_next_left": 0}])
+    );
+    ok_json::<LikeState>(t.unlike(2, 2).await).await;
+    ok_json::<LikeState>(t.like(2, 2).await).await;
+    // A tag no rule has removes nothing.
+    let r = t.admin(Method::DELETE, "/admin/faults?tag=a", None).await;
+    assert_eq!(
+        ok_json::<Value>(r).await["rules"].as_array().unwrap().len(),
+        1
+    );
+    let r = t.admin(Method::DELETE, "/admin/faults?tag=b", None).await;
+    assert_eq!(
+        ok_json::<Value>(r).await,
+        json!({"seed": seed, "rules": []})
+    );
+    // Without a query, every rule and the seed go, as before.
+    let r = t.admin(Method::DELETE, "/admin/faults", None).await;
+    assert_eq!(ok_json::<Value>(r).await, json!({"rules": []}));
+    t.stop().await;
+}
+
+/// A `POST` adds rules alone: a seed (the whole set's, for `PUT`), a
+/// `state` or a bad tag is refused, naming its field, and one rule too
+/// many is a conflict; nothing is added.
+#[tokio::test]
+async fn adding_refuses_a_seed_a_state_a_bad_tag_and_too_many_rules() {
+    let t = TestServer::start().await;
+    let put: Value = ok_json(
+        t.admin(
+            Method::PUT,
+            "/admin/faults",
+            Some(json!({"seed": 11, "rules": vec![json!({"route": "likes"}); 62]})),
+        )
+        .await,
+    )
+    .await;
+    let like = json!({"route": "like"});
+    for (body, code, starts) in [
+        (
+            json!({"seed": 7, "rules": [like]}),
+            "bad_fault_rules",
+            "seed: the seed belongs to the whole rule set; set it with PUT /admin/faults",
+        ),
+        (
+            json!({"rules": [like], "state": [{"matched": 0, "fired": 0, "acted": 0}]}),
+            "bad_fault_rules",
+            "state: read-only",
+        ),
+        (
+            json!({"rules": [like, {"route": "like", "tag": "two words"}]}),
+            "bad_fault_rules",
+            "rules[1].tag: must be 1 to 64 visible ASCII characters (! to ~); got \"two words\"",
+        ),
+        (
+            json!({"rules": [{"route": "like", "tag": ""}]}),
+            "bad_fault_rules",
+            "rules[0].tag: must be 1 to 64 visible ASCII characters (! to ~); got \"\"",
+        ),
+        (
+            json!({"rules": [{"route": "like", "tag": "t".repeat(65)}]}),
+            "bad_fault_rules",
+            "rules[0].tag: must be 1 to 64",
+        ),
+        (
+            json!({"rules": [{"route": "like", "tag": 5}]}),
+            "bad_json",
+            "rules[0].tag: invalid type",
+        ),
+    ] {
+        let r = t
+            .admin(Method::POST, "/admin/faults", Some(body.clone()))
+            .await;
+        let err = expect_error(r, StatusCode::BAD_REQUEST, code).await;
+        assert!(
+            err.error.message.starts_with(starts),
+            "{body}: {}",
+            err.error.message
+        );
+    }
+    // Rules that are fine, but one too many for the set: a conflict.
+    let r = t
+        .admin(
+            Method::POST,
+            "/admin/faults",
+            Some(json!({"rules": [like, like, like]})),
+        )
+        .await;
+    let err = expect_error(r, StatusCode::CONFLICT, "too_many_rules").await;
+    assert_eq!(
+        err.error.message,
+        "rules: at most 64 rules in force; 62 are, and 3 more would make 65"
+    );
+    let now: Value = ok_json(t.admin(Method::GET, "/admin/faults", None).await).await;
+    assert_eq!(now, put, "nothing was added");
+    // A PUT refuses a bad tag the same way.
+    let r = t
+        .admin(
+            Method::PUT,
+            "/admin/faults",
+            Some(json!({"rules": [{"route": "like", "tag": "é"}]})),
+        )
+        .await;
+    let err = expect_error(r, StatusCode::BAD_REQUEST, "bad_fault_rules").await;
+    assert!(err.error.message.starts_with("rules[0].tag: "), "{err:?}");
+    // Up to 64 in all is fine.
+    let r = t
+        .admin(
+            Method::POST,
+            "/admin/faults",
+            Some(json!({"rules": [like, like]})),
+        )
+        .await;
+    let full: Value = ok_json(r).await;
+    assert_eq!(full["rules"].as_array().unwrap().len(), 64);
+    assert_eq!(full["seed"], json!(11));
+    t.stop().await;
+}
+
+/// `DELETE /admin/faults` takes `tag` and nothing else: another key, or a
+/// tag no rule could have, is refused and removes nothing.
+#[tokio::test]
+async fn removing_faults_takes_a_tag_and_nothing_else() {
+    let t = TestServer::start().await;
+    set_rules(
+        &t,
+        json!([{"route": "like", "tag": "a"}, {"route": "likes"}]),
+    )
+    .await;
+    for query in [
+        "?bogus=1",
+        "?tag=a&user=7",
+        "?tag=",
+        "?tag=two%20words",
+        "?tag=%C3%A9",
+    ] {
+        let r = t
+            .admin(Method::DELETE, &format!("/admin/faults{query}"), None)
+            .await;
+        let err = expect_error(r, StatusCode::BAD_REQUEST, "bad_query").await;
+        if query.starts_with("?tag=") && !query.contains('&') {
+            assert!(
+                err.error.message.starts_with("tag: must be 1 to 64"),
+                "{err:?}"
+            );
+        }
+    }
+    let now: Value = ok_json(t.admin(Method::GET, "/admin/faults", None).await).await;
+    assert_eq!(now["rules"].as_array().unwrap().len(), 2, "{now}");
+    t.stop().await;
+}
+
 /// `POST /admin/reset` and `DELETE /admin/requests` take no query: one is
 /// refused, not read as "everything".
 #[tokio::test]

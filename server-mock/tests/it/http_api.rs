@@ -305,7 +305,7 @@ async fn wrong_methods_are_405_and_unknown_routes_404() {
         (Method::DELETE, "/likes"),
         (Method::POST, "/healthz"),
         (Method::GET, "/admin/users"),
-        (Method::POST, "/admin/faults"),
+        (Method::PATCH, "/admin/faults"),
     ] {
         let r = t
             .as_user(1, method.clone(), path)

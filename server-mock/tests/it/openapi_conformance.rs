@@ -167,8 +167,31 @@ fn cases() -> Vec<Case> {
         case(M::PUT, "/admin/faults", "/admin/faults")
             .admin()
             .raw(r#"{"rules": []}"#),
+        case(M::POST, "/admin/faults", "/admin/faults")
+            .admin()
+            .json(json!({"rules": [{"route": "like", "tag": "a"}]})),
+        // With the rule above, one too many.
+        case(M::POST, "/admin/faults", "/admin/faults")
+            .admin()
+            .json(json!({"rules": vec![json!({"route": "likes"}); 64]})),
+        case(M::POST, "/admin/faults", "/admin/faults")
+            .admin()
+            .json(json!({"seed": 1, "rules": []})),
+        case(M::POST, "/admin/faults", "/admin/faults")
+            .admin()
+            .json(json!({"rules": [{"route": "like", "tag": " "}]})),
+        case(M::POST, "/admin/faults", "/admin/faults")
+            .wrong_key()
+            .json(json!({"rules": []})),
+        case(M::POST, "/admin/faults", "/admin/faults")
+            .admin()
+            .raw(r#"{"rules": []}"#),
         case(M::GET, "/admin/faults", "/admin/faults").admin(),
         case(M::GET, "/admin/faults", "/admin/faults").wrong_key(),
+        case(M::DELETE, "/admin/faults?tag=a", "/admin/faults").admin(),
+        case(M::DELETE, "/admin/faults?tag=", "/admin/faults").admin(),
+        case(M::DELETE, "/admin/faults?user=7", "/admin/faults").admin(),
+        case(M::DELETE, "/admin/faults?tag=a", "/admin/faults").wrong_key(),
         case(M::DELETE, "/admin/faults", "/admin/faults").admin(),
         case(M::GET, "/admin/requests?route=like", "/admin/requests").admin(),
         case(M::GET, "/admin/requests?route=nope", "/admin/requests").admin(),
@@ -260,6 +283,8 @@ async fn every_status_the_server_answers_is_in_the_document() {
         ("/posts/{post_id}/like", "post"),
         ("/admin/users", "post"),
         ("/admin/faults", "put"),
+        ("/admin/faults", "post"),
+        ("/admin/faults", "delete"),
     ] {
         let statuses: Vec<StatusCode> = seen
             .iter()
@@ -386,6 +411,65 @@ async fn the_admin_client_clears_faults_and_returns_what_is_left() {
     let left = admin.clear_faults().await.unwrap();
     assert!(left.rules.is_empty(), "{left:?}");
     assert!(admin.get_faults().await.unwrap().rules.is_empty());
+    t.stop().await;
+}
+
+/// `add_faults` adds after the rules in force, keeping their counters
+/// and the seed; `clear_faults_tagged` removes one tag's rules and answers
+/// the rules left, as every language's admin client does.
+#[tokio::test]
+async fn the_admin_client_adds_faults_and_clears_them_by_tag() {
+    use likekit_proto::{
+        UserId,
+        admin::{FaultRoute, FaultRule, FaultRules, MAX_RULES},
+    };
+    use likekit_testing::admin::AdminClient;
+
+    let t = TestServer::start().await;
+    let admin = AdminClient::new(t.url(""), ADMIN_KEY).unwrap();
+    let once_for = |user: u64, tag: &str| FaultRule {
+        user: Some(UserId::new(user).unwrap()),
+        fail_next: 1,
+        tag: Some(tag.into()),
+        ..FaultRule::new(FaultRoute::Likes)
+    };
+    let set = admin
+        .set_faults(&FaultRules {
+            seed: Some(4),
+            ..FaultRules::new(vec![once_for(2, "b")])
+        })
+        .await
+        .unwrap();
+    assert_eq!(t.view(2, 1).await.status(), StatusCode::SERVICE_UNAVAILABLE);
+    let added = admin
+        .add_faults(&[once_for(1, "a"), once_for(3, "a")])
+        .await
+        .unwrap();
+    assert_eq!(added.seed, set.seed);
+    assert_eq!(
+        added.rules,
+        [once_for(2, "b"), once_for(1, "a"), once_for(3, "a")]
+    );
+    let used: Vec<_> = added.state.iter().map(|s| s.fail_next_left).collect();
+    assert_eq!(used, [Some(0), Some(1), Some(1)], "b's rule stays used up");
+    let left = admin.clear_faults_tagged("a").await.unwrap();
+    assert_eq!(left.rules, [once_for(2, "b")]);
+    assert_eq!((left.seed, left.state[0].matched), (set.seed, 1));
+    assert_eq!(admin.get_faults().await.unwrap(), left);
+    // Refusals carry the server's codes; nothing changes.
+    let err = admin.clear_faults_tagged("two words").await.unwrap_err();
+    assert_eq!(err.code(), "bad_query");
+    let err = admin
+        .add_faults(&vec![once_for(1, "a"); MAX_RULES])
+        .await
+        .unwrap_err();
+    assert_eq!(err.code(), "too_many_rules");
+    assert!(
+        matches!(&err, likekit_testing::admin::AdminError::Api { status, .. } if *status == StatusCode::CONFLICT),
+        "{err:?}"
+    );
+    assert!(err.to_string().contains("1 are, and 64 more"), "{err}");
+    assert_eq!(admin.get_faults().await.unwrap(), left);
     t.stop().await;
 }
 

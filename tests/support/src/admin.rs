@@ -29,8 +29,8 @@ use std::{fmt, time::Duration};
 use likekit_proto::{
     ErrorBody, PostId, UserId,
     admin::{
-        FaultRules, Friends, Journal, NewPost, NewUser, RequestFilter, Seed, StoredPost,
-        StoredUser, TokenRequest, TokenResponse,
+        FaultFilter, FaultRule, FaultRules, Friends, Journal, NewFaultRules, NewPost, NewUser,
+        RequestFilter, Seed, StoredPost, StoredUser, TokenRequest, TokenResponse,
     },
 };
 use reqwest::{Method, StatusCode};
@@ -125,6 +125,7 @@ const GET_POST: Operation = operation("get_post", "GET", "/admin/posts/{id}");
 const SET_FRIENDS: Operation = operation("set_friends", "PUT", "/admin/users/{id}/friends");
 const MINT_TOKEN: Operation = operation("mint_token", "POST", "/admin/tokens");
 const SET_FAULTS: Operation = operation("set_faults", "PUT", "/admin/faults");
+const ADD_FAULTS: Operation = operation("add_faults", "POST", "/admin/faults");
 const GET_FAULTS: Operation = operation("get_faults", "GET", "/admin/faults");
 const CLEAR_FAULTS: Operation = operation("clear_faults", "DELETE", "/admin/faults");
 const REQUESTS: Operation = operation("requests", "GET", "/admin/requests");
@@ -144,6 +145,7 @@ pub const OPERATIONS: &[Operation] = &[
     SET_FRIENDS,
     MINT_TOKEN,
     SET_FAULTS,
+    ADD_FAULTS,
     GET_FAULTS,
     CLEAR_FAULTS,
     REQUESTS,
@@ -209,8 +211,10 @@ impl AdminClient {
             .http
             .request(method, format!("{}{path}", self.base_url))
             .header("X-Admin-Key", &self.admin_key);
-        if let Some(query) = request.query {
-            http = http.query(query);
+        match request.query {
+            Query::None => {}
+            Query::Requests(filter) => http = http.query(filter),
+            Query::Faults(filter) => http = http.query(filter),
         }
         if let Some(body) = request.body {
             http = http.json(body);
@@ -342,13 +346,48 @@ impl AdminClient {
     }
 
     /// `set_faults`: replaces every fault rule; returns the rules now in
-    /// force, with the seed their draws come from.
+    /// force, with the seed their draws come from. Every rule's counters
+    /// start over, other tests' too: tests that share a server use
+    /// [`AdminClient::add_faults`].
     ///
     /// # Errors
     ///
     /// `bad_fault_rules` for a rule out of range.
     pub async fn set_faults(&self, rules: &FaultRules) -> Result<FaultRules, AdminError> {
         let (_, rules) = self.call_json(&SET_FAULTS, Call::body(rules)).await?;
+        Ok(rules)
+    }
+
+    /// `add_faults`: adds `rules` after the rules in force, which keep
+    /// their counters and the seed; returns every rule now in force, with
+    /// `rules` last. Tag them (`FaultRule::tag`) to remove them with
+    /// [`AdminClient::clear_faults_tagged`].
+    ///
+    /// ```no_run
+    /// # async fn run(admin: likekit_testing::admin::AdminClient) {
+    /// use likekit_proto::{UserId, admin::{FaultRoute, FaultRule}};
+    /// let ana = UserId::new(7).unwrap();
+    /// // Ana's next like fails once; other tests' users are not touched.
+    /// let rule = FaultRule {
+    ///     user: Some(ana),
+    ///     fail_next: 1,
+    ///     tag: Some("checkout-test".into()),
+    ///     ..FaultRule::new(FaultRoute::Like)
+    /// };
+    /// admin.add_faults(&[rule]).await.unwrap();
+    /// // … the test …
+    /// admin.clear_faults_tagged("checkout-test").await.unwrap();
+    /// # }
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// `bad_fault_rules` for a rule out of range; `too_many_rules` (409)
+    /// when the rules in force and `rules` would be more than 64
+    /// (`MAX_RULES`). Nothing is added then.
+    pub async fn add_faults(&self, rules: &[FaultRule]) -> Result<FaultRules, AdminError> {
+        let body = NewFaultRules::new(rules.to_vec());
+        let (_, rules) = self.call_json(&ADD_FAULTS, Call::body(&body)).await?;
         Ok(rules)
     }
 
@@ -383,7 +422,7 @@ impl AdminClient {
     /// Admin errors as [`AdminError::Api`].
     pub async fn requests(&self, filter: &RequestFilter) -> Result<Journal, AdminError> {
         let request = Call {
-            query: Some(filter),
+            query: Query::Requests(filter),
             ..Call::NONE
         };
         let (_, journal) = self.call_json(&REQUESTS, request).await?;
@@ -400,14 +439,33 @@ impl AdminClient {
         Ok(())
     }
 
-    /// `clear_faults`: removes every fault rule; returns the rules now in
-    /// force (none), as the other admin clients do.
+    /// `clear_faults`: removes every fault rule, other tests' too, and
+    /// the seed; returns the rules now in force (none), as the other admin
+    /// clients do.
     ///
     /// # Errors
     ///
     /// Admin errors as [`AdminError::Api`].
     pub async fn clear_faults(&self) -> Result<FaultRules, AdminError> {
         let (_, rules) = self.call_json(&CLEAR_FAULTS, Call::NONE).await?;
+        Ok(rules)
+    }
+
+    /// `clear_faults` with `?tag=`: removes only the rules tagged `tag`
+    /// (none when no rule has it); the others keep their counters and the
+    /// seed. Returns the rules left in force.
+    ///
+    /// # Errors
+    ///
+    /// `bad_query` for a tag that is not 1 to 64 visible ASCII characters,
+    /// and the other admin errors, as [`AdminError::Api`].
+    pub async fn clear_faults_tagged(&self, tag: &str) -> Result<FaultRules, AdminError> {
+        let filter = FaultFilter::tag(tag);
+        let request = Call {
+            query: Query::Faults(&filter),
+            ..Call::NONE
+        };
+        let (_, rules) = self.call_json(&CLEAR_FAULTS, request).await?;
         Ok(rules)
     }
 
@@ -437,14 +495,22 @@ impl AdminClient {
 /// and a body.
 struct Call<'a, B> {
     id: Option<u64>,
-    query: Option<&'a RequestFilter>,
+    query: Query<'a>,
     body: Option<&'a B>,
+}
+
+/// The query of a call, if any.
+#[derive(Clone, Copy)]
+enum Query<'a> {
+    None,
+    Requests(&'a RequestFilter),
+    Faults(&'a FaultFilter),
 }
 
 impl Call<'static, ()> {
     const NONE: Self = Self {
         id: None,
-        query: None,
+        query: Query::None,
         body: None,
     };
 }
@@ -453,7 +519,7 @@ impl<'a, B> Call<'a, B> {
     fn body(body: &'a B) -> Self {
         Self {
             id: None,
-            query: None,
+            query: Query::None,
             body: Some(body),
         }
     }
