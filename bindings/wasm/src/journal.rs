@@ -12,7 +12,7 @@
 //! and merges ([`merge`](crate::merge)): another tab's unsaved taps stay,
 //! and what this client confirmed or superseded leaves.
 
-use std::cell::RefCell;
+use std::cell::Cell;
 
 use likekit_core::{Intent, JournalStore, LikeError};
 use wasm_bindgen::prelude::*;
@@ -37,14 +37,21 @@ pub const KEY_PREFIX: &str = "likekit-intents:";
 
 /// A journal in a `Storage` object (or anything with `getItem`, `setItem`
 /// and `removeItem`).
-#[derive(Debug)]
 pub struct WebStorageJournal {
     storage: JsStorage,
     key: String,
     viewer: String,
     /// The intents this client held at its last save (or read at start):
     /// the base of the next save's merge.
-    last: RefCell<Vec<Intent>>,
+    last: Cell<Vec<Intent>>,
+}
+
+impl std::fmt::Debug for WebStorageJournal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("WebStorageJournal")
+            .field("key", &self.key)
+            .finish_non_exhaustive()
+    }
 }
 
 impl WebStorageJournal {
@@ -70,7 +77,7 @@ impl WebStorageJournal {
             storage,
             key: format!("{KEY_PREFIX}{viewer}"),
             viewer,
-            last: RefCell::new(Vec::new()),
+            last: Cell::new(Vec::new()),
         })
     }
 }
@@ -90,7 +97,7 @@ fn storage_error(thrown: JsValue) -> LikeError {
 impl JournalStore for WebStorageJournal {
     fn load(&self) -> Result<Vec<Intent>, LikeError> {
         let intents = self.stored()?;
-        self.last.replace(intents.clone());
+        self.last.set(intents.clone());
         Ok(intents)
     }
 
@@ -103,17 +110,22 @@ impl JournalStore for WebStorageJournal {
             Err(problem) if likekit_core::journal::is_unusable(&problem) => Vec::new(),
             Err(problem) => return Err(problem),
         };
-        let merged = crate::merge::merge(&self.last.borrow(), intents, &theirs);
-        if merged.is_empty() {
+        let last = self.last.take();
+        let merged = crate::merge::merge(&last, intents, &theirs);
+        let written = if merged.is_empty() {
             self.storage.remove_item(&self.key)
         } else {
             let bytes = likekit_core::journal::encode(&self.viewer, &merged);
             self.storage
                 .set_item(&self.key, &String::from_utf8_lossy(&bytes))
-        }
-        .map_err(storage_error)?;
-        self.last.replace(intents.to_vec());
-        Ok(())
+        };
+        // The base moves on only once the entry holds this save.
+        self.last.set(if written.is_ok() {
+            intents.to_vec()
+        } else {
+            last
+        });
+        written.map_err(storage_error)
     }
 }
 

@@ -24,42 +24,26 @@ fn find(intents: &[Intent], post: PostId) -> Option<Intent> {
     intents.iter().find(|i| i.post == post).copied()
 }
 
-/// What the entry should hold after this client's save: see the module
-/// docs. This client's posts come first, in `ours`'s order, then the
-/// others' posts, in the entry's order.
+/// The intents the entry should hold: `theirs` that stand, then this
+/// client's changes that they do not override. Written as two plain
+/// loops: the package's size is a goal, and this is the smallest form.
 pub fn merge(last: &[Intent], ours: &[Intent], theirs: &[Intent]) -> Vec<Intent> {
-    let mut posts: Vec<PostId> = Vec::new();
-    for intent in ours.iter().chain(theirs).chain(last) {
-        if !posts.contains(&intent.post) {
-            posts.push(intent.post);
+    let mut merged = Vec::new();
+    for t in theirs {
+        let (l, o) = (find(last, t.post), find(ours, t.post));
+        // Unchanged here, the entry decides; changed on both sides, the
+        // later tap (a tie goes to this client); a removal here is
+        // measured against the intent it removed.
+        if o == l || (Some(*t) != l && t.tapped_at_ms > o.or(l).map_or(0, |i| i.tapped_at_ms)) {
+            merged.push(*t);
         }
     }
-    posts
-        .into_iter()
-        .filter_map(|post| {
-            let (l, o, t) = (find(last, post), find(ours, post), find(theirs, post));
-            if o == l {
-                t
-            } else if t == l {
-                o
-            } else {
-                match (o, t) {
-                    (Some(o), Some(t)) => Some(if t.tapped_at_ms > o.tapped_at_ms {
-                        t
-                    } else {
-                        o
-                    }),
-                    (None, Some(t)) => {
-                        // `o != l`, so this client held `l` and has since
-                        // seen it confirmed or superseded it.
-                        let held = l.map_or(0, |l| l.tapped_at_ms);
-                        (t.tapped_at_ms > held).then_some(t)
-                    }
-                    (o, None) => o,
-                }
-            }
-        })
-        .collect()
+    for o in ours {
+        if Some(*o) != find(last, o.post) && !merged.iter().any(|t| t.post == o.post) {
+            merged.push(*o);
+        }
+    }
+    merged
 }
 
 #[cfg(test)]
@@ -75,12 +59,74 @@ mod tests {
         }
     }
 
+    /// The rule as a table, post by post: whoever changed the post since
+    /// `last` decides it; both, the later tap (a tie to this client), a
+    /// removal here against the intent it removed.
+    fn by_the_table(l: Option<Intent>, o: Option<Intent>, t: Option<Intent>) -> Option<Intent> {
+        if o == l {
+            t
+        } else if t == l {
+            o
+        } else {
+            match (o, t) {
+                (Some(o), Some(t)) => Some(if t.tapped_at_ms > o.tapped_at_ms {
+                    t
+                } else {
+                    o
+                }),
+                (None, Some(t)) => (t.tapped_at_ms > l.map_or(0, |l| l.tapped_at_ms)).then_some(t),
+                (o, None) => o,
+            }
+        }
+    }
+
+    /// Every combination of what one post's three sides may hold, two
+    /// posts at a time, merges as the table says.
+    #[test]
+    fn merges_every_combination_as_the_table_says() {
+        let choices = |post| {
+            [
+                None,
+                Some(like(post, true, 10)),
+                Some(like(post, false, 20)),
+                Some(like(post, true, 20)),
+                Some(like(post, true, 30)),
+            ]
+        };
+        let list = |a: Option<Intent>, b: Option<Intent>| -> Vec<Intent> {
+            a.into_iter().chain(b).collect()
+        };
+        let mut cases = 0;
+        for l1 in choices(1) {
+            for o1 in choices(1) {
+                for t1 in choices(1) {
+                    for (l2, o2, t2) in [
+                        (None, None, None),
+                        (None, Some(like(2, true, 5)), None),
+                        (Some(like(2, true, 5)), None, Some(like(2, true, 5))),
+                        (Some(like(2, true, 5)), Some(like(2, false, 6)), None),
+                    ] {
+                        let mut got = merge(&list(l1, l2), &list(o1, o2), &list(t1, t2));
+                        got.sort_by_key(|i| i.post);
+                        let want = list(by_the_table(l1, o1, t1), by_the_table(l2, o2, t2));
+                        assert_eq!(
+                            got, want,
+                            "last {l1:?} {l2:?}, ours {o1:?} {o2:?}, theirs {t1:?} {t2:?}"
+                        );
+                        cases += 1;
+                    }
+                }
+            }
+        }
+        assert_eq!(cases, 5 * 5 * 5 * 4);
+    }
+
     #[test]
     fn the_other_tabs_posts_stay_when_this_client_saves_its_own() {
         let a = like(1, true, 10);
         let b = like(2, true, 20);
         // Tab B saves its like of post 2 over tab A's pending like of post 1.
-        assert_eq!(merge(&[], &[b], &[a]), vec![b, a]);
+        assert_eq!(merge(&[], &[b], &[a]), vec![a, b]);
         // B's like is confirmed: post 2 leaves, post 1 stays.
         assert_eq!(merge(&[b], &[], &[b, a]), vec![a]);
     }
