@@ -287,11 +287,13 @@ impl LikeClient {
     /// The viewer taps the heart: like if it shows empty, unlike if it shows
     /// filled. Returns the new view at once.
     ///
-    /// "Shows" means as the client tracks it: a post that was read
-    /// (`refresh`, `refreshMany`), tapped or subscribed to. A post the
-    /// client does not track — never read, or forgotten since to stay
-    /// within `maxPosts` (subscribed posts never are) — counts as not
-    /// liked, so `toggle` likes it. For a post the page renders from data
+    /// "Shows" means as the client holds it: a post that was read
+    /// (`refresh`, `refreshMany`) or tapped. A post the client holds no
+    /// view of — never read (even if subscribed to: `view()` is
+    /// `undefined` until its first read), or forgotten since to stay
+    /// within `maxPosts` — counts as not liked with a count of 0, so
+    /// `toggle` likes it and shows 1: keep the heart disabled until the
+    /// post's first view. For a post the page renders from data
     /// of its own without subscribing, call `setLiked(postId, !shownLiked)`
     /// instead.
     pub fn toggle(
