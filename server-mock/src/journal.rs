@@ -138,11 +138,6 @@ impl Journal {
         }
     }
 
-    /// Empties the journal (`seq` goes on counting).
-    pub(crate) fn clear(&self) {
-        self.remove(&RequestFilter::default());
-    }
-
     /// Removes the entries `query` matches, and returns how many. With no
     /// filter it empties the journal and sets `dropped` back to 0;
     /// otherwise `dropped` stays as it is. `seq` goes on counting.

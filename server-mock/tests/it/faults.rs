@@ -942,14 +942,16 @@ async fn removing_faults_takes_a_tag_and_nothing_else() {
     t.stop().await;
 }
 
-/// `POST /admin/reset` and `DELETE /admin/requests` take no query: one is
-/// refused, not read as "everything".
+/// `POST /admin/reset` takes no query: one is refused, not read as
+/// "everything". `DELETE /admin/requests` takes the journal's filters and
+/// removes only what they match; an unknown one is refused.
 #[tokio::test]
-async fn reset_and_emptying_the_journal_refuse_a_query() {
+async fn reset_refuses_a_query_and_emptying_the_journal_takes_its_filters() {
     let t = TestServer::start().await;
     t.setup(&[], &[42, 43]).await;
     ok_json::<LikeState>(t.like(7, 42).await).await;
     ok_json::<LikeState>(t.like(7, 43).await).await;
+    ok_json::<LikeState>(t.like(8, 42).await).await;
     let r = t.admin(Method::POST, "/admin/reset?post=42", None).await;
     let err = expect_error(r, StatusCode::BAD_REQUEST, "bad_query").await;
     assert_eq!(
@@ -958,16 +960,35 @@ async fn reset_and_emptying_the_journal_refuse_a_query() {
     );
     assert_eq!(
         (count(&t, 42).await, count(&t, 43).await),
-        (1, 1),
+        (2, 1),
         "nothing was reset"
     );
-    for query in ["?user=7", "?route=like", "?bogus=1"] {
+    for query in ["?bogus=1", "?user=0", "?route=toggle"] {
         let r = t
             .admin(Method::DELETE, &format!("/admin/requests{query}"), None)
             .await;
         expect_error(r, StatusCode::BAD_REQUEST, "bad_query").await;
     }
-    assert_eq!(journal(&t).await.len(), 2, "nothing was removed");
+    assert_eq!(journal(&t).await.len(), 3, "nothing was removed");
+    // One test's entries go; the other's stay.
+    let r = t
+        .admin(Method::DELETE, "/admin/requests?user=8", None)
+        .await;
+    assert_eq!(ok_json::<Value>(r).await, json!({"ok": true}));
+    let left = journal(&t).await;
+    assert_eq!(left.len(), 2, "{left:?}");
+    assert!(
+        left.iter().all(|e| e.user.map(|u| u.get()) == Some(7)),
+        "{left:?}"
+    );
+    let r = t
+        .admin(Method::DELETE, "/admin/requests?user=7&post=43", None)
+        .await;
+    assert_eq!(ok_json::<Value>(r).await, json!({"ok": true}));
+    let left = journal(&t).await;
+    assert_eq!(left.len(), 1, "{left:?}");
+    let posts: Vec<u64> = left[0].posts.iter().map(|p| p.get()).collect();
+    assert_eq!(posts, [42], "{left:?}");
     let r = t.admin(Method::DELETE, "/admin/requests", None).await;
     assert_eq!(ok_json::<Value>(r).await, json!({"ok": true}));
     assert!(journal(&t).await.is_empty());

@@ -473,6 +473,45 @@ async fn the_admin_client_adds_faults_and_clears_them_by_tag() {
     t.stop().await;
 }
 
+/// The admin client removes one test's journal entries by filter; the
+/// other test's stay, and a filter the server does not take is refused.
+#[tokio::test]
+async fn the_admin_client_clears_the_requests_a_filter_matches() {
+    use likekit_proto::{
+        UserId,
+        admin::{FaultRoute, RequestFilter},
+    };
+    use likekit_testing::admin::AdminClient;
+
+    let t = TestServer::start().await;
+    let admin = AdminClient::new(t.url(""), ADMIN_KEY).unwrap();
+    t.setup(&[], &[1]).await;
+    assert_eq!(t.view(1, 1).await.status(), StatusCode::OK);
+    assert_eq!(t.view(2, 1).await.status(), StatusCode::OK);
+    assert_eq!(t.view(2, 1).await.status(), StatusCode::OK);
+    let of = |user: u64| RequestFilter {
+        user: Some(UserId::new(user).unwrap()),
+        ..RequestFilter::default()
+    };
+    admin.clear_requests_matching(&of(2)).await.unwrap();
+    let left = admin.requests(&RequestFilter::default()).await.unwrap();
+    let users: Vec<_> = left.entries.iter().map(|e| e.user).collect();
+    assert_eq!(users, [UserId::new(1).ok()], "{left:?}");
+    admin
+        .clear_requests_matching(&RequestFilter::route(FaultRoute::Likes))
+        .await
+        .unwrap();
+    assert!(
+        admin
+            .requests(&RequestFilter::default())
+            .await
+            .unwrap()
+            .entries
+            .is_empty()
+    );
+    t.stop().await;
+}
+
 /// Any operation answers 413 to a body over `--max-body-bytes`, before its
 /// handler (and, on admin routes, before the key is checked): each one
 /// the document lists is sent such a body, and must list the 413.

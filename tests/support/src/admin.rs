@@ -439,6 +439,22 @@ impl AdminClient {
         Ok(())
     }
 
+    /// `clear_requests` with a filter: removes only the journal entries
+    /// `filter` matches (a test's own, by `user` or `post`), the filters of
+    /// [`requests`](Self::requests); other tests' entries stay.
+    ///
+    /// # Errors
+    ///
+    /// Admin errors as [`AdminError::Api`].
+    pub async fn clear_requests_matching(&self, filter: &RequestFilter) -> Result<(), AdminError> {
+        let request = Call {
+            query: Query::Requests(filter),
+            ..Call::NONE
+        };
+        self.call(&CLEAR_REQUESTS, request).await?;
+        Ok(())
+    }
+
     /// `clear_faults`: removes every fault rule, other tests' too, and
     /// the seed; returns the rules now in force (none), as the other admin
     /// clients do.
