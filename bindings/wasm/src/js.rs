@@ -246,13 +246,20 @@ impl<'a> Fields<'a> {
                 continue;
             };
             if !known.contains(&key.as_str()) {
-                let names: Vec<String> = known.iter().map(|k| format!("`{k}`")).collect();
-                let expected = match names.as_slice() {
-                    [] => "there are no fields".to_owned(),
-                    [one] => format!("expected {one}"),
-                    [a, b] => format!("expected {a} or {b}"),
-                    all => format!("expected one of {}", all.join(", ")),
-                };
+                // A loop rather than `join`: the package's size is a goal.
+                let mut expected = String::from(match known.len() {
+                    0 => "there are no fields",
+                    1 | 2 => "expected ",
+                    _ => "expected one of ",
+                });
+                for (i, name) in known.iter().enumerate() {
+                    if i > 0 {
+                        expected.push_str(if known.len() == 2 { " or " } else { ", " });
+                    }
+                    expected.push('`');
+                    expected.push_str(name);
+                    expected.push('`');
+                }
                 return Err(format!("{}: unknown field `{key}`, {expected}", self.path));
             }
         }
