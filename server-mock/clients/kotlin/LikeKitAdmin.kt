@@ -32,6 +32,16 @@ import java.net.URLEncoder
  * check(admin.getPost(42).count == 1L) // retried, and counted once
  * ```
  *
+ * Tests that share one server add their own rules, tagged, and remove them
+ * by tag, leaving other tests' rules and their counters as they are:
+ *
+ * ```
+ * admin.addFaults(listOf(FaultRule(FaultRoute.LIKE, user = 7, post = 42, failNext = 1, tag = "checkout-7")))
+ * // … the test …
+ * admin.clearFaults(tag = "checkout-7")
+ * admin.clearRequests(RequestFilter(user = 7))
+ * ```
+ *
  * @param baseUrl the server's `http://` or `https://` address, with or without a trailing slash.
  * @param adminKey the server's `--admin-key`.
  * @param timeoutMs the connect timeout, and the longest wait for each read of the answer.
@@ -65,6 +75,7 @@ class LikeKitAdmin(baseUrl: String, private val adminKey: String, private val ti
             "set_friends" to Operation("PUT", "/admin/users/{id}/friends"),
             "mint_token" to Operation("POST", "/admin/tokens"),
             "set_faults" to Operation("PUT", "/admin/faults"),
+            "add_faults" to Operation("POST", "/admin/faults"),
             "get_faults" to Operation("GET", "/admin/faults"),
             "clear_faults" to Operation("DELETE", "/admin/faults"),
             "requests" to Operation("GET", "/admin/requests"),
@@ -138,13 +149,27 @@ class LikeKitAdmin(baseUrl: String, private val adminKey: String, private val ti
     }
 
     /**
-     * `PUT /admin/faults`: replaces every fault rule.
+     * `PUT /admin/faults`: replaces every fault rule. Every rule's counters
+     * start over, other tests' too: tests that share a server use [addFaults].
      *
      * @return the rules now in force, with the seed their draws come from (the one given, or one the server picked).
      * @throws LikeKitAdminException `bad_fault_rules` for a rule out of range, and any other failure.
      */
     fun setFaults(rules: FaultRules): FaultRules =
         call("set_faults", body = rules.toJsonValue()).decode("FaultRules", FaultRules::fromJsonValue)
+
+    /**
+     * `POST /admin/faults`: adds `rules` after the rules in force, which keep
+     * their counters and the seed. Tag them ([FaultRule.tag]) to remove them
+     * with `clearFaults(tag = …)`.
+     *
+     * @return every rule now in force, `rules` last, with the seed and what each has used up.
+     * @throws LikeKitAdminException `bad_fault_rules` for a rule out of range; `too_many_rules` (409)
+     *   when the rules in force and `rules` would be more than 64 (nothing is added then); any other failure.
+     */
+    fun addFaults(rules: List<FaultRule>): FaultRules =
+        call("add_faults", body = linkedMapOf("rules" to rules.map { it.toJsonValue() }))
+            .decode("FaultRules", FaultRules::fromJsonValue)
 
     /**
      * `GET /admin/faults`: the fault rules in force, their seed, and what
@@ -157,12 +182,19 @@ class LikeKitAdmin(baseUrl: String, private val adminKey: String, private val ti
     fun getFaults(): FaultRules = call("get_faults").decode("FaultRules", FaultRules::fromJsonValue)
 
     /**
-     * `DELETE /admin/faults`: removes every fault rule.
+     * `DELETE /admin/faults`: without a `tag`, removes every fault rule (other
+     * tests' too) and the seed; with one (`DELETE /admin/faults?tag=…`), only
+     * the rules tagged `tag`, none when no rule has it: the others keep their
+     * counters and the seed.
      *
-     * @return the rules in force now: none.
-     * @throws LikeKitAdminException on any failure.
+     * @return the rules left in force (none without a tag).
+     * @throws LikeKitAdminException `bad_query` for a tag that is not 1 to 64 visible ASCII
+     *   characters, and any other failure.
      */
-    fun clearFaults(): FaultRules = call("clear_faults").decode("FaultRules", FaultRules::fromJsonValue)
+    fun clearFaults(tag: String? = null): FaultRules {
+        val query = tag?.let { "?tag=${URLEncoder.encode(it, "UTF-8")}" } ?: ""
+        return call("clear_faults", query = query).decode("FaultRules", FaultRules::fromJsonValue)
+    }
 
     /**
      * `GET /admin/requests`: the request journal's entries that `filter` selects, oldest first.
@@ -173,12 +205,15 @@ class LikeKitAdmin(baseUrl: String, private val adminKey: String, private val ti
         call("requests", query = filter.toQuery()).decode("Journal", Journal::fromJsonValue)
 
     /**
-     * `DELETE /admin/requests`: empties the request journal (`seq` goes on counting).
+     * `DELETE /admin/requests`: removes the request journal's entries that
+     * `filter` selects (the filters of [requests]), so a test sharing the
+     * server removes only its own (`RequestFilter(user = 7)`); without a
+     * filter, empties the journal for every test. `seq` goes on counting.
      *
-     * @throws LikeKitAdminException on any failure.
+     * @throws LikeKitAdminException `bad_query` for a filter the server refuses, and any other failure.
      */
-    fun clearRequests() {
-        call("clear_requests").decode("the acknowledgement", ::ack)
+    fun clearRequests(filter: RequestFilter = RequestFilter()) {
+        call("clear_requests", query = filter.toQuery()).decode("the acknowledgement", ::ack)
     }
 
     /**
@@ -306,7 +341,7 @@ class LikeKitAdminException(
 }
 
 /**
- * What `requests` selects from the journal; each filter given must match.
+ * What `requests` selects from the journal (and `clearRequests` removes); each filter given must match.
  *
  * @property route only requests to this route ([FaultRoute.ALL]: every route).
  * @property method only requests with this method.
@@ -587,6 +622,8 @@ sealed class FaultAction {
  * @property status the status of injected errors (400..599).
  * @property dropRate chance (0..1) of dropping the connection without an answer.
  * @property failNext answer `status` to the next N matching requests, then stop.
+ * @property tag a name of the test's choosing (1 to 64 visible ASCII characters, `!` to `~`), so that
+ *   `clearFaults(tag = …)` removes this test's rules and no other; it changes nothing the rule does.
  */
 data class FaultRule(
     val route: FaultRoute,
@@ -606,6 +643,7 @@ data class FaultRule(
     val dropRate: Double = 0.0,
     val failNext: Long = 0,
     val action: FaultAction? = null,
+    val tag: String? = null,
 ) {
     /** This rule as JSON. */
     fun toJson(): String = Json.write(toJsonValue())
@@ -627,6 +665,7 @@ data class FaultRule(
         if (dropRate != 0.0) put("drop_rate", dropRate)
         if (failNext != 0L) put("fail_next", failNext)
         action?.let { put("action", it.toJsonValue()) }
+        tag?.let { put("tag", it) }
     }
 
     companion object {
@@ -656,6 +695,7 @@ data class FaultRule(
                 dropRate = rate("drop_rate", 0.0),
                 failNext = countOr("fail_next", 0),
                 action = f.opt("action")?.let { FaultAction.fromJsonValue(it, f.where("action")) },
+                tag = f.opt("tag")?.let { jsonString(it, f.where("tag")) },
             )
         }
     }
@@ -761,7 +801,8 @@ data class FaultRules(
  * @property status the answer's status; null when no answer was written (a fault cut or held the connection).
  * @property write for a like or unlike that reached the handler: what it did
  *   (null when the request timeout cut it short: it may or may not have committed).
- * @property faultRule the fault rule that acted on it (its place in the rule set).
+ * @property faultRule the fault rule that acted on it (its place in the rule set when it acted:
+ *   removing rules by tag moves the rules after them up).
  * @property faultPhase when that rule acted.
  * @property fault what it did: a [FaultAction] kind.
  * @property inFlight not answered yet: `status`, `durationMs`, `write` and the fault fields come with the answer.

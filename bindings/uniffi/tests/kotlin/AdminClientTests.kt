@@ -329,6 +329,7 @@ fun adminClientTests(t: Harness, server: TestServer) {
             dropRate = 0.125,
             failNext = 1,
             action = FaultAction.Status(418, body = """{"error":{"code":"teapot","message":"short and stout"}}""", retryAfterSecs = 7),
+            tag = "every-field#1",
         )
         val others = ONE_OF_EACH_ACTION.drop(1).map { FaultRule(FaultRoute.ALL, post = post, phase = FaultPhase.AFTER, action = it) }
         val sent = FaultRules(listOf(everything) + others, seed = ULong.MAX_VALUE)
@@ -386,6 +387,88 @@ fun adminClientTests(t: Harness, server: TestServer) {
             admin.clearFaults()
         }
         expectEqual(emptyList<RuleState>(), admin.getFaults().state, "no state without rules")
+    }
+
+    t.test("admin client: tests sharing the server add rules with addFaults and remove theirs by tag; a used-up rule stays used up") {
+        val (ana, anaPost) = server.user("Ana") to server.post()
+        val (ben, benPost) = server.user("Ben") to server.post()
+        val (anaToken, benToken) = server.token(ana) to server.token(ben)
+        fun like(token: String, post: Long) = server.asViewer("POST", "/posts/$post/like", token).first
+        // Other tests' rules, if any, come first and stay.
+        val others = admin.getFaults().rules.size
+        try {
+            // Test B: Ben's first like of his post fails once.
+            val b = admin.addFaults(listOf(FaultRule(FaultRoute.LIKE, user = ben, post = benPost, failNext = 1, status = 500, tag = "sharing-b")))
+            val benRule = b.rules.last()
+            expectEqual("sharing-b", benRule.tag, "the tag comes back")
+            expect(b.seed != null) { "the rules in force have a seed: $b" }
+            expectEqual(500, like(benToken, benPost), "B's first like")
+
+            // Test A adds its own rule meanwhile.
+            val a = admin.addFaults(listOf(FaultRule(FaultRoute.LIKE, user = ana, post = anaPost, failNext = 1, status = 500, tag = "sharing-a")))
+            expectEqual(b.seed, a.seed, "the seed stays")
+            expectEqual(listOf("sharing-b", "sharing-a"), a.rules.drop(others).map { it.tag }, "A's rule comes last")
+            expectEqual(
+                listOf(RuleState(matched = 1, fired = 1, acted = 1, failNextLeft = 0), RuleState(failNextLeft = 1)),
+                a.state.drop(others),
+                "B's rule stays used up; A's is whole",
+            )
+            expectEqual(200, like(benToken, benPost), "B's next like goes through")
+            expectEqual(500, like(anaToken, anaPost), "A's first like")
+
+            // A is done: only its rule goes; B's keeps its counters and the seed stays.
+            val left = admin.clearFaults(tag = "sharing-a")
+            expectEqual(b.seed, left.seed, "the seed after removing A's rules")
+            expectEqual(listOf(benRule), left.rules.drop(others), "the rules left")
+            expectEqual(listOf(RuleState(matched = 2, fired = 2, acted = 1, failNextLeft = 0)), left.state.drop(others), "B's counters")
+            expectEqual(200, like(anaToken, anaPost), "A's like after its rule is gone")
+            expectEqual(200, server.asViewer("DELETE", "/posts/$benPost/like", benToken).first, "B unlikes")
+            expectEqual(200, like(benToken, benPost), "B likes again: its rule is still used up")
+
+            expectEqual(left.rules, admin.clearFaults(tag = "sharing-a").rules, "a tag no rule has removes nothing")
+            val badTag = adminError("a tag with a space") { admin.clearFaults(tag = "two words") }
+            expectEqual(400 to "bad_query", badTag.status to badTag.code, "(status, code) of a tag with a space")
+            val none = admin.clearFaults(tag = "sharing-b")
+            expectEqual(emptyList<FaultRule>(), none.rules.drop(others), "B's rule removed")
+            expectEqual(b.seed, none.seed, "the seed stays with no rule of theirs left")
+        } finally {
+            admin.clearFaults(tag = "sharing-a")
+            admin.clearFaults(tag = "sharing-b")
+        }
+        expectEqual(others, admin.getFaults().rules.size, "the other tests' rules, as they were")
+    }
+
+    t.test("admin client: addFaults past 64 rules in force is too_many_rules (409), and adds nothing") {
+        val post = server.nextId() // never requested: the rules act on nothing
+        val others = admin.getFaults().rules.size
+        try {
+            val full = admin.addFaults(List(64 - others) { FaultRule(FaultRoute.LIKES, post = post, tag = "full-house") })
+            expectEqual(64, full.rules.size, "rules in force")
+            val over = adminError("a 65th rule") {
+                admin.addFaults(listOf(FaultRule(FaultRoute.LIKES, post = post, tag = "one-too-many")))
+            }
+            expectEqual(409 to "too_many_rules", over.status to over.code, "(status, code) of one rule too many")
+            expect(over.message.contains("64")) { "message: ${over.message}" }
+            expectEqual(full, admin.getFaults(), "nothing was added")
+        } finally {
+            admin.clearFaults(tag = "full-house")
+        }
+        expectEqual(others, admin.getFaults().rules.size, "rules in force after removing the test's")
+    }
+
+    t.test("admin client: clearRequests(filter) removes only the entries it matches; another user's stay") {
+        val (ana, ben, post) = Triple(server.user("Ana"), server.user("Ben"), server.post())
+        for (user in listOf(ana, ben, ana)) {
+            expectEqual(200, server.asViewer("GET", "/posts/$post/likes", server.token(user)).first, "user $user reads post $post")
+        }
+        expectEqual(listOf(ana, ben, ana), admin.requests(RequestFilter(post = post)).entries.map { it.user }, "the reads")
+        admin.clearRequests(RequestFilter(user = ana, post = post))
+        val left = admin.requests(RequestFilter(post = post)).entries
+        expectEqual(listOf(ben), left.map { it.user }, "Ben's read stays")
+        admin.clearRequests(RequestFilter(user = ana))
+        expectEqual(left, admin.requests(RequestFilter(post = post)).entries, "nothing more of Ana's to remove")
+        admin.clearRequests(RequestFilter(post = post))
+        expectEqual(emptyList<JournalEntry>(), admin.requests(RequestFilter(post = post)).entries, "the post's entries removed")
     }
 
     t.test("admin client: the journal names each request by its X-Request-Id and finds it by that id") {
@@ -446,6 +529,7 @@ fun adminClientTests(t: Harness, server: TestServer) {
             FaultRule(FaultRoute.ALL, probability = 0.5, phase = FaultPhase.AFTER, status = 429, action = FaultAction.SlowBody(3, 20)).toJson(),
             "a rule with a few fields",
         )
+        expectEqual("""{"route":"like","tag":"checkout-7"}""", FaultRule(FaultRoute.LIKE, tag = "checkout-7").toJson(), "a tagged rule")
         val server503 = FaultRule.fromJson("""{"route": "likes", "latency_ms": 0, "error_rate": 1, "status": 503}""")
         expectEqual(FaultRule(FaultRoute.LIKES, errorRate = 1.0), server503, "a rule as the server writes it")
 
@@ -454,6 +538,7 @@ fun adminClientTests(t: Harness, server: TestServer) {
         refused("a rule without a route") { FaultRule.fromJson("""{"nth": 1}""") }
         refused("nth as a string") { FaultRule.fromJson("""{"route": "like", "nth": "1"}""") }
         refused("nth with a fraction") { FaultRule.fromJson("""{"route": "like", "nth": 1.5}""") }
+        refused("a tag that is a number") { FaultRule.fromJson("""{"route": "like", "tag": 5}""") }
         refused("a null latency") { FaultRule.fromJson("""{"route": "like", "latency_ms": null}""") }
         refused("an unknown action") { FaultAction.fromJson("""{"kind": "explode"}""") }
         refused("a truncate without bytes") { FaultAction.fromJson("""{"kind": "truncate"}""") }
