@@ -25,6 +25,14 @@ Example::
     assert admin.get_post(42).count == 1  # retried, and counted once
     admin.clear_faults()
 
+Tests that share one server add their own rules, tagged, and remove them
+by tag, leaving other tests' rules and their counters as they are::
+
+    admin.add_faults([FaultRule(FaultRoute.LIKE, user=7, post=42, fail_next=1, tag="checkout-7")])
+    ...  # the test
+    admin.clear_faults(tag="checkout-7")
+    admin.clear_requests(user=7)
+
 Ids are ints from 1 to 2**63 - 1.
 """
 
@@ -55,6 +63,7 @@ from typing import (
 __all__ = [
     "OPERATIONS",
     "MAX_ID",
+    "MAX_TAG_CHARS",
     "FAULT_ACTIONS",
     "Admin",
     "AdminError",
@@ -95,6 +104,7 @@ OPERATIONS: Dict[str, Tuple[str, str]] = {
     "set_friends": ("PUT", "/admin/users/{id}/friends"),
     "mint_token": ("POST", "/admin/tokens"),
     "set_faults": ("PUT", "/admin/faults"),
+    "add_faults": ("POST", "/admin/faults"),
     "get_faults": ("GET", "/admin/faults"),
     "clear_faults": ("DELETE", "/admin/faults"),
     "requests": ("GET", "/admin/requests"),
@@ -105,6 +115,8 @@ OPERATIONS: Dict[str, Tuple[str, str]] = {
 
 #: The largest id: ids are ints from 1 to 2**63 - 1.
 MAX_ID = 2**63 - 1
+#: The longest fault rule ``tag``, in characters.
+MAX_TAG_CHARS = 64
 _MAX_U64 = 2**64 - 1
 
 
@@ -187,6 +199,17 @@ def _float(value: Any, where: str, lo: float = 0.0, hi: float = 1.0) -> float:
 def _str(value: Any, where: str) -> str:
     if not isinstance(value, str):
         raise _fail(where, "a string", value)
+    return value
+
+
+def _tag(value: Any, where: str) -> str:
+    """A fault rule's tag: 1 to 64 visible ASCII characters (``!`` to ``~``)."""
+    if (
+        not isinstance(value, str)
+        or not 1 <= len(value) <= MAX_TAG_CHARS
+        or not all("!" <= c <= "~" for c in value)
+    ):
+        raise _fail(where, f"1 to {MAX_TAG_CHARS} visible ASCII characters (! to ~)", value)
     return value
 
 
@@ -433,9 +456,11 @@ class FaultRule:
     `post`, `user` when given), which of their calls it fires on (`nth`,
     `every`, `first`, `after`, `probability`), and what it does then
     (`latency_ms` + up to `jitter_ms`, `drop_rate`, `fail_next`,
-    `error_rate` with `status`, then `action`). Enum fields also take their
-    wire strings. ``to_json`` writes only the fields that differ from their
-    defaults."""
+    `error_rate` with `status`, then `action`). `tag` is a name of the
+    test's choosing (1 to 64 visible ASCII characters, ``!`` to ``~``) for
+    ``clear_faults(tag=…)``; it changes nothing the rule does. Enum fields
+    also take their wire strings. ``to_json`` writes only the fields that
+    differ from their defaults."""
 
     route: FaultRoute
     method: Optional[FaultMethod] = None
@@ -454,6 +479,7 @@ class FaultRule:
     drop_rate: float = 0.0
     fail_next: int = 0
     action: Optional[FaultAction] = None
+    tag: Optional[str] = None
 
     _DEFAULTS: ClassVar[Dict[str, Any]] = {
         "probability": 1.0,
@@ -468,7 +494,7 @@ class FaultRule:
     _KEYS: ClassVar[Tuple[str, ...]] = (
         "route", "method", "post", "user", "nth", "every", "first", "after", "probability",
         "phase", "latency_ms", "jitter_ms", "error_rate", "status", "drop_rate", "fail_next",
-        "action",
+        "action", "tag",
     )
 
     def __post_init__(self) -> None:
@@ -523,6 +549,7 @@ class FaultRule:
             drop_rate=rate("drop_rate"),
             fail_next=_int(obj.get("fail_next", d["fail_next"]), f"{w}.fail_next"),
             action=_opt(lambda v, x: FaultAction.from_json(v), obj.get("action"), f"{w}.action"),
+            tag=_opt(_tag, obj.get("tag"), f"{w}.tag"),
         )
 
 
@@ -844,7 +871,8 @@ class StoredPost:
 
 @dataclass
 class RequestFilter:
-    """Which journal entries ``requests`` returns: those matching every
+    """Which journal entries ``requests`` returns (and ``clear_requests``
+    removes): those matching every
     field given (`since`: entries after that ``seq``; `request_id`: the
     request whose answer carried that ``X-Request-Id``). Enum fields also
     take their wire strings."""
@@ -997,10 +1025,20 @@ class Admin:
     def set_faults(self, rules: Union[FaultRules, Iterable[FaultRule]]) -> FaultRules:
         """Replaces every fault rule with `rules` (a :class:`FaultRules`, or
         rules with a seed the server picks); returns the rules in force,
-        with their seed."""
+        with their seed. Every rule's counters start over, other tests'
+        too: tests that share a server use :meth:`add_faults`."""
         if not isinstance(rules, FaultRules):
             rules = FaultRules(list(rules))
         status, answer = self._call("set_faults", rules.to_json())
+        return self._decode(status, FaultRules.from_json, answer)
+
+    def add_faults(self, rules: Iterable[FaultRule]) -> FaultRules:
+        """Adds `rules` after the rules in force, which keep their counters
+        and the seed; returns every rule now in force, `rules` last, with
+        the seed and ``state``. Tag them (``FaultRule.tag``) to remove them
+        with ``clear_faults(tag=…)``. When the rules in force and `rules`
+        would be more than 64, nothing is added: ``too_many_rules`` (409)."""
+        status, answer = self._call("add_faults", {"rules": [rule.to_json() for rule in rules]})
         return self._decode(status, FaultRules.from_json, answer)
 
     def get_faults(self) -> FaultRules:
@@ -1009,9 +1047,14 @@ class Admin:
         status, answer = self._call("get_faults")
         return self._decode(status, FaultRules.from_json, answer)
 
-    def clear_faults(self) -> FaultRules:
-        """Removes every fault rule; returns the (empty) rules in force."""
-        status, answer = self._call("clear_faults")
+    def clear_faults(self, tag: Optional[str] = None) -> FaultRules:
+        """Without a `tag`, removes every fault rule (other tests' too) and
+        the seed; with one, only the rules tagged `tag` (none when no rule
+        has it): the others keep their counters and the seed. Returns the
+        rules left in force. A tag that is not 1 to 64 visible ASCII
+        characters is ``bad_query``."""
+        query = "" if tag is None else urllib.parse.urlencode({"tag": tag})
+        status, answer = self._call("clear_faults", query=query)
         return self._decode(status, FaultRules.from_json, answer)
 
     def requests(self, filter: Optional[RequestFilter] = None, **filters: Any) -> Journal:
@@ -1026,9 +1069,16 @@ class Admin:
         status, answer = self._call("requests", query=filter.query())
         return self._decode(status, Journal.from_json, answer)
 
-    def clear_requests(self) -> None:
-        """Empties the request journal."""
-        self._call("clear_requests")
+    def clear_requests(self, filter: Optional[RequestFilter] = None, **filters: Any) -> None:
+        """Removes the request journal's entries that `filter` (or the same
+        keywords as :meth:`requests`) selects, so a test sharing the server
+        removes only its own (``clear_requests(user=7)``); with no filter,
+        empties the journal for every test."""
+        if filter is not None and filters:
+            raise TypeError("clear_requests() takes a RequestFilter or keyword filters, not both")
+        if filter is None:
+            filter = RequestFilter(**filters)
+        self._call("clear_requests", query=filter.query())
 
     def reset(self) -> None:
         """Drops every like; users, friends and posts stay."""

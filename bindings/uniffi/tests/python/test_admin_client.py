@@ -238,6 +238,7 @@ def test_a_rule_writes_only_what_differs_from_the_defaults(openapi):
         drop_rate=0.125,
         fail_next=1,
         action=Drop(),
+        tag="every-field#1",
     )
     encoded = everything.to_json()
     assert set(encoded) == set(schema_of(openapi, "FaultRule")["properties"])
@@ -277,6 +278,11 @@ WRONG = [
     (FaultRule, {"route": "like", "action": {"kind": "truncate"}}),
     (FaultRule, {"route": "like", "action": {"kind": "drop", "bytes": 1}}),
     (FaultRule, ["route", "like"]),
+    (FaultRule, {"route": "like", "tag": ""}),
+    (FaultRule, {"route": "like", "tag": "two words"}),
+    (FaultRule, {"route": "like", "tag": "t" * 65}),
+    (FaultRule, {"route": "like", "tag": "é"}),
+    (FaultRule, {"route": "like", "tag": 5}),
     (FaultRules, {"rules": {"route": "like"}}),
     (FaultRules, {"rules": [], "seed": -1}),
     (FaultRules, {}),
@@ -488,6 +494,96 @@ def test_get_faults_says_what_each_rule_has_used_up(admin):
     finally:
         admin.clear_faults()
     assert admin.get_faults().state == []
+
+
+def test_tests_sharing_the_server_add_rules_and_remove_theirs_by_tag(admin):
+    ana, ana_post = admin.user("Ana"), admin.post()
+    ben, ben_post = admin.user("Ben"), admin.post()
+    ana_token, ben_token = admin.token(ana), admin.token(ben)
+
+    def like(token, post):
+        return admin.as_viewer("POST", f"/posts/{post}/like", token)[0]
+
+    # Other tests' rules, if any, come first and stay.
+    others = len(admin.get_faults().rules)
+    try:
+        # Test B: Ben's first like of his post fails once.
+        b = admin.add_faults(
+            [FaultRule(FaultRoute.LIKE, user=ben, post=ben_post, fail_next=1, status=500, tag="sharing-b")]
+        )
+        ben_rule = b.rules[-1]
+        assert ben_rule.tag == "sharing-b"
+        assert isinstance(b.seed, int), "the rules in force have a seed"
+        assert like(ben_token, ben_post) == 500, "B's first like"
+
+        # Test A adds its own rule meanwhile.
+        a = admin.add_faults(
+            [FaultRule(FaultRoute.LIKE, user=ana, post=ana_post, fail_next=1, status=500, tag="sharing-a")]
+        )
+        assert a.seed == b.seed, "the seed stays"
+        assert [rule.tag for rule in a.rules[others:]] == ["sharing-b", "sharing-a"], "A's rule comes last"
+        assert a.state[others:] == [
+            RuleState(matched=1, fired=1, acted=1, fail_next_left=0),  # B's stays used up
+            RuleState(fail_next_left=1),
+        ]
+        assert like(ben_token, ben_post) == 200, "B's next like goes through"
+        assert like(ana_token, ana_post) == 500, "A's first like"
+
+        # A is done: only its rule goes; B's keeps its counters and the seed stays.
+        left = admin.clear_faults(tag="sharing-a")
+        assert left.seed == b.seed
+        assert left.rules[others:] == [ben_rule]
+        assert left.state[others:] == [RuleState(matched=2, fired=2, acted=1, fail_next_left=0)]
+        assert like(ana_token, ana_post) == 200, "A's rule is gone"
+        assert admin.as_viewer("DELETE", f"/posts/{ben_post}/like", ben_token)[0] == 200
+        assert like(ben_token, ben_post) == 200, "B's rule is still used up"
+
+        assert admin.clear_faults(tag="sharing-a").rules == left.rules, "a tag no rule has removes nothing"
+        with pytest.raises(AdminError) as bad_tag:
+            admin.clear_faults(tag="two words")
+        assert (bad_tag.value.status, bad_tag.value.code) == (400, "bad_query")
+        none = admin.clear_faults(tag="sharing-b")
+        assert none.rules[others:] == []
+        assert none.seed == b.seed, "a removal by tag keeps the seed"
+    finally:
+        admin.clear_faults(tag="sharing-a")
+        admin.clear_faults(tag="sharing-b")
+    assert len(admin.get_faults().rules) == others
+
+
+def test_adding_past_64_rules_is_too_many_rules_and_adds_nothing(admin):
+    post = admin.next_id()  # never requested: the rules act on nothing
+    others = len(admin.get_faults().rules)
+    try:
+        full = admin.add_faults(
+            [FaultRule(FaultRoute.LIKES, post=post, tag="full-house")] * (64 - others)
+        )
+        assert len(full.rules) == 64
+        with pytest.raises(AdminError) as over:
+            admin.add_faults([FaultRule(FaultRoute.LIKES, post=post, tag="one-too-many")])
+        assert (over.value.status, over.value.code) == (409, "too_many_rules")
+        assert "64" in over.value.message
+        assert admin.get_faults() == full, "nothing was added"
+    finally:
+        admin.clear_faults(tag="full-house")
+    assert len(admin.get_faults().rules) == others
+
+
+def test_clear_requests_with_a_filter_keeps_another_users_entries(admin):
+    ana, ben, post = admin.user("Ana"), admin.user("Ben"), admin.post()
+    for user in (ana, ben, ana):
+        assert admin.as_viewer("GET", f"/posts/{post}/likes", admin.token(user))[0] == 200
+    assert [entry.user for entry in admin.requests(post=post).entries] == [ana, ben, ana]
+
+    admin.clear_requests(user=ana, post=post)
+    left = admin.requests(post=post).entries
+    assert [entry.user for entry in left] == [ben], "Ben's read stays"
+    admin.clear_requests(RequestFilter(user=ana))
+    assert admin.requests(post=post).entries == left, "nothing more of Ana's to remove"
+    with pytest.raises(TypeError):
+        admin.clear_requests(RequestFilter(post=post), user=ben)
+    admin.clear_requests(post=post)
+    assert admin.requests(post=post).entries == []
 
 
 def test_the_journal_names_each_request_by_its_id(admin):
