@@ -149,6 +149,12 @@ export interface FaultRule {
   fail_next?: number;
   /** What to do when the rule fires, beyond the fields above. */
   action?: FaultAction;
+  /**
+   * A name of the test's choosing (1 to 64 visible ASCII characters, `!` to
+   * `~`), so that `clearFaults({ tag })` removes this test's rules and no
+   * other; it changes nothing the rule does.
+   */
+  tag?: string;
 }
 
 /** The fault rules in force, and the seed every probability and jitter is drawn from. */
@@ -208,7 +214,10 @@ export interface JournalEntry {
   status: number | null;
   /** For a like or unlike that reached the handler: what it did. */
   write: WriteResult | null;
-  /** The fault rule that acted on it (its place in the rule set), if any. */
+  /**
+   * The fault rule that acted on it (its place in the rule set when it
+   * acted: removing rules by tag moves the rules after them up), if any.
+   */
   fault_rule: number | null;
   /** When that rule acted. */
   fault_phase: FaultPhase | null;
@@ -216,6 +225,12 @@ export interface JournalEntry {
   fault: string | null;
   /** Not answered yet: `status`, `duration_ms`, `write` and the fault fields are filled in later. */
   in_flight: boolean;
+}
+
+/** Which rules {@link LikeKitAdmin.clearFaults} removes: those with `tag`, or every rule without one. */
+export interface FaultFilter {
+  /** Only the rules with this tag (1 to 64 visible ASCII characters). */
+  tag?: string;
 }
 
 /** The request journal's entries a filter selects, oldest first. */
@@ -228,7 +243,10 @@ export interface Journal {
   dropped: number;
 }
 
-/** The filters of {@link LikeKitAdmin.requests}: every one given must match. */
+/**
+ * The filters of {@link LikeKitAdmin.requests} and
+ * {@link LikeKitAdmin.clearRequests}: every one given must match.
+ */
 export interface RequestFilter {
   /** Only this route (`*`: every route). */
   route?: FaultRoute;
@@ -318,6 +336,7 @@ export type OperationId =
   | "set_friends"
   | "mint_token"
   | "set_faults"
+  | "add_faults"
   | "get_faults"
   | "clear_faults"
   | "requests"
@@ -438,17 +457,45 @@ export declare class LikeKitAdmin {
   mintToken(user: Id, ttlSecs?: number): Promise<string>;
   /**
    * `set_faults`: replaces every fault rule; answers the rules now in force
-   * with their seed (the given one, or one the server picked).
+   * with their seed (the given one, or one the server picked). Every rule's
+   * counters start over, other tests' too: tests that share a server use
+   * {@link LikeKitAdmin.addFaults}.
    */
   setFaults(rulesOrDocument: FaultRule[] | FaultRules): Promise<FaultRules>;
+  /**
+   * `add_faults`: adds `rules` after the rules in force, which keep their
+   * counters and the seed; answers every rule now in force, `rules` last,
+   * with the seed and `state`. Tag them to remove them with
+   * `clearFaults({ tag })`. When the rules in force and `rules` would be
+   * more than 64, nothing is added: an {@link AdminError} with status 409
+   * and the code `too_many_rules`.
+   *
+   * ```js
+   * await admin.addFaults([{ route: "like", user: 7, post: 42, fail_next: 1, tag: "checkout-7" }]);
+   * // … the test …
+   * await admin.clearFaults({ tag: "checkout-7" });
+   * ```
+   */
+  addFaults(rules: FaultRule[]): Promise<FaultRules>;
   /** `get_faults`: the rules in force, their seed, and what each has used up (`state`). */
   getFaults(): Promise<FaultRules>;
-  /** `clear_faults`: removes every fault rule; answers the (empty) rules now in force. */
-  clearFaults(): Promise<FaultRules>;
+  /**
+   * `clear_faults`: without a `tag`, removes every fault rule (other tests'
+   * too) and the seed; with one, only the rules tagged `tag` (none when no
+   * rule has it), the others keeping their counters and the seed. Answers
+   * the rules left in force. A tag that is not 1 to 64 visible ASCII
+   * characters is `bad_query`.
+   */
+  clearFaults(filter?: FaultFilter): Promise<FaultRules>;
   /** `requests`: the request journal's entries `filter` selects, oldest first (`{}`: all). */
   requests(filter?: RequestFilter): Promise<Journal>;
-  /** `clear_requests`: empties the request journal (`seq` goes on). */
-  clearRequests(): Promise<void>;
+  /**
+   * `clear_requests`: removes the request journal's entries `filter`
+   * selects, so a test sharing the server removes only its own
+   * (`{ user: 7 }`); without a filter (`{}`), empties the journal for every
+   * test. `seq` goes on.
+   */
+  clearRequests(filter?: RequestFilter): Promise<void>;
   /** `reset`: drops every like; users, friends and posts stay. */
   reset(): Promise<void>;
   /** `seed`: loads a seed document; loading the same one again changes nothing. */

@@ -14,6 +14,14 @@
 //   // The train: every call takes 2 s.
 //   await admin.setFaults([{ route: "*", latency_ms: 2000 }]);
 //
+// Tests that share one server add their own rules, tagged, and remove them
+// by tag, leaving other tests' rules and their counters as they are:
+//
+//   await admin.addFaults([{ route: "like", user: 7, post: 42, fail_next: 1, tag: "checkout-7" }]);
+//   // … the test …
+//   await admin.clearFaults({ tag: "checkout-7" });
+//   await admin.clearRequests({ user: 7 });
+//
 // Ids are numbers: whole numbers from 1 to Number.MAX_SAFE_INTEGER
 // (2^53 − 1). The server takes ids up to 2^63 − 1, but ids above 2^53 − 1
 // are out of scope for this test client: it refuses them (a TypeError for
@@ -35,6 +43,7 @@ export const OPERATIONS = Object.freeze({
   set_friends: Object.freeze({ method: "PUT", path: "/admin/users/{id}/friends" }),
   mint_token: Object.freeze({ method: "POST", path: "/admin/tokens" }),
   set_faults: Object.freeze({ method: "PUT", path: "/admin/faults" }),
+  add_faults: Object.freeze({ method: "POST", path: "/admin/faults" }),
   get_faults: Object.freeze({ method: "GET", path: "/admin/faults" }),
   clear_faults: Object.freeze({ method: "DELETE", path: "/admin/faults" }),
   requests: Object.freeze({ method: "GET", path: "/admin/requests" }),
@@ -197,6 +206,8 @@ export class LikeKitAdmin {
    * `set_faults`: replaces every fault rule. Takes the rules, or a whole
    * document `{ seed, rules }`; returns the rules now in force, with the
    * seed their draws come from (the given one, or one the server picked).
+   * Every rule's counters start over, other tests' too: tests that share a
+   * server use {@link LikeKitAdmin#addFaults}.
    * @param {object[] | { seed?: number | bigint, rules: object[] }} rulesOrDocument
    */
   async setFaults(rulesOrDocument) {
@@ -205,14 +216,35 @@ export class LikeKitAdmin {
     return this.#call("set_faults", { body, decode: decodeFaultRules });
   }
 
+  /**
+   * `add_faults`: adds `rules` after the rules in force, which keep their
+   * counters and the seed; returns every rule now in force, `rules` last,
+   * with the seed and `state`. Tag them (`tag`) to remove them with
+   * `clearFaults({ tag })`. When the rules in force and `rules` would be
+   * more than 64, nothing is added: `too_many_rules` (409).
+   * @param {object[]} rules
+   */
+  async addFaults(rules) {
+    const body = { rules: encodeValue(rules, T.arrayOf(T.struct(FAULT_RULE)), "rules") };
+    return this.#call("add_faults", { body, decode: decodeFaultRules });
+  }
+
   /** `get_faults`: the rules in force and their seed. */
   async getFaults() {
     return this.#call("get_faults", { decode: decodeFaultRules });
   }
 
-  /** `clear_faults`: removes every fault rule; returns the (empty) rules now in force. */
-  async clearFaults() {
-    return this.#call("clear_faults", { decode: decodeFaultRules });
+  /**
+   * `clear_faults`: without a `tag`, removes every fault rule (other tests'
+   * too) and the seed; with one, only the rules tagged `tag` (none when no
+   * rule has it): the others keep their counters and the seed. Returns the
+   * rules left in force. A tag that is not 1 to 64 visible ASCII characters
+   * is `bad_query`.
+   * @param {{ tag?: string }} [filter]
+   */
+  async clearFaults(filter = {}) {
+    const query = new URLSearchParams(encodeStruct(filter, "FaultFilter", FAULT_FILTER)).toString();
+    return this.#call("clear_faults", { query, decode: decodeFaultRules });
   }
 
   /**
@@ -224,9 +256,15 @@ export class LikeKitAdmin {
     return this.#call("requests", { query: encodeRequestFilter(filter), decode: decodeJournal });
   }
 
-  /** `clear_requests`: empties the request journal (`seq` goes on). */
-  async clearRequests() {
-    await this.#call("clear_requests");
+  /**
+   * `clear_requests`: removes the request journal's entries that `filter`
+   * selects (the filters of {@link LikeKitAdmin#requests}), so a test
+   * sharing the server removes only its own (`{ user: 7 }`); without a
+   * filter (`{}`), empties the journal for every test. `seq` goes on.
+   * @param {{ route?: string, method?: string, post?: number, user?: number, since?: number, request_id?: string }} [filter]
+   */
+  async clearRequests(filter = {}) {
+    await this.#call("clear_requests", { query: encodeRequestFilter(filter) });
   }
 
   /** `reset`: drops every like; users, friends and posts stay. */
@@ -654,6 +692,7 @@ const FAULT_RULE = structCodec("FaultRule", {
   drop_rate: { type: T.number, fill: 0 },
   fail_next: { type: T.u64, fill: 0 },
   action: option(T.struct(FAULT_ACTION)),
+  tag: option(T.string),
 });
 
 // What a rule has used up: read-only, and new counters may come, so its
@@ -749,6 +788,10 @@ const JOURNAL = structCodec(
   },
   { denyUnknown: false },
 );
+
+const FAULT_FILTER = {
+  tag: option(T.string),
+};
 
 const REQUEST_FILTER = {
   route: option(T.enumOf(FAULT_ROUTES)),

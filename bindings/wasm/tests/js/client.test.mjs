@@ -1060,6 +1060,126 @@ test("getFaults says what each rule has used up, and its answer can be set again
   assert.equal((await read()).status, 503, "the counters started over");
 });
 
+test("tests sharing the server add rules with addFaults and remove theirs by tag; a used-up rule stays used up", async () => {
+  const [ana, ben] = [70, 71];
+  const [anaPost, benPost] = [await newPost(200), await newPost(201)];
+  await admin.createUser(ana, "Ana");
+  await admin.createUser(ben, "Ben");
+  const [anaToken, benToken] = [await admin.mintToken(ana), await admin.mintToken(ben)];
+  const write = async (method, token, post) =>
+    (await fetch(`${SERVER}/posts/${post}/like`, { method, headers: { Authorization: `Bearer ${token}` } }))
+      .status;
+  // Other tests' rules, if any, come first and stay.
+  const others = (await admin.getFaults()).rules.length;
+  try {
+    // Test B: Ben's first like of his post fails once.
+    const b = await admin.addFaults([
+      { route: "like", user: ben, post: benPost, fail_next: 1, status: 500, tag: "sharing-b" },
+    ]);
+    const benRule = b.rules.at(-1);
+    assert.equal(benRule.tag, "sharing-b");
+    assert.ok(b.seed !== undefined, "the rules in force have a seed");
+    assert.equal(await write("POST", benToken, benPost), 500, "B's first like");
+
+    // Test A adds its own rule meanwhile.
+    const a = await admin.addFaults([
+      { route: "like", user: ana, post: anaPost, fail_next: 1, status: 500, tag: "sharing-a" },
+    ]);
+    assert.equal(a.seed, b.seed, "the seed stays");
+    assert.deepEqual(
+      a.rules.slice(others).map((rule) => rule.tag),
+      ["sharing-b", "sharing-a"],
+      "A's rule comes last",
+    );
+    assert.deepEqual(a.state.slice(others), [
+      { matched: 1, fired: 1, acted: 1, fail_next_left: 0 }, // B's stays used up
+      { matched: 0, fired: 0, acted: 0, fail_next_left: 1 },
+    ]);
+    assert.equal(await write("POST", benToken, benPost), 200, "B's next like goes through");
+    assert.equal(await write("POST", anaToken, anaPost), 500, "A's first like");
+
+    // A is done: only its rule goes; B's keeps its counters and the seed stays.
+    const left = await admin.clearFaults({ tag: "sharing-a" });
+    assert.equal(left.seed, b.seed);
+    assert.deepEqual(left.rules.slice(others), [benRule]);
+    assert.deepEqual(left.state.slice(others), [{ matched: 2, fired: 2, acted: 1, fail_next_left: 0 }]);
+    assert.equal(await write("POST", anaToken, anaPost), 200, "A's rule is gone");
+    assert.equal(await write("DELETE", benToken, benPost), 200, "B unlikes");
+    assert.equal(await write("POST", benToken, benPost), 200, "B's rule is still used up");
+
+    assert.deepEqual(
+      (await admin.clearFaults({ tag: "sharing-a" })).rules,
+      left.rules,
+      "an unused tag removes nothing",
+    );
+    await assert.rejects(admin.clearFaults({ tag: "two words" }), {
+      name: "AdminError",
+      status: 400,
+      code: "bad_query",
+      operation: "clear_faults",
+    });
+    await assert.rejects(admin.clearFaults("sharing-b"), TypeError);
+    const none = await admin.clearFaults({ tag: "sharing-b" });
+    assert.deepEqual(none.rules.slice(others), []);
+    assert.equal(none.seed, b.seed, "a removal by tag keeps the seed");
+  } finally {
+    await admin.clearFaults({ tag: "sharing-a" });
+    await admin.clearFaults({ tag: "sharing-b" });
+  }
+  assert.equal((await admin.getFaults()).rules.length, others);
+});
+
+test("addFaults past 64 rules in force is too_many_rules (409), and adds nothing", async () => {
+  const post = 202; // never requested: the rules act on nothing
+  const others = (await admin.getFaults()).rules.length;
+  try {
+    const rule = { route: "likes", post, tag: "full-house" };
+    const full = await admin.addFaults(Array.from({ length: 64 - others }, () => rule));
+    assert.equal(full.rules.length, 64);
+    await assert.rejects(admin.addFaults([{ route: "likes", post, tag: "one-too-many" }]), (err) => {
+      assert.ok(err instanceof AdminError);
+      assert.deepEqual([err.status, err.code, err.operation], [409, "too_many_rules", "add_faults"]);
+      assert.match(err.message, /64/);
+      return true;
+    });
+    assert.deepEqual(await admin.getFaults(), full, "nothing was added");
+    await assert.rejects(admin.addFaults([{ route: "likes", post, tag: 7 }]), TypeError);
+  } finally {
+    await admin.clearFaults({ tag: "full-house" });
+  }
+  assert.equal((await admin.getFaults()).rules.length, others);
+});
+
+test("clearRequests with a filter removes only the entries it matches; another user's stay", async () => {
+  const [ana, ben] = [72, 73];
+  const post = await newPost(203);
+  await admin.createUser(ana, "Ana");
+  await admin.createUser(ben, "Ben");
+  const tokenOf = { [ana]: await admin.mintToken(ana), [ben]: await admin.mintToken(ben) };
+  for (const user of [ana, ben, ana]) {
+    const response = await fetch(`${SERVER}/posts/${post}/likes`, {
+      headers: { Authorization: `Bearer ${tokenOf[user]}` },
+    });
+    assert.equal(response.status, 200, `user ${user} reads post ${post}`);
+  }
+  assert.deepEqual(
+    (await journal({ post })).map((entry) => entry.user),
+    [ana, ben, ana],
+  );
+  await admin.clearRequests({ user: ana, post });
+  const left = await journal({ post });
+  assert.deepEqual(
+    left.map((entry) => entry.user),
+    [ben],
+    "Ben's read stays",
+  );
+  await admin.clearRequests({ user: ana });
+  assert.deepEqual(await journal({ post }), left, "nothing more of Ana's to remove");
+  await assert.rejects(admin.clearRequests({ usr: ana }), TypeError);
+  await admin.clearRequests({ post });
+  assert.deepEqual(await journal({ post }), []);
+});
+
 test("the journal names each request by its X-Request-Id and finds it by that id", async () => {
   const post = await newPost(196);
   const headers = { Authorization: `Bearer ${tokens.ana}` };

@@ -75,6 +75,7 @@ import {
   type DropAction,
   type FaultAction,
   type FaultActionKind,
+  type FaultFilter,
   type FaultMethod,
   type FaultPhase,
   type FaultRoute,
@@ -356,6 +357,14 @@ const adminMembers: { [K in keyof LikeKitAdmin]: (admin: LikeKitAdmin) => unknow
     const rules: FaultRules = await admin.setFaults([rule, { route: "*", latency_ms: 2_000 }]);
     return admin.setFaults({ seed: rules.seed, rules: rules.rules });
   },
+  addFaults: async (admin) => {
+    const mine: FaultRule = { route: "like", user: 1, post: 42, fail_next: 1, tag: "checkout-7" };
+    const inForce: FaultRules = await admin.addFaults([mine]);
+    const tags: (string | undefined)[] = inForce.rules.map((rule) => rule.tag);
+    const filter: FaultFilter = { tag: "checkout-7" };
+    const left: FaultRules = await admin.clearFaults(filter);
+    return [tags, left.rules.length, left.seed];
+  },
   getFaults: async (admin) => {
     const read: FaultRules = await admin.getFaults();
     const used: RuleState[] = read.state ?? [];
@@ -372,7 +381,11 @@ const adminMembers: { [K in keyof LikeKitAdmin]: (admin: LikeKitAdmin) => unknow
     await admin.requests({ request_id: ids[0] ?? "checkout-7f3a" });
     return [journal.capacity, journal.dropped, writes, (await admin.requests()).entries.length];
   },
-  clearRequests: (admin) => admin.clearRequests(),
+  clearRequests: async (admin) => {
+    const mine: RequestFilter = { user: 1, post: 42 };
+    await admin.clearRequests(mine);
+    return admin.clearRequests();
+  },
   reset: (admin) => admin.reset(),
   seed: (admin) => {
     const user: SeedUser = { id: 1, name: "Ana", friends: [2] };
