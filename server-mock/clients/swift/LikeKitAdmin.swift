@@ -23,6 +23,16 @@ import Foundation
 /// try await admin.setFaults(FaultRules(rules: [FaultRule(route: .all, latencyMs: 2000)]))
 /// ```
 ///
+/// Tests that share one server add their own rules, tagged, and remove them
+/// by tag, leaving other tests' rules and their counters as they are:
+///
+/// ```swift
+/// try await admin.addFaults([FaultRule(route: .like, post: 42, user: 7, failNext: 1, tag: "checkout-7")])
+/// // … the test …
+/// try await admin.clearFaults(tag: "checkout-7")
+/// try await admin.clearRequests(RequestFilter(user: 7))
+/// ```
+///
 /// Every method throws ``AdminError``: with the status, code and message of
 /// the server's error answer, or without a status when no answer came. (A
 /// body JSON cannot hold, such as a NaN probability, throws the
@@ -52,6 +62,7 @@ public final class LikeKitAdmin: Sendable {
         "set_friends": Operation(method: "PUT", path: "/admin/users/{id}/friends"),
         "mint_token": Operation(method: "POST", path: "/admin/tokens"),
         "set_faults": Operation(method: "PUT", path: "/admin/faults"),
+        "add_faults": Operation(method: "POST", path: "/admin/faults"),
         "get_faults": Operation(method: "GET", path: "/admin/faults"),
         "clear_faults": Operation(method: "DELETE", path: "/admin/faults"),
         "requests": Operation(method: "GET", path: "/admin/requests"),
@@ -144,7 +155,9 @@ public final class LikeKitAdmin: Sendable {
         return try decode(TokenResponse.self, status, data).token
     }
 
-    /// `set_faults`: replaces every fault rule.
+    /// `set_faults`: replaces every fault rule. Every rule's counters
+    /// start over, other tests' too: tests that share a server use
+    /// ``addFaults(_:)``.
     ///
     /// - Returns: the rules now in force, with the seed the server picked
     ///   when `rules` has none.
@@ -152,6 +165,22 @@ public final class LikeKitAdmin: Sendable {
     @discardableResult
     public func setFaults(_ rules: FaultRules) async throws -> FaultRules {
         let (status, data) = try await send("set_faults", body: JSONEncoder().encode(rules))
+        return try decode(FaultRules.self, status, data)
+    }
+
+    /// `add_faults`: adds `rules` after the rules in force, which keep
+    /// their counters and the seed. Tag them (``FaultRule/tag``) to remove
+    /// them with ``clearFaults(tag:)``.
+    ///
+    /// - Returns: every rule now in force, `rules` last, with the seed and
+    ///   what each has used up.
+    /// - Throws: ``AdminError``: `bad_fault_rules`; `too_many_rules` (409)
+    ///   when the rules in force and `rules` would be more than 64 (nothing
+    ///   is added then), …
+    @discardableResult
+    public func addFaults(_ rules: [FaultRule]) async throws -> FaultRules {
+        let (status, data) = try await send(
+            "add_faults", body: JSONEncoder().encode(NewFaultRules(rules: rules)))
         return try decode(FaultRules.self, status, data)
     }
 
@@ -164,12 +193,18 @@ public final class LikeKitAdmin: Sendable {
         return try decode(FaultRules.self, status, data)
     }
 
-    /// `clear_faults`: removes every fault rule.
+    /// `clear_faults`: without a `tag`, removes every fault rule (other
+    /// tests' too) and the seed; with one, only the rules tagged `tag`
+    /// (none when no rule has it): the others keep their counters and the
+    /// seed.
     ///
-    /// - Returns: the rules now in force (none).
+    /// - Returns: the rules left in force (none without a tag).
+    /// - Throws: ``AdminError``: `bad_query` for a tag that is not 1 to 64
+    ///   visible ASCII characters, …
     @discardableResult
-    public func clearFaults() async throws -> FaultRules {
-        let (status, data) = try await send("clear_faults")
+    public func clearFaults(tag: String? = nil) async throws -> FaultRules {
+        let query = tag.map { [URLQueryItem(name: "tag", value: $0)] } ?? []
+        let (status, data) = try await send("clear_faults", query: query)
         return try decode(FaultRules.self, status, data)
     }
 
@@ -182,10 +217,15 @@ public final class LikeKitAdmin: Sendable {
         return try decode(Journal.self, status, data)
     }
 
-    /// `clear_requests`: empties the request journal (`seq` goes on
-    /// counting).
-    public func clearRequests() async throws {
-        let (status, data) = try await send("clear_requests")
+    /// `clear_requests`: removes the request journal's entries that
+    /// `filter` selects (the filters of ``requests(_:)``), so a test
+    /// sharing the server removes only its own (`RequestFilter(user: 7)`);
+    /// without a filter, empties the journal for every test. `seq` goes on
+    /// counting.
+    ///
+    /// - Throws: ``AdminError``: `bad_query`, …
+    public func clearRequests(_ filter: RequestFilter = .init()) async throws {
+        let (status, data) = try await send("clear_requests", query: filter.queryItems)
         _ = try decode(Ack.self, status, data)
     }
 
@@ -232,6 +272,9 @@ public final class LikeKitAdmin: Sendable {
         }
         if !query.isEmpty {
             components.queryItems = query
+            // A `+` left as it is would reach the server as a space.
+            components.percentEncodedQuery = components.percentEncodedQuery?
+                .replacingOccurrences(of: "+", with: "%2B")
         }
         guard let url = components.url else {
             throw AdminError(status: nil, code: "bad_url", message: "not a URL: \(base + path)")
@@ -361,6 +404,11 @@ private struct NewPost: Codable {
 /// `PUT /admin/users/{id}/friends`, and its answer.
 private struct Friends: Codable {
     let friends: [Int64]
+}
+
+/// `POST /admin/faults`: rules to add after those in force.
+private struct NewFaultRules: Codable {
+    let rules: [FaultRule]
 }
 
 /// `POST /admin/tokens`.
@@ -651,6 +699,10 @@ public struct FaultRule: Codable, Sendable, Equatable {
     public var failNext: UInt64
     /// What to do when it fires, beyond the fields above.
     public var action: FaultAction?
+    /// A name of the test's choosing (1 to 64 visible ASCII characters,
+    /// `!` to `~`), so that ``LikeKitAdmin/clearFaults(tag:)`` removes this
+    /// test's rules and no other; it changes nothing the rule does.
+    public var tag: String?
 
     /// A rule for `route`; every other field left out has the server's
     /// default, so `FaultRule(route: .like)` injects nothing yet.
@@ -671,7 +723,8 @@ public struct FaultRule: Codable, Sendable, Equatable {
         status: UInt16 = 503,
         dropRate: Double = 0,
         failNext: UInt64 = 0,
-        action: FaultAction? = nil
+        action: FaultAction? = nil,
+        tag: String? = nil
     ) {
         self.route = route
         self.method = method
@@ -690,6 +743,7 @@ public struct FaultRule: Codable, Sendable, Equatable {
         self.dropRate = dropRate
         self.failNext = failNext
         self.action = action
+        self.tag = tag
     }
 
     enum CodingKeys: String, CodingKey {
@@ -710,6 +764,7 @@ public struct FaultRule: Codable, Sendable, Equatable {
         case dropRate = "drop_rate"
         case failNext = "fail_next"
         case action
+        case tag
     }
 
     /// Reads a rule; fields left out (or `null`) take the server's
@@ -733,6 +788,7 @@ public struct FaultRule: Codable, Sendable, Equatable {
         dropRate = try container.decodeIfPresent(Double.self, forKey: .dropRate) ?? 0
         failNext = try container.decodeIfPresent(UInt64.self, forKey: .failNext) ?? 0
         action = try container.decodeIfPresent(FaultAction.self, forKey: .action)
+        tag = try container.decodeIfPresent(String.self, forKey: .tag)
     }
 
     /// Writes `route` and every field that differs from the server's
@@ -772,6 +828,7 @@ public struct FaultRule: Codable, Sendable, Equatable {
             try container.encode(failNext, forKey: .failNext)
         }
         try container.encodeIfPresent(action, forKey: .action)
+        try container.encodeIfPresent(tag, forKey: .tag)
     }
 }
 
@@ -907,7 +964,8 @@ public struct JournalEntry: Codable, Sendable, Equatable {
     /// when the request timeout cut it short: it may or may not have
     /// committed).
     public var write: WriteResult?
-    /// The fault rule that acted on it (its place in the rule set).
+    /// The fault rule that acted on it (its place in the rule set when it
+    /// acted: removing rules by tag moves the rules after them up).
     public var faultRule: UInt32?
     /// When that rule acted.
     public var faultPhase: FaultPhase?
@@ -1034,8 +1092,8 @@ public struct Journal: Codable, Sendable, Equatable {
     }
 }
 
-/// The filters of `requests` (its query string); every one given must
-/// match.
+/// The filters of `requests` and `clearRequests` (their query string);
+/// every one given must match.
 public struct RequestFilter: Codable, Sendable, Equatable {
     /// Only this route (`.all`: every route).
     public var route: FaultRoute?

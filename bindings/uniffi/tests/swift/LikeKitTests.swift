@@ -715,6 +715,8 @@ final class LikeKitTests: XCTestCase {
         let action: JSONValue = ["kind": "truncate", "bytes": 10]
         let written = try json(asDefaults)
         XCTAssertEqual(written, ["route": "*", "action": action])
+        let tagged = try json(FaultRule(route: .like, tag: "checkout-7"))
+        XCTAssertEqual(tagged, ["route": "like", "tag": "checkout-7"])
         let entry = try json(JournalEntry(
             seq: 1, requestId: "r", atMs: 2, durationMs: 3, method: .get, route: .likes, path: "/posts/4/likes", posts: [4]))
         XCTAssertEqual(entry["request_id"], JSONValue.string("r"))
@@ -724,6 +726,7 @@ final class LikeKitTests: XCTestCase {
         let wrong: [(String, (Data) throws -> Data)] = [
             (#"{"route": "nowhere"}"#, { try reencode(FaultRule.self, $0) }),
             (#"{"route": "like", "latency_ms": "slow"}"#, { try reencode(FaultRule.self, $0) }),
+            (#"{"route": "like", "tag": 5}"#, { try reencode(FaultRule.self, $0) }),
             (#"{"route": "like", "action": {"kind": "explode"}}"#, { try reencode(FaultRule.self, $0) }),
             (#"{"route": "like", "action": {"kind": "truncate"}}"#, { try reencode(FaultRule.self, $0) }),
             (#"{"rules": {}}"#, { try reencode(FaultRules.self, $0) }),
@@ -817,9 +820,19 @@ final class LikeKitTests: XCTestCase {
     /// `GET` of `path` as the holder of `token`, with `requestId` as its
     /// `X-Request-Id` when given: the status and the id the answer carries.
     private func read(_ path: String, token: String, requestId: String? = nil) async throws -> (Int, String?) {
+        try await send("GET", path, token: token, requestId: requestId)
+    }
+
+    /// `method` of `path` as the holder of `token` (the public API, with no
+    /// client's retries), with `requestId` as its `X-Request-Id` when
+    /// given: the status and the id the answer carries.
+    private func send(
+        _ method: String, _ path: String, token: String, requestId: String? = nil
+    ) async throws -> (Int, String?) {
         var base = TestServer.url
         while base.hasSuffix("/") { base.removeLast() }
         var request = URLRequest(url: try XCTUnwrap(URL(string: base + path)))
+        request.httpMethod = method
         request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization")
         if let requestId {
             request.setValue(requestId, forHTTPHeaderField: "X-Request-Id")
@@ -871,6 +884,136 @@ final class LikeKitTests: XCTestCase {
         }
         let cleared = try await admin.clearFaults()
         XCTAssertEqual(cleared.state, [])
+    }
+
+    /// Tests sharing the server add their rules with `addFaults` and remove
+    /// them by tag: test B's used-up `failNext: 1` rule stays used up when
+    /// test A adds its own, and removing A's keeps B's with its counters
+    /// and the seed.
+    func testTestsSharingTheServerAddRulesAndRemoveTheirsByTag() async throws {
+        let ana = try await admin.user("Ana")
+        let anaPost = try await admin.post()
+        let ben = try await admin.user("Ben")
+        let benPost = try await admin.post()
+        let anaToken = try await admin.mintToken(user: ana)
+        let benToken = try await admin.mintToken(user: ben)
+        func like(_ post: Int64, _ token: String) async throws -> Int {
+            try await send("POST", "/posts/\(post)/like", token: token).0
+        }
+        // Other tests' rules, if any, come first and stay.
+        let others = try await admin.getFaults().rules.count
+        do {
+            // Test B: Ben's first like of his post fails once.
+            let b = try await admin.addFaults([
+                FaultRule(route: .like, post: benPost, user: ben, status: 500, failNext: 1, tag: "sharing-b"),
+            ])
+            let benRule = try XCTUnwrap(b.rules.last)
+            XCTAssertEqual(benRule.tag, "sharing-b")
+            XCTAssertNotNil(b.seed, "the rules in force have a seed")
+            let benFirst = try await like(benPost, benToken)
+            XCTAssertEqual(benFirst, 500, "B's first like")
+
+            // Test A adds its own rule meanwhile.
+            let a = try await admin.addFaults([
+                FaultRule(route: .like, post: anaPost, user: ana, status: 500, failNext: 1, tag: "sharing-a"),
+            ])
+            XCTAssertEqual(a.seed, b.seed, "the seed stays")
+            XCTAssertEqual(a.rules.dropFirst(others).map(\.tag), ["sharing-b", "sharing-a"], "A's rule comes last")
+            XCTAssertEqual(
+                Array(a.state.dropFirst(others)),
+                [RuleState(matched: 1, fired: 1, acted: 1, failNextLeft: 0), RuleState(failNextLeft: 1)],
+                "B's rule stays used up; A's is whole")
+            let benNext = try await like(benPost, benToken)
+            XCTAssertEqual(benNext, 200, "B's next like goes through")
+            let anaFirst = try await like(anaPost, anaToken)
+            XCTAssertEqual(anaFirst, 500, "A's first like")
+
+            // A is done: only its rule goes; B's keeps its counters and the seed stays.
+            let left = try await admin.clearFaults(tag: "sharing-a")
+            XCTAssertEqual(left.seed, b.seed)
+            XCTAssertEqual(Array(left.rules.dropFirst(others)), [benRule])
+            XCTAssertEqual(
+                Array(left.state.dropFirst(others)), [RuleState(matched: 2, fired: 2, acted: 1, failNextLeft: 0)],
+                "B's counters")
+            let anaNext = try await like(anaPost, anaToken)
+            XCTAssertEqual(anaNext, 200, "A's rule is gone")
+            let benUnlike = try await send("DELETE", "/posts/\(benPost)/like", token: benToken).0
+            XCTAssertEqual(benUnlike, 200)
+            let benAgain = try await like(benPost, benToken)
+            XCTAssertEqual(benAgain, 200, "B's rule is still used up")
+
+            let unused = try await admin.clearFaults(tag: "sharing-a")
+            XCTAssertEqual(unused.rules, left.rules, "a tag no rule has removes nothing")
+            do {
+                try await admin.clearFaults(tag: "two words")
+                XCTFail("a tag with a space was accepted")
+            } catch let error as AdminError {
+                XCTAssertEqual(error.status, 400)
+                XCTAssertEqual(error.code, "bad_query")
+            }
+            let none = try await admin.clearFaults(tag: "sharing-b")
+            XCTAssertEqual(Array(none.rules.dropFirst(others)), [])
+            XCTAssertEqual(none.seed, b.seed, "a removal by tag keeps the seed")
+        } catch {
+            _ = try? await admin.clearFaults(tag: "sharing-a")
+            _ = try? await admin.clearFaults(tag: "sharing-b")
+            throw error
+        }
+        let after = try await admin.getFaults()
+        XCTAssertEqual(after.rules.count, others, "the other tests' rules, as they were")
+    }
+
+    /// `addFaults` past 64 rules in force is `too_many_rules` (409), and
+    /// adds nothing.
+    func testAddingPast64RulesIsTooManyRulesAndAddsNothing() async throws {
+        let post = Ids.next()  // never requested: the rules act on nothing
+        let others = try await admin.getFaults().rules.count
+        do {
+            let rules = Array(repeating: FaultRule(route: .likes, post: post, tag: "full-house"), count: 64 - others)
+            let full = try await admin.addFaults(rules)
+            XCTAssertEqual(full.rules.count, 64)
+            do {
+                try await admin.addFaults([FaultRule(route: .likes, post: post, tag: "one-too-many")])
+                XCTFail("a 65th rule was added")
+            } catch let error as AdminError {
+                XCTAssertEqual(error.status, 409)
+                XCTAssertEqual(error.code, "too_many_rules")
+                XCTAssertTrue(error.message.contains("64"), error.message)
+            }
+            let now = try await admin.getFaults()
+            XCTAssertEqual(now, full, "nothing was added")
+        } catch {
+            _ = try? await admin.clearFaults(tag: "full-house")
+            throw error
+        }
+        let left = try await admin.clearFaults(tag: "full-house")
+        XCTAssertEqual(left.rules.count, others)
+    }
+
+    /// `clearRequests` with a filter removes only the entries it matches:
+    /// another user's stay.
+    func testClearRequestsWithAFilterKeepsAnotherUsersEntries() async throws {
+        let ana = try await admin.user("Ana")
+        let ben = try await admin.user("Ben")
+        let post = try await admin.post()
+        let anaToken = try await admin.mintToken(user: ana)
+        let benToken = try await admin.mintToken(user: ben)
+        for token in [anaToken, benToken, anaToken] {
+            let status = try await read("/posts/\(post)/likes", token: token).0
+            XCTAssertEqual(status, 200)
+        }
+        let reads = try await admin.requests(RequestFilter(post: post)).entries
+        XCTAssertEqual(reads.map(\.user), [ana, ben, ana])
+
+        try await admin.clearRequests(RequestFilter(post: post, user: ana))
+        let left = try await admin.requests(RequestFilter(post: post)).entries
+        XCTAssertEqual(left.map(\.user), [ben], "Ben's read stays")
+        try await admin.clearRequests(RequestFilter(user: ana))
+        let again = try await admin.requests(RequestFilter(post: post)).entries
+        XCTAssertEqual(again, left, "nothing more of Ana's to remove")
+        try await admin.clearRequests(RequestFilter(post: post))
+        let none = try await admin.requests(RequestFilter(post: post)).entries
+        XCTAssertEqual(none, [])
     }
 
     /// The journal names each request by its `X-Request-Id` (the client's
