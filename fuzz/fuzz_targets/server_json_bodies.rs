@@ -5,13 +5,15 @@
 //!
 //! The first byte picks the body (its value modulo the number of bodies):
 //! `POST /admin/users`, `POST /admin/posts`, `PUT /admin/users/{id}/friends`,
-//! `POST /admin/tokens`, `PUT /admin/faults`, `POST /admin/seed`; the rest
-//! is the body. For every input:
+//! `POST /admin/tokens`, `PUT /admin/faults` (and `POST /admin/faults`, from
+//! the same body), `POST /admin/seed`; the rest is the body. For every
+//! input:
 //!
 //! * reading never panics, and a refusal is a 400 `bad_json`,
 //!   `bad_post_id` or `bad_user_id`;
-//! * the store's rules (`check_name`, `check_friends`, `check_seed`) on
-//!   what is read never panic;
+//! * the store's rules (`check_name`, `check_friends`, `check_seed`) and
+//!   the fault rules' checks on what is read never panic, and fault rules
+//!   they take have only tags `check_tag` takes;
 //! * what is read, written again by serde_json (as the server answers it),
 //!   reads back equal, shape check included;
 //! * what is read is a JSON object (the shape check refuses a struct that
@@ -23,9 +25,11 @@ use std::fmt::Debug;
 
 use axum::http::StatusCode;
 use libfuzzer_sys::fuzz_target;
-use likekit_server::fuzzing::{ToSchema, read_body};
+use likekit_server::fuzzing::{ToSchema, check_fault_rules, read_body};
 use likekit_server::store::rules;
-use likekit_server::wire::admin::{FaultRules, Friends, NewPost, NewUser, Seed, TokenRequest};
+use likekit_server::wire::admin::{
+    FaultRules, Friends, NewFaultRules, NewPost, NewUser, Seed, TokenRequest, check_tag,
+};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
@@ -86,7 +90,16 @@ fuzz_target!(|data: &[u8]| {
             read::<TokenRequest>(body);
         }
         4 => {
-            read::<FaultRules>(body);
+            if let Some(rules) = read::<FaultRules>(body)
+                && check_fault_rules(&rules).is_ok()
+            {
+                for tag in rules.rules.iter().filter_map(|r| r.tag.as_deref()) {
+                    assert!(check_tag(tag).is_ok(), "{tag:?} taken");
+                }
+            }
+            if let Some(added) = read::<NewFaultRules>(body) {
+                let _ = check_fault_rules(&FaultRules::new(added.rules));
+            }
         }
         _ => {
             if let Some(seed) = read::<Seed>(body) {

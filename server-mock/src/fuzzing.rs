@@ -8,6 +8,16 @@ pub use crate::jwks::algorithms as jwks_algorithms;
 /// The bound of [`read_body`].
 pub use utoipa::ToSchema;
 
+/// The checks `PUT` and `POST /admin/faults` make of fault rules read from
+/// a body (ranges, tags, action fields), beyond what reading checks.
+///
+/// # Errors
+///
+/// The refusal's message, as the `bad_fault_rules` answer carries it.
+pub fn check_fault_rules(rules: &crate::wire::admin::FaultRules) -> Result<(), String> {
+    crate::faults::validate(rules)
+}
+
 use crate::{TokenError, TokenPolicy, Tokens, auth::Authenticator, jwks::Jwks, wire::UserId};
 
 /// Tokens checked as a server started with `--jwks` and no token
