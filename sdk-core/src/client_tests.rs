@@ -655,7 +655,7 @@ mod journal {
     use super::*;
     use crate::journal::{Intent, encode};
     use crate::runtime::now_ms;
-    use crate::{JournalStore, MemoryJournal, RestoreReport};
+    use crate::{JournalFault, JournalStore, MemoryJournal, RestoreReport};
 
     fn journaled(journal: &Arc<MemoryJournal>) -> (LikeClient, Arc<Gate>) {
         let gate = Arc::new(Gate::default());
@@ -887,6 +887,7 @@ mod journal {
         fn load(&self) -> Result<Vec<Intent>, LikeError> {
             if self.unreadable {
                 return Err(LikeError::Journal {
+                    fault: JournalFault::Unreadable,
                     message: "cannot read likekit-intents.json: Operation not permitted".into(),
                 });
             }
@@ -899,6 +900,7 @@ mod journal {
             if *failing > 0 {
                 *failing -= 1;
                 return Err(LikeError::Journal {
+                    fault: JournalFault::Unwritable,
                     message: "cannot write likekit-intents.json: No space left on device".into(),
                 });
             }
@@ -927,7 +929,7 @@ mod journal {
         let (client, gate) = flaky_client(&store);
         let report = client.restore();
         let problem = report.problem.unwrap();
-        assert_eq!(problem.code(), "journal");
+        assert_eq!(problem.code(), "journal_unreadable");
         assert!(report.restored.is_empty());
         assert_eq!(client.journal_problem(), Some(problem));
         client.set_liked(id(7), true);
@@ -956,7 +958,10 @@ mod journal {
             assert!(Instant::now() < deadline, "the failure is surfaced");
             tokio::time::sleep(Duration::from_millis(1)).await;
         }
-        assert_eq!(client.journal_problem().unwrap().code(), "journal");
+        assert_eq!(
+            client.journal_problem().unwrap().code(),
+            "journal_unwritable"
+        );
         // Tried again on its own (after 0.5 s, then 1 s), until it saves.
         assert_eq!(saved(&store.inner, &[]).await, []);
         assert_eq!(store.saves(), 4);
@@ -994,7 +999,7 @@ mod journal {
             let journal = Arc::new(MemoryJournal::with_bytes(viewer, bytes));
             let (client, gate) = journaled(&journal);
             let report = client.restore();
-            assert_eq!(report.problem.unwrap().code(), "journal");
+            assert_eq!(report.problem.unwrap().code(), "journal_damaged");
             assert!(report.restored.is_empty() && report.expired.is_empty());
             assert_eq!(client.restore(), RestoreReport::default(), "reported once");
             assert_eq!(

@@ -107,9 +107,10 @@ pub enum LikeError {
     /// The client was shut down before the call could finish. Not retried.
     #[error("the client was shut down")]
     Shutdown,
-    /// The intent journal could not be read or written: damaged,
-    /// another viewer's, a newer format, or an I/O failure. A journal
-    /// that cannot be read is reported once (see
+    /// The intent journal could not be used; `fault` says how, and the
+    /// code with it (`journal_in_use`, `journal_damaged`,
+    /// `journal_unreadable`, `journal_unwritable`). A journal that cannot
+    /// be read is reported once (see
     /// [`LikeClient::restore`](crate::LikeClient::restore)) and the client
     /// starts without it; a damaged one is replaced, one that could not be
     /// read now is left alone (see
@@ -119,6 +120,8 @@ pub enum LikeError {
     /// Not retried.
     #[error("intent journal: {message}")]
     Journal {
+        /// What kind of failure it is.
+        fault: JournalFault,
         /// What was wrong.
         message: String,
     },
@@ -127,6 +130,46 @@ pub enum LikeError {
     /// retried.
     #[error("the tap is too old to send")]
     Expired,
+}
+
+/// How the intent journal failed ([`LikeError::Journal`]), each with its
+/// own code, so an app tells them apart without reading the message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum JournalFault {
+    /// Another client holds this viewer's journal (`journal_in_use`):
+    /// close that client first, or wait until its calls have ended.
+    InUse,
+    /// The journal's content cannot be used (`journal_damaged`):
+    /// truncated, corrupted, another viewer's, a newer format. What it
+    /// held is lost; the next save replaces it.
+    Damaged,
+    /// The journal could not be read now (`journal_unreadable`): an I/O
+    /// failure, a permission refused, storage locked until the device is
+    /// first unlocked. It is left as it is for a later start.
+    Unreadable,
+    /// The journal could not be made or written (`journal_unwritable`):
+    /// its folder, its lock file or a save failed. A failed save is tried
+    /// again.
+    Unwritable,
+}
+
+impl JournalFault {
+    /// The error code of a journal that failed this way.
+    ///
+    /// ```
+    /// use likekit_core::{JournalFault, LikeError};
+    /// let e = LikeError::Journal { fault: JournalFault::InUse, message: "held".into() };
+    /// assert_eq!(e.code(), "journal_in_use");
+    /// assert_eq!(JournalFault::Damaged.code(), "journal_damaged");
+    /// ```
+    pub fn code(self) -> &'static str {
+        match self {
+            Self::InUse => "journal_in_use",
+            Self::Damaged => "journal_damaged",
+            Self::Unreadable => "journal_unreadable",
+            Self::Unwritable => "journal_unwritable",
+        }
+    }
 }
 
 impl LikeError {
@@ -219,7 +262,7 @@ impl LikeError {
             Self::NotFound { .. } => "post_not_found",
             Self::Config { .. } => "config",
             Self::Shutdown => "shutdown",
-            Self::Journal { .. } => "journal",
+            Self::Journal { fault, .. } => fault.code(),
             Self::Expired => "expired",
         }
     }
@@ -289,6 +332,7 @@ mod tests {
             },
             LikeError::Shutdown,
             LikeError::Journal {
+                fault: JournalFault::Unreadable,
                 message: String::new(),
             },
             LikeError::Expired,

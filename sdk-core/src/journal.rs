@@ -23,7 +23,7 @@
 use std::sync::Arc;
 
 use crate::runtime::{SendOutsideWasm, SyncOutsideWasm};
-use crate::{LikeError, PostId};
+use crate::{JournalFault, LikeError, PostId};
 
 /// The journal format this version writes and reads.
 pub const FORMAT: u32 = 1;
@@ -52,14 +52,15 @@ pub trait JournalStore: SendOutsideWasm + SyncOutsideWasm {
     ///
     /// # Errors
     ///
-    /// [`LikeError::Journal`] for a journal that cannot be read. Two kinds
-    /// are told apart ([`is_unusable`]): content that cannot be used
-    /// (truncated, corrupted, another viewer's, a newer format — the
-    /// errors of [`decode`], or of [`unusable`]), which the client
-    /// replaces at its next save; and a store that could not be read now
-    /// (an I/O failure, a permission refused, storage locked until the
-    /// device is first unlocked — any other error), which the client
-    /// leaves untouched, keeping no journal until it is built again.
+    /// [`LikeError::Journal`] for a journal that cannot be read, told
+    /// apart by its [`JournalFault`]: content that cannot be used
+    /// ([`JournalFault::Damaged`]: truncated, corrupted, another viewer's,
+    /// a newer format — the errors of [`decode`], or of [`unusable`]),
+    /// which the client replaces at its next save; and a store that could
+    /// not be read now ([`JournalFault::Unreadable`]: an I/O failure, a
+    /// permission refused, storage locked until the device is first
+    /// unlocked — or any other fault), which the client leaves untouched,
+    /// keeping no journal until it is built again.
     fn load(&self) -> Result<Vec<Intent>, LikeError>;
 
     /// Replaces the journal with `intents`.
@@ -80,8 +81,9 @@ impl<T: JournalStore + ?Sized> JournalStore for Arc<T> {
     }
 }
 
-fn journal_error(message: impl Into<String>) -> LikeError {
+fn journal_error(fault: JournalFault, message: impl Into<String>) -> LikeError {
     LikeError::Journal {
+        fault,
         message: message.into(),
     }
 }
@@ -100,7 +102,7 @@ const UNUSABLE: &str = "unusable: ";
 /// assert_eq!(e.to_string(), "intent journal: unusable: the checksum does not match");
 /// ```
 pub fn unusable(why: impl std::fmt::Display) -> LikeError {
-    journal_error(format!("{UNUSABLE}{why}"))
+    journal_error(JournalFault::Damaged, format!("{UNUSABLE}{why}"))
 }
 
 /// Whether `error` says a journal's content cannot be used (damaged,
@@ -111,11 +113,20 @@ pub fn unusable(why: impl std::fmt::Display) -> LikeError {
 /// ```
 /// use likekit_core::{LikeError, journal::{decode, is_unusable}};
 /// assert!(is_unusable(&decode("ana", b"{").unwrap_err()));
-/// let io = LikeError::Journal { message: "cannot read likekit.json: Permission denied".into() };
+/// let io = LikeError::Journal {
+///     fault: likekit_core::JournalFault::Unreadable,
+///     message: "cannot read likekit.json: Permission denied".into(),
+/// };
 /// assert!(!is_unusable(&io));
 /// ```
 pub fn is_unusable(error: &LikeError) -> bool {
-    matches!(error, LikeError::Journal { message } if message.starts_with(UNUSABLE))
+    matches!(
+        error,
+        LikeError::Journal {
+            fault: JournalFault::Damaged,
+            ..
+        }
+    )
 }
 
 /// The journal of `viewer` holding `intents`, as bytes.
@@ -157,7 +168,7 @@ fn push_string(text: &mut String, value: &str) {
 /// let intent = Intent { post: likekit_core::PostId::new(42).unwrap(), liked: true, tapped_at_ms: 7 };
 /// let bytes = encode("ana", &[intent]);
 /// assert_eq!(decode("ana", &bytes).unwrap(), [intent]);
-/// assert_eq!(decode("ben", &bytes).unwrap_err().code(), "journal");
+/// assert_eq!(decode("ben", &bytes).unwrap_err().code(), "journal_damaged");
 /// assert!(decode("ana", &bytes[..bytes.len() - 1]).is_err());
 /// ```
 ///
@@ -253,7 +264,7 @@ mod file {
     use std::path::{Path, PathBuf};
 
     use super::{Intent, JournalStore, decode, encode, journal_error};
-    use crate::LikeError;
+    use crate::{JournalFault, LikeError};
 
     /// A journal file per viewer in a directory the app chooses (its
     /// app-data or files directory): `likekit-intents-<viewer>.json`, the
@@ -284,10 +295,10 @@ mod file {
             let dir = dir.as_ref();
             let viewer = viewer.into();
             fs::create_dir_all(dir).map_err(|e| {
-                journal_error(format!(
-                    "cannot make the journal directory {}: {e}",
-                    dir.display()
-                ))
+                journal_error(
+                    JournalFault::Unwritable,
+                    format!("cannot make the journal directory {}: {e}", dir.display()),
+                )
             })?;
             let name: String = viewer.bytes().map(|b| format!("{b:02x}")).collect();
             let path = dir.join(format!("likekit-intents-{name}.json"));
@@ -297,12 +308,17 @@ mod file {
                 .truncate(false)
                 .write(true)
                 .open(&lock_path)
-                .map_err(|e| journal_error(format!("cannot open {}: {e}", lock_path.display())))?;
+                .map_err(|e| {
+                    journal_error(
+                        JournalFault::Unwritable,
+                        format!("cannot open {}: {e}", lock_path.display()),
+                    )
+                })?;
             try_lock(&lock).map_err(|_| {
-                journal_error(format!(
-                    "the journal {} is in use by another client",
-                    path.display()
-                ))
+                journal_error(
+                    JournalFault::InUse,
+                    format!("the journal {} is in use by another client", path.display()),
+                )
             })?;
             Ok(Self {
                 path,
@@ -322,16 +338,19 @@ mod file {
             match fs::read(&self.path) {
                 Ok(bytes) => decode(&self.viewer, &bytes),
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Vec::new()),
-                Err(e) => Err(journal_error(format!(
-                    "cannot read {}: {e}",
-                    self.path.display()
-                ))),
+                Err(e) => Err(journal_error(
+                    JournalFault::Unreadable,
+                    format!("cannot read {}: {e}", self.path.display()),
+                )),
             }
         }
 
         fn save(&self, intents: &[Intent]) -> Result<(), LikeError> {
             let failed = |e: std::io::Error| {
-                journal_error(format!("cannot write {}: {e}", self.path.display()))
+                journal_error(
+                    JournalFault::Unwritable,
+                    format!("cannot write {}: {e}", self.path.display()),
+                )
             };
             let temporary = self.path.with_extension("json.new");
             let mut file = File::create(&temporary).map_err(failed)?;
@@ -399,7 +418,7 @@ mod tests {
         let bytes = encode("ana", &[intent(42, true)]);
         for cut in 0..bytes.len() {
             let e = decode("ana", &bytes[..cut]).unwrap_err();
-            assert_eq!(e.code(), "journal", "cut at {cut}");
+            assert_eq!(e.code(), "journal_damaged", "cut at {cut}");
         }
         let cases: [(&str, &[u8]); 6] = [
             ("ben", &bytes),
@@ -424,7 +443,7 @@ mod tests {
         journal.save(&[intent(1, true)]).unwrap();
         assert_eq!(journal.load().unwrap(), [intent(1, true)]);
         let damaged = MemoryJournal::with_bytes("ana", b"{\"format\":1,".to_vec());
-        assert_eq!(damaged.load().unwrap_err().code(), "journal");
+        assert_eq!(damaged.load().unwrap_err().code(), "journal_damaged");
     }
 
     #[test]
@@ -439,13 +458,29 @@ mod tests {
         // a second client for Ana on this directory is refused
         let again = FileJournal::open(&dir, "ana").unwrap_err();
         assert!(again.to_string().contains("in use"), "{again}");
+        assert_eq!(again.code(), "journal_in_use");
+        // a folder that cannot be made (a file is in its way)
+        let file = dir.join("a-file");
+        std::fs::write(&file, b"").unwrap();
+        let unmade = FileJournal::open(file.join("journal"), "ana").unwrap_err();
+        assert_eq!(unmade.code(), "journal_unwritable", "{unmade}");
+        // a journal in the way of which a folder stands: not readable now,
+        // and a save cannot replace it
+        let cleo = FileJournal::open(&dir, "cleo").unwrap();
+        std::fs::create_dir(cleo.path()).unwrap();
+        assert_eq!(cleo.load().unwrap_err().code(), "journal_unreadable");
+        assert_eq!(
+            cleo.save(&[intent(42, true)]).unwrap_err().code(),
+            "journal_unwritable"
+        );
+        drop(cleo);
         // Ben has a file of his own, and nothing of Ana's
         let ben = FileJournal::open(&dir, "ben").unwrap();
         assert_ne!(ben.path(), ana.path());
         assert_eq!(ben.load().unwrap(), []);
         // a damaged file is an error, and a save replaces it whole
         std::fs::write(ana.path(), b"{\"format\":1,\"viewer\":\"ana\",\"int").unwrap();
-        assert_eq!(ana.load().unwrap_err().code(), "journal");
+        assert_eq!(ana.load().unwrap_err().code(), "journal_damaged");
         ana.save(&[]).unwrap();
         assert_eq!(ana.load().unwrap(), []);
         drop(ana);

@@ -64,7 +64,7 @@ pub mod wire;
 
 pub use client::{DEFAULT_MAX_INTENT_AGE, LikeClient, LikeClientBuilder, Subscription};
 pub use driver::RestoreReport;
-pub use error::LikeError;
+pub use error::{JournalFault, LikeError};
 pub use events::{LikeEvent, LikeFailure, LikeObserver};
 #[cfg(not(target_arch = "wasm32"))]
 pub use journal::FileJournal;

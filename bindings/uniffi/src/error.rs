@@ -140,9 +140,15 @@ like_error! {
     Config,
     /// The client was shut down before the call could finish.
     Shutdown,
-    /// The intent journal could not be read or written (damaged, another
-    /// viewer's, a newer format, an I/O failure): in
-    /// `RestoreReport.problem` and `LikeClient.journalProblem()`.
+    /// The intent journal could not be used, `code` says how:
+    /// `journal_in_use` (another client holds this viewer's journal: close
+    /// it first), `journal_damaged` (its content cannot be used: what it
+    /// held is lost, the next save replaces it), `journal_unreadable` (it
+    /// could not be read now: left as it is for a later start) or
+    /// `journal_unwritable` (its folder could not be made, or a save
+    /// failed). In `RestoreReport.problem` and
+    /// `LikeClient.journalProblem()`, or thrown by `IntentJournal.file`
+    /// and the client's constructor.
     Journal,
     /// The tap was older than the client's `max_intent_age` when it could
     /// be sent, so it was dropped.
@@ -330,12 +336,13 @@ mod tests {
             ),
             case(
                 Core::Journal {
+                    fault: likekit_core::JournalFault::Unreadable,
                     message: "the journal is not readable".into(),
                 },
                 "Journal",
                 (
                     "intent journal: the journal is not readable",
-                    "journal",
+                    "journal_unreadable",
                     false,
                     None,
                     None,

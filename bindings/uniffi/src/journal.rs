@@ -82,6 +82,7 @@ impl IntentJournal {
             .is_err()
         {
             return Err(likekit_core::LikeError::Journal {
+                fault: likekit_core::JournalFault::InUse,
                 message: "this journal is in use by another client: close that client first"
                     .to_owned(),
             }
@@ -141,9 +142,10 @@ pub struct RestoreReport {
     pub expired: Vec<ExpiredTap>,
     /// Why the journal could not be read, if it could not (`Journal`); the
     /// client started without what it held. A journal whose content is
-    /// unusable (damaged, another viewer's, a newer format) is replaced by
-    /// the next save. One that could not be read at all (an I/O failure, a
-    /// permission refused) is left untouched for a later start, and this
+    /// unusable (damaged, another viewer's, a newer format: code
+    /// `journal_damaged`) is replaced by the next save. One that could not
+    /// be read at all (an I/O failure, a permission refused: code
+    /// `journal_unreadable`) is left untouched for a later start, and this
     /// client keeps no journal: its taps are not written down
     /// (`LikeClient.journalProblem()` keeps saying so).
     pub problem: Option<LikeError>,
@@ -181,6 +183,10 @@ mod tests {
         };
         assert!(matches!(again, LikeError::Journal { .. }), "{again:?}");
         assert!(again.to_string().contains("in use"), "{again}");
+        assert!(
+            matches!(&again, LikeError::Journal { code, .. } if code == "journal_in_use"),
+            "{again:?}"
+        );
         first.save(&[]).unwrap();
         drop(first);
         let second = journal.take().unwrap();

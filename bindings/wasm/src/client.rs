@@ -263,8 +263,9 @@ impl LikeClient {
     /// again at the next change, and after a delay that doubles from 0.5 s
     /// up to a minute; calls are not held back meanwhile), or the storage
     /// could not be read when the client was made and this client keeps no
-    /// journal. A `LikeError` with code `"journal"`, or `null` when all is
-    /// well or there is no journal.
+    /// journal. A `LikeError` with code `"journal_unwritable"` or
+    /// `"journal_unreadable"`, or `null` when all is well or there is no
+    /// journal.
     #[wasm_bindgen(js_name = journalProblem, unchecked_return_type = "LikeError | null")]
     pub fn journal_problem(&self) -> JsValue {
         self.inner

@@ -5,8 +5,9 @@
 //! a native `FileJournal` writes (format version, viewer, intents), read
 //! and written by the core's `journal::decode` and `journal::encode`. A
 //! save of no intents removes the entry. Storage that throws (disabled,
-//! over quota, a private window that refuses it) is a `journal` error,
-//! never a lost tap: the tap still goes out, it is only not kept.
+//! over quota, a private window that refuses it) is a `journal_unreadable`
+//! or `journal_unwritable` error, never a lost tap: the tap still goes
+//! out, it is only not kept.
 //!
 //! Every tab of the viewer's shares the entry, so a save reads it again
 //! and merges ([`merge`](crate::merge)): another tab's unsaved taps stay,
@@ -14,7 +15,7 @@
 
 use std::cell::Cell;
 
-use likekit_core::{Intent, JournalStore, LikeError};
+use likekit_core::{Intent, JournalFault, JournalStore, LikeError};
 use wasm_bindgen::prelude::*;
 
 #[wasm_bindgen]
@@ -82,14 +83,16 @@ impl WebStorageJournal {
     }
 }
 
-/// A storage method that threw (or is missing), as a `journal` error.
-fn storage_error(thrown: JsValue) -> LikeError {
+/// A storage method that threw (or is missing), as a journal error of
+/// `fault`: `getItem` reads, `setItem` and `removeItem` write.
+fn storage_error(fault: JournalFault, thrown: JsValue) -> LikeError {
     let reason = thrown
         .dyn_ref::<js_sys::Error>()
         .map(|e| String::from(e.message()))
         .or_else(|| thrown.as_string())
         .unwrap_or_else(|| "it threw".into());
     LikeError::Journal {
+        fault,
         message: format!("the storage failed: {reason}"),
     }
 }
@@ -125,14 +128,15 @@ impl JournalStore for WebStorageJournal {
         } else {
             last
         });
-        written.map_err(storage_error)
+        written.map_err(|thrown| storage_error(JournalFault::Unwritable, thrown))
     }
 }
 
 impl WebStorageJournal {
     /// What the entry holds now.
     fn stored(&self) -> Result<Vec<Intent>, LikeError> {
-        match self.storage.get_item(&self.key).map_err(storage_error)? {
+        let read = self.storage.get_item(&self.key);
+        match read.map_err(|thrown| storage_error(JournalFault::Unreadable, thrown))? {
             Some(text) => likekit_core::journal::decode(&self.viewer, text.as_bytes()),
             None => Ok(Vec::new()),
         }

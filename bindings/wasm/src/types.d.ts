@@ -38,9 +38,13 @@ export type PostIdInput = PostId | bigint;
  * refusals (4xx) carry the server's own code, such as `"http_503"`.
  * `"bad_post_id"` is a post id refused before anything was sent (see
  * `PostIdInput`); `"invalid_argument"` an argument of the wrong type or a
- * number too large to be exact; `"journal"` the intent journal could not
- * be read or saved (`restore().problem`, `journalProblem()`); `"expired"` a
- * kept tap too old to send.
+ * number too large to be exact; `"journal_…"` the intent journal could
+ * not be used (`restore().problem`, `journalProblem()`): its content was
+ * damaged, another viewer's or of a newer format (`"journal_damaged"`:
+ * what it held is lost, the next save replaces it), the storage could not
+ * be read (`"journal_unreadable"`: left as it is) or written
+ * (`"journal_unwritable"`); `"journal_in_use"` is the native clients'
+ * journal held by another client; `"expired"` a kept tap too old to send.
  */
 export type LikeErrorCode =
   | "bad_post_id"
@@ -53,7 +57,10 @@ export type LikeErrorCode =
   | "post_not_found"
   | "config"
   | "shutdown"
-  | "journal"
+  | "journal_in_use"
+  | "journal_damaged"
+  | "journal_unreadable"
+  | "journal_unwritable"
   | "expired"
   | "invalid_argument"
   | (string & {});

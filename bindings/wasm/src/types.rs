@@ -380,7 +380,7 @@ pub struct RestoreReport {
     pub restored: Vec<PostView>,
     /// The taps too old to send: each was dropped, and listeners heard one failure (`expired`) for it.
     pub expired: Vec<LikeFailure>,
-    /// Why the journal could not be read, if it could not (`journal`); the client started without what it held. Content that cannot be used (damaged, another viewer's, a newer format) is replaced by the next save; storage that could not be read at all (`getItem` threw) is left untouched, and this client keeps no journal (`journalProblem()` keeps saying so).
+    /// Why the journal could not be read, if it could not; the client started without what it held. Content that cannot be used (damaged, another viewer's, a newer format: `journal_damaged`) is replaced by the next save; storage that could not be read at all (`getItem` threw: `journal_unreadable`) is left untouched, and this client keeps no journal (`journalProblem()` keeps saying so).
     #[serde(with = "tsify::serde_wasm_bindgen::preserve")]
     #[tsify(type = "LikeError | null")]
     pub problem: JsValue,

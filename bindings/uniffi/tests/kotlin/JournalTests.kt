@@ -282,7 +282,7 @@ fun journalTests(t: Harness, server: TestServer, viewer: Long, tokens: TokenProv
                 restarted(dir) { c, report ->
                     val problem = report.problem
                     expect(problem is LikeException.Journal) { "$name: problem $problem" }
-                    expectEqual("journal" to false, problem!!.code to problem.isTransient, "$name: (code, transient)")
+                    expectEqual("journal_damaged" to false, problem!!.code to problem.isTransient, "$name: (code, transient)")
                     expect(report.restored.isEmpty() && report.expired.isEmpty()) { "$name: report $report" }
                     expectEqual(null, c.restore().problem, "$name: the problem on the second restore")
                     waitFor("$name: the journal to be replaced") { !Files.readAllBytes(file).contentEquals(bytes) }
@@ -309,7 +309,7 @@ fun journalTests(t: Harness, server: TestServer, viewer: Long, tokens: TokenProv
                     throw AssertionError("$what: a second journal opened")
                 } catch (e: LikeException.Journal) {
                     expect(e.reason.contains("in use")) { "$what: reason ${e.reason}" }
-                    expectEqual("journal", e.code, "$what: code")
+                    expectEqual("journal_in_use", e.code, "$what: code")
                 }
             }
             val first = IntentJournal.file(dir.toString(), ANA)
@@ -332,7 +332,7 @@ fun journalTests(t: Harness, server: TestServer, viewer: Long, tokens: TokenProv
                     throw AssertionError("$what: a second client took the journal")
                 } catch (e: LikeException.Journal) {
                     expect(e.reason.contains("in use")) { "$what: reason ${e.reason}" }
-                    expectEqual("journal", e.code, "$what: code")
+                    expectEqual("journal_in_use", e.code, "$what: code")
                 }
             }
             IntentJournal.file(dir.toString(), ANA).use { journal ->
@@ -351,6 +351,7 @@ fun journalTests(t: Harness, server: TestServer, viewer: Long, tokens: TokenProv
                         throw AssertionError("a second scripted client took a memory journal")
                     } catch (e: LikeException.Journal) {
                         expect(e.reason.contains("in use")) { "memory: reason ${e.reason}" }
+                        expectEqual("journal_in_use", e.code, "memory: code")
                     }
                 }
             }

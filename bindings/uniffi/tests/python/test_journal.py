@@ -176,6 +176,7 @@ def test_a_damaged_journal_is_reported_once_and_replaced(admin, viewer, tmp_path
         path.write_bytes(damaged)
         client, report, _ = restart(admin, viewer, directory)
         assert isinstance(report.problem, likekit.LikeError.Journal), report
+        assert report.problem.code == "journal_damaged", report.problem
         assert report.restored == [] and report.expired == []
         assert client.restore().problem is None, "reported once"
         wait_for("the journal to be replaced", lambda: path.read_bytes() != damaged)
@@ -189,7 +190,7 @@ def test_a_second_client_on_one_journal_is_refused(tmp_path):
         likekit.IntentJournal.file(str(tmp_path), "ana")
         raise AssertionError("a second client opened the same journal")
     except likekit.LikeError.Journal as e:
-        assert "in use" in e.reason
+        assert "in use" in e.reason and e.code == "journal_in_use", e
     del first
     likekit.IntentJournal.file(str(tmp_path), "ana")
 
@@ -206,14 +207,14 @@ def test_one_journal_serves_one_live_client_at_a_time(admin, viewer, tmp_path):
             likekit.LikeClient(admin.url, viewer[1], again)
             raise AssertionError(f"{what}: a second client took the journal")
         except likekit.LikeError.Journal as e:
-            assert "in use" in e.reason and e.code == "journal", (what, e)
+            assert "in use" in e.reason and e.code == "journal_in_use", (what, e)
     memory = likekit.IntentJournal.memory("ana")
     scripted = likekit.LikeClient.scripted(likekit.ScriptedServer(), likekit.LikeClientOptions(journal=memory))
     try:
         likekit.LikeClient.scripted(likekit.ScriptedServer(), likekit.LikeClientOptions(journal=memory))
         raise AssertionError("a second scripted client took a memory journal")
     except likekit.LikeError.Journal as e:
-        assert "in use" in e.reason
+        assert "in use" in e.reason and e.code == "journal_in_use", e
     del scripted
     # closed with nothing in flight: free for the next sign-in
     del first
@@ -294,7 +295,7 @@ def test_journal_problem_reports_a_failed_save_until_one_works(tmp_path):
     wait_for("the failed save to be reported", lambda: client.journal_problem() is not None)
     problem = client.journal_problem()
     assert isinstance(problem, likekit.LikeError.Journal), problem
-    assert (problem.code, problem.is_transient) == ("journal", False)
+    assert (problem.code, problem.is_transient) == ("journal_unwritable", False)
     assert "cannot write" in problem.reason, problem.reason
     kept = json.loads(journal_file.read_text())["intents"] if journal_file.exists() else []
     assert kept == [], "the tap is not in the file"
@@ -323,6 +324,7 @@ def test_journal_problem_keeps_reporting_a_journal_that_could_not_be_read(tmp_pa
     assert isinstance(client.journal_problem(), likekit.LikeError.Journal), "before restore"
     report = client.restore()
     assert isinstance(report.problem, likekit.LikeError.Journal), report
+    assert report.problem.code == "journal_unreadable", report.problem
     client.set_liked(5, True)
     wait_for("the like call", lambda: len(server.calls()) == 1)
     assert server.answer(server.calls()[0].id, 1, True, 2)

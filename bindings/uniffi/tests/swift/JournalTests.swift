@@ -323,7 +323,7 @@ final class JournalTests: XCTestCase {
             defer { removeDirectory(dir) }
             let problem = try XCTUnwrap(report.problem, "\(name): no problem reported")
             XCTAssertEqual(caseName(problem), "Journal", name)
-            XCTAssertEqual(problem.code, "journal", name)
+            XCTAssertEqual(problem.code, "journal_damaged", name)
             XCTAssertFalse(problem.isTransient, name)
             XCTAssertEqual(report.restored, [], name)
             XCTAssertEqual(report.expired, [], name)
@@ -350,6 +350,7 @@ final class JournalTests: XCTestCase {
                 guard let error = error as? LikeError else { return XCTFail("\(what): got \(error)", file: file, line: line) }
                 XCTAssertEqual(caseName(error), "Journal", what, file: file, line: line)
                 XCTAssertTrue(error.reason.contains("in use"), "\(what): \(error.reason)", file: file, line: line)
+                XCTAssertEqual(error.code, "journal_in_use", what, file: file, line: line)
             }
         }
         var first: IntentJournal? = try IntentJournal.file(directory: dir.path, viewer: anaKey)
@@ -379,6 +380,7 @@ final class JournalTests: XCTestCase {
                 guard let error = error as? LikeError else { return XCTFail("\(what): got \(error)", file: file, line: line) }
                 XCTAssertEqual(caseName(error), "Journal", what, file: file, line: line)
                 XCTAssertTrue(error.reason.contains("in use"), "\(what): \(error.reason)", file: file, line: line)
+                XCTAssertEqual(error.code, "journal_in_use", what, file: file, line: line)
             }
         }
         let journal = try IntentJournal.file(directory: dir.path, viewer: anaKey)

@@ -146,7 +146,7 @@ test("another viewer's client sends nothing of Ana's", async () => {
   const mixed = clientFor(server, swapped, "ben");
   const refused = mixed.restore();
   assert.deepEqual(refused.restored, []);
-  assert.equal(refused.problem.code, "journal");
+  assert.equal(refused.problem.code, "journal_damaged");
   assert.match(refused.problem.message, /another viewer/);
   assert.ok(await mixed.waitIdle(SETTLE_MS));
   assert.deepEqual(server.calls(), []);
@@ -165,7 +165,7 @@ test("a damaged journal is reported once, the client starts empty, the next save
     const storage = new MemoryStorage({ [KEY("ana")]: text });
     const client = clientFor(server, storage);
     const report = client.restore();
-    assert.equal(report.problem?.code, "journal", what);
+    assert.equal(report.problem?.code, "journal_damaged", what);
     assert.deepEqual(report.restored, [], what);
     assert.equal(client.restore().problem, null, `${what}: reported once`);
     client.setLiked(5, true);
@@ -186,7 +186,7 @@ test("storage that throws: a journal error at restore, and taps still go out", a
   };
   const unreadable = LikeClient.scripted(new ScriptedServer(), { journal: { viewer: "ana", storage: locked } });
   const problem = unreadable.restore().problem;
-  assert.equal(problem.code, "journal");
+  assert.equal(problem.code, "journal_unreadable");
   assert.match(problem.message, /The operation is insecure/);
   unreadable.free();
 
@@ -236,7 +236,7 @@ test("journalProblem(): a failed save is reported until a save works, and the sa
     await waitFor(() => client.journalProblem() !== null, "the failed save to be reported");
     const problem = client.journalProblem();
     assert.equal(problem.name, "LikeError");
-    assert.equal(problem.code, "journal");
+    assert.equal(problem.code, "journal_unwritable");
     assert.equal(problem.transient, false);
     assert.match(problem.message, /QuotaExceededError/);
     assert.equal(storage.getItem(KEY("ana")), null, "nothing written while full");
@@ -271,16 +271,16 @@ test("journalProblem(): storage that cannot be read at start is reported for the
     removeItem: () => void (writes += 1),
   };
   const client = clientFor(server, locked);
-  assert.equal(client.journalProblem()?.code, "journal", "before restore");
+  assert.equal(client.journalProblem()?.code, "journal_unreadable", "before restore");
   const report = client.restore();
-  assert.equal(report.problem.code, "journal");
+  assert.equal(report.problem.code, "journal_unreadable");
   client.setLiked(5, true);
   await waitFor(() => server.calls().length === 1, "the like call");
   server.answer(0, { count: 1, likedByMe: true, version: 2 });
   assert.ok(await client.waitIdle(SETTLE_MS));
   assert.equal(client.view(5).liked, true, "the tap still saved on the server");
   const problem = client.journalProblem();
-  assert.equal(problem?.code, "journal", "still reported after restore and a tap");
+  assert.equal(problem?.code, "journal_unreadable", "still reported after restore and a tap");
   assert.match(problem.message, /The operation is insecure/);
   assert.equal(writes, 0, "the unreadable journal is never written");
   client.free();

@@ -221,7 +221,7 @@ const clientMembers: { [K in keyof LikeClient]: (client: LikeClient) => unknown 
     report.restored.map(render);
     report.expired.map(toast);
     const problem: LikeError | null = report.problem;
-    return problem?.code === "journal" ? journal.viewer : null;
+    return problem?.code === "journal_damaged" ? journal.viewer : null;
   },
   journalProblem: (client) => {
     const problem: LikeError | null = client.journalProblem();
