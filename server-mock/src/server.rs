@@ -4,7 +4,7 @@ use std::{fmt, net::SocketAddr, sync::Arc, time::Duration};
 
 use likekit_proto::{
     PostId, UserId,
-    admin::{FaultRules, Seed},
+    admin::{FaultRule, FaultRules, Seed},
 };
 use tokio::{net::TcpListener, sync::watch, task::JoinHandle};
 
@@ -359,9 +359,28 @@ impl ServerHandle {
         self.app.set_faults(rules)
     }
 
+    /// Adds fault rules after those in force, like `POST /admin/faults`.
+    ///
+    /// # Errors
+    ///
+    /// As [`App::add_faults`].
+    pub fn add_faults(&self, rules: Vec<FaultRule>) -> Result<FaultRules, Error> {
+        self.app.add_faults(rules)
+    }
+
     /// Removes every fault rule, like `DELETE /admin/faults`.
     pub fn clear_faults(&self) {
         self.app.clear_faults();
+    }
+
+    /// Removes the fault rules tagged `tag`, like
+    /// `DELETE /admin/faults?tag=…`; returns the rules left.
+    ///
+    /// # Errors
+    ///
+    /// As [`App::clear_faults_tagged`].
+    pub fn clear_faults_tagged(&self, tag: &str) -> Result<FaultRules, Error> {
+        self.app.clear_faults_tagged(tag)
     }
 
     /// Starts a graceful stop without waiting for it: `/readyz` answers 503

@@ -9,7 +9,7 @@ use axum::http::{HeaderName, HeaderValue, Method, header};
 use governor::{DefaultKeyedRateLimiter, Quota, RateLimiter, clock::Clock};
 use likekit_proto::{
     PostId, UserId,
-    admin::{FaultRules, Seed},
+    admin::{FaultRule, FaultRules, Seed},
 };
 use tower_http::cors::{AllowOrigin, CorsLayer};
 
@@ -576,9 +576,43 @@ impl App {
         Ok(())
     }
 
+    /// Adds `rules` after those in force, like `POST /admin/faults`: the
+    /// rules in force keep their counters, their draws and the seed.
+    /// Returns every rule now in force, the added ones last.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Config`] for a rule out of range, as `POST` refuses it, or
+    /// when the rules in force and these would be more than
+    /// [`MAX_RULES`](crate::faults::MAX_RULES) (nothing is added).
+    pub fn add_faults(&self, rules: Vec<FaultRule>) -> Result<FaultRules, Error> {
+        let rules = FaultRules::new(rules);
+        faults::validate(&rules)
+            .and_then(|()| faults::check_pauses(&rules, self.0.request_timeout))
+            .map_err(Error::Config)?;
+        self.0
+            .faults
+            .add(rules.rules)
+            .map_err(|too_many| Error::Config(too_many.to_string()))
+    }
+
     /// Removes every fault rule, like `DELETE /admin/faults`.
     pub fn clear_faults(&self) {
         self.0.faults.clear();
+    }
+
+    /// Removes the fault rules tagged `tag`, like
+    /// `DELETE /admin/faults?tag=…`; the others keep their counters, their
+    /// draws and the seed. Returns the rules left.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Config`] for a tag that is not 1 to 64 visible ASCII
+    /// characters.
+    pub fn clear_faults_tagged(&self, tag: &str) -> Result<FaultRules, Error> {
+        likekit_proto::admin::check_tag(tag)
+            .map_err(|rule| Error::Config(format!("tag: {rule}")))?;
+        Ok(self.0.faults.remove_tagged(tag).1)
     }
 }
 

@@ -695,6 +695,47 @@ async fn in_process_fault_rules_refuse_a_pause_past_the_request_timeout() {
     t.stop().await;
 }
 
+/// In process as over HTTP: rules added after those in force leave those
+/// as they were (a used-up `fail_next` stays used up), and removing one
+/// tag's rules keeps the others'.
+#[tokio::test]
+async fn in_process_fault_rules_are_added_and_removed_by_tag() {
+    let t = TestServer::start().await;
+    t.setup(&[], &[1]).await;
+    let once_for = |user: u64, tag: &str| FaultRule {
+        user: Some(likekit_server::wire::UserId::new(user).unwrap()),
+        fail_next: 1,
+        tag: Some(tag.into()),
+        ..FaultRule::new(FaultRoute::Likes)
+    };
+    let first = t.server.add_faults(vec![once_for(2, "b")]).unwrap();
+    assert_eq!(t.view(2, 1).await.status(), StatusCode::SERVICE_UNAVAILABLE);
+    let added = t.server.add_faults(vec![once_for(3, "a")]).unwrap();
+    assert_eq!(added.seed, first.seed, "the seed stays");
+    let left: Vec<_> = added.state.iter().map(|s| s.fail_next_left).collect();
+    assert_eq!(left, [Some(0), Some(1)], "b's rule stays used up");
+    assert_eq!(t.view(2, 1).await.status(), StatusCode::OK);
+    let kept = t.server.clear_faults_tagged("a").unwrap();
+    assert_eq!(kept.rules, [once_for(2, "b")]);
+    assert_eq!(kept.state[0].matched, 2, "b's counters go on");
+    assert_eq!(
+        t.view(3, 1).await.status(),
+        StatusCode::OK,
+        "a's rule is gone"
+    );
+    let refused = t.server.clear_faults_tagged("two words").unwrap_err();
+    assert!(refused.to_string().contains("tag:"), "{refused}");
+    let too_many = t
+        .server
+        .add_faults(vec![once_for(4, "c"); likekit_server::MAX_RULES])
+        .unwrap_err();
+    assert!(
+        too_many.to_string().contains("at most 64 rules"),
+        "{too_many}"
+    );
+    t.stop().await;
+}
+
 #[tokio::test]
 async fn slow_requests_time_out_with_json() {
     let t = TestServer::with(Config {
