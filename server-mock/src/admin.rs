@@ -370,7 +370,7 @@ pub(crate) async fn clear_faults(
     State(App(app)): State<App>,
     query: Result<Query<FaultFilter>, QueryRejection>,
 ) -> Result<Json<FaultRules>, ApiError> {
-    let Query(filter) = query.map_err(|e| ApiError::bad_request("bad_query", e.body_text()))?;
+    let Query(filter) = query?;
     let Some(tag) = filter.tag else {
         app.faults.clear();
         tracing::info!("fault rules cleared");
@@ -407,9 +407,9 @@ pub(crate) async fn clear_faults(
 )]
 pub(crate) async fn requests(
     State(App(app)): State<App>,
-    query: Result<Query<RequestFilter>, axum::extract::rejection::QueryRejection>,
+    query: Result<Query<RequestFilter>, QueryRejection>,
 ) -> Result<Json<Journal>, ApiError> {
-    let Query(query) = query.map_err(|e| ApiError::bad_request("bad_query", e.body_text()))?;
+    let Query(query) = query?;
     Ok(Json(app.journal.read(&query)))
 }
 
@@ -434,9 +434,9 @@ pub(crate) async fn requests(
 )]
 pub(crate) async fn clear_requests(
     State(App(app)): State<App>,
-    query: Result<Query<RequestFilter>, axum::extract::rejection::QueryRejection>,
+    query: Result<Query<RequestFilter>, QueryRejection>,
 ) -> Result<Json<Ack>, ApiError> {
-    let Query(query) = query.map_err(|e| ApiError::bad_request("bad_query", e.body_text()))?;
+    let Query(query) = query?;
     app.journal.remove(&query);
     Ok(ACK)
 }
