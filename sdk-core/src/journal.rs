@@ -23,7 +23,10 @@
 use std::sync::Arc;
 
 use crate::runtime::{SendOutsideWasm, SyncOutsideWasm};
+
+mod merge;
 use crate::{JournalFault, LikeError, PostId};
+pub use merge::merge;
 
 /// The journal format this version writes and reads.
 pub const FORMAT: u32 = 1;

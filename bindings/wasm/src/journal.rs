@@ -10,7 +10,7 @@
 //! out, it is only not kept.
 //!
 //! Every tab of the viewer's shares the entry, so a save reads it again
-//! and merges ([`merge`](crate::merge)): another tab's unsaved taps stay,
+//! and merges ([`likekit_core::journal::merge`]): another tab's unsaved taps stay,
 //! and what this client confirmed or superseded leaves.
 
 use std::cell::Cell;
@@ -114,7 +114,7 @@ impl JournalStore for WebStorageJournal {
             Err(problem) => return Err(problem),
         };
         let last = self.last.take();
-        let merged = crate::merge::merge(&last, intents, &theirs);
+        let merged = likekit_core::journal::merge(&last, intents, &theirs);
         let written = if merged.is_empty() {
             self.storage.remove_item(&self.key)
         } else {

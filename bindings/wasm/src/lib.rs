@@ -40,12 +40,10 @@
 //! adds what has no serde form (`PostIdInput`, the `LikeError` interface,
 //! the callbacks).
 //!
-//! Off wasm32 the crate builds only its pure argument checks ([`args`])
-//! and the journal's merge ([`merge`]), so the workspace builds and tests
-//! on any host.
+//! Off wasm32 the crate builds only its pure argument checks ([`args`]),
+//! so the workspace builds and tests on any host.
 
 pub mod args;
-pub mod merge;
 
 #[cfg(target_arch = "wasm32")]
 mod client;

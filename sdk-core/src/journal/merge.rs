@@ -1,7 +1,8 @@
-//! How a save joins what other tabs wrote: one viewer's journal entry in
-//! `localStorage` is shared by every tab the viewer has open, so a save
-//! that wrote only this tab's intents would drop the others' unsaved taps.
-//! Pure Rust, so it is tested on the host as well as through the package.
+//! How a save joins what other clients of the same viewer wrote to a store
+//! they share: the web's `localStorage` entry is shared by every tab the
+//! viewer has open, so a save that wrote only this tab's intents would
+//! drop the others' unsaved taps. A store that several clients write reads
+//! its content again before each save and writes [`merge`]'s answer.
 //!
 //! A save is a three-way merge, post by post, of
 //!
@@ -18,15 +19,15 @@
 //! a removal here stands against the entry's intent unless that intent was
 //! tapped after the newest one this client held for the post.
 
-use likekit_core::{Intent, PostId};
+use crate::{Intent, PostId};
 
 fn find(intents: &[Intent], post: PostId) -> Option<Intent> {
     intents.iter().find(|i| i.post == post).copied()
 }
 
-/// The intents the entry should hold: `theirs` that stand, then this
+/// The intents the store should hold: `theirs` that stand, then this
 /// client's changes that they do not override. Written as two plain
-/// loops: the package's size is a goal, and this is the smallest form.
+/// loops: the web package's size is a goal, and this is the smallest form.
 pub fn merge(last: &[Intent], ours: &[Intent], theirs: &[Intent]) -> Vec<Intent> {
     let mut merged = Vec::new();
     for t in theirs {
