@@ -354,7 +354,8 @@ pub(crate) async fn get_faults(State(App(app)): State<App>) -> Json<FaultRules> 
 /// and the seed (a tag no rule has removes nothing). The answer is the
 /// rules left in force. The journal's `fault_rule` is a rule's place in
 /// the set when it acted: after a removal the rules after the removed ones
-/// move up, so an older entry may name a place another rule holds now.
+/// move up, so an older entry may name a place another rule holds now (its
+/// `fault_tag`, the rule's tag, does not change).
 #[utoipa::path(
     delete,
     path = "/admin/faults",

@@ -38,6 +38,8 @@ pub use likekit_proto::admin::{MAX_LATENCY_MS, MAX_OVERSIZED_BYTES, MAX_RULES};
 #[derive(Debug)]
 struct ActiveRule {
     rule: FaultRule,
+    /// The rule's `tag`, shared with the plans that name the rule.
+    tag: Option<Arc<str>>,
     /// Its number in the set, which its draws come from: its place when
     /// the set was put, and for a rule added later the next number after
     /// every rule the set has had. It stays when other rules are removed.
@@ -89,17 +91,25 @@ pub(crate) enum Act {
 pub(crate) struct Step {
     pub(crate) delay: Duration,
     pub(crate) act: Option<Act>,
-    /// The first rule whose latency is part of `delay` (its place in the
-    /// set), for the journal when no rule acts.
-    pub(crate) delayed_by: Option<usize>,
+    /// The first rule whose latency is part of `delay`, for the journal
+    /// when no rule acts.
+    pub(crate) delayed_by: Option<RuleRef>,
 }
 
-/// The faults for one request, and which rule acted (its place in the set).
+/// A rule as the journal names it: its place in the set when the plan was
+/// made, and its tag (which, unlike the place, no removal changes).
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct RuleRef {
+    pub(crate) place: usize,
+    pub(crate) tag: Option<Arc<str>>,
+}
+
+/// The faults for one request, and which rule acted.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub(crate) struct Plan {
     pub(crate) before: Step,
     pub(crate) after: Step,
-    pub(crate) rule: Option<usize>,
+    pub(crate) rule: Option<RuleRef>,
 }
 
 impl Plan {
@@ -278,12 +288,21 @@ impl ActiveRule {
     fn new(rule: FaultRule, number: u64) -> Arc<Self> {
         Arc::new(Self {
             number,
+            tag: rule.tag.as_deref().map(Arc::from),
             calls: AtomicU64::new(0),
             fired: AtomicU64::new(0),
             acted: AtomicU64::new(0),
             fail_next_left: AtomicU64::new(rule.fail_next),
             rule,
         })
+    }
+
+    /// The rule at place `place`, as a plan names it.
+    fn named(&self, place: usize) -> RuleRef {
+        RuleRef {
+            place,
+            tag: self.tag.clone(),
+        }
     }
 
     /// Whether the rule is about this request (route, method, post, user).
@@ -483,7 +502,9 @@ impl Faults {
             let delay = Duration::from_millis(rule.latency_ms.saturating_add(jitter));
             if !delay.is_zero() {
                 step.delay += delay;
-                step.delayed_by = step.delayed_by.or(Some(i));
+                if step.delayed_by.is_none() {
+                    step.delayed_by = Some(active.named(i));
+                }
             }
             let status =
                 StatusCode::from_u16(rule.status).unwrap_or(StatusCode::SERVICE_UNAVAILABLE);
@@ -512,7 +533,7 @@ impl Faults {
             if let Some(act) = act {
                 active.acted.fetch_add(1, Ordering::Relaxed);
                 step.act = Some(act);
-                plan.rule = Some(i);
+                plan.rule = Some(active.named(i));
             }
         }
         plan
@@ -831,6 +852,7 @@ mod tests {
                 phase: FaultPhase::After,
                 latency_ms: 20,
                 action: Some(FaultAction::Truncate { bytes: 5 }),
+                tag: Some("cut".into()),
                 ..rule(FaultRoute::Like)
             },
             FaultRule {
@@ -843,10 +865,26 @@ mod tests {
         assert_eq!(plan.before.act, None);
         assert_eq!(plan.after.delay, Duration::from_millis(20));
         assert_eq!(plan.after.act, Some(Act::Truncate(5)));
-        assert_eq!(plan.rule, Some(1));
+        let named = |place, tag: Option<&str>| {
+            Some(RuleRef {
+                place,
+                tag: tag.map(Arc::from),
+            })
+        };
+        assert_eq!(plan.rule, named(1, Some("cut")));
         // The rules whose latency delayed each phase, for the journal.
-        assert_eq!(plan.before.delayed_by, Some(0));
-        assert_eq!(plan.after.delayed_by, Some(1));
+        assert_eq!(plan.before.delayed_by, named(0, None));
+        assert_eq!(plan.after.delayed_by, named(1, Some("cut")));
+        // After a removal by tag the rule's place changes, its tag does not.
+        let tagged = |tag: &str| FaultRule {
+            action: Some(FaultAction::Drop {}),
+            tag: Some(tag.into()),
+            ..rule(FaultRoute::Unlike)
+        };
+        faults.add(vec![tagged("a"), tagged("b")]).expect("added");
+        faults.remove_tagged("a");
+        let plan = faults.plan(&call(FaultRoute::Unlike));
+        assert_eq!(plan.rule, named(3, Some("b")));
     }
 
     /// Test B's `fail_next: 1` rule fails B's first like; test A then adds

@@ -205,6 +205,7 @@ mod tests {
             status: Some(200),
             write: None,
             fault_rule: None,
+            fault_tag: None,
             fault_phase: None,
             fault: None,
             in_flight: true,

@@ -40,7 +40,7 @@ use crate::{
     auth::authenticate,
     error::ApiError,
     extract::PathId,
-    faults::{self, Act, Call, Plan, Step},
+    faults::{self, Act, Call, Plan, RuleRef, Step},
     metrics::Route,
     net::ConnInfo,
     state::{App, Shared},
@@ -171,6 +171,7 @@ impl Arrival {
             status: None,
             write: None,
             fault_rule: None,
+            fault_tag: None,
             fault_phase: None,
             fault: None,
             in_flight: true,
@@ -226,7 +227,8 @@ impl Arrival {
             user: self.user,
             status: (!cut).then(|| response.status().as_u16()),
             write,
-            fault_rule: note.and_then(|n| n.rule),
+            fault_rule: note.and_then(FaultNote::place),
+            fault_tag: note.and_then(FaultNote::tag),
             fault_phase: note.map(|n| n.phase),
             fault: note.map(|n| n.act.to_owned()),
             in_flight: false,
@@ -304,7 +306,8 @@ impl FaultPath {
     fn note(&self, app: &Shared, note: FaultNote) {
         if let Some(arrival) = &self.arrival {
             app.journal.update_in_flight(JournalEntry {
-                fault_rule: note.rule,
+                fault_rule: note.place(),
+                fault_tag: note.tag(),
                 fault_phase: Some(note.phase),
                 fault: Some(note.act.to_owned()),
                 ..arrival.clone()
@@ -329,10 +332,12 @@ where
     S: Service<Request, Response = Response, Error = Infallible>,
 {
     let app = &*app;
-    let rule = plan.rule.and_then(|r| u32::try_from(r).ok());
-    let delayed_by = |step: &Step| step.delayed_by.and_then(|r| u32::try_from(r).ok());
+    let delayed_by = |step: &Step| step.delayed_by.clone();
     if let Some(act) = &plan.before.act {
-        path.note(app, FaultNote::of(rule, FaultPhase::Before, act));
+        path.note(
+            app,
+            FaultNote::of(plan.rule.clone(), FaultPhase::Before, act),
+        );
     } else if !plan.before.delay.is_zero() {
         path.note(
             app,
@@ -348,7 +353,10 @@ where
     }
     // An act is named over a latency; of two latencies, the first.
     if let Some(act) = &plan.after.act {
-        path.note(app, FaultNote::of(rule, FaultPhase::After, act));
+        path.note(
+            app,
+            FaultNote::of(plan.rule.clone(), FaultPhase::After, act),
+        );
     } else if !plan.after.delay.is_zero() && path.noted().is_none() {
         path.note(
             app,
@@ -377,13 +385,13 @@ where
 /// Which rule acted on a request, when, and how, for the journal.
 #[derive(Debug, Clone)]
 struct FaultNote {
-    rule: Option<u32>,
+    rule: Option<RuleRef>,
     phase: FaultPhase,
     act: &'static str,
 }
 
 impl FaultNote {
-    fn of(rule: Option<u32>, phase: FaultPhase, act: &Act) -> Self {
+    fn of(rule: Option<RuleRef>, phase: FaultPhase, act: &Act) -> Self {
         let act = match act {
             Act::Status { .. } => "status",
             Act::Drop => "drop",
@@ -397,8 +405,18 @@ impl FaultNote {
         Self { rule, phase, act }
     }
 
+    /// The rule's place in the set when it acted, for `fault_rule`.
+    fn place(&self) -> Option<u32> {
+        self.rule.as_ref().and_then(|r| u32::try_from(r.place).ok())
+    }
+
+    /// The rule's tag, for `fault_tag`.
+    fn tag(&self) -> Option<String> {
+        self.rule.as_ref()?.tag.as_deref().map(str::to_owned)
+    }
+
     /// A rule that only delayed the request.
-    fn latency(rule: Option<u32>, phase: FaultPhase) -> Self {
+    fn latency(rule: Option<RuleRef>, phase: FaultPhase) -> Self {
         Self {
             rule,
             phase,

@@ -797,7 +797,7 @@ pub enum WriteResult {
 /// One request to a public route, as `GET /admin/requests` gives it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
-#[cfg_attr(feature = "openapi", schema(examples(json!({"seq": 1, "request_id": "checkout-7f3a", "at_ms": 1_796_306_400_123_u64, "duration_ms": 4, "method": "POST", "route": "like", "path": "/posts/42/like", "posts": [42], "user": 7, "status": null, "write": "applied", "fault_rule": 0, "fault_phase": "after", "fault": "drop", "in_flight": false}))))]
+#[cfg_attr(feature = "openapi", schema(examples(json!({"seq": 1, "request_id": "checkout-7f3a", "at_ms": 1_796_306_400_123_u64, "duration_ms": 4, "method": "POST", "route": "like", "path": "/posts/42/like", "posts": [42], "user": 7, "status": null, "write": "applied", "fault_rule": 0, "fault_tag": "checkout", "fault_phase": "after", "fault": "drop", "in_flight": false}))))]
 pub struct JournalEntry {
     /// Its place in the journal: 1, 2, 3, … in order of arrival.
     pub seq: u64,
@@ -835,6 +835,11 @@ pub struct JournalEntry {
     /// first rule whose latency delayed it (`fault` is then `latency`).
     /// Shown from the moment the rule's phase begins, in flight too.
     pub fault_rule: Option<u32>,
+    /// That rule's `tag`, when it has one. Unlike `fault_rule`, no removal
+    /// changes it: a test sharing the server finds what its own rules did
+    /// by their tag. (Absent from a server before it: read as `None`.)
+    #[serde(default)]
+    pub fault_tag: Option<String>,
     /// When that rule acted (or delayed it).
     pub fault_phase: Option<FaultPhase>,
     /// What it did: `status`, `drop`, `reset`, `hang`, `truncate`,
@@ -851,7 +856,7 @@ pub struct JournalEntry {
 /// first.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
-#[cfg_attr(feature = "openapi", schema(examples(json!({"entries": [{"seq": 2, "request_id": "5f0c2a9e41b7d3c8", "at_ms": 1_796_306_400_641_u64, "duration_ms": 3, "method": "POST", "route": "like", "path": "/posts/42/like", "posts": [42], "user": 7, "status": 200, "write": "unchanged", "fault_rule": null, "fault_phase": null, "fault": null, "in_flight": false}], "capacity": 10000, "dropped": 0}))))]
+#[cfg_attr(feature = "openapi", schema(examples(json!({"entries": [{"seq": 2, "request_id": "5f0c2a9e41b7d3c8", "at_ms": 1_796_306_400_641_u64, "duration_ms": 3, "method": "POST", "route": "like", "path": "/posts/42/like", "posts": [42], "user": 7, "status": 200, "write": "unchanged", "fault_rule": null, "fault_tag": null, "fault_phase": null, "fault": null, "in_flight": false}], "capacity": 10000, "dropped": 0}))))]
 pub struct Journal {
     /// The matching entries, oldest first.
     pub entries: Vec<JournalEntry>,

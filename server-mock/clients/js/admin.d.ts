@@ -219,6 +219,12 @@ export interface JournalEntry {
    * acted: removing rules by tag moves the rules after them up), if any.
    */
   fault_rule: number | null;
+  /**
+   * That rule's `tag`, when it has one: unlike `fault_rule`, no removal
+   * changes it, so a test sharing the server finds what its own rules did
+   * by their tag.
+   */
+  fault_tag: string | null;
   /** When that rule acted. */
   fault_phase: FaultPhase | null;
   /** What the fault did: a {@link FaultActionKind}, or `status` for `error_rate` / `fail_next`. */

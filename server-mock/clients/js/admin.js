@@ -772,6 +772,7 @@ const JOURNAL_ENTRY = structCodec(
     status: always(T.u16),
     write: always(T.enumOf(WRITE_RESULTS)),
     fault_rule: always(T.u32),
+    fault_tag: always(T.string),
     fault_phase: always(T.enumOf(FAULT_PHASES)),
     fault: always(T.string),
     in_flight: { type: T.bool, required: true },

@@ -806,6 +806,8 @@ data class FaultRules(
  * @property faultPhase when that rule acted.
  * @property fault what it did: a [FaultAction] kind.
  * @property inFlight not answered yet: `status`, `durationMs`, `write` and the fault fields come with the answer.
+ * @property faultTag that rule's `tag`, when it has one: unlike [faultRule], no removal changes it,
+ *   so a test sharing the server finds what its own rules did by their tag.
  */
 data class JournalEntry(
     val seq: Long,
@@ -823,6 +825,7 @@ data class JournalEntry(
     val faultPhase: FaultPhase?,
     val fault: String?,
     val inFlight: Boolean,
+    val faultTag: String? = null,
 ) {
     /** This entry as JSON, every field written (null ones as null). */
     fun toJson(): String = Json.write(toJsonValue())
@@ -840,6 +843,7 @@ data class JournalEntry(
         "status" to status,
         "write" to write?.wire,
         "fault_rule" to faultRule,
+        "fault_tag" to faultTag,
         "fault_phase" to faultPhase?.wire,
         "fault" to fault,
         "in_flight" to inFlight,
@@ -867,6 +871,7 @@ data class JournalEntry(
                 faultPhase = f.opt("fault_phase")?.let { FaultPhase.fromJsonValue(it, f.where("fault_phase")) },
                 fault = f.opt("fault")?.let { jsonString(it, f.where("fault")) },
                 inFlight = jsonBoolean(f.req("in_flight"), f.where("in_flight")),
+                faultTag = f.opt("fault_tag")?.let { jsonString(it, f.where("fault_tag")) },
             )
         }
     }

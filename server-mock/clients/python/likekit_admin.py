@@ -632,8 +632,9 @@ class JournalEntry:
     `status` is ``None`` when no answer was written; `write` is set for a
     like or unlike that reached its handler (``None`` when the request
     timeout cut it short: it may or may not have committed); `fault_rule`, `fault_phase` and
-    `fault` (an action's kind) say which rule acted on it; `in_flight` is
-    true until its answer is ready. `request_id` is the id its answer
+    `fault` (an action's kind) say which rule acted on it, and `fault_tag` is
+    that rule's tag (its place, `fault_rule`, moves when rules before it are
+    removed; its tag does not); `in_flight` is true until its answer is ready. `request_id` is the id its answer
     carries in ``X-Request-Id`` (the client's own, or the server's)."""
 
     seq: int
@@ -651,6 +652,7 @@ class JournalEntry:
     fault_phase: Optional[FaultPhase] = None
     fault: Optional[str] = None
     in_flight: bool = False
+    fault_tag: Optional[str] = None
 
     def to_json(self) -> Dict[str, Any]:
         """The wire's object, every field present (``None`` as null)."""
@@ -671,6 +673,7 @@ class JournalEntry:
             "status": self.status,
             "write": plain(self.write),
             "fault_rule": self.fault_rule,
+            "fault_tag": self.fault_tag,
             "fault_phase": plain(self.fault_phase),
             "fault": self.fault,
             "in_flight": self.in_flight,
@@ -702,6 +705,7 @@ class JournalEntry:
             fault_phase=_opt(lambda v, x: _enum(FaultPhase, v, x), obj.get("fault_phase"), f"{w}.fault_phase"),
             fault=_opt(_str, obj.get("fault"), f"{w}.fault"),
             in_flight=_bool(req("in_flight"), f"{w}.in_flight"),
+            fault_tag=_opt(_str, obj.get("fault_tag"), f"{w}.fault_tag"),
         )
 
 

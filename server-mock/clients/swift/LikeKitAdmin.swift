@@ -967,6 +967,10 @@ public struct JournalEntry: Codable, Sendable, Equatable {
     /// The fault rule that acted on it (its place in the rule set when it
     /// acted: removing rules by tag moves the rules after them up).
     public var faultRule: UInt32?
+    /// That rule's `tag`, when it has one: unlike `faultRule`, no removal
+    /// changes it, so a test sharing the server finds what its own rules
+    /// did by their tag.
+    public var faultTag: String?
     /// When that rule acted.
     public var faultPhase: FaultPhase?
     /// What the fault did: a ``FaultAction/Kind`` raw value.
@@ -989,6 +993,7 @@ public struct JournalEntry: Codable, Sendable, Equatable {
         status: UInt16? = nil,
         write: WriteResult? = nil,
         faultRule: UInt32? = nil,
+        faultTag: String? = nil,
         faultPhase: FaultPhase? = nil,
         fault: String? = nil,
         inFlight: Bool = false
@@ -1005,6 +1010,7 @@ public struct JournalEntry: Codable, Sendable, Equatable {
         self.status = status
         self.write = write
         self.faultRule = faultRule
+        self.faultTag = faultTag
         self.faultPhase = faultPhase
         self.fault = fault
         self.inFlight = inFlight
@@ -1023,6 +1029,7 @@ public struct JournalEntry: Codable, Sendable, Equatable {
         case status
         case write
         case faultRule = "fault_rule"
+        case faultTag = "fault_tag"
         case faultPhase = "fault_phase"
         case fault
         case inFlight = "in_flight"
@@ -1043,6 +1050,7 @@ public struct JournalEntry: Codable, Sendable, Equatable {
         status = try container.decodeIfPresent(UInt16.self, forKey: .status)
         write = try container.decodeIfPresent(WriteResult.self, forKey: .write)
         faultRule = try container.decodeIfPresent(UInt32.self, forKey: .faultRule)
+        faultTag = try container.decodeIfPresent(String.self, forKey: .faultTag)
         faultPhase = try container.decodeIfPresent(FaultPhase.self, forKey: .faultPhase)
         fault = try container.decodeIfPresent(String.self, forKey: .fault)
         inFlight = try container.decode(Bool.self, forKey: .inFlight)
@@ -1063,6 +1071,7 @@ public struct JournalEntry: Codable, Sendable, Equatable {
         try container.encodeOrNull(status, forKey: .status)
         try container.encodeOrNull(write, forKey: .write)
         try container.encodeOrNull(faultRule, forKey: .faultRule)
+        try container.encodeOrNull(faultTag, forKey: .faultTag)
         try container.encodeOrNull(faultPhase, forKey: .faultPhase)
         try container.encodeOrNull(fault, forKey: .fault)
         try container.encode(inFlight, forKey: .inFlight)

@@ -793,6 +793,20 @@ async fn tests_sharing_a_server_add_and_remove_their_own_rules() {
         left["state"],
         json!([{"matched": 2, "fired": 2, "acted": 1, "fail_next_left": 0}])
     );
+    // The journal names each test's failed like by its rule's tag too,
+    // which stays when a removal changes the rules' places.
+    let r = t
+        .admin(Method::GET, "/admin/requests?route=like", None)
+        .await;
+    let journal: Value = ok_json(r).await;
+    let faulted: Vec<Value> = journal["entries"]
+        .as_array()
+        .expect("entries")
+        .iter()
+        .filter(|e| !e["fault"].is_null())
+        .map(|e| json!([e["user"], e["fault_rule"], e["fault_tag"]]))
+        .collect();
+    assert_eq!(faulted, [json!([2, 0, "b"]), json!([1, 1, "a"])]);
     ok_json::<LikeState>(t.unlike(2, 2).await).await;
     ok_json::<LikeState>(t.like(2, 2).await).await;
     // A tag no rule has removes nothing.

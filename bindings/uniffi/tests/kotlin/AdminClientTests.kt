@@ -421,6 +421,13 @@ fun adminClientTests(t: Harness, server: TestServer) {
             expectEqual(b.seed, left.seed, "the seed after removing A's rules")
             expectEqual(listOf(benRule), left.rules.drop(others), "the rules left")
             expectEqual(listOf(RuleState(matched = 2, fired = 2, acted = 1, failNextLeft = 0)), left.state.drop(others), "B's counters")
+            // The journal names each test's fault by its rule's tag, which stays when a removal moves the rules.
+            val faulted = listOf(anaPost, benPost).map { post ->
+                admin.requests(RequestFilter(route = FaultRoute.LIKE, post = post)).entries
+                    .filter { it.fault != null }
+                    .map { it.faultTag to it.faultRule }
+            }
+            expectEqual(listOf(listOf("sharing-a" to others + 1), listOf("sharing-b" to others)), faulted, "(tag, place) of each faulted like")
             expectEqual(200, like(anaToken, anaPost), "A's like after its rule is gone")
             expectEqual(200, server.asViewer("DELETE", "/posts/$benPost/like", benToken).first, "B unlikes")
             expectEqual(200, like(benToken, benPost), "B likes again: its rule is still used up")

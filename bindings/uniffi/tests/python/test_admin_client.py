@@ -534,6 +534,13 @@ def test_tests_sharing_the_server_add_rules_and_remove_theirs_by_tag(admin):
         assert left.seed == b.seed
         assert left.rules[others:] == [ben_rule]
         assert left.state[others:] == [RuleState(matched=2, fired=2, acted=1, fail_next_left=0)]
+        # The journal names each test's fault by its rule's tag, which stays
+        # when a removal moves the rules.
+        faulted = [
+            [(e.fault_tag, e.fault_rule) for e in admin.requests(route=FaultRoute.LIKE, post=post).entries if e.fault]
+            for post in (ana_post, ben_post)
+        ]
+        assert faulted == [[("sharing-a", others + 1)], [("sharing-b", others)]], faulted
         assert like(ana_token, ana_post) == 200, "A's rule is gone"
         assert admin.as_viewer("DELETE", f"/posts/{ben_post}/like", ben_token)[0] == 200
         assert like(ben_token, ben_post) == 200, "B's rule is still used up"

@@ -935,6 +935,14 @@ final class LikeKitTests: XCTestCase {
             XCTAssertEqual(
                 Array(left.state.dropFirst(others)), [RuleState(matched: 2, fired: 2, acted: 1, failNextLeft: 0)],
                 "B's counters")
+            // The journal names each test's fault by its rule's tag, which
+            // stays when a removal moves the rules.
+            for (post, tag, place) in [(anaPost, "sharing-a", others + 1), (benPost, "sharing-b", others)] {
+                let faulted = try await admin.requests(RequestFilter(route: .like, post: post)).entries
+                    .filter { $0.fault != nil }
+                XCTAssertEqual(faulted.map(\.faultTag), [tag], "the tag of the faulted like of post \(post)")
+                XCTAssertEqual(faulted.map(\.faultRule), [UInt32(place)], "its rule's place when it acted")
+            }
             let anaNext = try await like(anaPost, anaToken)
             XCTAssertEqual(anaNext, 200, "A's rule is gone")
             let benUnlike = try await send("DELETE", "/posts/\(benPost)/like", token: benToken).0

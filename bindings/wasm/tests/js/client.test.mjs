@@ -1103,6 +1103,14 @@ test("tests sharing the server add rules with addFaults and remove theirs by tag
     assert.equal(left.seed, b.seed);
     assert.deepEqual(left.rules.slice(others), [benRule]);
     assert.deepEqual(left.state.slice(others), [{ matched: 2, fired: 2, acted: 1, fail_next_left: 0 }]);
+    // The journal names each test's fault by its rule's tag, which stays
+    // when a removal moves the rules.
+    const faulted = [];
+    for (const post of [anaPost, benPost]) {
+      const entries = await journal({ route: "like", post });
+      faulted.push(entries.filter((e) => e.fault !== null).map((e) => [e.fault_tag, e.fault_rule]));
+    }
+    assert.deepEqual(faulted, [[["sharing-a", others + 1]], [["sharing-b", others]]]);
     assert.equal(await write("POST", anaToken, anaPost), 200, "A's rule is gone");
     assert.equal(await write("DELETE", benToken, benPost), 200, "B unlikes");
     assert.equal(await write("POST", benToken, benPost), 200, "B's rule is still used up");
