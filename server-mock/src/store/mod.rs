@@ -200,7 +200,10 @@ impl fmt::Display for Database {
     }
 }
 
-/// `url` with any password replaced by `***`, for logs.
+/// `url` with any password replaced by `***`, for logs. Errs on the side
+/// of hiding: the credentials end at the last `@` (a password with an
+/// unencoded `/`, `?` or `@` stays hidden), and a `password` query
+/// parameter is hidden however its key is percent-encoded.
 pub(crate) fn redact_url(url: &str) -> String {
     let Some((scheme, rest)) = url.split_once("://") else {
         // key=value form: hide the value of password=…
@@ -216,24 +219,24 @@ pub(crate) fn redact_url(url: &str) -> String {
             .collect::<Vec<_>>()
             .join(" ");
     };
-    let authority_end = rest.find(['/', '?']).unwrap_or(rest.len());
-    let (authority, tail) = rest.split_at(authority_end);
-    let shown = match authority.rsplit_once('@') {
-        Some((userinfo, host)) => match userinfo.split_once(':') {
-            Some((user, _password)) => format!("{user}:***@{host}"),
-            None => authority.to_owned(),
+    let (credentials, tail) = match rest.rsplit_once('@') {
+        Some((userinfo, tail)) => match userinfo.split_once(':') {
+            Some((user, _password)) if !user.contains(['/', '?']) => (format!("{user}:***@"), tail),
+            Some(_) => ("***@".to_owned(), tail),
+            None => (format!("{userinfo}@"), tail),
         },
-        None => authority.to_owned(),
+        None => (String::new(), rest),
     };
     let tail = match tail.split_once('?') {
         Some((path, query)) => {
-            let query: Vec<String> = query
+            let query: Vec<&str> = query
                 .split('&')
                 .map(|pair| {
-                    if pair.starts_with("password=") {
-                        "password=***".to_owned()
+                    let key = pair.split_once('=').map_or(pair, |(key, _)| key);
+                    if percent_encoding::percent_decode_str(key).decode_utf8_lossy() == "password" {
+                        "password=***"
                     } else {
-                        pair.to_owned()
+                        pair
                     }
                 })
                 .collect();
@@ -241,7 +244,7 @@ pub(crate) fn redact_url(url: &str) -> String {
         }
         None => tail.to_owned(),
     };
-    format!("{scheme}://{shown}{tail}")
+    format!("{scheme}://{credentials}{tail}")
 }
 
 /// A post as the view path needs it: exact as of the moment it was read.

@@ -1105,6 +1105,20 @@ pub(crate) fn target(url: &str) -> String {
     format!("{}/{database} as {user}", hosts.join(","))
 }
 
+/// `split_url` takes every `sslmode` it finds out of the URL; one that
+/// tokio-postgres still sees in what is left was read differently by the
+/// two, and is refused rather than overridden (overriding `require` with
+/// "disable" would send the password in the clear).
+fn refuse_unread_sslmode(config: &tokio_postgres::Config, shown: &str) -> Result<(), StoreError> {
+    if config.get_ssl_mode() == tokio_postgres::config::SslMode::Prefer {
+        return Ok(());
+    }
+    Err(StoreError::Backend(format!(
+        "bad PostgreSQL URL {shown}: its sslmode could not be read with certainty; \
+         percent-encode the reserved characters (@ : / ? & =) in the user name and password"
+    )))
+}
+
 impl PostgresStore {
     /// Connects, creates the pool and brings the schema up to date.
     ///
@@ -1119,6 +1133,7 @@ impl PostgresStore {
         }
         let mut config = tokio_postgres::Config::from_str(&url)
             .map_err(|e| StoreError::Backend(format!("bad PostgreSQL URL {shown}: {e}")))?;
+        refuse_unread_sslmode(&config, &shown)?;
         config.ssl_mode(if tls.mode == SslMode::Disable {
             tokio_postgres::config::SslMode::Disable
         } else {
@@ -1766,6 +1781,44 @@ mod tests {
             redact_url("host=db user=ana password=s3cret dbname=likes"),
             "host=db user=ana password=*** dbname=likes"
         );
+        // A password with an unencoded `/`, `?` or `@` stays hidden whole.
+        for (url, shown) in [
+            (
+                "postgres://ana:Sup3r/Secret@db/likes",
+                "postgres://ana:***@db/likes",
+            ),
+            (
+                "postgres://ana:Sup3r?Secret@db/likes",
+                "postgres://ana:***@db/likes",
+            ),
+            (
+                "postgres://ana:Sup@r@db/likes?sslmode=require",
+                "postgres://ana:***@db/likes?sslmode=require",
+            ),
+            (
+                "postgres://db/likes?pass%77ord=s3cret",
+                "postgres://db/likes?password=***",
+            ),
+        ] {
+            assert_eq!(redact_url(url), shown, "{url}");
+        }
+    }
+
+    /// An `sslmode` the URL's reading missed but tokio-postgres would take
+    /// is refused, never overridden; none left is fine.
+    #[test]
+    fn an_sslmode_read_two_ways_is_refused() {
+        let missed = tokio_postgres::Config::from_str("host=db sslmode=require").unwrap();
+        let refused = refuse_unread_sslmode(&missed, "host=db").unwrap_err();
+        assert!(
+            refused.to_string().contains("sslmode could not be read"),
+            "{refused}"
+        );
+        let (url, tls) = tls::split_url("postgres://ana:pa?ss@db/likes?sslmode=require").unwrap();
+        let config = tokio_postgres::Config::from_str(&url).unwrap();
+        assert_eq!(tls.mode, SslMode::Require);
+        assert_eq!(config.get_password(), Some(&b"pa?ss"[..]));
+        refuse_unread_sslmode(&config, &url).unwrap();
     }
 
     #[test]

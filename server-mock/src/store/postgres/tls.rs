@@ -86,13 +86,27 @@ pub(crate) fn split_url(url: &str) -> Result<(String, PgTls), String> {
         }
     };
     if url.starts_with("postgres://") || url.starts_with("postgresql://") {
-        let Some((base, query)) = url.split_once('?') else {
+        // The query starts where tokio-postgres starts it: at the first `?`
+        // after the credentials, which end at the first `@`. A password with
+        // an unencoded `?` is not a query, then.
+        let after_credentials = url.find('@').map_or(0, |at| at + 1);
+        let Some(question) = url[after_credentials..].find('?') else {
             return Ok((url.to_owned(), tls));
+        };
+        let (base, query) = (
+            &url[..after_credentials + question],
+            &url[after_credentials + question + 1..],
+        );
+        let decoded = |part: &str| -> Result<String, String> {
+            percent_encoding::percent_decode_str(part)
+                .decode_utf8()
+                .map(|text| text.into_owned())
+                .map_err(|_| format!("{part:?} is not UTF-8 once percent-decoded"))
         };
         let mut kept = Vec::new();
         for pair in query.split('&').filter(|p| !p.is_empty()) {
             let (key, value) = pair.split_once('=').unwrap_or((pair, ""));
-            if !take(key, value)? {
+            if !take(&decoded(key)?, &decoded(value)?)? {
                 kept.push(pair);
             }
         }
@@ -319,6 +333,17 @@ mod tests {
                 .unwrap_err()
                 .contains("unknown")
         );
+        // A `?` in the password is not the query; a percent-encoded key is
+        // still `sslmode` (tokio-postgres decodes keys too).
+        let (url, tls) = split_url("postgres://ana:pa?ss@db/likes?sslmode=require").unwrap();
+        assert_eq!(url, "postgres://ana:pa?ss@db/likes");
+        assert_eq!(tls.mode, SslMode::Require);
+        let (url, tls) =
+            split_url("postgres://db/likes?ssl%6Dode=verify-full&sslrootcert=%2Fetc%2Fca.pem")
+                .unwrap();
+        assert_eq!(url, "postgres://db/likes");
+        assert_eq!(tls.mode, SslMode::VerifyFull);
+        assert_eq!(tls.ca_file, Some(PathBuf::from("/etc/ca.pem")));
     }
 
     #[test]
