@@ -78,6 +78,26 @@ fn posts_named(route: FaultRoute, parts: &mut Parts) -> Vec<PostId> {
         .unwrap_or_default()
 }
 
+/// The most of a request's path and query the journal keeps: a batch read
+/// of [`likekit_proto::MAX_BATCH_POSTS`] posts with the longest ids, commas
+/// percent-encoded, fits in half of it. Without a bound, requests anyone
+/// can send (signed in or not) with 64 KiB query strings would make the
+/// journal's 10,000 entries hold over 600 MiB.
+pub(crate) const JOURNALED_PATH_BYTES: usize = 4096;
+
+/// `path` as the journal keeps it: whole up to [`JOURNALED_PATH_BYTES`],
+/// else its first bytes up to that and `…`.
+fn journaled_path(path: &str) -> String {
+    if path.len() <= JOURNALED_PATH_BYTES {
+        return path.to_owned();
+    }
+    let mut end = JOURNALED_PATH_BYTES - '…'.len_utf8();
+    while !path.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}…", &path[..end])
+}
+
 /// The method of a request to a public route: the one method the route
 /// takes (requests with another method are not public-route requests; see
 /// [`Route::of`]).
@@ -142,7 +162,7 @@ impl Arrival {
             path: request
                 .uri()
                 .path_and_query()
-                .map_or_else(String::new, |p| p.as_str().to_owned()),
+                .map_or_else(String::new, |p| journaled_path(p.as_str())),
             posts,
             user: user_of(app, request),
         };

@@ -814,7 +814,8 @@ pub struct JournalEntry {
     pub method: FaultMethod,
     /// Its route.
     pub route: FaultRoute,
-    /// Its path and query.
+    /// Its path and query: whole up to 4 KiB, else its first 4 KiB ending
+    /// in `…`.
     pub path: String,
     /// The post it names, or the posts a batch read asks for.
     pub posts: Vec<PostId>,

@@ -459,6 +459,39 @@ async fn wrong_methods_are_not_reads_and_batch_posts_are_the_handlers() {
     t.stop().await;
 }
 
+/// The journal keeps a request's path and query whole up to 4 KiB (a
+/// batch read of 100 of the longest ids among them), and only their first
+/// 4 KiB past that, so that nobody can fill the server's memory through it.
+#[tokio::test]
+async fn the_journal_keeps_at_most_4_kib_of_a_path() {
+    let t = TestServer::start().await;
+    t.setup(&[], &[1]).await;
+    t.admin_client.clear_requests().await.unwrap();
+    let longest = vec![i64::MAX.to_string(); 100].join("%2C");
+    let batch = format!("/likes?posts={longest}");
+    let long = format!("/posts/1/likes?x={}", "a".repeat(60_000));
+    for path in [&batch, &long] {
+        // Answered or not (400, 401): journaled either way.
+        let _ = t.as_user(1, Method::GET, path).send().await.unwrap();
+        let _ = t.http.get(t.url(path)).send().await.unwrap();
+    }
+    let paths: Vec<String> = journal(&t).await.into_iter().map(|e| e.path).collect();
+    assert_eq!(paths.len(), 4, "{paths:?}");
+    assert_eq!(
+        paths[0], batch,
+        "a batch read of 100 long ids is kept whole"
+    );
+    assert_eq!(paths[1], batch);
+    for cut in &paths[2..] {
+        assert_eq!(cut.len(), 4096, "cut to 4 KiB");
+        assert!(
+            cut.starts_with("/posts/1/likes?x=aaa") && cut.ends_with("a…"),
+            "{cut:.40}"
+        );
+    }
+    t.stop().await;
+}
+
 /// Reads one answer's head (through the blank line) from `tcp`, and
 /// nothing after it.
 async fn read_head(tcp: &mut tokio::net::TcpStream) -> String {
