@@ -23,7 +23,8 @@
 //! stops the start; later reads that fail leave the keys in force.
 
 use std::{
-    path::PathBuf,
+    io::Read,
+    path::{Path, PathBuf},
     sync::{
         Arc, Mutex, RwLock,
         atomic::{AtomicBool, Ordering},
@@ -48,14 +49,69 @@ pub const MIN_REFETCH: Duration = Duration::from_secs(10);
 /// The largest key set read (bytes).
 const MAX_SET_BYTES: usize = 1 << 20;
 
-/// Where the key set comes from.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// Where the key set comes from. Shown (`Display`, `Debug`) without a user
+/// name or password a URL may carry.
+#[derive(Clone, PartialEq, Eq)]
 pub enum JwksSource {
     /// A file, read at start and again on refresh.
     File(PathBuf),
     /// An `https://` URL (`http://` only on loopback), fetched at start
     /// and again on refresh.
     Url(String),
+}
+
+impl std::fmt::Display for JwksSource {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::File(path) => write!(f, "{}", path.display()),
+            Self::Url(url) => f.write_str(&without_credentials(url)),
+        }
+    }
+}
+
+impl std::fmt::Debug for JwksSource {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let kind = match self {
+            Self::File(_) => "File",
+            Self::Url(_) => "Url",
+        };
+        f.debug_tuple(kind).field(&self.to_string()).finish()
+    }
+}
+
+/// `url` with `***` for the user name and password it carries, if any.
+fn without_credentials(url: &str) -> String {
+    match reqwest::Url::parse(url) {
+        Ok(mut parsed) if !parsed.username().is_empty() || parsed.password().is_some() => {
+            let _ = parsed.set_password(None);
+            let _ = parsed.set_username("***");
+            parsed.to_string()
+        }
+        Ok(_) => url.to_owned(),
+        // Not a URL reqwest would fetch (the start refuses it): hide what
+        // could be credentials.
+        Err(_) => match url.split_once("://").zip(url.rfind('@')) {
+            Some(((scheme, _), at)) => format!("{scheme}://***{}", &url[at..]),
+            None => url.to_owned(),
+        },
+    }
+}
+
+/// Reads the key set file at `path`, no further than [`MAX_SET_BYTES`].
+fn read_set_file(path: &Path) -> Result<Vec<u8>, String> {
+    let file =
+        std::fs::File::open(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    let mut text = Vec::new();
+    file.take(MAX_SET_BYTES as u64 + 1)
+        .read_to_end(&mut text)
+        .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    if text.len() > MAX_SET_BYTES {
+        return Err(format!(
+            "{} holds more than {MAX_SET_BYTES} bytes",
+            path.display()
+        ));
+    }
+    Ok(text)
 }
 
 impl JwksSource {
@@ -218,9 +274,8 @@ impl Jwks {
         }
         let keys = match &policy.jwks {
             JwksSource::File(path) => {
-                let text = std::fs::read(path).map_err(|e| {
-                    crate::Error::Config(format!("cannot read the key set {}: {e}", path.display()))
-                })?;
+                let text = read_set_file(path)
+                    .map_err(|e| crate::Error::Config(format!("the key set: {e}")))?;
                 parse(&text).map_err(|e| {
                     crate::Error::Config(format!("the key set {}: {e}", path.display()))
                 })?
@@ -302,11 +357,15 @@ impl Jwks {
         self.wanted.store(false, Ordering::Relaxed);
         let text =
             match &self.policy.jwks {
-                JwksSource::File(path) => tokio::fs::read(path)
-                    .await
-                    .map_err(|e| format!("cannot read {}: {e}", path.display()))?,
-                JwksSource::Url(url) => {
-                    let mut answer = self.http.get(url).send().await.map_err(|e| {
+                JwksSource::File(path) => {
+                    let path = path.clone();
+                    tokio::task::spawn_blocking(move || read_set_file(&path))
+                        .await
+                        .map_err(|e| format!("cannot read the key set: {e}"))??
+                }
+                JwksSource::Url(fetched) => {
+                    let url = without_credentials(fetched);
+                    let mut answer = self.http.get(fetched).send().await.map_err(|e| {
                         format!("cannot fetch {url}: {}", crate::error::with_causes(&e))
                     })?;
                     if !answer.status().is_success() {
@@ -424,8 +483,9 @@ fn same_keys(a: &[Key], b: &[Key]) -> bool {
 /// Why `url` is not a place to read a key set from: not `https://`, or
 /// `http://` to a host other than loopback (`localhost`, `127.0.0.0/8`,
 /// `::1`).
-fn check_url(url: &str) -> Result<(), String> {
-    let parsed = reqwest::Url::parse(url).map_err(|e| format!("{url} is not a URL: {e}"))?;
+fn check_url(fetched: &str) -> Result<(), String> {
+    let url = without_credentials(fetched);
+    let parsed = reqwest::Url::parse(fetched).map_err(|e| format!("{url} is not a URL: {e}"))?;
     let loopback = parsed.host_str().is_some_and(|host| {
         host.eq_ignore_ascii_case("localhost")
             || host
@@ -536,6 +596,65 @@ mod tests {
         assert_eq!(
             JwksSource::parse("/etc/likekit/jwks.json"),
             JwksSource::File("/etc/likekit/jwks.json".into())
+        );
+    }
+
+    /// A URL's user name and password are never shown: not by the source,
+    /// not in the error of a fetch.
+    #[test]
+    fn a_url_is_shown_without_its_credentials() {
+        let source = JwksSource::parse("http://idp:hunter2@127.0.0.1:1/jwks.json");
+        assert_eq!(source.to_string(), "http://***@127.0.0.1:1/jwks.json");
+        assert_eq!(
+            format!("{source:?}"),
+            r#"Url("http://***@127.0.0.1:1/jwks.json")"#
+        );
+        assert_eq!(
+            JwksSource::parse("https://id.example/jwks.json").to_string(),
+            "https://id.example/jwks.json"
+        );
+        let refused = check_url("ftp://idp:hunter2@id.example/jwks.json").unwrap_err();
+        assert!(!refused.contains("hunter2"), "{refused}");
+        let jwks = Jwks::open(TokenPolicy {
+            jwks: source,
+            issuer: None,
+            audience: None,
+            refresh: Duration::from_secs(60),
+        })
+        .unwrap();
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        let failed = runtime.block_on(jwks.refresh()).unwrap_err();
+        assert!(
+            failed.contains("cannot fetch http://***@127.0.0.1:1/"),
+            "{failed}"
+        );
+        assert!(!failed.contains("hunter2"), "{failed}");
+    }
+
+    /// A key set file is read no further than 1 MiB: a larger one is
+    /// refused at start (and on refresh), whatever it holds.
+    #[test]
+    fn a_key_set_file_over_1_mib_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("jwks.json");
+        let mut padded = vec![b' '; MAX_SET_BYTES];
+        padded.extend_from_slice(br#"{"keys": []}"#);
+        std::fs::write(&path, padded).unwrap();
+        let refused = read_set_file(&path).unwrap_err();
+        assert!(refused.contains("more than 1048576 bytes"), "{refused}");
+        let refused = Jwks::open(TokenPolicy {
+            jwks: JwksSource::File(path),
+            issuer: None,
+            audience: None,
+            refresh: Duration::from_secs(60),
+        })
+        .unwrap_err();
+        assert!(
+            refused.to_string().contains("more than 1048576 bytes"),
+            "{refused}"
         );
     }
 }

@@ -446,10 +446,7 @@ impl App {
         match &self.0.auth.jwks {
             Some(jwks) => {
                 let policy = jwks.policy();
-                let source = match &policy.jwks {
-                    crate::jwks::JwksSource::File(path) => path.display().to_string(),
-                    crate::jwks::JwksSource::Url(url) => url.clone(),
-                };
+                let source = &policy.jwks;
                 let keys = jwks.key_count();
                 Some(format!(
                     "sign-in: tokens signed by the key set {source} ({keys} key{}, read \
