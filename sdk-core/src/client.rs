@@ -77,8 +77,10 @@ impl LikeClient {
 
     /// The viewer wants the post liked (`true`) or not (`false`). Returns
     /// the new view at once, before any I/O; the call follows in the
-    /// background (or none, when the server already has that state), and
-    /// observers hear of the change.
+    /// background (or none, when the server is known to have that state
+    /// already), and observers hear of the change. On a post this client
+    /// has not read, the call is always sent: an app showing the post from
+    /// data of its own may unlike one liked in another session.
     ///
     /// After [`shutdown`](Self::shutdown) began nothing changes: the view
     /// returned is the current one with `error` set to

@@ -379,7 +379,46 @@ async fn a_tapped_post_keeps_its_view_before_any_read() {
     let _sub = client.subscribe(id(6), |_: &LikeEvent| {});
     // An unlike of a post never read shows what the viewer asked for.
     let view = client.set_liked(id(6), false);
-    assert_eq!(client.view(id(6)), Some(view));
+    assert!(!view.liked, "{view:?}");
+    assert!(client.wait_idle(Duration::from_secs(5)).await);
+    let settled = client.view(id(6)).expect("tracked");
+    assert!(!settled.liked && !settled.pending, "{settled:?}");
+}
+
+/// An app showing a post from its own data unlikes it with
+/// `set_liked(post, false)` before this client has read it: the unlike is
+/// sent, since the server may hold a like from another session (a client
+/// that only coalesced it against "not liked" left the like in place).
+#[tokio::test]
+async fn an_unlike_of_a_post_never_read_is_sent() {
+    let server = Arc::new(MemoryTransport::new().with_post(id(6), 3));
+    let earlier = LikeClient::builder()
+        .transport(Arc::clone(&server))
+        .build()
+        .unwrap();
+    earlier.set_liked(id(6), true);
+    assert!(earlier.wait_idle(Duration::from_secs(5)).await);
+    assert_eq!(server.liked(id(6)), Some(true));
+
+    let client = LikeClient::builder()
+        .transport(Arc::clone(&server))
+        .build()
+        .unwrap();
+    let view = client.set_liked(id(6), false);
+    assert!(!view.liked && view.pending, "{view:?}");
+    assert!(client.wait_idle(Duration::from_secs(5)).await);
+    assert_eq!(
+        server.liked(id(6)),
+        Some(false),
+        "the unlike reached the server"
+    );
+    let settled = client.view(id(6)).expect("tracked");
+    assert_eq!((settled.liked, settled.count), (false, 3), "{settled:?}");
+    assert_eq!(client.stats().calls_sent, 1);
+    // Once the server's state is known, a tap that changes nothing is not sent.
+    client.set_liked(id(6), false);
+    assert!(client.wait_idle(Duration::from_secs(5)).await);
+    assert_eq!(client.stats().calls_sent, 1);
 }
 
 #[tokio::test]

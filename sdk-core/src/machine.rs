@@ -385,7 +385,14 @@ impl PostState {
 
     /// Whether the desired state still has to be sent.
     fn needs_call(&self, want: bool) -> bool {
-        want != self.confirmed.liked || self.uncertain
+        want != self.confirmed.liked || self.server_unknown()
+    }
+
+    /// Whether what the server holds is unknown: the post was never read
+    /// (no confirmed version: "not liked" is only a placeholder), or a lost
+    /// answer left it so. A tap is then always sent.
+    fn server_unknown(&self) -> bool {
+        self.uncertain || self.confirmed.version.is_none()
     }
 
     /// Whether a state learnt after the pending intent's call went out
@@ -502,9 +509,11 @@ impl Machine {
         self.stats.taps += 1;
         let st = self.posts.get_or_insert_mut(post, PostState::new);
         st.tapped = true;
-        if st.liked() == want && (!st.uncertain || st.desired == Some(want)) {
-            // Already showing (and asking for) this. When a lost answer left
-            // the server's state unknown, the tap is sent to make sure.
+        if st.liked() == want && (!st.server_unknown() || st.desired == Some(want)) {
+            // Already showing (and asking for) this. When the server's state
+            // is unknown (the post was never read, or a lost answer left it
+            // so), the tap is sent to make sure: an app showing a post from
+            // its own data unlikes one this client never read.
             self.stats.coalesced += 1;
             return st.view(post);
         }

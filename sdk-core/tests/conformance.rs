@@ -421,6 +421,7 @@ fn the_file_is_well_formed_and_covers_the_required_cases() {
         "refresh_during_pending",
         "stale_read",
         "rollback_once",
+        "unread_post",
     ] {
         assert!(covered.contains(case), "no scenario covers {case}");
     }
