@@ -24,3 +24,18 @@ for _likekit_record in list(globals().values()):
     ):
         _likekit_record.__repr__ = _likekit_record.__str__  # type: ignore[method-assign]
 del _likekit_record
+
+# The loop a LikeKit coroutine (`refresh`, `wait_idle`, `shutdown`…) is
+# awaited on is the one running it; the loop given to
+# `uniffi_set_event_loop` is only for work LikeKit starts from its own
+# threads, where none runs (an `AsyncTokenProvider`). Generated as it is,
+# the given loop took every await over: once it closed (the next
+# `asyncio.run`, the next test's loop), every await failed with "attached
+# to a different loop", not a LikeError.
+def _uniffi_get_event_loop():
+    try:
+        return asyncio.get_running_loop()
+    except RuntimeError:
+        if _UNIFFI_GLOBAL_EVENT_LOOP is not None:
+            return _UNIFFI_GLOBAL_EVENT_LOOP
+        raise

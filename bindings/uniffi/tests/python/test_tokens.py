@@ -67,6 +67,27 @@ def test_an_async_provider_renews_after_a_401_and_the_like_saves(admin, event_lo
         del client
 
 
+def test_a_loop_given_for_providers_does_not_take_over_awaits(make_client, admin):
+    """`uniffi_set_event_loop` is for LikeKit's own threads: a coroutine is
+    awaited on the loop running it, so once the given loop has closed (the
+    next `asyncio.run`, the next test's loop), awaits still work."""
+    post = admin.post()
+    client = make_client()
+
+    async def first():
+        likekit.uniffi_set_event_loop(asyncio.get_running_loop())
+        return (await client.refresh(post)).count
+
+    async def second():
+        return (await client.refresh(post)).count
+
+    try:
+        assert asyncio.run(first()) == 0
+        assert asyncio.run(second()) == 0, "awaited on the loop running it"
+    finally:
+        likekit.uniffi_set_event_loop(None)
+
+
 def like_is_unauthorized(client, post):
     """Likes `post` with `client` and waits for the like to fail: the
     failure's error, checked to be `Unauthorized`."""
