@@ -13,17 +13,54 @@ import atexit as _likekit_atexit
 
 _likekit_atexit.register(stop_runtime, 1000)
 
-# Records (PostView, LikeLine, Stats…) print their fields in lists and in
-# the REPL too: the generated classes set their fields in __init__ without
-# declaring them, so the repr @dataclass makes would show none.
+# Records (PostView, LikeLine, Stats…):
+# - print their fields in lists and in the REPL, each as its own repr
+#   (strings quoted, nested records whole): the generated classes set their
+#   fields in __init__ without declaring them, so the repr @dataclass makes
+#   would show none;
+# - compare with anything: the generated __eq__ read the other's fields
+#   whatever it was, so `view != None` raised AttributeError. Another type
+#   is now NotImplemented, which Python turns into "not equal".
+import inspect as _likekit_inspect
+
+
+def _likekit_repr(fields):
+    def __repr__(self):
+        shown = ", ".join(f"{name}={getattr(self, name)!r}" for name in fields)
+        return f"{type(self).__name__}({shown})"
+
+    return __repr__
+
+
+def _likekit_same_type_eq(eq):
+    def __eq__(self, other):
+        if type(other) is not type(self):
+            return NotImplemented
+        return eq(self, other)
+
+    return __eq__
+
+
+_likekit_record, _likekit_fields = None, []
 for _likekit_record in list(globals().values()):
     if (
         isinstance(_likekit_record, type)
         and hasattr(_likekit_record, "__dataclass_fields__")
         and "__str__" in vars(_likekit_record)
     ):
-        _likekit_record.__repr__ = _likekit_record.__str__  # type: ignore[method-assign]
-del _likekit_record
+        _likekit_fields = [
+            name
+            for name, parameter in _likekit_inspect.signature(_likekit_record.__init__).parameters.items()
+            if name != "self" and parameter.kind not in (parameter.VAR_POSITIONAL, parameter.VAR_KEYWORD)
+        ]
+        _likekit_record.__repr__ = (  # type: ignore[method-assign]
+            _likekit_repr(_likekit_fields) if _likekit_fields else _likekit_record.__str__
+        )
+        if "__eq__" in vars(_likekit_record):
+            _likekit_record.__eq__ = _likekit_same_type_eq(vars(_likekit_record)["__eq__"])  # type: ignore[method-assign]
+            # Defining __eq__ left them unhashable, as before: records are mutable.
+            _likekit_record.__hash__ = None  # type: ignore[assignment]
+del _likekit_record, _likekit_fields
 
 # The loop a LikeKit coroutine (`refresh`, `wait_idle`, `shutdown`…) is
 # awaited on is the one running it; the loop given to

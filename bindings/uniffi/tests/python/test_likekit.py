@@ -32,6 +32,21 @@ def test_records_show_their_fields_in_lists_and_the_repl():
         post_id=42, liked=True, count=3, friends=["Ana"], line=line, pending=False, error=None
     )
     assert repr([view]).startswith("[PostView(post_id=42, liked=True, count=3"), repr([view])
+    # Each field as its own repr: strings quoted, nested records whole.
+    assert "line=LikeLine(you=True, friends=['Ana'], others=1, total=3, text='Liked by you, Ana and 1 other')" in repr(view)
+    assert eval(repr(line), vars(likekit)) == line, "the repr reads back"
+
+
+def test_records_compare_with_anything():
+    line = likekit.LikeLine(you=False, friends=[], others=0, total=0, text="")
+    view = likekit.PostView(post_id=7, liked=False, count=0, friends=[], line=line, pending=False, error=None)
+    last = None
+    assert view != last and not (view == last), "a view is not None (redraw code starts with None)"
+    assert view != 5 and view != "PostView"
+    assert view == likekit.PostView(
+        post_id=7, liked=False, count=0, friends=[], line=line, pending=False, error=None
+    )
+    assert view != likekit.PostView(post_id=7, liked=True, count=1, friends=[], line=line, pending=True, error=None)
 
 
 # Every method that takes a post id, called with `post_id`.
