@@ -53,9 +53,12 @@ pub trait LikeObserver: Send + Sync {
 /// Asked before every request with `refresh` false; after a 401 asked once
 /// more with `refresh` true (return the newest token, or null/nil/None to
 /// give up: the call then fails with [`LikeError::Unauthorized`]). It is
-/// called on the library's runtime threads, so return a cached token at
-/// once and renew it elsewhere. One that throws gives no token (and a line
-/// on standard error).
+/// called on the library's runtime threads; a slow one (a keychain read, a
+/// renewal over the network) delays only the request that asked, not the
+/// other requests and clients, but that request waits for it whatever its
+/// timeout: for a renewal over the network an [`AsyncTokenProvider`],
+/// which the request timeout covers, is the better fit. One that throws
+/// gives no token (and a line on standard error).
 #[uniffi::export(with_foreign)]
 pub trait TokenProvider: Send + Sync {
     /// The token to send, or none.
@@ -678,7 +681,17 @@ struct TokenAdapter {
 impl likekit_core::TokenProvider for TokenAdapter {
     fn token(&self, refresh: bool) -> Option<String> {
         let provider = self.inner.upgrade()?;
-        let answer = catch_unwind(AssertUnwindSafe(|| provider.token(refresh)));
+        let ask = || catch_unwind(AssertUnwindSafe(|| provider.token(refresh)));
+        // Foreign code may take its time (a keychain, a renewal over the
+        // network). On the shared runtime's worker, the worker's other
+        // tasks are handed to another thread meanwhile, so a slow provider
+        // delays only the request that asked, not every client's.
+        let answer = match tokio::runtime::Handle::try_current() {
+            Ok(handle) if handle.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread => {
+                tokio::task::block_in_place(ask)
+            }
+            _ => ask(),
+        };
         given_token(answer, "a TokenProvider")
     }
 }

@@ -88,6 +88,43 @@ def test_a_loop_given_for_providers_does_not_take_over_awaits(make_client, admin
         likekit.uniffi_set_event_loop(None)
 
 
+def test_a_slow_provider_delays_only_its_own_requests(make_client, admin):
+    """A synchronous provider that blocks (a keychain, a renewal over the
+    network) holds only the requests that asked it: another client's read
+    goes through meanwhile, on the same shared runtime."""
+    posts = [admin.post() for _ in range(3)]
+    release = threading.Event()
+    waiting = threading.Semaphore(0)
+
+    class Blocking(likekit.TokenProvider):
+        def __init__(self, token):
+            self.token_value = token
+
+        def token(self, refresh):
+            waiting.release()
+            release.wait(30)
+            return self.token_value
+
+    token = admin.token(admin.user("Slow"))
+    slow = make_client(tokens=Blocking(token))
+    fast = make_client()
+
+    async def scenario():
+        # Two reads hold the slow provider: as many as the runtime has workers.
+        held = [asyncio.ensure_future(slow.refresh(post)) for post in posts[:2]]
+        for _ in held:
+            assert await asyncio.to_thread(waiting.acquire, True, 10), "the slow provider was asked"
+        try:
+            view = await asyncio.wait_for(fast.refresh(posts[2]), 10)
+            assert view.count == 0
+            assert not any(read.done() for read in held), "the slow reads still wait for their token"
+        finally:
+            release.set()
+        return [(await read).count for read in held]
+
+    assert asyncio.run(scenario()) == [0, 0]
+
+
 def like_is_unauthorized(client, post):
     """Likes `post` with `client` and waits for the like to fail: the
     failure's error, checked to be `Unauthorized`."""
