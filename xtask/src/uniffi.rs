@@ -151,7 +151,7 @@ pub fn generate(ctx: &Ctx, release: bool) -> Result<Generated, String> {
         remove(&swift.join(stale))?;
     }
     let kotlin_file = "com/likekit/likekit.kt";
-    copy(&raw.join(kotlin_file), &generated.kotlin.join(kotlin_file))?;
+    copy_plain_links(&raw.join(kotlin_file), &generated.kotlin.join(kotlin_file))?;
     // The hand-written Kotlin faces (Flow, executors) go beside it, in its
     // package.
     copy_files_ending(
@@ -163,11 +163,11 @@ pub fn generate(ctx: &Ctx, release: bool) -> Result<Generated, String> {
         .map_err(|e| io_error("read", &raw.join("likekit.py"), e))?;
     write(
         &generated.python.join("likekit.py"),
-        &format!("{module}{PYTHON_ADDITIONS}"),
+        &format!("{}{PYTHON_ADDITIONS}", plain_links(&module)),
     )?;
     copy(&library, &generated.python.join(cdylib()))?;
     write(&swift.join("Package.swift"), PACKAGE_SWIFT)?;
-    copy(
+    copy_plain_links(
         &raw.join("LikeKit.swift"),
         &swift.join("Sources/LikeKit/LikeKit.swift"),
     )?;
@@ -212,6 +212,69 @@ pub fn generate(ctx: &Ctx, release: bool) -> Result<Generated, String> {
         out.display()
     ));
     Ok(generated)
+}
+
+/// Copies the generated file `from` to `to` with [`plain_links`].
+fn copy_plain_links(from: &Path, to: &Path) -> Result<(), String> {
+    let text = fs::read_to_string(from).map_err(|e| io_error("read", from, e))?;
+    if let Some(parent) = to.parent() {
+        fs::create_dir_all(parent).map_err(|e| io_error("create", parent, e))?;
+    }
+    write(to, &plain_links(&text))
+}
+
+/// The core's doc comments carry rustdoc's links, which the generated
+/// Kotlin, Swift and Python copy as they are: `[`LikeError`]` and
+/// `[`run`](Self::run)` read as noise there (and KDoc takes `[…]` for a
+/// link of its own). Each becomes the code span it shows, `` `run` ``; a
+/// link without backticks to a Rust path, `[a post](Self::post)`, its
+/// text. Only those two shapes are touched, which the generated code itself
+/// does not have.
+fn plain_links(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(open) = rest.find('[') {
+        out.push_str(&rest[..open]);
+        let after = &rest[open + 1..];
+        // The link's text: up to the `]` on the same line.
+        let Some(close) = after.find(']').filter(|&c| !after[..c].contains('\n')) else {
+            out.push('[');
+            rest = after;
+            continue;
+        };
+        let label = &after[..close];
+        let tail = &after[close + 1..];
+        let target_end = tail
+            .strip_prefix('(')
+            .and_then(|t| t.find(')').filter(|&e| !t[..e].contains(['\n', ' '])))
+            .map(|e| e + 2);
+        let is_code = label.len() >= 2 && label.starts_with('`') && label.ends_with('`');
+        match (is_code, target_end) {
+            (true, Some(end)) => {
+                out.push_str(label);
+                rest = &tail[end..];
+            }
+            (true, None) => {
+                out.push_str(label);
+                rest = tail;
+            }
+            (false, Some(end))
+                if !label.is_empty()
+                    && !label.contains(['[', '(', ')'])
+                    && tail[1..end - 1].contains("::")
+                    && !tail.starts_with("(::") =>
+            {
+                out.push_str(label);
+                rest = &tail[end..];
+            }
+            _ => {
+                out.push('[');
+                rest = after;
+            }
+        }
+    }
+    out.push_str(rest);
+    out
 }
 
 /// Copies the files of `from` whose extension is `extension` into `to`,
@@ -552,6 +615,31 @@ pub fn run_swift(ctx: &Ctx) -> Result<Tally, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn rustdoc_links_become_what_they_show() {
+        assert_eq!(
+            plain_links("calls waiting for a [`CallbackDispatcher`]: call [`run`](Self::run) once"),
+            "calls waiting for a `CallbackDispatcher`: call `run` once"
+        );
+        assert_eq!(
+            plain_links("see [the journal](LikeClientBuilder::journal)."),
+            "see the journal."
+        );
+        // Code and text that are not rustdoc links stay as they are.
+        for kept in [
+            "val xs = listOf(1)[0]",
+            "posts[i] = views[post_id]",
+            "a list [1, 2] (two)",
+            "[`unclosed",
+            "[link text](a target with spaces)",
+            "handlers[i](x)",
+            "xs[i](::f)",
+            "/// [LikeError] in KDoc",
+        ] {
+            assert_eq!(plain_links(kept), kept);
+        }
+    }
 
     #[test]
     fn kotlin_log() {
