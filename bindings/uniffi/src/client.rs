@@ -53,11 +53,10 @@ pub trait LikeObserver: Send + Sync {
 /// Asked before every request with `refresh` false; after a 401 asked once
 /// more with `refresh` true (return the newest token, or null/nil/None to
 /// give up: the call then fails with [`LikeError::Unauthorized`]). It is
-/// called on the library's runtime threads; a slow one (a keychain read, a
-/// renewal over the network) delays only the request that asked, not the
-/// other requests and clients, but that request waits for it whatever its
-/// timeout: for a renewal over the network an [`AsyncTokenProvider`],
-/// which the request timeout covers, is the better fit. One that throws
+/// called on the library's own threads, one request at a time each; a slow
+/// one (a keychain read, a renewal over the network) delays only the
+/// request that asked, which fails with [`LikeError::Timeout`] past its
+/// request timeout, not the other requests and clients. One that throws
 /// gives no token (and a line on standard error).
 #[uniffi::export(with_foreign)]
 pub trait TokenProvider: Send + Sync {
@@ -314,7 +313,7 @@ impl LikeClient {
     ) -> Result<Arc<Self>, LikeError> {
         let mut builder = builder(base_url, &options)?;
         if let Some(tokens) = &token_provider {
-            builder = builder.token_provider(TokenAdapter {
+            builder = builder.async_token_provider(TokenAdapter {
                 inner: Arc::downgrade(tokens),
                 _live: Live::new(),
             });
@@ -678,21 +677,22 @@ struct TokenAdapter {
     _live: Live,
 }
 
-impl likekit_core::TokenProvider for TokenAdapter {
-    fn token(&self, refresh: bool) -> Option<String> {
-        let provider = self.inner.upgrade()?;
-        let ask = || catch_unwind(AssertUnwindSafe(|| provider.token(refresh)));
-        // Foreign code may take its time (a keychain, a renewal over the
-        // network). On the shared runtime's worker, the worker's other
-        // tasks are handed to another thread meanwhile, so a slow provider
-        // delays only the request that asked, not every client's.
-        let answer = match tokio::runtime::Handle::try_current() {
-            Ok(handle) if handle.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread => {
-                tokio::task::block_in_place(ask)
-            }
-            _ => ask(),
-        };
-        given_token(answer, "a TokenProvider")
+/// Asked on the runtime's blocking threads, and awaited as an async
+/// provider is: foreign code may take its time (a keychain, a renewal over
+/// the network), and then holds only the request that asked, within its
+/// timeout, not a worker every client's requests share.
+impl likekit_core::AsyncTokenProvider for TokenAdapter {
+    fn token(&self, refresh: bool) -> likekit_core::BoxFuture<'_, Option<String>> {
+        let inner = Weak::clone(&self.inner);
+        Box::pin(async move {
+            let asked = tokio::task::spawn_blocking(move || {
+                let provider = inner.upgrade()?;
+                let answer = catch_unwind(AssertUnwindSafe(|| provider.token(refresh)));
+                given_token(answer, "a TokenProvider")
+            });
+            // Cancelled only when the runtime stops: no token then.
+            asked.await.ok().flatten()
+        })
     }
 }
 

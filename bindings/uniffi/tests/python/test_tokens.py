@@ -90,8 +90,9 @@ def test_a_loop_given_for_providers_does_not_take_over_awaits(make_client, admin
 
 def test_a_slow_provider_delays_only_its_own_requests(make_client, admin):
     """A synchronous provider that blocks (a keychain, a renewal over the
-    network) holds only the requests that asked it: another client's read
-    goes through meanwhile, on the same shared runtime."""
+    network) holds only the requests that asked it, and those only until
+    their request timeout: another client's read goes through meanwhile,
+    on the same shared runtime."""
     posts = [admin.post() for _ in range(3)]
     release = threading.Event()
     waiting = threading.Semaphore(0)
@@ -106,23 +107,24 @@ def test_a_slow_provider_delays_only_its_own_requests(make_client, admin):
             return self.token_value
 
     token = admin.token(admin.user("Slow"))
-    slow = make_client(tokens=Blocking(token))
+    slow = make_client(likekit.LikeClientOptions(request_timeout_ms=500), tokens=Blocking(token))
     fast = make_client()
 
     async def scenario():
         # Two reads hold the slow provider: as many as the runtime has workers.
         held = [asyncio.ensure_future(slow.refresh(post)) for post in posts[:2]]
-        for _ in held:
-            assert await asyncio.to_thread(waiting.acquire, True, 10), "the slow provider was asked"
         try:
+            for _ in held:
+                assert await asyncio.to_thread(waiting.acquire, True, 10), "the slow provider was asked"
             view = await asyncio.wait_for(fast.refresh(posts[2]), 10)
             assert view.count == 0
-            assert not any(read.done() for read in held), "the slow reads still wait for their token"
+            # The provider still blocks: its reads end at their request timeout.
+            outcomes = await asyncio.gather(*held, return_exceptions=True)
         finally:
             release.set()
-        return [(await read).count for read in held]
+        return [type(outcome) for outcome in outcomes]
 
-    assert asyncio.run(scenario()) == [0, 0]
+    assert asyncio.run(scenario()) == [likekit.LikeError.Timeout] * 2
 
 
 def like_is_unauthorized(client, post):
