@@ -161,9 +161,10 @@ pub fn generate(ctx: &Ctx, release: bool) -> Result<Generated, String> {
     )?;
     let module = fs::read_to_string(raw.join("likekit.py"))
         .map_err(|e| io_error("read", &raw.join("likekit.py"), e))?;
+    let module = typed_like_error(&plain_links(&module))?;
     write(
         &generated.python.join("likekit.py"),
-        &format!("{}{PYTHON_ADDITIONS}", plain_links(&module)),
+        &format!("{module}{PYTHON_ADDITIONS}"),
     )?;
     copy(&library, &generated.python.join(cdylib()))?;
     write(&swift.join("Package.swift"), PACKAGE_SWIFT)?;
@@ -212,6 +213,52 @@ pub fn generate(ctx: &Ctx, release: bool) -> Result<Generated, String> {
         out.display()
     ));
     Ok(generated)
+}
+
+/// The generated Python defines `LikeError` twice: a bare `Exception`
+/// first, then a namespace whose variants subclass it and are hung on it.
+/// Type checkers read only the first, so `error.code` and
+/// `except LikeError.NotFound` were errors to mypy. The first definition
+/// gets the fields every variant has, and each variant as a class
+/// attribute, for type checkers (at run time nothing changes).
+fn typed_like_error(module: &str) -> Result<String, String> {
+    let bare = "class LikeError(Exception):";
+    let start = module
+        .find(bare)
+        .ok_or("the generated Python has no `class LikeError(Exception):`")?;
+    let body_end = module[start..]
+        .find("\n    pass\n")
+        .map(|at| start + at)
+        .ok_or("the generated `LikeError` base has no `pass` body")?;
+    let namespace = module
+        .find("class LikeError:  # type: ignore")
+        .ok_or("the generated Python has no `LikeError` namespace")?;
+    let variants: Vec<&str> = module[namespace..]
+        .lines()
+        .skip(1)
+        .take_while(|line| !line.starts_with("LikeError = "))
+        .filter_map(|line| line.strip_prefix("    class "))
+        .filter_map(|rest| rest.strip_suffix("(_UniffiTempLikeError):"))
+        .collect();
+    if variants.is_empty() {
+        return Err("the generated `LikeError` namespace has no variants".into());
+    }
+    let mut typed = String::from(
+        "\n    # For type checkers (added by `cargo xtask bindings`): the fields every\n    \
+         # variant has, and the variants.\n    \
+         reason: str\n    code: str\n    is_transient: bool\n    \
+         status: typing.Optional[int]\n    retry_after_ms: typing.Optional[int]\n",
+    );
+    for variant in variants {
+        typed.push_str(&format!(
+            "    {variant}: typing.ClassVar[typing.Type[\"LikeError\"]]\n"
+        ));
+    }
+    Ok(format!(
+        "{}{typed}{}",
+        &module[..body_end],
+        &module[body_end + "\n    pass".len()..]
+    ))
 }
 
 /// Copies the generated file `from` to `to` with [`plain_links`].

@@ -155,3 +155,39 @@ def test_an_app_can_branch_on_the_variant_or_on_the_fields(admin, faults, make_c
         assert repr(error).startswith("LikeError.RateLimited(reason='rate limited by the server'")
     else:
         raise AssertionError("no LikeError")
+
+
+def test_the_documented_error_api_type_checks(tmp_path):
+    """An app's own mypy sees the five fields on every `LikeError` and each
+    variant to catch (the generated module defines `LikeError` twice, and a
+    type checker reads only the first: before, `error.code` and
+    `except LikeError.NotFound` were mypy errors)."""
+    import os
+    import subprocess
+    import sys
+
+    app = tmp_path / "app.py"
+    app.write_text(
+        "import likekit\n"
+        "\n"
+        "def shown(error: likekit.LikeError) -> str:\n"
+        "    return f'{error.code} {error.reason} {error.is_transient} {error.status} {error.retry_after_ms}'\n"
+        "\n"
+        "def tap(client: likekit.LikeClient) -> None:\n"
+        "    try:\n"
+        "        client.set_liked(1, True)\n"
+        "    except likekit.LikeError.NotFound as missing:\n"
+        "        print(shown(missing))\n"
+        "    except likekit.LikeError.RateLimited as limited:\n"
+        "        wait: int | None = limited.retry_after_ms\n"
+        "        print(wait)\n"
+        "    except likekit.LikeError as error:\n"
+        "        print(shown(error), error.code.upper())\n"
+    )
+    mypy = subprocess.run(
+        [sys.executable, "-m", "mypy", "--follow-imports=silent", "--cache-dir", os.devnull, str(app)],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "MYPYPATH": os.path.dirname(likekit.__file__)},
+    )
+    assert mypy.returncode == 0, mypy.stdout + mypy.stderr
