@@ -1808,17 +1808,18 @@ mod tests {
     /// is refused, never overridden; none left is fine.
     #[test]
     fn an_sslmode_read_two_ways_is_refused() {
-        let missed = tokio_postgres::Config::from_str("host=db sslmode=require").unwrap();
-        let refused = refuse_unread_sslmode(&missed, "host=db").unwrap_err();
+        let missed = tokio_postgres::Config::from_str("host=db sslmode=require").expect("parsed");
+        let refused = refuse_unread_sslmode(&missed, "host=db").expect_err("refused");
         assert!(
             refused.to_string().contains("sslmode could not be read"),
             "{refused}"
         );
-        let (url, tls) = tls::split_url("postgres://ana:pa?ss@db/likes?sslmode=require").unwrap();
-        let config = tokio_postgres::Config::from_str(&url).unwrap();
+        let (url, tls) =
+            tls::split_url("postgres://ana:pa?ss@db/likes?sslmode=require").expect("split");
+        let config = tokio_postgres::Config::from_str(&url).expect("parsed");
         assert_eq!(tls.mode, SslMode::Require);
         assert_eq!(config.get_password(), Some(&b"pa?ss"[..]));
-        refuse_unread_sslmode(&config, &url).unwrap();
+        refuse_unread_sslmode(&config, &url).expect("read alike");
     }
 
     #[test]
