@@ -348,25 +348,51 @@ mod file {
             }
         }
 
+        /// Saves `intents`; with none, removes the file (which needs no
+        /// space on a full disk). When the new journal cannot be written,
+        /// the old one is removed too: it may list taps answered or
+        /// replaced since, which a later start would send again, undoing
+        /// the viewer's later taps. Until a save succeeds, taps are then
+        /// not kept across a restart (the error says so).
         fn save(&self, intents: &[Intent]) -> Result<(), LikeError> {
-            let failed = |e: std::io::Error| {
-                journal_error(
-                    JournalFault::Unwritable,
-                    format!("cannot write {}: {e}", self.path.display()),
-                )
+            let saved = if intents.is_empty() {
+                match fs::remove_file(&self.path) {
+                    Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(e),
+                    _ => Ok(()),
+                }
+            } else {
+                self.replace(intents)
             };
+            let Err(e) = saved else {
+                // The rename or removal is durable once the directory is.
+                if let Some(Ok(dir)) = self.path.parent().map(File::open) {
+                    let _ = dir.sync_all();
+                }
+                return Ok(());
+            };
+            let _ = fs::remove_file(self.path.with_extension("json.new"));
+            let removed = match fs::remove_file(&self.path) {
+                Ok(()) => "; the journal was removed, so that no later start sends taps out of date",
+                Err(gone) if gone.kind() == std::io::ErrorKind::NotFound => "",
+                Err(_) => "; the old journal could not be removed either",
+            };
+            Err(journal_error(
+                JournalFault::Unwritable,
+                format!("cannot write {}: {e}{removed}", self.path.display()),
+            ))
+        }
+    }
+
+    impl FileJournal {
+        /// Writes `intents` to a temporary file, flushes it to disk, and
+        /// renames it over the journal.
+        fn replace(&self, intents: &[Intent]) -> std::io::Result<()> {
             let temporary = self.path.with_extension("json.new");
-            let mut file = File::create(&temporary).map_err(failed)?;
-            file.write_all(&encode(&self.viewer, intents))
-                .map_err(failed)?;
-            file.sync_all().map_err(failed)?;
+            let mut file = File::create(&temporary)?;
+            file.write_all(&encode(&self.viewer, intents))?;
+            file.sync_all()?;
             drop(file);
-            fs::rename(&temporary, &self.path).map_err(failed)?;
-            // The rename itself is durable once the directory is.
-            if let Some(Ok(dir)) = self.path.parent().map(File::open) {
-                let _ = dir.sync_all();
-            }
-            Ok(())
+            fs::rename(&temporary, &self.path)
         }
     }
 
@@ -490,6 +516,35 @@ mod tests {
         // released with the value
         let reopened = FileJournal::open(&dir, "ana").unwrap();
         drop((reopened, ben));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// A journal that cannot be written (a full disk, here a folder in the
+    /// temporary file's way) is not left listing taps out of date, which a
+    /// later start would send again over the viewer's later taps: it is
+    /// removed. With no tap left to keep, a save only removes the file,
+    /// which needs no space.
+    #[test]
+    fn a_journal_that_cannot_be_written_is_removed_not_left_out_of_date() {
+        let dir = std::env::temp_dir().join(format!("likekit-journal-full-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let ana = FileJournal::open(&dir, "ana").unwrap();
+        ana.save(&[intent(42, true)]).unwrap();
+        std::fs::create_dir(ana.path().with_extension("json.new")).unwrap();
+        // Nothing left to keep: the file goes, the blocked write is not needed.
+        ana.save(&[]).unwrap();
+        assert!(!ana.path().exists());
+        // A tap to keep, and the write fails: no journal rather than an old one.
+        ana.save(&[intent(42, true)]).unwrap_err();
+        std::fs::remove_dir(ana.path().with_extension("json.new")).unwrap();
+        ana.save(&[intent(42, true)]).unwrap();
+        std::fs::create_dir(ana.path().with_extension("json.new")).unwrap();
+        let failed = ana.save(&[intent(42, false)]).unwrap_err();
+        assert_eq!(failed.code(), "journal_unwritable");
+        assert!(failed.to_string().contains("the journal was removed"), "{failed}");
+        assert!(!ana.path().exists(), "the out-of-date journal (42 liked) is gone");
+        assert_eq!(ana.load().unwrap(), []);
+        drop(ana);
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }
