@@ -227,7 +227,11 @@ enum Stop {
 }
 
 /// A running server. Dropping it starts a graceful shutdown in the
-/// background; [`shutdown`](Self::shutdown) waits for it to finish.
+/// background; [`shutdown`](Self::shutdown) waits for it to finish. A test
+/// should await `shutdown`: when the runtime or the process ends first, a
+/// background shutdown does not finish, and an in-memory store's
+/// temporary folder stays until the next in-memory store starts (which
+/// removes those of processes that have ended).
 pub struct ServerHandle {
     addr: SocketAddr,
     ops_addr: Option<SocketAddr>,

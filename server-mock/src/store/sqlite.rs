@@ -223,6 +223,48 @@ struct WriteOp {
 }
 
 /// An id read back from SQL (only valid ids are ever stored).
+/// How the temporary folder of an in-memory store begins; the process id
+/// and a random part follow.
+const MEMORY_DIR_PREFIX: &str = "likekit-memory-";
+
+/// A temporary folder for an in-memory store, named after this process
+/// (`likekit-memory-<pid>-…`). The store removes it when it is closed and
+/// dropped, but a store that never is (a test that dropped its server
+/// without a shutdown, a process killed) leaves it behind: the folders of
+/// processes that have ended are removed here, as the next in-memory store
+/// starts.
+fn memory_dir() -> Result<tempfile::TempDir, StoreError> {
+    remove_memory_dirs_of_ended_processes(&std::env::temp_dir());
+    tempfile::Builder::new()
+        .prefix(&format!("{MEMORY_DIR_PREFIX}{}-", std::process::id()))
+        .tempdir()
+        .map_err(|e| StoreError::Backend(format!("temporary directory: {e}")))
+}
+
+/// Removes the in-memory stores' folders in `dir` whose process has ended
+/// (Linux: no `/proc/<pid>`; elsewhere nothing is removed).
+fn remove_memory_dirs_of_ended_processes(dir: &Path) {
+    if !cfg!(target_os = "linux") {
+        return;
+    }
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let pid = name
+            .to_str()
+            .and_then(|name| name.strip_prefix(MEMORY_DIR_PREFIX))
+            .and_then(|rest| rest.split_once('-'))
+            .and_then(|(pid, _)| pid.parse::<u32>().ok());
+        if let Some(pid) = pid
+            && !Path::new("/proc").join(pid.to_string()).exists()
+        {
+            let _ = std::fs::remove_dir_all(entry.path());
+        }
+    }
+}
+
 fn id_from_sql<T: TryFrom<i64>>(column: usize, value: i64) -> rusqlite::Result<T> {
     T::try_from(value).map_err(|_| rusqlite::Error::IntegralValueOutOfRange(column, value))
 }
@@ -249,10 +291,7 @@ impl SqliteStore {
                 ));
             }
             Database::Memory => {
-                let dir = tempfile::Builder::new()
-                    .prefix("likekit-memory-")
-                    .tempdir()
-                    .map_err(|e| StoreError::Backend(format!("temporary directory: {e}")))?;
+                let dir = memory_dir()?;
                 (dir.path().join("likekit.db"), Some(Arc::new(dir)), false)
             }
         };
@@ -1740,6 +1779,26 @@ mod tests {
             .expect("times");
         let at = decode_times(&at);
         assert!(at[0] > ahead, "the new like is the newest: {at:?}");
+    }
+
+    /// The folder of an in-memory store whose process has ended is removed
+    /// as the next one starts; a live process's stays.
+    #[test]
+    fn memory_folders_of_ended_processes_are_removed() {
+        let tmp = tempfile::tempdir().unwrap();
+        // Above Linux's largest pid (2^22): no such process.
+        let ended = tmp.path().join("likekit-memory-4294000000-AbC123");
+        let ours = tmp
+            .path()
+            .join(format!("likekit-memory-{}-XyZ789", std::process::id()));
+        let other = tmp.path().join("likekit-memory-AbC123");
+        for dir in [&ended, &ours, &other] {
+            std::fs::create_dir(dir).unwrap();
+            std::fs::write(dir.join("likekit.db"), b"").unwrap();
+        }
+        remove_memory_dirs_of_ended_processes(tmp.path());
+        assert_eq!(!ended.exists(), cfg!(target_os = "linux"));
+        assert!(ours.exists() && other.exists());
     }
 
     #[test]
