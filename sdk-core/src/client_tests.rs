@@ -1051,3 +1051,43 @@ mod journal {
         }
     }
 }
+
+/// An observer that panics does not wedge the client: the tap's call is
+/// still sent, the other observers hear every event, and the client goes
+/// idle (before, the panic reached the tap's caller and left the call
+/// unsent and the post pending for good).
+#[tokio::test]
+async fn an_observer_that_panics_does_not_stop_the_client() {
+    let server = Arc::new(MemoryTransport::new().with_post(id(5), 2));
+    let client = LikeClient::builder()
+        .transport(Arc::clone(&server))
+        .build()
+        .unwrap();
+    let _panics = client.subscribe(id(5), |_: &LikeEvent| panic!("an app's observer panicked"));
+    let log: Log = Arc::default();
+    let sink = Arc::clone(&log);
+    let _hears = client.subscribe(id(5), move |e: &LikeEvent| {
+        sink.lock().unwrap().push(e.clone())
+    });
+    let view = client.toggle(id(5));
+    assert!(view.liked && view.pending, "{view:?}");
+    assert!(
+        client.wait_idle(Duration::from_secs(5)).await,
+        "the client went idle"
+    );
+    assert_eq!(server.liked(id(5)), Some(true), "the like was sent");
+    let heard: Vec<(bool, bool)> = log
+        .lock()
+        .unwrap()
+        .iter()
+        .filter_map(|e| match e {
+            LikeEvent::Changed(v) => Some((v.liked, v.pending)),
+            LikeEvent::Failed(_) => None,
+        })
+        .collect();
+    assert_eq!(heard, [(true, true), (true, false)]);
+    // And the next tap goes through too.
+    client.toggle(id(5));
+    assert!(client.wait_idle(Duration::from_secs(5)).await);
+    assert_eq!(server.liked(id(5)), Some(false));
+}

@@ -81,6 +81,20 @@ impl Registry {
     }
 }
 
+/// Calls `observer` with `event`. An observer that panics (natively) is
+/// caught here: the panic hook has printed it, the other observers hear
+/// the event, and the client goes on (before, the panic reached whoever
+/// was delivering, a tap's caller or a runtime thread, and left delivery
+/// marked busy and the tap's call unsent).
+fn hear(observer: &dyn LikeObserver, event: &LikeEvent) {
+    #[cfg(not(target_arch = "wasm32"))]
+    {
+        let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| observer.on_event(event)));
+    }
+    #[cfg(target_arch = "wasm32")]
+    observer.on_event(event);
+}
+
 /// Work to start once the lock is released.
 enum Job {
     Send {
@@ -824,7 +838,7 @@ impl Driver {
             }
             for (event, observers) in batch.drain(..) {
                 for observer in observers {
-                    observer.on_event(&event);
+                    hear(&*observer, &event);
                 }
             }
         }

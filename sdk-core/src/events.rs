@@ -100,7 +100,9 @@ impl fmt::Display for LikeFailure {
 /// thread is delivering events at that moment (an answer arriving on one of
 /// the client's runtime threads), that thread delivers it right after its
 /// own. Answers, retries, rollbacks and reads arrive on the client's
-/// runtime threads. Return quickly: hand the work to the UI thread.
+/// runtime threads. Return quickly: hand the work to the UI thread. An
+/// observer that panics is caught (natively; the panic hook prints it as
+/// usual): the other observers still hear the event, and the client goes on.
 ///
 /// ```
 /// use likekit_core::{LikeFailure, LikeObserver, PostView};
