@@ -776,16 +776,50 @@ impl LikeClientBuilder {
     /// [`LikeError::Config`] when there is neither a base URL nor a
     /// transport, the base URL is not an absolute `http(s)` URL, the
     /// [extra root certificates](Self::extra_root_certificates_pem) cannot
-    /// be read, or no runtime could be started.
+    /// be read, no runtime could be started, or a setting would retry in a
+    /// busy loop or never end a call: a retry factor that is not a finite
+    /// number above 0, a zero request timeout or a zero
+    /// [`keep_while_offline`](Self::keep_while_offline) interval.
     ///
     /// ```
-    /// use likekit_core::LikeClient;
+    /// use likekit_core::{LikeClient, RetryPolicy};
+    /// use std::time::Duration;
     /// assert!(LikeClient::builder().base_url("https://likes.example.com").build().is_ok());
     /// assert_eq!(LikeClient::builder().build().unwrap_err().code(), "config");
+    /// let busy = LikeClient::builder()
+    ///     .base_url("https://likes.example.com")
+    ///     .keep_while_offline(Duration::ZERO)
+    ///     .build();
+    /// assert_eq!(busy.unwrap_err().code(), "config");
+    /// let never = LikeClient::builder()
+    ///     .base_url("https://likes.example.com")
+    ///     .retry_policy(RetryPolicy { factor: f32::NAN, ..RetryPolicy::default() })
+    ///     .build();
+    /// assert_eq!(never.unwrap_err().code(), "config");
     /// ```
     // On wasm nothing is Send: the client lives on the one JavaScript thread.
     #[cfg_attr(target_arch = "wasm32", allow(clippy::arc_with_non_send_sync))]
     pub fn build(self) -> Result<LikeClient, LikeError> {
+        // Settings that would retry in a busy loop, or never end a call.
+        let retry = &self.config.retry;
+        let refused = if !(retry.factor > 0.0 && retry.factor.is_finite()) {
+            Some("the retry factor must be a finite number above 0")
+        } else if self.request_timeout.is_zero() {
+            Some("the request timeout must be above 0")
+        } else if self
+            .config
+            .offline_retry
+            .is_some_and(|every| every.is_zero())
+        {
+            Some("keep_while_offline's interval must be above 0")
+        } else {
+            None
+        };
+        if let Some(message) = refused {
+            return Err(LikeError::Config {
+                message: message.into(),
+            });
+        }
         let transport: Arc<dyn Transport> = match (self.transport, self.base_url) {
             (Some(transport), _) => transport,
             (None, Some(url)) => {
