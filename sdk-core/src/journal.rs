@@ -258,7 +258,7 @@ impl JournalStore for MemoryJournal {
 }
 
 #[cfg(not(target_arch = "wasm32"))]
-pub use file::FileJournal;
+pub use file::{FileJournal, MAX_VIEWER_BYTES};
 
 #[cfg(not(target_arch = "wasm32"))]
 mod file {
@@ -268,6 +268,11 @@ mod file {
 
     use super::{Intent, JournalStore, decode, encode, journal_error};
     use crate::{JournalFault, LikeError};
+
+    /// The longest viewer key a [`FileJournal`] takes: hex-encoded in the
+    /// file's name (`likekit-intents-<hex>.json.lock`), it fills the 255
+    /// bytes a name may have. A user id fits many times over.
+    pub const MAX_VIEWER_BYTES: usize = 114;
 
     /// A journal file per viewer in a directory the app chooses (its
     /// app-data or files directory): `likekit-intents-<viewer>.json`, the
@@ -292,11 +297,24 @@ mod file {
         ///
         /// # Errors
         ///
-        /// [`LikeError::Journal`] when the directory cannot be made or the
-        /// journal is already in use by another client.
+        /// [`LikeError::Journal`] when the directory cannot be made, the
+        /// journal is already in use by another client, or `viewer` is
+        /// empty or longer than [`MAX_VIEWER_BYTES`].
         pub fn open(dir: impl AsRef<Path>, viewer: impl Into<String>) -> Result<Self, LikeError> {
             let dir = dir.as_ref();
             let viewer = viewer.into();
+            // The key goes into the file's name, hex-encoded, and a name
+            // may have 255 bytes.
+            if viewer.is_empty() || viewer.len() > MAX_VIEWER_BYTES {
+                return Err(journal_error(
+                    JournalFault::Unwritable,
+                    format!(
+                        "a viewer key of 1 to {MAX_VIEWER_BYTES} bytes is needed (the user's \
+                         id), not {} bytes",
+                        viewer.len()
+                    ),
+                ));
+            }
             fs::create_dir_all(dir).map_err(|e| {
                 journal_error(
                     JournalFault::Unwritable,
@@ -372,7 +390,9 @@ mod file {
             };
             let _ = fs::remove_file(self.path.with_extension("json.new"));
             let removed = match fs::remove_file(&self.path) {
-                Ok(()) => "; the journal was removed, so that no later start sends taps out of date",
+                Ok(()) => {
+                    "; the journal was removed, so that no later start sends taps out of date"
+                }
                 Err(gone) if gone.kind() == std::io::ErrorKind::NotFound => "",
                 Err(_) => "; the old journal could not be removed either",
             };
@@ -488,6 +508,19 @@ mod tests {
         let again = FileJournal::open(&dir, "ana").unwrap_err();
         assert!(again.to_string().contains("in use"), "{again}");
         assert_eq!(again.code(), "journal_in_use");
+        // a viewer key the file's name cannot hold, or none
+        let longest = "v".repeat(MAX_VIEWER_BYTES);
+        drop(FileJournal::open(&dir, longest.as_str()).unwrap());
+        for key in [format!("{longest}v"), String::new()] {
+            let refused = FileJournal::open(&dir, key).unwrap_err();
+            assert_eq!(refused.code(), "journal_unwritable");
+            assert!(
+                refused
+                    .to_string()
+                    .contains("a viewer key of 1 to 114 bytes"),
+                "{refused}"
+            );
+        }
         // a folder that cannot be made (a file is in its way)
         let file = dir.join("a-file");
         std::fs::write(&file, b"").unwrap();
@@ -541,8 +574,14 @@ mod tests {
         std::fs::create_dir(ana.path().with_extension("json.new")).unwrap();
         let failed = ana.save(&[intent(42, false)]).unwrap_err();
         assert_eq!(failed.code(), "journal_unwritable");
-        assert!(failed.to_string().contains("the journal was removed"), "{failed}");
-        assert!(!ana.path().exists(), "the out-of-date journal (42 liked) is gone");
+        assert!(
+            failed.to_string().contains("the journal was removed"),
+            "{failed}"
+        );
+        assert!(
+            !ana.path().exists(),
+            "the out-of-date journal (42 liked) is gone"
+        );
         assert_eq!(ana.load().unwrap(), []);
         drop(ana);
         std::fs::remove_dir_all(&dir).unwrap();
