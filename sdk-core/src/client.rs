@@ -755,6 +755,13 @@ impl LikeClientBuilder {
     /// `build` is called in, or, outside any, a runtime of its own with one
     /// worker thread.
     ///
+    /// The runtime must outlive the client: once it is shut down, the
+    /// client's calls are never started (a tap stays pending, `wait_idle`
+    /// gives up, reads fail with [`LikeError::Shutdown`]). A client built
+    /// inside a short-lived `block_on` is tied to that runtime; build it
+    /// outside any runtime (it then has its own) or give it one that lives
+    /// as long as it does.
+    ///
     /// ```
     /// let runtime = tokio::runtime::Runtime::new().unwrap();
     /// let client = likekit_core::LikeClient::builder()
