@@ -387,6 +387,21 @@ impl ServerHandle {
         self.app.clear_faults_tagged(tag)
     }
 
+    /// The request journal's entries `filter` matches, like
+    /// `GET /admin/requests`: what the client *sent*. As [`App::requests`].
+    pub fn requests(
+        &self,
+        filter: &likekit_proto::admin::RequestFilter,
+    ) -> likekit_proto::admin::Journal {
+        self.app.requests(filter)
+    }
+
+    /// Removes the journal's entries `filter` matches, like
+    /// `DELETE /admin/requests`. As [`App::clear_requests`].
+    pub fn clear_requests(&self, filter: &likekit_proto::admin::RequestFilter) -> usize {
+        self.app.clear_requests(filter)
+    }
+
     /// Starts a graceful stop without waiting for it: `/readyz` answers 503
     /// from now on and the listeners stop accepting after
     /// [`Config::shutdown_delay`]. [`shutdown`](Self::shutdown) (which

@@ -611,6 +611,23 @@ impl App {
             .map_err(|rule| Error::Config(format!("tag: {rule}")))?;
         Ok(self.0.faults.remove_tagged(tag).1)
     }
+
+    /// The request journal's entries `filter` matches, oldest first, like
+    /// `GET /admin/requests`. The journal is on with an admin key (and a
+    /// `journal_size` above 0); off, it holds nothing.
+    pub fn requests(
+        &self,
+        filter: &likekit_proto::admin::RequestFilter,
+    ) -> likekit_proto::admin::Journal {
+        self.0.journal.read(filter)
+    }
+
+    /// Removes the journal's entries `filter` matches, like
+    /// `DELETE /admin/requests`: a test sharing the server removes its own;
+    /// the default filter empties the journal. Returns how many went.
+    pub fn clear_requests(&self, filter: &likekit_proto::admin::RequestFilter) -> usize {
+        self.0.journal.remove(filter)
+    }
 }
 
 impl Shared {

@@ -733,6 +733,27 @@ async fn in_process_fault_rules_are_added_and_removed_by_tag() {
         too_many.to_string().contains("at most 64 rules"),
         "{too_many}"
     );
+    // The request journal, in process too: what each user's reads were
+    // answered, read and cleared by filter.
+    let mine = likekit_server::wire::admin::RequestFilter {
+        user: Some(likekit_server::wire::UserId::new(2).unwrap()),
+        ..Default::default()
+    };
+    let statuses: Vec<_> = t
+        .server
+        .requests(&mine)
+        .entries
+        .iter()
+        .map(|e| (e.status, e.fault_tag.clone()))
+        .collect();
+    assert_eq!(
+        statuses,
+        [(Some(503), Some("b".to_owned())), (Some(200), None)]
+    );
+    assert_eq!(t.server.clear_requests(&mine), 2);
+    assert_eq!(t.server.requests(&mine).entries, []);
+    let everyone = t.server.requests(&Default::default()).entries.len();
+    assert_eq!(everyone, 1, "user 3's read stays");
     t.stop().await;
 }
 
