@@ -366,23 +366,15 @@ mod file {
             }
         }
 
-        /// Saves `intents`; with none, removes the file (which needs no
-        /// space on a full disk). When the new journal cannot be written,
-        /// the old one is removed too: it may list taps answered or
-        /// replaced since, which a later start would send again, undoing
-        /// the viewer's later taps. Until a save succeeds, taps are then
-        /// not kept across a restart (the error says so).
+        /// Saves `intents`. When the new journal cannot be written (a full
+        /// disk), the old one is removed (which needs no space): it may
+        /// list taps answered or replaced since, which a later start would
+        /// send again, undoing the viewer's later taps. Until a save
+        /// succeeds, taps are then not kept across a restart (the error
+        /// says so).
         fn save(&self, intents: &[Intent]) -> Result<(), LikeError> {
-            let saved = if intents.is_empty() {
-                match fs::remove_file(&self.path) {
-                    Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(e),
-                    _ => Ok(()),
-                }
-            } else {
-                self.replace(intents)
-            };
-            let Err(e) = saved else {
-                // The rename or removal is durable once the directory is.
+            let Err(e) = self.replace(intents) else {
+                // The rename is durable once the directory is.
                 if let Some(Ok(dir)) = self.path.parent().map(File::open) {
                     let _ = dir.sync_all();
                 }
@@ -555,8 +547,7 @@ mod tests {
     /// A journal that cannot be written (a full disk, here a folder in the
     /// temporary file's way) is not left listing taps out of date, which a
     /// later start would send again over the viewer's later taps: it is
-    /// removed. With no tap left to keep, a save only removes the file,
-    /// which needs no space.
+    /// removed.
     #[test]
     fn a_journal_that_cannot_be_written_is_removed_not_left_out_of_date() {
         let dir = std::env::temp_dir().join(format!("likekit-journal-full-{}", std::process::id()));
@@ -564,11 +555,12 @@ mod tests {
         let ana = FileJournal::open(&dir, "ana").unwrap();
         ana.save(&[intent(42, true)]).unwrap();
         std::fs::create_dir(ana.path().with_extension("json.new")).unwrap();
-        // Nothing left to keep: the file goes, the blocked write is not needed.
-        ana.save(&[]).unwrap();
-        assert!(!ana.path().exists());
-        // A tap to keep, and the write fails: no journal rather than an old one.
-        ana.save(&[intent(42, true)]).unwrap_err();
+        // The like was answered: nothing left to keep, and the write fails.
+        ana.save(&[]).unwrap_err();
+        assert!(
+            !ana.path().exists(),
+            "the answered like is not left for a later start"
+        );
         std::fs::remove_dir(ana.path().with_extension("json.new")).unwrap();
         ana.save(&[intent(42, true)]).unwrap();
         std::fs::create_dir(ana.path().with_extension("json.new")).unwrap();
