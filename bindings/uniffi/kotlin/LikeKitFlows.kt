@@ -39,20 +39,25 @@ import kotlinx.coroutines.flow.stateIn
  */
 fun LikeClient.views(postId: Long): Flow<PostView> =
     callbackFlow {
+        // Orders the first view with the changes delivered on LikeKit's
+        // threads (which hold no lock of the client's while they call the
+        // observer, so reading the view under this one cannot deadlock).
+        val order = Any()
         val subscription = subscribe(
             postId,
             object : LikeObserver {
                 override fun onChange(view: PostView) {
-                    trySend(view)
+                    synchronized(order) { trySend(view) }
                 }
 
                 override fun onFailure(postId: Long, wanted: Boolean, error: LikeException) {}
             },
         )
-        // After subscribing, so no change falls between the two; a change
-        // already on its way may follow with the same or an older view,
-        // and the newest always comes last.
-        view(postId)?.let { trySend(it) }
+        // After subscribing, so no change falls between the two; and under
+        // the lock, so a change delivered meanwhile comes before the view
+        // read here (which is then as new) or after it: the newest always
+        // comes last.
+        synchronized(order) { view(postId)?.let { trySend(it) } }
         awaitClose { subscription.close() }
     }.conflate().distinctUntilChanged()
 

@@ -4,6 +4,7 @@
 // bindings, in the LikeKit module.
 
 import Dispatch
+import Foundation
 
 /// A like or unlike that did not save, after any retries: tell the viewer.
 public struct LikeFailure: Sendable {
@@ -20,9 +21,12 @@ extension LikeClient {
     /// post), then every change — a tap's optimistic view at once, the
     /// confirmed one when the server answers, a rollback, a read.
     ///
-    /// Keeps only the newest view for a slow consumer. Ending the loop (or
-    /// cancelling its task) ends the subscription. Views arrive on the
-    /// consumer's executor: iterate in a `@MainActor` task to draw them.
+    /// Keeps only the newest view for a slow consumer. Cancelling the
+    /// loop's task, or releasing the stream, ends the subscription (a
+    /// `break` out of `for await … in try client.views(…)` releases it; a
+    /// stream kept in a variable lives on until the variable goes). Views
+    /// arrive on the consumer's executor: iterate in a `@MainActor` task to
+    /// draw them.
     ///
     /// ```swift
     /// for await view in try client.views(postId: 42) { heart.render(view) }
@@ -34,14 +38,14 @@ extension LikeClient {
         let stream = AsyncStream<PostView>(bufferingPolicy: .bufferingNewest(1)) { made = $0 }
         guard let continuation = made else { return stream }
         do {
-            let subscription = try subscribe(postId: postId, observer: ViewRelay(continuation))
+            let relay = ViewRelay(continuation)
+            let subscription = try subscribe(postId: postId, observer: relay)
             continuation.onTermination = { _ in subscription.cancel() }
-            // After subscribing, so no change falls between the two; a change
-            // already on its way may follow with the same or an older view,
-            // and the newest always comes last.
-            if let now = try view(postId: postId) {
-                continuation.yield(now)
-            }
+            // After subscribing, so no change falls between the two; and
+            // under the relay's lock, so a change delivered meanwhile comes
+            // before the view read here (which is then as new) or after it:
+            // the newest always comes last.
+            try relay.first { try view(postId: postId) }
         } catch {
             continuation.finish()
             throw error
@@ -65,15 +69,31 @@ extension LikeClient {
     }
 }
 
-/// Hands each change to a stream.
-private final class ViewRelay: LikeObserver, Sendable {
+/// Hands each change to a stream, in order with the first view.
+private final class ViewRelay: LikeObserver, @unchecked Sendable {
     private let continuation: AsyncStream<PostView>.Continuation
+    /// Orders the first view (read by `first`) with the changes delivered
+    /// on LikeKit's threads. The delivering thread holds no lock of the
+    /// client's while it calls `onChange`, so reading the view under this
+    /// one cannot deadlock.
+    private let lock = NSLock()
 
     init(_ continuation: AsyncStream<PostView>.Continuation) {
         self.continuation = continuation
     }
 
+    /// Yields the view `read` gives, if any, with no change in between.
+    func first(_ read: () throws -> PostView?) rethrows {
+        lock.lock()
+        defer { lock.unlock() }
+        if let now = try read() {
+            continuation.yield(now)
+        }
+    }
+
     func onChange(view: PostView) {
+        lock.lock()
+        defer { lock.unlock() }
         continuation.yield(view)
     }
 

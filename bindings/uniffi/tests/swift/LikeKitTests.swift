@@ -430,12 +430,39 @@ final class LikeKitTests: XCTestCase {
         return nil
     }
 
+    /// The first element `stream` yields within `seconds`, or nil (and the
+    /// test fails): the wait is then cancelled, which ends its `for await`,
+    /// rather than hanging the run.
+    func firstOf<T: Sendable>(
+        _ stream: AsyncStream<T>, within seconds: UInt64, _ what: String,
+        file: StaticString = #filePath, line: UInt = #line
+    ) async -> T? {
+        let waiting = Task { () -> T? in
+            for await element in stream {
+                return element
+            }
+            return nil
+        }
+        let deadline = Task {
+            try await Task.sleep(nanoseconds: seconds * 1_000_000_000)
+            waiting.cancel()
+        }
+        let first = await waiting.value
+        deadline.cancel()
+        if first == nil {
+            XCTFail("\(what): nothing within \(seconds) s", file: file, line: line)
+        }
+        return first
+    }
+
     /// Checks the case and the fields an app reads on any LikeError.
     func assertError(
         _ error: LikeError?, _ variant: String, _ expected: ErrorFields, _ what: String,
         file: StaticString = #filePath, line: UInt = #line
     ) {
-        guard let error else { return }
+        guard let error else {
+            return XCTFail("\(what): no error", file: file, line: line)
+        }
         XCTAssertEqual(caseName(error), variant, what, file: file, line: line)
         XCTAssertEqual(ErrorFields(of: error), expected, what, file: file, line: line)
         XCTAssertFalse(error.reason.isEmpty, "\(what): no reason", file: file, line: line)
@@ -517,7 +544,7 @@ final class LikeKitTests: XCTestCase {
             let baseline = liveObjects()
             let admin = self.admin
             // The stream lives in this function only: its end ends the loop.
-            func follow() async throws -> [PostView] {
+            @Sendable func follow() async throws -> [PostView] {
                 let views = try client.views(postId: post)
                 XCTAssertGreaterThan(liveObjects(), baseline, "subscribed")
                 var seen: [PostView] = []
@@ -542,10 +569,18 @@ final class LikeKitTests: XCTestCase {
                 XCTAssertTrue(optimistic, "the optimistic view: \(seen)")
                 return seen
             }
-            let seen = try await follow()
+            // Past 10 s the loop is cancelled (its `for await` ends) and the
+            // checks fail, rather than the test hanging.
+            let following = Task { try await follow() }
+            let deadline = Task {
+                try await Task.sleep(nanoseconds: 10_000_000_000)
+                following.cancel()
+            }
+            let seen = try await following.value
+            deadline.cancel()
             XCTAssertEqual(seen.last?.count, 1)
-            let deadline = Date().addingTimeInterval(5)
-            while liveObjects() > baseline && Date() < deadline {
+            let released = Date().addingTimeInterval(5)
+            while liveObjects() > baseline && Date() < released {
                 try await Task.sleep(nanoseconds: 20_000_000)
             }
             XCTAssertEqual(liveObjects(), baseline, "the loop's end ended the subscription")
@@ -576,11 +611,7 @@ final class LikeKitTests: XCTestCase {
             let client = try await self.client(fastRetry)
             let failures = client.failures()
             _ = try client.setLiked(postId: post, liked: true)
-            var first: LikeFailure?
-            for await failure in failures {
-                first = failure
-                break
-            }
+            let first = await firstOf(failures, within: 10, "the like's failure")
             let failure = try XCTUnwrap(first)
             XCTAssertEqual(failure.postId, post)
             XCTAssertTrue(failure.wanted)
