@@ -1822,6 +1822,41 @@ mod tests {
         refuse_unread_sslmode(&config, &url).expect("read alike");
     }
 
+    /// Whatever visible ASCII character a password holds, once or twice,
+    /// unencoded: the server reads `sslmode=require` from the URL and leaves
+    /// none for tokio-postgres, which reads the password back as given
+    /// (percent-decoded); and the logs never show it. (`@` ends the
+    /// credentials for tokio-postgres, so a password with one only has to
+    /// stay hidden.)
+    #[test]
+    fn no_password_turns_tls_off_or_shows_in_the_logs() {
+        for byte in b' '..=b'~' {
+            let c = char::from(byte);
+            for password in [format!("pa{c}ss"), format!("{c}pass{c}word{c}")] {
+                let url = format!(
+                    "postgres://ana:{password}@db:5432/likes?sslmode=require&application_name=t"
+                );
+                let shown = redact_url(&url);
+                assert!(!shown.contains(&password), "{url} shown as {shown}");
+                if c == '@' {
+                    continue;
+                }
+                let (left, tls) = tls::split_url(&url).expect("taken");
+                assert_eq!(tls.mode, SslMode::Require, "{url}");
+                assert!(!left.contains("sslmode"), "{url} left as {left}");
+                let Ok(config) = tokio_postgres::Config::from_str(&left) else {
+                    // `%` not followed by two hex digits: tokio-postgres
+                    // refuses the URL, so it is never used without TLS.
+                    assert!(password.contains('%'), "{url}");
+                    continue;
+                };
+                refuse_unread_sslmode(&config, &left).expect("no sslmode left");
+                let read: Vec<u8> = percent_encoding::percent_decode_str(&password).collect();
+                assert_eq!(config.get_password(), Some(&read[..]), "{url}");
+            }
+        }
+    }
+
     #[test]
     fn the_sql_keeps_as_many_likers_as_the_store() {
         // The statements spell the limit out as 100.
