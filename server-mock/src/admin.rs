@@ -23,7 +23,6 @@ use crate::{
     body::AppJson,
     error::ApiError,
     extract::PathId,
-    faults,
     state::App,
     store::{StoreError, Upsert, rules},
 };
@@ -262,8 +261,7 @@ pub(crate) async fn set_faults(
     State(App(app)): State<App>,
     AppJson(rules): AppJson<FaultRules>,
 ) -> Result<Json<FaultRules>, ApiError> {
-    faults::validate(&rules)
-        .and_then(|()| faults::check_pauses(&rules, app.request_timeout))
+    app.check_fault_rules(&rules)
         .map_err(|msg| ApiError::bad_request("bad_fault_rules", msg))?;
     let in_force = app.faults.set(rules);
     tracing::info!(
@@ -313,9 +311,7 @@ pub(crate) async fn add_faults(
             "state: read-only (what each rule in force has used up); leave it out".into(),
         ));
     }
-    faults::validate(&body)
-        .and_then(|()| faults::check_pauses(&body, app.request_timeout))
-        .map_err(refused)?;
+    app.check_fault_rules(&body).map_err(refused)?;
     let added = body.rules.len();
     let in_force = app.faults.add(body.rules).map_err(|too_many| {
         ApiError::new(StatusCode::CONFLICT, "too_many_rules", too_many.to_string())

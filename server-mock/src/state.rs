@@ -566,9 +566,7 @@ impl App {
     /// [`Error::Config`] for a rule out of range, as `PUT` refuses it (a
     /// `slow_body` pause at or above the request timeout among them).
     pub fn set_faults(&self, rules: FaultRules) -> Result<(), Error> {
-        faults::validate(&rules)
-            .and_then(|()| faults::check_pauses(&rules, self.0.request_timeout))
-            .map_err(Error::Config)?;
+        self.0.check_fault_rules(&rules).map_err(Error::Config)?;
         self.0.faults.set(rules);
         Ok(())
     }
@@ -584,9 +582,7 @@ impl App {
     /// [`MAX_RULES`](crate::faults::MAX_RULES) (nothing is added).
     pub fn add_faults(&self, rules: Vec<FaultRule>) -> Result<FaultRules, Error> {
         let rules = FaultRules::new(rules);
-        faults::validate(&rules)
-            .and_then(|()| faults::check_pauses(&rules, self.0.request_timeout))
-            .map_err(Error::Config)?;
+        self.0.check_fault_rules(&rules).map_err(Error::Config)?;
         self.0
             .faults
             .add(rules.rules)
@@ -631,6 +627,13 @@ impl App {
 }
 
 impl Shared {
+    /// What `PUT` and `POST /admin/faults` (and their in-process twins)
+    /// check of fault rules: their ranges, tags and actions, and a
+    /// `slow_body` pause below this server's request timeout.
+    pub(crate) fn check_fault_rules(&self, rules: &FaultRules) -> Result<(), String> {
+        faults::validate(rules).and_then(|()| faults::check_pauses(rules, self.request_timeout))
+    }
+
     /// Takes one write from `user`'s allowance, or says when to come back.
     pub(crate) fn check_rate(&self, user: UserId) -> Result<(), ApiError> {
         let Some(limiter) = &self.limiter else {
