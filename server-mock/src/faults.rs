@@ -218,6 +218,7 @@ pub(crate) fn validate(rules: &FaultRules) -> Result<(), String> {
         if let Some(tag) = &rule.tag {
             check_tag(tag).map_err(|rule| format!("rules[{i}].tag: {rule}"))?;
         }
+        never_fires(rule).map_err(|why| format!("rules[{i}].{why}"))?;
         let Some(action) = &rule.action else {
             continue;
         };
@@ -264,6 +265,74 @@ pub(crate) fn validate(rules: &FaultRules) -> Result<(), String> {
         }
     }
     Ok(())
+}
+
+/// The one method each route answers (`*` takes them all).
+fn route_method(route: FaultRoute) -> Option<FaultMethod> {
+    match route {
+        FaultRoute::Like => Some(FaultMethod::Post),
+        FaultRoute::Unlike => Some(FaultMethod::Delete),
+        FaultRoute::Likes | FaultRoute::Batch => Some(FaultMethod::Get),
+        FaultRoute::All => None,
+    }
+}
+
+/// Refuses a rule whose conditions no request can meet, which would be
+/// accepted and then never fire: a method its route never answers, or
+/// call conditions (`nth`, `every`, `first`, `after`) that select no call
+/// number. The refusal starts with the field to change.
+fn never_fires(rule: &FaultRule) -> Result<(), String> {
+    let name = |method: FaultMethod| match method {
+        FaultMethod::Get => "GET",
+        FaultMethod::Post => "POST",
+        FaultMethod::Delete => "DELETE",
+    };
+    if let (Some(method), Some(only)) = (rule.method, route_method(rule.route))
+        && method != only
+    {
+        let route = serde_json::to_value(rule.route).unwrap_or_default();
+        return Err(format!(
+            "method: route {route} is only ever {}, so a rule for {} never fires",
+            name(only),
+            name(method)
+        ));
+    }
+    // The calls the conditions select are numbered `lowest..=highest`
+    // (1 is the first), and then only `nth`, or multiples of `every`.
+    let lowest = rule.after.map_or(1, |after| after.saturating_add(1));
+    let highest = rule.first.unwrap_or(u64::MAX);
+    let window = match (rule.after, rule.first) {
+        (Some(after), Some(first)) => {
+            format!("after the first {after} and among the first {first}")
+        }
+        (Some(after), None) => format!("after the first {after}"),
+        (None, Some(first)) => format!("among the first {first}"),
+        (None, None) => String::new(),
+    };
+    if lowest > highest {
+        return Err(format!(
+            "after: no call is both {window}, so the rule never fires"
+        ));
+    }
+    match (rule.nth, rule.every) {
+        (Some(nth), _) if !(lowest..=highest).contains(&nth) => Err(format!(
+            "nth: call {nth} is not {window}, so the rule never fires"
+        )),
+        (Some(nth), Some(every)) if every != 0 && nth % every != 0 => Err(format!(
+            "nth: call {nth} is not a multiple of every {every}, so the rule never fires"
+        )),
+        (None, Some(every)) if every != 0 => {
+            let first_selected = lowest.div_ceil(every).checked_mul(every);
+            if first_selected.is_none_or(|call| call > highest) {
+                Err(format!(
+                    "every: no multiple of {every} is {window}, so the rule never fires"
+                ))
+            } else {
+                Ok(())
+            }
+        }
+        _ => Ok(()),
+    }
 }
 
 /// A uniform draw in `0..1` from (seed, rule number, call, which draw):
@@ -1030,6 +1099,140 @@ mod tests {
         removed.add(vec![chancy.clone()]).unwrap();
         let numbers: Vec<u64> = removed.set.load().rules.iter().map(|a| a.number).collect();
         assert_eq!(numbers, [1, 3]);
+    }
+
+    /// A rule no request can match is refused, naming the field to change;
+    /// one that some call meets is kept. Each accepted rule is checked to
+    /// fire by `plan`, so the check refuses only what could never fire.
+    #[test]
+    fn a_rule_that_can_never_fire_is_refused() {
+        let with = |route, method, nth, every, first, after| FaultRule {
+            method,
+            nth,
+            every,
+            first,
+            after,
+            fail_next: 1_000,
+            ..rule(route)
+        };
+        let refused = [
+            (
+                with(
+                    FaultRoute::Like,
+                    Some(FaultMethod::Get),
+                    None,
+                    None,
+                    None,
+                    None,
+                ),
+                "rules[0].method: route \"like\" is only ever POST, so a rule for GET never fires",
+            ),
+            (
+                with(
+                    FaultRoute::Unlike,
+                    Some(FaultMethod::Post),
+                    None,
+                    None,
+                    None,
+                    None,
+                ),
+                "rules[0].method: route \"unlike\" is only ever DELETE, so a rule for POST never fires",
+            ),
+            (
+                with(
+                    FaultRoute::Batch,
+                    Some(FaultMethod::Delete),
+                    None,
+                    None,
+                    None,
+                    None,
+                ),
+                "rules[0].method: route \"batch\" is only ever GET, so a rule for DELETE never fires",
+            ),
+            (
+                with(FaultRoute::Likes, None, None, None, Some(3), Some(3)),
+                "rules[0].after: no call is both after the first 3 and among the first 3, so the rule never fires",
+            ),
+            (
+                with(FaultRoute::Likes, None, Some(5), None, Some(4), None),
+                "rules[0].nth: call 5 is not among the first 4, so the rule never fires",
+            ),
+            (
+                with(FaultRoute::Likes, None, Some(2), None, None, Some(2)),
+                "rules[0].nth: call 2 is not after the first 2, so the rule never fires",
+            ),
+            (
+                with(FaultRoute::Likes, None, Some(3), Some(2), None, None),
+                "rules[0].nth: call 3 is not a multiple of every 2, so the rule never fires",
+            ),
+            (
+                with(FaultRoute::Likes, None, None, Some(5), Some(4), None),
+                "rules[0].every: no multiple of 5 is among the first 4, so the rule never fires",
+            ),
+            (
+                with(FaultRoute::Likes, None, None, Some(5), Some(9), Some(5)),
+                "rules[0].every: no multiple of 5 is after the first 5 and among the first 9, so the rule never fires",
+            ),
+            (
+                with(
+                    FaultRoute::Likes,
+                    None,
+                    None,
+                    Some(2),
+                    None,
+                    Some(u64::MAX - 1),
+                ),
+                "rules[0].every: no multiple of 2 is after the first 18446744073709551614, so the rule never fires",
+            ),
+        ];
+        for (rule, why) in refused {
+            assert_eq!(validate(&FaultRules::new(vec![rule])).unwrap_err(), why);
+        }
+
+        let kept = [
+            with(
+                FaultRoute::Like,
+                Some(FaultMethod::Post),
+                None,
+                None,
+                None,
+                None,
+            ),
+            with(
+                FaultRoute::All,
+                Some(FaultMethod::Delete),
+                None,
+                None,
+                None,
+                None,
+            ),
+            with(FaultRoute::Likes, None, None, None, Some(4), Some(3)),
+            with(FaultRoute::Likes, None, Some(4), Some(2), Some(4), Some(3)),
+            with(FaultRoute::Likes, None, None, Some(5), Some(10), Some(5)),
+            with(FaultRoute::Likes, None, None, Some(3), None, Some(7)),
+        ];
+        for rule in kept {
+            assert!(
+                validate(&FaultRules::new(vec![rule.clone()])).is_ok(),
+                "{rule:?}"
+            );
+            // Some call number fires it: the check refused nothing that works.
+            let route = rule.route;
+            let faults = Faults::default();
+            faults.set(FaultRules::new(vec![rule.clone()]));
+            let mut call = call(if route == FaultRoute::All {
+                FaultRoute::Unlike
+            } else {
+                route
+            });
+            if let Some(method) = rule.method {
+                call.method = method;
+            }
+            assert!(
+                (1..=12).any(|_| !faults.plan(&call).is_empty()),
+                "{rule:?} never fired in 12 calls"
+            );
+        }
     }
 
     /// No more than `MAX_RULES` in force: an add past it adds nothing.

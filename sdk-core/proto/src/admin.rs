@@ -372,7 +372,9 @@ mod action {
 pub struct FaultRule {
     /// The route it applies to.
     pub route: FaultRoute,
-    /// Only requests with this method.
+    /// Only requests with this method. On a route other than `*` it must be
+    /// the route's own (`like` POST, `unlike` DELETE, `likes` and `batch`
+    /// GET): a rule for another would never fire, and is refused.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub method: Option<FaultMethod>,
     /// Only requests about this post (a batch read: one that names it).

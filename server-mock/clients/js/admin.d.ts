@@ -117,7 +117,11 @@ export type FaultActionKind = FaultAction["kind"];
 export interface FaultRule {
   /** The route it applies to. */
   route: FaultRoute;
-  /** Only requests with this method. */
+  /**
+   * Only requests with this method. On a route other than `*` it must be
+   * the route's own (`like` POST, `unlike` DELETE, `likes` and `batch`
+   * GET): a rule for another would never fire, and is refused.
+   */
   method?: FaultMethod;
   /** Only requests about this post (a batch read: one that names it). */
   post?: Id;

@@ -664,7 +664,9 @@ public enum FaultAction: Codable, Sendable, Equatable {
 public struct FaultRule: Codable, Sendable, Equatable {
     /// The route it applies to.
     public var route: FaultRoute
-    /// Only requests with this method.
+    /// Only requests with this method. On a route other than `*` it must be
+    /// the route's own (`like` POST, `unlike` DELETE, `likes` and `batch`
+    /// GET): a rule for another would never fire, and is refused.
     public var method: FaultMethod?
     /// Only requests about this post (a batch read: one that names it).
     public var post: Int64?
