@@ -4,6 +4,7 @@ mod bench;
 mod bench_web;
 mod build;
 mod demo;
+mod doc_names;
 mod doctor;
 mod fuzz;
 mod install;

@@ -34,6 +34,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use crate::bench::{self, Figures};
+use crate::doc_names::{self, Language};
 use crate::proc::{copy, io_error, remove, say, write};
 use crate::runner::{self, Tally};
 use crate::server::TestServer;
@@ -151,7 +152,11 @@ pub fn generate(ctx: &Ctx, release: bool) -> Result<Generated, String> {
         remove(&swift.join(stale))?;
     }
     let kotlin_file = "com/likekit/likekit.kt";
-    copy_plain_links(&raw.join(kotlin_file), &generated.kotlin.join(kotlin_file))?;
+    copy_docs(
+        &raw.join(kotlin_file),
+        &generated.kotlin.join(kotlin_file),
+        Language::Kotlin,
+    )?;
     // The hand-written Kotlin faces (Flow, executors) go beside it, in its
     // package.
     copy_files_ending(
@@ -161,16 +166,20 @@ pub fn generate(ctx: &Ctx, release: bool) -> Result<Generated, String> {
     )?;
     let module = fs::read_to_string(raw.join("likekit.py"))
         .map_err(|e| io_error("read", &raw.join("likekit.py"), e))?;
-    let module = typed_like_error(&plain_links(&module))?;
+    let module = typed_like_error(&doc_names::for_language(
+        &plain_links(&module),
+        Language::Python,
+    ))?;
     write(
         &generated.python.join("likekit.py"),
         &format!("{module}{PYTHON_ADDITIONS}"),
     )?;
     copy(&library, &generated.python.join(cdylib()))?;
     write(&swift.join("Package.swift"), PACKAGE_SWIFT)?;
-    copy_plain_links(
+    copy_docs(
         &raw.join("LikeKit.swift"),
         &swift.join("Sources/LikeKit/LikeKit.swift"),
+        Language::Swift,
     )?;
     copy(
         &raw.join("LikeKitFFI.h"),
@@ -261,13 +270,15 @@ fn typed_like_error(module: &str) -> Result<String, String> {
     ))
 }
 
-/// Copies the generated file `from` to `to` with [`plain_links`].
-fn copy_plain_links(from: &Path, to: &Path) -> Result<(), String> {
+/// Copies the generated file `from` to `to` with [`plain_links`], and the
+/// names in its docs spelled as `language` spells them
+/// ([`doc_names::for_language`]).
+fn copy_docs(from: &Path, to: &Path, language: Language) -> Result<(), String> {
     let text = fs::read_to_string(from).map_err(|e| io_error("read", from, e))?;
     if let Some(parent) = to.parent() {
         fs::create_dir_all(parent).map_err(|e| io_error("create", parent, e))?;
     }
-    write(to, &plain_links(&text))
+    write(to, &doc_names::for_language(&plain_links(&text), language))
 }
 
 /// The core's doc comments carry rustdoc's links, which the generated
