@@ -65,7 +65,7 @@ pub const RUNNERS: &[Runner] = &[
     },
     Runner {
         name: "browser",
-        about: "the demo page in headless Chromium (playwright-core)",
+        about: "the demo page, and two tabs of one viewer, in headless Chromium (playwright-core)",
         run: web::run_browser,
     },
     Runner {

@@ -388,9 +388,9 @@ fn link_package(ctx: &Ctx) -> Result<(), String> {
     std::os::unix::fs::symlink(package_dir(ctx), &link).map_err(|e| io_error("link", &link, e))
 }
 
-/// `node --test` on a file (the caller may add more): the spec reporter on the terminal and a JUnit
-/// report, which the runner counts.
-fn node_test(ctx: &Ctx, file: &Path, report: &Path) -> Result<Command, String> {
+/// `node --test` with `options` on a file (the caller may add more): the spec reporter on the
+/// terminal and a JUnit report, which the runner counts.
+fn node_test(ctx: &Ctx, options: &[&str], file: &Path, report: &Path) -> Result<Command, String> {
     if proc::which("node").is_none() {
         return Err("`node` (Node.js 20 or newer) is not on PATH".into());
     }
@@ -404,6 +404,7 @@ fn node_test(ctx: &Ctx, file: &Path, report: &Path) -> Result<Command, String> {
         ])
         .arg("--test-reporter=junit")
         .arg(format!("--test-reporter-destination={}", report.display()))
+        .args(options)
         .arg(file)
         .env("LIKEKIT_PKG", package_dir(ctx))
         .env("LIKEKIT_TEST_OUT", test_output(ctx)?);
@@ -430,7 +431,7 @@ pub fn run_node(ctx: &Ctx) -> Result<Tally, String> {
         ],
     )?;
     let report = test_output(ctx)?.join("node.xml");
-    let mut cmd = node_test(ctx, &js_test(ctx, "client.test.mjs"), &report)?;
+    let mut cmd = node_test(ctx, &[], &js_test(ctx, "client.test.mjs"), &report)?;
     cmd.arg(js_test(ctx, "transport.test.mjs"))
         .arg(js_test(ctx, "conformance.test.mjs"))
         .arg(js_test(ctx, "journal.test.mjs"))
@@ -444,7 +445,10 @@ pub fn run_node(ctx: &Ctx) -> Result<Tally, String> {
 
 /// The `browser` runner: the demo page in Debian's headless Chromium,
 /// driven by playwright-core, against a server set up as `cargo xtask demo`
-/// sets it up.
+/// sets it up; then two tabs of one viewer on that server's origin, the
+/// README's multi-tab race and its Web Locks recipe (`tabs.test.mjs`). The
+/// files run one after the other: the demo page's tests replace the
+/// server's fault rules and empty its request journal.
 pub fn run_browser(ctx: &Ctx) -> Result<Tally, String> {
     let chromium = install::program("chromium", "chromium")?;
     let node_modules = install::npm(ctx, &[install::PLAYWRIGHT_CORE])?;
@@ -461,8 +465,14 @@ pub fn run_browser(ctx: &Ctx) -> Result<Tally, String> {
         ],
     )?;
     let report = test_output(ctx)?.join("browser.xml");
-    let mut cmd = node_test(ctx, &js_test(ctx, "demo-page.test.mjs"), &report)?;
-    cmd.env("LIKEKIT_DEMO_URL", format!("{}/", server.url))
+    let mut cmd = node_test(
+        ctx,
+        &["--test-concurrency=1"],
+        &js_test(ctx, "demo-page.test.mjs"),
+        &report,
+    )?;
+    cmd.arg(js_test(ctx, "tabs.test.mjs"))
+        .env("LIKEKIT_DEMO_URL", format!("{}/", server.url))
         .env("LIKEKIT_ADMIN_KEY", &server.admin_key)
         .env("LIKEKIT_NODE_MODULES", &node_modules)
         .env("LIKEKIT_CHROMIUM", &chromium);
