@@ -1,12 +1,18 @@
 //! The `react` runner: likekit-react (`bindings/react`) in a React 19 app
 //! built with Vite (`bindings/react/tests/app`), in Debian's headless
 //! Chromium driven by playwright-core, against likekit-server on loopback,
-//! and the app's screens rendered by react-dom/server in Node.
+//! and the app's screens rendered by react-dom/server in Node; then both
+//! packages in a Next.js app (`bindings/react/tests/next`), built with
+//! `next build` and run with `next start` by its test.
 //!
 //! likekit-react itself has no build step: it is a plain ES module with a
-//! hand-written `.d.ts`. Only its test app is built, twice: for the browser
-//! (served by the server's `--web-root`, so the page and the API share an
-//! origin) and for Node (`--ssr`), both into `target/react-test/`.
+//! hand-written `.d.ts`. Only its test apps are built. The Vite app twice:
+//! for the browser (served by the server's `--web-root`, so the page and
+//! the API share an origin) and for Node (`--ssr`), both into
+//! `target/react-test/`. The Next.js app twice as well, into its own
+//! `.next/` (Next.js keeps its build inside the app): once as way 1 of the
+//! likekit-wasm README's "Next.js and server rendering" needs it (no
+//! setting), once with way 2's `serverExternalPackages`.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -33,8 +39,14 @@ pub const VITE: Package = Package {
     version: "8.4.0",
 };
 
+/// The Next.js app's framework (App Router, Turbopack's production build).
+pub const NEXT: Package = Package {
+    name: "next",
+    version: "16.5.0",
+};
+
 /// Every npm package the runner installs into `.tools/node`.
-pub const NPM_PACKAGES: &[Package] = &[PLAYWRIGHT_CORE, REACT, REACT_DOM, VITE];
+pub const NPM_PACKAGES: &[Package] = &[PLAYWRIGHT_CORE, REACT, REACT_DOM, VITE, NEXT];
 
 /// `bindings/react`, the package.
 pub fn package_dir(ctx: &Ctx) -> PathBuf {
@@ -44,6 +56,11 @@ pub fn package_dir(ctx: &Ctx) -> PathBuf {
 /// `bindings/react/tests/app`, the test app.
 fn app_dir(ctx: &Ctx) -> PathBuf {
     package_dir(ctx).join("tests").join("app")
+}
+
+/// `bindings/react/tests/next`, the Next.js test app.
+fn next_app_dir(ctx: &Ctx) -> PathBuf {
+    package_dir(ctx).join("tests").join("next")
 }
 
 /// Makes the app's imports resolve as in an app that installed the
@@ -73,6 +90,79 @@ pub fn link_modules(dir: &Path, links: &[(&str, PathBuf)]) -> Result<(), String>
         std::os::unix::fs::symlink(target, &link).map_err(|e| io_error("link", &link, e))?;
     }
     Ok(())
+}
+
+/// The Next.js app's `node_modules` (gitignored), as `npm install` from
+/// the registry makes it: `next`, `react` and `react-dom` linked to
+/// `.tools/node`, and likekit-react and likekit-wasm copied (the files
+/// they publish). Not linked: Turbopack compiles a package linked from
+/// outside `node_modules` as the app's own source, and then bundles it
+/// even when `serverExternalPackages` names it. (The app's own
+/// `package.json` keeps `likekit-react` from resolving to the package
+/// folder around it, through the package's self-reference.)
+fn install_next_app_packages(ctx: &Ctx, node_modules: &Path) -> Result<(), String> {
+    let dir = next_app_dir(ctx).join("node_modules");
+    link_modules(
+        &dir,
+        &[
+            (NEXT.name, node_modules.join(NEXT.name)),
+            (REACT.name, node_modules.join(REACT.name)),
+            (REACT_DOM.name, node_modules.join(REACT_DOM.name)),
+        ],
+    )?;
+    copy_package(&package_dir(ctx), &dir.join("likekit-react"))?;
+    copy_package(&web::package_dir(ctx), &dir.join(web::NPM_NAME))
+}
+
+/// Copies the npm package in `from` to `to` as npm installs it: its
+/// `package.json` and the files its `files` list names.
+fn copy_package(from: &Path, to: &Path) -> Result<(), String> {
+    let manifest = from.join("package.json");
+    let text = std::fs::read_to_string(&manifest).map_err(|e| io_error("read", &manifest, e))?;
+    let json: serde_json::Value = serde_json::from_str(&text)
+        .map_err(|e| format!("{} is not valid JSON: {e}", manifest.display()))?;
+    let files = json["files"]
+        .as_array()
+        .ok_or_else(|| format!("{} has no `files` list", manifest.display()))?;
+    remove(to)?;
+    mkdir(to)?;
+    proc::copy(&manifest, &to.join("package.json"))?;
+    for file in files {
+        let file = file
+            .as_str()
+            .ok_or_else(|| format!("{}: `files` holds a non-string", manifest.display()))?;
+        proc::copy(&from.join(file), &to.join(file))?;
+    }
+    Ok(())
+}
+
+/// `node_modules/next/dist/bin/next` of the Next.js app.
+fn next_program(ctx: &Ctx) -> PathBuf {
+    next_app_dir(ctx)
+        .join("node_modules")
+        .join(NEXT.name)
+        .join("dist")
+        .join("bin")
+        .join("next")
+}
+
+/// `next build` of the Next.js app into `.next/external` (way 2:
+/// `serverExternalPackages: ["likekit-wasm"]`) or `.next/bundled` (way 1:
+/// no setting). Next.js's telemetry is off.
+fn next_build(ctx: &Ctx, external: bool) -> Result<(), String> {
+    let setting = if external { "1" } else { "0" };
+    let mut build = Command::new("node");
+    build
+        .current_dir(next_app_dir(ctx))
+        .arg(next_program(ctx))
+        .arg("build")
+        .env("NEXT_TELEMETRY_DISABLED", "1")
+        .env("LIKEKIT_NEXT_EXTERNAL", setting);
+    say(&format!(
+        "building the likekit-react Next.js test app: LIKEKIT_NEXT_EXTERNAL={setting} {}",
+        proc::display(&build)
+    ));
+    proc::run(&mut build)
 }
 
 /// One build of the test app.
@@ -140,6 +230,9 @@ pub fn run(ctx: &Ctx) -> Result<Tally, String> {
         Build::Production,
     )?;
     vite_build(ctx, &node_modules, &ssr, Build::Server)?;
+    install_next_app_packages(ctx, &node_modules)?;
+    next_build(ctx, false)?;
+    next_build(ctx, true)?;
 
     let server = TestServer::start(
         ctx,
@@ -152,24 +245,34 @@ pub fn run(ctx: &Ctx) -> Result<Tally, String> {
             "0".as_ref(),
             "--cache-ttl-ms".as_ref(),
             "0".as_ref(),
+            // The Next.js app's pages call it from their own origin, on a
+            // port `next start` picks.
+            "--cors-origin".as_ref(),
+            "*".as_ref(),
         ],
     )?;
     let report = out.join("react.xml");
     let mut cmd = Command::new("node");
+    let tests = package_dir(ctx).join("tests");
     cmd.current_dir(&ctx.root)
         .args([
             "--test",
+            // One file at a time: both share the server and the machine.
+            "--test-concurrency=1",
             "--test-reporter=spec",
             "--test-reporter-destination=stdout",
             "--test-reporter=junit",
         ])
         .arg(format!("--test-reporter-destination={}", report.display()))
-        .arg(package_dir(ctx).join("tests").join("react.test.mjs"))
+        .arg(tests.join("react.test.mjs"))
+        .arg(tests.join("next.test.mjs"))
         .env("LIKEKIT_PKG", web::package_dir(ctx))
         .env("LIKEKIT_REACT_SSR", ssr.join("server.mjs"))
         .env("LIKEKIT_NODE_MODULES", &node_modules)
         .env("LIKEKIT_CHROMIUM", &chromium)
         .env("LIKEKIT_TEST_OUT", &out)
+        .env("LIKEKIT_NEXT_APP", next_app_dir(ctx))
+        .env("LIKEKIT_NEXT", next_program(ctx))
         // Plain text in failure messages: the JUnit report cannot carry
         // the terminal's colour codes.
         .env("NO_COLOR", "1")

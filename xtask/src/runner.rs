@@ -80,7 +80,7 @@ pub const RUNNERS: &[Runner] = &[
     },
     Runner {
         name: "react",
-        about: "likekit-react in a React 19 app built with Vite, in headless Chromium, and server-rendered in Node",
+        about: "likekit-react in a React 19 app built with Vite, in headless Chromium, and server-rendered in Node; a Next.js app built and started",
         run: react::run,
     },
 ];

@@ -18,6 +18,11 @@
 //   once they have all unmounted, StrictMode's extra mount included.
 // - on the server (and while hydrating) React reads `getServerSnapshot`,
 //   which is a constant: no view, no failure, and no call to the client.
+// - the store holds a record once a component has subscribed to it. Until
+//   then (a render not yet committed, and every render on the server,
+//   where nothing subscribes) it holds it weakly: whatever rendered it
+//   holds it, and once nothing does it is collected. A long-lived client
+//   on the server keeps no record of the posts it rendered.
 
 import {
   createContext,
@@ -33,7 +38,7 @@ const NOTHING = Object.freeze({ view: undefined, failure: null, error: null });
 
 const noop = () => {};
 
-/** Records kept before the oldest idle ones (no component subscribed) are dropped. */
+/** Records kept before the oldest idle ones (no component listening) are dropped. */
 const MAX_IDLE = 1000;
 
 /**
@@ -114,8 +119,22 @@ class PostRecord {
 class LikeStore {
   constructor(client) {
     this.client = client;
-    /** key → PostRecord, oldest first. */
+    /**
+     * key → PostRecord, oldest first: the records a component has
+     * subscribed to, listened to now or idle (see `prune`).
+     */
     this.posts = new Map();
+    /**
+     * key → WeakRef of a record handed out while rendering that no
+     * component has subscribed to yet. The components rendered with it,
+     * or a feed page, hold it until they subscribe; a render React threw
+     * away, or one on the server, leaves it to be collected.
+     */
+    this.rendered = new Map();
+    /** Removes a collected record's `rendered` entry. */
+    this.collected = new FinalizationRegistry((key) => {
+      if (this.rendered.get(key)?.deref() === undefined) this.rendered.delete(key);
+    });
     /** Post keys whose read is on its way. */
     this.reading = new Set();
     /** Post ids to read in the next batch (`load`). */
@@ -128,18 +147,36 @@ class LikeStore {
 
   /**
    * The record of a post, made on first use. Touches nothing of the client.
-   * Never drops one: a record handed out while rendering (to a page, then
-   * to its buttons) must be the one they all subscribe to.
+   * Never drops one while anything holds it: a record handed out while
+   * rendering (to a page, then to its buttons) must be the one they all
+   * subscribe to.
    */
   record(postId) {
     if (!this.client) return NO_POST;
     const key = keyOf(postId);
-    let record = this.posts.get(key);
+    let record = this.find(key);
     if (!record) {
       record = new PostRecord(this, postId);
-      this.posts.set(key, record);
+      this.rendered.set(key, new WeakRef(record));
+      this.collected.register(record, key);
     }
     return record;
+  }
+
+  /** The record of a post key, if the store has one. */
+  find(key) {
+    return this.posts.get(key) ?? this.rendered.get(key)?.deref();
+  }
+
+  /**
+   * A component subscribes to `record`: the store holds it from now on,
+   * until `prune` drops it. (A record `prune` dropped while a render not
+   * yet committed held it comes back, unless another took its post.)
+   */
+  hold(record) {
+    if (this.posts.get(record.key) === record) return;
+    if (this.rendered.get(record.key)?.deref() === record) this.rendered.delete(record.key);
+    if (!this.find(record.key)) this.posts.set(record.key, record);
   }
 
   /**
@@ -205,6 +242,7 @@ class LikeStore {
   }
 
   subscribe(record, listener) {
+    this.hold(record);
     record.listeners.add(listener);
     if (!record.stop && this.client) {
       this.adopt(record);
@@ -294,7 +332,7 @@ class LikeStore {
     for (const key of keys) this.reading.add(key);
     const setError = (error) => {
       for (const key of new Set(keys)) {
-        const record = this.posts.get(key);
+        const record = this.find(key);
         if (record && this.fail(record, error)) this.notify(record);
       }
     };
@@ -315,7 +353,7 @@ class LikeStore {
         done();
         const found = new Map(views.map((view) => [keyOf(view.postId), view]));
         for (const key of new Set(keys)) {
-          const record = this.posts.get(key);
+          const record = this.find(key);
           if (!record) continue;
           const view = found.get(key);
           let changed = this.fail(record, view ? null : notFound(key));

@@ -19,6 +19,8 @@ import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
+import { setFlagsFromString } from "node:v8";
+import { runInNewContext } from "node:vm";
 
 const SERVER = process.env.LIKEKIT_URL;
 const ADMIN_KEY = process.env.LIKEKIT_ADMIN_KEY;
@@ -34,7 +36,8 @@ if (!SERVER || !ADMIN_KEY || !PKG || !SSR || !MODULES) {
 }
 const { chromium } = createRequire(path.join(MODULES, "noop.js"))("playwright-core");
 const { LikeKitAdmin } = await import(pathToFileURL(path.join(PKG, "testing.js")).href);
-const { render } = await import(pathToFileURL(SSR).href);
+const { LikeClient } = await import(pathToFileURL(path.join(PKG, "node.js")).href);
+const { render, renderHolding } = await import(pathToFileURL(SSR).href);
 
 /** Flags for Chromium on a machine with no network beyond loopback (playwright adds --headless). */
 const FLAGS = [
@@ -506,6 +509,25 @@ test("server rendering with react-dom/server renders without touching the client
   assert.match(switcher, /data-post-id="20"/);
   // No client at all (none can be made on the server) renders the same.
   assert.equal(render(null, "button", { postId: 20 }), button);
+});
+
+test("server rendering with a long-lived client keeps no record of the posts it rendered", async () => {
+  setFlagsFromString("--expose-gc");
+  const gc = runInNewContext("gc");
+  // One client for the whole server process, as a module-wide one is.
+  const client = new LikeClient(SERVER, { token: () => anaToken });
+  const held = [];
+  for (let page = 0; page < 4; page++) {
+    held.push(...renderHolding(client, Array.from({ length: 500 }, (_, i) => 9000 + page * 500 + i)));
+  }
+  assert.equal(held.length, 2000);
+  // A WeakRef's target is kept until the task that made it ends.
+  await new Promise((resolve) => setTimeout(resolve, 0));
+  gc();
+  const kept = held.filter((ref) => ref.deref() !== undefined).length;
+  assert.equal(kept, 0, "records of the posts rendered, kept after the renders");
+  assert.equal(client.liveSubscriptions(), 0);
+  client.free();
 });
 
 test("the server's HTML hydrates without a mismatch, then shows the client's view", async () => {

@@ -1,0 +1,75 @@
+"use client";
+// Way 1 of the likekit-wasm README ("Next.js and server rendering"): the
+// client is made in the browser only, in an effect, and the provider has
+// null until then. With way 2's setting, the server's pages may give the
+// provider the server process's client while rendering there instead.
+
+import { useEffect, useState } from "react";
+import init, { LikeClient } from "likekit-wasm";
+import { LikeKitProvider, useLike } from "likekit-react";
+
+/** The README's hook, as an app would copy it. */
+function useBrowserLikeClient(url, token) {
+  const [client, setClient] = useState(null);
+  useEffect(() => {
+    let made;
+    let gone = false;
+    init().then(() => {
+      if (gone) return;
+      made = new LikeClient(url, { token });
+      setClient(made);
+    });
+    return () => {
+      gone = true;
+      made?.free();
+    };
+  }, [url]);
+  return client;
+}
+
+/** The server process's client (way 2), made on first use, signed in as the site. */
+let processClient = null;
+
+/** That client on the server; null in the browser. */
+function onServer(url) {
+  if (typeof window !== "undefined") return null;
+  processClient ??= new LikeClient(url, { token: () => process.env.LIKEKIT_SERVER_TOKEN });
+  return processClient;
+}
+
+function LikeButton({ postId }) {
+  const { view, toggle } = useLike(postId);
+  return (
+    <article className="post" data-post-id={String(postId)} data-pending={view ? String(view.pending) : "unknown"}>
+      <button type="button" className="heart" aria-pressed={view?.liked ?? false} disabled={!view} onClick={toggle}>
+        ♥
+      </button>
+      <span className="count">{view ? view.count : "…"}</span>
+    </article>
+  );
+}
+
+/**
+ * A like button per post. With `serverClient`, the provider has the
+ * server process's client while rendering on the server, instead of null.
+ */
+export function Likes({ url, token, postIds, serverClient = false }) {
+  const browser = useBrowserLikeClient(url, () => token);
+  const server = serverClient ? onServer(url) : null;
+  // `data-server-client` says which client the server rendered with; the
+  // browser's first render has none, hence no hydration warning for it.
+  return (
+    <LikeKitProvider client={browser ?? server}>
+      <section
+        className="likes"
+        data-client={browser ? "browser" : "none"}
+        data-server-client={String(server !== null)}
+        suppressHydrationWarning
+      >
+        {postIds.map((id) => (
+          <LikeButton key={id} postId={id} />
+        ))}
+      </section>
+    </LikeKitProvider>
+  );
+}
