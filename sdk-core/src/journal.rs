@@ -25,6 +25,7 @@ use std::sync::Arc;
 use crate::runtime::{SendOutsideWasm, SyncOutsideWasm};
 
 mod merge;
+use crate::transport::json::{self, Json, Reader, required};
 use crate::{JournalFault, LikeError, PostId};
 pub use merge::merge;
 
@@ -183,9 +184,8 @@ fn push_string(text: &mut String, value: &str) {
 /// (`cargo xtask fuzz journal_decode` holds it to that, and to reading back
 /// what it accepts after [`encode`]).
 pub fn decode(viewer: &str, bytes: &[u8]) -> Result<Vec<Intent>, LikeError> {
-    let document: crate::transport::json::JournalDocument =
-        crate::transport::json::from_json(bytes)
-            .map_err(|e| unusable(format_args!("the journal is not readable: {e}")))?;
+    let document: JournalDocument = json::from_json(bytes)
+        .map_err(|e| unusable(format_args!("the journal is not readable: {e}")))?;
     if document.format != u64::from(FORMAT) {
         return Err(unusable(format_args!(
             "the journal has format {}, this version reads {FORMAT}",
@@ -203,6 +203,64 @@ pub fn decode(viewer: &str, bytes: &[u8]) -> Result<Vec<Intent>, LikeError> {
         )));
     }
     Ok(document.intents)
+}
+
+/// An intent journal as [`decode`] reads it, with the JSON reader the
+/// answers use (`transport::json`), which knows nothing of journals.
+struct JournalDocument {
+    format: u64,
+    viewer: String,
+    intents: Vec<Intent>,
+}
+
+impl Json for Intent {
+    fn read(r: &mut Reader<'_>) -> json::Result<Self> {
+        let (mut post, mut liked, mut tapped_at_ms) = (None, None, None);
+        r.fields(&["post", "liked", "tapped_at_ms"], &mut |r, i| {
+            match i {
+                0 => {
+                    let id: u64 = r.value()?;
+                    post =
+                        Some(PostId::new(id).map_err(|_| r.field_error("not a post id", "post"))?);
+                }
+                1 => liked = Some(r.value()?),
+                _ => tapped_at_ms = Some(r.value()?),
+            }
+            Ok(())
+        })?;
+        Ok(Self {
+            post: required(post, "post", r)?,
+            liked: required(liked, "liked", r)?,
+            tapped_at_ms: required(tapped_at_ms, "tapped_at_ms", r)?,
+        })
+    }
+}
+
+impl Json for JournalDocument {
+    fn read(r: &mut Reader<'_>) -> json::Result<Self> {
+        let (mut format, mut viewer, mut intents) = (None, None, None);
+        r.fields(&["format", "viewer", "intents"], &mut |r, i| {
+            match i {
+                0 => format = Some(r.value()?),
+                1 => viewer = Some(r.value()?),
+                _ => {
+                    r.expect(b'[', "expected an array")?;
+                    let mut list = Vec::new();
+                    r.items(&mut |r| {
+                        list.push(r.value()?);
+                        Ok(())
+                    })?;
+                    intents = Some(list);
+                }
+            }
+            Ok(())
+        })?;
+        Ok(Self {
+            format: required(format, "format", r)?,
+            viewer: required(viewer, "viewer", r)?,
+            intents: required(intents, "intents", r)?,
+        })
+    }
 }
 
 /// A journal in memory: for tests, and for apps that want the offline

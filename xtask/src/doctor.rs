@@ -114,7 +114,7 @@ const TOOLS: &[Tool] = &[
     Tool {
         name: "node",
         used_for: "web package (wasm-opt), web tests",
-        probe: |_| program("node", &["--version"], "install Node.js 20 or newer"),
+        probe: |_| program("node", &["--version"], "install Node.js 20.19 or newer"),
         install: None,
     },
     Tool {

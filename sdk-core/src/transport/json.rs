@@ -46,7 +46,7 @@ impl fmt::Display for JsonError {
     }
 }
 
-type Result<T> = std::result::Result<T, JsonError>;
+pub(crate) type Result<T> = std::result::Result<T, JsonError>;
 
 /// Reads `body` as one `T` and nothing after it but whitespace.
 pub(crate) fn from_json<T: Json>(body: &[u8]) -> Result<T> {
@@ -75,7 +75,7 @@ impl Reader<'_> {
         self.field_error(what, "")
     }
 
-    fn field_error(&self, what: &'static str, field: &'static str) -> JsonError {
+    pub(crate) fn field_error(&self, what: &'static str, field: &'static str) -> JsonError {
         JsonError {
             what,
             field,
@@ -106,7 +106,7 @@ impl Reader<'_> {
     }
 
     /// Takes `byte`, or fails with `what` ("expected …").
-    fn expect(&mut self, byte: u8, what: &'static str) -> Result<()> {
+    pub(crate) fn expect(&mut self, byte: u8, what: &'static str) -> Result<()> {
         if self.eat(byte) {
             Ok(())
         } else {
@@ -125,7 +125,7 @@ impl Reader<'_> {
     }
 
     /// The items of an array, `[` taken: `item` for each, then `]`.
-    fn items(&mut self, item: &mut dyn FnMut(&mut Self) -> Result<()>) -> Result<()> {
+    pub(crate) fn items(&mut self, item: &mut dyn FnMut(&mut Self) -> Result<()>) -> Result<()> {
         if self.eat(b']') {
             return Ok(());
         }
@@ -158,7 +158,7 @@ impl Reader<'_> {
     /// unknown ones skipped) or, as serde also reads a struct, as an array
     /// of them in order. `field` reads the value of field `i` of `names`
     /// (at most 8).
-    fn fields(
+    pub(crate) fn fields(
         &mut self,
         names: &[&'static str],
         field: &mut dyn FnMut(&mut Self, usize) -> Result<()>,
@@ -387,7 +387,7 @@ impl Reader<'_> {
         }
     }
 
-    fn value<T: Json>(&mut self) -> Result<T> {
+    pub(crate) fn value<T: Json>(&mut self) -> Result<T> {
         T::read(self)
     }
 }
@@ -408,7 +408,7 @@ fn escaped(letter: u8) -> Option<char> {
 }
 
 /// A field that must be there.
-fn required<T>(value: Option<T>, name: &'static str, r: &Reader<'_>) -> Result<T> {
+pub(crate) fn required<T>(value: Option<T>, name: &'static str, r: &Reader<'_>) -> Result<T> {
     value.ok_or_else(|| r.field_error("missing field", name))
 }
 
@@ -554,63 +554,6 @@ impl Json for ErrorBody {
         })?;
         Ok(Self {
             error: required(error, "error", r)?,
-        })
-    }
-}
-
-/// An intent journal as its reader sees it: see `crate::journal`.
-pub(crate) struct JournalDocument {
-    pub(crate) format: u64,
-    pub(crate) viewer: String,
-    pub(crate) intents: Vec<crate::journal::Intent>,
-}
-
-impl Json for crate::journal::Intent {
-    fn read(r: &mut Reader<'_>) -> Result<Self> {
-        let (mut post, mut liked, mut tapped_at_ms) = (None, None, None);
-        r.fields(&["post", "liked", "tapped_at_ms"], &mut |r, i| {
-            match i {
-                0 => {
-                    let id: u64 = r.value()?;
-                    post =
-                        Some(PostId::new(id).map_err(|_| r.field_error("not a post id", "post"))?);
-                }
-                1 => liked = Some(r.value()?),
-                _ => tapped_at_ms = Some(r.value()?),
-            }
-            Ok(())
-        })?;
-        Ok(Self {
-            post: required(post, "post", r)?,
-            liked: required(liked, "liked", r)?,
-            tapped_at_ms: required(tapped_at_ms, "tapped_at_ms", r)?,
-        })
-    }
-}
-
-impl Json for JournalDocument {
-    fn read(r: &mut Reader<'_>) -> Result<Self> {
-        let (mut format, mut viewer, mut intents) = (None, None, None);
-        r.fields(&["format", "viewer", "intents"], &mut |r, i| {
-            match i {
-                0 => format = Some(r.value()?),
-                1 => viewer = Some(r.value()?),
-                _ => {
-                    r.expect(b'[', "expected an array")?;
-                    let mut list = Vec::new();
-                    r.items(&mut |r| {
-                        list.push(r.value()?);
-                        Ok(())
-                    })?;
-                    intents = Some(list);
-                }
-            }
-            Ok(())
-        })?;
-        Ok(Self {
-            format: required(format, "format", r)?,
-            viewer: required(viewer, "viewer", r)?,
-            intents: required(intents, "intents", r)?,
         })
     }
 }
