@@ -218,7 +218,7 @@ impl LikeClient {
         #[wasm_bindgen(js_name = baseUrl)] base_url: &str,
         #[wasm_bindgen(unchecked_optional_param_type = "LikeClientOptions")] options: JsValue,
     ) -> Result<LikeClient, JsValue> {
-        let mut options = convert::options(options).map_err(convert::config_error)?;
+        let mut options = convert::options(options).map_err(types::config_error)?;
         let token = std::mem::replace(&mut options.token, TokenOption::None);
         let mut builder = configured(options).base_url(base_url);
         builder = match token {
@@ -226,7 +226,7 @@ impl LikeClient {
             TokenOption::Fixed(token) => builder.token_provider(StaticToken::new(token)),
             TokenOption::Callback(callback) => builder.async_token_provider(JsTokens(callback)),
         };
-        let inner = builder.build().map_err(|e| convert::error(&e))?;
+        let inner = builder.build().map_err(|e| types::error(&e))?;
         Ok(Self::from_core(inner))
     }
 
@@ -237,11 +237,11 @@ impl LikeClient {
         server: &ScriptedServer,
         #[wasm_bindgen(unchecked_optional_param_type = "LikeClientOptions")] options: JsValue,
     ) -> Result<LikeClient, JsValue> {
-        let options = convert::options(options).map_err(convert::config_error)?;
+        let options = convert::options(options).map_err(types::config_error)?;
         let inner = configured(options)
             .transport(server.inner.clone())
             .build()
-            .map_err(|e| convert::error(&e))?;
+            .map_err(|e| types::error(&e))?;
         Ok(Self::from_core(inner))
     }
 
@@ -270,7 +270,7 @@ impl LikeClient {
     pub fn journal_problem(&self) -> JsValue {
         self.inner
             .journal_problem()
-            .map_or(JsValue::NULL, |e| convert::error(&e))
+            .map_or(JsValue::NULL, |e| types::error(&e))
     }
 
     /// The viewer wants the post liked (`true`) or not (`false`). Returns
@@ -331,7 +331,7 @@ impl LikeClient {
         Ok(promise(async move {
             match client.refresh(post_id).await {
                 Ok(view) => to_js(&types::PostView::from(&view)).map(JsValue::from),
-                Err(e) => Err(convert::error(&e)),
+                Err(e) => Err(types::error(&e)),
             }
         }))
     }
@@ -350,7 +350,7 @@ impl LikeClient {
             let views = client
                 .refresh_many(&ids)
                 .await
-                .map_err(|e| convert::error(&e))?;
+                .map_err(|e| types::error(&e))?;
             let array = js_sys::Array::new();
             for view in &views {
                 array.push(&to_js(&types::PostView::from(view))?.into());
@@ -502,7 +502,7 @@ fn observer(listener: JsValue) -> Result<JsObserver, JsValue> {
     if listener.is_function() || listener.is_object() {
         Ok(JsObserver(listener))
     } else {
-        Err(convert::invalid_argument(
+        Err(types::invalid_argument(
             "a listener must be a function or an object with onChange/onFailure methods",
         ))
     }
@@ -517,5 +517,5 @@ fn promise(answer: impl Future<Output = Result<JsValue, JsValue>> + 'static) -> 
 }
 
 fn millis(value: f64, what: &str) -> Result<Duration, JsValue> {
-    args::millis(value, what).map_err(|e| convert::invalid_argument(&e))
+    args::millis(value, what).map_err(|e| types::invalid_argument(&e))
 }

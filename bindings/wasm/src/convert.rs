@@ -1,56 +1,17 @@
-//! JavaScript arguments to Rust, and `LikeError` objects (wasm only).
+//! JavaScript arguments to Rust (wasm only).
 //!
 //! The plain objects are the types in [`crate::types`], converted by the
-//! hand-written conversions next to them. What stays here is not a plain
-//! object: post ids,
-//! which may be a `BigInt` and are checked by [`args`]; the `Error` objects
-//! named `LikeError`; and the options' token, which may be a function.
+//! hand-written conversions next to them, with the `Error` objects named
+//! `LikeError`. What stays here is not a plain object: post ids, which may
+//! be a `BigInt` and are checked by [`args`], and the options' token, which
+//! may be a function.
 
-use js_sys::{Function, Object};
+use js_sys::Function;
 use likekit_core::{LikeError, PostId, RetryPolicy};
 use wasm_bindgen::{JsCast, JsValue};
 
 use crate::args::{self, PostIdError};
-use crate::js::Write;
-use crate::types::{self, FromJs, LikeErrorFields};
-
-/// The error code for arguments of the wrong type or range.
-pub const INVALID_ARGUMENT: &str = "invalid_argument";
-
-/// An `Error` named `LikeError` with `message` and `fields` (`code`,
-/// `transient`, and `status` or `retryAfterMs` when the error has them).
-fn like_error(message: &str, fields: &LikeErrorFields) -> JsValue {
-    let err = js_sys::Error::new(message);
-    err.set_name("LikeError");
-    // Fails only for a `retryAfterMs` past `Number.MAX_SAFE_INTEGER`.
-    if let Ok(fields) = fields.write() {
-        Object::assign(&err, fields.unchecked_ref());
-    }
-    err.into()
-}
-
-/// The `LikeError` object for a core error.
-pub fn error(e: &LikeError) -> JsValue {
-    like_error(&e.to_string(), &e.into())
-}
-
-/// A `LikeError` for an argument JavaScript passed wrongly.
-pub fn invalid_argument(message: &str) -> JsValue {
-    like_error(
-        message,
-        &LikeErrorFields {
-            code: INVALID_ARGUMENT.to_owned(),
-            transient: false,
-            status: None,
-            retry_after_ms: None,
-        },
-    )
-}
-
-/// A `LikeError` with code `config`.
-pub fn config_error(message: String) -> JsValue {
-    error(&LikeError::Config { message })
-}
+use crate::types::{self, FromJs, error, invalid_argument};
 
 /// A post id from JavaScript: a number (a safe integer), a decimal string
 /// or a `BigInt`, each through [`PostId`]'s constructor (see [`args`]).

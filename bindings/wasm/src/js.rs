@@ -53,26 +53,6 @@ impl Writer {
     }
 }
 
-/// A count as a JavaScript number.
-///
-/// # Errors
-///
-/// A `LikeError` (`invalid_response`) past `Number.MAX_SAFE_INTEGER`, where
-/// the number would not be exact.
-pub fn number(n: u64) -> Result<JsValue, JsValue> {
-    if n <= args::MAX_SAFE_INTEGER as u64 {
-        // Exact: at most 2^53 − 1.
-        #[allow(clippy::cast_precision_loss)]
-        Ok(JsValue::from_f64(n as f64))
-    } else {
-        Err(crate::convert::error(
-            &likekit_core::LikeError::InvalidResponse {
-                message: format!("{n} is past Number.MAX_SAFE_INTEGER"),
-            },
-        ))
-    }
-}
-
 /// An array of strings.
 pub fn strings(items: &[String]) -> JsValue {
     items

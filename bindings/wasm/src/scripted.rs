@@ -6,7 +6,9 @@ use wasm_bindgen::prelude::*;
 
 use crate::args;
 use crate::convert;
-use crate::types::{FromJs, ScriptedCall, ScriptedFailure, ScriptedLikes, ScriptedState, to_js};
+use crate::types::{
+    self, FromJs, ScriptedCall, ScriptedFailure, ScriptedLikes, ScriptedState, to_js,
+};
 
 /// A server for tests: its like and unlike calls wait until the test
 /// answers them, in any order. Build a client on it with
@@ -84,7 +86,7 @@ impl ScriptedServer {
     /// call `id` is waiting.
     pub fn fail(&self, id: f64, failure: Ts<ScriptedFailure>) -> Result<bool, JsValue> {
         let failure = ScriptedFailure::from_js(&failure.into())
-            .map_err(|message| convert::invalid_argument(&message))?;
+            .map_err(|message| types::invalid_argument(&message))?;
         Ok(call_id(id)?.is_some_and(|id| self.inner.fail(id, failure.into())))
     }
 }
@@ -92,11 +94,11 @@ impl ScriptedServer {
 /// An argument read as its type, or a `LikeError` (`invalid_argument`)
 /// naming the field that is wrong.
 fn read<T: FromJs>(value: &JsValue, what: &str) -> Result<T, JsValue> {
-    T::read_js(value, what).map_err(|message| convert::invalid_argument(&message))
+    T::read_js(value, what).map_err(|message| types::invalid_argument(&message))
 }
 
 fn call_id(id: f64) -> Result<Option<u64>, JsValue> {
     args::count(id, "id")
         .map(Some)
-        .map_err(|message| convert::invalid_argument(&message))
+        .map_err(|message| types::invalid_argument(&message))
 }

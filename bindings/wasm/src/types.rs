@@ -18,17 +18,22 @@
 //! declarations' documentation, so they speak of JavaScript names
 //! (`postId`, `number`); notes for Rust readers are `//` comments.
 //!
+//! The `Error` objects named `LikeError` are made here too ([`error`],
+//! [`invalid_argument`]), from [`LikeErrorFields`], as is a count written
+//! as a JavaScript number ([`number`]), whose failure is such an error.
+//!
 //! What cannot be derived stays in `types.d.ts`: the `LikeError` interface
 //! (an `Error` object, not a plain one), `LikeErrorCode`, `PostIdInput`
 //! (a `bigint` has no serde form) and the callback types.
 
+use js_sys::Object;
+use likekit_core::LikeError;
 use likekit_core::wire::{LikeState, PostLikes};
 use serde::{Deserialize, Serialize};
 use tsify::{Ts, Tsify};
-use wasm_bindgen::JsValue;
+use wasm_bindgen::{JsCast, JsValue};
 
 use crate::args;
-use crate::convert;
 use crate::js::{self, Fields, Read, Write, Writer};
 
 /// A plain object for JavaScript from `value`, typed for the signature.
@@ -137,7 +142,7 @@ impl From<&likekit_core::PostView> for PostView {
             line: view.line.to_string(),
             line_parts: (&view.line).into(),
             pending: view.pending,
-            error: view.error.as_ref().map_or(JsValue::NULL, convert::error),
+            error: view.error.as_ref().map_or(JsValue::NULL, error),
         }
     }
 }
@@ -172,6 +177,62 @@ impl From<&likekit_core::LikeError> for LikeErrorFields {
     }
 }
 
+/// The error code for arguments of the wrong type or range.
+pub const INVALID_ARGUMENT: &str = "invalid_argument";
+
+/// An `Error` named `LikeError` with `message` and `fields` (`code`,
+/// `transient`, and `status` or `retryAfterMs` when the error has them).
+fn like_error(message: &str, fields: &LikeErrorFields) -> JsValue {
+    let err = js_sys::Error::new(message);
+    err.set_name("LikeError");
+    // Fails only for a `retryAfterMs` past `Number.MAX_SAFE_INTEGER`.
+    if let Ok(fields) = fields.write() {
+        Object::assign(&err, fields.unchecked_ref());
+    }
+    err.into()
+}
+
+/// The `LikeError` object for a core error.
+pub fn error(e: &LikeError) -> JsValue {
+    like_error(&e.to_string(), &e.into())
+}
+
+/// A `LikeError` for an argument JavaScript passed wrongly.
+pub fn invalid_argument(message: &str) -> JsValue {
+    like_error(
+        message,
+        &LikeErrorFields {
+            code: INVALID_ARGUMENT.to_owned(),
+            transient: false,
+            status: None,
+            retry_after_ms: None,
+        },
+    )
+}
+
+/// A `LikeError` with code `config`.
+pub fn config_error(message: String) -> JsValue {
+    error(&LikeError::Config { message })
+}
+
+/// A count as a JavaScript number.
+///
+/// # Errors
+///
+/// A `LikeError` (`invalid_response`) past `Number.MAX_SAFE_INTEGER`, where
+/// the number would not be exact.
+pub fn number(n: u64) -> Result<JsValue, JsValue> {
+    if n <= args::MAX_SAFE_INTEGER as u64 {
+        // Exact: at most 2^53 − 1.
+        #[allow(clippy::cast_precision_loss)]
+        Ok(JsValue::from_f64(n as f64))
+    } else {
+        Err(error(&LikeError::InvalidResponse {
+            message: format!("{n} is past Number.MAX_SAFE_INTEGER"),
+        }))
+    }
+}
+
 /// The viewer's latest like or unlike did not save and was rolled back.
 #[derive(Debug, Clone, Serialize, Tsify)]
 #[serde(rename_all = "camelCase")]
@@ -192,7 +253,7 @@ impl From<&likekit_core::LikeFailure> for LikeFailure {
             post_id: failure.post_id.into(),
             wanted: failure.wanted,
             message: failure.to_string(),
-            error: convert::error(&failure.error),
+            error: error(&failure.error),
         }
     }
 }
@@ -391,10 +452,7 @@ impl From<&likekit_core::RestoreReport> for RestoreReport {
         Self {
             restored: report.restored.iter().map(PostView::from).collect(),
             expired: report.expired.iter().map(LikeFailure::from).collect(),
-            problem: report
-                .problem
-                .as_ref()
-                .map_or(JsValue::NULL, convert::error),
+            problem: report.problem.as_ref().map_or(JsValue::NULL, error),
         }
     }
 }
@@ -567,8 +625,8 @@ impl Write for LikeLineParts {
         Ok(Writer::new()
             .field("you", &JsValue::from_bool(*you))
             .field("friends", &js::strings(friends))
-            .field("others", &js::number(*others)?)
-            .field("total", &js::number(*total)?)
+            .field("others", &number(*others)?)
+            .field("total", &number(*total)?)
             .finish())
     }
 }
@@ -588,7 +646,7 @@ impl Write for PostView {
         Ok(Writer::new()
             .field("postId", &post_id.write()?)
             .field("liked", &JsValue::from_bool(*liked))
-            .field("count", &js::number(*count)?)
+            .field("count", &number(*count)?)
             .field("friends", &js::strings(friends))
             .field("line", &JsValue::from_str(line))
             .field("lineParts", &line_parts.write()?)
@@ -613,7 +671,7 @@ impl Write for LikeErrorFields {
             out = out.field("status", &JsValue::from(*status));
         }
         if let Some(ms) = retry_after_ms {
-            out = out.field("retryAfterMs", &js::number(*ms)?);
+            out = out.field("retryAfterMs", &number(*ms)?);
         }
         Ok(out.finish())
     }
@@ -670,13 +728,13 @@ impl Write for LikeStats {
             evictions,
         } = self;
         Ok(Writer::new()
-            .field("taps", &js::number(*taps)?)
-            .field("callsSent", &js::number(*calls_sent)?)
-            .field("intentsSent", &js::number(*intents_sent)?)
-            .field("coalesced", &js::number(*coalesced)?)
-            .field("retries", &js::number(*retries)?)
-            .field("rollbacks", &js::number(*rollbacks)?)
-            .field("evictions", &js::number(*evictions)?)
+            .field("taps", &number(*taps)?)
+            .field("callsSent", &number(*calls_sent)?)
+            .field("intentsSent", &number(*intents_sent)?)
+            .field("coalesced", &number(*coalesced)?)
+            .field("retries", &number(*retries)?)
+            .field("rollbacks", &number(*rollbacks)?)
+            .field("evictions", &number(*evictions)?)
             .finish())
     }
 }
@@ -690,7 +748,7 @@ impl Write for ScriptedCall {
             text,
         } = self;
         Ok(Writer::new()
-            .field("id", &js::number(*id)?)
+            .field("id", &number(*id)?)
             .field("postId", &post_id.write()?)
             .field("like", &JsValue::from_bool(*like))
             .field("text", &JsValue::from_str(text))

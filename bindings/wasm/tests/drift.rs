@@ -16,8 +16,8 @@ use std::fmt::Debug;
 
 use js_sys::{JSON, Object, Reflect};
 use likekit_core::LikeError;
-use likekit_wasm::convert;
 use likekit_wasm::js::{Read, Write};
+use likekit_wasm::types;
 use likekit_wasm::types::{
     FromJs, IntentJournalOptions, LikeClientOptions, LikeErrorFields, LikeEvent, LikeFailure,
     LikeLineParts, LikeStats, PostId, PostView, RestoreReport, RetryOptions, ScriptedCall,
@@ -77,7 +77,7 @@ fn same_in<T: FromJs + DeserializeOwned + PartialEq + Debug>(value: &JsValue) {
 }
 
 fn a_like_error() -> JsValue {
-    convert::error(&LikeError::RateLimited {
+    types::error(&LikeError::RateLimited {
         retry_after_ms: Some(1500),
     })
 }

@@ -13,7 +13,7 @@ use std::sync::Arc;
 
 use js_sys::{Array, Function, Object, Reflect};
 use likekit_core::{LikeError, MemoryTransport, PostId, RetryPolicy};
-use likekit_wasm::{LikeClient, ScriptedServer, convert};
+use likekit_wasm::{LikeClient, ScriptedServer, types};
 use tsify::Ts;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::{JsCast, JsValue};
@@ -262,7 +262,7 @@ async fn strings_and_bigints_carry_every_id_and_ids_come_back_exact() {
 
 #[wasm_bindgen_test]
 fn errors_are_error_objects_with_a_code() {
-    let server_error = convert::error(&LikeError::Server {
+    let server_error = types::error(&LikeError::Server {
         status: 503,
         code: "http_503".into(),
         message: "down".into(),
@@ -271,20 +271,20 @@ fn errors_are_error_objects_with_a_code() {
     assert_eq!(get(&server_error, "status").as_f64(), Some(503.0));
     assert_eq!(get(&server_error, "transient").as_bool(), Some(true));
 
-    let limited = convert::error(&LikeError::RateLimited {
+    let limited = types::error(&LikeError::RateLimited {
         retry_after_ms: Some(2000),
     });
     assert_like_error(&limited, "rate_limited");
     assert_eq!(get(&limited, "retryAfterMs").as_f64(), Some(2000.0));
     assert_eq!(get(&limited, "status").as_f64(), Some(429.0));
 
-    let missing = convert::error(&LikeError::NotFound {
+    let missing = types::error(&LikeError::NotFound {
         message: "no post 9".into(),
     });
     assert_like_error(&missing, "post_not_found");
     assert_eq!(get(&missing, "transient").as_bool(), Some(false));
     assert_eq!(get(&missing, "status").as_f64(), Some(404.0));
-    assert!(get(&convert::error(&LikeError::Timeout), "status").is_undefined());
+    assert!(get(&types::error(&LikeError::Timeout), "status").is_undefined());
     assert_eq!(
         get(&missing, "message").as_string().as_deref(),
         Some("post not found: no post 9")
