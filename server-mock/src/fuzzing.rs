@@ -5,6 +5,9 @@
 pub use crate::api::parse_post_list;
 pub use crate::body::read as read_body;
 pub use crate::jwks::algorithms as jwks_algorithms;
+/// What [`split_db_url`] reads, in every build (the server's public API
+/// has them only with the `postgres` feature).
+pub use crate::store::postgres_url::{PgTls, SslMode};
 /// The bound of [`read_body`].
 pub use utoipa::ToSchema;
 
@@ -51,4 +54,22 @@ impl JwksTokens {
     pub fn verify(&self, token: &str) -> Result<UserId, TokenError> {
         self.0.verify(token)
     }
+}
+
+/// A PostgreSQL URL (or `key=value` string) as the PostgreSQL store reads
+/// `--db` before tokio-postgres sees it: without its `sslmode` and
+/// `sslrootcert`, and the TLS they ask for; or why it is refused.
+///
+/// # Errors
+///
+/// An `sslmode` that is not one of the four taken, or a part that is not
+/// UTF-8 once percent-decoded.
+pub fn split_db_url(url: &str) -> Result<(String, PgTls), String> {
+    crate::store::postgres_url::split_url(url)
+}
+
+/// A database URL as logs and error messages show it: without its
+/// password.
+pub fn redact_db_url(url: &str) -> String {
+    crate::store::redact_url(url)
 }

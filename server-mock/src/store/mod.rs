@@ -29,6 +29,7 @@ use likekit_proto::{LikeState, PostId, UserId, admin::Seed};
 pub mod hot;
 #[cfg(feature = "postgres")]
 mod postgres;
+pub(crate) mod postgres_url;
 pub mod rules;
 #[cfg(feature = "sqlite")]
 mod sqlite;
@@ -41,6 +42,7 @@ pub use postgres::{
     CITUS_LAYOUT, CITUS_STATEMENTS, Layout, MIGRATIONS as POSTGRES_MIGRATIONS, PgTls,
     PostgresOptions, PostgresStore, SslMode, hashint8,
 };
+pub(crate) use postgres_url::redact_url;
 pub use rules::{MAX_FRIENDS, MAX_NAME_CHARS};
 #[cfg(feature = "sqlite")]
 pub use sqlite::{SqliteOptions, SqliteStore};
@@ -198,53 +200,6 @@ impl fmt::Display for Database {
             Self::Postgres(url) => f.write_str(&redact_url(url)),
         }
     }
-}
-
-/// `url` with any password replaced by `***`, for logs. Errs on the side
-/// of hiding: the credentials end at the last `@` (a password with an
-/// unencoded `/`, `?` or `@` stays hidden), and a `password` query
-/// parameter is hidden however its key is percent-encoded.
-pub(crate) fn redact_url(url: &str) -> String {
-    let Some((scheme, rest)) = url.split_once("://") else {
-        // key=value form: hide the value of password=…
-        return url
-            .split_whitespace()
-            .map(|pair| {
-                if pair.starts_with("password=") {
-                    "password=***"
-                } else {
-                    pair
-                }
-            })
-            .collect::<Vec<_>>()
-            .join(" ");
-    };
-    let (credentials, tail) = match rest.rsplit_once('@') {
-        Some((userinfo, tail)) => match userinfo.split_once(':') {
-            Some((user, _password)) if !user.contains(['/', '?']) => (format!("{user}:***@"), tail),
-            Some(_) => ("***@".to_owned(), tail),
-            None => (format!("{userinfo}@"), tail),
-        },
-        None => (String::new(), rest),
-    };
-    let tail = match tail.split_once('?') {
-        Some((path, query)) => {
-            let query: Vec<&str> = query
-                .split('&')
-                .map(|pair| {
-                    let key = pair.split_once('=').map_or(pair, |(key, _)| key);
-                    if percent_encoding::percent_decode_str(key).decode_utf8_lossy() == "password" {
-                        "password=***"
-                    } else {
-                        pair
-                    }
-                })
-                .collect();
-            format!("{path}?{}", query.join("&"))
-        }
-        None => tail.to_owned(),
-    };
-    format!("{scheme}://{credentials}{tail}")
 }
 
 /// A post as the view path needs it: exact as of the moment it was read.

@@ -16,7 +16,7 @@
 //! `disable` (or no `sslmode`) is refused rather than left unused: it asks
 //! for a check that would not happen.
 
-use std::{path::PathBuf, sync::Arc};
+use std::sync::Arc;
 
 use rustls::{
     DigitallySignedStruct, SignatureScheme,
@@ -25,108 +25,7 @@ use rustls::{
     pki_types::{CertificateDer, ServerName, UnixTime, pem::PemObject},
 };
 
-/// How much of TLS the connections to PostgreSQL use.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum SslMode {
-    /// No TLS (the default).
-    #[default]
-    Disable,
-    /// Encrypted; the server's certificate is not checked, unless a CA
-    /// file is given: then its chain is, as [`VerifyCa`](Self::VerifyCa)
-    /// (libpq's rule).
-    Require,
-    /// Encrypted; the certificate's chain is checked, not its name.
-    VerifyCa,
-    /// Encrypted; the chain and the host name are checked.
-    VerifyFull,
-}
-
-impl SslMode {
-    fn parse(text: &str) -> Result<Self, String> {
-        match text {
-            "disable" => Ok(Self::Disable),
-            "require" => Ok(Self::Require),
-            "verify-ca" => Ok(Self::VerifyCa),
-            "verify-full" => Ok(Self::VerifyFull),
-            "prefer" | "allow" => Err(format!(
-                "sslmode={text} may or may not encrypt; use require, verify-ca or verify-full (or disable)"
-            )),
-            other => Err(format!("unknown sslmode {other:?}")),
-        }
-    }
-}
-
-/// TLS to PostgreSQL: the mode, and the CA certificates (PEM) that sign the
-/// server's certificate (`None`: Mozilla's roots with `verify-ca` and
-/// `verify-full`, no check with `require`).
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct PgTls {
-    /// `sslmode`.
-    pub mode: SslMode,
-    /// `sslrootcert`: a PEM file of CA certificates.
-    pub ca_file: Option<PathBuf>,
-}
-
-/// `url` without its `sslmode` and `sslrootcert` parameters (which
-/// tokio-postgres does not take in their libpq forms), and the TLS they
-/// ask for. Both URL (`?sslmode=…&…`) and key/value forms are read.
-pub(crate) fn split_url(url: &str) -> Result<(String, PgTls), String> {
-    let mut tls = PgTls::default();
-    let mut take = |key: &str, value: &str| -> Result<bool, String> {
-        match key {
-            "sslmode" => {
-                tls.mode = SslMode::parse(value)?;
-                Ok(true)
-            }
-            "sslrootcert" => {
-                tls.ca_file = Some(PathBuf::from(value));
-                Ok(true)
-            }
-            _ => Ok(false),
-        }
-    };
-    if url.starts_with("postgres://") || url.starts_with("postgresql://") {
-        // The query starts where tokio-postgres starts it: at the first `?`
-        // after the credentials, which end at the first `@`. A password with
-        // an unencoded `?` is not a query, then.
-        let after_credentials = url.find('@').map_or(0, |at| at + 1);
-        let Some(question) = url[after_credentials..].find('?') else {
-            return Ok((url.to_owned(), tls));
-        };
-        let (base, query) = (
-            &url[..after_credentials + question],
-            &url[after_credentials + question + 1..],
-        );
-        let decoded = |part: &str| -> Result<String, String> {
-            percent_encoding::percent_decode_str(part)
-                .decode_utf8()
-                .map(|text| text.into_owned())
-                .map_err(|_| format!("{part:?} is not UTF-8 once percent-decoded"))
-        };
-        let mut kept = Vec::new();
-        for pair in query.split('&').filter(|p| !p.is_empty()) {
-            let (key, value) = pair.split_once('=').unwrap_or((pair, ""));
-            if !take(&decoded(key)?, &decoded(value)?)? {
-                kept.push(pair);
-            }
-        }
-        let url = if kept.is_empty() {
-            base.to_owned()
-        } else {
-            format!("{base}?{}", kept.join("&"))
-        };
-        Ok((url, tls))
-    } else {
-        let mut kept = Vec::new();
-        for pair in url.split_whitespace() {
-            let (key, value) = pair.split_once('=').unwrap_or((pair, ""));
-            if !take(key, value.trim_matches('\''))? {
-                kept.push(pair);
-            }
-        }
-        Ok((kept.join(" "), tls))
-    }
-}
+pub use crate::store::postgres_url::{PgTls, SslMode};
 
 fn provider() -> Arc<CryptoProvider> {
     Arc::new(rustls::crypto::aws_lc_rs::default_provider())
@@ -305,46 +204,10 @@ impl ServerCertVerifier for ChainOnly {
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
-    use super::*;
+    use std::path::PathBuf;
 
-    #[test]
-    fn sslmode_and_sslrootcert_leave_the_url() {
-        let (url, tls) =
-            split_url("postgres://u:p@db:5432/likes?sslmode=verify-full&application_name=x&sslrootcert=/ca.pem")
-                .unwrap();
-        assert_eq!(url, "postgres://u:p@db:5432/likes?application_name=x");
-        assert_eq!(tls.mode, SslMode::VerifyFull);
-        assert_eq!(tls.ca_file, Some(PathBuf::from("/ca.pem")));
-        let (url, tls) = split_url("host=db user=u sslmode=require dbname=likes").unwrap();
-        assert_eq!(url, "host=db user=u dbname=likes");
-        assert_eq!(tls.mode, SslMode::Require);
-        let (url, tls) = split_url("postgres://db/likes").unwrap();
-        assert_eq!(
-            (url.as_str(), tls),
-            ("postgres://db/likes", PgTls::default())
-        );
-        assert!(
-            split_url("postgres://db/likes?sslmode=prefer")
-                .unwrap_err()
-                .contains("may or may not")
-        );
-        assert!(
-            split_url("postgres://db/likes?sslmode=sure")
-                .unwrap_err()
-                .contains("unknown")
-        );
-        // A `?` in the password is not the query; a percent-encoded key is
-        // still `sslmode` (tokio-postgres decodes keys too).
-        let (url, tls) = split_url("postgres://ana:pa?ss@db/likes?sslmode=require").unwrap();
-        assert_eq!(url, "postgres://ana:pa?ss@db/likes");
-        assert_eq!(tls.mode, SslMode::Require);
-        let (url, tls) =
-            split_url("postgres://db/likes?ssl%6Dode=verify-full&sslrootcert=%2Fetc%2Fca.pem")
-                .unwrap();
-        assert_eq!(url, "postgres://db/likes");
-        assert_eq!(tls.mode, SslMode::VerifyFull);
-        assert_eq!(tls.ca_file, Some(PathBuf::from("/etc/ca.pem")));
-    }
+    use super::*;
+    use crate::store::postgres_url::split_url;
 
     #[test]
     fn a_ca_file_without_certificates_is_refused() {

@@ -1,0 +1,431 @@
+//! A PostgreSQL URL as the server reads it before tokio-postgres does:
+//! its `sslmode` and `sslrootcert` taken out ([`split_url`]), and its
+//! password hidden for logs ([`redact_url`]).
+//!
+//! Plain text work, without tokio-postgres, so not behind the `postgres`
+//! feature: [`Database`](super::Database) shows its URL with
+//! [`redact_url`] in every build, and the `server_db_url` fuzz target of
+//! `fuzz/` (which builds the server without its stores) reaches both
+//! through [`crate::fuzzing`].
+
+use std::path::PathBuf;
+
+/// How much of TLS the connections to PostgreSQL use.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum SslMode {
+    /// No TLS (the default).
+    #[default]
+    Disable,
+    /// Encrypted; the server's certificate is not checked, unless a CA
+    /// file is given: then its chain is, as [`VerifyCa`](Self::VerifyCa)
+    /// (libpq's rule).
+    Require,
+    /// Encrypted; the certificate's chain is checked, not its name.
+    VerifyCa,
+    /// Encrypted; the chain and the host name are checked.
+    VerifyFull,
+}
+
+impl SslMode {
+    fn parse(text: &str) -> Result<Self, String> {
+        match text {
+            "disable" => Ok(Self::Disable),
+            "require" => Ok(Self::Require),
+            "verify-ca" => Ok(Self::VerifyCa),
+            "verify-full" => Ok(Self::VerifyFull),
+            "prefer" | "allow" => Err(format!(
+                "sslmode={text} may or may not encrypt; use require, verify-ca or verify-full (or disable)"
+            )),
+            other => Err(format!("unknown sslmode {other:?}")),
+        }
+    }
+}
+
+/// TLS to PostgreSQL: the mode, and the CA certificates (PEM) that sign the
+/// server's certificate (`None`: Mozilla's roots with `verify-ca` and
+/// `verify-full`, no check with `require`).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PgTls {
+    /// `sslmode`.
+    pub mode: SslMode,
+    /// `sslrootcert`: a PEM file of CA certificates.
+    pub ca_file: Option<PathBuf>,
+}
+
+/// `url` without its `sslmode` and `sslrootcert` parameters (which
+/// tokio-postgres does not take in their libpq forms), and the TLS they
+/// ask for. Both URL (`?sslmode=…&…`) and key/value forms are read.
+pub(crate) fn split_url(url: &str) -> Result<(String, PgTls), String> {
+    let mut tls = PgTls::default();
+    let mut take = |key: &str, value: &str| -> Result<bool, String> {
+        match key {
+            "sslmode" => {
+                tls.mode = SslMode::parse(value)?;
+                Ok(true)
+            }
+            "sslrootcert" => {
+                tls.ca_file = Some(PathBuf::from(value));
+                Ok(true)
+            }
+            _ => Ok(false),
+        }
+    };
+    if url.starts_with("postgres://") || url.starts_with("postgresql://") {
+        // The query starts where tokio-postgres starts it: at the first `?`
+        // after the credentials, which end at the first `@`. A password with
+        // an unencoded `?` is not a query, then.
+        let after_credentials = url.find('@').map_or(0, |at| at + 1);
+        let Some(question) = url[after_credentials..].find('?') else {
+            return Ok((url.to_owned(), tls));
+        };
+        let (base, query) = (
+            &url[..after_credentials + question],
+            &url[after_credentials + question + 1..],
+        );
+        let decoded = |part: &str| -> Result<String, String> {
+            percent_encoding::percent_decode_str(part)
+                .decode_utf8()
+                .map(|text| text.into_owned())
+                .map_err(|_| format!("{part:?} is not UTF-8 once percent-decoded"))
+        };
+        let mut kept = Vec::new();
+        for pair in query.split('&').filter(|p| !p.is_empty()) {
+            let (key, value) = pair.split_once('=').unwrap_or((pair, ""));
+            if !take(&decoded(key)?, &decoded(value)?)? {
+                kept.push(pair);
+            }
+        }
+        let url = if kept.is_empty() {
+            base.to_owned()
+        } else {
+            format!("{base}?{}", kept.join("&"))
+        };
+        Ok((url, tls))
+    } else {
+        // The pairs taken are cut out, each with the whitespace before it
+        // (the first with none), and the rest left as it is: joined anew,
+        // a string with leading whitespace could start with
+        // `postgres://` and read as a URL, and a quoted value's spaces
+        // would change.
+        let mut left = String::with_capacity(url.len());
+        let (mut kept_from, mut last_end) = (0, 0);
+        for (start, pair) in words(url) {
+            let (key, value) = pair.split_once('=').unwrap_or((pair, ""));
+            if take(key, value.trim_matches('\''))? {
+                let cut_from = if last_end == 0 { start } else { last_end };
+                left.push_str(&url[kept_from..cut_from]);
+                kept_from = start + pair.len();
+            }
+            last_end = start + pair.len();
+        }
+        left.push_str(&url[kept_from..]);
+        Ok((left, tls))
+    }
+}
+
+/// The words of `text` (split at whitespace), each with where it starts.
+fn words(text: &str) -> Vec<(usize, &str)> {
+    let mut words = Vec::new();
+    let mut start = None;
+    for (at, c) in text.char_indices() {
+        match (c.is_whitespace(), start) {
+            (true, Some(from)) => {
+                words.push((from, &text[from..at]));
+                start = None;
+            }
+            (false, None) => start = Some(at),
+            _ => {}
+        }
+    }
+    if let Some(from) = start {
+        words.push((from, &text[from..]));
+    }
+    words
+}
+
+/// `url` with any password replaced by `***`, for logs. Errs on the side
+/// of hiding, for whichever way a reader may take the text:
+///
+/// * in a URL (`scheme://…`), the credentials end at the last `@` (a
+///   password with an unencoded `/`, `?` or `@` stays hidden; a user name
+///   with `/` or `?` is hidden too, as it may be a password's end);
+/// * a `password` parameter is hidden after any `?` or `&` (a query may
+///   start at the first `?`, or after the credentials, which a parser may
+///   end at the first `@` or the last), its value up to the next `&` (an
+///   `@` in it does not end it), however its key is percent-encoded;
+/// * a `password` of a libpq `key=value` string is hidden however it is
+///   spaced (`password = …`) or quoted (`password='a b'`).
+pub(crate) fn redact_url(url: &str) -> String {
+    let mut hidden = key_value_passwords(url);
+    if let Some((scheme, rest)) = url.split_once("://")
+        && is_scheme(scheme)
+    {
+        let base = scheme.len() + "://".len();
+        if let Some(at) = rest.rfind('@')
+            && let Some(colon) = rest[..at].find(':')
+        {
+            let from = if rest[..colon].contains(['/', '?']) {
+                0
+            } else {
+                colon + 1
+            };
+            hidden.push((base + from..base + at, "***"));
+        }
+        hidden.extend(
+            query_passwords(rest)
+                .into_iter()
+                .map(|span| (base + span.start..base + span.end, "password=***")),
+        );
+    }
+    hidden.sort_by_key(|(span, _)| (span.start, std::cmp::Reverse(span.end)));
+    let mut shown = String::with_capacity(url.len());
+    let mut from = 0;
+    let mut spans = hidden.into_iter().peekable();
+    while let Some((mut span, mut with)) = spans.next() {
+        // Overlapping spans are hidden as one; one within another keeps
+        // the outer one's replacement.
+        while let Some((next, _)) = spans.next_if(|(next, _)| next.start < span.end) {
+            if next.end > span.end {
+                span.end = next.end;
+                with = "***";
+            }
+        }
+        shown.push_str(&url[from..span.start]);
+        shown.push_str(with);
+        from = span.end;
+    }
+    shown.push_str(&url[from..]);
+    shown
+}
+
+/// A URL scheme (`postgres`, `mysql`): a letter, then letters, digits,
+/// `+`, `-` and `.`.
+fn is_scheme(text: &str) -> bool {
+    text.starts_with(|c: char| c.is_ascii_alphabetic())
+        && text
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'))
+}
+
+/// Every `key=value` pair of `rest` (a URL after its scheme) that starts
+/// after a `?` or an `&` and runs to the next `&`, whose key
+/// percent-decodes to `password`: key and value.
+fn query_passwords(rest: &str) -> Vec<std::ops::Range<usize>> {
+    rest.match_indices(['?', '&'])
+        .filter_map(|(at, _)| {
+            let start = at + 1;
+            let end = rest[start..]
+                .find('&')
+                .map_or(rest.len(), |amp| start + amp);
+            let (key, _) = rest[start..end].split_once('=')?;
+            (percent_encoding::percent_decode_str(key).decode_utf8_lossy() == "password")
+                .then_some(start..end)
+        })
+        .collect()
+}
+
+/// The values of `password` in `text` read as a libpq `key=value` string
+/// (`key = value`, whitespace around `=` allowed, a value quoted with `'`
+/// or not, `\` escaping the next character), each with its quotes. A
+/// word that is not a `key=value` pair is passed over, and the reading
+/// goes on with the next, so a `password` after it is still found; an
+/// unterminated quote runs to the end.
+fn key_value_passwords(text: &str) -> Vec<(std::ops::Range<usize>, &'static str)> {
+    let mut hidden = Vec::new();
+    let mut chars = text.char_indices().peekable();
+    let at = |chars: &mut std::iter::Peekable<std::str::CharIndices<'_>>| {
+        chars.peek().map_or(text.len(), |&(at, _)| at)
+    };
+    let skip_whitespace = |chars: &mut std::iter::Peekable<std::str::CharIndices<'_>>| {
+        while chars.next_if(|(_, c)| c.is_whitespace()).is_some() {}
+    };
+    loop {
+        skip_whitespace(&mut chars);
+        let key_start = at(&mut chars);
+        if key_start == text.len() {
+            return hidden;
+        }
+        while chars
+            .next_if(|&(_, c)| !c.is_whitespace() && c != '=')
+            .is_some()
+        {}
+        let key = &text[key_start..at(&mut chars)];
+        skip_whitespace(&mut chars);
+        if chars.next_if(|&(_, c)| c == '=').is_none() {
+            continue;
+        }
+        skip_whitespace(&mut chars);
+        let value_start = at(&mut chars);
+        let quoted = chars.next_if(|&(_, c)| c == '\'').is_some();
+        while let Some((_, c)) = chars.next_if(|&(_, c)| {
+            if quoted {
+                c != '\''
+            } else {
+                !c.is_whitespace()
+            }
+        }) {
+            if c == '\\' {
+                chars.next();
+            }
+        }
+        if quoted {
+            chars.next_if(|&(_, c)| c == '\'');
+        }
+        let value_end = at(&mut chars);
+        if key == "password" && value_end > value_start {
+            hidden.push((value_start..value_end, "***"));
+        }
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sslmode_and_sslrootcert_leave_the_url() {
+        let (url, tls) =
+            split_url("postgres://u:p@db:5432/likes?sslmode=verify-full&application_name=x&sslrootcert=/ca.pem")
+                .unwrap();
+        assert_eq!(url, "postgres://u:p@db:5432/likes?application_name=x");
+        assert_eq!(tls.mode, SslMode::VerifyFull);
+        assert_eq!(tls.ca_file, Some(PathBuf::from("/ca.pem")));
+        let (url, tls) = split_url("host=db user=u sslmode=require dbname=likes").unwrap();
+        assert_eq!(url, "host=db user=u dbname=likes");
+        assert_eq!(tls.mode, SslMode::Require);
+        let (url, tls) = split_url("postgres://db/likes").unwrap();
+        assert_eq!(
+            (url.as_str(), tls),
+            ("postgres://db/likes", PgTls::default())
+        );
+        assert!(
+            split_url("postgres://db/likes?sslmode=prefer")
+                .unwrap_err()
+                .contains("may or may not")
+        );
+        assert!(
+            split_url("postgres://db/likes?sslmode=sure")
+                .unwrap_err()
+                .contains("unknown")
+        );
+        // A `?` in the password is not the query; a percent-encoded key is
+        // still `sslmode` (tokio-postgres decodes keys too).
+        let (url, tls) = split_url("postgres://ana:pa?ss@db/likes?sslmode=require").unwrap();
+        assert_eq!(url, "postgres://ana:pa?ss@db/likes");
+        assert_eq!(tls.mode, SslMode::Require);
+        let (url, tls) =
+            split_url("postgres://db/likes?ssl%6Dode=verify-full&sslrootcert=%2Fetc%2Fca.pem")
+                .unwrap();
+        assert_eq!(url, "postgres://db/likes");
+        assert_eq!(tls.mode, SslMode::VerifyFull);
+        assert_eq!(tls.ca_file, Some(PathBuf::from("/etc/ca.pem")));
+    }
+
+    #[test]
+    fn urls_are_shown_without_passwords() {
+        assert_eq!(
+            redact_url("postgres://ana:s3cret@db.example:5432/likes?sslmode=disable"),
+            "postgres://ana:***@db.example:5432/likes?sslmode=disable"
+        );
+        assert_eq!(
+            redact_url("postgresql://ana@localhost/likes?password=s3cret&application_name=x"),
+            "postgresql://ana@localhost/likes?password=***&application_name=x"
+        );
+        assert_eq!(
+            redact_url("postgres://localhost/likes"),
+            "postgres://localhost/likes"
+        );
+        assert_eq!(
+            redact_url("host=db user=ana password=s3cret dbname=likes"),
+            "host=db user=ana password=*** dbname=likes"
+        );
+        // A password with an unencoded `/`, `?` or `@` stays hidden whole.
+        for (url, shown) in [
+            (
+                "postgres://ana:Sup3r/Secret@db/likes",
+                "postgres://ana:***@db/likes",
+            ),
+            (
+                "postgres://ana:Sup3r?Secret@db/likes",
+                "postgres://ana:***@db/likes",
+            ),
+            (
+                "postgres://ana:Sup@r@db/likes?sslmode=require",
+                "postgres://ana:***@db/likes?sslmode=require",
+            ),
+            (
+                "postgres://db/likes?pass%77ord=s3cret",
+                "postgres://db/likes?password=***",
+            ),
+        ] {
+            assert_eq!(redact_url(url), shown, "{url}");
+        }
+    }
+
+    /// Passwords the `server_db_url` fuzz target found partly shown: a
+    /// quoted or spaced `key=value` password, and an `@` in a `password`
+    /// parameter, which made the credentials' rule show the value's end.
+    #[test]
+    fn a_password_shows_whatever_its_form() {
+        for (given, shown) in [
+            (
+                "host=db user=ana password='s3 cret' sslmode=require dbname=likes",
+                "host=db user=ana password=*** sslmode=require dbname=likes",
+            ),
+            (
+                "host=db password = hunter2 dbname=likes",
+                "host=db password = *** dbname=likes",
+            ),
+            (
+                r"host=db password=it\ is\'s dbname=likes",
+                "host=db password=*** dbname=likes",
+            ),
+            ("host=db password='unterminated", "host=db password=***"),
+            // Not a pair: passed over, and the password after it found.
+            ("host=db oops password=s3cret", "host=db oops password=***"),
+            // A value with `://` is not a URL.
+            ("x://y=1 password=s3cret", "x://y=1 password=***"),
+            (
+                "postgres://ana:pw@db/likes?password=se@cret",
+                "postgres://ana:***",
+            ),
+            (
+                "postgres://db/likes?password=se@cret&sslmode=require",
+                "postgres://db/likes?password=***&sslmode=require",
+            ),
+        ] {
+            assert_eq!(redact_url(given), shown, "{given}");
+        }
+    }
+
+    /// Found by the `server_db_url` fuzz target: the `key=value` form was
+    /// joined anew, so leading whitespace went and what was left could
+    /// read as a URL, and a quoted value's spaces changed.
+    #[test]
+    fn a_key_value_string_is_left_as_it_was_but_for_the_pairs_taken() {
+        for (given, left) in [
+            (
+                "host=db sslmode=require dbname=likes",
+                "host=db dbname=likes",
+            ),
+            ("sslmode=require host=db", " host=db"),
+            ("sslmode=require sslrootcert=/ca.pem  host=db", "  host=db"),
+            (
+                " postgres://ana@db/likes?sslmode=disable",
+                " postgres://ana@db/likes?sslmode=disable",
+            ),
+            (
+                "application_name='a  b' sslmode=require",
+                "application_name='a  b'",
+            ),
+        ] {
+            let (split, _) = split_url(given).unwrap();
+            assert_eq!(split, left, "{given:?}");
+            assert_eq!(
+                split_url(&split).unwrap(),
+                (split.clone(), PgTls::default())
+            );
+        }
+    }
+}
