@@ -7,7 +7,7 @@ use axum::{
     http::{HeaderValue, StatusCode, header},
     response::{IntoResponse, Response},
 };
-use likekit_proto::{BatchLikes, ErrorBody, LikeState, MAX_BATCH_POSTS, PostId, UserId};
+use likekit_proto::{BatchLikes, ErrorBody, LikeState, PostId, UserId};
 use serde::Serialize;
 use utoipa::ToSchema;
 
@@ -15,7 +15,8 @@ use std::sync::Arc;
 
 use crate::{
     error::ApiError,
-    extract::{PathId, Viewer},
+    extract::{PathId, Viewer, parse_post_list},
+    journal::Written,
     state::{App, Shared},
     store::StoreError,
 };
@@ -72,13 +73,6 @@ pub(crate) async fn unlike(
     PathId(post): PathId<PostId>,
 ) -> Result<(Extension<Written>, Json<LikeState>), ApiError> {
     write(app, user, post, false).await
-}
-
-/// Whether a like or unlike changed its row, on the answer for the request
-/// journal.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Written {
-    pub(crate) changed: bool,
 }
 
 /// The write runs in a task of its own: once queued it commits even if the
@@ -154,43 +148,6 @@ pub(crate) async fn post_likes(
             .into_response()),
         None => Err(ApiError::post_not_found(post)),
     }
-}
-
-/// Parses `posts=1,2,3`: 1 to [`MAX_BATCH_POSTS`] ids, each a valid post
-/// id. Every id named counts toward the limit, a repeat too (so that the
-/// OpenAPI document's `maxItems` is the rule); a repeat is read once.
-pub fn parse_post_list(pairs: &[(String, String)]) -> Result<Vec<PostId>, ApiError> {
-    let mut lists = pairs
-        .iter()
-        .filter(|(key, _)| key == "posts")
-        .map(|(_, value)| value.as_str())
-        .peekable();
-    if lists.peek().is_none() {
-        return Err(ApiError::bad_request(
-            "bad_posts",
-            "name the posts to read: /likes?posts=1,2,3",
-        ));
-    }
-    let mut posts = Vec::new();
-    for (named, item) in lists.flat_map(|list| list.split(',')).enumerate() {
-        let item = item.trim();
-        let post: PostId = item.parse().map_err(|e: likekit_proto::IdError| {
-            ApiError::bad_request(
-                "bad_posts",
-                format!("posts must be a comma-separated list of post ids: {e}"),
-            )
-        })?;
-        if named == MAX_BATCH_POSTS {
-            return Err(ApiError::bad_request(
-                "too_many_posts",
-                format!("at most {MAX_BATCH_POSTS} posts per read (a repeated id counts too)"),
-            ));
-        }
-        if !posts.contains(&post) {
-            posts.push(post);
-        }
-    }
-    Ok(posts)
 }
 
 /// A feed page in one read.

@@ -1,4 +1,7 @@
-//! Sign-in tokens: HS256 JWTs whose `sub` is the user id.
+//! Sign-in tokens: HS256 JWTs whose `sub` is the user id, and the
+//! remembered tokens of both verifiers (this one and an identity
+//! provider's key set, `jwks.rs`). What a token's claims must say, and the
+//! one mapping of refusals, are in `claims.rs`, below both.
 
 use std::{
     fmt,
@@ -6,52 +9,14 @@ use std::{
     time::{Duration, SystemTime, UNIX_EPOCH},
 };
 
-use jsonwebtoken::{Algorithm, DecodingKey, EncodingKey, Header, Validation, errors::ErrorKind};
+use jsonwebtoken::{Algorithm, DecodingKey, EncodingKey, Header, Validation};
 use likekit_proto::UserId;
-use serde::{Deserialize, Serialize};
 
-use crate::{error::ApiError, ttl_cache::TtlCache};
-
-/// The claims of a LikeKit token (and the ones read from an identity
-/// provider's: `iss`, `aud` and `nbf` are checked by the validation).
-#[derive(Debug, Serialize, Deserialize)]
-pub(crate) struct Claims {
-    /// The user id as a decimal string.
-    pub(crate) sub: String,
-    /// Expiry, seconds since the Unix epoch.
-    pub(crate) exp: u64,
-    /// Issued at, seconds since the Unix epoch.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    iat: Option<u64>,
-    /// `iss` holds one string (RFC 7519, 4.1.1). `jsonwebtoken` would also
-    /// take an array that holds the configured issuer; read here only so
-    /// that an array, or any other value that is not a string, is refused.
-    #[serde(
-        rename = "iss",
-        default,
-        skip_serializing,
-        deserialize_with = "one_string"
-    )]
-    _iss: (),
-}
-
-/// A claim that, when present, is one string (or `null`).
-fn one_string<'de, D: serde::Deserializer<'de>>(claim: D) -> Result<(), D::Error> {
-    Option::<String>::deserialize(claim).map(drop)
-}
-
-/// Why a token was refused.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[non_exhaustive]
-pub enum TokenError {
-    /// The token's `exp` is in the past.
-    #[error("the token has expired")]
-    Expired,
-    /// Anything else: not a JWT, a wrong signature, another algorithm
-    /// (including `none`), a missing `exp`, a `sub` that is not a user id.
-    #[error("the token is invalid: {0}")]
-    Invalid(String),
-}
+use crate::{
+    claims::{Claims, TokenError, signed_in, token_error},
+    error::ApiError,
+    ttl_cache::TtlCache,
+};
 
 /// Mints and checks sign-in tokens with one HS256 secret.
 ///
@@ -107,12 +72,11 @@ impl Tokens {
     /// A token for `user` that expires after `ttl`.
     pub fn mint(&self, user: UserId, ttl: Duration) -> String {
         let now = now_secs();
-        let claims = Claims {
-            sub: user.to_string(),
-            exp: now.saturating_add(ttl.as_secs()),
-            iat: Some(now),
-            _iss: (),
-        };
+        let claims = Claims::new(
+            user.to_string(),
+            now.saturating_add(ttl.as_secs()),
+            Some(now),
+        );
         jsonwebtoken::encode(&Header::new(Algorithm::HS256), &claims, &self.encoding)
             .expect("HS256 signing with an in-memory key cannot fail")
     }
@@ -128,37 +92,6 @@ impl Tokens {
             .map_err(|err| token_error(&err))?;
         signed_in(data.claims)
     }
-}
-
-/// Why `jsonwebtoken` refused a token, as the server says it.
-pub(crate) fn token_error(err: &jsonwebtoken::errors::Error) -> TokenError {
-    match err.kind() {
-        ErrorKind::ExpiredSignature => TokenError::Expired,
-        ErrorKind::ImmatureSignature => {
-            TokenError::Invalid("the token is not valid yet (`nbf`)".into())
-        }
-        ErrorKind::InvalidIssuer => TokenError::Invalid("wrong issuer (`iss`)".into()),
-        ErrorKind::InvalidAudience => TokenError::Invalid("wrong audience (`aud`)".into()),
-        ErrorKind::InvalidSignature => TokenError::Invalid("bad signature".into()),
-        // Only the HS256 path can meet these: a key set's key pins its
-        // algorithm before the token is decoded.
-        ErrorKind::InvalidAlgorithm | ErrorKind::InvalidAlgorithmName => {
-            TokenError::Invalid("tokens must be signed with HS256".into())
-        }
-        ErrorKind::MissingRequiredClaim(claim) => {
-            TokenError::Invalid(format!("the `{claim}` claim is required"))
-        }
-        _ => TokenError::Invalid("not a well-formed token".into()),
-    }
-}
-
-/// The user and expiry of verified claims, if `sub` is a user id.
-pub(crate) fn signed_in(claims: Claims) -> Result<(UserId, u64), TokenError> {
-    let user = claims
-        .sub
-        .parse::<UserId>()
-        .map_err(|_| TokenError::Invalid("`sub` must be a user id".into()))?;
-    Ok((user, claims.exp))
 }
 
 /// Checks tokens, remembering the ones that passed: a client sends the same
@@ -335,12 +268,7 @@ mod tests {
     #[test]
     fn expired_tokens_are_refused() {
         let tokens = Tokens::new(b"secret").expect("secret");
-        let claims = Claims {
-            sub: "5".into(),
-            exp: now_secs() - 10,
-            iat: None,
-            _iss: (),
-        };
+        let claims = Claims::new("5".into(), now_secs() - 10, None);
         let token = jsonwebtoken::encode(
             &Header::new(Algorithm::HS256),
             &claims,
@@ -393,12 +321,7 @@ mod tests {
     fn a_sub_that_is_not_a_user_id_is_invalid() {
         let tokens = Tokens::new(b"secret").unwrap();
         for sub in ["0", "-1", "+1", "abc", "9223372036854775808"] {
-            let claims = Claims {
-                sub: sub.into(),
-                exp: now_secs() + 60,
-                iat: None,
-                _iss: (),
-            };
+            let claims = Claims::new(sub.into(), now_secs() + 60, None);
             let token = jsonwebtoken::encode(
                 &Header::new(Algorithm::HS256),
                 &claims,

@@ -7,7 +7,7 @@ use axum::{
     extract::{FromRequestParts, Path},
     http::{header, request::Parts},
 };
-use likekit_proto::{IdError, UserId};
+use likekit_proto::{IdError, MAX_BATCH_POSTS, PostId, UserId};
 
 use crate::{auth::authenticate, error::ApiError, state::App};
 
@@ -52,4 +52,41 @@ where
             .map(PathId)
             .map_err(|e: IdError| ApiError::from(e))
     }
+}
+
+/// Parses `posts=1,2,3`: 1 to [`MAX_BATCH_POSTS`] ids, each a valid post
+/// id. Every id named counts toward the limit, a repeat too (so that the
+/// OpenAPI document's `maxItems` is the rule); a repeat is read once.
+pub fn parse_post_list(pairs: &[(String, String)]) -> Result<Vec<PostId>, ApiError> {
+    let mut lists = pairs
+        .iter()
+        .filter(|(key, _)| key == "posts")
+        .map(|(_, value)| value.as_str())
+        .peekable();
+    if lists.peek().is_none() {
+        return Err(ApiError::bad_request(
+            "bad_posts",
+            "name the posts to read: /likes?posts=1,2,3",
+        ));
+    }
+    let mut posts = Vec::new();
+    for (named, item) in lists.flat_map(|list| list.split(',')).enumerate() {
+        let item = item.trim();
+        let post: PostId = item.parse().map_err(|e: likekit_proto::IdError| {
+            ApiError::bad_request(
+                "bad_posts",
+                format!("posts must be a comma-separated list of post ids: {e}"),
+            )
+        })?;
+        if named == MAX_BATCH_POSTS {
+            return Err(ApiError::bad_request(
+                "too_many_posts",
+                format!("at most {MAX_BATCH_POSTS} posts per read (a repeated id counts too)"),
+            ));
+        }
+        if !posts.contains(&post) {
+            posts.push(post);
+        }
+    }
+    Ok(posts)
 }

@@ -2,8 +2,8 @@
 //! call directly. Hidden from the documentation; it may change or go in any
 //! release.
 
-pub use crate::api::parse_post_list;
 pub use crate::body::read as read_body;
+pub use crate::extract::parse_post_list;
 pub use crate::jwks::algorithms as jwks_algorithms;
 /// What [`split_db_url`] reads, in every build (the server's public API
 /// has them only with the `postgres` feature).

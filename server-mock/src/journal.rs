@@ -18,6 +18,13 @@ use std::{
 use axum::http::HeaderValue;
 use likekit_proto::admin::{Journal as JournalPage, JournalEntry, RequestFilter};
 
+/// Whether a like or unlike changed its row, on the answer for the request
+/// journal.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Written {
+    pub(crate) changed: bool,
+}
+
 /// The default `--journal-size`.
 pub const DEFAULT_JOURNAL_SIZE: usize = 10_000;
 

@@ -39,7 +39,7 @@ use jsonwebtoken::{
 };
 use likekit_proto::UserId;
 
-use crate::auth::{Claims, TokenError, signed_in, token_error};
+use crate::claims::{Claims, TokenError, signed_in, token_error};
 
 /// The most keys kept from one set.
 pub const MAX_KEYS: usize = 64;

@@ -52,6 +52,7 @@ mod admin;
 mod api;
 mod auth;
 mod body;
+mod claims;
 mod config;
 mod error;
 mod extract;
@@ -74,8 +75,9 @@ mod views;
 mod web;
 
 pub use api::READY_DEADLINE;
-pub use auth::{TokenError, Tokens};
+pub use auth::Tokens;
 pub use body::read_seed;
+pub use claims::TokenError;
 pub use config::{Config, DEFAULT_MAX_BODY_BYTES, RateLimit, cors_origin};
 pub use error::{ApiError, Error};
 pub use extract::{PathId, Viewer};

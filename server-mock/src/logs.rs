@@ -28,6 +28,10 @@ use tracing_subscriber::fmt::time::{FormatTime, SystemTime};
 use tracing_subscriber::fmt::{FmtContext, FormatEvent, FormatFields, FormattedFields};
 use tracing_subscriber::registry::LookupSpan;
 
+/// The header that carries a request's id, in and out.
+pub(crate) static REQUEST_ID: axum::http::HeaderName =
+    axum::http::HeaderName::from_static("x-request-id");
+
 /// The name of the per-request span.
 pub(crate) const REQUEST_SPAN: &str = "request";
 

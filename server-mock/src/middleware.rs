@@ -36,11 +36,12 @@ use likekit_proto::{
 };
 
 use crate::{
-    api::{Written, parse_post_list},
     auth::authenticate,
     error::ApiError,
-    extract::PathId,
+    extract::{PathId, parse_post_list},
     faults::{self, Act, Call, Plan, RuleRef, Step},
+    journal::Written,
+    logs::REQUEST_ID,
     metrics::Route,
     net::ConnInfo,
     state::{App, Shared},
@@ -562,9 +563,6 @@ async fn real_body(answer: Option<Response>) -> Bytes {
         .await
         .unwrap_or_default()
 }
-
-/// The header that carries a request's id, in and out.
-pub(crate) static REQUEST_ID: header::HeaderName = header::HeaderName::from_static("x-request-id");
 
 /// The request's id: the client's `X-Request-Id` when it is 1 to 128
 /// visible ASCII characters, else one made here (16 hex digits: a random

@@ -258,12 +258,12 @@ fn cors_layer(origins: &[String]) -> Result<Option<CorsLayer>, Error> {
                 header::AUTHORIZATION,
                 header::CONTENT_TYPE,
                 HeaderName::from_static("x-admin-key"),
-                crate::middleware::REQUEST_ID.clone(),
+                crate::logs::REQUEST_ID.clone(),
             ])
             .expose_headers([
                 header::RETRY_AFTER,
                 header::WWW_AUTHENTICATE,
-                crate::middleware::REQUEST_ID.clone(),
+                crate::logs::REQUEST_ID.clone(),
             ])
             .max_age(Duration::from_secs(600)),
     ))
