@@ -10,19 +10,16 @@
 //! `short`; only a suite that fails to run or a figure that is missing makes
 //! the command fail.
 
-use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::fs;
 use std::path::Path;
 use std::process::{Command, ExitCode};
 use std::time::SystemTime;
 
+use crate::figures::{Figures, group_thousands, parse_metrics};
 use crate::{Ctx, install, proc};
 use Target::{AtLeast, AtMost, Baseline};
 use Unit::{Bytes, Millis, Nanos, PerSecond, Plain, Ratio, YesNo};
-
-/// Named figures gathered in one run.
-pub type Figures = BTreeMap<String, f64>;
 
 /// A command that produces figures.
 #[derive(Debug)]
@@ -401,21 +398,6 @@ pub fn format_value(value: f64, unit: Unit) -> String {
     }
 }
 
-pub fn group_thousands(value: f64) -> String {
-    let rounded = format!("{:.0}", value.abs());
-    let mut out = String::new();
-    for (i, digit) in rounded.chars().enumerate() {
-        if i > 0 && (rounded.len() - i) % 3 == 0 {
-            out.push(',');
-        }
-        out.push(digit);
-    }
-    if value < 0.0 && rounded != "0" {
-        out.insert(0, '-');
-    }
-    out
-}
-
 fn format_target(target: Target, unit: Unit) -> String {
     match target {
         _ if unit == Unit::YesNo => "yes".to_owned(),
@@ -423,20 +405,6 @@ fn format_target(target: Target, unit: Unit) -> String {
         Target::AtLeast(t) => format!("≥ {}", format_value(t, unit)),
         Target::Baseline => "—".to_owned(),
     }
-}
-
-/// Parses `likekit-metric name=value [name=value…]` lines.
-pub fn parse_metrics(line: &str) -> Vec<(String, f64)> {
-    let Some(rest) = line.trim().strip_prefix("likekit-metric ") else {
-        return Vec::new();
-    };
-    rest.split_whitespace()
-        .filter_map(|pair| {
-            let (name, value) = pair.split_once('=')?;
-            let value = value.parse::<f64>().ok().filter(|v| v.is_finite())?;
-            (!name.is_empty()).then(|| (name.to_owned(), value))
-        })
-        .collect()
 }
 
 /// The unit of a figure that no row describes, guessed from its name.
@@ -634,20 +602,6 @@ pub fn main(ctx: &Ctx, only: &[String]) -> Result<ExitCode, String> {
 mod tests {
     use super::*;
     use std::time::Duration;
-
-    #[test]
-    fn parses_metric_lines() {
-        assert_eq!(
-            parse_metrics("likekit-metric memory_per_post_bytes=184"),
-            [("memory_per_post_bytes".to_owned(), 184.0)]
-        );
-        assert_eq!(
-            parse_metrics("  likekit-metric a=1.5 b=2 junk c=x\n"),
-            [("a".to_owned(), 1.5), ("b".to_owned(), 2.0)]
-        );
-        assert!(parse_metrics("machine/tap_to_changed time: [410 ns 412 ns 415 ns]").is_empty());
-        assert!(parse_metrics("likekit-metric =3 inf=inf").is_empty());
-    }
 
     #[test]
     fn verdicts() {

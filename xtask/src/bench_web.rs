@@ -18,7 +18,7 @@ use std::fs;
 use std::path::Path;
 use std::process::Command;
 
-use crate::bench::{self, Figures};
+use crate::figures::{Figures, parse_metrics};
 use crate::install::{self, PLAYWRIGHT_CORE, Package, TANSTACK_QUERY};
 use crate::proc::{self, io_error, say};
 use crate::react::{self, REACT, REACT_DOM, VITE};
@@ -161,7 +161,7 @@ pub fn run(ctx: &Ctx, figures: &mut Figures) -> Result<(), String> {
         .env("LIKEKIT_CHROMIUM", &chromium);
     server.env(&mut cmd);
     println!("xtask: {}", proc::display(&cmd));
-    let status = proc::stream(&cmd, |line| figures.extend(bench::parse_metrics(line)))?;
+    let status = proc::stream(&cmd, |line| figures.extend(parse_metrics(line)))?;
     drop(server);
     status
         .success()

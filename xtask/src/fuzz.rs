@@ -25,7 +25,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
 
 use crate::proc::say;
-use crate::runner::Tally;
+use crate::tally::Tally;
 use crate::{Ctx, install, proc};
 
 /// The target run when none is named.

@@ -30,8 +30,8 @@ use likekit_testing::postgres::{Cluster, ClusterOptions};
 use crate::Ctx;
 use crate::install::{self, Package};
 use crate::proc::{self, say};
-use crate::runner::{self, Tally};
 use crate::server::{self, TestServer};
+use crate::tally::{self, Tally};
 
 /// The tester, installed into `.tools/python` beside pytest.
 pub const SCHEMATHESIS: Package = Package {
@@ -164,7 +164,7 @@ fn test_server(
         for path in FAULT_PATHS {
             cmd.args([flag, path]);
         }
-        tally.add(&runner::run_junit(&cmd, &report)?);
+        tally.add(&tally::run_junit(&cmd, &report)?);
     }
     drop(server);
     Ok(tally)

@@ -19,8 +19,8 @@ use std::process::Command;
 
 use crate::install::{self, PLAYWRIGHT_CORE, Package};
 use crate::proc::{io_error, mkdir, remove, say};
-use crate::runner::{self, Tally};
 use crate::server::TestServer;
+use crate::tally::{self, Tally};
 use crate::{Ctx, proc, web};
 
 /// React and its DOM renderer, for the test app: the version the package is
@@ -278,7 +278,7 @@ pub fn run(ctx: &Ctx) -> Result<Tally, String> {
         .env("NO_COLOR", "1")
         .env("FORCE_COLOR", "0");
     server.env(&mut cmd);
-    let tally = runner::run_junit(&cmd, &report);
+    let tally = tally::run_junit(&cmd, &report);
     drop(server);
     tally
 }

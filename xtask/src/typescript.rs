@@ -27,7 +27,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use crate::proc::{self, io_error, mkdir, remove, say};
-use crate::runner::Tally;
+use crate::tally::Tally;
 use crate::{Ctx, install, web};
 
 /// The options every check runs with: strict, no output, the package

@@ -33,11 +33,11 @@ use std::hash::{Hash, Hasher};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use crate::bench::{self, Figures};
 use crate::doc_names::{self, Language};
+use crate::figures::{Figures, parse_metrics};
 use crate::proc::{copy, io_error, remove, say, write};
-use crate::runner::{self, Tally};
 use crate::server::TestServer;
+use crate::tally::{self, Tally};
 use crate::{Ctx, install, proc};
 
 const FFI_PACKAGE: &str = "likekit-ffi";
@@ -549,7 +549,7 @@ pub fn bench_kotlin(ctx: &Ctx, figures: &mut Figures) -> Result<(), String> {
     let (cmd, _server) = kotlin_program(ctx, true, "com.likekit.tests.LikeKitBenchKt")?;
     let shown = proc::display(&cmd);
     say(&shown);
-    let status = proc::stream(&cmd, |line| figures.extend(bench::parse_metrics(line)))?;
+    let status = proc::stream(&cmd, |line| figures.extend(parse_metrics(line)))?;
     if status.success() {
         Ok(())
     } else {
@@ -581,7 +581,7 @@ pub fn run_python(ctx: &Ctx) -> Result<Tally, String> {
         .env("PYTHONDONTWRITEBYTECODE", "1");
     let server = start_server(ctx, "python", &mut cmd)?;
     let _front = TlsFront::start(ctx, "python", &server, &mut cmd)?;
-    runner::run_junit(&cmd, &report)
+    tally::run_junit(&cmd, &report)
 }
 
 /// The program `likekit-tls-front` (from `likekit-testing`), an HTTPS
@@ -667,7 +667,7 @@ pub fn run_swift(ctx: &Ctx) -> Result<Tally, String> {
         .env("LIKEKIT_LIB_DIR", &generated.lib_dir)
         .env("LD_LIBRARY_PATH", &generated.lib_dir);
     let _server = start_server(ctx, "swift", &mut cmd)?;
-    runner::run_junit(&cmd, &report)
+    tally::run_junit(&cmd, &report)
 }
 
 #[cfg(test)]

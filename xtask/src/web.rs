@@ -19,11 +19,11 @@ use std::hash::{Hash, Hasher};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-use crate::bench::Figures;
+use crate::figures::{Figures, group_thousands};
 use crate::install::{self, WASM_TARGET};
 use crate::proc::{io_error, mkdir, remove, say, write};
-use crate::runner::{self, Tally};
 use crate::server::TestServer;
+use crate::tally::{self, Tally};
 use crate::{Ctx, proc};
 
 const CRATE: &str = "likekit-wasm";
@@ -287,7 +287,7 @@ pub fn build_package(ctx: &Ctx) -> Result<PackageSizes, String> {
     };
     let (wasm, wasm_gzip) = sizes(&module)?;
     let (js, js_gzip) = sizes(&dir.join(format!("{LIB}.js")))?;
-    let shown = |n: u64| crate::bench::group_thousands(n as f64);
+    let shown = |n: u64| group_thousands(n as f64);
     say(&format!(
         "web package {}: {LIB}_bg.wasm is {} bytes, {} gzipped (-9); {LIB}.js is {} bytes, {} gzipped",
         dir.display(),
@@ -365,7 +365,7 @@ pub fn run_wasm(ctx: &Ctx) -> Result<Tally, String> {
         .args(["test", "--package", CRATE, "--target", WASM_TARGET])
         .args(["--test", "surface", "--test", "drift", "--no-fail-fast"])
         .env("CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUNNER", &test_runner);
-    runner::run_libtest(&cmd)
+    tally::run_libtest(&cmd)
 }
 
 fn js_test(ctx: &Ctx, file: &str) -> PathBuf {
@@ -438,7 +438,7 @@ pub fn run_node(ctx: &Ctx) -> Result<Tally, String> {
         .arg(js_test(ctx, "node-entry.test.mjs"))
         .env("LIKEKIT_CONFORMANCE", ctx.conformance_scenarios());
     server.env(&mut cmd);
-    let tally = runner::run_junit(&cmd, &report);
+    let tally = tally::run_junit(&cmd, &report);
     drop(server);
     tally
 }
@@ -476,7 +476,7 @@ pub fn run_browser(ctx: &Ctx) -> Result<Tally, String> {
         .env("LIKEKIT_ADMIN_KEY", &server.admin_key)
         .env("LIKEKIT_NODE_MODULES", &node_modules)
         .env("LIKEKIT_CHROMIUM", &chromium);
-    let tally = runner::run_junit(&cmd, &report);
+    let tally = tally::run_junit(&cmd, &report);
     drop(server);
     tally
 }
