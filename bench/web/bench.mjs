@@ -33,16 +33,9 @@ const { chromium } = createRequire(path.join(MODULES, "noop.js"))("playwright-co
 const { LikeKitAdmin } = await import(pathToFileURL(path.join(PKG, "testing.js")).href);
 const PROBE = readFileSync(path.join(path.dirname(fileURLToPath(import.meta.url)), "probe.js"), "utf8");
 
-/** Flags for Chromium on a machine with no network beyond loopback, as the react tests use them. */
-const FLAGS = [
-  "--no-sandbox",
-  "--disable-gpu",
-  "--disable-quic",
-  "--no-first-run",
-  "--disable-background-networking",
-  "--disable-component-update",
-  "--disable-sync",
-];
+/** Chromium's flags, the same for every browser test (`install::CHROMIUM_ARGS` in xtask). */
+const FLAGS = JSON.parse(process.env.LIKEKIT_CHROMIUM_ARGS ?? "null");
+if (!Array.isArray(FLAGS)) throw new Error("run under cargo xtask, which passes LIKEKIT_CHROMIUM_ARGS");
 /** Upper bound for any wait; a page that needs longer is broken. */
 const LONG = 30_000;
 /** Clicks measured per app, after WARMUP clicks that are not. */

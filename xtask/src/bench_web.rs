@@ -158,7 +158,8 @@ pub fn run(ctx: &Ctx, figures: &mut Figures) -> Result<(), String> {
         .arg(dir.join("bench.mjs"))
         .env("LIKEKIT_PKG", web::package_dir(ctx))
         .env("LIKEKIT_NODE_MODULES", &node_modules)
-        .env("LIKEKIT_CHROMIUM", &chromium);
+        .env("LIKEKIT_CHROMIUM", &chromium)
+        .env("LIKEKIT_CHROMIUM_ARGS", install::chromium_args_json());
     server.env(&mut cmd);
     println!("xtask: {}", proc::display(&cmd));
     let status = proc::stream(&cmd, |line| figures.extend(parse_metrics(line)))?;

@@ -25,6 +25,28 @@ pub const BINARYEN: Package = Package {
     name: "binaryen",
     version: "132.0.0",
 };
+/// The flags every browser test and bench starts Chromium with (passed
+/// to them as `LIKEKIT_CHROMIUM_ARGS`, a JSON array, beside
+/// `LIKEKIT_CHROMIUM`): no sandbox (the runs may be root's), no GPU, and
+/// none of the background connections Chromium makes at start, which a
+/// machine whose network ends at loopback refuses, many at a time
+/// (playwright adds `--headless`).
+pub const CHROMIUM_ARGS: &[&str] = &[
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+];
+
+/// [`CHROMIUM_ARGS`] as the JSON array the tests read.
+pub fn chromium_args_json() -> String {
+    let quoted: Vec<String> = CHROMIUM_ARGS.iter().map(|a| format!("\"{a}\"")).collect();
+    format!("[{}]", quoted.join(","))
+}
+
 /// Drives Debian's chromium for the browser tests.
 pub const PLAYWRIGHT_CORE: Package = Package {
     name: "playwright-core",
@@ -503,6 +525,12 @@ pub fn postgres_bin() -> Result<PathBuf, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn chromium_args_reach_the_tests_as_a_json_array() {
+        let parsed: Vec<String> = serde_json::from_str(&chromium_args_json()).expect("JSON");
+        assert_eq!(parsed, CHROMIUM_ARGS);
+    }
 
     #[test]
     fn finds_versions_in_tool_output() {

@@ -270,6 +270,7 @@ pub fn run(ctx: &Ctx) -> Result<Tally, String> {
         .env("LIKEKIT_REACT_SSR", ssr.join("server.mjs"))
         .env("LIKEKIT_NODE_MODULES", &node_modules)
         .env("LIKEKIT_CHROMIUM", &chromium)
+        .env("LIKEKIT_CHROMIUM_ARGS", install::chromium_args_json())
         .env("LIKEKIT_TEST_OUT", &out)
         .env("LIKEKIT_NEXT_APP", next_app_dir(ctx))
         .env("LIKEKIT_NEXT", next_program(ctx))

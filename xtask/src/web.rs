@@ -475,7 +475,8 @@ pub fn run_browser(ctx: &Ctx) -> Result<Tally, String> {
         .env("LIKEKIT_DEMO_URL", format!("{}/", server.url))
         .env("LIKEKIT_ADMIN_KEY", &server.admin_key)
         .env("LIKEKIT_NODE_MODULES", &node_modules)
-        .env("LIKEKIT_CHROMIUM", &chromium);
+        .env("LIKEKIT_CHROMIUM", &chromium)
+        .env("LIKEKIT_CHROMIUM_ARGS", install::chromium_args_json());
     let tally = tally::run_junit(&cmd, &report);
     drop(server);
     tally

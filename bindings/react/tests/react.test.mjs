@@ -39,16 +39,9 @@ const { LikeKitAdmin } = await import(pathToFileURL(path.join(PKG, "testing.js")
 const { LikeClient } = await import(pathToFileURL(path.join(PKG, "node.js")).href);
 const { render, renderHolding } = await import(pathToFileURL(SSR).href);
 
-/** Flags for Chromium on a machine with no network beyond loopback (playwright adds --headless). */
-const FLAGS = [
-  "--no-sandbox",
-  "--disable-gpu",
-  "--disable-quic",
-  "--no-first-run",
-  "--disable-background-networking",
-  "--disable-component-update",
-  "--disable-sync",
-];
+/** Chromium's flags, the same for every browser test (`install::CHROMIUM_ARGS` in xtask). */
+const FLAGS = JSON.parse(process.env.LIKEKIT_CHROMIUM_ARGS ?? "null");
+if (!Array.isArray(FLAGS)) throw new Error("run under cargo xtask, which passes LIKEKIT_CHROMIUM_ARGS");
 /** Upper bound for waits; a test that hits one fails. */
 const LONG = 30_000;
 /** Clicks measured for the click → DOM figure. */

@@ -31,16 +31,9 @@ if (!DEMO || !ADMIN_KEY || !MODULES) {
 }
 const { chromium } = createRequire(path.join(MODULES, "noop.js"))("playwright-core");
 
-/** Flags for Chromium on a machine with no network beyond loopback. */
-const FLAGS = [
-  "--no-sandbox",
-  "--disable-gpu",
-  "--disable-quic",
-  "--no-first-run",
-  "--disable-background-networking",
-  "--disable-component-update",
-  "--disable-sync",
-];
+/** Chromium's flags, the same for every browser test (`install::CHROMIUM_ARGS` in xtask). */
+const FLAGS = JSON.parse(process.env.LIKEKIT_CHROMIUM_ARGS ?? "null");
+if (!Array.isArray(FLAGS)) throw new Error("run under cargo xtask, which passes LIKEKIT_CHROMIUM_ARGS");
 /** Upper bound for a wait; a test that reaches it fails. */
 const LONG = 30_000;
 /**
