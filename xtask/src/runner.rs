@@ -295,15 +295,7 @@ pub fn main(ctx: &Ctx, only: &[String]) -> Result<ExitCode, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn tally(passed: u64, failed: u64, skipped: u64) -> Tally {
-        Tally {
-            passed,
-            failed,
-            skipped,
-            notes: Vec::new(),
-        }
-    }
+    use crate::tally::tests::tally;
 
     #[test]
     fn counts_the_tests_a_binary_lists() {

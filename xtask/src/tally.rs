@@ -139,10 +139,11 @@ pub fn run_libtest(cmd: &Command) -> Result<Tally, String> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
-    fn tally(passed: u64, failed: u64, skipped: u64) -> Tally {
+    /// A tally of these counts, with no notes.
+    pub(crate) fn tally(passed: u64, failed: u64, skipped: u64) -> Tally {
         Tally {
             passed,
             failed,
