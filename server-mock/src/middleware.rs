@@ -199,6 +199,33 @@ impl Arrival {
         }
     }
 
+    /// The entry of a request whose client went away before its answer
+    /// was ready (it gave up during a rule's latency or `hang`, or a slow
+    /// store): no status, since no answer reached it, and the write's
+    /// result when the handler had answered (an `after` rule's latency
+    /// runs after the write committed), else unknown.
+    fn abandoned(self, faults: Option<&FaultPath>, elapsed: Duration) -> JournalEntry {
+        let note = faults.and_then(FaultPath::noted);
+        let note = note.as_ref();
+        let write = faults.and_then(|f| f.written.get().copied()).map(|w| {
+            if w.changed {
+                WriteResult::Applied
+            } else {
+                WriteResult::Unchanged
+            }
+        });
+        JournalEntry {
+            duration_ms: u64::try_from(elapsed.as_millis()).unwrap_or(u64::MAX),
+            write,
+            fault_rule: note.and_then(FaultNote::place),
+            fault_tag: note.and_then(FaultNote::tag),
+            fault_phase: note.map(|n| n.phase),
+            fault: note.map(|n| n.act.to_owned()),
+            in_flight: false,
+            ..self.entry()
+        }
+    }
+
     /// The entry once the answer is ready: `faults` is what the fault
     /// path noted (kept even when the request timeout ended it), and
     /// `timed_out` whether the answer is the request timeout's.
@@ -253,6 +280,40 @@ impl Arrival {
             fault_phase: note.map(|n| n.phase),
             fault: note.map(|n| n.act.to_owned()),
             in_flight: false,
+        }
+    }
+}
+
+/// A request's journal entry until it is finished: finished with the
+/// answer when there is one, and as [`Arrival::abandoned`] when the
+/// request is dropped first (its client went away), so that no entry stays
+/// in flight for good.
+struct Journaling {
+    app: Arc<Shared>,
+    arrival: Option<Arrival>,
+    faults: Option<Arc<FaultPath>>,
+    started: Instant,
+}
+
+impl Journaling {
+    /// Finishes the entry with `response`.
+    fn finish(&mut self, response: &Response, timed_out: bool, elapsed: Duration) {
+        if let Some(arrival) = self.arrival.take() {
+            self.app.journal.finish(arrival.finish(
+                response,
+                self.faults.as_deref(),
+                timed_out,
+                elapsed,
+            ));
+        }
+    }
+}
+
+impl Drop for Journaling {
+    fn drop(&mut self) {
+        if let Some(arrival) = self.arrival.take() {
+            let entry = arrival.abandoned(self.faults.as_deref(), self.started.elapsed());
+            self.app.journal.finish(entry);
         }
     }
 }
@@ -745,6 +806,14 @@ where
             route = route.label()
         );
         let request_id = id.clone();
+        // Only with the journal on: a request that is not journaled pays
+        // nothing for it.
+        let mut journaling = arrival.map(|arrival| Journaling {
+            app: app.clone(),
+            arrival: Some(arrival),
+            faults: fault_path.clone(),
+            started,
+        });
         Box::pin(crate::logs::in_request(
             request_id,
             route.label(),
@@ -786,13 +855,8 @@ where
                     response = json;
                 }
                 let elapsed = started.elapsed();
-                if let Some(arrival) = arrival {
-                    app.journal.finish(arrival.finish(
-                        &response,
-                        fault_path.as_deref(),
-                        timed_out,
-                        elapsed,
-                    ));
+                if let Some(journaling) = journaling.as_mut() {
+                    journaling.finish(&response, timed_out, elapsed);
                 }
                 app.metrics.observe(route, status, elapsed.as_secs_f64());
                 tracing::debug!(

@@ -112,3 +112,61 @@ async fn a_write_answered_500_is_unknown_in_the_journal_not_refused() {
         ]
     );
 }
+
+/// A request dropped before its answer was ready (its client gave up
+/// during a rule's latency) is finished in the journal, not left in
+/// flight for good: no status (no answer reached the client); after an
+/// `after` latency the like had committed (`applied`), before a `before`
+/// latency's end it never ran (unknown).
+#[tokio::test]
+async fn a_request_its_client_gave_up_on_is_finished_in_the_journal() {
+    use likekit_server::wire::admin::{FaultPhase, FaultRoute, FaultRule, RequestFilter};
+
+    let config = Config {
+        token_secret: Some("journal-outcomes".into()),
+        admin_key: Some(ADMIN_KEY.into()),
+        write_rate_limit: None,
+        ..Config::default()
+    };
+    let store = std::sync::Arc::new(SqliteStore::open(SqliteOptions::default()).unwrap());
+    let app = App::new(&config, store.clone()).unwrap();
+    app.create_user(u(7), "Viewer").await.unwrap();
+    for (post, phase, count, write) in [
+        (1, FaultPhase::After, 1, Some(WriteResult::Applied)),
+        (2, FaultPhase::Before, 0, None),
+    ] {
+        app.create_post(p(post)).await.unwrap();
+        app.add_faults(vec![FaultRule {
+            post: Some(p(post)),
+            phase,
+            latency_ms: 5_000,
+            ..FaultRule::new(FaultRoute::Like)
+        }])
+        .unwrap();
+        let path = format!("/posts/{post}/like");
+        let like = send(&app, Method::POST, &path, Some(7));
+        // The client gives up well within the latency: the request's
+        // future is dropped, as hyper drops it when the connection closes.
+        assert!(
+            tokio::time::timeout(Duration::from_millis(300), like)
+                .await
+                .is_err(),
+            "answered within the rule's latency"
+        );
+        let filter = RequestFilter {
+            post: Some(p(post)),
+            ..RequestFilter::default()
+        };
+        let journal = app.requests(&filter);
+        let entry = &journal.entries[..];
+        assert_eq!(entry.len(), 1, "{entry:?}");
+        let entry = &entry[0];
+        assert!(!entry.in_flight, "{entry:?}");
+        assert_eq!(entry.status, None, "{entry:?}");
+        assert_eq!(entry.write, write, "{entry:?}");
+        assert_eq!(entry.fault.as_deref(), Some("latency"), "{entry:?}");
+        assert_eq!(entry.fault_phase, Some(phase), "{entry:?}");
+        let liked = store.liked(u(7), &[p(post)]).await.unwrap();
+        assert_eq!(liked, [count == 1], "post {post}");
+    }
+}
