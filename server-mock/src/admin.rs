@@ -280,7 +280,7 @@ pub(crate) async fn set_faults(
 /// answer holds every rule in force, the added ones last, in the order
 /// given. The seed belongs to the whole set: a `seed` is refused (set it
 /// with `PUT`), and so is a `state`. Nothing is added when the rules in
-/// force and the new ones would be more than 64 (`MAX_RULES`): a 409, as
+/// force and the new ones would be more than 256 (`MAX_RULES`): a 409, as
 /// the rules are fine and the set is full (a test that did not remove its
 /// rules, say).
 #[utoipa::path(
@@ -292,7 +292,7 @@ pub(crate) async fn set_faults(
     responses(
         (status = 200, description = "Added: every rule now in force, the added ones last", body = FaultRules),
         (status = 400, description = "`bad_fault_rules`: a rule out of range, or a `seed` or `state` given (nothing is added); `bad_json`", body = ErrorBody),
-        (status = 409, description = "`too_many_rules`: the rules in force and the new ones would be more than 64 (`MAX_RULES`); nothing is added", body = ErrorBody),
+        (status = 409, description = "`too_many_rules`: the rules in force and the new ones would be more than 256 (`MAX_RULES`); nothing is added", body = ErrorBody),
     )
 )]
 pub(crate) async fn add_faults(

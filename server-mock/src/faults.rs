@@ -335,6 +335,17 @@ fn never_fires(rule: &FaultRule) -> Result<(), String> {
     }
 }
 
+/// The largest seed the server picks: 2^53 − 1, JavaScript's largest
+/// exact integer, so that a picked seed is a plain number in every
+/// client's JSON (a test pastes it back as written). A seed given may be
+/// any u64.
+pub(crate) const MAX_PICKED_SEED: u64 = (1 << 53) - 1;
+
+/// A seed for a rule set put without one.
+fn picked_seed() -> u64 {
+    fastrand::u64(..=MAX_PICKED_SEED)
+}
+
 /// A uniform draw in `0..1` from (seed, rule number, call, which draw):
 /// the same four numbers always give the same draw (splitmix64's
 /// finalizer).
@@ -446,7 +457,7 @@ impl Faults {
     /// with the seed in use (the given one, or one picked now).
     pub(crate) fn set(&self, rules: FaultRules) -> FaultRules {
         let _changing = self.changing.lock().unwrap_or_else(|e| e.into_inner());
-        let seed = rules.seed.unwrap_or_else(|| fastrand::u64(..));
+        let seed = rules.seed.unwrap_or_else(picked_seed);
         let active: Vec<_> = rules
             .rules
             .into_iter()
@@ -484,7 +495,7 @@ impl Faults {
             next_number += 1;
         }
         let set = Arc::new(RuleSet {
-            seed: Some(now.seed.unwrap_or_else(|| fastrand::u64(..))),
+            seed: Some(now.seed.unwrap_or_else(picked_seed)),
             rules: active,
             next_number,
         });
@@ -875,6 +886,23 @@ mod tests {
     }
 
     #[test]
+    fn a_picked_seed_is_a_plain_number_in_javascript() {
+        let faults = Faults::default();
+        for _ in 0..1_000 {
+            let seed = faults
+                .set(FaultRules::new(vec![rule(FaultRoute::Like)]))
+                .seed;
+            assert!(seed.is_some_and(|seed| seed <= MAX_PICKED_SEED), "{seed:?}");
+        }
+        // A seed given is kept whatever it is.
+        let given = FaultRules {
+            seed: Some(u64::MAX),
+            ..FaultRules::new(vec![rule(FaultRoute::Like)])
+        };
+        assert_eq!(faults.set(given).seed, Some(u64::MAX));
+    }
+
+    #[test]
     fn a_seed_replays_the_same_faults() {
         let rules = |seed| FaultRules {
             seed: Some(seed),
@@ -1244,7 +1272,7 @@ mod tests {
         let err = faults.add(vec![rule(FaultRoute::Likes); 3]).unwrap_err();
         assert_eq!(
             err.to_string(),
-            "rules: at most 64 rules in force; 62 are, and 3 more would make 65"
+            "rules: at most 256 rules in force; 254 are, and 3 more would make 257"
         );
         assert_eq!(faults.get(), before);
         assert_eq!(

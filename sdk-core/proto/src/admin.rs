@@ -57,7 +57,7 @@ pub fn token_ttl(secs: u64) -> Result<core::time::Duration, String> {
 /// The most rules in force at once: what one `PUT /admin/faults` may set,
 /// and what the rules in force and those a `POST /admin/faults` adds may
 /// come to.
-pub const MAX_RULES: usize = 64;
+pub const MAX_RULES: usize = 256;
 /// The longest latency (and jitter, and slow-body interval) a fault rule
 /// may ask for: ten minutes.
 pub const MAX_LATENCY_MS: u64 = 600_000;
@@ -529,7 +529,7 @@ impl FaultRule {
 pub struct FaultRules {
     /// The seed of the generator every probability and jitter is drawn
     /// from: the same seed and the same calls give the same faults. When
-    /// not given the server picks one and reports it.
+    /// not given the server picks one (below 2^53) and reports it.
     #[serde(
         default,
         skip_serializing_if = "Option::is_none",
@@ -540,7 +540,7 @@ pub struct FaultRules {
         schema(format = "uint64", maximum = 18_446_744_073_709_551_615_u64)
     )]
     pub seed: Option<u64>,
-    /// The rules, applied in order (at most 64, `MAX_RULES`).
+    /// The rules, applied in order (at most 256, `MAX_RULES`).
     #[cfg_attr(feature = "openapi", schema(max_items = 64))]
     pub rules: Vec<FaultRule>,
     /// Read-only: what each rule has used up so far, `state[i]` for

@@ -169,7 +169,7 @@ export interface FaultRules {
    * above 2^53 − 1 is a BigInt, kept exact so it can be sent again.
    */
   seed?: number | bigint;
-  /** The rules, applied in order (at most 64). */
+  /** The rules, applied in order (at most 256). */
   rules: FaultRule[];
   /**
    * Read-only, in answers: what each rule has used up, `state[i]` for
@@ -477,7 +477,7 @@ export declare class LikeKitAdmin {
    * counters and the seed; answers every rule now in force, `rules` last,
    * with the seed and `state`. Tag them to remove them with
    * `clearFaults({ tag })`. When the rules in force and `rules` would be
-   * more than 64, nothing is added: an {@link AdminError} with status 409
+   * more than 256, nothing is added: an {@link AdminError} with status 409
    * and the code `too_many_rules`.
    *
    * ```js

@@ -221,7 +221,7 @@ export class LikeKitAdmin {
    * counters and the seed; returns every rule now in force, `rules` last,
    * with the seed and `state`. Tag them (`tag`) to remove them with
    * `clearFaults({ tag })`. When the rules in force and `rules` would be
-   * more than 64, nothing is added: `too_many_rules` (409).
+   * more than 256, nothing is added: `too_many_rules` (409).
    * @param {object[]} rules
    */
   async addFaults(rules) {

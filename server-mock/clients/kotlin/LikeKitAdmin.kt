@@ -165,7 +165,7 @@ class LikeKitAdmin(baseUrl: String, private val adminKey: String, private val ti
      *
      * @return every rule now in force, `rules` last, with the seed and what each has used up.
      * @throws LikeKitAdminException `bad_fault_rules` for a rule out of range; `too_many_rules` (409)
-     *   when the rules in force and `rules` would be more than 64 (nothing is added then); any other failure.
+     *   when the rules in force and `rules` would be more than 256 (nothing is added then); any other failure.
      */
     fun addFaults(rules: List<FaultRule>): FaultRules =
         call("add_faults", body = linkedMapOf("rules" to rules.map { it.toJsonValue() }))
@@ -751,7 +751,7 @@ data class RuleState(
 }
 
 /**
- * The fault rules, applied in order (at most 64), and the seed every
+ * The fault rules, applied in order (at most 256), and the seed every
  * probability and jitter is drawn from (null: the server picks one and
  * reports it). The same seed and the same calls give the same faults.
  *

@@ -1045,7 +1045,7 @@ class Admin:
         and the seed; returns every rule now in force, `rules` last, with
         the seed and ``state``. Tag them (``FaultRule.tag``) to remove them
         with ``clear_faults(tag=…)``. When the rules in force and `rules`
-        would be more than 64, nothing is added: ``too_many_rules`` (409)."""
+        would be more than 256, nothing is added: ``too_many_rules`` (409)."""
         status, answer = self._call("add_faults", {"rules": [rule.to_json() for rule in rules]})
         return self._decode(status, FaultRules.from_json, answer)
 

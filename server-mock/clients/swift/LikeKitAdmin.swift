@@ -175,7 +175,7 @@ public final class LikeKitAdmin: Sendable {
     /// - Returns: every rule now in force, `rules` last, with the seed and
     ///   what each has used up.
     /// - Throws: ``AdminError``: `bad_fault_rules`; `too_many_rules` (409)
-    ///   when the rules in force and `rules` would be more than 64 (nothing
+    ///   when the rules in force and `rules` would be more than 256 (nothing
     ///   is added then), …
     @discardableResult
     public func addFaults(_ rules: [FaultRule]) async throws -> FaultRules {
@@ -882,7 +882,7 @@ public struct FaultRules: Codable, Sendable, Equatable {
     /// The seed every probability and jitter is drawn from; `nil` asks the
     /// server to pick one (it reports it).
     public var seed: UInt64?
-    /// The rules, applied in order (at most 64).
+    /// The rules, applied in order (at most 256).
     public var rules: [FaultRule]
     /// In an answer, what each rule has used up: `state[i]` for `rules[i]`
     /// (empty without rules). Read-only: the server ignores it in

@@ -880,7 +880,7 @@ async fn adding_refuses_a_seed_a_state_a_bad_tag_and_too_many_rules() {
         t.admin(
             Method::PUT,
             "/admin/faults",
-            Some(json!({"seed": 11, "rules": vec![json!({"route": "likes"}); 62]})),
+            Some(json!({"seed": 11, "rules": vec![json!({"route": "likes"}); 254]})),
         )
         .await,
     )
@@ -939,7 +939,7 @@ async fn adding_refuses_a_seed_a_state_a_bad_tag_and_too_many_rules() {
     let err = expect_error(r, StatusCode::CONFLICT, "too_many_rules").await;
     assert_eq!(
         err.error.message,
-        "rules: at most 64 rules in force; 62 are, and 3 more would make 65"
+        "rules: at most 256 rules in force; 254 are, and 3 more would make 257"
     );
     let now: Value = ok_json(t.admin(Method::GET, "/admin/faults", None).await).await;
     assert_eq!(now, put, "nothing was added");
@@ -953,7 +953,7 @@ async fn adding_refuses_a_seed_a_state_a_bad_tag_and_too_many_rules() {
         .await;
     let err = expect_error(r, StatusCode::BAD_REQUEST, "bad_fault_rules").await;
     assert!(err.error.message.starts_with("rules[0].tag: "), "{err:?}");
-    // Up to 64 in all is fine.
+    // Up to 256 in all is fine.
     let r = t
         .admin(
             Method::POST,
@@ -962,7 +962,7 @@ async fn adding_refuses_a_seed_a_state_a_bad_tag_and_too_many_rules() {
         )
         .await;
     let full: Value = ok_json(r).await;
-    assert_eq!(full["rules"].as_array().unwrap().len(), 64);
+    assert_eq!(full["rules"].as_array().unwrap().len(), 256);
     assert_eq!(full["seed"], json!(11));
     t.stop().await;
 }

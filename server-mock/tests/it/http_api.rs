@@ -730,7 +730,9 @@ async fn in_process_fault_rules_are_added_and_removed_by_tag() {
         .add_faults(vec![once_for(4, "c"); likekit_server::MAX_RULES])
         .unwrap_err();
     assert!(
-        too_many.to_string().contains("at most 64 rules"),
+        too_many
+            .to_string()
+            .contains(&format!("at most {} rules", likekit_server::MAX_RULES)),
         "{too_many}"
     );
     // The request journal, in process too: what each user's reads were

@@ -173,7 +173,7 @@ fn cases() -> Vec<Case> {
         // With the rule above, one too many.
         case(M::POST, "/admin/faults", "/admin/faults")
             .admin()
-            .json(json!({"rules": vec![json!({"route": "likes"}); 64]})),
+            .json(json!({"rules": vec![json!({"route": "likes"}); likekit_server::MAX_RULES]})),
         case(M::POST, "/admin/faults", "/admin/faults")
             .admin()
             .json(json!({"seed": 1, "rules": []})),
@@ -468,7 +468,11 @@ async fn the_admin_client_adds_faults_and_clears_them_by_tag() {
         matches!(&err, likekit_testing::admin::AdminError::Api { status, .. } if *status == StatusCode::CONFLICT),
         "{err:?}"
     );
-    assert!(err.to_string().contains("1 are, and 64 more"), "{err}");
+    assert!(
+        err.to_string()
+            .contains(&format!("1 are, and {MAX_RULES} more")),
+        "{err}"
+    );
     assert_eq!(admin.get_faults().await.unwrap(), left);
     t.stop().await;
 }

@@ -383,7 +383,7 @@ impl AdminClient {
     /// # Errors
     ///
     /// `bad_fault_rules` for a rule out of range; `too_many_rules` (409)
-    /// when the rules in force and `rules` would be more than 64
+    /// when the rules in force and `rules` would be more than 256
     /// (`MAX_RULES`). Nothing is added then.
     pub async fn add_faults(&self, rules: &[FaultRule]) -> Result<FaultRules, AdminError> {
         let body = NewFaultRules::new(rules.to_vec());

@@ -445,17 +445,17 @@ fun adminClientTests(t: Harness, server: TestServer) {
         expectEqual(others, admin.getFaults().rules.size, "the other tests' rules, as they were")
     }
 
-    t.test("admin client: addFaults past 64 rules in force is too_many_rules (409), and adds nothing") {
+    t.test("admin client: addFaults past 256 rules in force is too_many_rules (409), and adds nothing") {
         val post = server.nextId() // never requested: the rules act on nothing
         val others = admin.getFaults().rules.size
         try {
-            val full = admin.addFaults(List(64 - others) { FaultRule(FaultRoute.LIKES, post = post, tag = "full-house") })
-            expectEqual(64, full.rules.size, "rules in force")
-            val over = adminError("a 65th rule") {
+            val full = admin.addFaults(List(256 - others) { FaultRule(FaultRoute.LIKES, post = post, tag = "full-house") })
+            expectEqual(256, full.rules.size, "rules in force")
+            val over = adminError("a 257th rule") {
                 admin.addFaults(listOf(FaultRule(FaultRoute.LIKES, post = post, tag = "one-too-many")))
             }
             expectEqual(409 to "too_many_rules", over.status to over.code, "(status, code) of one rule too many")
-            expect(over.message.contains("64")) { "message: ${over.message}" }
+            expect(over.message.contains("256")) { "message: ${over.message}" }
             expectEqual(full, admin.getFaults(), "nothing was added")
         } finally {
             admin.clearFaults(tag = "full-house")

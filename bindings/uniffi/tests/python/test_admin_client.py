@@ -558,18 +558,18 @@ def test_tests_sharing_the_server_add_rules_and_remove_theirs_by_tag(admin):
     assert len(admin.get_faults().rules) == others
 
 
-def test_adding_past_64_rules_is_too_many_rules_and_adds_nothing(admin):
+def test_adding_past_256_rules_is_too_many_rules_and_adds_nothing(admin):
     post = admin.next_id()  # never requested: the rules act on nothing
     others = len(admin.get_faults().rules)
     try:
         full = admin.add_faults(
-            [FaultRule(FaultRoute.LIKES, post=post, tag="full-house")] * (64 - others)
+            [FaultRule(FaultRoute.LIKES, post=post, tag="full-house")] * (256 - others)
         )
-        assert len(full.rules) == 64
+        assert len(full.rules) == 256
         with pytest.raises(AdminError) as over:
             admin.add_faults([FaultRule(FaultRoute.LIKES, post=post, tag="one-too-many")])
         assert (over.value.status, over.value.code) == (409, "too_many_rules")
-        assert "64" in over.value.message
+        assert "256" in over.value.message
         assert admin.get_faults() == full, "nothing was added"
     finally:
         admin.clear_faults(tag="full-house")

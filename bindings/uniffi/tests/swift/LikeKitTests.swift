@@ -1002,22 +1002,22 @@ final class LikeKitTests: XCTestCase {
         XCTAssertEqual(after.rules.count, others, "the other tests' rules, as they were")
     }
 
-    /// `addFaults` past 64 rules in force is `too_many_rules` (409), and
+    /// `addFaults` past 256 rules in force is `too_many_rules` (409), and
     /// adds nothing.
-    func testAddingPast64RulesIsTooManyRulesAndAddsNothing() async throws {
+    func testAddingPast256RulesIsTooManyRulesAndAddsNothing() async throws {
         let post = Ids.next()  // never requested: the rules act on nothing
         let others = try await admin.getFaults().rules.count
         do {
-            let rules = Array(repeating: FaultRule(route: .likes, post: post, tag: "full-house"), count: 64 - others)
+            let rules = Array(repeating: FaultRule(route: .likes, post: post, tag: "full-house"), count: 256 - others)
             let full = try await admin.addFaults(rules)
-            XCTAssertEqual(full.rules.count, 64)
+            XCTAssertEqual(full.rules.count, 256)
             do {
                 try await admin.addFaults([FaultRule(route: .likes, post: post, tag: "one-too-many")])
-                XCTFail("a 65th rule was added")
+                XCTFail("a 257th rule was added")
             } catch let error as AdminError {
                 XCTAssertEqual(error.status, 409)
                 XCTAssertEqual(error.code, "too_many_rules")
-                XCTAssertTrue(error.message.contains("64"), error.message)
+                XCTAssertTrue(error.message.contains("256"), error.message)
             }
             let now = try await admin.getFaults()
             XCTAssertEqual(now, full, "nothing was added")

@@ -1137,17 +1137,17 @@ test("tests sharing the server add rules with addFaults and remove theirs by tag
   assert.equal((await admin.getFaults()).rules.length, others);
 });
 
-test("addFaults past 64 rules in force is too_many_rules (409), and adds nothing", async () => {
+test("addFaults past 256 rules in force is too_many_rules (409), and adds nothing", async () => {
   const post = 202; // never requested: the rules act on nothing
   const others = (await admin.getFaults()).rules.length;
   try {
     const rule = { route: "likes", post, tag: "full-house" };
-    const full = await admin.addFaults(Array.from({ length: 64 - others }, () => rule));
-    assert.equal(full.rules.length, 64);
+    const full = await admin.addFaults(Array.from({ length: 256 - others }, () => rule));
+    assert.equal(full.rules.length, 256);
     await assert.rejects(admin.addFaults([{ route: "likes", post, tag: "one-too-many" }]), (err) => {
       assert.ok(err instanceof AdminError);
       assert.deepEqual([err.status, err.code, err.operation], [409, "too_many_rules", "add_faults"]);
-      assert.match(err.message, /64/);
+      assert.match(err.message, /256/);
       return true;
     });
     assert.deepEqual(await admin.getFaults(), full, "nothing was added");
