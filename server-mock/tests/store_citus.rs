@@ -221,6 +221,111 @@ async fn likes_go_straight_to_the_worker_holding_the_post() {
     store.close().await.unwrap();
 }
 
+/// The SQL of a `CITUS_STATEMENTS` entry, by name.
+fn statement(what: &str) -> &'static str {
+    CITUS_STATEMENTS
+        .iter()
+        .find(|(name, _)| *name == what)
+        .unwrap_or_else(|| panic!("no statement {what:?} in CITUS_STATEMENTS"))
+        .1
+}
+
+/// The like and the unlike as the store sends them straight to the worker
+/// holding the post: no remote command there, and a plan made once per
+/// connection and then reused (PostgreSQL's generic plan), where Citus
+/// plans the plain call again on every execution. Sent to the other worker
+/// (as on a stale placement map) they still count each change once, their
+/// statements sent on from there to the post's worker.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn direct_calls_are_planned_once_on_the_worker_holding_the_post() {
+    let Some((store, schema)) = citus_store().await else {
+        return;
+    };
+    store.put_user(u(7), "Ana").await.unwrap();
+    store.put_post(p(42)).await.unwrap();
+    let (host, port) = store.citus_worker(p(42)).unwrap();
+    let (client, _) = client_with_notices(schema.url()).await;
+    let other = client
+        .query_one(
+            "SELECT nodename, nodeport FROM pg_dist_node \
+             WHERE groupid <> 0 AND noderole = 'primary' AND isactive \
+               AND (nodename, nodeport) <> ($1, $2) ORDER BY nodeid LIMIT 1",
+            &[&host, &i32::from(port)],
+        )
+        .await
+        .unwrap();
+    let other: (String, i32) = (other.get(0), other.get(1));
+    let like = statement("like, straight to the worker");
+    let unlike = statement("unlike, straight to the worker");
+    let calls = vec![like.to_owned(), unlike.to_owned()];
+    let mut at = 0_i64;
+    for ((host, port), holder) in [((host, i32::from(port)), true), (other, false)] {
+        let url = citus::with_hosts(schema.url(), &[format!("{host}:{port}")]).unwrap();
+        let (client, mut notices) = client_with_notices(&url).await;
+        client
+            .batch_execute("SET citus.log_remote_commands = on")
+            .await
+            .unwrap();
+        while notices.try_recv().is_ok() {}
+        let (like, unlike) = (
+            client.prepare(like).await.unwrap(),
+            client.prepare(unlike).await.unwrap(),
+        );
+        // More than PostgreSQL's five custom plans before a generic one;
+        // the last round counts on a hot post's shard row.
+        for row in [-1_i32, -1, -1, -1, -1, -1, -1, -1, 3] {
+            at += 1;
+            let liked = client
+                .query_one(&like, &[&42_i64, &7_i64, &row, &at])
+                .await
+                .unwrap();
+            let unliked = client
+                .query_one(&unlike, &[&42_i64, &7_i64, &row])
+                .await
+                .unwrap();
+            assert!(liked.get::<_, bool>(0) && unliked.get::<_, bool>(0));
+        }
+        let issued = std::iter::from_fn(|| notices.try_recv().ok())
+            .filter(|notice| notice.starts_with("issuing"))
+            .count();
+        let plans = client
+            .query(
+                "SELECT statement, generic_plans, custom_plans FROM pg_prepared_statements \
+                 WHERE statement = ANY ($1)",
+                &[&calls],
+            )
+            .await
+            .unwrap();
+        println!(
+            "{host}:{port} (holds the post: {holder}): {issued} remote commands; plans: {:?}",
+            plans
+                .iter()
+                .map(|row| (row.get::<_, i64>(1), row.get::<_, i64>(2)))
+                .collect::<Vec<_>>()
+        );
+        if holder {
+            assert_eq!(
+                issued, 0,
+                "no remote command on the worker holding the post"
+            );
+            assert_eq!(plans.len(), 2);
+            for row in &plans {
+                let generic: i64 = row.get(1);
+                assert!(
+                    generic > 0,
+                    "planned anew each time: {}",
+                    row.get::<_, String>(0)
+                );
+            }
+        } else {
+            assert!(issued > 0, "the other worker sends the statements on");
+        }
+    }
+    let audit = suite::assert_exact(&store).await;
+    assert_eq!((audit[0].count, audit[0].version), (0, 36));
+    store.close().await.unwrap();
+}
+
 /// `/metrics` on Citus: with likes and views straight to the workers, a
 /// pool per worker the placement map names (`worker:HOST:PORT`, each of
 /// `--db-connections`) beside the store's own (`main`); through the
@@ -568,7 +673,12 @@ async fn likes_unlikes_and_views_are_router_planned_to_one_task() {
     store.like(u(7), p(42)).await.unwrap();
 
     let (client, mut notices) = client_with_notices(schema.url()).await;
-    for (what, sql) in CITUS_STATEMENTS {
+    // The calls sent straight to a worker are checked there
+    // (`direct_calls_are_planned_once_on_the_worker_holding_the_post`).
+    let through_the_coordinator = CITUS_STATEMENTS
+        .iter()
+        .filter(|(what, _)| !what.ends_with("straight to the worker"));
+    for (what, sql) in through_the_coordinator {
         let params = parameters(what);
         let refs: Vec<&(dyn ToSql + Sync)> = params.iter().map(|p| p.as_ref()).collect();
         let plan: Vec<String> = client

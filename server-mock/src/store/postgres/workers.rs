@@ -13,12 +13,13 @@
 //!
 //! A map gone stale costs speed, never correctness: a worker that is sent a
 //! statement for a post it does not hold passes it on to the worker that
-//! does, as Citus does for any query that reaches a worker. A worker the
-//! server cannot reach (connections to it fail) turns direct routing off
-//! until the next refresh; everything then goes through the store's own
-//! pool, as without this module. So does a cluster whose `posts` is not
-//! distributed (yet): the map is empty until the layout is applied, and
-//! the refresh that first finds shards starts direct routing.
+//! does, as Citus does for any query that reaches a worker (a like's or an
+//! unlike's call runs where it is sent, each of its statements passed on).
+//! A worker the server cannot reach (connections to it fail) turns direct
+//! routing off until the next refresh; everything then goes through the
+//! store's own pool, as without this module. So does a cluster whose
+//! `posts` is not distributed (yet): the map is empty until the layout is
+//! applied, and the refresh that first finds shards starts direct routing.
 //!
 //! A worker's connections are made as the store's own: the same user,
 //! password, database, options, TLS mode and connector, channel binding
@@ -230,17 +231,18 @@ impl Workers {
     }
 
     /// A connection to the worker holding `post`, or to the store's own
-    /// node when the map does not place it. A worker that cannot be
-    /// reached turns direct routing off until the next refresh.
-    pub(super) async fn client(&self, post: i64) -> Result<Object, StoreError> {
+    /// node when the map does not place it, and whether it is the
+    /// worker's. A worker that cannot be reached turns direct routing off
+    /// until the next refresh.
+    pub(super) async fn connection(&self, post: i64) -> Result<(Object, bool), StoreError> {
         let map = self.map();
         if let Some(pool) = map.pool(post) {
             match pool.get().await {
-                Ok(client) => return Ok(client),
+                Ok(client) => return Ok((client, true)),
                 Err(e) => self.give_up(&map, &e.to_string()),
             }
         }
-        Ok(self.own.get().await?)
+        Ok((self.own.get().await?, false))
     }
 
     /// The worker (host, port) that statements about `post` go to, if the
@@ -253,7 +255,7 @@ impl Workers {
 
     /// `posts` grouped by the worker holding them (those the map does not
     /// place in one group of their own); a group's connection is
-    /// [`Workers::client`] of any of its posts.
+    /// [`Workers::connection`] of any of its posts.
     pub(super) fn group(&self, posts: impl IntoIterator<Item = i64>) -> Vec<Vec<i64>> {
         let map = self.map();
         let mut groups: Vec<Vec<i64>> = Vec::new();
