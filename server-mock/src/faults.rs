@@ -219,6 +219,7 @@ pub(crate) fn validate(rules: &FaultRules) -> Result<(), String> {
             check_tag(tag).map_err(|rule| format!("rules[{i}].tag: {rule}"))?;
         }
         never_fires(rule).map_err(|why| format!("rules[{i}].{why}"))?;
+        never_acts(rule).map_err(|why| format!("rules[{i}].{why}"))?;
         let Some(action) = &rule.action else {
             continue;
         };
@@ -344,6 +345,38 @@ pub(crate) const MAX_PICKED_SEED: u64 = (1 << 53) - 1;
 /// A seed for a rule set put without one.
 fn picked_seed() -> u64 {
     fastrand::u64(..=MAX_PICKED_SEED)
+}
+
+/// Refuses a rule part that could never act, which would be accepted and
+/// then do nothing: a `status` that neither `error_rate` nor `fail_next`
+/// answers with (an answer of a status is an action's), or a part that a
+/// certain act before it always hides. When a rule fires it tries, in
+/// order, `drop_rate`'s draw, `fail_next` while some are left,
+/// `error_rate`'s draw, then its `action`; the first that applies acts.
+fn never_acts(rule: &FaultRule) -> Result<(), String> {
+    let answers_status = rule.error_rate > 0.0 || rule.fail_next > 0;
+    if rule.status != 503 && !answers_status {
+        return Err(format!(
+            "status: {} is what error_rate and fail_next answer, and this rule has neither; \
+             to answer it, use an action: {{\"kind\": \"status\", \"status\": {}}}",
+            rule.status, rule.status
+        ));
+    }
+    if rule.drop_rate >= 1.0 && (answers_status || rule.action.is_some()) {
+        return Err(
+            "drop_rate: 1 drops every call the rule fires on, so its fail_next, error_rate \
+             and action never act"
+                .to_owned(),
+        );
+    }
+    if rule.error_rate >= 1.0 && rule.action.is_some() {
+        return Err(
+            "action: error_rate 1 answers every call the rule fires on, so the action never \
+             runs"
+                .to_owned(),
+        );
+    }
+    Ok(())
 }
 
 /// A uniform draw in `0..1` from (seed, rule number, call, which draw):
@@ -1259,6 +1292,68 @@ mod tests {
             assert!(
                 (1..=12).any(|_| !faults.plan(&call).is_empty()),
                 "{rule:?} never fired in 12 calls"
+            );
+        }
+    }
+
+    /// A part of a rule that could never act is refused, naming it; the
+    /// combinations that act in turn are kept.
+    #[test]
+    fn a_rule_part_that_could_never_act_is_refused() {
+        let refused = [
+            (
+                FaultRule {
+                    status: 500,
+                    ..rule(FaultRoute::Like)
+                },
+                "rules[0].status: 500 is what error_rate and fail_next answer",
+            ),
+            (
+                FaultRule {
+                    drop_rate: 1.0,
+                    fail_next: 2,
+                    ..rule(FaultRoute::Like)
+                },
+                "rules[0].drop_rate: 1 drops every call",
+            ),
+            (
+                FaultRule {
+                    error_rate: 1.0,
+                    action: Some(FaultAction::Drop {}),
+                    ..rule(FaultRoute::Like)
+                },
+                "rules[0].action: error_rate 1 answers every call",
+            ),
+        ];
+        for (rule, starts) in refused {
+            let err = validate(&FaultRules::new(vec![rule])).unwrap_err();
+            assert!(err.starts_with(starts), "{err}");
+        }
+        for kept in [
+            FaultRule {
+                status: 500,
+                error_rate: 0.5,
+                ..rule(FaultRoute::Like)
+            },
+            FaultRule {
+                status: 429,
+                fail_next: 1,
+                action: Some(FaultAction::Drop {}),
+                ..rule(FaultRoute::Like)
+            },
+            FaultRule {
+                drop_rate: 0.5,
+                error_rate: 1.0,
+                ..rule(FaultRoute::Like)
+            },
+            FaultRule {
+                drop_rate: 1.0,
+                ..rule(FaultRoute::Like)
+            },
+        ] {
+            assert!(
+                validate(&FaultRules::new(vec![kept.clone()])).is_ok(),
+                "{kept:?}"
             );
         }
     }

@@ -316,7 +316,7 @@ fun adminClientTests(t: Harness, server: TestServer) {
             method = FaultMethod.POST,
             post = post,
             user = post,
-            nth = 2,
+            nth = 3,
             every = 3,
             first = 4,
             after = 1,

@@ -431,7 +431,7 @@ def test_set_get_and_clear_faults_round_trip_with_a_seed(admin):
             method=FaultMethod.POST,
             post=post,
             user=user,
-            nth=3,
+            nth=4,
             every=2,
             first=10,
             after=1,
