@@ -10,6 +10,7 @@ import kotlinx.coroutines.CoroutineDispatcher
 import kotlinx.coroutines.CoroutineScope
 import kotlinx.coroutines.asExecutor
 import kotlinx.coroutines.channels.BufferOverflow
+import kotlinx.coroutines.channels.ProducerScope
 import kotlinx.coroutines.channels.awaitClose
 import kotlinx.coroutines.flow.Flow
 import kotlinx.coroutines.flow.SharingStarted
@@ -19,6 +20,7 @@ import kotlinx.coroutines.flow.callbackFlow
 import kotlinx.coroutines.flow.conflate
 import kotlinx.coroutines.flow.distinctUntilChanged
 import kotlinx.coroutines.flow.stateIn
+import kotlinx.coroutines.isActive
 
 /**
  * One post's views: the view the client holds now (when it knows the post),
@@ -33,6 +35,13 @@ import kotlinx.coroutines.flow.stateIn
  * The flow fails with [LikeException.InvalidId] for an id outside
  * 1..2⁶³−1.
  *
+ * A client already closed (`close()`, at sign-out) ends the flow: a
+ * collector that starts after it completes at once, with no value and no
+ * exception, so a screen still collecting as the viewer signs out does not
+ * crash. A collector cancelled before it ran subscribes nothing. One still
+ * collecting when the client is closed hears nothing more: cancel it first
+ * (see the sign-out order in the README).
+ *
  * ```
  * val view by client.views(42L).collectAsState(initial = null)
  * ```
@@ -43,22 +52,29 @@ fun LikeClient.views(postId: Long): Flow<PostView> =
         // threads (which hold no lock of the client's while they call the
         // observer, so reading the view under this one cannot deadlock).
         val order = Any()
-        val subscription = subscribe(
-            postId,
-            object : LikeObserver {
-                override fun onChange(view: PostView) {
-                    synchronized(order) { trySend(view) }
-                }
+        val client = this@views
+        whileCollected(
+            client,
+            subscribe = {
+                client.subscribe(
+                    postId,
+                    object : LikeObserver {
+                        override fun onChange(view: PostView) {
+                            synchronized(order) { trySend(view) }
+                        }
 
-                override fun onFailure(postId: Long, wanted: Boolean, error: LikeException) {}
+                        override fun onFailure(postId: Long, wanted: Boolean, error: LikeException) {}
+                    },
+                )
+            },
+            then = {
+                // After subscribing, so no change falls between the two; and
+                // under the lock, so a change delivered meanwhile comes before
+                // the view read here (which is then as new) or after it: the
+                // newest always comes last.
+                synchronized(order) { client.view(postId)?.let { trySend(it) } }
             },
         )
-        // After subscribing, so no change falls between the two; and under
-        // the lock, so a change delivered meanwhile comes before the view
-        // read here (which is then as new) or after it: the newest always
-        // comes last.
-        synchronized(order) { view(postId)?.let { trySend(it) } }
-        awaitClose { subscription.close() }
     }.conflate().distinctUntilChanged()
 
 /**
@@ -69,7 +85,15 @@ fun LikeClient.views(postId: Long): Flow<PostView> =
  * subscribed (by default while someone collects, and five seconds more to
  * ride out a configuration change).
  *
+ * Its [StateFlow.value] is the view as of the last change it heard, and
+ * it hears changes only while [started] keeps it subscribed: with
+ * `WhileSubscribed`, while no one collects it (a screen in the back stack)
+ * it may be stale. To decide a tap, read [LikeClient.view] (what the client
+ * holds now), or tap with [LikeClient.toggle], which reads it itself.
+ *
  * @throws LikeException.InvalidId for an id outside 1..2⁶³−1.
+ * @throws IllegalStateException when the client is already closed, as
+ *   every call on a closed client does (its [views] would end at once).
  */
 fun LikeClient.viewState(
     postId: Long,
@@ -99,21 +123,63 @@ data class LikeFailure(
  * take them from the [RestoreReport.expired] that `restore()` returns, or
  * hear them through [LikeClient.subscribeAll], which is subscribed when it
  * returns, called before `restore()`.
+ *
+ * As [views], a client already closed ends the flow at once, normally,
+ * and a collector cancelled before it ran subscribes nothing.
  */
 val LikeClient.failures: Flow<LikeFailure>
     get() =
         callbackFlow {
-            val subscription = subscribeAll(
-                object : LikeObserver {
-                    override fun onChange(view: PostView) {}
+            val client = this@failures
+            whileCollected(client, subscribe = {
+                client.subscribeAll(
+                    object : LikeObserver {
+                        override fun onChange(view: PostView) {}
 
-                    override fun onFailure(postId: Long, wanted: Boolean, error: LikeException) {
-                        trySend(LikeFailure(postId, wanted, error))
-                    }
-                },
-            )
-            awaitClose { subscription.close() }
+                        override fun onFailure(postId: Long, wanted: Boolean, error: LikeException) {
+                            trySend(LikeFailure(postId, wanted, error))
+                        }
+                    },
+                )
+            })
         }.buffer(64, BufferOverflow.DROP_OLDEST)
+
+/**
+ * The producer of [views] and [failures]: [subscribe], then [then], then
+ * wait until the collector goes; the subscription made, if any, is
+ * cancelled however this ends.
+ *
+ * `callbackFlow` starts its producer even when the collector was cancelled
+ * before it ran (a screen left as it opened, around sign-out): such a
+ * producer subscribes nothing. A client that `close()` has destroyed —
+ * before the producer ran, or while it was subscribing or reading — ends
+ * the flow normally instead of throwing `IllegalStateException` into the
+ * collector's scope (uncaught, on Android, it ends the app).
+ */
+private suspend fun <T> ProducerScope<T>.whileCollected(
+    client: LikeClient,
+    subscribe: () -> LikeSubscription,
+    then: () -> Unit = {},
+) {
+    var subscription: LikeSubscription? = null
+    try {
+        if (isActive) {
+            try {
+                subscription = subscribe()
+                then()
+            } catch (destroyed: IllegalStateException) {
+                // What a call on a destroyed client throws; any other stays.
+                if (!client.uniffiIsDestroyed) throw destroyed
+                channel.close()
+            }
+        }
+        // Returns once the channel is closed (above, or by the collector);
+        // throws at once in a cancelled producer.
+        awaitClose()
+    } finally {
+        subscription?.close()
+    }
+}
 
 /**
  * This observer, called on [executor] instead of LikeKit's own threads —

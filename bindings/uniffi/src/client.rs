@@ -23,8 +23,10 @@ use crate::{
 /// quickly: a slow observer holds up every later call. For UI code give the
 /// client a [`CallbackDispatcher`] (the main thread's), and every call
 /// comes where it runs them. An exception thrown here is a
-/// [`CallbackError`]: LikeKit writes one line about it on standard error
-/// and goes on with the next call.
+/// [`CallbackError`]: LikeKit writes it (a line, or the exception's whole
+/// text with its stack trace, as the language renders it) on the native
+/// standard error, and goes on with the next call. Android discards that
+/// stream: catch and log in the observer itself.
 #[uniffi::export(with_foreign)]
 pub trait LikeObserver: Send + Sync {
     /// A post's displayed state changed (a tap, an answer, a read, a
@@ -95,10 +97,12 @@ pub trait AsyncTokenProvider: Send + Sync {
 
 /// What a [`LikeObserver`], [`TokenProvider`] or [`AsyncTokenProvider`]
 /// threw. Any exception arrives as [`Threw`](Self::Threw) (an
-/// implementation may also throw this one itself). LikeKit writes one line
-/// about it on standard error (`likekit: a LikeObserver in on_change
-/// threw: …`) and goes on: the observer's next call comes as usual; a provider
-/// that threw gives no token.
+/// implementation may also throw this one itself). LikeKit writes it on
+/// the native standard error (`likekit: a LikeObserver in on_change
+/// threw: …`, then the exception's text, a stack trace included where the
+/// language renders one) and goes on: the observer's next call comes as
+/// usual; a provider that threw gives no token. Android discards that
+/// stream: catch and log in the callback itself.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error, uniffi::Error)]
 pub enum CallbackError {
     /// The callback threw.
@@ -117,13 +121,13 @@ impl From<uniffi::UnexpectedUniFFICallbackError> for CallbackError {
     }
 }
 
-/// Writes the one line a callback that threw gets on standard error.
+/// Writes what a callback threw on standard error.
 fn report_thrown(what: &str, error: &CallbackError) {
     eprintln!("likekit: {what} threw: {error}");
 }
 
 /// A token provider's answer as the core takes it: the token, or none
-/// when `what` threw (one line on standard error) or broke uniffi's
+/// when `what` threw (written on standard error) or broke uniffi's
 /// contract (the unwind caught).
 fn given_token(
     answer: std::thread::Result<Result<Option<String>, CallbackError>>,

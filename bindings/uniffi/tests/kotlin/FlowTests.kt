@@ -26,12 +26,17 @@ import java.util.concurrent.CopyOnWriteArrayList
 import java.util.concurrent.CountDownLatch
 import java.util.concurrent.Executors
 import java.util.concurrent.TimeUnit
+import kotlinx.coroutines.CoroutineExceptionHandler
 import kotlinx.coroutines.CoroutineScope
+import kotlinx.coroutines.CoroutineStart
 import kotlinx.coroutines.Dispatchers
+import kotlinx.coroutines.Job
+import kotlinx.coroutines.SupervisorJob
 import kotlinx.coroutines.async
 import kotlinx.coroutines.asCoroutineDispatcher
 import kotlinx.coroutines.cancel
 import kotlinx.coroutines.flow.first
+import kotlinx.coroutines.flow.toList
 import kotlinx.coroutines.flow.launchIn
 import kotlinx.coroutines.flow.onEach
 import kotlinx.coroutines.launch
@@ -266,5 +271,57 @@ fun flowTests(t: Harness, server: TestServer, tokens: TokenProvider) {
             val error = runCatching { runBlocking { c.views(0L).first() } }.exceptionOrNull()
             expect(error is LikeException.InvalidId) { "got $error" }
         }
+    }
+
+    t.test("collectors started and cancelled around sign-out (shutdown, close) touch nothing: no uncaught exception, no subscription left") {
+        val post = server.post()
+        val uncaught = CopyOnWriteArrayList<Throwable>()
+        val handler = CoroutineExceptionHandler { _, e -> uncaught.add(e) }
+        val previous = Thread.getDefaultUncaughtExceptionHandler()
+        Thread.setDefaultUncaughtExceptionHandler { _, e -> uncaught.add(e) }
+        // The collectors' thread, as an app's main thread: held in half the
+        // cycles so that their producers run only after close(); free in
+        // the others, racing it.
+        val ui = Executors.newSingleThreadExecutor { Thread(it, "likekit-ui") }
+        val baseline = liveObjects()
+        try {
+            repeat(200) { cycle ->
+                val held = CountDownLatch(1)
+                if (cycle % 2 == 0) ui.execute { held.await(10, TimeUnit.SECONDS) }
+                val c = LikeClient(server.url, tokens, FAST_RETRY)
+                val scope = CoroutineScope(SupervisorJob() + ui.asCoroutineDispatcher() + handler)
+                // Started here, as a screen does on its own thread: each
+                // collector suspends at once, its producer queued on `ui`.
+                scope.launch(start = CoroutineStart.UNDISPATCHED) { c.views(post).collect {} }
+                scope.launch(start = CoroutineStart.UNDISPATCHED) { c.failures.collect {} }
+                scope.cancel() // the screen leaves
+                runBlocking { c.shutdown(100) }
+                c.close()
+                held.countDown()
+                runBlocking { withTimeout(10_000) { scope.coroutineContext[Job]!!.join() } }
+            }
+            // What the collectors' thread had queued has run.
+            ui.submit {}.get(10, TimeUnit.SECONDS)
+            expect(uncaught.isEmpty()) { "uncaught: ${uncaught.take(3).joinToString { it.toString() }} (${uncaught.size} in all)" }
+            eventually(10_000, { "live objects: ${liveObjects()} (baseline $baseline)" }) { liveObjects() == baseline }
+        } finally {
+            Thread.setDefaultUncaughtExceptionHandler(previous)
+            ui.shutdown()
+        }
+    }
+
+    t.test("views() and failures of a closed client end at once, with no value and no exception") {
+        val post = server.post()
+        val baseline = liveObjects()
+        val c = LikeClient(server.url, tokens, FAST_RETRY)
+        runBlocking { c.refresh(post) }
+        c.close()
+        runBlocking {
+            withTimeout(10_000) {
+                expectEqual(emptyList<PostView>(), c.views(post).toList(), "views() of a closed client")
+                expectEqual(emptyList<Any>(), c.failures.toList(), "failures of a closed client")
+            }
+        }
+        eventually(10_000, { "live objects: ${liveObjects()} (baseline $baseline)" }) { liveObjects() == baseline }
     }
 }
