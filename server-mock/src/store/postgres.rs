@@ -483,7 +483,8 @@ FROM (SELECT * FROM likekit_unlike($1::bigint, $2::bigint, $3::integer) OFFSET 0
 /// expect a single task — all but the last two, the like and the unlike
 /// as sent straight to the worker holding the post (`--citus-direct`),
 /// which the tests run there and expect to send no command on and to plan
-/// once per connection ([`LIKE_CALL_DIRECT`]).
+/// once per connection (the call sits in a subquery, which Citus does not
+/// plan anew on every execution).
 ///
 /// | what | parameters |
 /// | --- | --- |
