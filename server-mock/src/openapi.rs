@@ -266,6 +266,7 @@ pub(crate) fn document() -> &'static str {
         };
         closed_fault_actions(&mut doc);
         after_only_actions(&mut doc);
+        rules_that_act(&mut doc);
         bodiless_statuses(&mut doc);
         names_without_control_characters(&mut doc);
         doc.to_string()
@@ -307,6 +308,61 @@ fn after_only_actions(doc: &mut serde_json::Value) {
             "properties": {"phase": {"const": "after"}}
         });
     }
+}
+
+/// The one method each route answers (`faults::route_method`).
+const ROUTE_METHODS: [(&str, &str); 4] = [
+    ("like", "POST"),
+    ("unlike", "DELETE"),
+    ("likes", "GET"),
+    ("batch", "GET"),
+];
+
+/// Says on `FaultRule` what `faults::validate` refuses of a rule that
+/// could never fire or never act, where JSON Schema can say it (`allOf`
+/// of `if`/`then`): a `method` its route never answers; a `status` other
+/// than 503 without `error_rate` or `fail_next`; anything after a
+/// `drop_rate` of 1; an action after an `error_rate` of 1. The call
+/// conditions that select no call (`nth` past `first`, say) compare two
+/// fields' values, which JSON Schema cannot; the document's description
+/// of the 400 names them.
+fn rules_that_act(doc: &mut serde_json::Value) {
+    use serde_json::json;
+    let Some(rule) = doc.pointer_mut("/components/schemas/FaultRule") else {
+        return;
+    };
+    let mut all: Vec<serde_json::Value> = ROUTE_METHODS
+        .iter()
+        .map(|(route, method)| {
+            json!({
+                "if": {
+                    "required": ["route", "method"],
+                    "properties": {"route": {"const": route}, "method": {"type": "string"}}
+                },
+                "then": {"properties": {"method": {"const": method}}}
+            })
+        })
+        .collect();
+    all.push(json!({
+        "if": {"required": ["status"], "properties": {"status": {"not": {"const": 503}}}},
+        "then": {"anyOf": [
+            {"required": ["error_rate"], "properties": {"error_rate": {"exclusiveMinimum": 0}}},
+            {"required": ["fail_next"], "properties": {"fail_next": {"minimum": 1}}}
+        ]}
+    }));
+    all.push(json!({
+        "if": {"required": ["drop_rate"], "properties": {"drop_rate": {"minimum": 1}}},
+        "then": {"properties": {
+            "error_rate": {"maximum": 0},
+            "fail_next": {"maximum": 0},
+            "action": {"type": "null"}
+        }}
+    }));
+    all.push(json!({
+        "if": {"required": ["error_rate"], "properties": {"error_rate": {"minimum": 1}}},
+        "then": {"properties": {"action": {"type": "null"}}}
+    }));
+    rule["allOf"] = serde_json::Value::Array(all);
 }
 
 /// The statuses whose answers carry no body (`faults::carries_body`).

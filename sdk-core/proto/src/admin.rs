@@ -541,14 +541,14 @@ pub struct FaultRules {
     )]
     pub seed: Option<u64>,
     /// The rules, applied in order (at most 256, `MAX_RULES`).
-    #[cfg_attr(feature = "openapi", schema(max_items = 64))]
+    #[cfg_attr(feature = "openapi", schema(max_items = 256))]
     pub rules: Vec<FaultRule>,
     /// Read-only: what each rule has used up so far, `state[i]` for
     /// `rules[i]`, in every answer. A `PUT` ignores it (so an answer can be
     /// put back as it is): every `PUT` starts the counters over. A `POST`
     /// refuses it.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    #[cfg_attr(feature = "openapi", schema(read_only, max_items = 64))]
+    #[cfg_attr(feature = "openapi", schema(read_only, max_items = 256))]
     pub state: Vec<RuleState>,
 }
 
@@ -589,7 +589,7 @@ impl FaultRules {
 pub struct NewFaultRules {
     /// The rules to add, in order (with those in force, at most 64,
     /// `MAX_RULES`).
-    #[cfg_attr(feature = "openapi", schema(max_items = 64))]
+    #[cfg_attr(feature = "openapi", schema(max_items = 256))]
     pub rules: Vec<FaultRule>,
 }
 

@@ -607,10 +607,9 @@ sealed class FaultAction {
  * `user` when given), which of their calls it fires on (`nth`, `every`,
  * `first`, `after`, drawn with `probability`), and what it does then: wait
  * `latencyMs` plus up to `jitterMs`, then `dropRate`, `failNext` and
- * `errorRate` (answering `status`), then `action`. A rule no request can meet is refused
- * (`bad_fault_rules`): a `method` its route never answers (`like` is only POST, `unlike` only
- * DELETE, `likes` and `batch` only GET), or call conditions that select no call (`nth = 5`
- * with `first = 4`).
+ * `errorRate` (answering `status`), then `action`. A rule for a `method` its route never
+ * answers (`like` is only POST, `unlike` only DELETE, `likes` and `batch` only GET) is refused
+ * (`bad_fault_rules`).
  *
  * Encoded, it holds only the fields set or different from their defaults.
  *

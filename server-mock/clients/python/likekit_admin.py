@@ -456,11 +456,9 @@ class FaultRule:
     `post`, `user` when given), which of their calls it fires on (`nth`,
     `every`, `first`, `after`, `probability`), and what it does then
     (`latency_ms` + up to `jitter_ms`, `drop_rate`, `fail_next`,
-    `error_rate` with `status`, then `action`). A rule no request can meet
-    is refused (``bad_fault_rules``): a `method` its route never answers
-    (`like` is only POST, `unlike` only DELETE, `likes` and `batch` only
-    GET), or call conditions that select no call (``nth=5`` with
-    ``first=4``). `tag` is a name of the
+    `error_rate` with `status`, then `action`). A rule for a `method` its
+    route never answers (`like` is only POST, `unlike` only DELETE,
+    `likes` and `batch` only GET) is refused (``bad_fault_rules``). `tag` is a name of the
     test's choosing (1 to 64 visible ASCII characters, ``!`` to ``~``) for
     ``clear_faults(tag=…)``; it changes nothing the rule does. Enum fields
     also take their wire strings. ``to_json`` writes only the fields that
