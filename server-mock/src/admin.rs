@@ -326,21 +326,45 @@ pub(crate) async fn add_faults(
 }
 
 /// The fault rules in force, with the seed their draws come from and what
-/// each has used up.
+/// each has used up; or, with `tag`, only the rules with that tag.
 ///
 /// `rules` are as they were put; `state[i]` (read-only) says what
 /// `rules[i]` has used up: the calls it matched, fired on and acted on,
-/// and what is left of its `fail_next` and `first`. The answer can be put
-/// back as it is: a `PUT` ignores `state` and starts the counters over.
+/// and what is left of its `fail_next` and `first`. Without a query the
+/// answer can be put back as it is: a `PUT` ignores `state` and starts the
+/// counters over. With `tag` (a test sharing the server reading its own
+/// rules) it holds that tag's rules and their state, in their order, and
+/// the seed.
 #[utoipa::path(
     get,
     path = "/admin/faults",
     tag = "admin",
+    params(FaultFilter),
     security(("admin_key" = [])),
-    responses((status = 200, description = "The rules in force, their seed and what each has used up", body = FaultRules))
+    responses(
+        (status = 200, description = "The rules in force (with `tag`, those with that tag), their seed and what each has used up", body = FaultRules),
+        (status = 400, description = "`bad_query`: a query key other than `tag`, or a tag that is not 1 to 64 visible ASCII characters", body = ErrorBody),
+    )
 )]
-pub(crate) async fn get_faults(State(App(app)): State<App>) -> Json<FaultRules> {
-    Json(app.faults.get())
+pub(crate) async fn get_faults(
+    State(App(app)): State<App>,
+    query: Result<Query<FaultFilter>, QueryRejection>,
+) -> Result<Json<FaultRules>, ApiError> {
+    let Query(filter) = query?;
+    let mut in_force = app.faults.get();
+    if let Some(tag) = filter.tag {
+        check_tag(&tag)
+            .map_err(|rule| ApiError::bad_request("bad_query", format!("tag: {rule}")))?;
+        let (rules, state) = in_force
+            .rules
+            .into_iter()
+            .zip(in_force.state)
+            .filter(|(rule, _)| rule.tag.as_deref() == Some(tag.as_str()))
+            .unzip();
+        in_force.rules = rules;
+        in_force.state = state;
+    }
+    Ok(Json(in_force))
 }
 
 /// Remove every fault rule, or only those with a tag.

@@ -310,6 +310,12 @@ fn refused_id_code(text: &str) -> Option<&'static str> {
 
 impl From<QueryRejection> for ApiError {
     fn from(rejection: QueryRejection) -> Self {
-        Self::bad_request("bad_query", rejection.body_text())
+        // The field and serde's reason (`user: invalid digit found in
+        // string`), without axum's preamble, as the body errors read.
+        let text = rejection.body_text();
+        let text = text
+            .strip_prefix("Failed to deserialize query string: ")
+            .unwrap_or(&text);
+        Self::bad_request("bad_query", text)
     }
 }

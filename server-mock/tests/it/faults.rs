@@ -962,6 +962,44 @@ async fn adding_refuses_a_seed_a_state_a_bad_tag_and_too_many_rules() {
     t.stop().await;
 }
 
+/// `GET /admin/faults?tag=…` reads one test's rules and what each has used
+/// up, in their order, with the seed; another key, or a tag no rule could
+/// have, is refused with the field named.
+#[tokio::test]
+async fn reading_faults_by_tag_answers_that_tags_rules_only() {
+    let t = TestServer::start().await;
+    set_rules(
+        &t,
+        json!([
+            {"route": "like", "tag": "a", "fail_next": 1},
+            {"route": "likes", "tag": "b"},
+            {"route": "unlike", "tag": "a"}
+        ]),
+    )
+    .await;
+    let all: Value = ok_json(t.admin(Method::GET, "/admin/faults", None).await).await;
+    let mine: Value = ok_json(t.admin(Method::GET, "/admin/faults?tag=a", None).await).await;
+    assert_eq!(mine["seed"], all["seed"]);
+    assert_eq!(mine["rules"], json!([all["rules"][0], all["rules"][2]]));
+    assert_eq!(mine["state"], json!([all["state"][0], all["state"][2]]));
+    let none: Value = ok_json(t.admin(Method::GET, "/admin/faults?tag=c", None).await).await;
+    assert_eq!(none["rules"], json!([]), "{none}");
+    assert_eq!(none["state"].as_array().map_or(0, Vec::len), 0, "{none}");
+    for query in ["?bogus=1", "?tag=a&user=7", "?tag=", "?tag=two%20words"] {
+        let r = t
+            .admin(Method::GET, &format!("/admin/faults{query}"), None)
+            .await;
+        let err = expect_error(r, StatusCode::BAD_REQUEST, "bad_query").await;
+        if query == "?bogus=1" {
+            assert_eq!(
+                err.error.message,
+                "bogus: unknown field `bogus`, expected `tag`"
+            );
+        }
+    }
+    t.stop().await;
+}
+
 /// `DELETE /admin/faults` takes `tag` and nothing else: another key, or a
 /// tag no rule could have, is refused and removes nothing.
 #[tokio::test]
