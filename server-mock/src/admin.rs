@@ -353,8 +353,7 @@ pub(crate) async fn get_faults(
     let Query(filter) = query?;
     let mut in_force = app.faults.get();
     if let Some(tag) = filter.tag {
-        check_tag(&tag)
-            .map_err(|rule| ApiError::bad_request("bad_query", format!("tag: {rule}")))?;
+        query_tag(&tag)?;
         let (rules, state) = in_force
             .rules
             .into_iter()
@@ -365,6 +364,12 @@ pub(crate) async fn get_faults(
         in_force.state = state;
     }
     Ok(Json(in_force))
+}
+
+/// A `tag` of `/admin/faults`'s query, checked: 400 `bad_query` for one no
+/// rule could have.
+fn query_tag(tag: &str) -> Result<(), ApiError> {
+    check_tag(tag).map_err(|rule| ApiError::bad_request("bad_query", format!("tag: {rule}")))
 }
 
 /// Remove every fault rule, or only those with a tag.
@@ -397,7 +402,7 @@ pub(crate) async fn clear_faults(
         tracing::info!("fault rules cleared");
         return Ok(Json(app.faults.get()));
     };
-    check_tag(&tag).map_err(|rule| ApiError::bad_request("bad_query", format!("tag: {rule}")))?;
+    query_tag(&tag)?;
     let (removed, left) = app.faults.remove_tagged(&tag);
     tracing::info!(
         tag,

@@ -16,13 +16,24 @@ use std::{
 };
 
 use axum::http::HeaderValue;
-use likekit_proto::admin::{Journal as JournalPage, JournalEntry, RequestFilter};
+use likekit_proto::admin::{Journal as JournalPage, JournalEntry, RequestFilter, WriteResult};
 
 /// Whether a like or unlike changed its row, on the answer for the request
 /// journal.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Written {
     pub(crate) changed: bool,
+}
+
+impl Written {
+    /// What the journal says the write did.
+    pub(crate) fn result(self) -> WriteResult {
+        if self.changed {
+            WriteResult::Applied
+        } else {
+            WriteResult::Unchanged
+        }
+    }
 }
 
 /// The default `--journal-size`.

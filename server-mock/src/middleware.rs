@@ -206,23 +206,12 @@ impl Arrival {
     /// runs after the write committed), else unknown.
     fn abandoned(self, faults: Option<&FaultPath>, elapsed: Duration) -> JournalEntry {
         let note = faults.and_then(FaultPath::noted);
-        let note = note.as_ref();
-        let write = faults.and_then(|f| f.written.get().copied()).map(|w| {
-            if w.changed {
-                WriteResult::Applied
-            } else {
-                WriteResult::Unchanged
-            }
-        });
+        let write = faults.and_then(|f| f.written.get().copied());
         JournalEntry {
             duration_ms: u64::try_from(elapsed.as_millis()).unwrap_or(u64::MAX),
-            write,
-            fault_rule: note.and_then(FaultNote::place),
-            fault_tag: note.and_then(FaultNote::tag),
-            fault_phase: note.map(|n| n.phase),
-            fault: note.map(|n| n.act.to_owned()),
+            write: write.map(Written::result),
             in_flight: false,
-            ..self.entry()
+            ..FaultNote::on(note.as_ref(), self.entry())
         }
     }
 
@@ -254,8 +243,7 @@ impl Arrival {
         // write committed. 503 is the store refusing writes as it closes.
         let failed = status.is_server_error() && status != StatusCode::SERVICE_UNAVAILABLE;
         let write = match (self.route, written) {
-            (_, Some(w)) if w.changed => Some(WriteResult::Applied),
-            (_, Some(_)) => Some(WriteResult::Unchanged),
+            (_, Some(w)) => Some(w.result()),
             // A write the request timeout cut short, or one answered 500,
             // may still commit: its outcome is unknown, not refused.
             (FaultRoute::Like | FaultRoute::Unlike, None) if handled && !timed_out && !failed => {
@@ -264,22 +252,11 @@ impl Arrival {
             _ => None,
         };
         JournalEntry {
-            seq: self.seq,
-            request_id: String::new(),
-            at_ms: self.at_ms,
             duration_ms: u64::try_from(elapsed.as_millis()).unwrap_or(u64::MAX),
-            method: self.method,
-            route: self.route,
-            path: self.path,
-            posts: self.posts,
-            user: self.user,
             status: (!cut).then(|| response.status().as_u16()),
             write,
-            fault_rule: note.and_then(FaultNote::place),
-            fault_tag: note.and_then(FaultNote::tag),
-            fault_phase: note.map(|n| n.phase),
-            fault: note.map(|n| n.act.to_owned()),
             in_flight: false,
+            ..FaultNote::on(note, self.entry())
         }
     }
 }
@@ -387,13 +364,8 @@ impl FaultPath {
     /// Notes `note` for the journal, and shows it on the entry in flight.
     fn note(&self, app: &Shared, note: FaultNote) {
         if let Some(arrival) = &self.arrival {
-            app.journal.update_in_flight(JournalEntry {
-                fault_rule: note.place(),
-                fault_tag: note.tag(),
-                fault_phase: Some(note.phase),
-                fault: Some(note.act.to_owned()),
-                ..arrival.clone()
-            });
+            app.journal
+                .update_in_flight(FaultNote::on(Some(&note), arrival.clone()));
         }
         *self.note.lock().unwrap_or_else(|e| e.into_inner()) = Some(note);
     }
@@ -473,6 +445,18 @@ struct FaultNote {
 }
 
 impl FaultNote {
+    /// `entry` naming the rule `note` notes (none: no rule acted or
+    /// delayed it).
+    fn on(note: Option<&FaultNote>, entry: JournalEntry) -> JournalEntry {
+        JournalEntry {
+            fault_rule: note.and_then(FaultNote::place),
+            fault_tag: note.and_then(FaultNote::tag),
+            fault_phase: note.map(|n| n.phase),
+            fault: note.map(|n| n.act.to_owned()),
+            ..entry
+        }
+    }
+
     fn of(rule: Option<RuleRef>, phase: FaultPhase, act: &Act) -> Self {
         let act = match act {
             Act::Status { .. } => "status",

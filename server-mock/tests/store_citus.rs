@@ -195,12 +195,7 @@ async fn likes_go_straight_to_the_worker_holding_the_post() {
     let elsewhere = workers.iter().find(|w| w.0 != host || w.1 != port).unwrap();
     for ((host, port), remote) in [((host, port), 0), (elsewhere.clone(), 1)] {
         let url = citus::with_hosts(schema.url(), &[format!("{host}:{port}")]).unwrap();
-        let (client, mut notices) = client_with_notices(&url).await;
-        client
-            .batch_execute("SET citus.log_remote_commands = on")
-            .await
-            .unwrap();
-        while notices.try_recv().is_ok() {}
+        let (client, mut notices) = logging_remote_commands(&url).await;
         let params: [&(dyn ToSql + Sync); 4] = [&42_i64, &7_i64, &-1_i32, &1_i64];
         client
             .query_one(CITUS_STATEMENTS[0].1, &params)
@@ -261,12 +256,7 @@ async fn direct_calls_are_planned_once_on_the_worker_holding_the_post() {
     let mut at = 0_i64;
     for ((host, port), holder) in [((host, i32::from(port)), true), (other, false)] {
         let url = citus::with_hosts(schema.url(), &[format!("{host}:{port}")]).unwrap();
-        let (client, mut notices) = client_with_notices(&url).await;
-        client
-            .batch_execute("SET citus.log_remote_commands = on")
-            .await
-            .unwrap();
-        while notices.try_recv().is_ok() {}
+        let (client, mut notices) = logging_remote_commands(&url).await;
         let (like, unlike) = (
             client.prepare(like).await.unwrap(),
             client.prepare(unlike).await.unwrap(),
@@ -632,6 +622,23 @@ async fn client_with_notices(
             }
         }
     });
+    (client, notices)
+}
+
+/// A connection to `url` whose notices list the commands Citus sends on
+/// to other nodes (`citus.log_remote_commands`), none listed yet.
+async fn logging_remote_commands(
+    url: &str,
+) -> (
+    tokio_postgres::Client,
+    tokio::sync::mpsc::UnboundedReceiver<String>,
+) {
+    let (client, mut notices) = client_with_notices(url).await;
+    client
+        .batch_execute("SET citus.log_remote_commands = on")
+        .await
+        .unwrap();
+    while notices.try_recv().is_ok() {}
     (client, notices)
 }
 

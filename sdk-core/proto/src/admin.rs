@@ -436,7 +436,8 @@ pub struct FaultRule {
     #[serde(default)]
     #[cfg_attr(feature = "openapi", schema(minimum = 0, maximum = 1))]
     pub error_rate: f64,
-    /// The status of injected errors (default 503).
+    /// The status `error_rate` and `fail_next` answer (default 503); another
+    /// without either is refused, since nothing would answer it.
     #[serde(default = "default_status", deserialize_with = "crate::whole::u16")]
     #[cfg_attr(feature = "openapi", schema(minimum = 400, maximum = 599))]
     pub status: u16,

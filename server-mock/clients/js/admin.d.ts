@@ -145,7 +145,7 @@ export interface FaultRule {
   jitter_ms?: number;
   /** Probability (0..=1) of answering `status` instead of handling (default 0). */
   error_rate?: number;
-  /** The status of injected errors (default 503). */
+  /** The status `error_rate` and `fail_next` answer (default 503); another without either is refused. */
   status?: number;
   /** Probability (0..=1) of dropping the connection without an answer (default 0). */
   drop_rate?: number;

@@ -621,7 +621,8 @@ sealed class FaultAction {
  * @property latencyMs fixed delay when it fires (at most 600 000).
  * @property jitterMs extra random delay, uniform in 0..jitterMs.
  * @property errorRate chance (0..1) of answering `status` instead of handling.
- * @property status the status of injected errors (400..599).
+ * @property status the status `errorRate` and `failNext` answer (400..599); another than 503 without
+ *   either is refused.
  * @property dropRate chance (0..1) of dropping the connection without an answer.
  * @property failNext answer `status` to the next N matching requests, then stop.
  * @property tag a name of the test's choosing (1 to 64 visible ASCII characters, `!` to `~`), so that

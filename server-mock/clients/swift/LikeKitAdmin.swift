@@ -692,7 +692,8 @@ public struct FaultRule: Codable, Sendable, Equatable {
     /// Probability (0...1) of answering `status` instead of handling
     /// (default 0).
     public var errorRate: Double
-    /// The status of injected errors (default 503).
+    /// The status `errorRate` and `failNext` answer (default 503); another
+    /// without either is refused.
     public var status: UInt16
     /// Probability (0...1) of dropping the connection without an answer
     /// (default 0).
