@@ -86,7 +86,7 @@ export interface FeedState {
   refreshing: boolean;
   /** Why the last read of the page failed; null after one that succeeded. */
   error: LikeError | null;
-  /** Reads the page again, in one request; resolves with the views of the posts that exist. Uses no `this`. */
+  /** Reads the page again, in one `refreshMany` (one request per 100 posts); resolves with the views of the posts that exist. Uses no `this`. */
   refresh: () => Promise<PostView[]>;
 }
 

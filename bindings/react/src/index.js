@@ -5,11 +5,12 @@
 // carries its views into React. It keeps one store per client with one
 // record per post on screen:
 //
-// - the record's snapshot `{ view, failure }` is what `useSyncExternalStore`
-//   reads. `view()` builds a new object on every call, so the record keeps
-//   the last one and replaces it only when a change event (or a fresh read)
-//   brings a view that differs in some field: a view keeps its identity
-//   until it changes, and a component re-renders only for its own post.
+// - the record's snapshot `{ view, failure, error }` is what
+//   `useSyncExternalStore` reads. `view()` builds a new object on every
+//   call, so the record keeps the last one and replaces it only when a
+//   change event (or a fresh read) brings a view that differs in some
+//   field: a view keeps its identity until it changes, and a component
+//   re-renders only for its own post.
 //   A `useLikes` page re-renders for its read (`refreshing`, `error`), and
 //   for its posts' changes only once it has read `views`.
 // - the first component to show a post subscribes to it on the client

@@ -5,7 +5,7 @@
 //! holds the few pieces their conversions are made of. It replaces a
 //! general serializer (serde-wasm-bindgen), whose code was a fifth of the
 //! package: each type's [`Write`] or [`Read`] names its fields once, in
-//! the order of the Rust type, and the drift test in `tests/surface.rs`
+//! the order of the Rust type, and the drift test in `tests/drift.rs`
 //! holds each of them to what serde-wasm-bindgen makes of the same value,
 //! so a conversion cannot part from the type's TypeScript declaration.
 //!

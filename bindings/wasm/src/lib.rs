@@ -38,7 +38,7 @@
 //! same types (held to serde-wasm-bindgen by a drift test) convert them.
 //! `types.d.ts`
 //! adds what has no serde form (`PostIdInput`, the `LikeError` interface,
-//! the callbacks).
+//! `LikeErrorCode`, the callbacks, `JournalStorage`).
 //!
 //! Off wasm32 the crate builds only its pure argument checks ([`args`]),
 //! so the workspace builds and tests on any host.

@@ -1,8 +1,9 @@
 // The TypeScript the Rust types cannot give. Every plain object the
 // package takes or returns (PostView, LikeLineParts, LikeFailure,
-// LikeEvent, LikeStats, LikeClientOptions, RetryOptions, the Scripted*
-// shapes, PostId and the fields of LikeError) is declared from its Rust
-// type in src/types.rs; what is here has no serde form:
+// LikeEvent, LikeStats, RestoreReport, LikeClientOptions, RetryOptions,
+// IntentJournalOptions, the Scripted* shapes, PostId and the fields of
+// LikeError) is declared from its Rust type in src/types.rs; what is here
+// has no serde form:
 //
 // - PostIdInput: a `bigint` is a JavaScript value serde cannot name, and
 //   ids are checked by args.rs, not by a serde shape;

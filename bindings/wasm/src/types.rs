@@ -24,7 +24,8 @@
 //!
 //! What cannot be derived stays in `types.d.ts`: the `LikeError` interface
 //! (an `Error` object, not a plain one), `LikeErrorCode`, `PostIdInput`
-//! (a `bigint` has no serde form) and the callback types.
+//! (a `bigint` has no serde form), the callback types and
+//! `JournalStorage` (a host object).
 
 use js_sys::Object;
 use likekit_core::LikeError;
@@ -602,7 +603,7 @@ impl From<ScriptedFailure> for likekit_core::ScriptedFailure {
 //
 // Each names the fields of its type once, in the type's order (the
 // destructuring makes a field added to the type a compile error here), and
-// the drift test in `tests/surface.rs` holds each to serde-wasm-bindgen's
+// the drift test in `tests/drift.rs` holds each to serde-wasm-bindgen's
 // output or reading of the same value.
 
 impl Write for PostId {
