@@ -218,7 +218,7 @@ impl ScriptedServer {
             .get(&post)
             .cloned()
             .ok_or_else(|| LikeError::NotFound {
-                message: format!("no post {post}"),
+                message: format!("there is no post {post}"),
             })
     }
 }

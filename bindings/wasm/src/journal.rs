@@ -84,7 +84,7 @@ impl WebStorageJournal {
 }
 
 /// A storage method that threw (or is missing), as a journal error of
-/// `fault`: `getItem` reads, `setItem` and `removeItem` write.
+/// `fault`: `getItem` at load reads, anything at a save writes.
 fn storage_error(fault: JournalFault, thrown: JsValue) -> LikeError {
     let reason = thrown
         .dyn_ref::<js_sys::Error>()
@@ -99,16 +99,18 @@ fn storage_error(fault: JournalFault, thrown: JsValue) -> LikeError {
 
 impl JournalStore for WebStorageJournal {
     fn load(&self) -> Result<Vec<Intent>, LikeError> {
-        let intents = self.stored()?;
+        let intents = self.stored(JournalFault::Unreadable)?;
         self.last.set(intents.clone());
         Ok(intents)
     }
 
     /// Writes `intents` merged with what other tabs left in the entry
     /// since this client's last save. An entry that cannot be used
-    /// (damaged, a newer format) is replaced.
+    /// (damaged, a newer format) is replaced. A `getItem` that throws here
+    /// fails the save as any write does (`journal_unwritable`, tried
+    /// again): it is this save that did not happen.
     fn save(&self, intents: &[Intent]) -> Result<(), LikeError> {
-        let theirs = match self.stored() {
+        let theirs = match self.stored(JournalFault::Unwritable) {
             Ok(theirs) => theirs,
             Err(problem) if likekit_core::journal::is_unusable(&problem) => Vec::new(),
             Err(problem) => return Err(problem),
@@ -133,10 +135,11 @@ impl JournalStore for WebStorageJournal {
 }
 
 impl WebStorageJournal {
-    /// What the entry holds now.
-    fn stored(&self) -> Result<Vec<Intent>, LikeError> {
+    /// What the entry holds now; a `getItem` that throws is a journal
+    /// error of `fault`.
+    fn stored(&self, fault: JournalFault) -> Result<Vec<Intent>, LikeError> {
         let read = self.storage.get_item(&self.key);
-        match read.map_err(|thrown| storage_error(JournalFault::Unreadable, thrown))? {
+        match read.map_err(|thrown| storage_error(fault, thrown))? {
             Some(text) => likekit_core::journal::decode(&self.viewer, text.as_bytes()),
             None => Ok(Vec::new()),
         }

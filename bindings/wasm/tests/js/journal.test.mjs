@@ -260,6 +260,42 @@ test("journalProblem(): a failed save is reported until a save works, and the sa
   plain.free();
 });
 
+test("journalProblem(): a save whose read of the entry throws is a failed save (journal_unwritable), tried again", async () => {
+  const server = new ScriptedServer();
+  const storage = new MemoryStorage();
+  let locked = false;
+  const flaky = {
+    getItem: (key) => {
+      if (locked) throw new Error("SecurityError: the storage is locked");
+      return storage.getItem(key);
+    },
+    setItem: (key, value) => storage.setItem(key, value),
+    removeItem: (key) => storage.removeItem(key),
+  };
+  const client = clientFor(server, flaky);
+  try {
+    assert.equal(client.restore().problem, null, "read fine at start");
+    locked = true;
+    assert.equal(client.setLiked(9, true).pending, true);
+    await waitFor(() => client.journalProblem() !== null, "the failed save to be reported");
+    const problem = client.journalProblem();
+    assert.equal(problem.code, "journal_unwritable", "it is the save that failed");
+    assert.match(problem.message, /the storage is locked/);
+    assert.equal(storage.getItem(KEY("ana")), null, "nothing written while locked");
+    await waitFor(() => server.calls().length === 1, "the like call, sent all the same");
+
+    locked = false; // the timer tries the save again
+    await waitFor(() => client.journalProblem() === null, "the save to be tried again");
+    const saved = JSON.parse(storage.getItem(KEY("ana")));
+    assert.deepEqual(saved.intents.map((i) => [i.post, i.liked]), [[9, true]]);
+    server.answer(0, { count: 1, likedByMe: true, version: 2 });
+    assert.ok(await client.waitIdle(SETTLE_MS));
+  } finally {
+    locked = false;
+    client.free();
+  }
+});
+
 test("journalProblem(): storage that cannot be read at start is reported for the client's life and left untouched", async () => {
   const server = new ScriptedServer();
   let writes = 0;
