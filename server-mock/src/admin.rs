@@ -353,7 +353,7 @@ pub(crate) async fn get_faults(
     let Query(filter) = query?;
     let mut in_force = app.faults.get();
     if let Some(tag) = filter.tag {
-        query_tag(&tag)?;
+        query_tag("tag", &tag)?;
         let (rules, state) = in_force
             .rules
             .into_iter()
@@ -366,10 +366,23 @@ pub(crate) async fn get_faults(
     Ok(Json(in_force))
 }
 
-/// A `tag` of `/admin/faults`'s query, checked: 400 `bad_query` for one no
-/// rule could have.
-fn query_tag(tag: &str) -> Result<(), ApiError> {
-    check_tag(tag).map_err(|rule| ApiError::bad_request("bad_query", format!("tag: {rule}")))
+/// A tag given in a query, checked: `/admin/faults`' `tag`, or
+/// `/admin/requests`' `fault_tag` (named by `key` in the message); 400
+/// `bad_query` for one no rule could have.
+fn query_tag(key: &str, tag: &str) -> Result<(), ApiError> {
+    check_tag(tag).map_err(|rule| ApiError::bad_request("bad_query", format!("{key}: {rule}")))
+}
+
+/// The journal's filters of `query`, with a `fault_tag` checked as a
+/// rule's tag.
+fn journal_filter(
+    query: Result<Query<RequestFilter>, QueryRejection>,
+) -> Result<RequestFilter, ApiError> {
+    let Query(filter) = query?;
+    if let Some(tag) = &filter.fault_tag {
+        query_tag("fault_tag", tag)?;
+    }
+    Ok(filter)
 }
 
 /// Remove every fault rule, or only those with a tag.
@@ -402,7 +415,7 @@ pub(crate) async fn clear_faults(
         tracing::info!("fault rules cleared");
         return Ok(Json(app.faults.get()));
     };
-    query_tag(&tag)?;
+    query_tag("tag", &tag)?;
     let (removed, left) = app.faults.remove_tagged(&tag);
     tracing::info!(
         tag,
@@ -418,8 +431,10 @@ pub(crate) async fn clear_faults(
 ///
 /// Each filter given must match: `route` (`like`, `unlike`, `likes`,
 /// `batch`), `method` (`GET`, `POST`, `DELETE`), `post`, `user`,
-/// `since` (only entries with a larger `seq`, for reading what is new) and
-/// `request_id` (the request whose answer carried that `X-Request-Id`).
+/// `since` (only entries with a larger `seq`, for reading what is new),
+/// `request_id` (the request whose answer carried that `X-Request-Id`) and
+/// `fault_tag` (the entries whose `fault_tag` it is: what the rules with
+/// that tag did, so a test sharing the server reads its own faults).
 #[utoipa::path(
     get,
     path = "/admin/requests",
@@ -428,22 +443,23 @@ pub(crate) async fn clear_faults(
     security(("admin_key" = [])),
     responses(
         (status = 200, description = "The matching entries, oldest first", body = Journal),
-        (status = 400, description = "`bad_query`: an unknown filter or value", body = ErrorBody),
+        (status = 400, description = "`bad_query`: an unknown filter or value, or a `fault_tag` that is not 1 to 64 visible ASCII characters", body = ErrorBody),
     )
 )]
 pub(crate) async fn requests(
     State(App(app)): State<App>,
     query: Result<Query<RequestFilter>, QueryRejection>,
 ) -> Result<Json<Journal>, ApiError> {
-    let Query(query) = query?;
-    Ok(Json(app.journal.read(&query)))
+    let filter = journal_filter(query)?;
+    Ok(Json(app.journal.read(&filter)))
 }
 
 /// Remove the request journal's entries a filter matches; without one,
 /// empty it.
 ///
 /// It takes the filters `GET /admin/requests` takes, so a test sharing
-/// the server removes only its own entries (`?user=7`, `?post=42`). With
+/// the server removes only its own entries (`?user=7`, `?post=42`, or
+/// `?fault_tag=checkout-7` for those its tagged rules acted on). With
 /// no filter every entry goes and `dropped` starts again from 0; with one,
 /// `dropped` (entries lost to the journal's size) stays. `seq` goes on
 /// counting either way.
@@ -455,15 +471,15 @@ pub(crate) async fn requests(
     security(("admin_key" = [])),
     responses(
         (status = 200, description = "The matching entries are gone (every entry, without a filter)", body = Ack),
-        (status = 400, description = "`bad_query`: an unknown filter or value", body = ErrorBody),
+        (status = 400, description = "`bad_query`: an unknown filter or value, or a `fault_tag` that is not 1 to 64 visible ASCII characters", body = ErrorBody),
     )
 )]
 pub(crate) async fn clear_requests(
     State(App(app)): State<App>,
     query: Result<Query<RequestFilter>, QueryRejection>,
 ) -> Result<Json<Ack>, ApiError> {
-    let Query(query) = query?;
-    app.journal.remove(&query);
+    let filter = journal_filter(query)?;
+    app.journal.remove(&filter);
     Ok(ACK)
 }
 

@@ -369,6 +369,47 @@ mod tests {
         assert_eq!(seqs, [3]);
     }
 
+    /// `fault_tag=T` selects the entries a rule tagged `T` acted on (or
+    /// delayed), to read and to remove: another tag's entries, and those
+    /// no tagged rule touched, stay.
+    #[test]
+    fn filtering_by_the_rules_tag() {
+        let journal = Journal::new(10);
+        for (user, tag) in [(7, Some("a")), (8, Some("b")), (7, None), (7, Some("a"))] {
+            let next = journal.listed().last_seq + 1;
+            journal.arrive(&id(next), |seq| JournalEntry {
+                fault_tag: tag.map(str::to_owned),
+                fault: tag.map(|_| "status".to_owned()),
+                ..entry(seq, FaultRoute::Like, 42, Some(user))
+            });
+        }
+        let tagged = |tag: &str| RequestFilter {
+            fault_tag: Some(tag.to_owned()),
+            ..RequestFilter::default()
+        };
+        let seqs = |filter: &RequestFilter| -> Vec<u64> {
+            journal.read(filter).entries.iter().map(|e| e.seq).collect()
+        };
+        assert_eq!(seqs(&tagged("a")), [1, 4]);
+        assert_eq!(seqs(&tagged("b")), [2]);
+        assert_eq!(seqs(&tagged("c")), [0_u64; 0], "a tag no entry has");
+        // With another filter, both must match.
+        let a_since_1 = RequestFilter {
+            since: Some(1),
+            ..tagged("a")
+        };
+        assert_eq!(seqs(&a_since_1), [4]);
+        // Removing one tag's entries keeps the other's and the untagged.
+        assert_eq!(journal.remove(&tagged("a")), 2);
+        let left: Vec<(u64, Option<String>)> = journal
+            .read(&RequestFilter::default())
+            .entries
+            .into_iter()
+            .map(|e| (e.seq, e.fault_tag))
+            .collect();
+        assert_eq!(left, [(2, Some("b".to_owned())), (3, None)]);
+    }
+
     fn id(seq: u64) -> HeaderValue {
         HeaderValue::try_from(format!("req-{seq}")).unwrap()
     }

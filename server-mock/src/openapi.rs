@@ -523,15 +523,23 @@ mod tests {
             let rules = &schemas[body]["properties"]["rules"];
             assert_eq!(rules["maxItems"], json!(MAX_RULES), "{body}");
         }
-        // A tag is the same in a rule and in the query that removes by it.
-        let query_tag = doc["paths"]["/admin/faults"]["delete"]["parameters"]
-            .as_array()
-            .expect("DELETE /admin/faults takes a query")
-            .iter()
-            .find(|p| p["name"] == "tag")
-            .expect("a tag parameter")["schema"]
-            .clone();
-        for tag in [&schemas["FaultRule"]["properties"]["tag"], &query_tag] {
+        // A tag is the same in a rule and in the queries that read and
+        // remove by it: the rules' `tag`, the journal's `fault_tag`.
+        let query_tag = |path: &str, method: &str, name: &str| {
+            doc["paths"][path][method]["parameters"]
+                .as_array()
+                .unwrap_or_else(|| panic!("{method} {path} takes a query"))
+                .iter()
+                .find(|p| p["name"] == name)
+                .unwrap_or_else(|| panic!("{method} {path}: no parameter {name}"))["schema"]
+                .clone()
+        };
+        let mut tags = vec![schemas["FaultRule"]["properties"]["tag"].clone()];
+        for method in ["get", "delete"] {
+            tags.push(query_tag("/admin/faults", method, "tag"));
+            tags.push(query_tag("/admin/requests", method, "fault_tag"));
+        }
+        for tag in &tags {
             assert_eq!(tag["minLength"], json!(1), "{tag}");
             assert_eq!(tag["maxLength"], json!(MAX_TAG_CHARS), "{tag}");
             assert_eq!(tag["pattern"], json!(TAG_PATTERN), "{tag}");

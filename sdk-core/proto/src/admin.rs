@@ -70,7 +70,8 @@ pub const MAX_TAG_CHARS: usize = 64;
 /// (no space). Its length, 1 to [`MAX_TAG_CHARS`], is said apart.
 pub const TAG_PATTERN: &str = "^[!-~]+$";
 
-/// Checks a fault rule's `tag` (and the `tag` of `DELETE /admin/faults`):
+/// Checks a fault rule's `tag` (and the `tag` that `/admin/faults` and the
+/// `fault_tag` that `/admin/requests` take in their query):
 /// 1 to 64 ([`MAX_TAG_CHARS`]) visible ASCII characters, `!` to `~`.
 ///
 /// ```
@@ -601,8 +602,9 @@ impl NewFaultRules {
     }
 }
 
-/// The query of `DELETE /admin/faults`: without a `tag` every rule (and
-/// the seed) is removed; with one, only the rules with that tag.
+/// The query of `GET` and `DELETE /admin/faults`: without a `tag`, every
+/// rule (and the seed) is read or removed; with one, only the rules with
+/// that tag.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::IntoParams))]
 #[cfg_attr(feature = "openapi", into_params(parameter_in = Query))]
@@ -753,6 +755,15 @@ pub struct RequestFilter {
     /// Only the request with this id (its answer's `X-Request-Id`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub request_id: Option<String>,
+    /// Only entries whose `fault_tag` is this: the requests a fault rule
+    /// with this `tag` acted on, or delayed when no rule acted (1 to 64
+    /// visible ASCII characters, as a rule's `tag`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(
+        feature = "openapi",
+        param(min_length = 1, max_length = 64, pattern = "^[!-~]+$")
+    )]
+    pub fault_tag: Option<String>,
 }
 
 impl RequestFilter {
@@ -776,6 +787,10 @@ impl RequestFilter {
                 .request_id
                 .as_ref()
                 .is_none_or(|id| *id == entry.request_id)
+            && self
+                .fault_tag
+                .as_ref()
+                .is_none_or(|tag| entry.fault_tag.as_ref() == Some(tag))
     }
 }
 

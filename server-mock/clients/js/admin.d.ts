@@ -13,6 +13,12 @@ export type Id = number;
 /** Which routes a fault rule applies to; `*` is every public route. */
 export type FaultRoute = "like" | "unlike" | "likes" | "batch" | "*";
 
+/**
+ * The route a journal entry names: the request's own. Never `*`, which
+ * only fault rules and journal filters use.
+ */
+export type JournalRoute = Exclude<FaultRoute, "*">;
+
 /** An HTTP method a fault rule may be limited to. */
 export type FaultMethod = "GET" | "POST" | "DELETE";
 
@@ -107,6 +113,17 @@ export type FaultAction =
 
 /** The `kind` of a {@link FaultAction}. */
 export type FaultActionKind = FaultAction["kind"];
+
+/**
+ * What a fault did to a request, as the journal's `fault` says it: the
+ * {@link FaultActionKind} of what acted (`status` also for `error_rate` and
+ * `fail_next`, `drop` also for `drop_rate`), or `latency` for a rule that
+ * only delayed the request. Exact, with no room for other strings: the
+ * server writes it from its own closed set of acts, which grows only with
+ * {@link FaultAction} (and so with this client); the decoder refuses any
+ * other value as `unreadable`.
+ */
+export type JournalFault = FaultActionKind | "latency";
 
 /**
  * One fault rule: which requests it matches (`route`, and `method`, `post`,
@@ -206,8 +223,8 @@ export interface JournalEntry {
   duration_ms: number;
   /** Its method. */
   method: FaultMethod;
-  /** Its route. */
-  route: FaultRoute;
+  /** Its route (never `*`). */
+  route: JournalRoute;
   /** Its path and query. */
   path: string;
   /** The post it names, or the posts a batch read asks for. */
@@ -231,13 +248,17 @@ export interface JournalEntry {
   fault_tag: string | null;
   /** When that rule acted. */
   fault_phase: FaultPhase | null;
-  /** What the fault did: a {@link FaultActionKind}, or `status` for `error_rate` / `fail_next`. */
-  fault: string | null;
+  /** What the fault did (see {@link JournalFault}). */
+  fault: JournalFault | null;
   /** Not answered yet: `status`, `duration_ms`, `write` and the fault fields are filled in later. */
   in_flight: boolean;
 }
 
-/** Which rules {@link LikeKitAdmin.clearFaults} removes: those with `tag`, or every rule without one. */
+/**
+ * Which rules {@link LikeKitAdmin.getFaults} reads and
+ * {@link LikeKitAdmin.clearFaults} removes: those with `tag`, or every rule
+ * without one.
+ */
 export interface FaultFilter {
   /** Only the rules with this tag (1 to 64 visible ASCII characters). */
   tag?: string;
@@ -270,6 +291,13 @@ export interface RequestFilter {
   since?: number;
   /** Only the request whose answer carried this `X-Request-Id`. */
   request_id?: string;
+  /**
+   * Only the entries whose `fault_tag` is this: the requests a rule with
+   * this tag acted on (or delayed), so a test sharing the server reads or
+   * removes what its own tagged rules did. 1 to 64 visible ASCII characters
+   * (`!` to `~`); another is `bad_query`.
+   */
+  fault_tag?: string;
 }
 
 /** A user in a {@link Seed}. */
@@ -354,6 +382,42 @@ export type OperationId =
   | "reset"
   | "seed";
 
+/**
+ * The `code` of an {@link AdminError}: those the admin routes answer today
+ * (the server's table of errors), and the client's own `unreadable` and
+ * `no_answer`. Any other string is allowed too (`string & {}` keeps the
+ * names offered while typing): the server's codes are plain strings that
+ * grow with its API (a status without a code of its own answers
+ * `http_<status>`), not one closed enum, and a server embedded with routes
+ * of its own may answer codes of its own.
+ */
+export type AdminErrorCode =
+  | "bad_admin_key"
+  | "bad_fault_rules"
+  | "bad_json"
+  | "bad_name"
+  | "bad_post_id"
+  | "bad_query"
+  | "bad_request"
+  | "bad_ttl"
+  | "bad_user_id"
+  | "internal"
+  | "method_not_allowed"
+  | "no_answer"
+  | "not_found"
+  | "own_tokens_off"
+  | "payload_too_large"
+  | "post_not_found"
+  | "shutting_down"
+  | "storage_error"
+  | "timeout"
+  | "too_many_friends"
+  | "too_many_rules"
+  | "unreadable"
+  | "unsupported_media_type"
+  | "user_not_found"
+  | (string & {});
+
 /** Every admin operation: operationId → method and path. Every call goes through it. */
 export declare const OPERATIONS: Readonly<Record<OperationId, Operation>>;
 
@@ -393,7 +457,7 @@ export declare class AdminError extends Error {
    */
   constructor(
     status: number | null,
-    code: string,
+    code: AdminErrorCode,
     message: string,
     options?: { cause?: unknown; operation?: OperationId | null },
   );
@@ -402,7 +466,7 @@ export declare class AdminError extends Error {
   /** The HTTP status, or null when no answer came. */
   status: number | null;
   /** The server's error code (`bad_name`, `bad_admin_key`, …), or `unreadable`, `no_answer`. */
-  code: string;
+  code: AdminErrorCode;
   /** The operationId of the call that failed; null for a decoder's error. */
   operation: OperationId | null;
 }
@@ -487,8 +551,19 @@ export declare class LikeKitAdmin {
    * ```
    */
   addFaults(rules: FaultRule[]): Promise<FaultRules>;
-  /** `get_faults`: the rules in force, their seed, and what each has used up (`state`). */
-  getFaults(): Promise<FaultRules>;
+  /**
+   * `get_faults`: the rules in force, their seed, and what each has used up
+   * (`state`). With a `tag`, only the rules tagged `tag` and their state,
+   * in their order (none when no rule has it), with the seed: a test
+   * sharing the server reads its own rules. A tag that is not 1 to 64
+   * visible ASCII characters is `bad_query`.
+   *
+   * ```js
+   * const mine = await admin.getFaults({ tag: "checkout-7" });
+   * const failuresLeft = mine.state?.[0]?.fail_next_left;
+   * ```
+   */
+  getFaults(filter?: FaultFilter): Promise<FaultRules>;
   /**
    * `clear_faults`: without a `tag`, removes every fault rule (other tests'
    * too) and the seed; with one, only the rules tagged `tag` (none when no
@@ -497,12 +572,21 @@ export declare class LikeKitAdmin {
    * characters is `bad_query`.
    */
   clearFaults(filter?: FaultFilter): Promise<FaultRules>;
-  /** `requests`: the request journal's entries `filter` selects, oldest first (`{}`: all). */
+  /**
+   * `requests`: the request journal's entries `filter` selects, oldest
+   * first (`{}`: all). `{ fault_tag }` selects what a test's own tagged
+   * rules did on a server other tests share.
+   *
+   * ```js
+   * const faulted = (await admin.requests({ fault_tag: "checkout-7" })).entries;
+   * ```
+   */
   requests(filter?: RequestFilter): Promise<Journal>;
   /**
    * `clear_requests`: removes the request journal's entries `filter`
    * selects, so a test sharing the server removes only its own
-   * (`{ user: 7 }`); without a filter (`{}`), empties the journal for every
+   * (`{ user: 7 }`, or `{ fault_tag: "checkout-7" }` for what its tagged
+   * rules acted on); without a filter (`{}`), empties the journal for every
    * test. `seq` goes on.
    */
   clearRequests(filter?: RequestFilter): Promise<void>;

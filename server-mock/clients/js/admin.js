@@ -19,6 +19,8 @@
 //
 //   await admin.addFaults([{ route: "like", user: 7, post: 42, fail_next: 1, tag: "checkout-7" }]);
 //   // … the test …
+//   const mine = await admin.getFaults({ tag: "checkout-7" }); // its rules, with what each used up
+//   const faulted = await admin.requests({ fault_tag: "checkout-7" }); // what they did
 //   await admin.clearFaults({ tag: "checkout-7" });
 //   await admin.clearRequests({ user: 7 });
 //
@@ -229,9 +231,16 @@ export class LikeKitAdmin {
     return this.#call("add_faults", { body, decode: decodeFaultRules });
   }
 
-  /** `get_faults`: the rules in force and their seed. */
-  async getFaults() {
-    return this.#call("get_faults", { decode: decodeFaultRules });
+  /**
+   * `get_faults`: the rules in force, their seed and what each has used up
+   * (`state`); with a `tag`, only the rules tagged `tag` and their state, in
+   * their order (none when no rule has it), so a test sharing the server
+   * reads its own. A tag that is not 1 to 64 visible ASCII characters is
+   * `bad_query`.
+   * @param {{ tag?: string }} [filter]
+   */
+  async getFaults(filter = {}) {
+    return this.#call("get_faults", { query: encodeFaultFilter(filter), decode: decodeFaultRules });
   }
 
   /**
@@ -243,14 +252,16 @@ export class LikeKitAdmin {
    * @param {{ tag?: string }} [filter]
    */
   async clearFaults(filter = {}) {
-    const query = new URLSearchParams(encodeStruct(filter, "FaultFilter", FAULT_FILTER)).toString();
-    return this.#call("clear_faults", { query, decode: decodeFaultRules });
+    return this.#call("clear_faults", { query: encodeFaultFilter(filter), decode: decodeFaultRules });
   }
 
   /**
    * `requests`: the request journal's entries that `filter` selects, oldest
-   * first (every filter given must match; `{}` for all).
-   * @param {{ route?: string, method?: string, post?: number, user?: number, since?: number, request_id?: string }} [filter]
+   * first (every filter given must match; `{}` for all). `fault_tag`
+   * selects the entries a rule with that tag acted on (or delayed): what a
+   * test's own tagged rules did, on a server other tests share. A
+   * `fault_tag` that is not 1 to 64 visible ASCII characters is `bad_query`.
+   * @param {{ route?: string, method?: string, post?: number, user?: number, since?: number, request_id?: string, fault_tag?: string }} [filter]
    */
   async requests(filter = {}) {
     return this.#call("requests", { query: encodeRequestFilter(filter), decode: decodeJournal });
@@ -259,9 +270,11 @@ export class LikeKitAdmin {
   /**
    * `clear_requests`: removes the request journal's entries that `filter`
    * selects (the filters of {@link LikeKitAdmin#requests}), so a test
-   * sharing the server removes only its own (`{ user: 7 }`); without a
-   * filter (`{}`), empties the journal for every test. `seq` goes on.
-   * @param {{ route?: string, method?: string, post?: number, user?: number, since?: number, request_id?: string }} [filter]
+   * sharing the server removes only its own (`{ user: 7 }`, or
+   * `{ fault_tag: "checkout-7" }` for those its tagged rules acted on);
+   * without a filter (`{}`), empties the journal for every test. `seq` goes
+   * on.
+   * @param {{ route?: string, method?: string, post?: number, user?: number, since?: number, request_id?: string, fault_tag?: string }} [filter]
    */
   async clearRequests(filter = {}) {
     await this.#call("clear_requests", { query: encodeRequestFilter(filter) });
@@ -359,6 +372,11 @@ function errorBody(text) {
 function decodeToken(json) {
   const value = decodeStruct(json, "TokenResponse", { token: { type: T.string, required: true } }, false);
   return value.token;
+}
+
+/** `tag=…` of `/admin/faults`' query, or "" without a tag. */
+function encodeFaultFilter(filter) {
+  return new URLSearchParams(encodeStruct(filter, "FaultFilter", FAULT_FILTER)).toString();
 }
 
 function encodeRequestFilter(filter) {
@@ -755,6 +773,14 @@ const STORED_POST = structCodec(
   { denyUnknown: false },
 );
 
+// The routes a journal entry names: a request's own, never `*` (which only
+// rules and filters use).
+const JOURNAL_ROUTES = Object.freeze(FAULT_ROUTES.filter((route) => route !== "*"));
+// What a fault did to a request, as the journal says it: the kind of the
+// action that acted (`status` also for `error_rate` and `fail_next`,
+// `drop` for `drop_rate`), or `latency` for a rule that only delayed it.
+const JOURNAL_FAULTS = Object.freeze([...FAULT_ACTION_KINDS, "latency"]);
+
 // The journal's answers take new fields as the server grows them, so its
 // decoders ignore unknown ones (as the server's own types do).
 const JOURNAL_ENTRY = structCodec(
@@ -765,7 +791,7 @@ const JOURNAL_ENTRY = structCodec(
     at_ms: { type: T.u64, required: true },
     duration_ms: { type: T.u64, required: true },
     method: { type: T.enumOf(FAULT_METHODS), required: true },
-    route: { type: T.enumOf(FAULT_ROUTES), required: true },
+    route: { type: T.enumOf(JOURNAL_ROUTES), required: true },
     path: { type: T.string, required: true },
     posts: { type: T.arrayOf(T.id), required: true },
     user: always(T.id),
@@ -774,7 +800,7 @@ const JOURNAL_ENTRY = structCodec(
     fault_rule: always(T.u32),
     fault_tag: always(T.string),
     fault_phase: always(T.enumOf(FAULT_PHASES)),
-    fault: always(T.string),
+    fault: always(T.enumOf(JOURNAL_FAULTS)),
     in_flight: { type: T.bool, required: true },
   },
   { denyUnknown: false },
@@ -801,6 +827,7 @@ const REQUEST_FILTER = {
   user: option(T.id),
   since: option(T.u64),
   request_id: option(T.string),
+  fault_tag: option(T.string),
 };
 
 // Decoders take parsed JSON (from `parseJson` or `JSON.parse`) and answer

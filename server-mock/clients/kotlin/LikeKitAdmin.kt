@@ -38,6 +38,8 @@ import java.net.URLEncoder
  * ```
  * admin.addFaults(listOf(FaultRule(FaultRoute.LIKE, user = 7, post = 42, failNext = 1, tag = "checkout-7")))
  * // … the test …
+ * val mine = admin.getFaults(tag = "checkout-7") // its rules, with what each used up
+ * val faulted = admin.requests(RequestFilter(faultTag = "checkout-7")).entries // what they did
  * admin.clearFaults(tag = "checkout-7")
  * admin.clearRequests(RequestFilter(user = 7))
  * ```
@@ -175,11 +177,15 @@ class LikeKitAdmin(baseUrl: String, private val adminKey: String, private val ti
      * `GET /admin/faults`: the fault rules in force, their seed, and what
      * each has used up ([FaultRules.state]). The answer can be given back to
      * [setFaults] as it is: the server ignores its state and starts the
-     * counters over.
+     * counters over. With a `tag` (`GET /admin/faults?tag=…`), only the
+     * rules tagged `tag` and their state, in their order (none when no rule
+     * has it), with the seed: a test sharing the server reads its own rules.
      *
-     * @throws LikeKitAdminException on any failure.
+     * @throws LikeKitAdminException `bad_query` for a tag that is not 1 to 64 visible ASCII
+     *   characters, and any other failure.
      */
-    fun getFaults(): FaultRules = call("get_faults").decode("FaultRules", FaultRules::fromJsonValue)
+    fun getFaults(tag: String? = null): FaultRules =
+        call("get_faults", query = tagQuery(tag)).decode("FaultRules", FaultRules::fromJsonValue)
 
     /**
      * `DELETE /admin/faults`: without a `tag`, removes every fault rule (other
@@ -191,15 +197,18 @@ class LikeKitAdmin(baseUrl: String, private val adminKey: String, private val ti
      * @throws LikeKitAdminException `bad_query` for a tag that is not 1 to 64 visible ASCII
      *   characters, and any other failure.
      */
-    fun clearFaults(tag: String? = null): FaultRules {
-        val query = tag?.let { "?tag=${URLEncoder.encode(it, "UTF-8")}" } ?: ""
-        return call("clear_faults", query = query).decode("FaultRules", FaultRules::fromJsonValue)
-    }
+    fun clearFaults(tag: String? = null): FaultRules =
+        call("clear_faults", query = tagQuery(tag)).decode("FaultRules", FaultRules::fromJsonValue)
+
+    /** `?tag=…` of `/admin/faults`, or empty without a tag. */
+    private fun tagQuery(tag: String?): String = tag?.let { "?tag=${URLEncoder.encode(it, "UTF-8")}" } ?: ""
 
     /**
      * `GET /admin/requests`: the request journal's entries that `filter` selects, oldest first.
+     * `RequestFilter(faultTag = "checkout-7")` is what the rules tagged `checkout-7` did.
      *
-     * @throws LikeKitAdminException `bad_query` for a filter the server refuses, and any other failure.
+     * @throws LikeKitAdminException `bad_query` for a filter the server refuses (a `faultTag`
+     *   that is not 1 to 64 visible ASCII characters, say), and any other failure.
      */
     fun requests(filter: RequestFilter = RequestFilter()): Journal =
         call("requests", query = filter.toQuery()).decode("Journal", Journal::fromJsonValue)
@@ -207,8 +216,10 @@ class LikeKitAdmin(baseUrl: String, private val adminKey: String, private val ti
     /**
      * `DELETE /admin/requests`: removes the request journal's entries that
      * `filter` selects (the filters of [requests]), so a test sharing the
-     * server removes only its own (`RequestFilter(user = 7)`); without a
-     * filter, empties the journal for every test. `seq` goes on counting.
+     * server removes only its own (`RequestFilter(user = 7)`, or
+     * `RequestFilter(faultTag = "checkout-7")` for what its tagged rules
+     * acted on); without a filter, empties the journal for every test.
+     * `seq` goes on counting.
      *
      * @throws LikeKitAdminException `bad_query` for a filter the server refuses, and any other failure.
      */
@@ -349,6 +360,9 @@ class LikeKitAdminException(
  * @property user only requests signed in as this user.
  * @property since only entries whose `seq` is larger.
  * @property requestId only the request whose answer carried this `X-Request-Id`.
+ * @property faultTag only the entries whose `faultTag` is this: the requests a rule with this
+ *   tag acted on (or delayed), so a test sharing the server reads or removes what its own tagged
+ *   rules did (1 to 64 visible ASCII characters; another is `bad_query`). `fault_tag` on the wire.
  */
 data class RequestFilter(
     val route: FaultRoute? = null,
@@ -357,6 +371,7 @@ data class RequestFilter(
     val user: Long? = null,
     val since: Long? = null,
     val requestId: String? = null,
+    val faultTag: String? = null,
 ) {
     /** `?route=like&post=42`, or empty when nothing is filtered. */
     internal fun toQuery(): String {
@@ -367,6 +382,7 @@ data class RequestFilter(
             user?.let { "user" to it.toString() },
             since?.let { "since" to it.toString() },
             requestId?.let { "request_id" to it },
+            faultTag?.let { "fault_tag" to it },
         )
         if (pairs.isEmpty()) return ""
         return pairs.joinToString("&", prefix = "?") { (name, value) -> "$name=${URLEncoder.encode(value, "UTF-8")}" }

@@ -30,6 +30,8 @@ by tag, leaving other tests' rules and their counters as they are::
 
     admin.add_faults([FaultRule(FaultRoute.LIKE, user=7, post=42, fail_next=1, tag="checkout-7")])
     ...  # the test
+    mine = admin.get_faults(tag="checkout-7")  # its rules, with what each used up
+    faulted = admin.requests(fault_tag="checkout-7").entries  # what they did
     admin.clear_faults(tag="checkout-7")
     admin.clear_requests(user=7)
 
@@ -880,8 +882,11 @@ class RequestFilter:
     """Which journal entries ``requests`` returns (and ``clear_requests``
     removes): those matching every
     field given (`since`: entries after that ``seq``; `request_id`: the
-    request whose answer carried that ``X-Request-Id``). Enum fields also
-    take their wire strings."""
+    request whose answer carried that ``X-Request-Id``; `fault_tag`: the
+    entries whose ``fault_tag`` it is, the requests a rule with that tag
+    acted on or delayed, so a test sharing the server reads or removes what
+    its own tagged rules did — 1 to 64 visible ASCII characters, else
+    ``bad_query``). Enum fields also take their wire strings."""
 
     route: Optional[FaultRoute] = None
     method: Optional[FaultMethod] = None
@@ -889,8 +894,17 @@ class RequestFilter:
     user: Optional[int] = None
     since: Optional[int] = None
     request_id: Optional[str] = None
+    fault_tag: Optional[str] = None
 
-    _KEYS: ClassVar[Tuple[str, ...]] = ("route", "method", "post", "user", "since", "request_id")
+    _KEYS: ClassVar[Tuple[str, ...]] = (
+        "route",
+        "method",
+        "post",
+        "user",
+        "since",
+        "request_id",
+        "fault_tag",
+    )
 
     def __post_init__(self) -> None:
         self.route = _opt(lambda v, w: _enum(FaultRoute, v, w), self.route, "RequestFilter.route")
@@ -917,6 +931,7 @@ class RequestFilter:
             user=_opt(_id, obj.get("user"), f"{w}.user"),
             since=_opt(_int, obj.get("since"), f"{w}.since"),
             request_id=_opt(_str, obj.get("request_id"), f"{w}.request_id"),
+            fault_tag=_opt(_tag, obj.get("fault_tag"), f"{w}.fault_tag"),
         )
 
     def query(self) -> str:
@@ -1047,10 +1062,15 @@ class Admin:
         status, answer = self._call("add_faults", {"rules": [rule.to_json() for rule in rules]})
         return self._decode(status, FaultRules.from_json, answer)
 
-    def get_faults(self) -> FaultRules:
+    def get_faults(self, tag: Optional[str] = None) -> FaultRules:
         """The fault rules in force, the seed their draws come from, and
-        what each has used up (``state``)."""
-        status, answer = self._call("get_faults")
+        what each has used up (``state``). With a `tag`, only the rules
+        tagged `tag` and their ``state``, in their order (none when no rule
+        has it), with the seed: a test sharing the server reads its own
+        rules (``get_faults(tag="checkout-7")``). A tag that is not 1 to 64
+        visible ASCII characters is ``bad_query``."""
+        query = "" if tag is None else urllib.parse.urlencode({"tag": tag})
+        status, answer = self._call("get_faults", query=query)
         return self._decode(status, FaultRules.from_json, answer)
 
     def clear_faults(self, tag: Optional[str] = None) -> FaultRules:
@@ -1066,8 +1086,9 @@ class Admin:
     def requests(self, filter: Optional[RequestFilter] = None, **filters: Any) -> Journal:
         """The request journal's entries that `filter` (or the same fields
         as keywords: ``route``, ``method``, ``post``, ``user``, ``since``,
-        ``request_id``)
-        selects, oldest first."""
+        ``request_id``, ``fault_tag``) selects, oldest first.
+        ``requests(fault_tag="checkout-7")`` is what the rules tagged
+        ``checkout-7`` did."""
         if filter is not None and filters:
             raise TypeError("requests() takes a RequestFilter or keyword filters, not both")
         if filter is None:
@@ -1078,8 +1099,9 @@ class Admin:
     def clear_requests(self, filter: Optional[RequestFilter] = None, **filters: Any) -> None:
         """Removes the request journal's entries that `filter` (or the same
         keywords as :meth:`requests`) selects, so a test sharing the server
-        removes only its own (``clear_requests(user=7)``); with no filter,
-        empties the journal for every test."""
+        removes only its own (``clear_requests(user=7)``, or
+        ``clear_requests(fault_tag="checkout-7")`` for what its tagged rules
+        acted on); with no filter, empties the journal for every test."""
         if filter is not None and filters:
             raise TypeError("clear_requests() takes a RequestFilter or keyword filters, not both")
         if filter is None:

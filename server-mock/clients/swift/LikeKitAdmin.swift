@@ -29,6 +29,8 @@ import Foundation
 /// ```swift
 /// try await admin.addFaults([FaultRule(route: .like, post: 42, user: 7, failNext: 1, tag: "checkout-7")])
 /// // … the test …
+/// let mine = try await admin.getFaults(tag: "checkout-7") // its rules, with what each used up
+/// let faulted = try await admin.requests(RequestFilter(faultTag: "checkout-7")).entries // what they did
 /// try await admin.clearFaults(tag: "checkout-7")
 /// try await admin.clearRequests(RequestFilter(user: 7))
 /// ```
@@ -187,9 +189,15 @@ public final class LikeKitAdmin: Sendable {
     /// `get_faults`: the rules in force, the seed their draws come from,
     /// and what each has used up (``FaultRules/state``). The answer can be
     /// given back to ``setFaults(_:)`` as it is: the server ignores its
-    /// state and starts the counters over.
-    public func getFaults() async throws -> FaultRules {
-        let (status, data) = try await send("get_faults")
+    /// state and starts the counters over. With a `tag`, only the rules
+    /// tagged `tag` and their state, in their order (none when no rule
+    /// has it), with the seed: a test sharing the server reads its own
+    /// rules.
+    ///
+    /// - Throws: ``AdminError``: `bad_query` for a tag that is not 1 to 64
+    ///   visible ASCII characters, …
+    public func getFaults(tag: String? = nil) async throws -> FaultRules {
+        let (status, data) = try await send("get_faults", query: tagQuery(tag))
         return try decode(FaultRules.self, status, data)
     }
 
@@ -203,15 +211,21 @@ public final class LikeKitAdmin: Sendable {
     ///   visible ASCII characters, …
     @discardableResult
     public func clearFaults(tag: String? = nil) async throws -> FaultRules {
-        let query = tag.map { [URLQueryItem(name: "tag", value: $0)] } ?? []
-        let (status, data) = try await send("clear_faults", query: query)
+        let (status, data) = try await send("clear_faults", query: tagQuery(tag))
         return try decode(FaultRules.self, status, data)
     }
 
+    /// `tag=…` of `/admin/faults`' query, or no item without a tag.
+    private func tagQuery(_ tag: String?) -> [URLQueryItem] {
+        tag.map { [URLQueryItem(name: "tag", value: $0)] } ?? []
+    }
+
     /// `requests`: the request journal's entries that `filter` selects,
-    /// oldest first.
+    /// oldest first. `RequestFilter(faultTag: "checkout-7")` is what the
+    /// rules tagged `checkout-7` did.
     ///
-    /// - Throws: ``AdminError``: `bad_query`, …
+    /// - Throws: ``AdminError``: `bad_query` (a `faultTag` that is not 1 to
+    ///   64 visible ASCII characters, say), …
     public func requests(_ filter: RequestFilter = .init()) async throws -> Journal {
         let (status, data) = try await send("requests", query: filter.queryItems)
         return try decode(Journal.self, status, data)
@@ -219,9 +233,10 @@ public final class LikeKitAdmin: Sendable {
 
     /// `clear_requests`: removes the request journal's entries that
     /// `filter` selects (the filters of ``requests(_:)``), so a test
-    /// sharing the server removes only its own (`RequestFilter(user: 7)`);
-    /// without a filter, empties the journal for every test. `seq` goes on
-    /// counting.
+    /// sharing the server removes only its own (`RequestFilter(user: 7)`,
+    /// or `RequestFilter(faultTag: "checkout-7")` for what its tagged rules
+    /// acted on); without a filter, empties the journal for every test.
+    /// `seq` goes on counting.
     ///
     /// - Throws: ``AdminError``: `bad_query`, …
     public func clearRequests(_ filter: RequestFilter = .init()) async throws {
@@ -1119,6 +1134,11 @@ public struct RequestFilter: Codable, Sendable, Equatable {
     public var since: UInt64?
     /// Only the request whose answer carried this `X-Request-Id`.
     public var requestId: String?
+    /// Only the entries whose `faultTag` is this: the requests a rule with
+    /// this tag acted on (or delayed), so a test sharing the server reads
+    /// or removes what its own tagged rules did (1 to 64 visible ASCII
+    /// characters; another is `bad_query`). `fault_tag` on the wire.
+    public var faultTag: String?
 
     /// The filters given; none selects every entry.
     public init(
@@ -1127,7 +1147,8 @@ public struct RequestFilter: Codable, Sendable, Equatable {
         post: Int64? = nil,
         user: Int64? = nil,
         since: UInt64? = nil,
-        requestId: String? = nil
+        requestId: String? = nil,
+        faultTag: String? = nil
     ) {
         self.route = route
         self.method = method
@@ -1135,6 +1156,7 @@ public struct RequestFilter: Codable, Sendable, Equatable {
         self.user = user
         self.since = since
         self.requestId = requestId
+        self.faultTag = faultTag
     }
 
     enum CodingKeys: String, CodingKey {
@@ -1144,6 +1166,7 @@ public struct RequestFilter: Codable, Sendable, Equatable {
         case user
         case since
         case requestId = "request_id"
+        case faultTag = "fault_tag"
     }
 
     /// The filters given, as query items (`route=like&post=42`).
@@ -1166,6 +1189,9 @@ public struct RequestFilter: Codable, Sendable, Equatable {
         }
         if let requestId {
             items.append(URLQueryItem(name: "request_id", value: requestId))
+        }
+        if let faultTag {
+            items.append(URLQueryItem(name: "fault_tag", value: faultTag))
         }
         return items
     }

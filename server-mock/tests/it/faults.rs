@@ -1033,6 +1033,99 @@ async fn removing_faults_takes_a_tag_and_nothing_else() {
     t.stop().await;
 }
 
+/// A test sharing the server reads and removes the journal entries its
+/// own tagged rules acted on (or delayed) with `fault_tag=…`: another
+/// tag's entries, and those no rule touched, stay. A `fault_tag` no rule
+/// could have is refused as `/admin/faults` refuses such a `tag`, naming
+/// the key, and removes nothing.
+#[tokio::test]
+async fn the_journal_reads_and_removes_by_the_rules_tag() {
+    let t = TestServer::start().await;
+    t.setup(&[], &[1, 2]).await;
+    set_rules(
+        &t,
+        json!([
+            {"route": "like", "user": 1, "fail_next": 1, "status": 500, "tag": "a"},
+            {"route": "likes", "user": 2, "latency_ms": 1, "tag": "b"}
+        ]),
+    )
+    .await;
+    expect_error(
+        t.like(1, 1).await,
+        StatusCode::INTERNAL_SERVER_ERROR,
+        "injected_fault",
+    )
+    .await;
+    ok_json::<LikeState>(t.like(1, 1).await).await;
+    ok_json::<PostLikes>(t.view(2, 2).await).await;
+    ok_json::<LikeState>(t.like(3, 2).await).await;
+    // [user, status, fault_tag, fault] of each entry `query` selects.
+    let read = |query: &'static str| {
+        let t = &t;
+        async move {
+            let r = t
+                .admin(Method::GET, &format!("/admin/requests{query}"), None)
+                .await;
+            let journal: Value = ok_json(r).await;
+            let entries = journal["entries"].as_array().expect("entries").iter();
+            Value::from_iter(
+                entries.map(|e| json!([e["user"], e["status"], e["fault_tag"], e["fault"]])),
+            )
+        }
+    };
+    let a = json!([1, 500, "a", "status"]);
+    let b = json!([2, 200, "b", "latency"]);
+    let (untouched_1, untouched_3) = (json!([1, 200, null, null]), json!([3, 200, null, null]));
+    assert_eq!(read("?fault_tag=a").await, json!([a]));
+    assert_eq!(read("?fault_tag=b").await, json!([b]));
+    assert_eq!(read("?fault_tag=a&route=like&user=1").await, json!([a]));
+    assert_eq!(read("?fault_tag=a&user=2").await, json!([]));
+    assert_eq!(read("?fault_tag=c").await, json!([]), "a tag no rule has");
+    let too_long = format!("?fault_tag={}", "t".repeat(65));
+    for query in [
+        "?fault_tag=",
+        "?fault_tag=two%20words",
+        "?fault_tag=%C3%A9",
+        &too_long,
+    ] {
+        for method in [Method::GET, Method::DELETE] {
+            let r = t
+                .admin(method.clone(), &format!("/admin/requests{query}"), None)
+                .await;
+            let err = expect_error(r, StatusCode::BAD_REQUEST, "bad_query").await;
+            assert!(
+                err.error.message.starts_with(
+                    "fault_tag: must be 1 to 64 visible ASCII characters (! to ~); got \""
+                ),
+                "{method} {query}: {}",
+                err.error.message
+            );
+        }
+    }
+    let r = t
+        .admin(Method::GET, "/admin/requests?fault_tag=two%20words", None)
+        .await;
+    let err = expect_error(r, StatusCode::BAD_REQUEST, "bad_query").await;
+    assert_eq!(
+        err.error.message,
+        "fault_tag: must be 1 to 64 visible ASCII characters (! to ~); got \"two words\""
+    );
+    assert_eq!(
+        read("").await,
+        json!([a, untouched_1, b, untouched_3]),
+        "a refused removal removes nothing"
+    );
+    // A is done: its entries go; B's, and the untouched ones, stay.
+    let r = t
+        .admin(Method::DELETE, "/admin/requests?fault_tag=a", None)
+        .await;
+    assert_eq!(ok_json::<Value>(r).await, json!({"ok": true}));
+    assert_eq!(read("").await, json!([untouched_1, b, untouched_3]));
+    assert_eq!(read("?fault_tag=a").await, json!([]));
+    assert_eq!(read("?fault_tag=b").await, json!([b]));
+    t.stop().await;
+}
+
 /// `POST /admin/reset` takes no query: one is refused, not read as
 /// "everything". `DELETE /admin/requests` takes the journal's filters and
 /// removes only what they match; an unknown one is refused.

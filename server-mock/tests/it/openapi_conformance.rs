@@ -195,8 +195,17 @@ fn cases() -> Vec<Case> {
         case(M::DELETE, "/admin/faults", "/admin/faults").admin(),
         case(M::GET, "/admin/requests?route=like", "/admin/requests").admin(),
         case(M::GET, "/admin/requests?route=nope", "/admin/requests").admin(),
+        case(M::GET, "/admin/requests?fault_tag=a", "/admin/requests").admin(),
+        case(
+            M::GET,
+            "/admin/requests?fault_tag=two%20words",
+            "/admin/requests",
+        )
+        .admin(),
         case(M::GET, "/admin/requests", "/admin/requests").wrong_key(),
         case(M::DELETE, "/admin/requests?user=7", "/admin/requests").admin(),
+        case(M::DELETE, "/admin/requests?fault_tag=a", "/admin/requests").admin(),
+        case(M::DELETE, "/admin/requests?fault_tag=", "/admin/requests").admin(),
         case(M::DELETE, "/admin/requests", "/admin/requests").admin(),
         case(M::POST, "/admin/seed", "/admin/seed")
             .admin()
@@ -415,8 +424,9 @@ async fn the_admin_client_clears_faults_and_returns_what_is_left() {
 }
 
 /// `add_faults` adds after the rules in force, keeping their counters
-/// and the seed; `clear_faults_tagged` removes one tag's rules and answers
-/// the rules left, as every language's admin client does.
+/// and the seed; `get_faults_tagged` reads one tag's rules;
+/// `clear_faults_tagged` removes them and answers the rules left, as every
+/// language's admin client does.
 #[tokio::test]
 async fn the_admin_client_adds_faults_and_clears_them_by_tag() {
     use likekit_proto::{
@@ -452,6 +462,14 @@ async fn the_admin_client_adds_faults_and_clears_them_by_tag() {
     );
     let used: Vec<_> = added.state.iter().map(|s| s.fail_next_left).collect();
     assert_eq!(used, [Some(0), Some(1), Some(1)], "b's rule stays used up");
+    // One test reads its own rules, with what they have used up.
+    let mine = admin.get_faults_tagged("b").await.unwrap();
+    assert_eq!(mine.rules, [once_for(2, "b")]);
+    assert_eq!((mine.seed, mine.state.len()), (set.seed, 1));
+    assert_eq!(mine.state[0].fail_next_left, Some(0));
+    assert!(admin.get_faults_tagged("c").await.unwrap().rules.is_empty());
+    let err = admin.get_faults_tagged("").await.unwrap_err();
+    assert_eq!(err.code(), "bad_query");
     let left = admin.clear_faults_tagged("a").await.unwrap();
     assert_eq!(left.rules, [once_for(2, "b")]);
     assert_eq!((left.seed, left.state[0].matched), (set.seed, 1));

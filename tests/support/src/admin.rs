@@ -405,6 +405,24 @@ impl AdminClient {
         Ok(rules)
     }
 
+    /// `get_faults` with `?tag=`: only the rules tagged `tag`, each with
+    /// its `state`, and the seed, so a test sharing the server reads its
+    /// own rules (none when no rule has the tag).
+    ///
+    /// # Errors
+    ///
+    /// `bad_query` for a tag that is not 1 to 64 visible ASCII characters,
+    /// and the other admin errors, as [`AdminError::Api`].
+    pub async fn get_faults_tagged(&self, tag: &str) -> Result<FaultRules, AdminError> {
+        let filter = FaultFilter::tag(tag);
+        let request = Call {
+            query: Query::Faults(&filter),
+            ..Call::NONE
+        };
+        let (_, rules) = self.call_json(&GET_FAULTS, request).await?;
+        Ok(rules)
+    }
+
     /// `requests`: the request journal's entries that `filter` selects,
     /// oldest first. Each names its request's id (`request_id`, the
     /// answer's `X-Request-Id`); `RequestFilter::request_id` finds one.

@@ -214,6 +214,26 @@ fun adminClientTests(t: Harness, server: TestServer) {
         for (route in FaultRoute.entries) expectEqual(route, FaultRoute.fromJson(route.toJson()), "route ${route.wire}")
     }
 
+    t.test("admin client: RequestFilter's fields are the journal's query parameters of /openapi.json, and the server takes each") {
+        val paths = openApi(server.url)["paths"].obj()
+        fun parameters(path: String, method: String): Set<Any?> =
+            ((paths[path].obj()[method].obj()["parameters"] as? List<*>) ?: emptyList<Any?>()).map { it.obj()["name"] }.toSet()
+        // camelCase here, snake_case on the wire.
+        val capital = Regex("[A-Z]")
+        val fields = RequestFilter::class.java.declaredFields
+            .filter { !java.lang.reflect.Modifier.isStatic(it.modifiers) && !it.isSynthetic }
+            .map { field -> field.name.replace(capital) { "_" + it.value.lowercase() } }
+            .toSet()
+        for (method in listOf("get", "delete")) {
+            expectEqual(parameters("/admin/requests", method), fields, "$method /admin/requests: RequestFilter's fields")
+            expectEqual(setOf<Any?>("tag"), parameters("/admin/faults", method), "$method /admin/faults: the tag alone")
+        }
+        // Every filter at once: the server knows each name the client sends (an unknown one is bad_query).
+        val every = RequestFilter(FaultRoute.LIKES, FaultMethod.GET, server.nextId(), server.nextId(), 0L, "no-such-id", "no-such-tag")
+        expectEqual(emptyList<JournalEntry>(), admin.requests(every).entries, "every filter at once")
+        admin.clearRequests(every)
+    }
+
     t.test("admin client: errors are LikeKitAdminException with the status and code answered, or no status without an answer") {
         val blank = adminError("createUser with a blank name") { admin.createUser(server.nextId(), "  ") }
         expectEqual(400 to "bad_name", blank.status to blank.code, "(status, code) of a blank name")
@@ -441,6 +461,64 @@ fun adminClientTests(t: Harness, server: TestServer) {
         } finally {
             admin.clearFaults(tag = "sharing-a")
             admin.clearFaults(tag = "sharing-b")
+        }
+        expectEqual(others, admin.getFaults().rules.size, "the other tests' rules, as they were")
+    }
+
+    t.test("admin client: a test reads its own rules with getFaults(tag) and what they did with RequestFilter(faultTag)") {
+        val (ana, ben, post) = Triple(server.user("Ana"), server.user("Ben"), server.post())
+        val tokens = mapOf(ana to server.token(ana), ben to server.token(ben))
+        fun read(user: Long) = server.asViewer("GET", "/posts/$post/likes", tokens.getValue(user)).first
+        fun seen(filter: RequestFilter) = admin.requests(filter).entries.map { listOf(it.user, it.status, it.faultTag, it.fault) }
+        val others = admin.getFaults().rules.size
+        try {
+            // A's rule fails Ana's first read; B's only delays Ben's.
+            val inForce = admin.addFaults(
+                listOf(
+                    FaultRule(FaultRoute.LIKES, user = ana, post = post, failNext = 1, status = 500, tag = "by-tag-a"),
+                    FaultRule(FaultRoute.LIKES, user = ben, post = post, latencyMs = 1, tag = "by-tag-b"),
+                ),
+            )
+            val (ruleA, ruleB) = inForce.rules.drop(others)
+            expectEqual(500, read(ana), "A's rule acts on Ana's first read")
+            expectEqual(200, read(ana), "then it is used up")
+            expectEqual(200, read(ben), "B's rule delays Ben's read")
+
+            // Each test reads its own rules, with what each has used up, and the seed.
+            val mine = admin.getFaults(tag = "by-tag-a")
+            expectEqual(listOf(ruleA), mine.rules, "A's rules")
+            expectEqual(listOf(RuleState(matched = 2, fired = 2, acted = 1, failNextLeft = 0)), mine.state, "what A's rule used up")
+            expectEqual(inForce.seed, mine.seed, "the seed")
+            expectEqual(listOf(ruleB), admin.getFaults(tag = "by-tag-b").rules, "B's rules")
+            expectEqual(emptyList<FaultRule>(), admin.getFaults(tag = "by-tag-c").rules, "a tag no rule has")
+
+            // And what its rules did, by their tag.
+            val a = listOf<Any?>(ana, 500, "by-tag-a", "status")
+            val b = listOf<Any?>(ben, 200, "by-tag-b", "latency")
+            expectEqual(listOf(a), seen(RequestFilter(faultTag = "by-tag-a")), "what A's rule did")
+            expectEqual(listOf(b), seen(RequestFilter(faultTag = "by-tag-b")), "what B's rule did")
+            expectEqual(emptyList<List<Any?>>(), seen(RequestFilter(faultTag = "by-tag-a", user = ben)), "both filters must match")
+
+            // A bad tag is the server's bad_query, and removes nothing.
+            val refused = listOf(
+                "tag: " to adminError("getFaults, a tag with a space") { admin.getFaults(tag = "two words") },
+                "fault_tag: " to adminError("requests, a faultTag with a space") { admin.requests(RequestFilter(faultTag = "two words")) },
+                "fault_tag: " to adminError("clearRequests, an empty faultTag") { admin.clearRequests(RequestFilter(faultTag = "")) },
+            )
+            for ((named, bad) in refused) {
+                expectEqual(400 to "bad_query", bad.status to bad.code, "(status, code) of a bad tag")
+                expect(bad.message.startsWith(named)) { "message: ${bad.message}" }
+            }
+            val untouched = listOf<Any?>(ana, 200, null, null)
+            expectEqual(listOf(a, untouched, b), seen(RequestFilter(post = post)), "the post's entries")
+
+            // A is done: the entries its rule acted on go; B's and the untouched one stay.
+            admin.clearRequests(RequestFilter(faultTag = "by-tag-a"))
+            expectEqual(listOf(untouched, b), seen(RequestFilter(post = post)), "after removing A's")
+        } finally {
+            admin.clearFaults(tag = "by-tag-a")
+            admin.clearFaults(tag = "by-tag-b")
+            admin.clearRequests(RequestFilter(post = post))
         }
         expectEqual(others, admin.getFaults().rules.size, "the other tests' rules, as they were")
     }

@@ -3,10 +3,12 @@ operations and types are the ones `/openapi.json` describes, its errors are
 typed, and every operation does what it says."""
 
 import http.server
+import inspect
 import json
 import socket
 import threading
 import time
+import urllib.parse
 import urllib.request
 
 import pytest
@@ -177,6 +179,32 @@ def test_every_example_comes_back_as_it_was(openapi, name):
         assert json.loads(json.dumps(encoded)) == encoded, "not plain JSON"
 
 
+def sample_of(spec, schema):
+    """A value of a query parameter's `schema`, to send: an enum's first
+    value, 1, or a tag-shaped string."""
+    schema = resolve(spec, schema)
+    if "enum" in schema:
+        return schema["enum"][0]
+    return 1 if schema.get("type") == "integer" else "t"
+
+
+@pytest.mark.parametrize("operation", ["requests", "clear_requests", "get_faults", "clear_faults"])
+def test_the_filters_are_the_documents_query_parameters(openapi, operation):
+    method, path = OPERATIONS[operation]
+    parameters = openapi["paths"][path][method.lower()].get("parameters", [])
+    names = [p["name"] for p in parameters]
+    assert names, f"{operation} takes a query"
+    if operation in ("requests", "clear_requests"):
+        assert list(RequestFilter._KEYS) == names
+        given = RequestFilter(**{p["name"]: sample_of(openapi, p["schema"]) for p in parameters})
+        assert list(urllib.parse.parse_qs(given.query())) == names, "every filter given is sent"
+    else:
+        # get_faults and clear_faults take the tag alone, by the same name.
+        assert names == ["tag"]
+        for call in (Admin.get_faults, Admin.clear_faults):
+            assert list(inspect.signature(call).parameters) == ["self", "tag"]
+
+
 @pytest.mark.parametrize(
     "name, enum",
     [
@@ -250,6 +278,8 @@ def test_a_rule_writes_only_what_differs_from_the_defaults(openapi):
     )
     assert RequestFilter(route="like", post=42, since=3).query() == "route=like&post=42&since=3"
     assert RequestFilter(request_id="checkout 7").query() == "request_id=checkout+7"
+    assert RequestFilter(user=7, fault_tag="checkout-7").query() == "user=7&fault_tag=checkout-7"
+    assert RequestFilter.from_json({"fault_tag": "checkout-7"}) == RequestFilter(fault_tag="checkout-7")
     assert RequestFilter.from_json({"route": "*"}).route is FaultRoute.ALL
 
 
@@ -309,6 +339,9 @@ WRONG = [
     (StoredPost, {"id": 1, "count": 0, "version": 0}),
     (RequestFilter, {"since": -1}),
     (RequestFilter, {"request_id": 7}),
+    (RequestFilter, {"fault_tag": "two words"}),
+    (RequestFilter, {"fault_tag": ""}),
+    (RequestFilter, {"faultTag": "checkout-7"}),
 ]
 
 
@@ -555,6 +588,71 @@ def test_tests_sharing_the_server_add_rules_and_remove_theirs_by_tag(admin):
     finally:
         admin.clear_faults(tag="sharing-a")
         admin.clear_faults(tag="sharing-b")
+    assert len(admin.get_faults().rules) == others
+
+
+def test_a_test_reads_its_own_rules_by_tag_and_what_they_did_by_fault_tag(admin):
+    ana, ben, post = admin.user("Ana"), admin.user("Ben"), admin.post()
+    tokens = {ana: admin.token(ana), ben: admin.token(ben)}
+
+    def read(user):
+        return admin.as_viewer("GET", f"/posts/{post}/likes", tokens[user])[0]
+
+    def seen(**filters):
+        return [(e.user, e.status, e.fault_tag, e.fault) for e in admin.requests(**filters).entries]
+
+    others = len(admin.get_faults().rules)
+    try:
+        # A's rule fails Ana's first read; B's only delays Ben's.
+        in_force = admin.add_faults(
+            [
+                FaultRule(FaultRoute.LIKES, user=ana, post=post, fail_next=1, status=500, tag="by-tag-a"),
+                FaultRule(FaultRoute.LIKES, user=ben, post=post, latency_ms=1, tag="by-tag-b"),
+            ]
+        )
+        rule_a, rule_b = in_force.rules[others:]
+        assert read(ana) == 500, "A's rule acts on Ana's first read"
+        assert read(ana) == 200, "then it is used up"
+        assert read(ben) == 200, "B's rule delays Ben's read"
+
+        # Each test reads its own rules, with what each has used up, and the seed.
+        mine = admin.get_faults(tag="by-tag-a")
+        assert mine.rules == [rule_a]
+        assert mine.state == [RuleState(matched=2, fired=2, acted=1, fail_next_left=0)]
+        assert mine.seed == in_force.seed
+        assert admin.get_faults(tag="by-tag-b").rules == [rule_b]
+        assert admin.get_faults(tag="by-tag-c").rules == [], "a tag no rule has"
+
+        # And what its rules did, by their tag.
+        assert seen(fault_tag="by-tag-a") == [(ana, 500, "by-tag-a", "status")]
+        assert seen(fault_tag="by-tag-b") == [(ben, 200, "by-tag-b", "latency")]
+        assert admin.requests(RequestFilter(fault_tag="by-tag-a", user=ben)).entries == [], "both must match"
+
+        # A bad tag is the server's bad_query, and removes nothing.
+        refused = [
+            ("tag: ", lambda: admin.get_faults(tag="two words")),
+            ("fault_tag: ", lambda: admin.requests(fault_tag="two words")),
+            ("fault_tag: ", lambda: admin.clear_requests(fault_tag="")),
+        ]
+        for named, call in refused:
+            with pytest.raises(AdminError) as bad:
+                call()
+            assert (bad.value.status, bad.value.code) == (400, "bad_query")
+            assert bad.value.message.startswith(named), bad.value.message
+        everything = seen(post=post)
+        assert everything == [
+            (ana, 500, "by-tag-a", "status"),
+            (ana, 200, None, None),
+            (ben, 200, "by-tag-b", "latency"),
+        ]
+
+        # A is done: the entries its rule acted on go; B's and the untouched one stay.
+        admin.clear_requests(fault_tag="by-tag-a")
+        assert seen(post=post) == everything[1:]
+    finally:
+        admin.clear_faults(tag="by-tag-a")
+        admin.clear_faults(tag="by-tag-b")
+        admin.clear_requests(post=post)
     assert len(admin.get_faults().rules) == others
 
 

@@ -1002,6 +1002,107 @@ final class LikeKitTests: XCTestCase {
         XCTAssertEqual(after.rules.count, others, "the other tests' rules, as they were")
     }
 
+    /// A test sharing the server reads its own rules with `getFaults(tag:)`
+    /// and what they did with `RequestFilter(faultTag:)`; a bad tag is
+    /// `bad_query` and removes nothing, and removing by `faultTag` keeps
+    /// the other test's entries and those no rule touched.
+    func testATestReadsItsOwnRulesByTagAndWhatTheyDidByFaultTag() async throws {
+        struct Seen: Equatable {
+            let user: Int64?
+            let status: UInt16?
+            let faultTag: String?
+            let fault: String?
+        }
+        let ana = try await admin.user("Ana")
+        let ben = try await admin.user("Ben")
+        let post = try await admin.post()
+        let anaToken = try await admin.mintToken(user: ana)
+        let benToken = try await admin.mintToken(user: ben)
+        func seen(_ filter: RequestFilter) async throws -> [Seen] {
+            try await admin.requests(filter).entries.map {
+                Seen(user: $0.user, status: $0.status, faultTag: $0.faultTag, fault: $0.fault)
+            }
+        }
+        let others = try await admin.getFaults().rules.count
+        do {
+            // A's rule fails Ana's first read; B's only delays Ben's.
+            let inForce = try await admin.addFaults([
+                FaultRule(route: .likes, post: post, user: ana, status: 500, failNext: 1, tag: "by-tag-a"),
+                FaultRule(route: .likes, post: post, user: ben, latencyMs: 1, tag: "by-tag-b"),
+            ])
+            let mineInForce = Array(inForce.rules.dropFirst(others))
+            XCTAssertEqual(mineInForce.map(\.tag), ["by-tag-a", "by-tag-b"])
+            let anaFirst = try await read("/posts/\(post)/likes", token: anaToken).0
+            XCTAssertEqual(anaFirst, 500, "A's rule acts on Ana's first read")
+            let anaNext = try await read("/posts/\(post)/likes", token: anaToken).0
+            XCTAssertEqual(anaNext, 200, "then it is used up")
+            let benRead = try await read("/posts/\(post)/likes", token: benToken).0
+            XCTAssertEqual(benRead, 200, "B's rule delays Ben's read")
+
+            // Each test reads its own rules, with what each has used up, and the seed.
+            let mine = try await admin.getFaults(tag: "by-tag-a")
+            XCTAssertEqual(mine.rules, [mineInForce[0]])
+            XCTAssertEqual(mine.state, [RuleState(matched: 2, fired: 2, acted: 1, failNextLeft: 0)])
+            XCTAssertEqual(mine.seed, inForce.seed)
+            let theirs = try await admin.getFaults(tag: "by-tag-b")
+            XCTAssertEqual(theirs.rules, [mineInForce[1]])
+            let nobodys = try await admin.getFaults(tag: "by-tag-c")
+            XCTAssertEqual(nobodys.rules, [], "a tag no rule has")
+
+            // And what its rules did, by their tag.
+            let a = Seen(user: ana, status: 500, faultTag: "by-tag-a", fault: "status")
+            let b = Seen(user: ben, status: 200, faultTag: "by-tag-b", fault: "latency")
+            let untouched = Seen(user: ana, status: 200, faultTag: nil, fault: nil)
+            let byA = try await seen(RequestFilter(faultTag: "by-tag-a"))
+            XCTAssertEqual(byA, [a])
+            let byB = try await seen(RequestFilter(faultTag: "by-tag-b"))
+            XCTAssertEqual(byB, [b])
+            let both = try await seen(RequestFilter(user: ben, faultTag: "by-tag-a"))
+            XCTAssertEqual(both, [], "both filters must match")
+
+            // A bad tag is the server's bad_query, and removes nothing.
+            do {
+                _ = try await admin.getFaults(tag: "two words")
+                XCTFail("getFaults took a tag with a space")
+            } catch let error as AdminError {
+                XCTAssertEqual(error.status, 400)
+                XCTAssertEqual(error.code, "bad_query")
+                XCTAssertTrue(error.message.hasPrefix("tag: "), error.message)
+            }
+            do {
+                _ = try await admin.requests(RequestFilter(faultTag: "two words"))
+                XCTFail("requests took a faultTag with a space")
+            } catch let error as AdminError {
+                XCTAssertEqual(error.status, 400)
+                XCTAssertEqual(error.code, "bad_query")
+                XCTAssertTrue(error.message.hasPrefix("fault_tag: "), error.message)
+            }
+            do {
+                try await admin.clearRequests(RequestFilter(faultTag: ""))
+                XCTFail("clearRequests took an empty faultTag")
+            } catch let error as AdminError {
+                XCTAssertEqual(error.status, 400)
+                XCTAssertEqual(error.code, "bad_query")
+                XCTAssertTrue(error.message.hasPrefix("fault_tag: "), error.message)
+            }
+            let everything = try await seen(RequestFilter(post: post))
+            XCTAssertEqual(everything, [a, untouched, b])
+
+            // A is done: the entries its rule acted on go; B's and the untouched one stay.
+            try await admin.clearRequests(RequestFilter(faultTag: "by-tag-a"))
+            let left = try await seen(RequestFilter(post: post))
+            XCTAssertEqual(left, [untouched, b])
+        } catch {
+            _ = try? await admin.clearFaults(tag: "by-tag-a")
+            _ = try? await admin.clearFaults(tag: "by-tag-b")
+            throw error
+        }
+        _ = try await admin.clearFaults(tag: "by-tag-a")
+        let after = try await admin.clearFaults(tag: "by-tag-b")
+        XCTAssertEqual(after.rules.count, others, "the other tests' rules, as they were")
+        try await admin.clearRequests(RequestFilter(post: post))
+    }
+
     /// `addFaults` past 256 rules in force is `too_many_rules` (409), and
     /// adds nothing.
     func testAddingPast256RulesIsTooManyRulesAndAddsNothing() async throws {

@@ -728,6 +728,42 @@ test("the admin client's enum values are the schemas' enums", async () => {
   assert.deepEqual(FAULT_ACTION_KINDS, kinds);
 });
 
+/** A value of a query parameter's `schema`, to send: an enum's first value, 1, or a tag-shaped string. */
+function sampleOf(schema, schemas) {
+  while (schema.$ref) schema = schemas[schema.$ref.split("/").pop()];
+  if (schema.enum) return schema.enum[0];
+  return schema.type === "integer" ? 1 : "t";
+}
+
+test("the admin client's filters are the query parameters /openapi.json declares, by their names", async () => {
+  const { paths, components } = await openApi();
+  const stub = await stubServer(({ method, url }) => {
+    if (url.startsWith("/admin/faults")) return [200, '{"rules":[]}'];
+    return method === "GET" ? [200, '{"entries":[],"capacity":1,"dropped":0}'] : [200, '{"ok":true}'];
+  });
+  try {
+    const stubAdmin = new LikeKitAdmin(stub.url, "stub-key");
+    const withFilter = {
+      get_faults: (filter) => stubAdmin.getFaults(filter),
+      clear_faults: (filter) => stubAdmin.clearFaults(filter),
+      requests: (filter) => stubAdmin.requests(filter),
+      clear_requests: (filter) => stubAdmin.clearRequests(filter),
+    };
+    for (const [operation, call] of Object.entries(withFilter)) {
+      const { method, path } = OPERATIONS[operation];
+      const parameters = paths[path][method.toLowerCase()].parameters ?? [];
+      const filter = Object.fromEntries(parameters.map((p) => [p.name, sampleOf(p.schema, components.schemas)]));
+      assert.ok(Object.keys(filter).length > 0, `${operation} takes a query`);
+      await call(filter);
+      const sent = new URL(stub.seen.at(-1).url, stub.url).searchParams;
+      assert.deepEqual([...sent.keys()].sort(), Object.keys(filter).sort(), `${operation} sends every filter`);
+    }
+    assert.equal(stub.seen.length, Object.keys(withFilter).length);
+  } finally {
+    await stub.close();
+  }
+});
+
 test("the admin decoders refuse values of the wrong shape; the encoders refuse unknown fields and inexact ids", async () => {
   const entry = decodeJournal((await openApi()).components.schemas.Journal.examples[0]).entries[0];
   const wrongShapes = [
@@ -739,6 +775,9 @@ test("the admin decoders refuse values of the wrong shape; the encoders refuse u
     [decodeJournalEntry, { ...entry, posts: [2 ** 53] }],
     [decodeJournalEntry, { ...entry, request_id: undefined }],
     [decodeJournalEntry, { ...entry, request_id: 7 }],
+    // `*` is for rules and filters; an entry names the request's own route.
+    [decodeJournalEntry, { ...entry, route: "*" }],
+    [decodeJournalEntry, { ...entry, fault: "explode" }],
     [decodeFaultRules, { rules: [], state: { matched: 1 } }],
     [decodeRuleState, { matched: 1, fired: 1 }],
     [decodeRuleState, { matched: -1, fired: 0, acted: 0 }],
@@ -755,6 +794,10 @@ test("the admin decoders refuse values of the wrong shape; the encoders refuse u
     [decodeStoredPost, { id: 1, count: -1, version: 0, recent_likers: [] }],
     [decodeStoredPost, { id: 1, count: 0, version: 0 }],
   ];
+  // An entry's `fault` is an action's kind, or `latency`.
+  for (const fault of [...FAULT_ACTION_KINDS, "latency", null]) {
+    assert.equal(decodeJournalEntry({ ...entry, fault }).fault, fault);
+  }
   for (const [decode, json] of wrongShapes) {
     assert.throws(
       () => decode(json),
@@ -881,6 +924,13 @@ test("every admin method sends its operation's method and path, the key, and exa
       ],
       ["get_faults", "/admin/faults", () => stubAdmin.getFaults(), "", (answer) => answer.seed === seed],
       [
+        "get_faults",
+        "/admin/faults?tag=checkout-7",
+        () => stubAdmin.getFaults({ tag: "checkout-7" }),
+        "",
+        (answer) => answer.seed === seed,
+      ],
+      [
         "clear_faults",
         "/admin/faults",
         () => stubAdmin.clearFaults(),
@@ -889,9 +939,10 @@ test("every admin method sends its operation's method and path, the key, and exa
       ],
       [
         "requests",
-        "/admin/requests?route=like&method=POST&post=42&user=7&since=3&request_id=checkout+7f3a",
+        "/admin/requests?route=like&method=POST&post=42&user=7&since=3&request_id=checkout+7f3a&fault_tag=checkout-7",
         () =>
           stubAdmin.requests({
+            fault_tag: "checkout-7",
             since: 3,
             user: 7,
             post: 42,
@@ -904,6 +955,13 @@ test("every admin method sends its operation's method and path, the key, and exa
       ],
       ["requests", "/admin/requests", () => stubAdmin.requests(), "", (answer) => answer.capacity === 10000],
       ["clear_requests", "/admin/requests", () => stubAdmin.clearRequests(), "", undefined],
+      [
+        "clear_requests",
+        "/admin/requests?fault_tag=checkout-7",
+        () => stubAdmin.clearRequests({ fault_tag: "checkout-7" }),
+        "",
+        undefined,
+      ],
       ["reset", "/admin/reset", () => stubAdmin.reset(), "", undefined],
       [
         "seed",
@@ -936,6 +994,10 @@ test("every admin method sends its operation's method and path, the key, and exa
     await assert.rejects(stubAdmin.getPost(0), { name: "TypeError" });
     await assert.rejects(stubAdmin.getUser("7"), { name: "TypeError" });
     await assert.rejects(stubAdmin.requests({ post: 42, bogus: 1 }), { name: "TypeError", message: /bogus/ });
+    // The filters take the wire's names, as the server does: `fault_tag`, not `faultTag`.
+    await assert.rejects(stubAdmin.requests({ faultTag: "checkout-7" }), { name: "TypeError", message: /faultTag/ });
+    await assert.rejects(stubAdmin.getFaults({ tg: "checkout-7" }), { name: "TypeError", message: /tg/ });
+    await assert.rejects(stubAdmin.getFaults({ tag: 7 }), { name: "TypeError" });
     await assert.rejects(stubAdmin.setFaults([{ route: "everywhere" }]), { name: "TypeError" });
     assert.equal(stub.seen.length, calls.length, "nothing more was sent");
   } finally {
@@ -1133,6 +1195,75 @@ test("tests sharing the server add rules with addFaults and remove theirs by tag
   } finally {
     await admin.clearFaults({ tag: "sharing-a" });
     await admin.clearFaults({ tag: "sharing-b" });
+  }
+  assert.equal((await admin.getFaults()).rules.length, others);
+});
+
+test("a test sharing the server reads its own rules with getFaults({ tag }) and what they did with requests({ fault_tag })", async () => {
+  const [ana, ben] = [74, 75];
+  const post = await newPost(204);
+  await admin.createUser(ana, "Ana");
+  await admin.createUser(ben, "Ben");
+  const tokenOf = { [ana]: await admin.mintToken(ana), [ben]: await admin.mintToken(ben) };
+  const read = async (user) =>
+    (await fetch(`${SERVER}/posts/${post}/likes`, { headers: { Authorization: `Bearer ${tokenOf[user]}` } }))
+      .status;
+  /** [user, status, fault_tag, fault] of the entries `filter` selects. */
+  const seen = async (filter) =>
+    (await journal(filter)).map((e) => [e.user, e.status, e.fault_tag, e.fault]);
+  const others = (await admin.getFaults()).rules.length;
+  try {
+    // A's rule fails Ana's first read; B's only delays Ben's.
+    const inForce = await admin.addFaults([
+      { route: "likes", user: ana, post, fail_next: 1, status: 500, tag: "by-tag-a" },
+      { route: "likes", user: ben, post, latency_ms: 1, tag: "by-tag-b" },
+    ]);
+    const [ruleA, ruleB] = inForce.rules.slice(others);
+    assert.equal(await read(ana), 500, "A's rule acts on Ana's first read");
+    assert.equal(await read(ana), 200, "then it is used up");
+    assert.equal(await read(ben), 200, "B's rule delays Ben's read");
+
+    // Each test reads its own rules, with what each has used up, and the seed.
+    const mine = await admin.getFaults({ tag: "by-tag-a" });
+    assert.deepEqual(mine.rules, [ruleA]);
+    assert.deepEqual(mine.state, [{ matched: 2, fired: 2, acted: 1, fail_next_left: 0 }]);
+    assert.equal(mine.seed, inForce.seed);
+    assert.deepEqual((await admin.getFaults({ tag: "by-tag-b" })).rules, [ruleB]);
+    assert.deepEqual((await admin.getFaults({ tag: "by-tag-c" })).rules, [], "a tag no rule has");
+
+    // And what its rules did, by their tag.
+    assert.deepEqual(await seen({ fault_tag: "by-tag-a" }), [[ana, 500, "by-tag-a", "status"]]);
+    assert.deepEqual(await seen({ fault_tag: "by-tag-b" }), [[ben, 200, "by-tag-b", "latency"]]);
+    assert.deepEqual(await seen({ fault_tag: "by-tag-a", user: ben }), [], "both filters must match");
+
+    // A bad tag is the server's bad_query, and removes nothing.
+    const refused = [
+      ["get_faults", () => admin.getFaults({ tag: "two words" })],
+      ["requests", () => admin.requests({ fault_tag: "two words" })],
+      ["clear_requests", () => admin.clearRequests({ fault_tag: "" })],
+    ];
+    for (const [operation, call] of refused) {
+      await assert.rejects(call(), (err) => {
+        assert.ok(err instanceof AdminError);
+        assert.deepEqual([err.status, err.code, err.operation], [400, "bad_query", operation]);
+        assert.match(err.message, operation === "get_faults" ? /^tag: / : /^fault_tag: /);
+        return true;
+      });
+    }
+    const all = await seen({ post });
+    assert.deepEqual(all, [
+      [ana, 500, "by-tag-a", "status"],
+      [ana, 200, null, null],
+      [ben, 200, "by-tag-b", "latency"],
+    ]);
+
+    // A is done: the entries its rule acted on go; B's and the untouched one stay.
+    await admin.clearRequests({ fault_tag: "by-tag-a" });
+    assert.deepEqual(await seen({ post }), all.slice(1));
+  } finally {
+    await admin.clearFaults({ tag: "by-tag-a" });
+    await admin.clearFaults({ tag: "by-tag-b" });
+    await admin.clearRequests({ post });
   }
   assert.equal((await admin.getFaults()).rules.length, others);
 });

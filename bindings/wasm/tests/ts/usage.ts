@@ -72,6 +72,7 @@ import {
   parseJson,
   stringifyJson,
   WRITE_RESULTS,
+  type AdminErrorCode,
   type DropAction,
   type FaultAction,
   type FaultActionKind,
@@ -85,6 +86,8 @@ import {
   type Id,
   type Journal,
   type JournalEntry,
+  type JournalFault,
+  type JournalRoute,
   type LikeKitAdminOptions,
   type MalformedAction,
   type Operation,
@@ -369,7 +372,8 @@ const adminMembers: { [K in keyof LikeKitAdmin]: (admin: LikeKitAdmin) => unknow
     const read: FaultRules = await admin.getFaults();
     const used: RuleState[] = read.state ?? [];
     const left: (number | undefined)[] = used.map((s) => s.fail_next_left ?? s.first_left);
-    return [read.rules.length, used.map((s) => [s.matched, s.fired, s.acted]), left];
+    const mine: FaultRules = await admin.getFaults({ tag: "checkout-7" });
+    return [read.rules.length, used.map((s) => [s.matched, s.fired, s.acted]), left, mine.rules.length];
   },
   clearFaults: (admin) => admin.clearFaults(),
   requests: async (admin) => {
@@ -379,11 +383,18 @@ const adminMembers: { [K in keyof LikeKitAdmin]: (admin: LikeKitAdmin) => unknow
     const writes: (WriteResult | null)[] = entries.map((entry) => entry.write);
     const ids: string[] = entries.map((entry) => entry.request_id);
     await admin.requests({ request_id: ids[0] ?? "checkout-7f3a" });
-    return [journal.capacity, journal.dropped, writes, (await admin.requests()).entries.length];
+    // What one test's tagged rules did: the route a request took (never
+    // `*`) and what the fault did, each an exact union.
+    const faulted: JournalEntry[] = (await admin.requests({ fault_tag: "checkout-7" })).entries;
+    const routes: JournalRoute[] = faulted.map((entry) => entry.route);
+    const faults: (JournalFault | null)[] = faulted.map((entry) => entry.fault);
+    const dropped: boolean = faults.includes("drop") || faults.includes("latency");
+    return [journal.capacity, journal.dropped, writes, (await admin.requests()).entries.length, routes, dropped];
   },
   clearRequests: async (admin) => {
     const mine: RequestFilter = { user: 1, post: 42 };
     await admin.clearRequests(mine);
+    await admin.clearRequests({ fault_tag: "checkout-7" });
     return admin.clearRequests();
   },
   reset: (admin) => admin.reset(),
@@ -406,7 +417,11 @@ export async function adminSetUp(baseUrl: string, key: string): Promise<unknown[
       if (!(error instanceof AdminError)) throw error;
       const status: number | null = error.status;
       const operation: OperationId | null = error.operation;
-      results.push([error.name, status, error.code, operation, error.message]);
+      const code: AdminErrorCode = error.code;
+      // A known code narrows as a literal; a code the server adds later is still a string.
+      const refusedQuery: boolean = code === "bad_query" || code === "no_answer";
+      const anyCode: AdminErrorCode = "http_412";
+      results.push([error.name, status, code, operation, error.message, refusedQuery, anyCode]);
     }
   }
   const failed = new AdminError(null, "no_answer", "no answer", { operation: "reset" });
@@ -440,6 +455,14 @@ export async function adminSetUp(baseUrl: string, key: string): Promise<unknown[
   const journal: Journal = decodeJournal(encodeJournal({ entries: [], capacity: 1, dropped: 0 }));
   const entry: JournalEntry = decodeJournalEntry(json);
   const again: Record<string, unknown> = encodeJournalEntry(entry);
+  // Type tests: what the server never writes in an entry does not type-check.
+  // @ts-expect-error: `*` is for rules and filters; an entry names the request's own route.
+  const wildcard: JournalRoute = "*";
+  // @ts-expect-error: `fault` is an action's kind or `latency`, not any string.
+  const explode: JournalFault = "explode";
+  const latency: JournalFault = "latency";
+  const kind: JournalFault = kinds[0] ?? "drop";
+  results.push(wildcard, explode, latency, kind);
   const seed: Seed = decodeSeed(encodeSeed({ users: [decodeSeedUser(encodeSeedUser({ id, name: "Ana" }))] }));
   const post: SeedPost = decodeSeedPost(encodeSeedPost({ id }));
   const stored: StoredUser = decodeStoredUser(encodeStoredUser({ id, name: "Ana", friends: [1, 2] }));
