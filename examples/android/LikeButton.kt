@@ -24,7 +24,9 @@
 //    its subscriptions. After close() every call on the client throws
 //    IllegalStateException ("LikeClient object has already been destroyed"),
 //    not a LikeException, so a button still composed (during an exit
-//    transition, say) would crash the app at its next call.
+//    transition, say) would crash the app at its next call. Only the flow
+//    helpers do not: views() and failures end at once, and viewState()
+//    stays null.
 // 2. shutdown(ms): calls still out get up to ms to be saved; a tap cut off
 //    at the deadline rolls back, and stays in the journal for the next
 //    sign-in.

@@ -91,15 +91,31 @@ fun LikeClient.views(postId: Long): Flow<PostView> =
  * it may be stale. To decide a tap, read [LikeClient.view] (what the client
  * holds now), or tap with [LikeClient.toggle], which reads it itself.
  *
- * @throws LikeException.InvalidId for an id outside 1..2⁶³−1.
- * @throws IllegalStateException when the client is already closed, as
- *   every call on a closed client does (its [views] would end at once).
+ * A client already closed (`close()`, at sign-out) gives a [StateFlow]
+ * whose value is null and stays null, as its [views] end at once: a
+ * ViewModel made for a screen as the viewer signs out (during an exit
+ * transition, say) gets nothing to draw rather than an exception in its
+ * constructor. Unlike every call on a closed client, it does not throw
+ * `IllegalStateException`.
+ *
+ * @throws LikeException.InvalidId for an id outside 1..2⁶³−1 (on a client
+ *   not closed).
  */
 fun LikeClient.viewState(
     postId: Long,
     scope: CoroutineScope,
     started: SharingStarted = SharingStarted.WhileSubscribed(5_000),
-): StateFlow<PostView?> = views(postId).stateIn(scope, started, view(postId))
+): StateFlow<PostView?> = views(postId).stateIn(scope, started, viewUnlessClosed(postId))
+
+/** [LikeClient.view], or null once `close()` has destroyed the client. */
+private fun LikeClient.viewUnlessClosed(postId: Long): PostView? =
+    try {
+        view(postId)
+    } catch (destroyed: IllegalStateException) {
+        // What a call on a destroyed client throws; any other stays.
+        if (!uniffiIsDestroyed) throw destroyed
+        null
+    }
 
 /** A like or unlike that did not save, after any retries: tell the viewer. */
 data class LikeFailure(

@@ -28,7 +28,15 @@ macro_rules! like_error {
         /// as properties of the error itself, whatever its variant
         /// (`LikeException.code`, `LikeError.code`); in Python they are
         /// attributes of every `LikeError`.
-        #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error, uniffi::Error)]
+        ///
+        /// Two errors are equal when their variant and fields are: Kotlin's
+        /// `equals` and `hashCode` and Swift's `==` and `hash(into:)` are
+        /// this type's `Eq` and `Hash`. So a view or a failure holding an
+        /// error is `==` to one holding an equal error, and a Kotlin
+        /// `StateFlow` or `distinctUntilChanged` takes it for the same
+        /// value. Python's exceptions compare by identity.
+        #[uniffi::export(Eq, Hash)]
+        #[derive(Debug, Clone, PartialEq, Eq, Hash, thiserror::Error, uniffi::Error)]
         pub enum LikeError {
             $(
                 $(#[doc = $doc])*

@@ -27,12 +27,12 @@ pub struct PostView {
     /// view is not `pending`. A pending view with an error is a tap kept
     /// while offline (`keep_while_offline_ms`), still being tried.
     ///
-    /// Equality: in Swift `PostView` and `LikeError` are `Equatable` field
-    /// by field. In Kotlin and Python this is an exception, compared by
-    /// identity, so two views holding equal errors are not `==`: compare
-    /// `error?.code` (Python `error.code`) or `reason` instead. Kotlin's
-    /// `views()` flow (`distinctUntilChanged`) passes each view with an
-    /// error on as new.
+    /// Equality: in Kotlin and Swift two views holding equal errors (the
+    /// same variant and fields) are `==`, so a Kotlin `StateFlow` or
+    /// `distinctUntilChanged` does not take a view read again for a new
+    /// one. In Python the error is an exception, compared by identity, so
+    /// two such views are not `==`: compare `error.code` or `reason`
+    /// instead.
     pub error: Option<crate::LikeError>,
 }
 

@@ -283,7 +283,7 @@ fun flowTests(t: Harness, server: TestServer, tokens: TokenProvider) {
         // cycles so that their producers run only after close(); free in
         // the others, racing it.
         val ui = Executors.newSingleThreadExecutor { Thread(it, "likekit-ui") }
-        val baseline = liveObjects()
+        val baseline = settledLiveObjects()
         try {
             repeat(200) { cycle ->
                 val held = CountDownLatch(1)

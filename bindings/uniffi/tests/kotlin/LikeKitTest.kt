@@ -395,6 +395,12 @@ fun main() {
     // Flows, StateFlow and executors (FlowTests.kt, on bindings/uniffi/kotlin).
     flowTests(t, server, anaToken)
 
+    // A screen's model on the flows, through sign-out; views with errors in a StateFlow (ViewModelTests.kt).
+    viewModelTests(t, server, anaToken)
+
+    // Durations for the millisecond options and waits (DurationTests.kt, on bindings/uniffi/kotlin).
+    durationTests(t, server, anaToken)
+
     // A suspend token provider (TokenTests.kt).
     tokenTests(t, server)
 

@@ -7,6 +7,7 @@ import com.likekit.LikeException
 import com.likekit.LikeObserver
 import com.likekit.PostView
 import com.likekit.TokenProvider
+import com.likekit.liveObjects
 import com.likekit.testing.JournalEntry
 import com.likekit.testing.LikeKitAdmin
 import com.likekit.testing.RequestFilter
@@ -262,6 +263,20 @@ class Harness(private val suite: String) {
 
     /** The closing line the runner reads: `kotlin: N passed, N failed`. */
     fun summary(): String = "$suite: $passed passed, $failed failed"
+}
+
+/**
+ * [liveObjects] once what earlier tests closed has been let go: a closed
+ * client releases what it held when its background work ends, moments
+ * after `close()`, so a count read at once may still include it, and a
+ * baseline taken then is never reached again. Waits up to five seconds for
+ * the count to reach zero (the tests close what they make), then returns
+ * it as it is.
+ */
+fun settledLiveObjects(): Long {
+    val deadline = System.currentTimeMillis() + 5_000
+    while (liveObjects() != 0L && System.currentTimeMillis() < deadline) Thread.sleep(10)
+    return liveObjects()
 }
 
 fun expect(condition: Boolean, message: () -> String) {
