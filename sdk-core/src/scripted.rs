@@ -1,9 +1,12 @@
 //! [`ScriptedServer`]: a server the test answers by hand, call by call.
 
 use std::collections::HashMap;
+use std::pin::pin;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::time::Duration;
 
 use futures_channel::oneshot;
+use futures_util::future::{self, Either};
 
 use crate::runtime::BoxFuture;
 use crate::wire::{BatchLikes, LikeState, PostLikes};
@@ -191,21 +194,47 @@ impl ScriptedServer {
     /// The oldest waiting call, once there is one.
     pub async fn next_call(&self) -> ScriptedCall {
         loop {
-            let arrived = {
-                let mut st = self.lock();
-                st.waiting.retain(|w| !w.answer.is_canceled());
-                if let Some(w) = st.waiting.first() {
-                    return w.call;
+            match self.calls_or_arrival(1) {
+                Ok(calls) => return calls[0],
+                // A server dropped while waiting leaves nothing to wait for.
+                Err(arrived) => {
+                    if arrived.await.is_err() {
+                        std::future::pending::<()>().await;
+                    }
                 }
-                let (tx, rx) = oneshot::channel();
-                st.arrivals.push(tx);
-                rx
-            };
-            // A server dropped while waiting leaves nothing to wait for.
-            if arrived.await.is_err() {
-                std::future::pending::<()>().await;
             }
         }
+    }
+
+    /// The calls waiting, oldest first, once at least `count` are; or,
+    /// after `timeout`, those waiting then (fewer than `count`). What a
+    /// test reads after a tap: the tap returns before its call goes out
+    /// (it leaves from the client's executor a moment later), so
+    /// [`calls`](Self::calls) read at once may not show it yet.
+    pub async fn wait_calls(&self, count: usize, timeout: Duration) -> Vec<ScriptedCall> {
+        let mut deadline = pin!(crate::runtime::sleep(timeout));
+        loop {
+            let arrived = match self.calls_or_arrival(count) {
+                Ok(calls) => return calls,
+                Err(arrived) => arrived,
+            };
+            if let Either::Right(_) = future::select(arrived, deadline.as_mut()).await {
+                return self.calls();
+            }
+        }
+    }
+
+    /// The calls waiting if there are at least `count`; else what wakes at
+    /// the next call's arrival.
+    fn calls_or_arrival(&self, count: usize) -> Result<Vec<ScriptedCall>, oneshot::Receiver<()>> {
+        let mut st = self.lock();
+        st.waiting.retain(|w| !w.answer.is_canceled());
+        if st.waiting.len() >= count {
+            return Ok(st.waiting.iter().map(|w| w.call).collect());
+        }
+        let (tx, rx) = oneshot::channel();
+        st.arrivals.push(tx);
+        Err(rx)
     }
 
     fn lock(&self) -> MutexGuard<'_, State> {
@@ -331,6 +360,30 @@ mod tests {
         drop(server.send(id(1), Action::Like));
         assert!(server.calls().is_empty());
         assert!(!server.answer(0, Err(LikeError::Timeout)));
+    }
+
+    #[tokio::test]
+    async fn wait_calls_returns_once_enough_have_arrived_or_those_there_at_the_timeout() {
+        let server = ScriptedServer::new();
+        let waiting = {
+            let server = server.clone();
+            tokio::spawn(async move { server.wait_calls(2, Duration::from_secs(30)).await })
+        };
+        tokio::task::yield_now().await;
+        let _first = server.send(id(1), Action::Like);
+        tokio::task::yield_now().await;
+        assert!(!waiting.is_finished(), "one call of two");
+        let _second = server.send(id(2), Action::Unlike);
+        let calls = waiting.await.unwrap();
+        let seen: Vec<_> = calls.iter().map(ToString::to_string).collect();
+        assert_eq!(seen, ["like 1 #0", "unlike 2 #1"]);
+
+        // Fewer than asked for: those waiting at the timeout.
+        let calls = server.wait_calls(3, Duration::from_millis(20)).await;
+        assert_eq!(calls.len(), 2);
+        // Already there: at once, whatever the timeout.
+        let calls = server.wait_calls(1, Duration::from_secs(3600)).await;
+        assert_eq!(calls.len(), 2);
     }
 
     #[tokio::test]

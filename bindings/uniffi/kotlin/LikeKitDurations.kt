@@ -115,7 +115,7 @@ suspend fun LikeClient.waitIdle(timeout: Duration): Boolean = waitIdle(waitMilli
 val LikeException.retryAfter: Duration? get() = retryAfterMs?.milliseconds
 
 /** A wait's milliseconds: below zero is zero, a part of one rounded up. */
-private fun waitMillis(wait: Duration): Long = if (wait.isNegative()) 0L else wait.millisRoundedUp()
+internal fun waitMillis(wait: Duration): Long = if (wait.isNegative()) 0L else wait.millisRoundedUp()
 
 /**
  * An option's milliseconds, or [LikeException.Config] naming [option] for

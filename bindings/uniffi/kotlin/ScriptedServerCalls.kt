@@ -4,10 +4,6 @@ package com.likekit
 
 import kotlin.time.Duration
 import kotlin.time.Duration.Companion.seconds
-import kotlin.time.TimeSource
-import kotlinx.coroutines.Dispatchers
-import kotlinx.coroutines.delay
-import kotlinx.coroutines.withContext
 
 /**
  * The calls waiting for an answer, oldest first, once at least [count]
@@ -24,22 +20,20 @@ import kotlinx.coroutines.withContext
  * server.fail(call.id, ScriptedFailure.Status(503u, null, null))
  * ```
  *
- * It waits in real time, off the caller's dispatcher, so it works the
- * same in `runTest` (whose virtual time would otherwise skip the wait).
+ * The wait is [ScriptedServer.waitCalls] (the same in every language),
+ * with a [Duration] and a failure when too few came. It waits in real
+ * time, on LikeKit's threads, so it works the same in `runTest` (whose
+ * virtual time would otherwise skip the wait).
  *
+ * @throws IllegalArgumentException for a negative [count].
  * @throws IllegalStateException when fewer than [count] are waiting after
  *   [timeout], naming the calls that are.
  */
-suspend fun ScriptedServer.awaitCalls(count: Int = 1, timeout: Duration = 5.seconds): List<ScriptedCall> =
-    withContext(Dispatchers.IO) {
-        val deadline = TimeSource.Monotonic.markNow() + timeout
-        var calls = calls()
-        while (calls.size < count) {
-            check(!deadline.hasPassedNow()) {
-                "$count calls waited for, ${calls.size} waiting after $timeout: ${calls.map { it.text }}"
-            }
-            delay(1)
-            calls = calls()
-        }
-        calls
+suspend fun ScriptedServer.awaitCalls(count: Int = 1, timeout: Duration = 5.seconds): List<ScriptedCall> {
+    require(count >= 0) { "count must not be negative; got $count" }
+    val calls = waitCalls(count.toUInt(), waitMillis(timeout))
+    check(calls.size >= count) {
+        "$count calls waited for, ${calls.size} waiting after $timeout: ${calls.map { it.text }}"
     }
+    return calls
+}

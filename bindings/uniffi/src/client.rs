@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex, PoisonError, Weak};
 use std::time::Duration;
 
 use crate::dispatch::Dispatch;
-use crate::types::{core_id, foreign_id};
+use crate::types::{core_id, foreign_id, wait_ms};
 use crate::{
     CallbackDispatcher, LikeClientOptions, LikeError, Live, PostView, ScriptedServer, Stats,
 };
@@ -521,7 +521,7 @@ impl LikeClient {
     /// Returns whether that happened. (Not from inside an observer: it
     /// would wait for that observer to return, and time out.)
     pub async fn wait_idle(&self, timeout_ms: i64) -> bool {
-        self.inner.wait_idle(millis(timeout_ms)).await
+        self.inner.wait_idle(wait_ms(timeout_ms)).await
     }
 
     /// Shuts the client down: taps change nothing from now on and reads
@@ -540,12 +540,8 @@ impl LikeClient {
     ///
     /// Returns whether every call finished in time. Harmless to repeat.
     pub async fn shutdown(&self, deadline_ms: i64) -> bool {
-        self.inner.shutdown(millis(deadline_ms)).await
+        self.inner.shutdown(wait_ms(deadline_ms)).await
     }
-}
-
-fn millis(ms: i64) -> Duration {
-    Duration::from_millis(u64::try_from(ms).unwrap_or(0))
 }
 
 /// A live subscription. `cancel()` it, or drop it (Kotlin `close()`), to

@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use crate::types::{core_id, foreign_id};
+use crate::types::{core_id, foreign_id, wait_ms};
 use crate::{LikeError, Live};
 
 /// A server for tests whose like and unlike calls wait until the test
@@ -86,7 +86,7 @@ impl From<likekit_core::ScriptedCall> for ScriptedCall {
     }
 }
 
-#[uniffi::export]
+#[uniffi::export(async_runtime = "tokio")]
 impl ScriptedServer {
     /// A server with no posts and no calls.
     #[uniffi::constructor]
@@ -133,9 +133,23 @@ impl ScriptedServer {
         Ok(())
     }
 
-    /// The calls waiting for an answer, oldest first.
+    /// The calls waiting for an answer, oldest first. A tap returns before
+    /// its call goes out, so right after one this may not show it yet:
+    /// read [`wait_calls`](Self::wait_calls) there.
     pub fn calls(&self) -> Vec<ScriptedCall> {
         self.inner.calls().into_iter().map(Into::into).collect()
+    }
+
+    /// The calls waiting for an answer, oldest first, once at least
+    /// `count` are; or, after `timeout_ms` (a negative one is 0), those
+    /// waiting then, fewer than `count`. What a test reads after a tap,
+    /// whose call reaches the server from LikeKit's own threads a moment
+    /// later: `wait_calls(1, 5000)` and check there is one. It waits in
+    /// real time, also under a test dispatcher's virtual time.
+    pub async fn wait_calls(&self, count: u32, timeout_ms: i64) -> Vec<ScriptedCall> {
+        let count = usize::try_from(count).unwrap_or(usize::MAX);
+        let calls = self.inner.wait_calls(count, wait_ms(timeout_ms));
+        calls.await.into_iter().map(Into::into).collect()
     }
 
     /// Answers call `id` with what the server saved. Returns `false` when

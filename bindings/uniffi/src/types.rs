@@ -262,6 +262,11 @@ fn millis(duration: Duration) -> i64 {
     i64::try_from(duration.as_millis()).unwrap_or(i64::MAX)
 }
 
+/// A wait or deadline given in milliseconds; a negative one is 0.
+pub(crate) fn wait_ms(ms: i64) -> Duration {
+    Duration::from_millis(u64::try_from(ms).unwrap_or(0))
+}
+
 /// Counts never come near 2⁶³; saturate rather than wrap if one did.
 fn saturating(n: u64) -> i64 {
     i64::try_from(n).unwrap_or(i64::MAX)

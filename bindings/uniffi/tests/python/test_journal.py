@@ -291,7 +291,7 @@ def test_journal_problem_reports_a_failed_save_until_one_works(tmp_path):
 
     blocker.mkdir()
     assert client.set_liked(9, True).pending
-    wait_for("the like call, sent all the same", lambda: len(server.calls()) == 1)
+    assert len(asyncio.run(server.wait_calls(1, 15_000))) == 1, "the like call, sent all the same"
     wait_for("the failed save to be reported", lambda: client.journal_problem() is not None)
     problem = client.journal_problem()
     assert isinstance(problem, likekit.LikeError.Journal), problem

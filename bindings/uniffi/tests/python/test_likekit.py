@@ -427,3 +427,31 @@ def test_a_dispatcher_that_throws_has_its_calls_run_in_place_without_a_panic(adm
     # A throw is an ordinary error, not a panic on standard error.
     err = capfd.readouterr().err
     assert "panicked" not in err and "Callback interface failure" not in err, err
+
+
+def test_wait_calls_returns_a_taps_call_that_calls_may_not_show_yet():
+    async def tap_and_read(server, client):
+        client.set_liked(42, True)
+        return await server.wait_calls(1, 5_000)
+
+    # The call leaves from LikeKit's threads after the tap returns, so
+    # calls() read at once is sometimes empty; wait_calls is not.
+    for _ in range(30):
+        server = likekit.ScriptedServer()
+        server.set_post(42, 10, False, [], 1)
+        client = likekit.LikeClient.scripted(server, likekit.LikeClientOptions(max_retries=0))
+        [call] = asyncio.run(tap_and_read(server, client))
+        assert (call.id, call.post_id, call.like, call.text) == (0, 42, True, "like 42 #0")
+        assert server.answer(call.id, 11, True, 2)
+        wait_idle(client)
+        assert client.view(42).count == 11
+
+    # Fewer than asked for: the calls waiting when the time ran out.
+    server = likekit.ScriptedServer()
+    client = likekit.LikeClient.scripted(server, likekit.LikeClientOptions(max_retries=0))
+    client.set_liked(7, True)
+    assert [c.text for c in asyncio.run(server.wait_calls(2, 200))] == ["like 7 #0"]
+    # A negative timeout is no wait at all; a count already reached returns at once.
+    assert [c.text for c in asyncio.run(server.wait_calls(1, -1))] == ["like 7 #0"]
+    assert asyncio.run(server.wait_calls(0, 60_000)) == server.calls()
+    asyncio.run(client.shutdown(0))
