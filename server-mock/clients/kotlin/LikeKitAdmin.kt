@@ -518,6 +518,56 @@ enum class WriteResult(override val wire: String) : WireName {
     }
 }
 
+/**
+ * What a fault did to a request, as the journal's `fault` names it; [wire] is its name in JSON.
+ *
+ * The [FaultAction] kind of what acted ([STATUS] also for `errorRate` and `failNext`, [DROP] also
+ * for `dropRate`), or [LATENCY] for a rule that only delayed the request. The server writes no
+ * other value: the set grows only with [FaultAction], and so with this client.
+ */
+enum class JournalFault(override val wire: String) : WireName {
+    /** A status answered in place of the real one ([FaultAction.Status], `errorRate`, `failNext`). */
+    STATUS("status"),
+
+    /** The connection closed without an answer ([FaultAction.Drop], `dropRate`). */
+    DROP("drop"),
+
+    /** The connection reset ([FaultAction.Reset]). */
+    RESET("reset"),
+
+    /** No answer: held until the server's request timeout ([FaultAction.Hang]). */
+    HANG("hang"),
+
+    /** The answer's body cut short ([FaultAction.Truncate]). */
+    TRUNCATE("truncate"),
+
+    /** A body that is not JSON ([FaultAction.Malformed]). */
+    MALFORMED("malformed"),
+
+    /** The body sent a few bytes at a time ([FaultAction.SlowBody]). */
+    SLOW_BODY("slow_body"),
+
+    /** A 200 answer of valid JSON padded to a given size ([FaultAction.Oversized]). */
+    OVERSIZED("oversized"),
+
+    /** No act: a rule's latency only delayed the request. */
+    LATENCY("latency");
+
+    /** The JSON string, quoted. */
+    fun toJson(): String = Json.write(wire)
+
+    companion object {
+        /** The fault named `wire`; [IllegalArgumentException] for any other name. */
+        fun fromWire(wire: String): JournalFault = wireEnum(wire, "JournalFault", "fault")
+
+        /** The fault a JSON string names; [IllegalArgumentException] for anything else. */
+        fun fromJson(json: String): JournalFault = fromJsonValue(Json.parse(json), "JournalFault")
+
+        internal fun fromJsonValue(value: Any?, what: String): JournalFault =
+            wireEnum(jsonString(value, what), what, "fault")
+    }
+}
+
 // ------------------------------------------------------------ fault rules
 
 /** What a [FaultRule] does when it fires (after its latency), tagged by `"kind"` in JSON. */
@@ -810,10 +860,15 @@ data class FaultRules(
 /**
  * One request to a public route, as the request journal has it.
  *
+ * Decoding refuses a `route` of `*` and a `fault` this client does not know (the server writes
+ * neither), so [LikeKitAdmin.requests] answers such an entry as the error `unreadable`; an entry
+ * made with [FaultRoute.ALL] throws [IllegalArgumentException].
+ *
  * @property seq its place in the journal: 1, 2, 3, … in order of arrival.
  * @property requestId its id, as its answer's `X-Request-Id` gives it (the client's own, or the server's).
  * @property atMs when it arrived, in milliseconds since the Unix epoch.
  * @property durationMs how long it took until its answer (or until the connection was cut).
+ * @property route the request's own route: never [FaultRoute.ALL], which only rules and filters use.
  * @property path its path and query.
  * @property posts the post it names, or the posts a batch read asks for.
  * @property user the signed-in user, when the token was valid.
@@ -823,7 +878,8 @@ data class FaultRules(
  * @property faultRule the fault rule that acted on it (its place in the rule set when it acted:
  *   removing rules by tag moves the rules after them up).
  * @property faultPhase when that rule acted.
- * @property fault what it did: a [FaultAction] kind.
+ * @property fault what it did: the [FaultAction] kind that acted, or [JournalFault.LATENCY] for a rule
+ *   that only delayed it.
  * @property inFlight not answered yet: `status`, `durationMs`, `write` and the fault fields come with the answer.
  * @property faultTag that rule's `tag`, when it has one: unlike [faultRule], no removal changes it,
  *   so a test sharing the server finds what its own rules did by their tag.
@@ -842,10 +898,14 @@ data class JournalEntry(
     val write: WriteResult?,
     val faultRule: Int?,
     val faultPhase: FaultPhase?,
-    val fault: String?,
+    val fault: JournalFault?,
     val inFlight: Boolean,
     val faultTag: String? = null,
 ) {
+    init {
+        require(route != FaultRoute.ALL) { "a journal entry names its request's own route, never ${route.wire}" }
+    }
+
     /** This entry as JSON, every field written (null ones as null). */
     fun toJson(): String = Json.write(toJsonValue())
 
@@ -864,7 +924,7 @@ data class JournalEntry(
         "fault_rule" to faultRule,
         "fault_tag" to faultTag,
         "fault_phase" to faultPhase?.wire,
-        "fault" to fault,
+        "fault" to fault?.wire,
         "in_flight" to inFlight,
     )
 
@@ -880,7 +940,7 @@ data class JournalEntry(
                 atMs = jsonCount(f.req("at_ms"), f.where("at_ms")),
                 durationMs = jsonCount(f.req("duration_ms"), f.where("duration_ms")),
                 method = FaultMethod.fromJsonValue(f.req("method"), f.where("method")),
-                route = FaultRoute.fromJsonValue(f.req("route"), f.where("route")),
+                route = journalRoute(f.req("route"), f.where("route")),
                 path = jsonString(f.req("path"), f.where("path")),
                 posts = jsonIds(f.req("posts"), f.where("posts")),
                 user = f.opt("user")?.let { jsonId(it, f.where("user")) },
@@ -888,10 +948,17 @@ data class JournalEntry(
                 write = f.opt("write")?.let { WriteResult.fromJsonValue(it, f.where("write")) },
                 faultRule = f.opt("fault_rule")?.let { jsonInt(it, f.where("fault_rule"), 0, Int.MAX_VALUE) },
                 faultPhase = f.opt("fault_phase")?.let { FaultPhase.fromJsonValue(it, f.where("fault_phase")) },
-                fault = f.opt("fault")?.let { jsonString(it, f.where("fault")) },
+                fault = f.opt("fault")?.let { JournalFault.fromJsonValue(it, f.where("fault")) },
                 inFlight = jsonBoolean(f.req("in_flight"), f.where("in_flight")),
                 faultTag = f.opt("fault_tag")?.let { jsonString(it, f.where("fault_tag")) },
             )
+        }
+
+        /** An entry's route: a [FaultRoute] other than [FaultRoute.ALL]. */
+        private fun journalRoute(value: Any?, what: String): FaultRoute {
+            val route = FaultRoute.fromJsonValue(value, what)
+            if (route == FaultRoute.ALL) throw JsonException("$what: an entry's route is its request's own, not \"${route.wire}\"")
+            return route
         }
     }
 }

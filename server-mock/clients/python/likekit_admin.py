@@ -74,6 +74,8 @@ __all__ = [
     "FaultMethod",
     "FaultPhase",
     "WriteResult",
+    "JournalRoute",
+    "JournalFault",
     "FaultAction",
     "Status",
     "Drop",
@@ -246,7 +248,8 @@ def _enum(cls: Type[_E], value: Any, where: str) -> _E:
 
 
 class FaultRoute(str, enum.Enum):
-    """Which public routes a fault rule applies to (and a journal entry's route)."""
+    """Which public routes a fault rule applies to, or a journal filter
+    selects (a journal entry's own route is a :class:`JournalRoute`)."""
 
     LIKE = "like"
     """``POST /posts/{id}/like``"""
@@ -296,6 +299,57 @@ class WriteResult(str, enum.Enum):
     REFUSED = "refused"
     """The handler answered an error: nothing changed (a write answered 500
     has no result: it may have committed)."""
+
+    def __str__(self) -> str:
+        return self.value
+
+
+class JournalRoute(str, enum.Enum):
+    """The route a journal entry names: its request's own, so never ``*``,
+    which only fault rules and filters use. Each member equals the
+    :class:`FaultRoute` of the same name (both are their wire string), so
+    ``entry.route == FaultRoute.LIKE`` holds and ``RequestFilter(route=entry.route)``
+    selects it."""
+
+    LIKE = "like"
+    """``POST /posts/{id}/like``"""
+    UNLIKE = "unlike"
+    """``DELETE /posts/{id}/like``"""
+    LIKES = "likes"
+    """``GET /posts/{id}/likes``"""
+    BATCH = "batch"
+    """``GET /likes?posts=…``"""
+
+    def __str__(self) -> str:
+        return self.value
+
+
+class JournalFault(str, enum.Enum):
+    """What a fault did to a request, as a journal entry's ``fault`` names
+    it: the ``kind`` of the :class:`FaultAction` that acted (``status`` also
+    for ``error_rate`` and ``fail_next``, ``drop`` also for ``drop_rate``),
+    or ``latency`` for a rule that only delayed the request. The server
+    writes no other value: the set grows only with the fault actions, and so
+    with this client."""
+
+    STATUS = "status"
+    """A status answered in place of the real one."""
+    DROP = "drop"
+    """The connection closed without an answer."""
+    RESET = "reset"
+    """The connection reset."""
+    HANG = "hang"
+    """No answer: held until the server's request timeout."""
+    TRUNCATE = "truncate"
+    """The answer's body cut short."""
+    MALFORMED = "malformed"
+    """A body that is not JSON."""
+    SLOW_BODY = "slow_body"
+    """The body sent a few bytes at a time."""
+    OVERSIZED = "oversized"
+    """A 200 answer of valid JSON padded to a given size."""
+    LATENCY = "latency"
+    """No act: a rule's latency only delayed the request."""
 
     def __str__(self) -> str:
         return self.value
@@ -633,20 +687,23 @@ class FaultRules:
 @dataclass
 class JournalEntry:
     """One request to a public route, as the request journal records it.
-    `status` is ``None`` when no answer was written; `write` is set for a
-    like or unlike that reached its handler (``None`` when the request
-    timeout cut it short: it may or may not have committed); `fault_rule`, `fault_phase` and
-    `fault` (an action's kind) say which rule acted on it, and `fault_tag` is
+    `route` is the request's own (never ``*``). `status` is ``None`` when no
+    answer was written; `write` is set for a like or unlike that reached its
+    handler (``None`` when the request timeout cut it short: it may or may
+    not have committed); `fault_rule`, `fault_phase` and `fault` (the
+    :class:`JournalFault` it did) say which rule acted on it, and `fault_tag` is
     that rule's tag (its place, `fault_rule`, moves when rules before it are
     removed; its tag does not); `in_flight` is true until its answer is ready. `request_id` is the id its answer
-    carries in ``X-Request-Id`` (the client's own, or the server's)."""
+    carries in ``X-Request-Id`` (the client's own, or the server's).
+    Decoding refuses a `route` of ``*`` and a `fault` this client does not
+    know, so :meth:`Admin.requests` answers such an entry as ``unreadable``."""
 
     seq: int
     request_id: str
     at_ms: int
     duration_ms: int
     method: FaultMethod
-    route: FaultRoute
+    route: JournalRoute
     path: str
     posts: List[int]
     user: Optional[int] = None
@@ -654,7 +711,7 @@ class JournalEntry:
     write: Optional[WriteResult] = None
     fault_rule: Optional[int] = None
     fault_phase: Optional[FaultPhase] = None
-    fault: Optional[str] = None
+    fault: Optional[JournalFault] = None
     in_flight: bool = False
     fault_tag: Optional[str] = None
 
@@ -679,7 +736,7 @@ class JournalEntry:
             "fault_rule": self.fault_rule,
             "fault_tag": self.fault_tag,
             "fault_phase": plain(self.fault_phase),
-            "fault": self.fault,
+            "fault": plain(self.fault),
             "in_flight": self.in_flight,
         }
 
@@ -699,7 +756,7 @@ class JournalEntry:
             at_ms=_int(req("at_ms"), f"{w}.at_ms"),
             duration_ms=_int(req("duration_ms"), f"{w}.duration_ms"),
             method=_enum(FaultMethod, req("method"), f"{w}.method"),
-            route=_enum(FaultRoute, req("route"), f"{w}.route"),
+            route=_enum(JournalRoute, req("route"), f"{w}.route"),
             path=_str(req("path"), f"{w}.path"),
             posts=_ids(req("posts"), f"{w}.posts"),
             user=_opt(_id, obj.get("user"), f"{w}.user"),
@@ -707,7 +764,7 @@ class JournalEntry:
             write=_opt(lambda v, x: _enum(WriteResult, v, x), obj.get("write"), f"{w}.write"),
             fault_rule=_opt(lambda v, x: _int(v, x, 0, 2**32 - 1), obj.get("fault_rule"), f"{w}.fault_rule"),
             fault_phase=_opt(lambda v, x: _enum(FaultPhase, v, x), obj.get("fault_phase"), f"{w}.fault_phase"),
-            fault=_opt(_str, obj.get("fault"), f"{w}.fault"),
+            fault=_opt(lambda v, x: _enum(JournalFault, v, x), obj.get("fault"), f"{w}.fault"),
             in_flight=_bool(req("in_flight"), f"{w}.in_flight"),
             fault_tag=_opt(_str, obj.get("fault_tag"), f"{w}.fault_tag"),
         )

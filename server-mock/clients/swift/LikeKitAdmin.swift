@@ -514,7 +514,8 @@ public struct StoredPost: Codable, Sendable, Equatable {
 
 // MARK: - Fault rules
 
-/// Which routes a ``FaultRule`` applies to.
+/// Which routes a ``FaultRule`` applies to, or a ``RequestFilter``
+/// selects (a journal entry's own route is a ``JournalRoute``).
 public enum FaultRoute: String, Codable, Sendable, CaseIterable {
     /// `POST /posts/{id}/like`
     case like
@@ -526,6 +527,17 @@ public enum FaultRoute: String, Codable, Sendable, CaseIterable {
     case batch
     /// Every public route (`*`).
     case all = "*"
+
+    /// The fault route of the same name as `route`: to filter the journal
+    /// by an entry's route (`RequestFilter(route: FaultRoute(entry.route))`).
+    public init(_ route: JournalRoute) {
+        switch route {
+        case .like: self = .like
+        case .unlike: self = .unlike
+        case .likes: self = .likes
+        case .batch: self = .batch
+        }
+    }
 }
 
 /// An HTTP method a ``FaultRule`` may be limited to.
@@ -952,9 +964,50 @@ public enum WriteResult: String, Codable, Sendable, CaseIterable {
     case refused
 }
 
+/// The route a journal entry names: its request's own, so never `*`,
+/// which only fault rules and filters use.
+public enum JournalRoute: String, Codable, Sendable, CaseIterable {
+    /// `POST /posts/{id}/like`
+    case like
+    /// `DELETE /posts/{id}/like`
+    case unlike
+    /// `GET /posts/{id}/likes`
+    case likes
+    /// `GET /likes?posts=…`
+    case batch
+}
+
+/// What a fault did to a request, as a journal entry's `fault` names it:
+/// the ``FaultAction/Kind`` of what acted (`status` also for `errorRate` and
+/// `failNext`, `drop` also for `dropRate`), or `latency` for a rule that
+/// only delayed the request. The server writes no other value: the set
+/// grows only with ``FaultAction``, and so with this client.
+public enum JournalFault: String, Codable, Sendable, CaseIterable {
+    /// A status answered in place of the real one.
+    case status
+    /// The connection closed without an answer.
+    case drop
+    /// The connection reset.
+    case reset
+    /// No answer: held until the server's request timeout.
+    case hang
+    /// The answer's body cut short.
+    case truncate
+    /// A body that is not JSON.
+    case malformed
+    /// The body sent a few bytes at a time.
+    case slowBody = "slow_body"
+    /// A 200 answer of valid JSON padded to a given size.
+    case oversized
+    /// No act: a rule's latency only delayed the request.
+    case latency
+}
+
 /// One request to a public route, as the request journal lists it.
 ///
-/// Encoding writes every field, the absent ones as `null`.
+/// Encoding writes every field, the absent ones as `null`. Decoding refuses
+/// a `route` of `*` and a `fault` this client does not know, so
+/// ``LikeKitAdmin/requests(_:)`` throws `unreadable` for such an entry.
 public struct JournalEntry: Codable, Sendable, Equatable {
     /// Its place in the journal: 1, 2, 3, … in order of arrival.
     public var seq: UInt64
@@ -968,8 +1021,8 @@ public struct JournalEntry: Codable, Sendable, Equatable {
     public var durationMs: UInt64
     /// Its method.
     public var method: FaultMethod
-    /// Its route.
-    public var route: FaultRoute
+    /// Its route (never `*`).
+    public var route: JournalRoute
     /// Its path and query.
     public var path: String
     /// The post it names, or the posts a batch read asks for.
@@ -991,8 +1044,8 @@ public struct JournalEntry: Codable, Sendable, Equatable {
     public var faultTag: String?
     /// When that rule acted.
     public var faultPhase: FaultPhase?
-    /// What the fault did: a ``FaultAction/Kind`` raw value.
-    public var fault: String?
+    /// What the fault did (see ``JournalFault``).
+    public var fault: JournalFault?
     /// Not answered yet: `status`, `durationMs`, `write` and the fault
     /// fields are filled in when its answer is ready.
     public var inFlight: Bool
@@ -1004,7 +1057,7 @@ public struct JournalEntry: Codable, Sendable, Equatable {
         atMs: UInt64,
         durationMs: UInt64,
         method: FaultMethod,
-        route: FaultRoute,
+        route: JournalRoute,
         path: String,
         posts: [Int64],
         user: Int64? = nil,
@@ -1013,7 +1066,7 @@ public struct JournalEntry: Codable, Sendable, Equatable {
         faultRule: UInt32? = nil,
         faultTag: String? = nil,
         faultPhase: FaultPhase? = nil,
-        fault: String? = nil,
+        fault: JournalFault? = nil,
         inFlight: Bool = false
     ) {
         self.seq = seq
@@ -1061,7 +1114,7 @@ public struct JournalEntry: Codable, Sendable, Equatable {
         atMs = try container.decode(UInt64.self, forKey: .atMs)
         durationMs = try container.decode(UInt64.self, forKey: .durationMs)
         method = try container.decode(FaultMethod.self, forKey: .method)
-        route = try container.decode(FaultRoute.self, forKey: .route)
+        route = try container.decode(JournalRoute.self, forKey: .route)
         path = try container.decode(String.self, forKey: .path)
         posts = try container.decode([Int64].self, forKey: .posts)
         user = try container.decodeIfPresent(Int64.self, forKey: .user)
@@ -1070,7 +1123,7 @@ public struct JournalEntry: Codable, Sendable, Equatable {
         faultRule = try container.decodeIfPresent(UInt32.self, forKey: .faultRule)
         faultTag = try container.decodeIfPresent(String.self, forKey: .faultTag)
         faultPhase = try container.decodeIfPresent(FaultPhase.self, forKey: .faultPhase)
-        fault = try container.decodeIfPresent(String.self, forKey: .fault)
+        fault = try container.decodeIfPresent(JournalFault.self, forKey: .fault)
         inFlight = try container.decode(Bool.self, forKey: .inFlight)
     }
 

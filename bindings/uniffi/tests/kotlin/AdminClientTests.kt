@@ -13,6 +13,7 @@ import com.likekit.testing.FaultRule
 import com.likekit.testing.FaultRules
 import com.likekit.testing.Journal
 import com.likekit.testing.JournalEntry
+import com.likekit.testing.JournalFault
 import com.likekit.testing.LikeKitAdmin
 import com.likekit.testing.LikeKitAdminException
 import com.likekit.testing.RequestFilter
@@ -23,6 +24,8 @@ import com.likekit.testing.SeedUser
 import com.likekit.testing.StoredPost
 import com.likekit.testing.StoredUser
 import com.likekit.testing.WriteResult
+import com.sun.net.httpserver.HttpServer
+import java.net.InetSocketAddress
 import java.net.ServerSocket
 import java.net.URI
 import java.net.http.HttpClient
@@ -154,6 +157,27 @@ private fun adminError(what: String, call: () -> Unit): LikeKitAdminException {
     throw AssertionError("$what: no LikeKitAdminException")
 }
 
+/** Runs `use` with the URL of a server that answers every request 200 with `body`, then stops it. */
+private fun <T> withStubAnswer(body: String, use: (url: String) -> T): T {
+    val stub = HttpServer.create(InetSocketAddress("127.0.0.1", 0), 0)
+    stub.createContext("/") { exchange ->
+        val bytes = body.toByteArray(Charsets.UTF_8)
+        exchange.responseHeaders.add("Content-Type", "application/json")
+        exchange.sendResponseHeaders(200, bytes.size.toLong())
+        exchange.responseBody.use { it.write(bytes) }
+    }
+    stub.start()
+    try {
+        return use("http://127.0.0.1:${stub.address.port}")
+    } finally {
+        stub.stop(0)
+    }
+}
+
+/** A journal entry's fields up to `in_flight`, as JSON without its closing brace: add fields, then `}`. */
+private const val ENTRY_START =
+    """{"seq": 1, "request_id": "r", "at_ms": 1, "duration_ms": 1, "method": "GET", "path": "/posts/1/likes", "posts": [1], "in_flight": false"""
+
 /** Runs `call`, which must refuse its input with an [IllegalArgumentException]. */
 private fun refused(what: String, call: () -> Any?) {
     val value = try {
@@ -212,6 +236,90 @@ fun adminClientTests(t: Harness, server: TestServer) {
             expectEqual(action, FaultAction.fromJson(action.toJson()), "${action.kind} decoded from ${action.toJson()}")
         }
         for (route in FaultRoute.entries) expectEqual(route, FaultRoute.fromJson(route.toJson()), "route ${route.wire}")
+
+        // A journal entry's fault: an action's kind, or latency; its route: the schema's, but never "*".
+        expectEqual(kinds + "latency", JournalFault.entries.map { it.wire }, "JournalFault: the action kinds, then latency")
+        for (fault in JournalFault.entries) expectEqual(fault, JournalFault.fromJson(fault.toJson()), "fault ${fault.wire}")
+        val route = schemas["JournalEntry"].obj()["properties"].obj()["route"].obj()
+        val routeSchema = (route["\$ref"] as? String)?.let { schemas[it.substringAfterLast('/')].obj() } ?: route
+        val entryRoutes = (routeSchema["enum"] as List<*>).filter { it != "*" }
+        expectEqual(FaultRoute.entries.filter { it != FaultRoute.ALL }.map { it.wire }, entryRoutes, "the routes a journal entry names")
+        for (wire in entryRoutes) {
+            val entry = JournalEntry.fromJson("""$ENTRY_START, "route": "$wire"}""")
+            expectEqual(wire, entry.route.wire, "an entry of route $wire")
+        }
+    }
+
+    t.test("admin client: a journal entry's fault decodes as its JournalFault; a route of * or an unknown fault is refused, and unreadable from the server") {
+        fun entry(fields: String) = JournalEntry.fromJson("""$ENTRY_START, $fields}""")
+        for (fault in JournalFault.entries) {
+            val decoded = entry(""""route": "likes", "fault_rule": 0, "fault_phase": "after", "fault": "${fault.wire}"""")
+            expectEqual(fault, decoded.fault, "the fault of an entry with \"${fault.wire}\"")
+            expectEqual(FaultRoute.LIKES to FaultPhase.AFTER, decoded.route to decoded.faultPhase, "its route and phase")
+            expectEqual(decoded, JournalEntry.fromJson(decoded.toJson()), "decoded again from ${decoded.toJson()}")
+            expectEqual(fault.wire, (TestJson.parse(decoded.toJson()) as Map<*, *>)["fault"], "written as its wire name")
+        }
+        expectEqual(null, entry(""""route": "like", "fault": null""").fault, "an entry no fault touched")
+
+        refused("an entry whose route is *") { entry(""""route": "*"""") }
+        refused("an entry whose fault is unknown") { entry(""""route": "likes", "fault": "explode"""") }
+        refused("an entry whose fault is in upper case") { entry(""""route": "likes", "fault": "DROP"""") }
+        refused("an entry whose fault is a number") { entry(""""route": "likes", "fault": 5""") }
+        refused("an unknown JournalFault") { JournalFault.fromJson("\"explode\"") }
+        refused("an entry made with FaultRoute.ALL") {
+            JournalEntry(
+                seq = 1, requestId = "r", atMs = 1, durationMs = 1, method = FaultMethod.GET, route = FaultRoute.ALL, path = "/",
+                posts = emptyList(), user = null, status = 200, write = null, faultRule = null, faultPhase = null, fault = null,
+                inFlight = false,
+            )
+        }
+
+        // From a server: the call fails as unreadable, naming the field.
+        for ((field, fields) in listOf("route" to """"route": "*"""", "fault" to """"route": "likes", "fault": "explode"""")) {
+            val journal = """{"entries": [$ENTRY_START, $fields}], "capacity": 10, "dropped": 0}"""
+            val unreadable = withStubAnswer(journal) { url -> adminError("a journal with $fields") { LikeKitAdmin(url, "key").requests() } }
+            expectEqual(200 to "unreadable", unreadable.status to unreadable.code, "(status, code) of a journal with $fields")
+            expect(unreadable.message.contains("JournalEntry.$field")) { "message: ${unreadable.message}" }
+        }
+    }
+
+    t.test("admin client: a real server's journal entries decode into their exact route and JournalFault after a rule acted") {
+        val (ana, post) = server.user("Ana") to server.post()
+        val token = server.token(ana)
+        val tag = "exact-journal"
+        val others = admin.getFaults().rules.size
+        try {
+            admin.addFaults(
+                listOf(
+                    // A rule for every route acts on the first read; the entry names the read's own route.
+                    FaultRule(FaultRoute.ALL, user = ana, post = post, nth = 1, action = FaultAction.Status(500), tag = tag),
+                    FaultRule(FaultRoute.LIKES, user = ana, post = post, nth = 2, phase = FaultPhase.AFTER, action = FaultAction.Malformed, tag = tag),
+                    FaultRule(FaultRoute.LIKES, user = ana, post = post, latencyMs = 1, tag = tag),
+                ),
+            )
+            val reads = (1..3).map { server.asViewer("GET", "/posts/$post/likes", token).first }
+            expectEqual(listOf(500, 200, 200), reads, "the statuses of three reads")
+            expectEqual(200, server.asViewer("POST", "/posts/$post/like", token).first, "a like no rule acts on")
+
+            val entries = server.requests(RequestFilter(post = post))
+            val faults: List<JournalFault?> = entries.map { it.fault }
+            expectEqual(listOf(JournalFault.STATUS, JournalFault.MALFORMED, JournalFault.LATENCY, null), faults, "what each fault did")
+            expectEqual(
+                listOf(FaultRoute.LIKES, FaultRoute.LIKES, FaultRoute.LIKES, FaultRoute.LIKE),
+                entries.map { it.route },
+                "each entry's own route, never ALL",
+            )
+            expectEqual(
+                listOf(FaultPhase.BEFORE, FaultPhase.AFTER, FaultPhase.BEFORE, null),
+                entries.map { it.faultPhase },
+                "when each acted",
+            )
+            expectEqual(listOf(tag, tag, tag, null), entries.map { it.faultTag }, "the rules' tag")
+        } finally {
+            admin.clearFaults(tag = tag)
+            admin.clearRequests(RequestFilter(post = post))
+        }
+        expectEqual(others, admin.getFaults().rules.size, "the other tests' rules, as they were")
     }
 
     t.test("admin client: RequestFilter's fields are the journal's query parameters of /openapi.json, and the server takes each") {
@@ -493,8 +601,8 @@ fun adminClientTests(t: Harness, server: TestServer) {
             expectEqual(emptyList<FaultRule>(), admin.getFaults(tag = "by-tag-c").rules, "a tag no rule has")
 
             // And what its rules did, by their tag.
-            val a = listOf<Any?>(ana, 500, "by-tag-a", "status")
-            val b = listOf<Any?>(ben, 200, "by-tag-b", "latency")
+            val a = listOf<Any?>(ana, 500, "by-tag-a", JournalFault.STATUS)
+            val b = listOf<Any?>(ben, 200, "by-tag-b", JournalFault.LATENCY)
             expectEqual(listOf(a), seen(RequestFilter(faultTag = "by-tag-a")), "what A's rule did")
             expectEqual(listOf(b), seen(RequestFilter(faultTag = "by-tag-b")), "what B's rule did")
             expectEqual(emptyList<List<Any?>>(), seen(RequestFilter(faultTag = "by-tag-a", user = ben)), "both filters must match")

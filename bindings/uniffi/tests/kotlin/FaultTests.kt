@@ -13,6 +13,7 @@ import com.likekit.testing.FaultPhase
 import com.likekit.testing.FaultRoute
 import com.likekit.testing.FaultRule
 import com.likekit.testing.FaultRules
+import com.likekit.testing.JournalFault
 import com.likekit.testing.RequestFilter
 import com.likekit.testing.WriteResult
 import kotlinx.coroutines.runBlocking
@@ -68,7 +69,7 @@ fun faultTests(t: Harness, server: TestServer, viewer: Long, tokens: TokenProvid
             // Applied, answer lost; the retry changed nothing and was answered.
             val likes = server.requests(RequestFilter(route = FaultRoute.LIKE, post = post))
             expectEqual(
-                listOf(listOf(WriteResult.APPLIED, null, "drop", FaultPhase.AFTER), listOf(WriteResult.UNCHANGED, 200, null, null)),
+                listOf(listOf(WriteResult.APPLIED, null, JournalFault.DROP, FaultPhase.AFTER), listOf(WriteResult.UNCHANGED, 200, null, null)),
                 likes.map { listOf(it.write, it.status, it.fault, it.faultPhase) },
                 "(write, status, fault, phase) of the likes",
             )
@@ -111,7 +112,7 @@ fun faultTests(t: Harness, server: TestServer, viewer: Long, tokens: TokenProvid
                     expectEqual(0L, runBlocking { c.refresh(post) }.count, "the next read is answered")
                 }
                 expectEqual(
-                    listOf(listOf(200, broken.action.kind, broken.phase), listOf(200, null, null)),
+                    listOf(listOf(200, JournalFault.fromWire(broken.action.kind), broken.phase), listOf(200, null, null)),
                     server.requests(RequestFilter(route = FaultRoute.LIKES, post = post)).map { listOf(it.status, it.fault, it.faultPhase) },
                     "(status, fault, phase) of the reads",
                 )
@@ -133,7 +134,7 @@ fun faultTests(t: Harness, server: TestServer, viewer: Long, tokens: TokenProvid
                 // broke; before it, only the retry wrote.
                 val (first, retry) = if (broken.phase == FaultPhase.AFTER) WriteResult.APPLIED to WriteResult.UNCHANGED else null to WriteResult.APPLIED
                 expectEqual(
-                    listOf(listOf(first, 200, broken.action.kind), listOf(retry, 200, null)),
+                    listOf(listOf(first, 200, JournalFault.fromWire(broken.action.kind)), listOf(retry, 200, null)),
                     server.requests(RequestFilter(route = FaultRoute.LIKE, post = post)).map { listOf(it.write, it.status, it.fault) },
                     "(write, status, fault) of the likes",
                 )

@@ -2,6 +2,7 @@
 operations and types are the ones `/openapi.json` describes, its errors are
 typed, and every operation does what it says."""
 
+import contextlib
 import http.server
 import inspect
 import json
@@ -30,6 +31,8 @@ from likekit_admin import (
     Hang,
     Journal,
     JournalEntry,
+    JournalFault,
+    JournalRoute,
     Malformed,
     Oversized,
     RequestFilter,
@@ -218,6 +221,15 @@ def test_the_enums_are_the_schemas(openapi, name, enum):
     assert [member.value for member in enum] == schema_of(openapi, name)["enum"]
 
 
+def test_the_journal_entrys_route_and_fault_are_the_schemas_without_star_and_with_latency(openapi):
+    # The schema's route for an entry is the rules' (with `*`); an entry names its request's own.
+    route = resolve(openapi, schema_of(openapi, "JournalEntry")["properties"]["route"])
+    assert [member.value for member in JournalRoute] == [r for r in route["enum"] if r != "*"]
+    # What acted is an action's kind; a rule that only delayed is `latency`.
+    assert [member.value for member in JournalFault] == list(action_variants(openapi)) + ["latency"]
+    assert [member.value for member in JournalFault] == list(FAULT_ACTIONS) + ["latency"]
+
+
 # One of each kind, every field set.
 ACTIONS = [
     Status(429, body={"error": {"code": "slow_down", "message": "later"}}, retry_after_secs=2),
@@ -326,6 +338,11 @@ WRONG = [
     (JournalEntry, {**ENTRY, "write": "maybe"}),
     (JournalEntry, {**ENTRY, "in_flight": 0}),
     (JournalEntry, {k: v for k, v in ENTRY.items() if k != "path"}),
+    (JournalEntry, {**ENTRY, "route": "*"}),
+    (JournalEntry, {**ENTRY, "fault": "explode"}),
+    (JournalEntry, {**ENTRY, "fault": "DROP"}),
+    (JournalEntry, {**ENTRY, "fault": 5}),
+    (Journal, {"entries": [{**ENTRY, "route": "*"}], "capacity": 10, "dropped": 0}),
     (Journal, {"entries": [ENTRY], "capacity": 10}),
     (Journal, {"entries": [{**ENTRY, "posts": [1.5]}], "capacity": 10, "dropped": 0}),
     (Seed, {"users": {"id": 1, "name": "Ana"}}),
@@ -357,12 +374,26 @@ def test_an_entry_decodes_with_its_types():
     )
     assert (entry.method, entry.route, entry.write, entry.fault_phase) == (
         FaultMethod.POST,
-        FaultRoute.LIKE,
+        JournalRoute.LIKE,
         WriteResult.APPLIED,
         FaultPhase.AFTER,
     )
-    assert (entry.user, entry.status, entry.fault_rule, entry.fault) == (7, None, None, "drop")
+    assert entry.route is JournalRoute.LIKE and entry.fault is JournalFault.DROP
+    assert (entry.user, entry.status, entry.fault_rule) == (7, None, None)
     assert entry.to_json()["status"] is None and entry.to_json()["fault_rule"] is None
+    # A journal route is the fault route of the same name, and filters by it.
+    assert entry.route == FaultRoute.LIKE
+    assert RequestFilter(route=entry.route).route is FaultRoute.LIKE
+    assert JournalEntry.from_json({**ENTRY, "fault": None}).fault is None, "no fault touched it"
+
+
+@pytest.mark.parametrize("fault", list(JournalFault), ids=[fault.value for fault in JournalFault])
+def test_an_entry_decodes_each_fault_as_its_journal_fault(fault):
+    entry = JournalEntry.from_json({**ENTRY, "fault_rule": 0, "fault_phase": "before", "fault": fault.value})
+    assert entry.fault is fault
+    written = entry.to_json()["fault"]
+    assert type(written) is str and written == fault.value, "written as its wire string"
+    assert JournalEntry.from_json(entry.to_json()) == entry
 
 
 # ---------------------------------------------------------------- errors
@@ -432,18 +463,34 @@ class _Stub(http.server.BaseHTTPRequestHandler):
     ],
 )
 def test_an_unreadable_answer_is_code_unreadable(status, body, message):
+    with _stub(status, body) as url, pytest.raises(AdminError) as unreadable:
+        Admin(url, "key", timeout=5).get_faults()
+    assert (unreadable.value.status, unreadable.value.code) == (status, "unreadable")
+    assert message in unreadable.value.message
+
+
+@pytest.mark.parametrize("field, value", [("route", "*"), ("fault", "explode")])
+def test_a_journal_entry_of_a_route_or_fault_the_client_does_not_type_is_unreadable(field, value):
+    body = json.dumps({"entries": [{**ENTRY, field: value}], "capacity": 10, "dropped": 0}).encode()
+    with _stub(200, body) as url, pytest.raises(AdminError) as unreadable:
+        Admin(url, "key", timeout=5).requests()
+    assert (unreadable.value.status, unreadable.value.code) == (200, "unreadable")
+    assert f"JournalEntry.{field}" in unreadable.value.message
+
+
+@contextlib.contextmanager
+def _stub(status, body):
+    """The URL of a server that answers every request `status` with
+    `body`, while the block runs."""
     stub = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Stub)
     stub.answer = (status, body)
     thread = threading.Thread(target=stub.serve_forever, daemon=True)
     thread.start()
     try:
-        with pytest.raises(AdminError) as unreadable:
-            Admin(f"http://127.0.0.1:{stub.server_address[1]}", "key", timeout=5).get_faults()
+        yield f"http://127.0.0.1:{stub.server_address[1]}"
     finally:
         stub.shutdown()
         stub.server_close()
-    assert (unreadable.value.status, unreadable.value.code) == (status, "unreadable")
-    assert message in unreadable.value.message
 
 
 # ---------------------------------------------------------------- operations
@@ -624,8 +671,8 @@ def test_a_test_reads_its_own_rules_by_tag_and_what_they_did_by_fault_tag(admin)
         assert admin.get_faults(tag="by-tag-c").rules == [], "a tag no rule has"
 
         # And what its rules did, by their tag.
-        assert seen(fault_tag="by-tag-a") == [(ana, 500, "by-tag-a", "status")]
-        assert seen(fault_tag="by-tag-b") == [(ben, 200, "by-tag-b", "latency")]
+        assert seen(fault_tag="by-tag-a") == [(ana, 500, "by-tag-a", JournalFault.STATUS)]
+        assert seen(fault_tag="by-tag-b") == [(ben, 200, "by-tag-b", JournalFault.LATENCY)]
         assert admin.requests(RequestFilter(fault_tag="by-tag-a", user=ben)).entries == [], "both must match"
 
         # A bad tag is the server's bad_query, and removes nothing.
@@ -641,9 +688,9 @@ def test_a_test_reads_its_own_rules_by_tag_and_what_they_did_by_fault_tag(admin)
             assert bad.value.message.startswith(named), bad.value.message
         everything = seen(post=post)
         assert everything == [
-            (ana, 500, "by-tag-a", "status"),
+            (ana, 500, "by-tag-a", JournalFault.STATUS),
             (ana, 200, None, None),
-            (ben, 200, "by-tag-b", "latency"),
+            (ben, 200, "by-tag-b", JournalFault.LATENCY),
         ]
 
         # A is done: the entries its rule acted on go; B's and the untouched one stay.
@@ -652,6 +699,42 @@ def test_a_test_reads_its_own_rules_by_tag_and_what_they_did_by_fault_tag(admin)
     finally:
         admin.clear_faults(tag="by-tag-a")
         admin.clear_faults(tag="by-tag-b")
+        admin.clear_requests(post=post)
+    assert len(admin.get_faults().rules) == others
+
+
+def test_a_real_servers_entries_decode_into_their_exact_route_and_fault(admin):
+    ana, post = admin.user("Ana"), admin.post()
+    token = admin.token(ana)
+    tag = "exact-journal"
+    others = len(admin.get_faults().rules)
+    try:
+        admin.add_faults(
+            [
+                # A rule for every route acts on the first read; the entry names the read's own route.
+                FaultRule(FaultRoute.ALL, user=ana, post=post, nth=1, action=Status(500), tag=tag),
+                FaultRule(
+                    FaultRoute.LIKES, user=ana, post=post, nth=2, phase=FaultPhase.AFTER, action=SlowBody(4, 1), tag=tag
+                ),
+                FaultRule(FaultRoute.LIKES, user=ana, post=post, latency_ms=1, tag=tag),
+            ]
+        )
+        reads = [admin.as_viewer("GET", f"/posts/{post}/likes", token)[0] for _ in range(3)]
+        assert reads == [500, 200, 200]
+        assert admin.as_viewer("POST", f"/posts/{post}/like", token)[0] == 200, "a like no rule acts on"
+
+        entries = admin.entries(post=post)
+        assert [(e.route, e.fault, e.fault_phase, e.fault_tag) for e in entries] == [
+            (JournalRoute.LIKES, JournalFault.STATUS, FaultPhase.BEFORE, tag),
+            (JournalRoute.LIKES, JournalFault.SLOW_BODY, FaultPhase.AFTER, tag),
+            (JournalRoute.LIKES, JournalFault.LATENCY, FaultPhase.BEFORE, tag),
+            (JournalRoute.LIKE, None, None, None),
+        ]
+        # The members themselves, not strings that equal them.
+        assert [type(e.route) for e in entries] == [JournalRoute] * 4
+        assert [type(e.fault) for e in entries[:3]] == [JournalFault] * 3
+    finally:
+        admin.clear_faults(tag=tag)
         admin.clear_requests(post=post)
     assert len(admin.get_faults().rules) == others
 
@@ -744,7 +827,7 @@ def test_users_posts_friends_tokens_seed_journal_and_reset(admin):
     assert isinstance(read, JournalEntry)
     assert (read.method, read.route, read.path, read.posts) == (
         FaultMethod.GET,
-        FaultRoute.LIKES,
+        JournalRoute.LIKES,
         f"/posts/{post}/likes",
         [post],
     )

@@ -731,6 +731,45 @@ final class LikeKitTests: XCTestCase {
         XCTAssertEqual(kinds.count, alternatives.count, "one kind per alternative")
         XCTAssertEqual(Set(kinds), Set(FaultAction.Kind.allCases.map(\.rawValue)))
         XCTAssertEqual(FaultAction.Kind.allCases.count, kinds.count)
+
+        // A journal entry's fault: an action's kind, or latency. Its route:
+        // the schema's (the rules' own), but never `*`.
+        XCTAssertEqual(JournalFault.allCases.map(\.rawValue), kinds + ["latency"], "JournalFault")
+        let route = try XCTUnwrap(schemas["JournalEntry"]?["properties"]?["route"], "JournalEntry has no route")
+        let entryRoutes = values(resolveRef(route, schemas)).filter { $0 != "*" }
+        XCTAssertFalse(entryRoutes.isEmpty, "JournalEntry.route has no enum")
+        XCTAssertEqual(JournalRoute.allCases.map(\.rawValue), entryRoutes, "JournalRoute")
+    }
+
+    /// A journal entry decodes each fault as its ``JournalFault`` and each
+    /// route as its ``JournalRoute``; a route of `*` or a fault the client
+    /// does not know is refused (the client's `decode` throws `unreadable`
+    /// for any value `JSONDecoder` refuses).
+    func testAJournalEntrysFaultAndRouteDecodeExactly() throws {
+        let start =
+            #"{"seq": 1, "request_id": "r", "at_ms": 1, "duration_ms": 1, "method": "GET", "path": "/","#
+            + #" "posts": [1], "in_flight": false"#
+        func entry(_ fields: String) throws -> JournalEntry {
+            try JSONDecoder().decode(JournalEntry.self, from: Data((start + ", " + fields + "}").utf8))
+        }
+        for fault in JournalFault.allCases {
+            let decoded = try entry(#""route": "likes", "fault_phase": "after", "fault": "\#(fault.rawValue)""#)
+            XCTAssertEqual(decoded.fault, fault)
+            XCTAssertEqual(decoded.route, .likes)
+            let written = try JSONDecoder().decode(JSONValue.self, from: JSONEncoder().encode(decoded))
+            XCTAssertEqual(written["fault"], JSONValue.string(fault.rawValue), "written as its raw value")
+            let again = try JSONDecoder().decode(JournalEntry.self, from: JSONEncoder().encode(decoded))
+            XCTAssertEqual(again, decoded)
+        }
+        for route in JournalRoute.allCases {
+            let decoded = try entry(#""route": "\#(route.rawValue)", "fault": null"#)
+            XCTAssertEqual(decoded.route, route)
+            XCTAssertNil(decoded.fault)
+            XCTAssertEqual(FaultRoute(route).rawValue, route.rawValue, "the fault route of the same name")
+        }
+        for fields in [#""route": "*""#, #""route": "likes", "fault": "explode""#, #""route": "likes", "fault": "DROP""#] {
+            XCTAssertThrowsError(try entry(fields), fields)
+        }
     }
 
     /// Values encode as the server writes them (a rule: only what differs
@@ -1011,7 +1050,7 @@ final class LikeKitTests: XCTestCase {
             let user: Int64?
             let status: UInt16?
             let faultTag: String?
-            let fault: String?
+            let fault: JournalFault?
         }
         let ana = try await admin.user("Ana")
         let ben = try await admin.user("Ben")
@@ -1050,8 +1089,8 @@ final class LikeKitTests: XCTestCase {
             XCTAssertEqual(nobodys.rules, [], "a tag no rule has")
 
             // And what its rules did, by their tag.
-            let a = Seen(user: ana, status: 500, faultTag: "by-tag-a", fault: "status")
-            let b = Seen(user: ben, status: 200, faultTag: "by-tag-b", fault: "latency")
+            let a = Seen(user: ana, status: 500, faultTag: "by-tag-a", fault: .status)
+            let b = Seen(user: ben, status: 200, faultTag: "by-tag-b", fault: .latency)
             let untouched = Seen(user: ana, status: 200, faultTag: nil, fault: nil)
             let byA = try await seen(RequestFilter(faultTag: "by-tag-a"))
             XCTAssertEqual(byA, [a])
@@ -1099,6 +1138,61 @@ final class LikeKitTests: XCTestCase {
         }
         _ = try await admin.clearFaults(tag: "by-tag-a")
         let after = try await admin.clearFaults(tag: "by-tag-b")
+        XCTAssertEqual(after.rules.count, others, "the other tests' rules, as they were")
+        try await admin.clearRequests(RequestFilter(post: post))
+    }
+
+    /// A real server's journal entries decode into their exact route and
+    /// fault after rules acted: a rule for every route names the read's own
+    /// route; a status, a slow body and a latency are each their
+    /// ``JournalFault``.
+    func testARealServersEntriesDecodeIntoTheirExactRouteAndFault() async throws {
+        struct Typed: Equatable {
+            let route: JournalRoute
+            let fault: JournalFault?
+            let phase: FaultPhase?
+            let tag: String?
+        }
+        let ana = try await admin.user("Ana")
+        let post = try await admin.post()
+        let token = try await admin.mintToken(user: ana)
+        let tag = "exact-journal"
+        let others = try await admin.getFaults().rules.count
+        do {
+            try await admin.addFaults([
+                // A rule for every route acts on the first read; the entry names the read's own route.
+                FaultRule(route: .all, post: post, user: ana, nth: 1, action: .status(status: 500), tag: tag),
+                FaultRule(
+                    route: .likes, post: post, user: ana, nth: 2, phase: .after,
+                    action: .slowBody(bytes: 4, intervalMs: 1), tag: tag),
+                FaultRule(route: .likes, post: post, user: ana, latencyMs: 1, tag: tag),
+            ])
+            var reads: [Int] = []
+            for _ in 0..<3 {
+                let status = try await read("/posts/\(post)/likes", token: token).0
+                reads.append(status)
+            }
+            XCTAssertEqual(reads, [500, 200, 200])
+            let liked = try await send("POST", "/posts/\(post)/like", token: token).0
+            XCTAssertEqual(liked, 200, "a like no rule acts on")
+
+            let entries = try await admin.requests(RequestFilter(post: post)).entries
+            let typed = entries.map { Typed(route: $0.route, fault: $0.fault, phase: $0.faultPhase, tag: $0.faultTag) }
+            XCTAssertEqual(typed, [
+                Typed(route: .likes, fault: .status, phase: .before, tag: tag),
+                Typed(route: .likes, fault: .slowBody, phase: .after, tag: tag),
+                Typed(route: .likes, fault: .latency, phase: .before, tag: tag),
+                Typed(route: .like, fault: nil, phase: nil, tag: nil),
+            ])
+            // Filtering by an entry's own route finds it.
+            let like = try XCTUnwrap(entries.last)
+            let likes = try await admin.requests(RequestFilter(route: FaultRoute(like.route), post: post)).entries
+            XCTAssertEqual(likes.map(\.seq), [like.seq])
+        } catch {
+            _ = try? await admin.clearFaults(tag: tag)
+            throw error
+        }
+        let after = try await admin.clearFaults(tag: tag)
         XCTAssertEqual(after.rules.count, others, "the other tests' rules, as they were")
         try await admin.clearRequests(RequestFilter(post: post))
     }
