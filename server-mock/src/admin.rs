@@ -14,6 +14,7 @@ use likekit_proto::{
         FaultFilter, FaultRules, Friends, Journal, NewFaultRules, NewPost, NewUser, RequestFilter,
         Seed, StoredPost, StoredUser, TokenRequest, TokenResponse, check_tag,
     },
+    code,
 };
 use serde::Serialize;
 use subtle::ConstantTimeEq;
@@ -53,7 +54,7 @@ pub(crate) async fn require_key(
     if expected.is_empty() || !bool::from(given.ct_eq(expected)) {
         return ApiError::new(
             StatusCode::UNAUTHORIZED,
-            "bad_admin_key",
+            code::BAD_ADMIN_KEY,
             "send the server's admin key in X-Admin-Key",
         )
         .into_response();
@@ -227,14 +228,14 @@ pub(crate) async fn mint_token(
     if !app.takes_own_tokens {
         return Err(ApiError::new(
             StatusCode::CONFLICT,
-            "own_tokens_off",
+            code::OWN_TOKENS_OFF,
             "this server takes tokens from its identity provider (--jwks) and, without \
              --token-secret, refuses the HS256 tokens it would mint here; start it with \
              --token-secret as well, or sign tokens with the provider's keys",
         ));
     }
     let ttl = likekit_proto::admin::token_ttl(request.ttl_secs)
-        .map_err(|rule| ApiError::bad_request("bad_ttl", format!("ttl_secs {rule}")))?;
+        .map_err(|rule| ApiError::bad_request(code::BAD_TTL, format!("ttl_secs {rule}")))?;
     let token = app.auth.tokens().mint(request.user_id, ttl);
     Ok(Json(TokenResponse { token }))
 }
@@ -262,7 +263,7 @@ pub(crate) async fn set_faults(
     AppJson(rules): AppJson<FaultRules>,
 ) -> Result<Json<FaultRules>, ApiError> {
     app.check_fault_rules(&rules)
-        .map_err(|msg| ApiError::bad_request("bad_fault_rules", msg))?;
+        .map_err(|msg| ApiError::bad_request(code::BAD_FAULT_RULES, msg))?;
     let in_force = app.faults.set(rules);
     tracing::info!(
         rules = in_force.rules.len(),
@@ -299,7 +300,7 @@ pub(crate) async fn add_faults(
     State(App(app)): State<App>,
     AppJson(body): AppJson<FaultRules>,
 ) -> Result<Json<FaultRules>, ApiError> {
-    let refused = |msg: String| ApiError::bad_request("bad_fault_rules", msg);
+    let refused = |msg: String| ApiError::bad_request(code::BAD_FAULT_RULES, msg);
     if let Some(seed) = body.seed {
         return Err(refused(format!(
             "seed: the seed belongs to the whole rule set; set it with PUT /admin/faults \
@@ -314,7 +315,11 @@ pub(crate) async fn add_faults(
     app.check_fault_rules(&body).map_err(refused)?;
     let added = body.rules.len();
     let in_force = app.faults.add(body.rules).map_err(|too_many| {
-        ApiError::new(StatusCode::CONFLICT, "too_many_rules", too_many.to_string())
+        ApiError::new(
+            StatusCode::CONFLICT,
+            code::TOO_MANY_RULES,
+            too_many.to_string(),
+        )
     })?;
     tracing::info!(
         added,
@@ -370,7 +375,7 @@ pub(crate) async fn get_faults(
 /// `/admin/requests`' `fault_tag` (named by `key` in the message); 400
 /// `bad_query` for one no rule could have.
 fn query_tag(key: &str, tag: &str) -> Result<(), ApiError> {
-    check_tag(tag).map_err(|rule| ApiError::bad_request("bad_query", format!("{key}: {rule}")))
+    check_tag(tag).map_err(|rule| ApiError::bad_request(code::BAD_QUERY, format!("{key}: {rule}")))
 }
 
 /// The journal's filters of `query`, with a `fault_tag` checked as a
@@ -506,7 +511,7 @@ pub(crate) async fn reset(
 ) -> Result<Json<Ack>, ApiError> {
     if let Some(query) = query.filter(|q| !q.is_empty()) {
         return Err(ApiError::bad_request(
-            "bad_query",
+            code::BAD_QUERY,
             format!(
                 "POST /admin/reset takes no query: it drops the likes of every post; got {}",
                 likekit_proto::quoted(&query)

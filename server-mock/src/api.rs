@@ -7,7 +7,7 @@ use axum::{
     http::{HeaderValue, StatusCode, header},
     response::{IntoResponse, Response},
 };
-use likekit_proto::{BatchLikes, ErrorBody, LikeState, PostId, UserId};
+use likekit_proto::{BatchLikes, ErrorBody, LikeState, PostId, UserId, code};
 use serde::Serialize;
 use utoipa::ToSchema;
 
@@ -236,7 +236,7 @@ pub(crate) async fn readyz(State(App(app)): State<App>) -> Result<Json<Health>, 
     if app.stopping.load(std::sync::atomic::Ordering::Relaxed) {
         return Err(ApiError::new(
             StatusCode::SERVICE_UNAVAILABLE,
-            likekit_proto::code::NOT_READY,
+            code::NOT_READY,
             "the server is stopping",
         ));
     }
@@ -264,7 +264,7 @@ pub(crate) async fn readyz(State(App(app)): State<App>) -> Result<Json<Health>, 
             }
             Err(ApiError::new(
                 StatusCode::SERVICE_UNAVAILABLE,
-                likekit_proto::code::NOT_READY,
+                code::NOT_READY,
                 reason,
             ))
         }
@@ -300,14 +300,14 @@ pub(crate) async fn metrics_text(State(App(app)): State<App>) -> Response {
 
 /// Unknown routes.
 pub(crate) async fn not_found() -> ApiError {
-    ApiError::new(StatusCode::NOT_FOUND, "not_found", "no such route")
+    ApiError::new(StatusCode::NOT_FOUND, code::NOT_FOUND, "no such route")
 }
 
 /// Known routes, wrong method.
 pub(crate) async fn method_not_allowed() -> ApiError {
     ApiError::new(
         StatusCode::METHOD_NOT_ALLOWED,
-        "method_not_allowed",
+        code::METHOD_NOT_ALLOWED,
         "this route does not accept that method",
     )
 }

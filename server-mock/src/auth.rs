@@ -10,7 +10,7 @@ use std::{
 };
 
 use jsonwebtoken::{Algorithm, DecodingKey, EncodingKey, Header, Validation};
-use likekit_proto::UserId;
+use likekit_proto::{UserId, code};
 
 use crate::{
     claims::{Claims, TokenError, signed_in, token_error},
@@ -223,25 +223,25 @@ pub(crate) fn authenticate(
 ) -> Result<UserId, ApiError> {
     let Some(value) = authorization else {
         return Err(ApiError::unauthorized(
-            "missing_token",
+            code::MISSING_TOKEN,
             "send Authorization: Bearer <token>",
         ));
     };
     let value = value
         .to_str()
-        .map_err(|_| ApiError::unauthorized("invalid_token", "not a well-formed token"))?;
+        .map_err(|_| ApiError::unauthorized(code::INVALID_TOKEN, "not a well-formed token"))?;
     let token = match value.split_once(' ') {
         Some((scheme, token)) if scheme.eq_ignore_ascii_case("bearer") => token.trim(),
         _ => {
             return Err(ApiError::unauthorized(
-                "invalid_token",
+                code::INVALID_TOKEN,
                 "use the Bearer scheme: Authorization: Bearer <token>",
             ));
         }
     };
     tokens.verify(token).map_err(|err| match err {
-        TokenError::Expired => ApiError::unauthorized("token_expired", err.to_string()),
-        TokenError::Invalid(_) => ApiError::unauthorized("invalid_token", err.to_string()),
+        TokenError::Expired => ApiError::unauthorized(code::TOKEN_EXPIRED, err.to_string()),
+        TokenError::Invalid(_) => ApiError::unauthorized(code::INVALID_TOKEN, err.to_string()),
     })
 }
 

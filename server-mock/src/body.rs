@@ -18,7 +18,10 @@ use serde::de::DeserializeOwned;
 use serde_json::{Value, value::RawValue};
 use utoipa::ToSchema;
 
-use crate::{error::ApiError, wire::admin::Seed};
+use crate::{
+    error::ApiError,
+    wire::{admin::Seed, code},
+};
 
 /// `axum::Json`, but its rejections are JSON [`ApiError`]s: 415 for a wrong
 /// content type, 413 for an oversize body, 400 for anything unparsable or
@@ -52,11 +55,11 @@ pub fn read<T: DeserializeOwned + ToSchema>(body: &[u8]) -> Result<T, ApiError> 
     let Json(value) = Json::<T>::from_bytes(body)?;
     // It parsed as a `T`, so it is JSON.
     let json: Value = serde_json::from_slice(body)
-        .map_err(|e| ApiError::bad_request("bad_json", e.to_string()))?;
+        .map_err(|e| ApiError::bad_request(code::BAD_JSON, e.to_string()))?;
     let schemas = Schemas::of::<T>();
     let mut path = String::new();
     if let Some(problem) = schemas.misplaced(&json, &schemas.root, &mut path) {
-        return Err(ApiError::bad_request("bad_json", problem));
+        return Err(ApiError::bad_request(code::BAD_JSON, problem));
     }
     Ok(value)
 }

@@ -9,7 +9,7 @@ use axum::{
     http::{HeaderValue, StatusCode, header},
     response::{IntoResponse, Response},
 };
-use likekit_proto::{ErrorBody, IdError, PostId, UserId};
+use likekit_proto::{ErrorBody, IdError, PostId, UserId, code};
 
 use crate::store::{StoreError, rules::RuleViolation};
 
@@ -65,7 +65,9 @@ pub struct ApiError {
 
 impl ApiError {
     /// An answer with `status`, a stable `snake_case` `code` and a message
-    /// for people.
+    /// for people. The server's own codes are the constants of
+    /// [`wire::code`](crate::wire::code); a handler of your own may add its
+    /// own.
     pub fn new(
         status: StatusCode,
         code: impl Into<Cow<'static, str>>,
@@ -103,7 +105,7 @@ impl ApiError {
     pub fn post_not_found(post: PostId) -> Self {
         Self::new(
             StatusCode::NOT_FOUND,
-            "post_not_found",
+            code::POST_NOT_FOUND,
             format!("there is no post {post}"),
         )
     }
@@ -111,7 +113,7 @@ impl ApiError {
     pub(crate) fn unauthorized(code: &'static str, message: impl Into<String>) -> Self {
         let message = message.into();
         // RFC 6750: no error attribute when no credentials were sent at all.
-        let challenge = if code == "missing_token" {
+        let challenge = if code == code::MISSING_TOKEN {
             HeaderValue::from_static("Bearer realm=\"likekit\"")
         } else {
             let description = message.replace(['"', '\\'], "'");
@@ -133,41 +135,44 @@ impl ApiError {
             retry_after_secs: Some(retry_after_secs.max(1)),
             ..Self::new(
                 StatusCode::TOO_MANY_REQUESTS,
-                "rate_limited",
+                code::RATE_LIMITED,
                 "too many likes and unlikes; slow down",
             )
         }
     }
 
     pub(crate) fn internal(message: impl Into<String>) -> Self {
-        Self::new(StatusCode::INTERNAL_SERVER_ERROR, "internal", message)
+        Self::new(StatusCode::INTERNAL_SERVER_ERROR, code::INTERNAL, message)
     }
 
     /// The generic answer for a status that was produced without a more
     /// specific error (used to turn plain-text answers into JSON ones).
     pub(crate) fn for_status(status: StatusCode) -> Self {
         let (code, message): (Cow<'static, str>, &str) = match status {
-            StatusCode::BAD_REQUEST => ("bad_request".into(), "the request is malformed"),
-            StatusCode::UNAUTHORIZED => ("unauthorized".into(), "sign in first"),
-            StatusCode::FORBIDDEN => ("forbidden".into(), "not allowed"),
-            StatusCode::NOT_FOUND => ("not_found".into(), "no such route"),
+            StatusCode::BAD_REQUEST => (code::BAD_REQUEST.into(), "the request is malformed"),
+            StatusCode::UNAUTHORIZED => (code::UNAUTHORIZED.into(), "sign in first"),
+            StatusCode::FORBIDDEN => (code::FORBIDDEN.into(), "not allowed"),
+            StatusCode::NOT_FOUND => (code::NOT_FOUND.into(), "no such route"),
             StatusCode::METHOD_NOT_ALLOWED => (
-                "method_not_allowed".into(),
+                code::METHOD_NOT_ALLOWED.into(),
                 "this route does not accept that method",
             ),
-            StatusCode::REQUEST_TIMEOUT => ("request_timeout".into(), "the request took too long"),
-            StatusCode::PAYLOAD_TOO_LARGE => {
-                ("payload_too_large".into(), "the request body is too large")
+            StatusCode::REQUEST_TIMEOUT => {
+                (code::REQUEST_TIMEOUT.into(), "the request took too long")
             }
+            StatusCode::PAYLOAD_TOO_LARGE => (
+                code::PAYLOAD_TOO_LARGE.into(),
+                "the request body is too large",
+            ),
             StatusCode::UNSUPPORTED_MEDIA_TYPE => (
-                "unsupported_media_type".into(),
+                code::UNSUPPORTED_MEDIA_TYPE.into(),
                 "send JSON with Content-Type: application/json",
             ),
-            StatusCode::TOO_MANY_REQUESTS => ("rate_limited".into(), "too many requests"),
-            StatusCode::INTERNAL_SERVER_ERROR => ("internal".into(), "internal server error"),
-            StatusCode::SERVICE_UNAVAILABLE => ("unavailable".into(), "try again later"),
+            StatusCode::TOO_MANY_REQUESTS => (code::RATE_LIMITED.into(), "too many requests"),
+            StatusCode::INTERNAL_SERVER_ERROR => (code::INTERNAL.into(), "internal server error"),
+            StatusCode::SERVICE_UNAVAILABLE => (code::UNAVAILABLE.into(), "try again later"),
             other => (
-                format!("http_{}", other.as_u16()).into(),
+                code::http(other.as_u16()).into(),
                 other.canonical_reason().unwrap_or("error"),
             ),
         };
@@ -216,20 +221,20 @@ impl From<StoreError> for ApiError {
             StoreError::PostNotFound(post) => Self::post_not_found(post),
             StoreError::UserNotFound(user) => Self::new(
                 StatusCode::NOT_FOUND,
-                "user_not_found",
+                code::USER_NOT_FOUND,
                 format!("there is no user {user}"),
             ),
-            StoreError::Invalid(message) => Self::bad_request("bad_request", message),
+            StoreError::Invalid(message) => Self::bad_request(code::BAD_REQUEST, message),
             StoreError::Closed => Self::new(
                 StatusCode::SERVICE_UNAVAILABLE,
-                "shutting_down",
+                code::SHUTTING_DOWN,
                 "the server is shutting down",
             ),
             StoreError::Backend(message) => {
                 tracing::error!(%message, "storage failure");
                 Self::new(
                     StatusCode::INTERNAL_SERVER_ERROR,
-                    "storage_error",
+                    code::STORAGE_ERROR,
                     "the database failed; try again",
                 )
             }
@@ -242,19 +247,19 @@ impl From<JsonRejection> for ApiError {
         match rejection.status() {
             StatusCode::UNSUPPORTED_MEDIA_TYPE => Self::new(
                 StatusCode::UNSUPPORTED_MEDIA_TYPE,
-                "unsupported_media_type",
+                code::UNSUPPORTED_MEDIA_TYPE,
                 "send JSON with Content-Type: application/json",
             ),
             StatusCode::PAYLOAD_TOO_LARGE => Self::new(
                 StatusCode::PAYLOAD_TOO_LARGE,
-                "payload_too_large",
+                code::PAYLOAD_TOO_LARGE,
                 "the request body is too large",
             ),
             _ => {
                 let text = own_words(&rejection.body_text());
                 match refused_id_code(&text) {
                     Some(code) => Self::bad_request(code, text),
-                    None => Self::bad_request("bad_json", text),
+                    None => Self::bad_request(code::BAD_JSON, text),
                 }
             }
         }
@@ -316,6 +321,6 @@ impl From<QueryRejection> for ApiError {
         let text = text
             .strip_prefix("Failed to deserialize query string: ")
             .unwrap_or(&text);
-        Self::bad_request("bad_query", text)
+        Self::bad_request(code::BAD_QUERY, text)
     }
 }

@@ -7,7 +7,7 @@ use axum::{
     extract::{FromRequestParts, Path},
     http::{header, request::Parts},
 };
-use likekit_proto::{IdError, MAX_BATCH_POSTS, PostId, UserId};
+use likekit_proto::{IdError, MAX_BATCH_POSTS, PostId, UserId, code};
 
 use crate::{auth::authenticate, error::ApiError, state::App};
 
@@ -65,7 +65,7 @@ pub fn parse_post_list(pairs: &[(String, String)]) -> Result<Vec<PostId>, ApiErr
         .peekable();
     if lists.peek().is_none() {
         return Err(ApiError::bad_request(
-            "bad_posts",
+            code::BAD_POSTS,
             "name the posts to read: /likes?posts=1,2,3",
         ));
     }
@@ -74,13 +74,13 @@ pub fn parse_post_list(pairs: &[(String, String)]) -> Result<Vec<PostId>, ApiErr
         let item = item.trim();
         let post: PostId = item.parse().map_err(|e: likekit_proto::IdError| {
             ApiError::bad_request(
-                "bad_posts",
+                code::BAD_POSTS,
                 format!("posts must be a comma-separated list of post ids: {e}"),
             )
         })?;
         if named == MAX_BATCH_POSTS {
             return Err(ApiError::bad_request(
-                "too_many_posts",
+                code::TOO_MANY_POSTS,
                 format!("at most {MAX_BATCH_POSTS} posts per read (a repeated id counts too)"),
             ));
         }

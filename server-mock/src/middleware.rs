@@ -33,6 +33,7 @@ use axum::{
 use likekit_proto::{
     PostId, UserId,
     admin::{FaultMethod, FaultPhase, FaultRoute, JournalEntry, WriteResult},
+    code,
 };
 
 use crate::{
@@ -345,7 +346,7 @@ impl FaultPath {
         self.cut.store(self.connection.is_some(), Ordering::Release);
         ApiError::new(
             StatusCode::SERVICE_UNAVAILABLE,
-            "connection_dropped",
+            code::CONNECTION_DROPPED,
             "fault rule: connection dropped",
         )
         .into_response()
@@ -520,7 +521,7 @@ async fn perform(act: Act, answer: Option<Response>, path: &FaultPath) -> Respon
                 Some(body) => (status, Json(body)).into_response(),
                 None => ApiError::new(
                     status,
-                    "injected_fault",
+                    code::INJECTED_FAULT,
                     format!("fault rule: answering {}", status.as_u16()),
                 )
                 .into_response(),
@@ -822,7 +823,7 @@ where
                         Some(hung) => hung.cut(false),
                         None => ApiError::new(
                             StatusCode::SERVICE_UNAVAILABLE,
-                            "timeout",
+                            code::TIMEOUT,
                             "the request took too long",
                         )
                         .into_response(),
@@ -870,7 +871,7 @@ async fn read_whole(request: Request, limit: usize) -> Result<Request, Response>
             Err(ApiError::for_status(StatusCode::PAYLOAD_TOO_LARGE).into_response())
         }
         Err(err) => Err(ApiError::bad_request(
-            "bad_request",
+            code::BAD_REQUEST,
             format!("the request body could not be read: {err}"),
         )
         .into_response()),

@@ -17,6 +17,7 @@ use likekit_proto::{
         JournalEntry, NewFaultRules, NewPost, NewUser, RuleState, Seed, SeedPost, SeedUser,
         StoredPost, StoredUser, TokenRequest, TokenResponse, WriteResult,
     },
+    code,
 };
 use utoipa::{
     Modify, OpenApi,
@@ -130,36 +131,36 @@ impl Modify for CommonResponses {
                 };
                 add(
                     "413",
-                    "payload_too_large",
+                    code::PAYLOAD_TOO_LARGE,
                     ": a body (or a declared `Content-Length`) over `--max-body-bytes`",
                 );
                 add(
                     "400",
-                    "bad_request",
+                    code::BAD_REQUEST,
                     ": a chunked body that could not be read (the client broke off, or sent \
                      a malformed chunk)",
                 );
-                add("500", "internal", ": a bug (a handler panicked)");
+                add("500", code::INTERNAL, ": a bug (a handler panicked)");
                 add(
                     "503",
-                    "timeout",
+                    code::TIMEOUT,
                     ": the request took longer than `--request-timeout-secs`",
                 );
                 if store {
                     add(
                         "500",
-                        "storage_error",
+                        code::STORAGE_ERROR,
                         ": the database failed (retrying is safe)",
                     );
-                    add("503", "shutting_down", ": the server is stopping");
+                    add("503", code::SHUTTING_DOWN, ": the server is stopping");
                 }
                 if admin {
-                    add("401", "bad_admin_key", ": no or a wrong `X-Admin-Key`");
+                    add("401", code::BAD_ADMIN_KEY, ": no or a wrong `X-Admin-Key`");
                     if has_body {
-                        add("400", "bad_json", "");
+                        add("400", code::BAD_JSON, "");
                         add(
                             "415",
-                            "unsupported_media_type",
+                            code::UNSUPPORTED_MEDIA_TYPE,
                             ": a body without `Content-Type: application/json`",
                         );
                     }

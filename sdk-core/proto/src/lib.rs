@@ -16,7 +16,7 @@
 //! The wire carries *state*, never "toggle": POST means "I like this",
 //! DELETE means "I don't", and both are idempotent.
 //!
-//! Features: `admin` adds [`admin`], the bodies of the reference server's
+//! Features: `admin` adds the module `admin`, the bodies of the reference server's
 //! admin, fault and seed API (no app needs them); `openapi` derives
 //! `utoipa::ToSchema` on every body for the server's OpenAPI document.
 
@@ -180,8 +180,10 @@ pub struct ErrorBody {
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[cfg_attr(feature = "openapi", schema(examples(json!({"code": "post_not_found", "message": "there is no post 42"}))))]
 pub struct ErrorDetail {
-    /// A stable `snake_case` code a program can match on (every one is in
-    /// `likekit_proto::code` and in the server's table of errors).
+    /// A stable `snake_case` code a program can match on: one of
+    /// `likekit_proto::code`'s (also in the server's table of errors), or
+    /// `http_<status>` for an answer of a status no code names
+    /// (`code::http`).
     pub code: String,
     /// A human-readable explanation.
     pub message: String,

@@ -7,7 +7,7 @@
 
 use std::collections::HashSet;
 
-use likekit_proto::{UserId, admin::Seed};
+use likekit_proto::{UserId, admin::Seed, code};
 
 use super::StoreError;
 
@@ -50,7 +50,7 @@ pub fn check_name(name: &str) -> Result<(), RuleViolation> {
         || name.chars().any(char::is_control)
     {
         return Err(RuleViolation {
-            code: "bad_name",
+            code: code::BAD_NAME,
             message: format!(
                 "a name must have 1 to {MAX_NAME_CHARS} characters, not be blank, and hold no control characters"
             ),
@@ -68,7 +68,7 @@ pub fn check_name(name: &str) -> Result<(), RuleViolation> {
 pub fn check_friends(friends: &[UserId]) -> Result<(), RuleViolation> {
     if friends.len() > MAX_FRIENDS {
         return Err(RuleViolation {
-            code: "too_many_friends",
+            code: code::TOO_MANY_FRIENDS,
             message: format!("at most {MAX_FRIENDS} friends per user"),
         });
     }

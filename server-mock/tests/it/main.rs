@@ -17,6 +17,7 @@ mod cli;
 mod concurrency;
 mod connections;
 mod crash;
+mod error_codes;
 mod faults;
 mod http_api;
 mod journal_outcomes;
