@@ -202,7 +202,7 @@ mod tests {
     use super::*;
     use likekit_proto::{
         PostId, UserId,
-        admin::{FaultMethod, FaultRoute},
+        admin::{FaultMethod, FaultRoute, JournalFault},
     };
 
     fn entry(seq: u64, route: FaultRoute, post: u64, user: Option<u64>) -> JournalEntry {
@@ -270,7 +270,7 @@ mod tests {
         assert_eq!((page.capacity, page.dropped), (3, 2));
         // A finished entry is no longer in flight: an update for it is late.
         let mut late = entry(5, FaultRoute::Like, 1, Some(7));
-        late.fault = Some("latency".into());
+        late.fault = Some(JournalFault::Latency);
         journal.update_in_flight(late);
         let page = journal.read(&RequestFilter::default());
         assert_eq!(page.entries[2].fault, None);
@@ -379,7 +379,7 @@ mod tests {
             let next = journal.listed().last_seq + 1;
             journal.arrive(&id(next), |seq| JournalEntry {
                 fault_tag: tag.map(str::to_owned),
-                fault: tag.map(|_| "status".to_owned()),
+                fault: tag.map(|_| JournalFault::Status),
                 ..entry(seq, FaultRoute::Like, 42, Some(user))
             });
         }
@@ -466,7 +466,7 @@ mod tests {
         assert_eq!(by_id("req-9", None), [0_u64; 0]);
         // An in-flight update keeps the id.
         let mut update = entry(2, FaultRoute::Unlike, 42, Some(7));
-        update.fault = Some("latency".into());
+        update.fault = Some(JournalFault::Latency);
         journal.update_in_flight(update);
         let read = journal.read(&RequestFilter {
             request_id: Some("req-2".into()),
@@ -475,8 +475,8 @@ mod tests {
         let ids: Vec<_> = read
             .entries
             .iter()
-            .map(|e| (e.request_id.as_str(), e.fault.as_deref()))
+            .map(|e| (e.request_id.as_str(), e.fault))
             .collect();
-        assert_eq!(ids, [("req-2", Some("latency"))]);
+        assert_eq!(ids, [("req-2", Some(JournalFault::Latency))]);
     }
 }

@@ -32,7 +32,7 @@ use axum::{
 };
 use likekit_proto::{
     PostId, UserId,
-    admin::{FaultMethod, FaultPhase, FaultRoute, JournalEntry, WriteResult},
+    admin::{FaultMethod, FaultPhase, FaultRoute, JournalEntry, JournalFault, WriteResult},
     code,
 };
 
@@ -234,7 +234,8 @@ impl Arrival {
             .or_else(|| response.extensions().get::<Written>().copied());
         // A `before` act answers in the handler's place; a latency only
         // delays it.
-        let handled = !note.is_some_and(|n| n.phase == FaultPhase::Before && n.act != LATENCY);
+        let handled =
+            !note.is_some_and(|n| n.phase == FaultPhase::Before && n.act != JournalFault::Latency);
         // The handler's own status (an `after` rule may have replaced it).
         let status = faults
             .and_then(|f| f.answered.get().copied())
@@ -354,7 +355,7 @@ impl FaultPath {
 
     /// Whether the rule acting on the request hangs it.
     fn hangs(&self) -> bool {
-        self.noted().is_some_and(|n| n.act == "hang")
+        self.noted().is_some_and(|n| n.act == JournalFault::Hang)
     }
 
     /// What the fault path noted so far.
@@ -442,7 +443,7 @@ where
 struct FaultNote {
     rule: Option<RuleRef>,
     phase: FaultPhase,
-    act: &'static str,
+    act: JournalFault,
 }
 
 impl FaultNote {
@@ -453,21 +454,21 @@ impl FaultNote {
             fault_rule: note.and_then(FaultNote::place),
             fault_tag: note.and_then(FaultNote::tag),
             fault_phase: note.map(|n| n.phase),
-            fault: note.map(|n| n.act.to_owned()),
+            fault: note.map(|n| n.act),
             ..entry
         }
     }
 
     fn of(rule: Option<RuleRef>, phase: FaultPhase, act: &Act) -> Self {
         let act = match act {
-            Act::Status { .. } => "status",
-            Act::Drop => "drop",
-            Act::Reset => "reset",
-            Act::Hang => "hang",
-            Act::Truncate(_) => "truncate",
-            Act::Malformed => "malformed",
-            Act::SlowBody { .. } => "slow_body",
-            Act::Oversized(_) => "oversized",
+            Act::Status { .. } => JournalFault::Status,
+            Act::Drop => JournalFault::Drop,
+            Act::Reset => JournalFault::Reset,
+            Act::Hang => JournalFault::Hang,
+            Act::Truncate(_) => JournalFault::Truncate,
+            Act::Malformed => JournalFault::Malformed,
+            Act::SlowBody { .. } => JournalFault::SlowBody,
+            Act::Oversized(_) => JournalFault::Oversized,
         };
         Self { rule, phase, act }
     }
@@ -487,13 +488,10 @@ impl FaultNote {
         Self {
             rule,
             phase,
-            act: LATENCY,
+            act: JournalFault::Latency,
         }
     }
 }
-
-/// The journal's `fault` for a rule that only delayed a request.
-const LATENCY: &str = "latency";
 
 /// A body that is not JSON, for `malformed`.
 const MALFORMED: &str = "{\"count\": 1, \"liked_by_me\": tru";

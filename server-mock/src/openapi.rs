@@ -14,8 +14,8 @@ use likekit_proto::{
     BatchLikes, ErrorBody, ErrorDetail, LikeState, PostId, PostLikes, UserId,
     admin::{
         FaultAction, FaultMethod, FaultPhase, FaultRoute, FaultRule, FaultRules, Friends, Journal,
-        JournalEntry, NewFaultRules, NewPost, NewUser, RuleState, Seed, SeedPost, SeedUser,
-        StoredPost, StoredUser, TokenRequest, TokenResponse, WriteResult,
+        JournalEntry, JournalFault, NewFaultRules, NewPost, NewUser, RuleState, Seed, SeedPost,
+        SeedUser, StoredPost, StoredUser, TokenRequest, TokenResponse, WriteResult,
     },
     code,
 };
@@ -246,7 +246,7 @@ fn request_id_header() -> utoipa::openapi::header::Header {
         LikeState, PostLikes, BatchLikes, ErrorBody, ErrorDetail, PostId, UserId,
         NewUser, NewPost, StoredUser, StoredPost, Friends, TokenRequest, TokenResponse,
         FaultRoute, FaultMethod, FaultPhase, FaultAction, FaultRule, FaultRules, NewFaultRules,
-        RuleState, Journal, JournalEntry, WriteResult,
+        RuleState, Journal, JournalEntry, JournalFault, WriteResult,
         Seed, SeedUser, SeedPost, api::Health, admin::Ack,
     )),
     modifiers(&Security, &CommonResponses),

@@ -830,7 +830,8 @@ pub struct JournalEntry {
     pub duration_ms: u64,
     /// Its method.
     pub method: FaultMethod,
-    /// Its route.
+    /// Its route: its own, never `*` (which only rules and filters use).
+    #[cfg_attr(feature = "openapi", schema(schema_with = journal_route))]
     pub route: FaultRoute,
     /// Its path and query: whole up to 4 KiB, else its first 4 KiB ending
     /// in `…`.
@@ -861,14 +862,63 @@ pub struct JournalEntry {
     pub fault_tag: Option<String>,
     /// When that rule acted (or delayed it).
     pub fault_phase: Option<FaultPhase>,
-    /// What it did: `status`, `drop`, `reset`, `hang`, `truncate`,
-    /// `malformed`, `slow_body` or `oversized`; `latency` for a rule that
-    /// only delayed it.
-    pub fault: Option<String>,
+    /// What it did: the kind of the action that acted, or `latency` for a
+    /// rule that only delayed it.
+    pub fault: Option<JournalFault>,
     /// Not answered yet: the entry is listed from its arrival, and
     /// `status`, `duration_ms`, `write` and the fault fields are filled in
     /// when its answer is ready.
     pub in_flight: bool,
+}
+
+/// What a fault rule did to a request, as its journal entry's `fault`
+/// says it: the `kind` of the action that acted (`status` also for
+/// `error_rate` and `fail_next`, `drop` also for `drop_rate`), or
+/// `latency` for a rule that only delayed it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "snake_case")]
+pub enum JournalFault {
+    /// An answer with a status: a `status` action, `error_rate`,
+    /// `fail_next`.
+    Status,
+    /// The connection closed with no answer: `drop`, `drop_rate`.
+    Drop,
+    /// The connection reset with no answer.
+    Reset,
+    /// The request held until the request timeout or the client gave up.
+    Hang,
+    /// An answer cut short.
+    Truncate,
+    /// An answer that is not JSON.
+    Malformed,
+    /// An answer sent slowly.
+    SlowBody,
+    /// An answer longer than the client takes.
+    Oversized,
+    /// Only delayed by the rule's latency.
+    Latency,
+}
+
+/// [`JournalEntry::route`]'s schema: [`FaultRoute`]'s without `*`.
+#[cfg(feature = "openapi")]
+fn journal_route() -> utoipa::openapi::schema::Object {
+    use utoipa::openapi::schema::{ObjectBuilder, Type};
+    let routes = [
+        FaultRoute::Like,
+        FaultRoute::Unlike,
+        FaultRoute::Likes,
+        FaultRoute::Batch,
+    ];
+    ObjectBuilder::new()
+        .schema_type(Type::String)
+        .enum_values(Some(
+            routes.map(|r| serde_json::to_value(r).unwrap_or(serde_json::Value::Null)),
+        ))
+        .description(Some(
+            "The request's own route (never `*`, which only rules and filters use)",
+        ))
+        .build()
 }
 
 /// The answer of `GET /admin/requests`: the entries that match, oldest

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 use crate::common::{self, TestServer, expect_error, ok_json};
 use likekit_server::wire::{
     LikeState, PostLikes,
-    admin::{FaultPhase, FaultRule, JournalEntry, RequestFilter, WriteResult},
+    admin::{FaultPhase, FaultRule, JournalEntry, JournalFault, RequestFilter, WriteResult},
 };
 use reqwest::{Method, StatusCode, header};
 use serde_json::{Value, json};
@@ -363,7 +363,7 @@ async fn hang_after_a_latency_cuts_the_connection_at_the_timeout() {
             panic!("{phase}: one like");
         };
         assert_eq!(entry.status, None, "{phase}: {entry:?}");
-        assert_eq!(entry.fault.as_deref(), Some("hang"), "{phase}: {entry:?}");
+        assert_eq!(entry.fault, Some(JournalFault::Hang), "{phase}: {entry:?}");
     }
     t.stop().await;
 }
@@ -397,14 +397,14 @@ async fn a_write_timed_out_by_an_after_rule_is_journaled_as_written() {
             entry.write,
             entry.fault_rule,
             entry.fault_phase,
-            entry.fault.as_deref()
+            entry.fault
         ),
         (
             Some(503),
             Some(WriteResult::Applied),
             Some(0),
             Some(FaultPhase::After),
-            Some("status")
+            Some(JournalFault::Status)
         ),
         "{entry:?}"
     );
@@ -603,8 +603,12 @@ async fn a_latency_rule_is_named_in_the_journal() {
     })
     .await;
     assert_eq!(
-        (entry.fault_rule, entry.fault_phase, entry.fault.as_deref()),
-        (Some(2), Some(FaultPhase::After), Some("latency")),
+        (entry.fault_rule, entry.fault_phase, entry.fault),
+        (
+            Some(2),
+            Some(FaultPhase::After),
+            Some(JournalFault::Latency)
+        ),
         "{entry:?}"
     );
     ok_json::<LikeState>(slow.await.unwrap()).await;
@@ -617,15 +621,7 @@ async fn a_latency_rule_is_named_in_the_journal() {
     let entries = journal(&t).await;
     let noted: Vec<_> = entries
         .iter()
-        .map(|e| {
-            (
-                e.status,
-                e.write,
-                e.fault_rule,
-                e.fault_phase,
-                e.fault.as_deref(),
-            )
-        })
+        .map(|e| (e.status, e.write, e.fault_rule, e.fault_phase, e.fault))
         .collect();
     assert_eq!(
         noted,
@@ -635,14 +631,14 @@ async fn a_latency_rule_is_named_in_the_journal() {
                 Some(WriteResult::Applied),
                 Some(2),
                 Some(FaultPhase::After),
-                Some("latency")
+                Some(JournalFault::Latency)
             ),
             (
                 Some(503),
                 None,
                 Some(1),
                 Some(FaultPhase::Before),
-                Some("latency")
+                Some(JournalFault::Latency)
             ),
         ],
         "{entries:?}"

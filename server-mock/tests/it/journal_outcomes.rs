@@ -120,7 +120,9 @@ async fn a_write_answered_500_is_unknown_in_the_journal_not_refused() {
 /// latency's end it never ran (unknown).
 #[tokio::test]
 async fn a_request_its_client_gave_up_on_is_finished_in_the_journal() {
-    use likekit_server::wire::admin::{FaultPhase, FaultRoute, FaultRule, RequestFilter};
+    use likekit_server::wire::admin::{
+        FaultPhase, FaultRoute, FaultRule, JournalFault, RequestFilter,
+    };
 
     let config = Config {
         token_secret: Some("journal-outcomes".into()),
@@ -164,7 +166,7 @@ async fn a_request_its_client_gave_up_on_is_finished_in_the_journal() {
         assert!(!entry.in_flight, "{entry:?}");
         assert_eq!(entry.status, None, "{entry:?}");
         assert_eq!(entry.write, write, "{entry:?}");
-        assert_eq!(entry.fault.as_deref(), Some("latency"), "{entry:?}");
+        assert_eq!(entry.fault, Some(JournalFault::Latency), "{entry:?}");
         assert_eq!(entry.fault_phase, Some(phase), "{entry:?}");
         let liked = store.liked(u(7), &[p(post)]).await.unwrap();
         assert_eq!(liked, [count == 1], "post {post}");

@@ -8,8 +8,8 @@ use std::time::{Duration, Instant};
 
 use likekit_core::{Action, LikeError, Transport};
 use likekit_proto::admin::{
-    FaultAction, FaultMethod, FaultPhase, FaultRoute, FaultRule, FaultRules, RequestFilter,
-    RuleState, WriteResult,
+    FaultAction, FaultMethod, FaultPhase, FaultRoute, FaultRule, FaultRules, JournalFault,
+    RequestFilter, RuleState, WriteResult,
 };
 use likekit_tests::{PostId, Recorder, UserId, World, eventually, settle, user};
 
@@ -73,7 +73,7 @@ async fn a_like_saved_but_its_answer_lost_sticks_and_counts_once() {
     let seen: Vec<_> = journal
         .entries
         .iter()
-        .map(|e| (e.write, e.status, e.fault.as_deref(), e.fault_phase))
+        .map(|e| (e.write, e.status, e.fault, e.fault_phase))
         .collect();
     assert_eq!(
         seen,
@@ -81,7 +81,7 @@ async fn a_like_saved_but_its_answer_lost_sticks_and_counts_once() {
             (
                 Some(WriteResult::Applied),
                 None,
-                Some("drop"),
+                Some(JournalFault::Drop),
                 Some(FaultPhase::After)
             ),
             (Some(WriteResult::Unchanged), Some(200), None, None),
