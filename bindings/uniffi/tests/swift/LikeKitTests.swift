@@ -296,6 +296,30 @@ final class LikeKitTests: XCTestCase {
         }
     }
 
+    /// A tap's call reaches a ScriptedServer a moment after the tap
+    /// returns, so `calls()` read at once may be empty; `waitCalls` waits
+    /// for it, and gives those waiting when the time runs out.
+    func testWaitCallsReturnsATapsCallThatCallsMayNotShowYet() async throws {
+        for _ in 0..<30 {
+            let server = ScriptedServer()
+            try server.setPost(postId: 42, count: 10, likedByMe: false, friends: [], version: 1)
+            let client = try LikeClient.scripted(server: server, options: LikeClientOptions(maxRetries: 0))
+            _ = try client.setLiked(postId: 42, liked: true)
+            let calls = await server.waitCalls(count: 1, timeoutMs: 5_000)
+            XCTAssertEqual(calls.map(\.text), ["like 42 #0"])
+            XCTAssertTrue(try server.answer(id: calls[0].id, count: 11, likedByMe: true, version: 2))
+            let idle = await client.waitIdle(timeoutMs: 5_000)
+            XCTAssertTrue(idle)
+            XCTAssertEqual(try client.view(postId: 42)?.count, 11)
+        }
+        let server = ScriptedServer()
+        let client = try LikeClient.scripted(server: server, options: LikeClientOptions(maxRetries: 0))
+        _ = try client.setLiked(postId: 7, liked: true)
+        let fewer = await server.waitCalls(count: 2, timeoutMs: 200)
+        XCTAssertEqual(fewer.map(\.text), ["like 7 #0"], "those waiting when the time ran out")
+        _ = await client.shutdown(deadlineMs: 0)
+    }
+
     func testOptimisticTapShowsBeforeTheServerAnswers() async throws {
         let post = try await admin.post()
         try await withFaults([FaultRule(route: .like, latencyMs: 1500)]) {
