@@ -266,16 +266,20 @@ class Harness(private val suite: String) {
 }
 
 /**
- * [liveObjects] once what earlier tests closed has been let go: a closed
+ * [liveObjects] once what earlier tests let go has been released: a closed
  * client releases what it held when its background work ends, moments
- * after `close()`, so a count read at once may still include it, and a
- * baseline taken then is never reached again. Waits up to five seconds for
- * the count to reach zero (the tests close what they make), then returns
- * it as it is.
+ * after `close()`, and an object an earlier test left to the collector
+ * (a subscription, a scripted server) only when a collection finds it, so
+ * a count read at once may still include them, and a baseline taken then
+ * is never reached again once they go. Asks for collections and waits up
+ * to ten seconds for the count to reach zero, then returns it as it is.
  */
 fun settledLiveObjects(): Long {
-    val deadline = System.currentTimeMillis() + 5_000
-    while (liveObjects() != 0L && System.currentTimeMillis() < deadline) Thread.sleep(10)
+    val deadline = System.currentTimeMillis() + 10_000
+    while (liveObjects() != 0L && System.currentTimeMillis() < deadline) {
+        System.gc()
+        Thread.sleep(10)
+    }
     return liveObjects()
 }
 
