@@ -951,7 +951,10 @@ pub(crate) fn decode<T: json::Json>(
 pub(crate) fn error_for(status: u16, retry_after_ms: Option<u64>, body: &[u8]) -> LikeError {
     let (code, message) = match json::from_json::<ErrorBody>(body) {
         Ok(body) => (body.error.code, body.error.message),
-        Err(_) => (format!("http_{status}"), plain_message(status, body)),
+        Err(_) => (
+            likekit_proto::code::http(status),
+            plain_message(status, body),
+        ),
     };
     error_with(status, retry_after_ms, code, message)
 }
