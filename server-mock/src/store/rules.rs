@@ -79,11 +79,17 @@ pub fn check_friends(friends: &[UserId]) -> Result<(), RuleViolation> {
 ///
 /// # Errors
 ///
-/// The first broken rule.
+/// The first broken rule, its message beginning with the user's place in
+/// the document and id (`users[3] (user 12): a name must have …`), so a
+/// long seed file's fault can be found.
 pub fn check_seed(seed: &Seed) -> Result<(), RuleViolation> {
-    seed.users.iter().try_for_each(|user| {
-        check_name(&user.name)?;
-        check_friends(&user.friends)
+    seed.users.iter().enumerate().try_for_each(|(at, user)| {
+        check_name(&user.name)
+            .and_then(|()| check_friends(&user.friends))
+            .map_err(|broken| RuleViolation {
+                message: format!("users[{at}] (user {}): {}", user.id, broken.message),
+                ..broken
+            })
     })
 }
 
@@ -145,6 +151,29 @@ mod tests {
             posts: vec![],
         };
         assert!(check_seed(&seed("Ana")).is_ok());
-        assert_eq!(check_seed(&seed("")).unwrap_err().code, "bad_name");
+        let err = check_seed(&seed("")).unwrap_err();
+        assert_eq!(err.code, "bad_name");
+        assert!(
+            err.message
+                .starts_with("users[0] (user 1): a name must have"),
+            "{}",
+            err.message
+        );
+        // The first broken entry is named, among good ones.
+        let mut three = seed("Ana");
+        for (id, name) in [(2, "Ben"), (3, " ")] {
+            three.users.push(SeedUser {
+                id: UserId::new(id).unwrap(),
+                name: name.into(),
+                friends: vec![],
+            });
+        }
+        three.users[1].friends = vec![one; MAX_FRIENDS + 1];
+        let err = check_seed(&three).unwrap_err();
+        assert_eq!(err.code, "too_many_friends");
+        assert_eq!(
+            err.message,
+            format!("users[1] (user 2): at most {MAX_FRIENDS} friends per user")
+        );
     }
 }

@@ -366,13 +366,22 @@ async fn seed_over_http() {
     expect_error(r, StatusCode::BAD_REQUEST, "bad_json").await;
     // A broken rule is answered with the rule's own code, as by the other
     // admin routes, and nothing of the document is loaded.
-    let blank = json!({"users": [{"id": 4, "name": " "}]});
+    // The message names the entry, for a long seed file.
+    let blank = json!({"users": [{"id": 5, "name": "Ed"}, {"id": 4, "name": " "}]});
     let r = t.admin(Method::POST, "/admin/seed", Some(blank)).await;
-    expect_error(r, StatusCode::BAD_REQUEST, "bad_name").await;
+    let err = expect_error(r, StatusCode::BAD_REQUEST, "bad_name").await;
+    assert!(
+        err.error.message.starts_with("users[1] (user 4): "),
+        "{err:?}"
+    );
     let crowd: Vec<u64> = vec![1; likekit_server::store::rules::MAX_FRIENDS + 1];
     let crowded = json!({"users": [{"id": 4, "name": "Di", "friends": crowd}]});
     let r = t.admin(Method::POST, "/admin/seed", Some(crowded)).await;
-    expect_error(r, StatusCode::BAD_REQUEST, "too_many_friends").await;
+    let err = expect_error(r, StatusCode::BAD_REQUEST, "too_many_friends").await;
+    assert!(
+        err.error.message.starts_with("users[0] (user 4): "),
+        "{err:?}"
+    );
     let r = t
         .admin(
             Method::PUT,
