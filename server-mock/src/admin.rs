@@ -355,10 +355,8 @@ pub(crate) async fn get_faults(
     State(App(app)): State<App>,
     query: Result<Query<FaultFilter>, QueryRejection>,
 ) -> Result<Json<FaultRules>, ApiError> {
-    let Query(filter) = query?;
     let mut in_force = app.faults.get();
-    if let Some(tag) = filter.tag {
-        query_tag("tag", &tag)?;
+    if let Some(tag) = faults_tag(query)? {
         let (rules, state) = in_force
             .rules
             .into_iter()
@@ -376,6 +374,17 @@ pub(crate) async fn get_faults(
 /// `bad_query` for one no rule could have.
 fn query_tag(key: &str, tag: &str) -> Result<(), ApiError> {
     check_tag(tag).map_err(|rule| ApiError::bad_request(code::BAD_QUERY, format!("{key}: {rule}")))
+}
+
+/// The `tag` of `/admin/faults`' `query`, checked, if it has one.
+fn faults_tag(
+    query: Result<Query<FaultFilter>, QueryRejection>,
+) -> Result<Option<String>, ApiError> {
+    let Query(FaultFilter { tag }) = query?;
+    if let Some(tag) = &tag {
+        query_tag("tag", tag)?;
+    }
+    Ok(tag)
 }
 
 /// The journal's filters of `query`, with a `fault_tag` checked as a
@@ -414,13 +423,11 @@ pub(crate) async fn clear_faults(
     State(App(app)): State<App>,
     query: Result<Query<FaultFilter>, QueryRejection>,
 ) -> Result<Json<FaultRules>, ApiError> {
-    let Query(filter) = query?;
-    let Some(tag) = filter.tag else {
+    let Some(tag) = faults_tag(query)? else {
         app.faults.clear();
         tracing::info!("fault rules cleared");
         return Ok(Json(app.faults.get()));
     };
-    query_tag("tag", &tag)?;
     let (removed, left) = app.faults.remove_tagged(&tag);
     tracing::info!(
         tag,

@@ -62,7 +62,8 @@ pub const BAD_QUERY: &str = "bad_query";
 /// 400: a chunked request body that cannot be read; from code of your
 /// own, a store that refuses a value or a plain-text 400.
 pub const BAD_REQUEST: &str = "bad_request";
-/// 400: an admin body that is not valid JSON of the right shape.
+/// 400: an admin body that is not valid JSON of the right shape, or that
+/// breaks off before the length it declared.
 pub const BAD_JSON: &str = "bad_json";
 /// 400: a display name that is blank, longer than 200 characters, or has
 /// a control character.
