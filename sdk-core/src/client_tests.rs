@@ -313,8 +313,10 @@ async fn an_unlike_tapped_while_the_like_is_out_follows_it() {
     client.set_liked(id(42), true);
     client.set_liked(id(42), false);
     let like = gate.next().await;
-    // one call at a time: the unlike waits for the like's answer
-    tokio::time::sleep(Duration::from_millis(20)).await;
+    // one call at a time: the unlike waits for the like's answer (the
+    // client asks for its calls as the taps land, so none is on its way)
+    assert_eq!(client.stats().calls_sent, 1);
+    assert!(client.view(id(42)).unwrap().pending);
     assert_eq!(gate.waiting(), 0);
     like.ok(1, 2);
     let unlike = gate.next().await;
@@ -526,6 +528,13 @@ async fn wait_idle_returns_once_the_observers_heard_the_answer() {
     tokio::task::spawn_blocking(move || entered.recv().unwrap())
         .await
         .unwrap();
+    // A waiter that starts while the call is still out: the answer must
+    // not wake it while its event waits behind the held delivery either.
+    let mut early = Box::pin(client.wait_idle(Duration::from_secs(5)));
+    let registered =
+        std::future::poll_fn(|cx| std::task::Poll::Ready(early.as_mut().poll(cx).is_pending()))
+            .await;
+    assert!(registered, "idle with a call out");
     call.ok(11, 6);
     while client.has_pending_calls() {
         tokio::task::yield_now().await;
@@ -544,9 +553,16 @@ async fn wait_idle_returns_once_the_observers_heard_the_answer() {
         !waiter.is_finished(),
         "idle before the observer heard the answer"
     );
+    let early_done =
+        std::future::poll_fn(|cx| std::task::Poll::Ready(early.as_mut().poll(cx).is_ready())).await;
+    assert!(
+        !early_done,
+        "a waiter from before the answer woke before the observer heard it"
+    );
     release.send(()).unwrap();
     let (idle, heard) = waiter.await.unwrap();
     assert!(idle);
+    assert!(early.await, "the earlier waiter wakes too");
     assert!(heard.liked && !heard.pending, "{heard:?}");
     assert_eq!(heard.count, 11);
     assert!(read.await.unwrap().unwrap().pending);
@@ -631,7 +647,9 @@ async fn shutdown_abandons_calls_past_the_deadline() {
     assert!(!client.has_pending_calls());
 }
 
-#[tokio::test]
+/// On tokio's paused clock, so that "at once" and "never" can be checked
+/// without waiting: the clock moves only when every task waits.
+#[tokio::test(start_paused = true)]
 async fn shutdown_ends_a_retry_wait_at_once() {
     let gate = Arc::new(Gate::default());
     let client = LikeClient::builder()
@@ -644,13 +662,26 @@ async fn shutdown_ends_a_retry_wait_at_once() {
         })
         .build()
         .unwrap();
+    let (log, _sub) = record(&client, id(42));
     client.set_liked(id(42), true);
     gate.next().await.fail(LikeError::Timeout);
-    let started = Instant::now();
+    assert!(client.has_pending_calls(), "the retry waits its minute");
+    let asked = tokio::time::Instant::now();
     assert!(!client.shutdown(Duration::from_millis(50)).await);
-    assert!(started.elapsed() < Duration::from_secs(30));
+    // Ended at the shutdown's 50 ms deadline, not at the retry's minute.
+    assert!(
+        asked.elapsed() <= Duration::from_millis(50),
+        "the retry's wait was not cut: {:?}",
+        asked.elapsed()
+    );
     assert!(!client.has_pending_calls());
+    tokio::time::sleep(Duration::from_secs(61)).await;
     assert_eq!(gate.sent().len(), 1, "the retry is never sent");
+    // the waiting retry failed at once: rolled back, and the viewer told
+    let view = client.view(id(42)).unwrap();
+    assert!(!view.liked && !view.pending, "{view:?}");
+    assert_eq!(view.error, Some(LikeError::Shutdown));
+    assert_eq!(failures(&log), 1);
 }
 
 #[test]
@@ -732,13 +763,84 @@ mod journal {
         }
     }
 
+    /// A store that takes a while to write (a slow disk): each save is
+    /// written only after `delay`, on the blocking thread the client
+    /// saves from.
+    struct SlowDisk {
+        inner: Arc<MemoryJournal>,
+        delay: Duration,
+    }
+
+    impl JournalStore for SlowDisk {
+        fn load(&self) -> Result<Vec<Intent>, LikeError> {
+            self.inner.load()
+        }
+
+        fn save(&self, intents: &[Intent]) -> Result<(), LikeError> {
+            std::thread::sleep(self.delay);
+            self.inner.save(intents)
+        }
+    }
+
+    /// A transport that notes what the journal holds at the moment each
+    /// call goes out, then lets the gate answer it.
+    struct Witness {
+        gate: Arc<Gate>,
+        journal: Arc<MemoryJournal>,
+        at_send: Mutex<Vec<Vec<(u64, bool)>>>,
+    }
+
+    impl Transport for Witness {
+        fn send(
+            &self,
+            post: PostId,
+            action: Action,
+        ) -> BoxFuture<'_, Result<LikeState, LikeError>> {
+            let kept = self.journal.load().unwrap();
+            self.at_send
+                .lock()
+                .unwrap()
+                .push(kept.iter().map(|i| (i.post.get(), i.liked)).collect());
+            self.gate.send(post, action)
+        }
+
+        fn read(&self, post: PostId) -> BoxFuture<'_, Result<PostLikes, LikeError>> {
+            self.gate.read(post)
+        }
+
+        fn read_many<'a>(
+            &'a self,
+            posts: &'a [PostId],
+        ) -> BoxFuture<'a, Result<BatchLikes, LikeError>> {
+            self.gate.read_many(posts)
+        }
+    }
+
     #[tokio::test]
     async fn a_tap_is_written_down_before_its_call_goes_out() {
         let journal = Arc::new(MemoryJournal::new("ana"));
-        let (client, gate) = journaled(&journal);
+        // The save takes 50 ms: a call that did not wait for it would go
+        // out while the journal is still empty.
+        let disk = Arc::new(SlowDisk {
+            inner: Arc::clone(&journal),
+            delay: Duration::from_millis(50),
+        });
+        let witness = Arc::new(Witness {
+            gate: Arc::new(Gate::default()),
+            journal: Arc::clone(&journal),
+            at_send: Mutex::default(),
+        });
+        let gate = Arc::clone(&witness.gate);
+        let client = LikeClient::builder()
+            .transport(Arc::clone(&witness))
+            .retry_policy(fast_retries(0))
+            .shared_journal(disk as Arc<dyn JournalStore>)
+            .build()
+            .unwrap();
         assert!(client.set_liked(id(42), true).pending);
         let call = gate.next().await;
-        // the call is out only once the journal holds its intent
+        // the call went out only once the journal held its intent
+        assert_eq!(*witness.at_send.lock().unwrap(), [vec![(42, true)]]);
         let kept = journal.load().unwrap();
         assert_eq!(kept.len(), 1);
         assert!(kept[0].post == id(42) && kept[0].liked);
@@ -757,6 +859,11 @@ mod journal {
         gate.next().await.ok(0, 3);
         assert!(client.wait_idle(Duration::from_secs(5)).await);
         assert_eq!(saved(&journal, &[]).await, []);
+        // every call found its own intent written down when it went out
+        assert_eq!(
+            *witness.at_send.lock().unwrap(),
+            [vec![(42, true)], vec![(7, true)], vec![(7, false)]]
+        );
     }
 
     /// A shutdown whose deadline cuts a call off keeps the call's intent:
@@ -1017,13 +1124,22 @@ mod journal {
         *store.failing_saves.lock().unwrap() = usize::MAX;
         call.ok(1, 2);
         assert!(client.wait_idle(Duration::from_secs(5)).await);
+        let failed = store.saves();
+        assert_eq!(failed, 2, "the intent's save, then the failing one");
         client.shutdown(Duration::from_secs(1)).await;
+        // Tried again: the retry that waits is woken by the stop (or ends
+        // its delay) and saves once more.
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while store.saves() == failed {
+            assert!(Instant::now() < deadline, "never tried again");
+            tokio::time::sleep(Duration::from_millis(1)).await;
+        }
         let after_stop = store.saves();
         tokio::time::sleep(Duration::from_millis(300)).await;
-        // The retry that the stop woke tries once; the next one waits its
-        // delay (0.5 s and more) instead of saving again at once.
+        // With a pause: the next try waits its delay (1 s by now) instead
+        // of saving again at once.
         let more = store.saves() - after_stop;
-        assert!(more <= 2, "{more} saves within 300 ms of the stop");
+        assert!(more <= 1, "{more} more saves within 300 ms");
         assert!(client.journal_problem().is_some());
     }
 

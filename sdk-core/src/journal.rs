@@ -32,6 +32,14 @@ pub use merge::merge;
 /// The journal format this version writes and reads.
 pub const FORMAT: u32 = 1;
 
+/// The most intents a journal may list; [`decode`] refuses one that lists
+/// more as unusable. A viewer has a handful of taps unconfirmed at a time,
+/// and a tap older than the client's `max_intent_age` (a day by default)
+/// is not sent anyway; a longer list is damaged or not LikeKit's, and
+/// restoring it would hold the client (and the app's thread) for seconds
+/// to hours.
+pub const MAX_INTENTS: usize = 10_000;
+
 /// One post's latest unconfirmed intent.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Intent {
@@ -179,8 +187,8 @@ fn push_string(text: &mut String, value: &str) {
 /// # Errors
 ///
 /// [`LikeError::Journal`] for bytes that are not a whole journal of this
-/// format (truncated, corrupted, a newer format, a post id out of range)
-/// or that belong to another viewer; [`is_unusable`] holds for each. Never panics, whatever the bytes
+/// format (truncated, corrupted, a newer format, a post id out of range,
+/// more than [`MAX_INTENTS`] intents) or that belong to another viewer; [`is_unusable`] holds for each. Never panics, whatever the bytes
 /// (`cargo xtask fuzz journal_decode` holds it to that, and to reading back
 /// what it accepts after [`encode`]).
 pub fn decode(viewer: &str, bytes: &[u8]) -> Result<Vec<Intent>, LikeError> {
@@ -194,6 +202,9 @@ pub fn decode(viewer: &str, bytes: &[u8]) -> Result<Vec<Intent>, LikeError> {
     }
     if document.viewer != viewer {
         return Err(unusable("the journal belongs to another viewer"));
+    }
+    if document.intents.len() > MAX_INTENTS {
+        return Err(unusable("too many intents"));
     }
     let mut seen = std::collections::HashSet::new();
     if let Some(twice) = document.intents.iter().find(|i| !seen.insert(i.post)) {
@@ -316,16 +327,22 @@ impl JournalStore for MemoryJournal {
 }
 
 #[cfg(not(target_arch = "wasm32"))]
-pub use file::{FileJournal, MAX_VIEWER_BYTES};
+pub use file::{FileJournal, MAX_FILE_BYTES, MAX_VIEWER_BYTES};
 
 #[cfg(not(target_arch = "wasm32"))]
 mod file {
     use std::fs::{self, File, OpenOptions};
-    use std::io::Write as _;
+    use std::io::{Read as _, Write as _};
     use std::path::{Path, PathBuf};
 
-    use super::{Intent, JournalStore, decode, encode, journal_error};
+    use super::{Intent, JournalStore, MAX_INTENTS, decode, encode, journal_error, unusable};
     use crate::{JournalFault, LikeError};
+
+    /// The largest journal file a [`FileJournal`] reads: 2 MiB, over twice
+    /// [`MAX_INTENTS`] of the longest intents. A larger file is unusable
+    /// (replaced at the next save) and is not read past this.
+    pub const MAX_FILE_BYTES: usize = 2 << 20;
+    const _: () = assert!(MAX_INTENTS * 100 < MAX_FILE_BYTES);
 
     /// The longest viewer key a [`FileJournal`] takes: hex-encoded in the
     /// file's name (`likekit-intents-<hex>.json.lock`), it fills the 255
@@ -414,8 +431,14 @@ mod file {
 
     impl JournalStore for FileJournal {
         fn load(&self) -> Result<Vec<Intent>, LikeError> {
-            match fs::read(&self.path) {
-                Ok(bytes) => decode(&self.viewer, &bytes),
+            let mut bytes = Vec::new();
+            let read = File::open(&self.path)
+                .and_then(|file| file.take(MAX_FILE_BYTES as u64 + 1).read_to_end(&mut bytes));
+            match read {
+                Ok(_) if bytes.len() > MAX_FILE_BYTES => Err(unusable(format_args!(
+                    "the journal is larger than {MAX_FILE_BYTES} bytes"
+                ))),
+                Ok(_) => decode(&self.viewer, &bytes),
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Vec::new()),
                 Err(e) => Err(journal_error(
                     JournalFault::Unreadable,
@@ -458,12 +481,31 @@ mod file {
         /// renames it over the journal.
         fn replace(&self, intents: &[Intent]) -> std::io::Result<()> {
             let temporary = self.path.with_extension("json.new");
-            let mut file = File::create(&temporary)?;
+            // Made afresh (one left by a crash removed first), so that no
+            // older file's permissions, nor a link put in its place, are
+            // written through.
+            match fs::remove_file(&temporary) {
+                Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(e),
+                _ => {}
+            }
+            let mut file = private_file().create_new(true).open(&temporary)?;
             file.write_all(&encode(&self.viewer, intents))?;
             file.sync_all()?;
             drop(file);
             fs::rename(&temporary, &self.path)
         }
+    }
+
+    /// Options to write a new file only its owner may read: which posts a
+    /// viewer likes, and who the viewer is, are nobody else's business on
+    /// a shared machine (a desktop app's data folder is often readable by
+    /// every user).
+    fn private_file() -> OpenOptions {
+        let mut options = OpenOptions::new();
+        options.write(true);
+        #[cfg(unix)]
+        std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+        options
     }
 
     /// Takes the OS lock on `file` without waiting; released when the file
@@ -535,6 +577,27 @@ mod tests {
         }
     }
 
+    /// A journal listing more intents than any viewer leaves is refused:
+    /// restoring it would hold the client for seconds to hours.
+    #[test]
+    fn a_journal_of_too_many_intents_is_unusable() {
+        let list = |n: u64| -> Vec<u8> {
+            let items: Vec<String> = (1..=n).map(|post| format!("[{post},true,1]")).collect();
+            format!(
+                r#"{{"format":1,"viewer":"ana","intents":[{}]}}"#,
+                items.join(",")
+            )
+            .into_bytes()
+        };
+        let max = MAX_INTENTS as u64;
+        assert_eq!(decode("ana", &list(max)).unwrap().len(), MAX_INTENTS);
+        for n in [max + 1, 10 * max] {
+            let e = decode("ana", &list(n)).unwrap_err();
+            assert!(is_unusable(&e), "{e:?}");
+            assert_eq!(e.to_string(), "intent journal: unusable: too many intents");
+        }
+    }
+
     #[test]
     fn a_memory_journal_keeps_what_was_saved() {
         let journal = MemoryJournal::new("ana");
@@ -599,6 +662,63 @@ mod tests {
         // released with the value
         let reopened = FileJournal::open(&dir, "ana").unwrap();
         drop((reopened, ben));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// A journal file larger than any journal is not read, and a save
+    /// replaces it.
+    #[test]
+    fn an_oversized_journal_file_is_unusable() {
+        let dir = std::env::temp_dir().join(format!("likekit-journal-big-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let ana = FileJournal::open(&dir, "ana").unwrap();
+        let mut big = encode("ana", &[intent(42, true)]);
+        big.resize(MAX_FILE_BYTES + 1, b' ');
+        std::fs::write(ana.path(), &big).unwrap();
+        let e = ana.load().unwrap_err();
+        assert!(is_unusable(&e), "{e:?}");
+        assert!(e.to_string().contains("larger than 2097152 bytes"), "{e}");
+        // at the limit, it is read
+        big.truncate(MAX_FILE_BYTES);
+        std::fs::write(ana.path(), &big).unwrap();
+        assert_eq!(ana.load().unwrap(), [intent(42, true)]);
+        ana.save(&[]).unwrap();
+        assert_eq!(ana.load().unwrap(), []);
+        drop(ana);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// The journal is its owner's alone to read, whatever the umask, a
+    /// temporary file left by a crash, or a link put in that file's place.
+    #[cfg(unix)]
+    #[test]
+    fn a_journal_file_is_private_and_written_through_no_link() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = std::env::temp_dir().join(format!("likekit-journal-mode-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let ana = FileJournal::open(&dir, "ana").unwrap();
+        let mode =
+            |path: &std::path::Path| std::fs::metadata(path).unwrap().permissions().mode() & 0o777;
+        ana.save(&[intent(42, true)]).unwrap();
+        assert_eq!(mode(ana.path()), 0o600);
+        // an older journal, readable by all, and a temporary file left
+        // readable by all: the next save is private
+        let temporary = ana.path().with_extension("json.new");
+        for path in [ana.path(), temporary.as_path()] {
+            std::fs::write(path, encode("ana", &[])).unwrap();
+            std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o644)).unwrap();
+        }
+        ana.save(&[intent(7, true)]).unwrap();
+        assert_eq!(mode(ana.path()), 0o600);
+        // a link in the temporary file's place is not written through
+        let elsewhere = dir.join("elsewhere");
+        std::fs::write(&elsewhere, b"untouched").unwrap();
+        std::os::unix::fs::symlink(&elsewhere, &temporary).unwrap();
+        ana.save(&[intent(8, false)]).unwrap();
+        assert_eq!(std::fs::read(&elsewhere).unwrap(), b"untouched");
+        assert_eq!(ana.load().unwrap(), [intent(8, false)]);
+        assert_eq!(mode(ana.path()), 0o600);
+        drop(ana);
         std::fs::remove_dir_all(&dir).unwrap();
     }
 

@@ -870,6 +870,9 @@ struct ParsedUrl {
     /// An `http` or `https` URL that can be a base.
     http: bool,
     query_or_fragment: bool,
+    /// It has a user name or a password.
+    #[cfg(not(target_arch = "wasm32"))]
+    credentials: bool,
 }
 
 /// `base_url` checked (absolute `http(s)`, no query or fragment), without
@@ -890,6 +893,16 @@ fn checked_base_url(base_url: &str) -> Result<String, LikeError> {
                 "base URL {} must not have a query or fragment",
                 quoted(base_url)
             ),
+        });
+    }
+    // reqwest would send a user name or password as a second
+    // `Authorization` header, in the clear over `http`: refused, and not
+    // repeated in the message. (On the web, where a page's base URL is no
+    // secret, fetch refuses such a URL itself: each call is a network error.)
+    #[cfg(not(target_arch = "wasm32"))]
+    if url.credentials {
+        return Err(LikeError::Config {
+            message: "base URL must not have a user name or password".to_owned(),
         });
     }
     Ok(url.href.trim_end_matches('/').to_owned())
@@ -1222,7 +1235,8 @@ mod tests {
     }
 
     /// The web package's tests check the same cases against the
-    /// JavaScript `URL` (`bindings/wasm/tests/js/transport.test.mjs`).
+    /// JavaScript `URL` (`bindings/wasm/tests/js/transport.test.mjs`), but
+    /// for a user name or password, which only the native check refuses.
     #[test]
     fn base_urls_are_checked() {
         assert!(HttpTransport::new("http://127.0.0.1:8080/").is_ok());
@@ -1234,6 +1248,11 @@ mod tests {
             ),
             ("http://127.0.0.1:8080", "http://127.0.0.1:8080"),
             ("http://h/a b", "http://h/a%20b"),
+            // an `@` in the path, an empty user info, IPv6, a Unicode name
+            ("http://h/@me", "http://h/@me"),
+            ("http://@h/", "http://h"),
+            ("http://[::1]:8080/api", "http://[::1]:8080/api"),
+            ("https://bücher.example/", "https://xn--bcher-kva.example"),
         ] {
             assert_eq!(HttpTransport::new(given).unwrap().base_url(), base);
         }
@@ -1246,12 +1265,22 @@ mod tests {
             "http://h/#top",
             "mailto:a@b",
             "http://",
+            "http://user@h",
+            "https://user:secret@h/api",
+            "https://:secret@h",
+            "https://a:b@c@h/",
         ] {
             assert!(
                 matches!(HttpTransport::new(bad), Err(LikeError::Config { .. })),
                 "{bad}"
             );
         }
+        // the password is not repeated where the error is shown or logged
+        let refused = HttpTransport::new("https://ana:secret@h/api").unwrap_err();
+        assert!(
+            !format!("{refused} {refused:?}").contains("secret"),
+            "{refused:?}"
+        );
     }
 
     /// A renewal that never answers: the call fails with a timeout, and

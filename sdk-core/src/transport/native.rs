@@ -81,6 +81,7 @@ pub(super) fn parse_url(text: &str) -> Result<ParsedUrl, String> {
     Ok(ParsedUrl {
         http: matches!(url.scheme(), "http" | "https") && !url.cannot_be_a_base(),
         query_or_fragment: url.query().is_some() || url.fragment().is_some(),
+        credentials: !url.username().is_empty() || url.password().is_some(),
         href: url.into(),
     })
 }
@@ -128,7 +129,12 @@ fn native_client(
         .map_err(|e| http_setup_error(&e))?;
     let builder = reqwest::Client::builder()
         .user_agent(concat!("likekit/", env!("CARGO_PKG_VERSION")))
-        .connect_timeout(DEFAULT_REQUEST_TIMEOUT);
+        .connect_timeout(DEFAULT_REQUEST_TIMEOUT)
+        // The protocol has no redirects. Followed, one would carry the
+        // token to wherever the same origin points (another path, another
+        // app), or turn a like's POST into a GET whose answer reads as
+        // confirmed: a 3xx is an unexpected status instead.
+        .redirect(reqwest::redirect::Policy::none());
     let builder = match roots {
         // None extra: the platform verifier alone.
         #[cfg(any(not(target_os = "android"), test))]
@@ -419,6 +425,25 @@ mod tests {
             assert!(heads[0].starts_with("post /posts/42/like http/1.1"));
             assert!(heads[0].contains("authorization: bearer tok"));
             assert!(heads[0].contains("accept: application/json"));
+        }
+
+        /// Redirects are not followed: not with the token to another path
+        /// of the same origin, not as a GET in place of the like's POST.
+        #[tokio::test]
+        async fn a_redirect_is_not_followed() {
+            for status in [
+                "307 Temporary Redirect",
+                "302 Found",
+                "308 Permanent Redirect",
+            ] {
+                let moved = http(status, &["location: /other-app/like"], "");
+                let (result, heads) = like(vec![moved, json("200 OK", LIKED)]).await;
+                let Err(LikeError::InvalidResponse { message }) = &result else {
+                    panic!("{status}: {result:?}")
+                };
+                assert!(message.starts_with("unexpected status 3"), "{message}");
+                assert_eq!(heads.len(), 1, "{status}: {heads:?}");
+            }
         }
 
         #[tokio::test]
