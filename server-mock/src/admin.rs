@@ -11,12 +11,11 @@ use axum::{
 use likekit_proto::{
     ErrorBody, PostId, UserId,
     admin::{
-        FaultFilter, FaultRules, Friends, Journal, NewFaultRules, NewPost, NewUser, RequestFilter,
-        Seed, StoredPost, StoredUser, TokenRequest, TokenResponse, check_tag,
+        Ack, FaultFilter, FaultRules, Friends, Journal, NewFaultRules, NewPost, NewUser,
+        RequestFilter, Seed, StoredPost, StoredUser, TokenRequest, TokenResponse, check_tag,
     },
     code,
 };
-use serde::Serialize;
 use subtle::ConstantTimeEq;
 use utoipa::ToSchema;
 
@@ -28,18 +27,20 @@ use crate::{
     store::{StoreError, Upsert, rules},
 };
 
-/// `{"ok": true}`
-#[derive(Debug, Serialize, ToSchema)]
-#[schema(examples(json!({"ok": true})))]
-pub(crate) struct Ack {
-    /// Always `true`.
-    ok: bool,
-}
-
 const ACK: Json<Ack> = Json(Ack { ok: true });
 
-/// Refuses admin requests without the right `X-Admin-Key` (compared in
-/// constant time).
+/// Whether `given` is the admin key `expected`, in a time that tells
+/// nothing of the key: not where the two first differ, and not the key's
+/// length either (a slice compare in constant time still ends at once when
+/// the lengths differ). Both are hashed (SHA-256), and the hashes compared
+/// in constant time.
+fn is_admin_key(given: &[u8], expected: &[u8]) -> bool {
+    use sha2::{Digest as _, Sha256};
+    !expected.is_empty() && bool::from(Sha256::digest(given).ct_eq(&Sha256::digest(expected)))
+}
+
+/// Refuses admin requests without the right `X-Admin-Key` ([`is_admin_key`];
+/// a server without a key has no admin API, and refuses every one).
 pub(crate) async fn require_key(
     State(App(app)): State<App>,
     request: Request,
@@ -51,7 +52,7 @@ pub(crate) async fn require_key(
         .get("x-admin-key")
         .map(|v| v.as_bytes())
         .unwrap_or_default();
-    if expected.is_empty() || !bool::from(given.ct_eq(expected)) {
+    if !is_admin_key(given, expected) {
         return ApiError::new(
             StatusCode::UNAUTHORIZED,
             code::BAD_ADMIN_KEY,
@@ -298,7 +299,7 @@ pub(crate) async fn set_faults(
 )]
 pub(crate) async fn add_faults(
     State(App(app)): State<App>,
-    AppJson(body): AppJson<FaultRules>,
+    AppJson(body): AppJson<AddFaults>,
 ) -> Result<Json<FaultRules>, ApiError> {
     let refused = |msg: String| ApiError::bad_request(code::BAD_FAULT_RULES, msg);
     if let Some(seed) = body.seed {
@@ -307,11 +308,12 @@ pub(crate) async fn add_faults(
              (a POST adds rules under the seed in force); got {seed}"
         )));
     }
-    if !body.state.is_empty() {
+    if body.state.is_some() {
         return Err(refused(
             "state: read-only (what each rule in force has used up); leave it out".into(),
         ));
     }
+    let body = FaultRules::new(body.rules);
     app.check_fault_rules(&body).map_err(refused)?;
     let added = body.rules.len();
     let in_force = app.faults.add(body.rules).map_err(|too_many| {
@@ -328,6 +330,48 @@ pub(crate) async fn add_faults(
         "fault rules added"
     );
     Ok(Json(in_force))
+}
+
+/// The body of `POST /admin/faults` as read: [`NewFaultRules`], with the
+/// two fields of a `PUT`'s body it must not have taken in (even as `null`
+/// or `[]`), so that their refusal says why rather than "unknown field".
+#[derive(Debug, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct AddFaults {
+    rules: Vec<likekit_proto::admin::FaultRule>,
+    #[serde(default, deserialize_with = "present")]
+    seed: Option<serde_json::Value>,
+    #[serde(default, deserialize_with = "present")]
+    state: Option<serde_json::Value>,
+}
+
+/// Its schema is the document's `NewFaultRules`, which has neither field.
+impl utoipa::PartialSchema for AddFaults {
+    fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
+        NewFaultRules::schema()
+    }
+}
+
+impl ToSchema for AddFaults {
+    fn name() -> std::borrow::Cow<'static, str> {
+        NewFaultRules::name()
+    }
+
+    fn schemas(
+        schemas: &mut Vec<(
+            String,
+            utoipa::openapi::RefOr<utoipa::openapi::schema::Schema>,
+        )>,
+    ) {
+        NewFaultRules::schemas(schemas);
+    }
+}
+
+/// A field that is there, whatever its value (`null` included).
+fn present<'de, D: serde::Deserializer<'de>>(
+    deserializer: D,
+) -> Result<Option<serde_json::Value>, D::Error> {
+    serde::Deserialize::deserialize(deserializer).map(Some)
 }
 
 /// The fault rules in force, with the seed their draws come from and what
@@ -559,4 +603,25 @@ pub(crate) async fn seed(
     app.store.seed(&seed).await?;
     app.views.clear();
     Ok(ACK)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_the_admin_key_itself_is_the_admin_key() {
+        assert!(is_admin_key(b"dev-admin-key", b"dev-admin-key"));
+        for given in [
+            &b""[..],
+            b"dev",
+            b"dev-admin-ke",
+            b"dev-admin-keyy",
+            b"DEV-ADMIN-KEY",
+            b"dev-admin-key\0",
+        ] {
+            assert!(!is_admin_key(given, b"dev-admin-key"), "{given:?}");
+        }
+        assert!(!is_admin_key(b"", b""), "no key, no admin");
+    }
 }

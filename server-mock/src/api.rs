@@ -241,10 +241,18 @@ pub(crate) async fn readyz(State(App(app)): State<App>) -> Result<Json<Health>, 
         ));
     }
     let probe = app.store.ready();
+    // The store's own words (a database host, a user name, a file's path)
+    // go to the log only: the probe answers on the public port too.
     let failure = match tokio::time::timeout(READY_DEADLINE, probe).await {
         Ok(Ok(_)) => None,
-        Ok(Err(e)) => Some(format!("the store failed: {e}")),
-        Err(_) => Some("the store did not answer within 2 s".to_owned()),
+        Ok(Err(e)) => Some((
+            format!("the store failed: {e}"),
+            "the store failed (the server's log says why)",
+        )),
+        Err(_) => Some((
+            "the store did not answer within 2 s".to_owned(),
+            "the store did not answer within 2 s",
+        )),
     };
     // Logged when readiness changes, not on every probe: one line when the
     // store stops answering, one when it is back.
@@ -258,14 +266,14 @@ pub(crate) async fn readyz(State(App(app)): State<App>) -> Result<Json<Health>, 
             }
             Ok(Json(Health { status: "ok" }))
         }
-        Some(reason) => {
+        Some((reason, answered)) => {
             if !was_failing {
                 tracing::warn!(%reason, "not ready: /readyz answers 503 until the store answers again");
             }
             Err(ApiError::new(
                 StatusCode::SERVICE_UNAVAILABLE,
                 code::NOT_READY,
-                reason,
+                answered,
             ))
         }
     }

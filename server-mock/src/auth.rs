@@ -61,6 +61,9 @@ impl Tokens {
         validation.set_required_spec_claims(&["exp", "sub"]);
         validation.leeway = 0;
         validation.validate_exp = true;
+        // As with an identity provider's tokens: one not valid yet is
+        // refused (`jsonwebtoken` skips `nbf` unless asked).
+        validation.validate_nbf = true;
         let empty = |_| crate::Error::Config("the token secret must not be empty".into());
         Ok(Self {
             encoding: EncodingKey::from_secret(secret).map_err(empty)?,

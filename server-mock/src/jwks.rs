@@ -35,7 +35,7 @@ use std::{
 use jsonwebtoken::{
     Algorithm, DecodingKey, Header, Validation,
     errors::ErrorKind,
-    jwk::{AlgorithmParameters, EllipticCurve, JwkSet, KeyAlgorithm},
+    jwk::{AlgorithmParameters, EllipticCurve, JwkSet, KeyAlgorithm, KeyOperations, PublicKeyUse},
 };
 use likekit_proto::UserId;
 
@@ -162,6 +162,10 @@ pub(crate) struct Jwks {
     /// An unknown `kid` was seen: read the set again soon.
     wanted: AtomicBool,
     last_read: Mutex<Option<Instant>>,
+    /// Held by the read under way: reads of the set are one at a time, so
+    /// that a slow one can never put its older set in force after a later
+    /// one put in the newer.
+    reading: tokio::sync::Mutex<()>,
     http: reqwest::Client,
 }
 
@@ -236,12 +240,40 @@ pub fn algorithms(document: &[u8]) -> Result<Vec<Algorithm>, String> {
     parse(document).map(|keys| keys.iter().map(|key| key.algorithm).collect())
 }
 
-/// The keys of a key set document.
+/// Whether a key may verify signatures: its `use`, when it has one, is
+/// `sig`, its `key_ops`, when it has them, include `verify` (RFC 7517,
+/// 4.2 and 4.3), and its `alg`, when it has one, is not an encryption
+/// algorithm (`RSA-OAEP` with no `use`). An identity provider may publish its encryption keys in
+/// the same set (Keycloak's `use: enc`, `alg: RSA-OAEP`): they are left
+/// out, never taken as signing keys.
+fn for_signatures(jwk: &jsonwebtoken::jwk::Jwk) -> bool {
+    let usable = matches!(
+        jwk.common.public_key_use,
+        None | Some(PublicKeyUse::Signature)
+    );
+    let operations = jwk
+        .common
+        .key_operations
+        .as_ref()
+        .is_none_or(|ops| ops.contains(&KeyOperations::Verify));
+    // An encryption algorithm says what the key is for when `use` does not.
+    let encrypts = matches!(
+        jwk.common.key_algorithm,
+        Some(KeyAlgorithm::RSA1_5 | KeyAlgorithm::RSA_OAEP | KeyAlgorithm::RSA_OAEP_256)
+    );
+    usable && operations && !encrypts
+}
+
+/// The signing keys of a key set document (keys for another use are left
+/// out: [`for_signatures`]).
 fn parse(text: &[u8]) -> Result<Vec<Key>, String> {
     let set: JwkSet =
         serde_json::from_slice(text).map_err(|e| format!("not a JSON Web Key Set: {e}"))?;
     let mut keys = Vec::new();
     for (at, jwk) in set.keys.iter().enumerate() {
+        if !for_signatures(jwk) {
+            continue;
+        }
         let algorithm = algorithm_of(jwk).map_err(|e| format!("key {at}: {e}"))?;
         let decoding = DecodingKey::from_jwk(jwk).map_err(|e| format!("key {at}: {e}"))?;
         keys.push(Key {
@@ -252,7 +284,13 @@ fn parse(text: &[u8]) -> Result<Vec<Key>, String> {
         });
     }
     if keys.is_empty() {
-        return Err("the key set holds no key".into());
+        return Err(if set.keys.is_empty() {
+            "the key set holds no key".into()
+        } else {
+            "the key set holds no key for signatures (every key's `use` or `key_ops` is for \
+             something else)"
+                .into()
+        });
     }
     if keys.len() > MAX_KEYS {
         return Err(format!(
@@ -314,6 +352,7 @@ impl Jwks {
             keys: RwLock::new(Arc::new(keys)),
             wanted: AtomicBool::new(false),
             last_read: Mutex::new(last_read),
+            reading: tokio::sync::Mutex::new(()),
             http,
         })
     }
@@ -328,10 +367,13 @@ impl Jwks {
         &self.policy
     }
 
-    /// Whether the set should be read again now: its refresh period has
-    /// passed, or an unknown `kid` asked for it (at most every
-    /// [`MIN_REFETCH`]).
+    /// Whether the set should be read again now: no read is under way,
+    /// and its refresh period has passed, or an unknown `kid` asked for it
+    /// (at most every [`MIN_REFETCH`]).
     pub(crate) fn due(&self) -> bool {
+        if self.reading.try_lock().is_err() {
+            return false;
+        }
         let last = *self
             .last_read
             .lock()
@@ -348,8 +390,10 @@ impl Jwks {
 
     /// Reads the set again and puts it in force; `Ok(true)` when it changed
     /// (a key added, removed, or replaced, under the same `kid` or none).
-    /// On failure the keys in force stay.
+    /// On failure the keys in force stay. Reads are one at a time: one
+    /// asked for while another is under way starts when it is over.
     pub(crate) async fn refresh(&self) -> Result<bool, String> {
+        let _reading = self.reading.lock().await;
         *self
             .last_read
             .lock()
@@ -520,6 +564,30 @@ mod tests {
                 .unwrap_err()
                 .contains("not a JSON Web Key Set")
         );
+    }
+
+    /// Encryption keys published beside the signing keys (Keycloak's
+    /// `use: enc` with `alg: RSA-OAEP`, or such an `alg` alone) are left
+    /// out, not refused, and never verify a token; a set with nothing else
+    /// is refused.
+    #[test]
+    fn keys_for_another_use_are_left_out() {
+        let ed = r#"{"kty":"OKP","crv":"Ed25519","x":"11qYAYKxCrfVS_7TyWQHOg7hcvPapiMlrwIaaPcHURo","kid":"sig"}"#;
+        let enc = r#"{"kty":"OKP","crv":"Ed25519","x":"3p7bfXt9wbTTW2HC7OQ1Nz-DQ8hbeGdNrfx-FG-IK08","kid":"enc","use":"enc"}"#;
+        let oaep =
+            r#"{"kty":"RSA","kid":"oaep","use":"enc","alg":"RSA-OAEP","n":"sXch","e":"AQAB"}"#;
+        let wrap = r#"{"kty":"OKP","crv":"Ed25519","x":"3p7bfXt9wbTTW2HC7OQ1Nz-DQ8hbeGdNrfx-FG-IK08","kid":"wrap","key_ops":["wrapKey"]}"#;
+        let verify = r#"{"kty":"OKP","crv":"Ed25519","x":"3p7bfXt9wbTTW2HC7OQ1Nz-DQ8hbeGdNrfx-FG-IK08","kid":"verify","use":"sig","key_ops":["verify"]}"#;
+        // an encryption algorithm with no `use`
+        let oaep_only =
+            r#"{"kty":"RSA","kid":"oaep-256","alg":"RSA-OAEP-256","n":"sXch","e":"AQAB"}"#;
+        let set = format!(r#"{{"keys":[{oaep},{ed},{enc},{wrap},{oaep_only},{verify}]}}"#);
+        let keys = parse(set.as_bytes()).unwrap();
+        let kids: Vec<_> = keys.iter().map(|k| k.kid.as_deref().unwrap()).collect();
+        assert_eq!(kids, ["sig", "verify"]);
+        let only_enc = format!(r#"{{"keys":[{enc},{oaep}]}}"#);
+        let refused = parse(only_enc.as_bytes()).unwrap_err();
+        assert!(refused.contains("no key for signatures"), "{refused}");
     }
 
     #[test]

@@ -87,29 +87,35 @@ struct ServeArgs {
     listen: SocketAddr,
     /// SQLite database file, `:memory:` for a throwaway one, or a
     /// PostgreSQL URL (`postgres://user:password@host:port/database`).
-    #[arg(long, env = "LIKEKIT_DB", default_value = "likekit.db")]
+    // `--help` does not show the variable's value: a URL may hold a password.
+    #[arg(
+        long,
+        env = "LIKEKIT_DB",
+        default_value = "likekit.db",
+        hide_env_values = true
+    )]
     db: String,
     /// JSON seed document (users, friends, posts, likers) loaded at start.
     #[arg(long, env = "LIKEKIT_SEED", value_name = "FILE")]
     seed: Option<PathBuf>,
     /// Turns on the admin API (/admin/*); requests must send it in X-Admin-Key.
-    #[arg(long, env = "LIKEKIT_ADMIN_KEY", hide_env_values = true)]
+    #[arg(long, env = "LIKEKIT_ADMIN_KEY", hide_env_values = true, value_parser = non_empty)]
     admin_key: Option<String>,
     /// HS256 secret for sign-in tokens; random for each start when absent.
     /// With `--jwks`, HS256 tokens are taken only when this is given.
-    #[arg(long, env = "LIKEKIT_TOKEN_SECRET", hide_env_values = true)]
+    #[arg(long, env = "LIKEKIT_TOKEN_SECRET", hide_env_values = true, value_parser = non_empty)]
     token_secret: Option<String>,
     /// Verify tokens with an identity provider's public keys: a JWKS file,
     /// or an `https://` URL (`http://` only on loopback) fetched at start
     /// and read again in the background (RS256/384/512, PS256/384/512,
     /// ES256, ES384, EdDSA).
-    #[arg(long, env = "LIKEKIT_JWKS", value_name = "FILE_OR_URL")]
+    #[arg(long, env = "LIKEKIT_JWKS", value_name = "FILE_OR_URL", value_parser = non_empty)]
     jwks: Option<String>,
     /// With `--jwks`: the `iss` tokens must carry.
-    #[arg(long, env = "LIKEKIT_TOKEN_ISSUER", requires = "jwks")]
+    #[arg(long, env = "LIKEKIT_TOKEN_ISSUER", requires = "jwks", value_parser = non_empty)]
     token_issuer: Option<String>,
     /// With `--jwks`: the `aud` tokens must carry.
-    #[arg(long, env = "LIKEKIT_TOKEN_AUDIENCE", requires = "jwks")]
+    #[arg(long, env = "LIKEKIT_TOKEN_AUDIENCE", requires = "jwks", value_parser = non_empty)]
     token_audience: Option<String>,
     /// With `--jwks`: how often the key set is read again (seconds; 10 to
     /// 86400, one day); an unknown `kid` asks for it sooner.
@@ -153,8 +159,10 @@ struct ServeArgs {
     /// only with an admin key; 0: off).
     #[arg(long, env = "LIKEKIT_JOURNAL_SIZE", default_value_t = likekit_server::DEFAULT_JOURNAL_SIZE)]
     journal_size: usize,
-    /// Largest accepted request body (bytes).
-    #[arg(long, env = "LIKEKIT_MAX_BODY_BYTES", default_value_t = likekit_server::DEFAULT_MAX_BODY_BYTES)]
+    /// Largest accepted request body (bytes; at least 1): a larger one is
+    /// answered 413. There is no "no limit" value.
+    #[arg(long, env = "LIKEKIT_MAX_BODY_BYTES", default_value_t = likekit_server::DEFAULT_MAX_BODY_BYTES,
+          value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
     max_body_bytes: usize,
     /// How long shutdown waits for in-flight requests (seconds; at most
     /// 86400, one day).
@@ -247,6 +255,18 @@ fn listen_addr(text: &str) -> Result<SocketAddr, String> {
     })
 }
 
+/// A key, secret, key set or claim given on the command line: never empty.
+/// An empty one (`--admin-key "$KEY"` with `KEY` unset) would otherwise
+/// quietly turn the admin API off or make a random token secret. (An
+/// empty variable is no value at all: [`command`] takes it as unset.)
+fn non_empty(text: &str) -> Result<String, String> {
+    if text.is_empty() {
+        Err("it is empty: give a value, or leave the flag out".into())
+    } else {
+        Ok(text.to_owned())
+    }
+}
+
 /// `--ttl`, held to the admin API's rule (`POST /admin/tokens`).
 fn token_ttl(secs: &str) -> Result<Duration, String> {
     let secs: u64 = secs
@@ -255,7 +275,6 @@ fn token_ttl(secs: &str) -> Result<Duration, String> {
     likekit_server::wire::admin::token_ttl(secs)
 }
 
-/// `value`, or an error naming the flag and its variable when it is 0.
 /// Refuses a setting `given` (on the command line or by a variable) that
 /// the chosen store does not use: a default is not given.
 fn only_for_the_other_store(given: &[String], database: &Database) -> Result<(), String> {
@@ -633,6 +652,19 @@ fn main() -> ExitCode {
             .init(),
     }
 
+    for (name, closest) in unknown_variables(&command) {
+        match closest {
+            Some(closest) => tracing::warn!(
+                "{name} is set but is not a setting of likekit-server: it is ignored \
+                 (did you mean {closest}?)"
+            ),
+            None => tracing::warn!(
+                "{name} is set but is not a setting of likekit-server: it is ignored \
+                 (--help lists each setting's variable)"
+            ),
+        }
+    }
+
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -644,6 +676,69 @@ fn main() -> ExitCode {
         Ok(()) => ExitCode::SUCCESS,
         Err(err) => fatal(format, &err),
     }
+}
+
+/// The `LIKEKIT_*` variables set (and not empty) that are no setting of the
+/// server — a typo such as `LIKEKIT_LISTN`, or `LIKEKIT_CORS_ORIGIN` for
+/// `LIKEKIT_CORS_ORIGINS` — each with the setting's variable it is
+/// closest to, if one is close. They are warned of rather than refused:
+/// the prefix is shared with the project's other tools, and Kubernetes
+/// makes variables for a Service named `likekit…` in the same namespace
+/// (`LIKEKIT_PORT`, `LIKEKIT_SERVICE_HOST`), which are left out.
+fn unknown_variables(command: &clap::Command) -> Vec<(String, Option<String>)> {
+    let known: Vec<String> = std::iter::once(command)
+        .chain(command.get_subcommands())
+        .flat_map(clap::Command::get_arguments)
+        .filter_map(clap::Arg::get_env)
+        .map(|env| env.to_string_lossy().into_owned())
+        .collect();
+    let mut unknown: Vec<(String, Option<String>)> = std::env::vars_os()
+        .filter(|(_, value)| !value.is_empty())
+        .filter_map(|(name, value)| Some((name.into_string().ok()?, value)))
+        .filter(|(name, _)| name.starts_with("LIKEKIT_") && !known.contains(name))
+        .filter(|(name, value)| !kubernetes_service_variable(name, &value.to_string_lossy()))
+        .map(|(name, _)| {
+            let closest = known
+                .iter()
+                .map(|known| (strsim::levenshtein(&name, known), known))
+                .filter(|(distance, _)| *distance <= 2)
+                .min()
+                .map(|(_, known)| known.clone());
+            (name, closest)
+        })
+        .collect();
+    unknown.sort();
+    unknown
+}
+
+/// Whether `name` (set to `value`) has the shape of a variable Kubernetes
+/// sets for a Service (`<NAME>_SERVICE_HOST`,
+/// `<NAME>_SERVICE_PORT[_<PORT NAME>]`, `<NAME>_PORT=tcp://…`,
+/// `<NAME>_PORT_<n>_<TCP|UDP|SCTP>[_PROTO|_PORT|_ADDR]`). A `…_PORT` set to
+/// anything else is a setting someone guessed at, and is warned of.
+fn kubernetes_service_variable(name: &str, value: &str) -> bool {
+    if name.ends_with("_SERVICE_HOST")
+        || name.ends_with("_SERVICE_PORT")
+        || name.contains("_SERVICE_PORT_")
+    {
+        return true;
+    }
+    if name.ends_with("_PORT") {
+        return ["tcp://", "udp://", "sctp://"]
+            .iter()
+            .any(|scheme| value.starts_with(scheme));
+    }
+    name.rsplit_once("_PORT_").is_some_and(|(_, rest)| {
+        let mut parts = rest.split('_');
+        let number = parts.next().unwrap_or_default();
+        let protocol = parts.next().unwrap_or_default();
+        let field = parts.next();
+        !number.is_empty()
+            && number.bytes().all(|b| b.is_ascii_digit())
+            && ["TCP", "UDP", "SCTP"].contains(&protocol)
+            && field.is_none_or(|field| ["PROTO", "PORT", "ADDR"].contains(&field))
+            && parts.next().is_none()
+    })
 }
 
 /// The log filter `RUST_LOG` asks for (`info` when it is unset or empty).

@@ -13,9 +13,9 @@ use axum::{
 use likekit_proto::{
     BatchLikes, ErrorBody, ErrorDetail, LikeState, PostId, PostLikes, UserId,
     admin::{
-        FaultAction, FaultMethod, FaultPhase, FaultRoute, FaultRule, FaultRules, Friends, Journal,
-        JournalEntry, JournalFault, NewFaultRules, NewPost, NewUser, RuleState, Seed, SeedPost,
-        SeedUser, StoredPost, StoredUser, TokenRequest, TokenResponse, WriteResult,
+        Ack, FaultAction, FaultMethod, FaultPhase, FaultRoute, FaultRule, FaultRules, Friends,
+        Journal, JournalEntry, JournalFault, NewFaultRules, NewPost, NewUser, RuleState, Seed,
+        SeedPost, SeedUser, StoredPost, StoredUser, TokenRequest, TokenResponse, WriteResult,
     },
     code,
 };
@@ -247,7 +247,7 @@ fn request_id_header() -> utoipa::openapi::header::Header {
         NewUser, NewPost, StoredUser, StoredPost, Friends, TokenRequest, TokenResponse,
         FaultRoute, FaultMethod, FaultPhase, FaultAction, FaultRule, FaultRules, NewFaultRules,
         RuleState, Journal, JournalEntry, JournalFault, WriteResult,
-        Seed, SeedUser, SeedPost, api::Health, admin::Ack,
+        Seed, SeedUser, SeedPost, api::Health, Ack,
     )),
     modifiers(&Security, &CommonResponses),
     tags(

@@ -9,7 +9,13 @@
 //! tower-http's `ServeDir` keeps a path's text inside the root (no `..`),
 //! but follows symbolic links wherever they lead; a path whose file (or,
 //! for a folder, its `index.html`) resolves outside the root is answered
-//! the JSON 404 here first.
+//! the JSON 404 here first. So are two kinds of path `ServeDir` would
+//! answer: one that names a hidden file or folder (`.env`, `.git/config`:
+//! a web root that is a build's output or a checkout holds such; but for
+//! `/.well-known/`, whose files are meant to be served), and one
+//! that starts with `//`, whose folder `ServeDir` redirects to the path
+//! with a `/` added: `Location: //pkg/`, which a browser reads as another
+//! host's address (an open redirect).
 
 use std::{
     convert::Infallible,
@@ -48,6 +54,9 @@ where
         let files = files.clone();
         let root = Arc::clone(&root);
         async move {
+            if !servable(request.uri().path()) {
+                return Ok::<Response, Infallible>(api::not_found().await.into_response());
+            }
             let inside = match file_under(&root, request.uri().path()) {
                 Some(file) => tokio::task::spawn_blocking(move || resolves_inside(&root, &file))
                     .await
@@ -63,6 +72,24 @@ where
         }
     });
     router.fallback_service(service)
+}
+
+/// Whether a path may name a file at all: not one that starts with `//`
+/// (a folder's redirect would be `Location: //…/`, another host), and not
+/// one with a hidden segment (`.env`, `/.git/config`, `%2egit`), decoded
+/// as [`file_under`] decodes it. `.` and `..` are left to `ServeDir`, and
+/// `/.well-known/` (RFC 8615: Android's app links and Apple's universal
+/// links read their files there) is served as any folder.
+fn servable(path: &str) -> bool {
+    if path.starts_with("//") {
+        return false;
+    }
+    let decoded = percent_encoding::percent_decode_str(path).decode_utf8_lossy();
+    let under_well_known = decoded.strip_prefix("/.well-known/");
+    !under_well_known
+        .unwrap_or(&decoded)
+        .split('/')
+        .any(|segment| segment.starts_with('.') && segment != "." && segment != "..")
 }
 
 /// The file a request's path names under `root`, read as `ServeDir` reads
@@ -130,5 +157,36 @@ mod tests {
             Some(PathBuf::from("/srv/web/100%"))
         );
         assert_eq!(file_under(root, "/%ff"), None, "not UTF-8");
+    }
+
+    #[test]
+    fn hidden_files_and_paths_starting_with_two_slashes_are_not_servable() {
+        for path in [
+            "/",
+            "/index.html",
+            "/pkg/app.js",
+            "/a.b/c.",
+            "/./x",
+            "/../x",
+            "/.well-known/assetlinks.json",
+            "/.well-known/apple-app-site-association",
+        ] {
+            assert!(servable(path), "{path}");
+        }
+        for path in [
+            "/.env",
+            "/.git/config",
+            "/pkg/.gitignore",
+            "/%2egit/config",
+            "/pkg%2f.env",
+            "/..env",
+            "/.well-known/.secret",
+            "/.well-knownx/a",
+            "//pkg",
+            "///pkg",
+            "//",
+        ] {
+            assert!(!servable(path), "{path}");
+        }
     }
 }

@@ -209,6 +209,16 @@ pub struct TokenResponse {
     pub token: String,
 }
 
+/// `{"ok": true}`: what `POST /admin/reset`, `POST /admin/seed` and
+/// `DELETE /admin/requests` answer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "openapi", schema(examples(json!({"ok": true}))))]
+pub struct Ack {
+    /// Always `true`.
+    pub ok: bool,
+}
+
 /// Which routes a `FaultRule` applies to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
@@ -589,7 +599,7 @@ impl FaultRules {
 #[cfg_attr(feature = "openapi", schema(examples(json!({"rules": [{"route": "like", "user": 7, "fail_next": 1, "tag": "checkout-test"}]}))))]
 #[serde(deny_unknown_fields)]
 pub struct NewFaultRules {
-    /// The rules to add, in order (with those in force, at most 64,
+    /// The rules to add, in order (with those in force, at most 256,
     /// `MAX_RULES`).
     #[cfg_attr(feature = "openapi", schema(max_items = 256))]
     pub rules: Vec<FaultRule>,

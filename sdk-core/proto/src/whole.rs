@@ -13,7 +13,8 @@
 //! (`u32`) at `i32::MAX`, so that a value the document allows always fits,
 //! and one it forbids is never taken (a Kotlin `Long`, a Java `int`). The
 //! one exception is a fault rule set's seed, `uint64` in the document: the
-//! server picks it from the whole unsigned range.
+//! server takes any unsigned 64-bit seed (and picks one below 2^53 when
+//! none is given).
 
 use std::fmt;
 

@@ -311,7 +311,23 @@ impl SqliteStore {
             options.read_connections
         };
         let connections = (0..read_connections)
-            .map(|_| open_reader(&path).map(Mutex::new))
+            .map(|i| {
+                open_reader(&path).map(Mutex::new).map_err(|e| {
+                    let e = match e {
+                        StoreError::Backend(e) => e,
+                        e => e.to_string(),
+                    };
+                    // The writer has opened the file: what runs out is
+                    // this process's open files (`ulimit -n`).
+                    StoreError::Backend(format!(
+                        "cannot open read-only connection {} of {read_connections} to {}: \
+                         {e} (each connection is an open file; ask for fewer, or raise \
+                         the open-file limit)",
+                        i + 1,
+                        path.display()
+                    ))
+                })
+            })
             .collect::<Result<Vec<_>, _>>()?;
 
         let (queue, receiver) = mpsc::channel(16 * 1024);
@@ -484,18 +500,49 @@ fn why_not_open(path: &Path) -> Option<String> {
     tried.err().map(|e| format!("{}: {e}", path.display()))
 }
 
-fn open_writer(path: &PathBuf, durable: bool) -> Result<Connection, StoreError> {
-    let mut conn = open_connection(path, OpenFlags::default()).map_err(|e| {
-        match (
-            e.sqlite_error_code() == Some(rusqlite::ErrorCode::CannotOpen),
-            why_not_open(path),
-        ) {
-            (true, Some(why)) => StoreError::Backend(format!("{e}: {why}")),
-            _ => StoreError::from(e),
+/// Why the file at `path` cannot be used, from SQLite's error `e`: the
+/// file named, and what an operator can do about it where SQLite's words
+/// alone do not say ("database is locked", "attempt to write a readonly
+/// database", "file is not a database").
+fn cannot_use(path: &Path, e: &rusqlite::Error) -> StoreError {
+    use rusqlite::ErrorCode;
+    let file = path.display();
+    StoreError::Backend(match e.sqlite_error_code() {
+        Some(ErrorCode::CannotOpen) => match why_not_open(path) {
+            Some(why) => format!("{e}: {why}"),
+            None => format!("{e}: {file}"),
+        },
+        Some(ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked) => format!(
+            "{file}: {e}: another process has it open (another likekit-server?); a \
+             SQLite file is served by one server at a time"
+        ),
+        Some(ErrorCode::ReadOnly) => format!(
+            "{file}: {e}: this user cannot write the file, or the folder it is in \
+             (where SQLite keeps its -wal and -shm files)"
+        ),
+        Some(ErrorCode::NotADatabase) => {
+            format!("{file}: {e}: give a likekit SQLite file, or a new file name")
         }
-    })?;
+        _ => format!("{file}: {e}"),
+    })
+}
+
+fn open_writer(path: &PathBuf, durable: bool) -> Result<Connection, StoreError> {
+    let mut conn = open_connection(path, OpenFlags::default()).map_err(|e| cannot_use(path, &e))?;
     conn.busy_timeout(Duration::from_secs(5))?;
-    let mode: String = conn.query_row("PRAGMA journal_mode = WAL", [], |row| row.get(0))?;
+    // The first statement that reads the file: a file that is no database
+    // fails here. Another program's database is refused before anything
+    // is written to it, WAL mode included.
+    let version: i64 = conn
+        .query_row("PRAGMA user_version", [], |row| row.get(0))
+        .map_err(|e| cannot_use(path, &e))?;
+    if version == 0 {
+        not_someone_elses(&conn, path)?;
+    }
+    // A file another process holds fails here.
+    let mode: String = conn
+        .query_row("PRAGMA journal_mode = WAL", [], |row| row.get(0))
+        .map_err(|e| cannot_use(path, &e))?;
     if !mode.eq_ignore_ascii_case("wal") {
         return Err(StoreError::Backend(format!(
             "cannot switch {} to WAL mode (got {mode})",
@@ -511,7 +558,7 @@ fn open_writer(path: &PathBuf, durable: bool) -> Result<Connection, StoreError> 
     conn.pragma_update(None, "wal_autocheckpoint", wal::BACKSTOP_CHECKPOINT_PAGES)?;
     conn.set_prepared_statement_cache_capacity(64);
     stable_plans(&conn)?;
-    migrate(&mut conn)?;
+    migrate(&mut conn, path)?;
     Ok(conn)
 }
 
@@ -526,22 +573,89 @@ fn open_checkpointer(path: &PathBuf, durable: bool) -> Result<Connection, StoreE
     Ok(conn)
 }
 
-/// Applies the [`MIGRATIONS`] the file lacks, in one transaction.
-fn migrate(conn: &mut Connection) -> Result<(), StoreError> {
-    let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+/// Applies the [`MIGRATIONS`] the file at `path` lacks, in one
+/// transaction.
+fn migrate(conn: &mut Connection, path: &Path) -> Result<(), StoreError> {
+    let tx = conn
+        .transaction_with_behavior(TransactionBehavior::Immediate)
+        .map_err(|e| cannot_use(path, &e))?;
     let applied: i64 = tx.query_row("PRAGMA user_version", [], |row| row.get(0))?;
     let applied = usize::try_from(applied).unwrap_or(usize::MAX);
     if applied > MIGRATIONS.len() {
         return Err(StoreError::Backend(format!(
-            "the database schema is at version {applied}, newer than this server knows ({})",
+            "{}: the database schema is at version {applied}, newer than this server \
+             knows ({}): it was written by a newer likekit-server; run that one (or \
+             newer) on it",
+            path.display(),
             MIGRATIONS.len()
         )));
     }
     for sql in &MIGRATIONS[applied..] {
-        tx.execute_batch(sql)?;
+        tx.execute_batch(sql).map_err(|e| cannot_use(path, &e))?;
     }
-    tx.pragma_update(None, "user_version", MIGRATIONS.len() as i64)?;
-    tx.commit()?;
+    tx.pragma_update(None, "user_version", MIGRATIONS.len() as i64)
+        .map_err(|e| cannot_use(path, &e))?;
+    tx.commit().map_err(|e| cannot_use(path, &e))?;
+    Ok(())
+}
+
+/// The tables a file with no schema version may hold, with their columns
+/// as the first of the [`MIGRATIONS`] makes them: a file from before
+/// versions were counted has them.
+const FIRST_TABLES: [(&str, &[&str]); 4] = [
+    ("users", &["id", "name"]),
+    ("friends", &["user_id", "friend_id"]),
+    ("posts", &["id", "count", "version", "likers"]),
+    ("likes", &["post_id", "user_id"]),
+];
+
+/// A file with no schema version is new, or from before versions were
+/// counted (with likekit's four first tables, as they were made); one with
+/// other tables, or tables of those names with other columns, is another
+/// program's database, which the server must not write into. Checked
+/// before anything is written, WAL mode included.
+fn not_someone_elses(conn: &Connection, path: &Path) -> Result<(), StoreError> {
+    let not_ours = |what: String| {
+        StoreError::Backend(format!(
+            "{}: not a likekit database (no likekit schema version, and {what}): give a \
+             likekit SQLite file, or a new file name",
+            path.display()
+        ))
+    };
+    let mut tables = conn.prepare(
+        "SELECT name FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite\\_%' \
+         ESCAPE '\\' ORDER BY name",
+    )?;
+    let tables = tables
+        .query_map([], |row| row.get::<_, String>(0))?
+        .collect::<rusqlite::Result<Vec<_>>>()?;
+    let others: Vec<&str> = tables
+        .iter()
+        .map(String::as_str)
+        .filter(|name| !FIRST_TABLES.iter().any(|(ours, _)| ours == name))
+        .collect();
+    if !others.is_empty() {
+        return Err(not_ours(format!(
+            "tables of something else: {}",
+            others.join(", ")
+        )));
+    }
+    for (table, columns) in FIRST_TABLES {
+        if !tables.iter().any(|name| name == table) {
+            continue;
+        }
+        let mut info = conn.prepare(&format!("SELECT name FROM pragma_table_info('{table}')"))?;
+        let found = info
+            .query_map([], |row| row.get::<_, String>(0))?
+            .collect::<rusqlite::Result<Vec<_>>>()?;
+        if found != columns {
+            return Err(not_ours(format!(
+                "a table {table} with the columns {} where likekit's has {}",
+                found.join(", "),
+                columns.join(", ")
+            )));
+        }
+    }
     Ok(())
 }
 
@@ -1489,6 +1603,61 @@ mod tests {
         assert_eq!(counter.likers_at, [i64::MIN, i64::MIN]);
         let times = [5, -7, i64::MAX];
         assert_eq!(decode_times(&encode_times(&times)), times);
+    }
+
+    /// Another program's SQLite file (no schema version, and tables of its
+    /// own, or a table of likekit's names in another shape) is refused and
+    /// left as it was: nothing added, nothing altered, not even its
+    /// journal mode.
+    #[test]
+    fn another_programs_database_is_left_alone() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        for (name, schema, want) in [
+            (
+                "shop.db",
+                "CREATE TABLE orders (id INTEGER PRIMARY KEY, total REAL); \
+                 CREATE TABLE users (id INTEGER PRIMARY KEY, email TEXT);",
+                "tables of something else: orders",
+            ),
+            (
+                "blog.db",
+                "CREATE TABLE posts (id INTEGER PRIMARY KEY, title TEXT);",
+                "a table posts with the columns id, title where likekit's has id, count, \
+                 version, likers",
+            ),
+            (
+                "accounts.db",
+                "CREATE TABLE users (id INTEGER PRIMARY KEY, email TEXT NOT NULL);",
+                "a table users with the columns id, email where likekit's has id, name",
+            ),
+        ] {
+            let path = dir.path().join(name);
+            let schema_of = |path: &Path| -> Vec<String> {
+                let conn = Connection::open(path).expect("open");
+                let mut rows = conn
+                    .prepare("SELECT sql FROM sqlite_schema ORDER BY name")
+                    .expect("prepare");
+                rows.query_map([], |row| row.get(0))
+                    .expect("query")
+                    .collect::<rusqlite::Result<_>>()
+                    .expect("rows")
+            };
+            Connection::open(&path)
+                .expect("open")
+                .execute_batch(schema)
+                .expect("schema");
+            let before = schema_of(&path);
+            let err = open_writer(&path, false).expect_err(name).to_string();
+            assert!(err.contains(&path.display().to_string()), "{err}");
+            assert!(err.contains(want), "{err}");
+            assert_eq!(schema_of(&path), before, "{name} changed");
+            // Refused before anything was written: not even WAL mode.
+            let mode: String = Connection::open(&path)
+                .expect("open")
+                .query_row("PRAGMA journal_mode", [], |row| row.get(0))
+                .expect("journal mode");
+            assert_eq!(mode, "delete", "{name}'s journal mode changed");
+        }
     }
 
     #[test]

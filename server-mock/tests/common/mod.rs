@@ -314,16 +314,14 @@ pub async fn http_random_likes_with_duplicates(t: Arc<TestServer>, shape: Random
 
 /// The server's binary with none of the shell's `LIKEKIT_*` settings
 /// (every flag has one: a `LIKEKIT_JWKS` or `LIKEKIT_SEED` left in the
-/// shell would change the server under test). The tests' own variables
-/// for finding peers stay: they are not the server's.
+/// shell would change the server under test), nor the test run's own
+/// (`LIKEKIT_PG_BIN`, `LIKEKIT_TEST_CITUS_URL`), which the server would warn
+/// of as no setting of its.
 pub fn server_command() -> std::process::Command {
     let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_likekit-server"));
     for (name, _) in std::env::vars_os() {
         let Some(name) = name.to_str() else { continue };
-        if name.starts_with("LIKEKIT_")
-            && !name.starts_with("LIKEKIT_TEST_")
-            && name != "LIKEKIT_PG_BIN"
-        {
+        if name.starts_with("LIKEKIT_") {
             command.env_remove(name);
         }
     }

@@ -57,6 +57,7 @@ async fn wrong_or_missing_key_is_401() {
         Some("wrong"),
         Some("test-admin-ke"),
         Some("test-admin-keyy"),
+        Some("TEST-ADMIN-KEY"),
     ] {
         let mut request = t.http.post(t.url("/admin/reset"));
         if let Some(key) = key {

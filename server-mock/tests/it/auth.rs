@@ -100,6 +100,18 @@ async fn bad_tokens_are_401() {
             "token_expired",
         ),
         (
+            "not valid yet (nbf an hour ahead)",
+            format!(
+                "Bearer {}",
+                sign(
+                    Algorithm::HS256,
+                    TOKEN_SECRET,
+                    &json!({"sub": "7", "exp": exp, "nbf": now() + 3600})
+                )
+            ),
+            "invalid_token",
+        ),
+        (
             "forged signature (other secret)",
             format!(
                 "Bearer {}",

@@ -98,6 +98,24 @@ fn help_lists_the_flags() {
     ] {
         assert!(help.contains(flag), "{flag} missing from\n{help}");
     }
+
+    // Help shows the values of the variables set, but never a secret:
+    // the database URL may hold a password.
+    let output = common::server_command()
+        .arg("--help")
+        .env("LIKEKIT_DB", "postgres://likekit:s3cret@db.internal/likes")
+        .env("LIKEKIT_ADMIN_KEY", "admin-s3cret")
+        .env("LIKEKIT_TOKEN_SECRET", "token-s3cret")
+        .env("LIKEKIT_LISTEN", "127.0.0.1:9999")
+        .output()
+        .unwrap();
+    let help = String::from_utf8(output.stdout).unwrap();
+    assert!(help.contains("[env: LIKEKIT_DB]"), "{help}");
+    assert!(
+        help.contains("[env: LIKEKIT_LISTEN=127.0.0.1:9999]"),
+        "{help}"
+    );
+    assert!(!help.contains("s3cret"), "{help}");
 }
 
 /// Every flag of `serve` can come from a `LIKEKIT_*` variable instead, as a
@@ -252,6 +270,9 @@ fn a_bad_value_names_the_variable_it_came_from() {
     for (flag, var) in [
         ("--max-connections", "LIKEKIT_MAX_CONNECTIONS"),
         ("--write-burst", "LIKEKIT_WRITE_BURST"),
+        // Not "no limit" (as 0 is for the rate limit and the journal):
+        // 0 would refuse every request with a body.
+        ("--max-body-bytes", "LIKEKIT_MAX_BODY_BYTES"),
     ] {
         let (status, stderr) = failed_start(&[], &[(var, "0")]);
         assert_eq!(status.code(), Some(2), "{var}=0: {stderr}");
@@ -261,6 +282,99 @@ fn a_bad_value_names_the_variable_it_came_from() {
         assert_eq!(status.code(), Some(2), "{flag} 0: {stderr}");
         assert!(stderr.contains(flag), "{stderr}");
     }
+}
+
+/// An empty key, secret or key set on the command line (`--admin-key
+/// "$KEY"` with `KEY` unset) stops the start rather than quietly turning
+/// the admin API off or making a random secret. (An empty variable is
+/// unset: `empty_environment_variables_count_as_unset`.)
+#[test]
+fn empty_values_on_the_command_line_are_refused() {
+    for flag in ["--admin-key", "--token-secret", "--jwks"] {
+        let (status, stderr) = failed_start(&[flag, ""], &[]);
+        assert_eq!(status.code(), Some(2), "{flag} '': {stderr}");
+        assert!(stderr.contains(flag), "{stderr}");
+        assert!(stderr.contains("it is empty"), "{stderr}");
+    }
+    let (status, stderr) = failed_start(
+        &["--jwks", "/nonexistent/jwks.json", "--token-issuer", ""],
+        &[],
+    );
+    assert_eq!(status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("--token-issuer"), "{stderr}");
+}
+
+/// A `LIKEKIT_*` variable that is no setting (a typo) is warned of, with
+/// the setting it is closest to; the variables Kubernetes makes for a
+/// Service named `likekit…` are not.
+#[test]
+fn unknown_likekit_variables_are_warned_of() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut command = common::server_command();
+    command
+        .args(["--listen", "127.0.0.1:0", "--db", ":memory:"])
+        .env("RUST_LOG", "info")
+        .envs([
+            ("LIKEKIT_LISTN", "0.0.0.0:8080"),
+            ("LIKEKIT_CORS_ORIGIN", "https://app.example"),
+            ("LIKEKIT_COLOUR", "blue"),
+            ("LIKEKIT_EMPTY", ""),
+            ("LIKEKIT_PORT", "tcp://10.0.0.7:8080"),
+            ("LIKEKIT_SERVICE_HOST", "10.0.0.7"),
+            ("LIKEKIT_SERVICE_PORT_HTTP", "8080"),
+            ("LIKEKIT_PORT_8080_TCP_ADDR", "10.0.0.7"),
+            ("LIKEKIT_DB_PORT_5432_TCP", "tcp://10.0.0.8:5432"),
+            // A port given the way a setting would be: no Kubernetes name.
+            ("LIKEKIT_OPS_PORT", "9090"),
+        ]);
+    let server = ServerProcess::start_command(command, &dir.path().join("server.log"));
+    assert!(server.terminate().success());
+    let log = std::fs::read_to_string(dir.path().join("server.log")).unwrap();
+    let warned: Vec<&str> = log
+        .lines()
+        .filter(|line| line.contains("is not a setting of likekit-server"))
+        .collect();
+    assert_eq!(warned.len(), 4, "{log}");
+    assert!(
+        warned[0].contains("LIKEKIT_COLOUR is set")
+            && warned[0].contains("--help lists each setting's variable"),
+        "{log}"
+    );
+    assert!(
+        warned[1].contains("LIKEKIT_CORS_ORIGIN is set")
+            && warned[1].contains("did you mean LIKEKIT_CORS_ORIGINS?"),
+        "{log}"
+    );
+    assert!(
+        warned[2].contains("LIKEKIT_LISTN is set")
+            && warned[2].contains("did you mean LIKEKIT_LISTEN?"),
+        "{log}"
+    );
+    assert!(warned[3].contains("LIKEKIT_OPS_PORT is set"), "{log}");
+    assert!(warned.iter().all(|line| line.contains("WARN")), "{log}");
+}
+
+/// A second server on the SQLite file of a running one stops its start
+/// with an error that names the file and the reason, not SQLite's bare
+/// "database is locked".
+#[test]
+fn a_second_server_on_the_same_file_says_why() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("likes.db");
+    let db = db.to_str().unwrap();
+    let first = ServerProcess::start(&["--db", db], &dir.path().join("first.log"));
+    let output = common::server_command()
+        .args(["--listen", "127.0.0.1:0", "--db", db])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains(&format!("{db}: database is locked")),
+        "{stderr}"
+    );
+    assert!(stderr.contains("another process has it open"), "{stderr}");
+    assert!(first.terminate().success());
 }
 
 /// `--db` takes a SQLite file, `:memory:` or a `postgres://` URL (the

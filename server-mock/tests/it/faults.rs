@@ -862,8 +862,9 @@ async fn tests_sharing_a_server_add_and_remove_their_own_rules() {
 }
 
 /// A `POST` adds rules alone: a seed (the whole set's, for `PUT`), a
-/// `state` or a bad tag is refused, naming its field, and one rule too
-/// many is a conflict; nothing is added.
+/// `state` (either even when null or empty) or a bad tag is refused,
+/// naming its field, and one rule too many is a conflict; nothing is
+/// added.
 #[tokio::test]
 async fn adding_refuses_a_seed_a_state_a_bad_tag_and_too_many_rules() {
     let t = TestServer::start().await;
@@ -883,8 +884,19 @@ async fn adding_refuses_a_seed_a_state_a_bad_tag_and_too_many_rules() {
             "bad_fault_rules",
             "seed: the seed belongs to the whole rule set; set it with PUT /admin/faults",
         ),
+        // Even empty: the document's NewFaultRules has neither field.
+        (
+            json!({"seed": null, "rules": [like]}),
+            "bad_fault_rules",
+            "seed: the seed belongs to the whole rule set; set it with PUT /admin/faults",
+        ),
         (
             json!({"rules": [like], "state": [{"matched": 0, "fired": 0, "acted": 0}]}),
+            "bad_fault_rules",
+            "state: read-only",
+        ),
+        (
+            json!({"rules": [like], "state": []}),
             "bad_fault_rules",
             "state: read-only",
         ),

@@ -327,6 +327,39 @@ async fn hs256_stays_for_development_when_a_secret_is_given() {
     t.stop().await;
 }
 
+/// A provider's set may hold its encryption keys beside the signing keys
+/// (Keycloak publishes `use: enc`, `alg: RSA-OAEP`): the server starts
+/// with the signing keys, and a token that names an encryption key is
+/// refused, even when that key's material did sign it.
+#[tokio::test]
+async fn encryption_keys_in_the_set_are_left_out() {
+    let rsa = provider_key("rsa-1", Algorithm::RS256);
+    let mut enc = provider_key("enc-1", Algorithm::RS256);
+    enc.jwk["use"] = json!("enc");
+    enc.jwk["alg"] = json!("RSA-OAEP");
+    let mut wrap = provider_key("wrap-1", Algorithm::EdDSA);
+    wrap.jwk["key_ops"] = json!(["wrapKey"]);
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("jwks.json");
+    std::fs::write(&file, jwks(&[&enc, &rsa, &wrap])).unwrap();
+    let t = server_with(JwksSource::File(file)).await;
+
+    let r = view_with(&t, &sign(&rsa, &claims(|_| {}))).await;
+    assert_eq!(r.status(), StatusCode::OK);
+    let mut enc_signed = Header::new(Algorithm::RS256);
+    enc_signed.kid = Some("enc-1".into());
+    let token = jsonwebtoken::encode(&enc_signed, &claims(|_| {}), &enc.encoding).unwrap();
+    refused(&t, &token, "invalid_token", "signed with an encryption key").await;
+    refused(
+        &t,
+        &sign(&wrap, &claims(|_| {})),
+        "invalid_token",
+        "signed with a key-wrapping key",
+    )
+    .await;
+    t.stop().await;
+}
+
 #[tokio::test]
 async fn a_bad_key_set_stops_the_start() {
     let dir = tempfile::tempdir().unwrap();
@@ -334,6 +367,10 @@ async fn a_bad_key_set_stops_the_start() {
         ("not json", "not a JSON Web Key Set"),
         (r#"{"keys":[]}"#, "no key"),
         (r#"{"keys":[{"kty":"oct","k":"c2VjcmV0"}]}"#, "symmetric"),
+        (
+            r#"{"keys":[{"kty":"OKP","crv":"Ed25519","use":"enc","x":"11qYAYKxCrfVS_7TyWQHOg7hcvPapiMlrwIaaPcHURo"}]}"#,
+            "no key for signatures",
+        ),
     ] {
         let file = dir.path().join("jwks.json");
         std::fs::write(&file, text).unwrap();
@@ -395,6 +432,74 @@ async fn keys_rotate_at_the_url() {
     )
     .await;
     assert_eq!(view_with(&t, &new_token).await.status(), StatusCode::OK);
+    t.stop().await;
+}
+
+/// Two reads of the set that overlap — a slow one, and one asked for
+/// meanwhile (`App::refresh_keys` from an embedder, or the housekeeping) —
+/// are made one after the other: the slow one's older set is never put in
+/// force after the newer one.
+#[tokio::test]
+async fn overlapping_reads_of_the_set_never_put_an_older_one_in_force() {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let old = provider_key("2026-11", Algorithm::ES256);
+    let new = provider_key("2026-12", Algorithm::EdDSA);
+    let (old_set, new_set) = (jwks(&[&old]), jwks(&[&new]));
+    // The read at start and the first one after it answer the old set, the
+    // second after a pause; every later read answers the new set.
+    let served = Arc::new(AtomicUsize::new(0));
+    let counted = Arc::clone(&served);
+    let app = axum::Router::new().route(
+        "/jwks.json",
+        axum::routing::get(move || {
+            let (old_set, new_set) = (old_set.clone(), new_set.clone());
+            let read = counted.fetch_add(1, Ordering::SeqCst);
+            async move {
+                match read {
+                    0 => old_set,
+                    1 => {
+                        tokio::time::sleep(Duration::from_millis(500)).await;
+                        old_set
+                    }
+                    _ => new_set,
+                }
+            }
+        }),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/jwks.json", listener.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+    let t = TestServer::with(Config {
+        token_policy: Some(TokenPolicy {
+            // No read of its own during the test.
+            refresh: Duration::from_secs(3600),
+            ..policy(JwksSource::Url(url))
+        }),
+        token_secret: None,
+        ..test_config()
+    })
+    .await;
+    t.setup(&[(7, "Ana")], &[42]).await;
+
+    let app = t.server.app();
+    let later = async {
+        common::eventually(Duration::from_secs(5), "the slow read to start", || async {
+            (served.load(Ordering::SeqCst) >= 2).then_some(())
+        })
+        .await;
+        app.refresh_keys().await;
+    };
+    tokio::join!(app.refresh_keys(), later);
+    assert_eq!(served.load(Ordering::SeqCst), 3);
+    let r = view_with(&t, &sign(&new, &claims(|_| {}))).await;
+    assert_eq!(r.status(), StatusCode::OK, "the newer set is in force");
+    refused(
+        &t,
+        &sign(&old, &claims(|_| {})),
+        "invalid_token",
+        "a key only the older set has",
+    )
+    .await;
     t.stop().await;
 }
 

@@ -399,7 +399,8 @@ async fn the_admin_client_reports_status_and_code() {
     let gone = AdminClient::new(base_url, ADMIN_KEY).unwrap();
     let err = gone.reset().await.unwrap_err();
     assert!(matches!(err, AdminError::Http(_)), "{err:?}");
-    assert_eq!(err.code(), "no_answer");
+    // No answer: no status, as in every language's client.
+    assert_eq!((err.status(), err.code()), (None, "no_answer"), "{err}");
 }
 
 /// `clear_faults` answers with the rules left in force (none), as every
@@ -532,6 +533,59 @@ async fn the_admin_client_clears_the_requests_a_filter_matches() {
             .is_empty()
     );
     t.stop().await;
+}
+
+/// Every call checks its 2xx answer: a server that is not the mock (a
+/// web page answering 200 to any path, say) makes each operation fail as
+/// `unreadable` with the answer's status, never pass silently; and
+/// `status()` and `message()` say what every language's client says.
+#[tokio::test]
+async fn the_admin_client_refuses_a_2xx_answer_that_is_not_the_operations() {
+    use likekit_proto::{
+        PostId, UserId,
+        admin::{RequestFilter, Seed},
+    };
+    use likekit_testing::admin::AdminClient;
+
+    for (page, what) in [
+        ("<html>not the mock</html>", "a web page"),
+        ("{}", "an empty object"),
+        (r#"{"ok": false}"#, "a refusal as a 200"),
+    ] {
+        let stub = axum::Router::new().fallback(move || async move { page });
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let served = tokio::spawn(async move { axum::serve(listener, stub).await });
+        let admin = AdminClient::new(format!("http://{addr}"), ADMIN_KEY).unwrap();
+        let (user, post) = (UserId::new(7).unwrap(), PostId::new(42).unwrap());
+        let results = [
+            (
+                "create_user",
+                admin.create_user(user, "Ana").await.map(drop),
+            ),
+            ("create_post", admin.create_post(post).await.map(drop)),
+            ("set_friends", admin.set_friends(user, &[]).await),
+            ("reset", admin.reset().await),
+            ("clear_requests", admin.clear_requests().await),
+            (
+                "clear_requests",
+                admin
+                    .clear_requests_matching(&RequestFilter::default())
+                    .await,
+            ),
+            ("seed", admin.seed(&Seed::default()).await),
+        ];
+        for (operation, result) in results {
+            let err = result.expect_err(&format!("{operation} took {what}"));
+            assert_eq!(
+                (err.status(), err.code()),
+                (Some(StatusCode::OK), "unreadable"),
+                "{operation} given {what}: {err}"
+            );
+            assert!(!err.message().is_empty(), "{operation}: {err}");
+        }
+        served.abort();
+    }
 }
 
 /// Any operation answers 413 to a body over `--max-body-bytes`, before its

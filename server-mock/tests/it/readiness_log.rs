@@ -59,14 +59,16 @@ impl Captured {
     }
 }
 
-async fn probe(app: &App) -> StatusCode {
-    let request = Request::get("/readyz").body(Body::empty()).unwrap();
-    app.router().oneshot(request).await.unwrap().status()
+/// What each test starts from: the log captured (while `_default` lives),
+/// a store that can be switched off, and the server over it.
+struct Setup {
+    captured: Captured,
+    _default: tracing::subscriber::DefaultGuard,
+    store: Arc<Intercepted<SqliteStore, Switchable>>,
+    app: App,
 }
 
-// One thread: the handler runs where the test's subscriber is the default.
-#[tokio::test(flavor = "current_thread")]
-async fn readyz_logs_when_readiness_changes_not_on_every_probe() {
+fn setup() -> Setup {
     let captured = Captured::default();
     let writer = captured.clone();
     let subscriber = tracing_subscriber::fmt()
@@ -75,7 +77,6 @@ async fn readyz_logs_when_readiness_changes_not_on_every_probe() {
         .with_max_level(tracing::Level::INFO)
         .finish();
     let _default = tracing::subscriber::set_default(subscriber);
-
     let store = Arc::new(Intercepted::new(
         SqliteStore::open(SqliteOptions::default()).unwrap(),
         Switchable::default(),
@@ -85,6 +86,28 @@ async fn readyz_logs_when_readiness_changes_not_on_every_probe() {
         ..Config::default()
     };
     let app = App::new(&config, store.clone()).unwrap();
+    Setup {
+        captured,
+        _default,
+        store,
+        app,
+    }
+}
+
+async fn probe(app: &App) -> StatusCode {
+    let request = Request::get("/readyz").body(Body::empty()).unwrap();
+    app.router().oneshot(request).await.unwrap().status()
+}
+
+// One thread: the handler runs where the test's subscriber is the default.
+#[tokio::test(flavor = "current_thread")]
+async fn readyz_logs_when_readiness_changes_not_on_every_probe() {
+    let Setup {
+        captured,
+        _default,
+        store,
+        app,
+    } = setup();
     let readiness = |lines: Vec<String>| -> Vec<String> {
         lines
             .into_iter()
@@ -119,5 +142,37 @@ async fn readyz_logs_when_readiness_changes_not_on_every_probe() {
     assert!(
         lines[1].contains("INFO") && lines[1].contains("ready again"),
         "{lines:?}"
+    );
+}
+
+/// The probe answers on the public port, so the store's own words (a
+/// database host, a user name, a file's path) are logged, never answered:
+/// the 503 says only that the store failed.
+#[tokio::test(flavor = "current_thread")]
+async fn readyz_answers_no_detail_of_the_store_failure() {
+    let Setup {
+        captured,
+        _default,
+        store,
+        app,
+    } = setup();
+    store.hooks.down.store(true, Ordering::Relaxed);
+    let request = Request::get("/readyz").body(Body::empty()).unwrap();
+    let answer = app.router().oneshot(request).await.unwrap();
+    assert_eq!(answer.status(), StatusCode::SERVICE_UNAVAILABLE);
+    let body = axum::body::to_bytes(answer.into_body(), 4096)
+        .await
+        .unwrap();
+    let body: serde_json::Value = serde_json::from_slice(&body).unwrap();
+    assert_eq!(body["error"]["code"], "not_ready", "{body}");
+    let message = body["error"]["message"].as_str().unwrap();
+    assert!(message.contains("the store failed"), "{message}");
+    assert!(!message.contains("went away"), "{message}");
+    assert!(
+        captured
+            .lines()
+            .iter()
+            .any(|line| line.contains("the database went away")),
+        "the log says why"
     );
 }

@@ -103,6 +103,53 @@ async fn missing_files_and_escapes_get_the_json_404() {
     fs::remove_file(outside).unwrap();
 }
 
+/// Hidden files and folders (`.env`, `.git/`) are never served, however
+/// the path spells them; and a path that starts with `//` gets the JSON 404
+/// rather than a folder's redirect to `//pkg/`, which a browser would
+/// follow to the host `pkg` (an open redirect).
+#[tokio::test]
+async fn hidden_files_and_paths_starting_with_two_slashes_get_the_json_404() {
+    let root = site();
+    fs::write(root.path().join(".env"), "SECRET=1").unwrap();
+    fs::create_dir(root.path().join(".git")).unwrap();
+    fs::write(root.path().join(".git/config"), "[secret]").unwrap();
+    fs::write(root.path().join("pkg/.gitignore"), "secret").unwrap();
+    let t = TestServer::with(Config {
+        web_root: Some(root.path().to_path_buf()),
+        ..test_config()
+    })
+    .await;
+    let http = reqwest::Client::builder()
+        .no_proxy()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .unwrap();
+    for path in [
+        "/.env",
+        "/.git/config",
+        "/.git/",
+        "/pkg/.gitignore",
+        "/%2eenv",
+        "/pkg%2f.gitignore",
+        "//pkg",
+        "///pkg",
+        "//pkg/app.js",
+    ] {
+        let r = http.get(t.url(path)).send().await.unwrap();
+        assert_eq!(r.headers().get(header::LOCATION), None, "{path}");
+        let body = expect_error(r, StatusCode::NOT_FOUND, "not_found").await;
+        assert!(!body.error.message.contains("secret"), "{path}");
+    }
+    // A folder named without its slash still gets a redirect, to a path
+    // of this host.
+    let folder = http.get(t.url("/pkg")).send().await.unwrap();
+    assert_eq!(folder.status(), StatusCode::TEMPORARY_REDIRECT);
+    assert_eq!(folder.headers()[header::LOCATION], "/pkg/");
+    let module = http.get(t.url("/pkg/app.js")).send().await.unwrap();
+    assert_eq!(module.status(), StatusCode::OK);
+    t.stop().await;
+}
+
 #[tokio::test]
 async fn a_web_root_that_is_not_a_folder_is_refused() {
     let root = site();

@@ -29,7 +29,7 @@ use std::{fmt, time::Duration};
 use likekit_proto::{
     ErrorBody, PostId, UserId,
     admin::{
-        FaultFilter, FaultRule, FaultRules, Friends, Journal, NewFaultRules, NewPost, NewUser,
+        Ack, FaultFilter, FaultRule, FaultRules, Friends, Journal, NewFaultRules, NewPost, NewUser,
         RequestFilter, Seed, StoredPost, StoredUser, TokenRequest, TokenResponse,
     },
 };
@@ -55,8 +55,10 @@ pub enum AdminError {
     Api {
         /// The HTTP status.
         status: StatusCode,
-        /// The error body (code and message); a body that is not one is
-        /// kept as the message under the code `unreadable`.
+        /// The error body (code and message). An error answer whose body is
+        /// not one, and a 2xx answer that is not the JSON the operation
+        /// answers (a page from another server, say), have the code
+        /// `unreadable` and the body's text in the message.
         body: ErrorBody,
     },
 }
@@ -70,6 +72,38 @@ impl AdminError {
         match self {
             Self::Http(_) => "no_answer",
             Self::Api { body, .. } => &body.error.code,
+        }
+    }
+
+    /// The HTTP status the server answered; `None` when no answer came
+    /// (the code is then `no_answer`), as every language's admin client
+    /// reports it.
+    ///
+    /// ```
+    /// use likekit_proto::ErrorBody;
+    /// use likekit_testing::admin::AdminError;
+    /// use reqwest::StatusCode;
+    ///
+    /// let err = AdminError::Api {
+    ///     status: StatusCode::NOT_FOUND,
+    ///     body: ErrorBody::new("user_not_found", "there is no user 7"),
+    /// };
+    /// assert_eq!(err.status(), Some(StatusCode::NOT_FOUND));
+    /// assert_eq!((err.code(), err.message().as_str()), ("user_not_found", "there is no user 7"));
+    /// ```
+    pub fn status(&self) -> Option<StatusCode> {
+        match self {
+            Self::Http(_) => None,
+            Self::Api { status, .. } => Some(*status),
+        }
+    }
+
+    /// What went wrong: the server's message, the text of an `unreadable`
+    /// answer, or why no answer came.
+    pub fn message(&self) -> String {
+        match self {
+            Self::Http(err) => err.to_string(),
+            Self::Api { body, .. } => body.error.message.clone(),
         }
     }
 }
@@ -243,6 +277,24 @@ impl AdminClient {
             body: ErrorBody::new("unreadable", format!("{e}: {text}")),
         })?;
         Ok((status, value))
+    }
+
+    /// [`AdminClient::call`] of an operation that answers `{"ok": true}`;
+    /// any other 2xx answer is `unreadable`, as in every language's client.
+    async fn call_ack<B: Serialize>(
+        &self,
+        operation: &Operation,
+        request: Call<'_, B>,
+    ) -> Result<(), AdminError> {
+        let (status, Ack { ok }) = self.call_json(operation, request).await?;
+        if ok {
+            Ok(())
+        } else {
+            Err(AdminError::Api {
+                status,
+                body: ErrorBody::new("unreadable", r#"answered {"ok": false}"#),
+            })
+        }
     }
 
     /// `create_user`: creates the user, or renames an existing one.
@@ -453,8 +505,7 @@ impl AdminClient {
     ///
     /// Admin errors as [`AdminError::Api`].
     pub async fn clear_requests(&self) -> Result<(), AdminError> {
-        self.call(&CLEAR_REQUESTS, Call::NONE).await?;
-        Ok(())
+        self.call_ack(&CLEAR_REQUESTS, Call::NONE).await
     }
 
     /// `clear_requests` with a filter: removes only the journal entries
@@ -469,8 +520,7 @@ impl AdminClient {
             query: Query::Requests(filter),
             ..Call::NONE
         };
-        self.call(&CLEAR_REQUESTS, request).await?;
-        Ok(())
+        self.call_ack(&CLEAR_REQUESTS, request).await
     }
 
     /// `clear_faults`: removes every fault rule, other tests' too, and
@@ -509,19 +559,20 @@ impl AdminClient {
     ///
     /// Admin errors as [`AdminError::Api`].
     pub async fn reset(&self) -> Result<(), AdminError> {
-        self.call(&RESET, Call::NONE).await?;
-        Ok(())
+        self.call_ack(&RESET, Call::NONE).await
     }
 
-    /// `seed`: loads a seed document (idempotent).
+    /// `seed`: loads a seed document (idempotent): users are created or
+    /// renamed and their friend lists replaced; posts are created and their
+    /// likers added (a liker need not be a user).
     ///
     /// # Errors
     ///
-    /// `user_not_found` for a friend that is not a user, `bad_request` for
-    /// a broken rule.
+    /// `user_not_found` (404) for a friend that is not a user; `bad_name`,
+    /// `too_many_friends`, `bad_user_id`, `bad_post_id` or `bad_json` (400)
+    /// for a document the server refuses. Nothing is loaded then.
     pub async fn seed(&self, seed: &Seed) -> Result<(), AdminError> {
-        self.call(&SEED, Call::body(seed)).await?;
-        Ok(())
+        self.call_ack(&SEED, Call::body(seed)).await
     }
 }
 
