@@ -146,8 +146,8 @@ export class LikeKitAdmin {
    */
   async createUser(id, name) {
     if (typeof name !== "string") throw new TypeError(`name must be a string; got ${describe(name)}`);
-    const { status } = await this.#call("create_user", { body: { id: checkId(id, "id"), name } });
-    return created(status);
+    const body = { id: checkId(id, "id"), name };
+    return this.#call("create_user", { body, decode: createdAs(NEW_USER) });
   }
 
   /**
@@ -156,8 +156,8 @@ export class LikeKitAdmin {
    * @returns {Promise<"created" | "existed">}
    */
   async createPost(id) {
-    const { status } = await this.#call("create_post", { body: { id: checkId(id, "id") } });
-    return created(status);
+    const body = { id: checkId(id, "id") };
+    return this.#call("create_post", { body, decode: createdAs(NEW_POST) });
   }
 
   /**
@@ -190,7 +190,8 @@ export class LikeKitAdmin {
     if (!Array.isArray(friends))
       throw new TypeError(`friends must be an array of ids; got ${describe(friends)}`);
     const body = { friends: friends.map((friend, i) => checkId(friend, `friends[${i}]`)) };
-    await this.#call("set_friends", { params: { id: checkId(user, "user") }, body });
+    const params = { id: checkId(user, "user") };
+    await this.#call("set_friends", { params, body, decode: (json) => FRIENDS.decode(json) });
   }
 
   /**
@@ -277,12 +278,12 @@ export class LikeKitAdmin {
    * @param {{ route?: string, method?: string, post?: number, user?: number, since?: number, request_id?: string, fault_tag?: string }} [filter]
    */
   async clearRequests(filter = {}) {
-    await this.#call("clear_requests", { query: encodeRequestFilter(filter) });
+    await this.#call("clear_requests", { query: encodeRequestFilter(filter), decode: decodeAck });
   }
 
   /** `reset`: drops every like; users, friends and posts stay. */
   async reset() {
-    await this.#call("reset");
+    await this.#call("reset", { decode: decodeAck });
   }
 
   /**
@@ -291,18 +292,20 @@ export class LikeKitAdmin {
    * @param {{ users?: object[], posts?: object[] }} seed
    */
   async seed(seed) {
-    await this.#call("seed", { body: encodeSeed(seed) });
+    await this.#call("seed", { body: encodeSeed(seed), decode: decodeAck });
   }
 
   /**
    * One call of the operation `operationId`; its method and path come from
-   * OPERATIONS. Answers the decoded answer when `decode` is given, else
-   * `{ status }`.
+   * OPERATIONS. Answers what `decode` makes of a 2xx answer's JSON and
+   * status: every answer is checked, so one that is not the operation's (a
+   * page from another server, say) is an `unreadable` AdminError rather
+   * than a silent success.
    * @param {keyof typeof OPERATIONS} operationId
-   * @param {{ params?: Record<string, unknown>, query?: string, body?: unknown, decode?: (json: unknown) => any }} [request]
+   * @param {{ params?: Record<string, unknown>, query?: string, body?: unknown, decode: (json: unknown, status: number) => any }} request
    * @returns {Promise<any>}
    */
-  async #call(operationId, { params = {}, query = "", body, decode } = {}) {
+  async #call(operationId, { params = {}, query = "", body, decode }) {
     const { method, path: template } = OPERATIONS[operationId];
     const path = template.replace(/\{(\w+)\}/g, (_, name) => encodeURIComponent(String(params[name])));
     const url = this.baseUrl + path + (query ? `?${query}` : "");
@@ -336,9 +339,8 @@ export class LikeKitAdmin {
       }
       throw fail(response.status, "unreadable", clip(text));
     }
-    if (!decode) return { status: response.status };
     try {
-      return decode(parseJson(text));
+      return decode(parseJson(text), response.status);
     } catch (err) {
       const why = err instanceof AdminError ? err.message : `not JSON (${err.message})`;
       throw fail(response.status, "unreadable", `${why}: ${clip(text)}`, err);
@@ -351,8 +353,18 @@ function clip(text) {
   return text.length > 1000 ? `${text.slice(0, 1000)}… (${text.length} characters)` : text;
 }
 
-function created(status) {
-  return status === 201 ? "created" : "existed";
+/** A decoder of a create's answer (`codec`: the body it sends back) that answers what it did. */
+function createdAs(codec) {
+  return (json, status) => {
+    codec.decode(json);
+    return status === 201 ? "created" : "existed";
+  };
+}
+
+/** Checks `{"ok": true}`, the answer of `reset`, `clear_requests` and `seed`. */
+function decodeAck(json) {
+  const { ok } = decodeStruct(json, "Ack", { ok: { type: T.bool, required: true } }, false);
+  if (ok !== true) throw new AdminError(null, "unreadable", "Ack.ok: false is not true");
 }
 
 /** `{"error": {"code", "message"}}`, or null for any other body. */
@@ -749,6 +761,20 @@ const SEED = structCodec("Seed", {
   users: { type: T.arrayOf(T.struct(SEED_USER)), fill: emptyList },
   posts: { type: T.arrayOf(T.struct(SEED_POST)), fill: emptyList },
 });
+
+// What `create_user`, `create_post` and `set_friends` send back: the body
+// they were sent. Answers only, so their decoders ignore unknown fields.
+const NEW_USER = structCodec(
+  "NewUser",
+  { id: { type: T.id, required: true }, name: { type: T.string, required: true } },
+  { denyUnknown: false },
+);
+const NEW_POST = structCodec("NewPost", { id: { type: T.id, required: true } }, { denyUnknown: false });
+const FRIENDS = structCodec(
+  "Friends",
+  { friends: { type: T.arrayOf(T.id), required: true } },
+  { denyUnknown: false },
+);
 
 // What the store holds: answers only, read-only, so their decoders ignore
 // unknown fields (as the journal's do).

@@ -96,7 +96,10 @@ class LikeKitAdmin(baseUrl: String, private val adminKey: String, private val ti
      * @throws LikeKitAdminException `bad_name` for a blank or too long name, and any other failure.
      */
     fun createUser(id: Long, name: String): Created =
-        Created.of(call("create_user", body = linkedMapOf("id" to id, "name" to name)).status)
+        call("create_user", body = linkedMapOf("id" to id, "name" to name)).created("NewUser") { f ->
+            jsonId(f.req("id"), f.where("id"))
+            jsonString(f.req("name"), f.where("name"))
+        }
 
     /**
      * `POST /admin/posts`: creates post `id`; an existing one is left as it is.
@@ -105,7 +108,7 @@ class LikeKitAdmin(baseUrl: String, private val adminKey: String, private val ti
      * @throws LikeKitAdminException on any failure.
      */
     fun createPost(id: Long): Created =
-        Created.of(call("create_post", body = linkedMapOf("id" to id)).status)
+        call("create_post", body = linkedMapOf("id" to id)).created("NewPost") { f -> jsonId(f.req("id"), f.where("id")) }
 
     /**
      * `GET /admin/users/{id}`: user `id` as stored, with its own (directed)
@@ -137,6 +140,7 @@ class LikeKitAdmin(baseUrl: String, private val adminKey: String, private val ti
      */
     fun setFriends(user: Long, friends: List<Long>) {
         call("set_friends", mapOf("id" to user.toString()), body = linkedMapOf("friends" to friends))
+            .decode("Friends") { jsonIds(JsonFields.of(it, "Friends").req("friends"), "Friends.friends") }
     }
 
     /**
@@ -237,9 +241,13 @@ class LikeKitAdmin(baseUrl: String, private val adminKey: String, private val ti
     }
 
     /**
-     * `POST /admin/seed`: loads users, friends, posts and likers (idempotent).
+     * `POST /admin/seed`: loads users, friends, posts and likers (idempotent): users are created or
+     * renamed and their friend lists replaced; posts are created and their likers added (a liker
+     * need not be a user).
      *
-     * @throws LikeKitAdminException `user_not_found` for a friend or liker that is not a user, and any other failure.
+     * @throws LikeKitAdminException `user_not_found` (404) for a friend that is not a user; `bad_name`,
+     *   `too_many_friends`, `bad_user_id`, `bad_post_id` or `bad_json` (400) for a document the server
+     *   refuses (nothing is loaded then); any other failure.
      */
     fun seed(seed: Seed) {
         call("seed", body = seed.toJsonValue()).decode("the acknowledgement", ::ack)
@@ -253,6 +261,12 @@ class LikeKitAdmin(baseUrl: String, private val adminKey: String, private val ti
             read(Json.parse(text))
         } catch (e: JsonException) {
             throw LikeKitAdminException(status, "unreadable", "$operationId answered $what that cannot be read (${e.message}): $text", e)
+        }
+
+        /** What a create did, once its answer (`type`, the body sent back) is checked by `check`. */
+        fun created(type: String, check: (JsonFields) -> Unit): Created {
+            decode(type) { check(JsonFields.of(it, type)) }
+            return Created.of(status)
         }
     }
 

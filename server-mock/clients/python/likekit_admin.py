@@ -1001,7 +1001,9 @@ class RequestFilter:
 
 class Admin:
     """A client for one server's admin API. Every method raises
-    :class:`AdminError` when the call fails."""
+    :class:`AdminError` when the call fails: an error answer, no answer
+    (``no_answer``), or a 2xx answer that is not the JSON the operation
+    answers (``unreadable``: a page from another server, say)."""
 
     #: The operations this client calls (the module's :data:`OPERATIONS`).
     OPERATIONS: ClassVar[Dict[str, Tuple[str, str]]] = OPERATIONS
@@ -1010,7 +1012,10 @@ class Admin:
         """A client for the server at `url` (``http://127.0.0.1:8080``) with
         its admin `key`. `timeout` (seconds) bounds the connect and each wait
         for data from the server, not the whole call: an answer that keeps
-        arriving, however slowly, is waited for."""
+        arriving, however slowly, is waited for. A `url` that is not
+        ``http://`` or ``https://`` raises ``ValueError``."""
+        if not isinstance(url, str) or not re.match(r"https?://[^/?#]", url):
+            raise ValueError(f"the base URL must start with http:// or https://: {url!r}")
         self.url = url.rstrip("/")
         self.timeout = timeout
         self._key = key
@@ -1067,14 +1072,21 @@ class Admin:
         except ValueError as error:
             raise AdminError(status, "unreadable", str(error)) from None
 
+    def _ack(self, operation: str, body: Any = None, query: str = "") -> None:
+        """Calls `operation`, whose answer is ``{"ok": true}``."""
+        status, answer = self._call(operation, body, query)
+        self._decode(status, _check_ack, answer)
+
     def create_user(self, id: int, name: str) -> Created:
         """Creates user `id` named `name`, or renames an existing one."""
-        status, _ = self._call("create_user", {"id": id, "name": name})
+        status, answer = self._call("create_user", {"id": id, "name": name})
+        self._decode(status, _new_user, answer)
         return Created.NEW if status == 201 else Created.EXISTED
 
     def create_post(self, id: int) -> Created:
         """Creates post `id`; an existing one is left as it is."""
-        status, _ = self._call("create_post", {"id": id})
+        status, answer = self._call("create_post", {"id": id})
+        self._decode(status, _new_post, answer)
         return Created.NEW if status == 201 else Created.EXISTED
 
     def get_user(self, id: int) -> StoredUser:
@@ -1093,7 +1105,8 @@ class Admin:
 
     def set_friends(self, user: int, friends: Iterable[int]) -> None:
         """Replaces `user`'s own (directed) friend list."""
-        self._call("set_friends", {"friends": list(friends)}, id=user)
+        status, answer = self._call("set_friends", {"friends": list(friends)}, id=user)
+        self._decode(status, _friends, answer)
 
     def mint_token(self, user: int, ttl_secs: int = 3600) -> str:
         """A sign-in token for `user`, valid for `ttl_secs` seconds."""
@@ -1163,20 +1176,49 @@ class Admin:
             raise TypeError("clear_requests() takes a RequestFilter or keyword filters, not both")
         if filter is None:
             filter = RequestFilter(**filters)
-        self._call("clear_requests", query=filter.query())
+        self._ack("clear_requests", query=filter.query())
 
     def reset(self) -> None:
         """Drops every like; users, friends and posts stay."""
-        self._call("reset")
+        self._ack("reset")
 
     def seed(self, seed: Seed) -> None:
-        """Loads `seed` (users, friends, posts, likers); loading it again changes nothing."""
-        self._call("seed", seed.to_json())
+        """Loads `seed` (users, friends, posts, likers); loading it again
+        changes nothing. Users are created or renamed and their friend lists
+        replaced; posts are created and their likers added (a liker need not
+        be a user). ``user_not_found`` (404) for a friend that is not a user;
+        ``bad_name``, ``too_many_friends``, ``bad_user_id``, ``bad_post_id``
+        or ``bad_json`` (400) for a document the server refuses (nothing is
+        loaded then)."""
+        self._ack("seed", seed.to_json())
 
 
 def _token(value: Any) -> str:
     """The token of a ``{"token": "…"}`` answer."""
     return _str(_required(_object(value, "TokenResponse"), "token", "TokenResponse"), "TokenResponse.token")
+
+
+def _new_user(value: Any) -> None:
+    """Checks the answer of ``create_user``: the user sent back."""
+    obj = _object(value, "NewUser")
+    _id(_required(obj, "id", "NewUser"), "NewUser.id")
+    _str(_required(obj, "name", "NewUser"), "NewUser.name")
+
+
+def _new_post(value: Any) -> None:
+    """Checks the answer of ``create_post``: the post sent back."""
+    _id(_required(_object(value, "NewPost"), "id", "NewPost"), "NewPost.id")
+
+
+def _friends(value: Any) -> None:
+    """Checks the answer of ``set_friends``: the friend list sent back."""
+    _ids(_required(_object(value, "Friends"), "friends", "Friends"), "Friends.friends")
+
+
+def _check_ack(value: Any) -> None:
+    """Checks an ``{"ok": true}`` answer."""
+    if _required(_object(value, "Ack"), "ok", "Ack") is not True:
+        raise _fail("Ack.ok", "true", value["ok"])
 
 
 def _error_answer(status: int, text: str) -> AdminError:

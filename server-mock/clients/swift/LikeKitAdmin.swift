@@ -241,23 +241,27 @@ public final class LikeKitAdmin: Sendable {
     /// - Throws: ``AdminError``: `bad_query`, …
     public func clearRequests(_ filter: RequestFilter = .init()) async throws {
         let (status, data) = try await send("clear_requests", query: filter.queryItems)
-        _ = try decode(Ack.self, status, data)
+        try acknowledged(status, data)
     }
 
     /// `reset`: drops every like; users, friends and posts stay.
     public func reset() async throws {
         let (status, data) = try await send("reset")
-        _ = try decode(Ack.self, status, data)
+        try acknowledged(status, data)
     }
 
     /// `seed`: loads a seed document (the `--seed FILE` format); loading
-    /// it twice changes nothing.
+    /// it twice changes nothing. Users are created or renamed and their
+    /// friend lists replaced; posts are created and their likers added (a
+    /// liker need not be a user).
     ///
-    /// - Throws: ``AdminError``: `user_not_found` for a friend or liker that
-    ///   is not a user, `bad_request`, …
+    /// - Throws: ``AdminError``: `user_not_found` (404) for a friend that is
+    ///   not a user; `bad_name`, `too_many_friends`, `bad_user_id`,
+    ///   `bad_post_id` or `bad_json` (400) for a document the server
+    ///   refuses (nothing is loaded then), …
     public func seed(_ seed: Seed) async throws {
         let (status, data) = try await send("seed", body: JSONEncoder().encode(seed))
-        _ = try decode(Ack.self, status, data)
+        try acknowledged(status, data)
     }
 
     // MARK: Transport
@@ -333,6 +337,17 @@ public final class LikeKitAdmin: Sendable {
                 continuation.resume(returning: (http.statusCode, data ?? Data()))
             }
             task.resume()
+        }
+    }
+
+    /// Checks `{"ok": true}`, the answer of `reset`, `clear_requests` and
+    /// `seed`; any other 2xx answer throws `unreadable`, as in every
+    /// language's client.
+    private func acknowledged(_ status: Int, _ data: Data) throws {
+        guard try decode(Ack.self, status, data).ok else {
+            throw AdminError(
+                status: status, code: "unreadable",
+                message: "Ack.ok is not true: \(String(decoding: data, as: UTF8.self))")
         }
     }
 

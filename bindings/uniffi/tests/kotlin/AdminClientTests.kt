@@ -371,6 +371,26 @@ fun adminClientTests(t: Harness, server: TestServer) {
         refused("a base URL without http") { LikeKitAdmin("127.0.0.1:8080", "key") }
     }
 
+    t.test("admin client: every call checks its 2xx answer; a page from another server is unreadable, never a silent success") {
+        for (page in listOf("<html>not the mock</html>", "{}", """{"ok": false}""")) {
+            withStubAnswer(page) { url ->
+                val stub = LikeKitAdmin(url, "key")
+                val calls: List<Pair<String, () -> Any?>> = listOf(
+                    "createUser" to { stub.createUser(7, "Ana") },
+                    "createPost" to { stub.createPost(42) },
+                    "setFriends" to { stub.setFriends(7, emptyList()) },
+                    "reset" to { stub.reset() },
+                    "clearRequests" to { stub.clearRequests() },
+                    "seed" to { stub.seed(Seed()) },
+                )
+                for ((name, call) in calls) {
+                    val unreadable = adminError("$name given $page") { call() }
+                    expectEqual(200 to "unreadable", unreadable.status to unreadable.code, "(status, code) of $name given $page")
+                }
+            }
+        }
+    }
+
     t.test("admin client: users, posts, friends, tokens, seed, reset and the journal's filters answer as typed") {
         val (ana, ben, post) = Triple(server.nextId(), server.nextId(), server.nextId())
         expectEqual(Created.NEW, admin.createUser(ana, "Ana"), "a new user is created")

@@ -469,6 +469,33 @@ def test_an_unreadable_answer_is_code_unreadable(status, body, message):
     assert message in unreadable.value.message
 
 
+@pytest.mark.parametrize("body", [b"<html>not the mock</html>", b"{}", b'{"ok": false}'])
+@pytest.mark.parametrize(
+    "operation",
+    ["create_user", "create_post", "set_friends", "reset", "clear_requests", "seed"],
+)
+def test_every_call_checks_its_2xx_answer(operation, body):
+    """A page from another server answering 200 to any path is
+    ``unreadable`` for every operation, never a silent success."""
+    calls = {
+        "create_user": lambda admin: admin.create_user(7, "Ana"),
+        "create_post": lambda admin: admin.create_post(42),
+        "set_friends": lambda admin: admin.set_friends(7, []),
+        "reset": lambda admin: admin.reset(),
+        "clear_requests": lambda admin: admin.clear_requests(),
+        "seed": lambda admin: admin.seed(Seed()),
+    }
+    with _stub(200, body) as url, pytest.raises(AdminError) as unreadable:
+        calls[operation](Admin(url, "key", timeout=5))
+    assert (unreadable.value.status, unreadable.value.code) == (200, "unreadable")
+
+
+@pytest.mark.parametrize("url", ["127.0.0.1:8080", "localhost:8080", "ftp://127.0.0.1:8080", "http//x", "http://"])
+def test_a_base_url_that_is_not_http_is_refused_at_once(url):
+    with pytest.raises(ValueError, match="http:// or https://"):
+        Admin(url, "key")
+
+
 @pytest.mark.parametrize("field, value", [("route", "*"), ("fault", "explode")])
 def test_a_journal_entry_of_a_route_or_fault_the_client_does_not_type_is_unreadable(field, value):
     body = json.dumps({"entries": [{**ENTRY, field: value}], "capacity": 10, "dropped": 0}).encode()
