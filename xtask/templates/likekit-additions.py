@@ -62,6 +62,26 @@ for _likekit_record in list(globals().values()):
             _likekit_record.__hash__ = None  # type: ignore[assignment]
 del _likekit_record, _likekit_fields
 
+# LikeError: equal, with one hash, when the variant and the five fields
+# are, as in Kotlin and Swift (whose generated code calls the Rust type's Eq
+# and Hash). Generated as it is, an exception compared by identity, so two
+# reads of one rolled-back view were never `==`.
+_LIKEKIT_ERROR_FIELDS = ("reason", "code", "is_transient", "status", "retry_after_ms")
+
+
+def _likekit_error_key(error):
+    return (type(error),) + tuple(getattr(error, name) for name in _LIKEKIT_ERROR_FIELDS)
+
+
+def _likekit_error_eq(self, other):
+    if not isinstance(other, LikeError):
+        return NotImplemented
+    return _likekit_error_key(self) == _likekit_error_key(other)
+
+
+LikeError.__eq__ = _likekit_error_eq  # type: ignore[method-assign,assignment]
+LikeError.__hash__ = lambda self: hash(_likekit_error_key(self))  # type: ignore[method-assign,assignment]
+
 # The loop a LikeKit coroutine (`refresh`, `wait_idle`, `shutdown`…) is
 # awaited on is the one running it; the loop given to
 # `uniffi_set_event_loop` is only for work LikeKit starts from its own

@@ -1,6 +1,7 @@
 // Kotlin faces of LikeClient for coroutines and Compose: a Flow of one
 // post's views, a StateFlow for a screen, a Flow of failures, and
-// observers called on an Executor or dispatcher the app chooses. Shipped beside the
+// observers called on an Executor or dispatcher the app chooses, and a
+// callback error listener from a function. Shipped beside the
 // generated bindings, in their package, and built with them; it needs
 // kotlinx-coroutines-core.
 package com.likekit
@@ -249,3 +250,23 @@ fun Executor.asCallbackDispatcher(): CallbackDispatcher {
  * ```
  */
 fun CoroutineDispatcher.asCallbackDispatcher(): CallbackDispatcher = asExecutor().asCallbackDispatcher()
+
+/**
+ * A [CallbackErrorListener] for [LikeClientOptions.callbackErrorListener]
+ * from a function: it hears what the client's observers and token
+ * providers throw, which would otherwise go to native standard error
+ * (discarded on Android). `callback` names what threw (`a TokenProvider`,
+ * `a LikeObserver in on_change`, …); `reason` is the exception's text with
+ * its stack trace. It is called on the thread where the callback threw:
+ * return quickly.
+ *
+ * ```
+ * LikeClientOptions(callbackErrorListener = CallbackErrorListener { callback, reason ->
+ *     Log.e("LikeKit", "$callback threw: $reason")
+ * })
+ * ```
+ */
+fun CallbackErrorListener(onError: (callback: String, reason: String) -> Unit): CallbackErrorListener =
+    object : CallbackErrorListener {
+        override fun onCallbackError(callback: String, reason: String) = onError(callback, reason)
+    }

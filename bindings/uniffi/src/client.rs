@@ -1,6 +1,7 @@
 //! [`LikeClient`], its subscriptions, and the foreign traits it calls:
 //! [`LikeObserver`], [`TokenProvider`] and [`AsyncTokenProvider`], whose
-//! exceptions arrive as [`CallbackError`].
+//! exceptions arrive as [`CallbackError`] and go to the client's
+//! [`CallbackErrorListener`] or the native standard error.
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::{Arc, Mutex, PoisonError, Weak};
@@ -23,10 +24,11 @@ use crate::{
 /// quickly: a slow observer holds up every later call. For UI code give the
 /// client a [`CallbackDispatcher`] (the main thread's), and every call
 /// comes where it runs them. An exception thrown here is a
-/// [`CallbackError`]: LikeKit writes it (a line, or the exception's whole
-/// text with its stack trace, as the language renders it) on the native
-/// standard error, and goes on with the next call. Android discards that
-/// stream: catch and log in the observer itself.
+/// [`CallbackError`]: LikeKit gives it to the client's
+/// [`CallbackErrorListener`], or else writes it (a line, or the
+/// exception's whole text with its stack trace, as the language renders
+/// it) on the native standard error, and goes on with the next call.
+/// Android discards that stream: give the client a listener.
 #[uniffi::export(with_foreign)]
 pub trait LikeObserver: Send + Sync {
     /// A post's displayed state changed (a tap, an answer, a read, a
@@ -59,7 +61,8 @@ pub trait LikeObserver: Send + Sync {
 /// one (a keychain read, a renewal over the network) delays only the
 /// request that asked, which fails with [`LikeError::Timeout`] past its
 /// request timeout, not the other requests and clients. One that throws
-/// gives no token (and a line on standard error).
+/// gives no token; what it threw goes to the client's
+/// [`CallbackErrorListener`], or else to standard error.
 #[uniffi::export(with_foreign)]
 pub trait TokenProvider: Send + Sync {
     /// The token to send, or none.
@@ -82,8 +85,9 @@ pub trait TokenProvider: Send + Sync {
 /// `refresh` false, and once more with `refresh` true after a 401 (return
 /// the renewed token, or null/nil/None to give up: the call then fails with
 /// [`LikeError::Unauthorized`]). The request waits for the answer; the tap
-/// it carries has already returned. One that throws gives no token (and a
-/// line on standard error).
+/// it carries has already returned. One that throws gives no token; what
+/// it threw goes to the client's [`CallbackErrorListener`], or else to
+/// standard error.
 #[uniffi::export(with_foreign)]
 #[async_trait::async_trait]
 pub trait AsyncTokenProvider: Send + Sync {
@@ -97,12 +101,13 @@ pub trait AsyncTokenProvider: Send + Sync {
 
 /// What a [`LikeObserver`], [`TokenProvider`] or [`AsyncTokenProvider`]
 /// threw. Any exception arrives as [`Threw`](Self::Threw) (an
-/// implementation may also throw this one itself). LikeKit writes it on
+/// implementation may also throw this one itself). LikeKit gives it to the
+/// client's [`CallbackErrorListener`] when it has one, or else writes it on
 /// the native standard error (`likekit: a LikeObserver in on_change
 /// threw: …`, then the exception's text, a stack trace included where the
-/// language renders one) and goes on: the observer's next call comes as
+/// language renders one), and goes on: the observer's next call comes as
 /// usual; a provider that threw gives no token. Android discards that
-/// stream: catch and log in the callback itself.
+/// stream: give the client a listener that logs.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error, uniffi::Error)]
 pub enum CallbackError {
     /// The callback threw.
@@ -121,22 +126,70 @@ impl From<uniffi::UnexpectedUniFFICallbackError> for CallbackError {
     }
 }
 
-/// Writes what a callback threw on standard error.
-fn report_thrown(what: &str, error: &CallbackError) {
-    eprintln!("likekit: {what} threw: {error}");
+/// Hears what a client's observers and token providers throw, in place of
+/// the native standard error, which Android discards: give one as the
+/// client options' `callback_error_listener` to send it to the app's own
+/// log or crash reporter. Implemented in Kotlin, Swift or Python.
+#[uniffi::export(with_foreign)]
+pub trait CallbackErrorListener: Send + Sync {
+    /// `callback` threw `reason`. `callback` names the callback and, for an
+    /// observer, the call: `a LikeObserver in on_change`, `a LikeObserver
+    /// in on_failure`, `a TokenProvider` or `an AsyncTokenProvider`.
+    /// `reason` is what it threw, as text: the exception's whole text with
+    /// its stack trace, as the language renders it.
+    ///
+    /// Called at once, on the thread where the callback threw (the
+    /// client's callback dispatcher's, for an observer given one; a
+    /// LikeKit thread, for a token provider): return quickly. If it throws
+    /// too, both are written on the native standard error.
+    fn on_callback_error(&self, callback: String, reason: String) -> Result<(), CallbackError>;
+}
+
+/// Where a client's adapters report what a callback threw: its
+/// [`CallbackErrorListener`], held weakly (the client owns it, as it owns
+/// the token provider), or the native standard error.
+#[derive(Clone, Default)]
+struct ThrownTo {
+    listener: Option<Weak<dyn CallbackErrorListener>>,
+}
+
+impl ThrownTo {
+    fn new(options: &LikeClientOptions) -> Self {
+        Self {
+            listener: options.callback_error_listener.as_ref().map(Arc::downgrade),
+        }
+    }
+
+    /// Gives what `callback` threw to the listener, or writes it on
+    /// standard error when there is none (or it is gone, or it threw too).
+    fn report(&self, callback: &str, error: &CallbackError) {
+        if let Some(listener) = self.listener.as_ref().and_then(Weak::upgrade) {
+            let heard = catch_unwind(AssertUnwindSafe(|| {
+                listener.on_callback_error(callback.to_owned(), error.to_string())
+            }));
+            match heard {
+                Ok(Ok(())) => return,
+                Ok(Err(thrown)) => eprintln!("likekit: a CallbackErrorListener threw: {thrown}"),
+                // Only a foreign side that breaks uniffi's contract unwinds.
+                Err(_) => eprintln!("likekit: a CallbackErrorListener failed"),
+            }
+        }
+        eprintln!("likekit: {callback} threw: {error}");
+    }
 }
 
 /// A token provider's answer as the core takes it: the token, or none
-/// when `what` threw (written on standard error) or broke uniffi's
-/// contract (the unwind caught).
+/// when `what` threw (reported to `thrown`) or broke uniffi's contract
+/// (the unwind caught).
 fn given_token(
     answer: std::thread::Result<Result<Option<String>, CallbackError>>,
     what: &str,
+    thrown: &ThrownTo,
 ) -> Option<String> {
     match answer {
         Ok(Ok(token)) => token,
-        Ok(Err(thrown)) => {
-            report_thrown(what, &thrown);
+        Ok(Err(error)) => {
+            thrown.report(what, &error);
             None
         }
         Err(_) => None,
@@ -267,6 +320,10 @@ pub struct LikeClient {
     /// threads).
     _dispatcher: Option<Arc<dyn CallbackDispatcher>>,
     dispatch: Option<Arc<Dispatch>>,
+    /// The app's callback error listener, owned here as the token provider
+    /// is, and where the observers' adapters report to it.
+    _error_listener: Option<Arc<dyn CallbackErrorListener>>,
+    thrown: ThrownTo,
     _live: Live,
 }
 
@@ -284,6 +341,8 @@ impl LikeClient {
             _async_tokens: async_tokens,
             dispatch: dispatcher.as_ref().map(Dispatch::new),
             _dispatcher: dispatcher,
+            _error_listener: options.callback_error_listener.clone(),
+            thrown: ThrownTo::new(options),
             _live: Live::new(),
         })
     }
@@ -319,6 +378,7 @@ impl LikeClient {
         if let Some(tokens) = &token_provider {
             builder = builder.async_token_provider(TokenAdapter {
                 inner: Arc::downgrade(tokens),
+                thrown: ThrownTo::new(&options),
                 _live: Live::new(),
             });
         }
@@ -344,6 +404,7 @@ impl LikeClient {
     ) -> Result<Arc<Self>, LikeError> {
         let builder = builder(base_url, &options)?.async_token_provider(AsyncTokenAdapter {
             inner: Arc::downgrade(&token_provider),
+            thrown: ThrownTo::new(&options),
             _live: Live::new(),
         });
         Ok(Self::with_parts(
@@ -431,7 +492,7 @@ impl LikeClient {
         observer: Arc<dyn LikeObserver>,
     ) -> Result<Arc<LikeSubscription>, LikeError> {
         let post_id = core_id(post_id)?;
-        let adapter = ObserverAdapter::new(&observer, self.dispatch.clone());
+        let adapter = ObserverAdapter::new(&observer, self.dispatch.clone(), self.thrown.clone());
         Ok(LikeSubscription::new(
             self.inner.subscribe(post_id, adapter),
             observer,
@@ -441,7 +502,7 @@ impl LikeClient {
     /// Calls `observer` with the changes and failures of every post, until
     /// the subscription is cancelled or dropped.
     pub fn subscribe_all(&self, observer: Arc<dyn LikeObserver>) -> Arc<LikeSubscription> {
-        let adapter = ObserverAdapter::new(&observer, self.dispatch.clone());
+        let adapter = ObserverAdapter::new(&observer, self.dispatch.clone(), self.thrown.clone());
         LikeSubscription::new(self.inner.subscribe_all(adapter), observer)
     }
 
@@ -616,14 +677,21 @@ struct ObserverAdapter {
     inner: Weak<dyn LikeObserver>,
     /// The client's callback dispatcher's queue, if it has one.
     dispatch: Option<Arc<Dispatch>>,
+    /// Where what the observer throws goes.
+    thrown: ThrownTo,
     _live: Live,
 }
 
 impl ObserverAdapter {
-    fn new(inner: &Arc<dyn LikeObserver>, dispatch: Option<Arc<Dispatch>>) -> Self {
+    fn new(
+        inner: &Arc<dyn LikeObserver>,
+        dispatch: Option<Arc<Dispatch>>,
+        thrown: ThrownTo,
+    ) -> Self {
         Self {
             inner: Arc::downgrade(inner),
             dispatch,
+            thrown,
             _live: Live::new(),
         }
     }
@@ -637,6 +705,7 @@ impl ObserverAdapter {
         call: impl FnOnce(&dyn LikeObserver) -> Result<(), CallbackError> + Send + 'static,
     ) {
         let observer = Weak::clone(&self.inner);
+        let thrown = self.thrown.clone();
         let job = move || {
             let Some(observer) = observer.upgrade() else {
                 return;
@@ -644,8 +713,8 @@ impl ObserverAdapter {
             // A foreign exception is an `Err`; the unwind is caught only for
             // a foreign side that breaks uniffi's contract, and kept from
             // the delivery loop.
-            if let Ok(Err(thrown)) = catch_unwind(AssertUnwindSafe(|| call(&*observer))) {
-                report_thrown(&format!("a LikeObserver in {method}"), &thrown);
+            if let Ok(Err(error)) = catch_unwind(AssertUnwindSafe(|| call(&*observer))) {
+                thrown.report(&format!("a LikeObserver in {method}"), &error);
             }
         };
         match &self.dispatch {
@@ -674,6 +743,7 @@ impl likekit_core::LikeObserver for ObserverAdapter {
 /// client owns the provider).
 struct TokenAdapter {
     inner: Weak<dyn TokenProvider>,
+    thrown: ThrownTo,
     _live: Live,
 }
 
@@ -684,11 +754,12 @@ struct TokenAdapter {
 impl likekit_core::AsyncTokenProvider for TokenAdapter {
     fn token(&self, refresh: bool) -> likekit_core::BoxFuture<'_, Option<String>> {
         let inner = Weak::clone(&self.inner);
+        let thrown = self.thrown.clone();
         Box::pin(async move {
             let asked = tokio::task::spawn_blocking(move || {
                 let provider = inner.upgrade()?;
                 let answer = catch_unwind(AssertUnwindSafe(|| provider.token(refresh)));
-                given_token(answer, "a TokenProvider")
+                given_token(answer, "a TokenProvider", &thrown)
             });
             // Cancelled only when the runtime stops: no token then.
             asked.await.ok().flatten()
@@ -700,6 +771,7 @@ impl likekit_core::AsyncTokenProvider for TokenAdapter {
 /// (as [`TokenAdapter`]).
 struct AsyncTokenAdapter {
     inner: Weak<dyn AsyncTokenProvider>,
+    thrown: ThrownTo,
     _live: Live,
 }
 
@@ -711,7 +783,7 @@ impl likekit_core::AsyncTokenProvider for AsyncTokenAdapter {
             let answer = AssertUnwindSafe(provider.token(refresh))
                 .catch_unwind()
                 .await;
-            given_token(answer, "an AsyncTokenProvider")
+            given_token(answer, "an AsyncTokenProvider", &self.thrown)
         })
     }
 }

@@ -31,10 +31,10 @@ macro_rules! like_error {
         ///
         /// Two errors are equal when their variant and fields are: Kotlin's
         /// `equals` and `hashCode` and Swift's `==` and `hash(into:)` are
-        /// this type's `Eq` and `Hash`. So a view or a failure holding an
-        /// error is `==` to one holding an equal error, and a Kotlin
-        /// `StateFlow` or `distinctUntilChanged` takes it for the same
-        /// value. Python's exceptions compare by identity.
+        /// this type's `Eq` and `Hash`, and Python's `==` and `hash()`
+        /// compare the same. So a view or a failure holding an error is
+        /// `==` to one holding an equal error, and a Kotlin `StateFlow` or
+        /// `distinctUntilChanged` takes it for the same value.
         #[uniffi::export(Eq, Hash)]
         #[derive(Debug, Clone, PartialEq, Eq, Hash, thiserror::Error, uniffi::Error)]
         pub enum LikeError {

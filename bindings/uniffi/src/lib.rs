@@ -77,8 +77,8 @@ mod scripted;
 mod types;
 
 pub use client::{
-    AsyncTokenProvider, CallbackError, LikeClient, LikeObserver, LikeSubscription, TokenProvider,
-    stop_runtime,
+    AsyncTokenProvider, CallbackError, CallbackErrorListener, LikeClient, LikeObserver,
+    LikeSubscription, TokenProvider, stop_runtime,
 };
 pub use dispatch::{CallbackDispatcher, DispatchError, DispatchedCall};
 pub use error::LikeError;

@@ -27,12 +27,10 @@ pub struct PostView {
     /// view is not `pending`. A pending view with an error is a tap kept
     /// while offline (`keep_while_offline_ms`), still being tried.
     ///
-    /// Equality: in Kotlin and Swift two views holding equal errors (the
-    /// same variant and fields) are `==`, so a Kotlin `StateFlow` or
-    /// `distinctUntilChanged` does not take a view read again for a new
-    /// one. In Python the error is an exception, compared by identity, so
-    /// two such views are not `==`: compare `error.code` or `reason`
-    /// instead.
+    /// Equality: two views holding equal errors (the same variant and
+    /// fields) are `==`, in Kotlin, Swift and Python, so a Kotlin
+    /// `StateFlow` or `distinctUntilChanged` does not take a view read
+    /// again for a new one.
     pub error: Option<crate::LikeError>,
 }
 
@@ -148,6 +146,11 @@ pub struct LikeClientOptions {
     /// until it saves, fails for good, or expires; none rolls back.
     #[uniffi(default = None)]
     pub keep_while_offline_ms: Option<i64>,
+    /// Hears what the client's observers and token providers throw. None:
+    /// LikeKit writes it on the native standard error, which Android
+    /// discards.
+    #[uniffi(default = None)]
+    pub callback_error_listener: Option<Arc<dyn crate::CallbackErrorListener>>,
 }
 
 impl std::fmt::Debug for LikeClientOptions {
@@ -173,6 +176,10 @@ impl std::fmt::Debug for LikeClientOptions {
             .field("journal", &self.journal.as_ref().map(|_| ".."))
             .field("max_intent_age_ms", &self.max_intent_age_ms)
             .field("keep_while_offline_ms", &self.keep_while_offline_ms)
+            .field(
+                "callback_error_listener",
+                &self.callback_error_listener.as_ref().map(|_| ".."),
+            )
             .finish()
     }
 }
@@ -201,6 +208,8 @@ pub fn default_options() -> LikeClientOptions {
         max_intent_age_ms: Some(millis(likekit_core::DEFAULT_MAX_INTENT_AGE)),
         // Rolls back after the retries unless told otherwise.
         keep_while_offline_ms: None,
+        // What a callback throws goes to standard error unless told otherwise.
+        callback_error_listener: None,
     }
 }
 
@@ -369,6 +378,7 @@ mod tests {
             journal: None,
             max_intent_age_ms: None,
             keep_while_offline_ms: None,
+            callback_error_listener: None,
         };
         assert_eq!(options.retry_policy(), RetryPolicy::default());
         assert_eq!(options.request_timeout(), None);

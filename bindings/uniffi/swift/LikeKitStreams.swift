@@ -1,6 +1,7 @@
 // Swift concurrency faces of LikeClient: an AsyncStream of one post's views
-// and one of every failure, each unsubscribing when its consumer stops, and
-// a callback dispatcher for the main queue. Shipped beside the generated
+// and one of every failure, each unsubscribing when its consumer stops, a
+// callback dispatcher for the main queue, and a callback error listener
+// from a closure. Shipped beside the generated
 // bindings, in the LikeKit module.
 
 import Dispatch
@@ -133,5 +134,29 @@ public final class MainQueueDispatcher: CallbackDispatcher {
 
     public func dispatch(call: DispatchedCall) {
         DispatchQueue.main.async { call.run() }
+    }
+}
+
+/// A `CallbackErrorListener` for `LikeClientOptions.callbackErrorListener`
+/// from a closure: it hears what the client's observers and token providers
+/// throw, which would otherwise go to the native standard error. `callback`
+/// names what threw (`a TokenProvider`, `a LikeObserver in on_change`, …);
+/// `reason` is the error's text. It is called on the thread where the
+/// callback threw: return quickly.
+///
+/// ```swift
+/// let options = LikeClientOptions(callbackErrorListener: CallbackErrorHandler { callback, reason in
+///     logger.error("\(callback) threw: \(reason)")
+/// })
+/// ```
+public final class CallbackErrorHandler: CallbackErrorListener {
+    private let onError: @Sendable (_ callback: String, _ reason: String) -> Void
+
+    public init(_ onError: @escaping @Sendable (_ callback: String, _ reason: String) -> Void) {
+        self.onError = onError
+    }
+
+    public func onCallbackError(callback: String, reason: String) throws {
+        onError(callback, reason)
     }
 }

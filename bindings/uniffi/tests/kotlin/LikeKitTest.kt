@@ -8,6 +8,7 @@
 // ends with `kotlin: N passed, N failed`; exits non-zero on any failure.
 package com.likekit.tests
 
+import com.likekit.CallbackErrorListener
 import com.likekit.LikeClient
 import com.likekit.LikeClientOptions
 import com.likekit.LikeException
@@ -305,6 +306,37 @@ fun main() {
                 expect(!view.liked && !view.pending && view.error == null) { "after a throwing observer $view" }
                 rec.awaitChange { !it.liked && !it.pending }
             }
+        }
+    }
+
+    t.test("a callback error listener hears what an observer and a token provider threw") {
+        val post = server.post()
+        val heard = CopyOnWriteArrayList<Pair<String, String>>()
+        val listener = CallbackErrorListener { callback, reason -> heard.add(callback to reason) }
+        val throwingTokens = object : TokenProvider {
+            override fun token(refresh: Boolean): String? = throw IllegalStateException("the keystore is locked (expected in this test)")
+        }
+        LikeClient(server.url, throwingTokens, FAST_RETRY.copy(callbackErrorListener = listener)).use { c ->
+            val thrower = object : LikeObserver {
+                override fun onChange(view: PostView) = throw IllegalStateException("observer bug (expected in this test)")
+                override fun onFailure(postId: Long, wanted: Boolean, error: LikeException) = Unit
+            }
+            val rec = Recorder()
+            c.subscribe(post, rec).use {
+                c.subscribe(post, thrower).use {
+                    c.setLiked(post, true)
+                    val failure = rec.awaitFailure(10_000)
+                    expect(failure.error is LikeException.Unauthorized) { "failed with ${failure.error}" }
+                }
+            }
+        }
+        val byCallback = heard.groupBy({ it.first }, { it.second })
+        expectEqual(setOf("a TokenProvider", "a LikeObserver in on_change"), byCallback.keys, "what threw")
+        expect(byCallback.getValue("a TokenProvider").all { "IllegalStateException: the keystore is locked" in it }) {
+            "the provider's reasons ${byCallback["a TokenProvider"]}"
+        }
+        expect(byCallback.getValue("a LikeObserver in on_change").all { "observer bug (expected in this test)" in it && "\tat " in it }) {
+            "the observer's reasons, each with its stack trace ${byCallback["a LikeObserver in on_change"]}"
         }
     }
 

@@ -97,6 +97,32 @@ def test_a_tap_failing_on_503s_past_its_retries_reports_status_503(admin, faults
     sub.cancel()
 
 
+def test_errors_and_views_holding_them_compare_by_variant_and_fields(admin, faults, make_client):
+    post = admin.post()
+    faults(FaultRule(FaultRoute.LIKE, post=post, action=Status(429, retry_after_secs=5)))
+    client = make_client(NO_RETRY)
+    rec = Recorder()
+    sub = client.subscribe(post, rec)
+    client.set_liked(post, True)
+    _, _, heard, _ = rec.await_failure(timeout=10)
+    rec.await_change(lambda v: not v.liked and not v.pending)
+    sub.cancel()
+    first, second = client.view(post), client.view(post)
+    assert first.error is not second.error, "each read makes its own error object"
+    assert first == second, (first, second)
+    assert first.error == second.error == heard
+    assert hash(first.error) == hash(second.error) == hash(heard)
+    assert len({first.error, second.error, heard}) == 1
+
+    same_fields = ("limited", "rate_limited", True, 429, 5000)
+    assert likekit.LikeError.RateLimited(*same_fields) == likekit.LikeError.RateLimited(*same_fields)
+    assert likekit.LikeError.RateLimited(*same_fields) != likekit.LikeError.Server(*same_fields), "variant"
+    assert likekit.LikeError.RateLimited(*same_fields) != likekit.LikeError.RateLimited(
+        "limited", "rate_limited", True, 429, 6000
+    ), "a field"
+    assert heard != "rate_limited" and heard is not None
+
+
 def test_no_answer_in_time_is_timeout(admin, faults, make_client):
     post = admin.post()
     faults(FaultRule(FaultRoute.LIKES, post=post, latency_ms=3000))

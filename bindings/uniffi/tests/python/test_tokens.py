@@ -2,6 +2,7 @@
 each request on the app's event loop, asked again after a 401."""
 
 import asyncio
+import dataclasses
 import threading
 
 import pytest
@@ -151,24 +152,111 @@ def test_an_async_provider_that_gives_up_is_unauthorized(admin, event_loop_threa
     assert like_is_unauthorized(client, admin.post()).status == 401
 
 
+class LockedKeychain(likekit.TokenProvider):
+    """A token provider that always throws."""
+
+    def token(self, refresh):
+        raise RuntimeError("the keychain is locked (expected in this test)")
+
+
+class LockedKeychainAsync(likekit.AsyncTokenProvider):
+    """An async token provider that always throws."""
+
+    async def token(self, refresh):
+        raise RuntimeError("the keychain is locked (expected in this test)")
+
+
+def client_with_a_locked_keychain(admin, kind, options):
+    """A client whose token provider (sync or async, by `kind`) throws, and
+    the name LikeKit gives that provider."""
+    if kind == "sync":
+        return likekit.LikeClient(admin.url, LockedKeychain(), options), "a TokenProvider"
+    client = likekit.LikeClient.with_async_token_provider(admin.url, LockedKeychainAsync(), options)
+    return client, "an AsyncTokenProvider"
+
+
 @pytest.mark.parametrize("kind", ["sync", "async"])
 def test_a_provider_that_throws_gives_no_token_and_one_line(admin, event_loop_thread, capfd, kind):
-    class Throws(likekit.TokenProvider):
-        def token(self, refresh):
-            raise RuntimeError("the keychain is locked (expected in this test)")
-
-    class ThrowsAsync(likekit.AsyncTokenProvider):
-        async def token(self, refresh):
-            raise RuntimeError("the keychain is locked (expected in this test)")
-
-    if kind == "sync":
-        client = likekit.LikeClient(admin.url, Throws(), FAST_RETRY)
-        what = "a TokenProvider"
-    else:
-        client = likekit.LikeClient.with_async_token_provider(admin.url, ThrowsAsync(), FAST_RETRY)
-        what = "an AsyncTokenProvider"
+    client, what = client_with_a_locked_keychain(admin, kind, FAST_RETRY)
     like_is_unauthorized(client, admin.post())
     err = capfd.readouterr().err
     assert f"likekit: {what} threw:" in err, err
     assert "the keychain is locked" in err, err
+    assert "panicked" not in err, err
+
+
+class Heard(likekit.CallbackErrorListener):
+    """A callback error listener that keeps what it hears, and throws too
+    when told to."""
+
+    def __init__(self, throws=False):
+        self.heard = []
+        self.throws = throws
+        self.event = threading.Event()
+
+    def on_callback_error(self, callback, reason):
+        self.heard.append((callback, reason))
+        self.event.set()
+        if self.throws:
+            raise RuntimeError("the listener is broken too (expected in this test)")
+
+
+def with_listener(listener):
+    """FAST_RETRY with `listener` as the callback error listener."""
+    return dataclasses.replace(FAST_RETRY, callback_error_listener=listener)
+
+
+@pytest.mark.parametrize("kind", ["sync", "async"])
+def test_a_listener_hears_what_a_provider_threw_instead_of_stderr(admin, event_loop_thread, capfd, kind):
+    listener = Heard()
+    client, what = client_with_a_locked_keychain(admin, kind, with_listener(listener))
+    like_is_unauthorized(client, admin.post())
+    assert listener.heard, "the listener heard nothing"
+    callbacks = {callback for callback, _reason in listener.heard}
+    assert callbacks == {what}, listener.heard
+    assert all("the keychain is locked" in reason for _c, reason in listener.heard), listener.heard
+    err = capfd.readouterr().err
+    assert "likekit:" not in err, err
+
+
+class ThrowingObserver(likekit.LikeObserver):
+    """An observer that throws on every change."""
+
+    def on_change(self, view):
+        raise RuntimeError("observer bug (expected in this test)")
+
+    def on_failure(self, post_id, wanted, error):
+        pass
+
+
+def test_a_listener_hears_what_an_observer_threw(admin, viewer, capfd):
+    listener = Heard()
+    client = likekit.LikeClient(admin.url, viewer[1], with_listener(listener))
+    post = admin.post()
+    sub = client.subscribe(post, ThrowingObserver())
+    client.set_liked(post, True)
+    assert listener.event.wait(10), "the listener heard nothing"
+    callback, reason = listener.heard[0]
+    assert callback == "a LikeObserver in on_change"
+    assert "observer bug (expected in this test)" in reason
+    assert "RuntimeError" in reason, reason
+    sub.cancel()
+    asyncio.run(client.shutdown(1_000))
+    assert "likekit:" not in capfd.readouterr().err
+
+
+def test_a_listener_that_throws_leaves_both_on_stderr(admin, viewer, capfd):
+    listener = Heard(throws=True)
+    client = likekit.LikeClient(admin.url, viewer[1], with_listener(listener))
+    post = admin.post()
+    sub = client.subscribe(post, ThrowingObserver())
+    client.set_liked(post, True)
+    assert listener.event.wait(10), "the listener heard nothing"
+    asyncio.run(client.shutdown(1_000))
+    sub.cancel()
+    err = capfd.readouterr().err
+    assert "likekit: a CallbackErrorListener threw:" in err, err
+    assert "the listener is broken too" in err, err
+    assert "likekit: a LikeObserver in on_change threw:" in err, err
+    assert "observer bug (expected in this test)" in err, err
     assert "panicked" not in err, err

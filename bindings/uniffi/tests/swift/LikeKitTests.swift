@@ -211,6 +211,41 @@ final class Recorder: LikeObserver, @unchecked Sendable {
     }
 }
 
+/// A token provider that always throws. Sendable as it is: no state.
+final class LockedKeychain: TokenProvider {
+    struct Locked: Error {}
+    func token(refresh: Bool) throws -> String? { throw Locked() }
+}
+
+/// An observer that throws on every change. Sendable as it is: no state.
+final class ThrowingObserver: LikeObserver {
+    struct Bug: Error {}
+    func onChange(view: PostView) throws { throw Bug() }
+    func onFailure(postId: Int64, wanted: Bool, error: LikeError) throws {}
+}
+
+/// What a callback error listener heard.
+///
+/// `@unchecked Sendable`: LikeKit's threads write while the test reads, and
+/// every access to `heard`, reads included, holds `lock`.
+final class Heard: @unchecked Sendable {
+    private let lock = NSLock()
+    private var heard: [(callback: String, reason: String)] = []
+
+    func add(_ callback: String, _ reason: String) {
+        lock.lock()
+        heard.append((callback, reason))
+        lock.unlock()
+    }
+
+    /// Everything heard so far (a copy, read under the lock).
+    var all: [(callback: String, reason: String)] {
+        lock.lock()
+        defer { lock.unlock() }
+        return heard
+    }
+}
+
 let fastRetry = LikeClientOptions(retryMinDelayMs: 10, retryMaxDelayMs: 20, maxRetries: 2, retryJitter: false)
 
 final class LikeKitTests: XCTestCase {
@@ -360,6 +395,26 @@ final class LikeKitTests: XCTestCase {
             XCTAssertEqual(client.stats().rollbacks, 1)
             sub.cancel()
         }
+    }
+
+    func testACallbackErrorListenerHearsWhatAnObserverAndATokenProviderThrew() async throws {
+        let heard = Heard()
+        let options = LikeClientOptions(
+            retryMinDelayMs: 10, retryMaxDelayMs: 20, maxRetries: 2, retryJitter: false,
+            callbackErrorListener: CallbackErrorHandler { callback, reason in heard.add(callback, reason) })
+        let post = try await admin.post()
+        let client = try LikeClient(baseUrl: admin.url, tokenProvider: LockedKeychain(), options: options)
+        let rec = Recorder()
+        let sub = try client.subscribe(postId: post, observer: rec)
+        let thrower = try client.subscribe(postId: post, observer: ThrowingObserver())
+        _ = try client.setLiked(postId: post, liked: true)
+        let failure = try XCTUnwrap(rec.awaitFailure(timeout: 10))
+        guard case .Unauthorized = failure.error else { return XCTFail("got \(failure.error)") }
+        thrower.cancel()
+        sub.cancel()
+        let callbacks = Set(heard.all.map { $0.callback })
+        XCTAssertEqual(callbacks, ["a TokenProvider", "a LikeObserver in on_change"])
+        XCTAssertTrue(heard.all.allSatisfy { $0.reason.contains("Locked") || $0.reason.contains("Bug") }, "\(heard.all)")
     }
 
     func testRapidTapsCoalesce() async throws {
