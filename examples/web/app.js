@@ -57,6 +57,25 @@ function notice(text) {
   box.hidden = !text;
 }
 
+/**
+ * Why an admin call failed, in words. A 401 means the key in the URL is
+ * not this server's: each run of `cargo xtask demo` makes a new one, so a
+ * tab left open from an earlier run has a stale key.
+ */
+function adminProblem(err) {
+  return err?.status === 401
+    ? "the admin key in this page's URL is not the running server's (each `cargo xtask demo` " +
+        "makes a new one): open the URL it printed last"
+    : err?.message;
+}
+
+/** The feed will not load: says why in place of "Loading the feed…". */
+function feedNotLoaded(text) {
+  const loading = $("#feed .loading");
+  if (loading) loading.textContent = text;
+  $("#feed").setAttribute("aria-busy", "false");
+}
+
 let toastTimer;
 function toast(text) {
   const box = $("#toast");
@@ -105,6 +124,7 @@ function drawUnknown(text) {
     const error = $(".error", card);
     error.hidden = true;
     error.textContent = "";
+    delete card.dataset.failedWanted;
   }
 }
 
@@ -121,10 +141,32 @@ function render(view) {
   $(".line", card).textContent = view.line || "No likes yet";
   const error = $(".error", card);
   error.hidden = !view.error;
-  // After a rollback the heart shows the saved state, so the intent that
-  // failed was the other one.
-  const what = view.liked ? "unlike" : "like";
-  error.textContent = view.error ? `Your ${what} didn't save. Tap to try again.` : "";
+  if (!view.error) delete card.dataset.failedWanted;
+  // The failure event (which follows this change) says which tap failed;
+  // until it comes, the intent that failed is taken to be the other one
+  // than the heart shows after the rollback.
+  const wanted = card.dataset.failedWanted ? card.dataset.failedWanted === "true" : !view.liked;
+  error.textContent = view.error ? notSaved(wanted, view.liked) : "";
+}
+
+/**
+ * The card's "didn't save" line. A tap tries again only when the heart
+ * shows the other state than the one that failed: after unlike then like,
+ * both failing, the heart is back to liked and the like is what failed.
+ */
+function notSaved(wanted, liked) {
+  const what = wanted ? "like" : "unlike";
+  return wanted === liked ? `Your ${what} didn't save.` : `Your ${what} didn't save. Tap to try again.`;
+}
+
+/** Words the card's "didn't save" line after the failure that `failure` tells. */
+function showFailure(failure) {
+  const card = document.querySelector(`.post[data-post-id="${failure.postId}"]`);
+  if (!card) return;
+  card.dataset.failedWanted = String(failure.wanted);
+  const error = $(".error", card);
+  const liked = $(".heart", card).getAttribute("aria-pressed") === "true";
+  if (!error.hidden) error.textContent = notSaved(failure.wanted, liked);
 }
 
 /**
@@ -139,6 +181,7 @@ function listener(me) {
       if (me.ready) render(event.view);
     } else {
       toast(`${event.failure.message}.`);
+      if (me.ready) showFailure(event.failure);
     }
   };
 }
@@ -211,7 +254,7 @@ async function signIn(user) {
     });
   } catch (err) {
     if (mine !== generation) return;
-    notice(`Could not sign ${user.name} in: ${err.message}`);
+    notice(`Could not sign ${user.name} in: ${adminProblem(err)}`);
     drawUnknown("Not signed in");
     $("#feed").setAttribute("aria-busy", "false");
     return;
@@ -296,7 +339,10 @@ async function applyNetwork() {
     status.textContent = describeNetwork(latency, failures);
     status.dataset.applied = `${latency}/${failures}`;
   } catch (err) {
-    status.textContent = `Could not change the network: ${err.message}`;
+    status.textContent =
+      err?.status === 401
+        ? "Could not change the network: the admin key was refused."
+        : `Could not change the network: ${err.message}`;
   }
 }
 
@@ -313,12 +359,19 @@ function buildNetworkPanel() {
 
 // ------------------------------------------------------------------ start
 
+// The network panel sticks just below the header, which grows when its
+// viewers wrap onto a second line.
+new ResizeObserver(([entry]) =>
+  document.documentElement.style.setProperty("--top-height", `${entry.target.offsetHeight}px`),
+).observe($(".top"));
+
 async function main() {
   if (!adminKey) {
     notice(
       "This page needs the admin key the demo server was started with: open the URL " +
         "that `cargo xtask demo` printed (it ends in #admin=…).",
     );
+    feedNotLoaded("No feed without the admin key.");
     return;
   }
   await init();
@@ -335,4 +388,7 @@ async function main() {
   await signIn(users[0]);
 }
 
-main().catch((err) => notice(`The demo could not start: ${err.message}`));
+main().catch((err) => {
+  notice(`The demo could not start: ${err.message}`);
+  feedNotLoaded("The feed could not load.");
+});

@@ -1048,6 +1048,32 @@ test("an unreadable answer, an error body that is not one, and no answer at all 
   }
 });
 
+test("every call checks its 2xx answer: a page from another server is unreadable, never a silent success", async () => {
+  for (const page of ["<html>not the mock</html>", "{}", '{"ok":false}']) {
+    const stub = await stubServer(() => [200, page]);
+    try {
+      const stubAdmin = new LikeKitAdmin(stub.url, "stub-key");
+      const calls = {
+        create_user: () => stubAdmin.createUser(7, "Ana"),
+        create_post: () => stubAdmin.createPost(42),
+        set_friends: () => stubAdmin.setFriends(7, []),
+        reset: () => stubAdmin.reset(),
+        clear_requests: () => stubAdmin.clearRequests(),
+        seed: () => stubAdmin.seed({}),
+      };
+      for (const [operation, call] of Object.entries(calls)) {
+        await assert.rejects(call(), (err) => {
+          assert.ok(err instanceof AdminError, `${operation} given ${page}: ${err}`);
+          assert.deepEqual([err.status, err.code, err.operation], [200, "unreadable", operation], page);
+          return true;
+        });
+      }
+    } finally {
+      await stub.close();
+    }
+  }
+});
+
 test("an error answer of the server throws AdminError with its status and code", async () => {
   await assert.rejects(admin.createUser(60, "   "), (err) => {
     assert.ok(err instanceof AdminError);

@@ -186,6 +186,49 @@ test("with every call failing, the heart empties again and says it didn't save",
   await page.waitForSelector('#network-status[data-applied="0/0"]', { timeout: LONG });
 });
 
+test("an unlike then a like, both failing: the card names the like, and offers no tap to retry what it shows", async () => {
+  await network(300, 1);
+  // Ana likes post 1 (the seed). Unlike, then like again while the unlike is out.
+  assert.equal(await page.getAttribute(`${post(1)} .heart`, "aria-pressed"), "true");
+  await page.click(`${post(1)} .heart`);
+  await page.waitForSelector(`${post(1)} .heart[aria-pressed="false"]`, { timeout: 1000 });
+  await page.click(`${post(1)} .heart`);
+  await page.waitForSelector(`${post(1)} .heart[aria-pressed="true"]`, { timeout: 1000 });
+  // The like's tries fail too; the heart rolls back to the saved state, liked.
+  await page.waitForSelector(`${post(1)}[data-pending="false"] .error:not([hidden])`, { timeout: LONG });
+  assert.equal(await page.getAttribute(`${post(1)} .heart`, "aria-pressed"), "true");
+  assert.match(await text("#toast"), /Your like didn't save/);
+  assert.equal(await text(`${post(1)} .error`), "Your like didn't save.");
+  await shot("demo-both-failed.png");
+
+  await page.click("#reset-network");
+  await page.waitForSelector('#network-status[data-applied="0/0"]', { timeout: LONG });
+});
+
+test("without the admin key, or with another run's, the page says why and what to open", async () => {
+  const other = await context.newPage();
+  try {
+    other.on("pageerror", (err) => pageErrors.push(err.message));
+    await other.goto(DEMO);
+    await other.waitForFunction(
+      () => document.querySelector("#feed .loading")?.textContent === "No feed without the admin key.",
+      null,
+      { timeout: LONG },
+    );
+    assert.match(await other.locator("#notice").textContent(), /needs the admin key/);
+
+    await other.goto(`${DEMO}#admin=not-this-runs-key`);
+    await other.reload();
+    await other.waitForSelector("#notice:not([hidden])", { timeout: LONG });
+    assert.match(
+      await other.locator("#notice").textContent(),
+      /^Could not sign Ana in: the admin key in this page's URL is not the running server's .*open the URL it printed last$/,
+    );
+  } finally {
+    await other.close();
+  }
+});
+
 test("a like survives a page reload: the heart comes back pending, the like reaches the server once", async () => {
   const journal = () =>
     page.evaluate(() => localStorage.getItem("likekit-intents:1")); // Ana's
