@@ -596,7 +596,8 @@ impl LikeClientBuilder {
         self
     }
 
-    /// How long one request may take, answer included (default 10 s). A
+    /// How long one request may take, from opening the connection to the
+    /// answer's last byte (default 10 s). A
     /// request that takes longer fails with [`LikeError::Timeout`] and is
     /// retried.
     ///

@@ -141,8 +141,20 @@ pub fn is_unusable(error: &LikeError) -> bool {
     )
 }
 
-/// The journal of `viewer` holding `intents`, as bytes.
+/// The journal of `viewer` holding `intents`, as bytes: the newest
+/// [`MAX_INTENTS`] of them (by `tapped_at_ms`) when there are more, so
+/// that what is saved can always be read back; the oldest are left out.
 pub fn encode(viewer: &str, intents: &[Intent]) -> Vec<u8> {
+    let newest;
+    let intents = if intents.len() > MAX_INTENTS {
+        let mut sorted = intents.to_vec();
+        sorted.sort_unstable_by_key(|intent| std::cmp::Reverse(intent.tapped_at_ms));
+        sorted.truncate(MAX_INTENTS);
+        newest = sorted;
+        &newest[..]
+    } else {
+        intents
+    };
     let mut text = format!("{{\"format\":{FORMAT},\"viewer\":");
     push_string(&mut text, viewer);
     text.push_str(",\"intents\":[");
@@ -372,23 +384,23 @@ mod file {
         ///
         /// # Errors
         ///
-        /// [`LikeError::Journal`] when the directory cannot be made, the
-        /// journal is already in use by another client, or `viewer` is
-        /// empty or longer than [`MAX_VIEWER_BYTES`].
+        /// [`LikeError::Config`] when `viewer` is empty or longer than
+        /// [`MAX_VIEWER_BYTES`] (a mistake in the app, not a storage
+        /// failure); [`LikeError::Journal`] when the directory cannot be
+        /// made or the journal is already in use by another client.
         pub fn open(dir: impl AsRef<Path>, viewer: impl Into<String>) -> Result<Self, LikeError> {
             let dir = dir.as_ref();
             let viewer = viewer.into();
             // The key goes into the file's name, hex-encoded, and a name
             // may have 255 bytes.
             if viewer.is_empty() || viewer.len() > MAX_VIEWER_BYTES {
-                return Err(journal_error(
-                    JournalFault::Unwritable,
-                    format!(
-                        "a viewer key of 1 to {MAX_VIEWER_BYTES} bytes is needed (the user's \
-                         id), not {} bytes",
+                return Err(LikeError::Config {
+                    message: format!(
+                        "a journal needs a viewer key of 1 to {MAX_VIEWER_BYTES} bytes (the \
+                         user's id), not {} bytes",
                         viewer.len()
                     ),
-                ));
+                });
             }
             fs::create_dir_all(dir).map_err(|e| {
                 journal_error(
@@ -599,6 +611,30 @@ mod tests {
     }
 
     #[test]
+    fn a_save_of_too_many_intents_keeps_the_newest() {
+        let at = |post: u64, ms: u64| Intent {
+            post: PostId::new(post).unwrap(),
+            liked: post % 2 == 0,
+            tapped_at_ms: ms,
+        };
+        // posts 1..=MAX+2 tapped in a shuffled order of time: post p at
+        // (p * 7919) mod (MAX + 3), so the two oldest are not the first two
+        let n = MAX_INTENTS as u64 + 2;
+        let all: Vec<Intent> = (1..=n).map(|p| at(p, (p * 7919) % (n + 1))).collect();
+        let kept = decode("ana", &encode("ana", &all)).unwrap();
+        assert_eq!(kept.len(), MAX_INTENTS);
+        let mut oldest: Vec<Intent> = all.clone();
+        oldest.sort_by_key(|intent| intent.tapped_at_ms);
+        for left_out in &oldest[..2] {
+            assert!(!kept.contains(left_out), "{left_out:?} was kept");
+        }
+        assert!(oldest[2..].iter().all(|intent| kept.contains(intent)));
+        // at the limit, everything, in the order given
+        let limit = &all[..MAX_INTENTS];
+        assert_eq!(decode("ana", &encode("ana", limit)).unwrap(), limit);
+    }
+
+    #[test]
     fn a_memory_journal_keeps_what_was_saved() {
         let journal = MemoryJournal::new("ana");
         assert_eq!(journal.load().unwrap(), []);
@@ -626,7 +662,7 @@ mod tests {
         drop(FileJournal::open(&dir, longest.as_str()).unwrap());
         for key in [format!("{longest}v"), String::new()] {
             let refused = FileJournal::open(&dir, key).unwrap_err();
-            assert_eq!(refused.code(), "journal_unwritable");
+            assert_eq!(refused.code(), "config");
             assert!(
                 refused
                     .to_string()

@@ -511,7 +511,8 @@ impl HttpTransport {
         self
     }
 
-    /// Gives up on a request (and its answer) after `timeout`; the call
+    /// Gives up on a request (connecting, sending and the whole answer)
+    /// after `timeout`; the call
     /// then fails with [`LikeError::Timeout`].
     ///
     /// ```

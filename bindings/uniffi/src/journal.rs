@@ -47,9 +47,10 @@ impl IntentJournal {
     ///
     /// # Errors
     ///
-    /// [`LikeError::Journal`] when the directory cannot be made, another
-    /// client holds the same viewer's journal, or `viewer` is empty or
-    /// longer than 114 bytes (it names the file: the user's id fits).
+    /// [`LikeError::Config`] when `viewer` is empty or longer than 114
+    /// bytes (it names the file: the user's id fits);
+    /// [`LikeError::Journal`] when the directory cannot be made or another
+    /// client holds the same viewer's journal.
     #[uniffi::constructor]
     pub fn file(directory: String, viewer: String) -> Result<Arc<Self>, LikeError> {
         let store = likekit_core::FileJournal::open(directory, viewer)?;

@@ -83,7 +83,8 @@ pub struct Stats {
 /// milliseconds; negative values count as zero.
 #[derive(Clone, uniffi::Record)]
 pub struct LikeClientOptions {
-    /// How long one request may take, answer included.
+    /// How long one request may take, from opening the connection to the
+    /// answer's last byte.
     #[uniffi(default = None)]
     pub request_timeout_ms: Option<i64>,
     /// The first retry's delay, before jitter.

@@ -5,7 +5,7 @@
 
 use std::time::Duration;
 
-use super::{DEFAULT_REQUEST_TIMEOUT, Method, ParsedUrl, too_large};
+use super::{Method, ParsedUrl, too_large};
 use crate::LikeError;
 
 /// The HTTP client: reqwest, trusting this platform's roots and any extra
@@ -129,7 +129,9 @@ fn native_client(
         .map_err(|e| http_setup_error(&e))?;
     let builder = reqwest::Client::builder()
         .user_agent(concat!("likekit/", env!("CARGO_PKG_VERSION")))
-        .connect_timeout(DEFAULT_REQUEST_TIMEOUT)
+        // No connect timeout of its own: each request's timeout covers
+        // connecting too, so a longer one set for slow networks is not cut
+        // short while the connection opens.
         // The protocol has no redirects. Followed, one would carry the
         // token to wherever the same origin points (another path, another
         // app), or turn a like's POST into a GET whose answer reads as
@@ -627,6 +629,26 @@ mod tests {
         async fn no_answer_in_time_is_a_timeout() {
             let (result, _) = like(vec![Reply::Hang]).await;
             assert_eq!(result, Err(LikeError::Timeout));
+        }
+
+        /// A connection that takes longer to open than the default timeout
+        /// is waited for as long as the request's own, longer timeout: a
+        /// listener whose queue of unaccepted connections is full leaves
+        /// the next connect unanswered (on the paused clock, at once).
+        #[tokio::test(start_paused = true)]
+        async fn connecting_is_covered_by_the_requests_own_timeout() {
+            let socket = tokio::net::TcpSocket::new_v4().unwrap();
+            socket.bind("127.0.0.1:0".parse().unwrap()).unwrap();
+            let listener = socket.listen(0).unwrap();
+            let address = listener.local_addr().unwrap();
+            let _queued = std::net::TcpStream::connect(address).unwrap();
+            let timeout = crate::DEFAULT_REQUEST_TIMEOUT * 3;
+            let t = HttpTransport::new(&format!("http://{address}"))
+                .unwrap()
+                .with_timeout(timeout);
+            let started = tokio::time::Instant::now();
+            assert_eq!(t.read(id(1)).await, Err(LikeError::Timeout));
+            assert!(started.elapsed() >= timeout, "{:?}", started.elapsed());
         }
 
         #[tokio::test]

@@ -195,6 +195,16 @@ def test_a_second_client_on_one_journal_is_refused(tmp_path):
     likekit.IntentJournal.file(str(tmp_path), "ana")
 
 
+def test_a_viewer_key_the_file_cannot_be_named_by_is_a_config_error(tmp_path):
+    likekit.IntentJournal.file(str(tmp_path), "v" * 114)
+    for key in ["", "v" * 115]:
+        try:
+            likekit.IntentJournal.file(str(tmp_path), key)
+            raise AssertionError(f"a viewer key of {len(key)} bytes was taken")
+        except likekit.LikeError.Config as e:
+            assert "a viewer key of 1 to 114 bytes" in e.reason and e.code == "config", e
+
+
 def test_one_journal_serves_one_live_client_at_a_time(admin, viewer, tmp_path):
     journal = likekit.IntentJournal.file(str(tmp_path), "ana")
     options = likekit.LikeClientOptions(journal=journal)
