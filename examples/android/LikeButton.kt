@@ -17,6 +17,17 @@
 //     val client = LikeClient(url, SessionToken(token), LikeClientOptions(journal = journal))
 //     val report = client.restore()   // report.expired: taps too old to send
 //
+// To see what an observer or the token provider throws (Android discards
+// the native standard error), give it a listener. The client holds the
+// listener and the provider outside the garbage collector's sight until
+// close(): a lambda that captures their owner (a ViewModel's `this`, an
+// Activity) keeps the owner and the client alive until then, so close the
+// client when its owner goes (onCleared), as below.
+//
+//     LikeClientOptions(journal = journal, callbackErrorListener = CallbackErrorListener { callback, reason ->
+//         Log.e("LikeKit", "$callback threw: $reason")
+//     })
+//
 // On sign-out, in this order:
 //
 // 1. Stop using the client: leave the screens that show its buttons and let
@@ -25,8 +36,8 @@
 //    IllegalStateException ("LikeClient object has already been destroyed"),
 //    not a LikeException, so a button still composed (during an exit
 //    transition, say) would crash the app at its next call. Only the flow
-//    helpers do not: views() and failures end at once, and viewState()
-//    stays null.
+//    helpers do not: views() and failures end at once, viewState() stays
+//    null, and viewOrNull() returns null.
 // 2. shutdown(ms): calls still out get up to ms to be saved; a tap cut off
 //    at the deadline rolls back, and stays in the journal for the next
 //    sign-in.
@@ -68,6 +79,7 @@ import com.likekit.LikeClient
 import com.likekit.LikeException
 import com.likekit.TokenProvider
 import com.likekit.reason
+import com.likekit.viewOrNull
 import com.likekit.views
 import java.text.NumberFormat
 
@@ -99,10 +111,13 @@ fun LikeButton(client: LikeClient, postId: Long, modifier: Modifier = Modifier, 
         // first read), then every change (a tap, the server's answer, a
         // rollback, a read), collected on the main thread; leaving the
         // screen unsubscribes. Both made once per client and post, not at
-        // each recomposition: view() is a call into the client, and a
-        // closed client throws IllegalStateException at every call.
+        // each recomposition. The first view is read with viewOrNull: a
+        // button composed as the viewer signs out (an exit transition) may
+        // meet a closed client, where view() throws IllegalStateException,
+        // which nothing here would catch; viewOrNull gives null (a
+        // placeholder) and views() then ends at once.
         val views = remember(client, postId) { client.views(postId) }
-        val initial = remember(client, postId) { client.view(postId) }
+        val initial = remember(client, postId) { client.viewOrNull(postId) }
         val view by views.collectAsState(initial)
         var loadError by remember(client, postId) { mutableStateOf<String?>(null) }
         if (read) {

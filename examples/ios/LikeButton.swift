@@ -19,6 +19,18 @@
 //                                 options: LikeClientOptions(journal: journal))
 //     let report = client.restore()   // report.expired: taps too old to send
 //
+// To see what an observer or the token provider throws, give the client a
+// CallbackErrorHandler. The client keeps it (and the provider) for as long
+// as it lives, from its Rust side, where ARC does not look: a closure that
+// captures the object owning the client keeps both alive for good (and the
+// viewer's journal locked: the next sign-in gets journal_in_use). Capture
+// the owner weakly:
+//
+//     options: LikeClientOptions(journal: journal,
+//                                callbackErrorListener: CallbackErrorHandler { [weak self] callback, reason in
+//                                    Task { @MainActor [weak self] in self?.report(callback, reason) }
+//                                })
+//
 // On sign-out, in this order: stop using the client (leave the screens
 // that show its buttons: their `.task`s are cancelled, which ends their
 // streams), let calls still out finish, then let go of the client and the

@@ -1,11 +1,12 @@
 // Kotlin faces of LikeClient for coroutines and Compose: a Flow of one
-// post's views, a StateFlow for a screen, a Flow of failures, and
-// observers called on an Executor or dispatcher the app chooses, and a
-// callback error listener from a function. Shipped beside the
-// generated bindings, in their package, and built with them; it needs
+// post's views, a StateFlow for a screen, a Flow of failures, a read that
+// never throws, observers called on an Executor or dispatcher the app
+// chooses, and a callback error listener from a function. Shipped beside
+// the generated bindings, in their package, and built with them; it needs
 // kotlinx-coroutines-core.
 package com.likekit
 
+import java.lang.ref.WeakReference
 import java.util.concurrent.Executor
 import kotlinx.coroutines.CoroutineDispatcher
 import kotlinx.coroutines.CoroutineScope
@@ -108,6 +109,29 @@ fun LikeClient.viewState(
     started: SharingStarted = SharingStarted.WhileSubscribed(5_000),
 ): StateFlow<PostView?> = views(postId).stateIn(scope, started, viewUnlessClosed(postId))
 
+/**
+ * What the post shows now, as [LikeClient.view] reads it, or null where
+ * `view` would throw: null while the client knows nothing of the post (as
+ * `view`), once `close()` has destroyed the client (where `view` throws
+ * `IllegalStateException`), and for an id outside 1..2⁶³−1 (where it
+ * throws [LikeException.InvalidId]).
+ *
+ * For code that may run as the viewer signs out, when nothing can catch
+ * what it throws: a composable's first view during an exit transition, a
+ * ViewModel's initial state.
+ *
+ * ```
+ * val initial = remember(client, postId) { client.viewOrNull(postId) }
+ * val view by remember(client, postId) { client.views(postId) }.collectAsState(initial)
+ * ```
+ */
+fun LikeClient.viewOrNull(postId: Long): PostView? =
+    try {
+        viewUnlessClosed(postId)
+    } catch (invalid: LikeException.InvalidId) {
+        null
+    }
+
 /** [LikeClient.view], or null once `close()` has destroyed the client. */
 private fun LikeClient.viewUnlessClosed(postId: Long): PostView? =
     try {
@@ -199,25 +223,166 @@ private suspend fun <T> ProducerScope<T>.whileCollected(
 }
 
 /**
- * This observer, called on [executor] instead of LikeKit's own threads —
- * for example `ContextCompat.getMainExecutor(context)` for the main thread,
- * or a single-thread executor. Calls keep their order when the executor
- * runs tasks in order (the main thread and single-thread executors do).
+ * Calls [observer] with every change of [postId] and every failure of the
+ * viewer's tap on it, as [LikeClient.subscribe] does, but on [executor]
+ * instead of LikeKit's own threads — for example
+ * `ContextCompat.getMainExecutor(context)` for the main thread, or a
+ * single-thread executor. Calls keep their order when the executor runs
+ * tasks in order (the main thread and single-thread executors do).
+ *
+ * Each call is a task on [executor] that looks at the subscription before
+ * it calls [observer]: once the subscription is closed (`close()`,
+ * `cancel()`, or taken by the garbage collector), the tasks still waiting
+ * in the executor's queue call nothing. Close it on the executor's thread,
+ * as a screen on the main thread does, and no call comes after `close()`
+ * returns; closed from another thread, a call already under way may
+ * still finish.
+ *
+ * What [observer] throws stays in its task, never thrown on the
+ * executor's thread (on Android's main thread that would end the app):
+ * it goes to [errorListener] — give it the listener of the client's
+ * [LikeClientOptions.callbackErrorListener] — named as LikeKit names what
+ * an observer throws (`a LikeObserver in on_change`, `… in on_failure`)
+ * with the exception's text and stack trace, on the executor's thread;
+ * without one, that line goes to `System.err` (on Android, logcat's
+ * `System.err` tag). The next call comes as usual. An `Error` (out of
+ * memory, say) is not caught.
+ *
+ * The subscription, like any, ends once nothing refers to it: keep it in
+ * a field for as long as [observer] should hear.
  *
  * ```
- * subscription = client.subscribe(42L, observer.on(mainExecutor))  // keep it: collected, it ends
+ * subscription = client.subscribe(42L, mainExecutor, observer, errorListener)
+ * // later, on the main thread: subscription.close()
+ * ```
+ *
+ * @throws LikeException.InvalidId for an id outside 1..2⁶³−1; nothing is
+ *   watched.
+ */
+fun LikeClient.subscribe(
+    postId: Long,
+    executor: Executor,
+    observer: LikeObserver,
+    errorListener: CallbackErrorListener? = null,
+): LikeSubscription {
+    val relay = ExecutorRelay(observer, executor, errorListener)
+    return subscribe(postId, relay).also(relay::serve)
+}
+
+/**
+ * Calls [observer] with the changes and failures of every post, as
+ * [LikeClient.subscribeAll] does, but on [executor]: as
+ * [subscribe] with an executor, tasks still waiting once the subscription
+ * is closed call nothing, and what [observer] throws goes to
+ * [errorListener] (else `System.err`), never up the executor's thread.
+ *
+ * ```
+ * failures = client.subscribeAll(mainExecutor, snackbarObserver, errorListener)
  * ```
  */
-fun LikeObserver.on(executor: Executor): LikeObserver {
-    val inner = this
-    return object : LikeObserver {
-        override fun onChange(view: PostView) {
-            executor.execute { inner.onChange(view) }
-        }
+fun LikeClient.subscribeAll(
+    executor: Executor,
+    observer: LikeObserver,
+    errorListener: CallbackErrorListener? = null,
+): LikeSubscription {
+    val relay = ExecutorRelay(observer, executor, errorListener)
+    return subscribeAll(relay).also(relay::serve)
+}
 
-        override fun onFailure(postId: Long, wanted: Boolean, error: LikeException) {
-            executor.execute { inner.onFailure(postId, wanted, error) }
+/**
+ * This observer, called on [executor] instead of LikeKit's own threads.
+ * What it throws goes to `System.err`, not up the executor's thread. But
+ * the observer it returns cannot know when its subscription is closed, so
+ * calls already waiting in the executor's queue still run after `close()`:
+ * use `client.subscribe(postId, executor, observer)` or
+ * `client.subscribeAll(executor, observer)`, whose tasks look at the
+ * subscription first.
+ */
+@Deprecated(
+    "Calls already queued on the executor still run after the subscription is closed. " +
+        "Use client.subscribe(postId, executor, observer) or client.subscribeAll(executor, observer).",
+)
+fun LikeObserver.on(executor: Executor): LikeObserver = ExecutorRelay(this, executor, null)
+
+/**
+ * [observer] called on [executor]: each call a task that first looks at the
+ * subscription it serves ([serve]) and calls nothing once that has ended,
+ * and keeps what [observer] throws from the executor's thread.
+ */
+private class ExecutorRelay(
+    private val observer: LikeObserver,
+    private val executor: Executor,
+    private val errorListener: CallbackErrorListener?,
+) : LikeObserver {
+    /**
+     * The subscription served, once `subscribe` has returned it (none
+     * before: it is live, since no one can have closed it yet). Weak: the
+     * subscription holds this relay (through the core and the generated
+     * code's table of callbacks), so a strong reference here would keep a
+     * subscription the app let go from ever being collected.
+     */
+    @Volatile private var served: WeakReference<LikeSubscription>? = null
+
+    /** Set once a task found the subscription ended: it never comes back. */
+    @Volatile private var ended = false
+
+    fun serve(subscription: LikeSubscription) {
+        served = WeakReference(subscription)
+    }
+
+    override fun onChange(view: PostView) = post("on_change") { observer.onChange(view) }
+
+    override fun onFailure(postId: Long, wanted: Boolean, error: LikeException) =
+        post("on_failure") { observer.onFailure(postId, wanted, error) }
+
+    /**
+     * Queues `call` on the executor. An executor that refuses it (shut
+     * down) throws here, on LikeKit's thread, which reports it as this
+     * observer's exception.
+     */
+    private fun post(method: String, call: () -> Unit) {
+        executor.execute {
+            if (live()) {
+                try {
+                    call()
+                } catch (thrown: Exception) {
+                    report("a LikeObserver in $method", thrown)
+                }
+            }
         }
+    }
+
+    /** Whether the subscription served still delivers. */
+    private fun live(): Boolean {
+        if (ended) return false
+        val reference = served ?: return true
+        val subscription = reference.get()
+        val live = subscription != null &&
+            !subscription.uniffiIsDestroyed &&
+            try {
+                subscription.isActive()
+            } catch (destroyed: IllegalStateException) {
+                // Closed on another thread since the line above; any other stays.
+                if (!subscription.uniffiIsDestroyed) throw destroyed
+                false
+            }
+        if (!live) ended = true
+        return live
+    }
+
+    /** What LikeKit does with an observer's exception, on this thread. */
+    private fun report(callback: String, thrown: Exception) {
+        val reason = (thrown as? CallbackException.Threw)?.reason ?: thrown.stackTraceToString()
+        val listener = errorListener
+        if (listener != null) {
+            try {
+                listener.onCallbackError(callback, reason)
+                return
+            } catch (alsoThrown: Exception) {
+                System.err.println("likekit: a CallbackErrorListener threw: ${alsoThrown.stackTraceToString()}")
+            }
+        }
+        System.err.println("likekit: $callback threw: $reason")
     }
 }
 
@@ -265,6 +430,16 @@ fun CoroutineDispatcher.asCallbackDispatcher(): CallbackDispatcher = asExecutor(
  *     Log.e("LikeKit", "$callback threw: $reason")
  * })
  * ```
+ *
+ * The client holds its listener (as it holds its token provider) until it
+ * is closed, through the native library, where the garbage collector does
+ * not look: a lambda that captures the object owning the client (a
+ * ViewModel's `this`, an Activity) keeps that object and the client alive
+ * together. `close()` the client when its owner goes (`onCleared`), which
+ * lets both go; a client left to the garbage collector instead is never
+ * collected, and keeps its journal locked (the next sign-in gets
+ * `journal_in_use`), unless its listener and provider capture nothing of
+ * its owner.
  */
 fun CallbackErrorListener(onError: (callback: String, reason: String) -> Unit): CallbackErrorListener =
     object : CallbackErrorListener {

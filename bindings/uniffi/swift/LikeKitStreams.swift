@@ -8,13 +8,27 @@ import Dispatch
 import Foundation
 
 /// A like or unlike that did not save, after any retries: tell the viewer.
-public struct LikeFailure: Sendable {
+public struct LikeFailure: Sendable, Hashable {
     /// The post.
     public let postId: Int64
     /// True: the like did not save; false: the unlike did not.
     public let wanted: Bool
     /// Why.
     public let error: LikeError
+
+    /// A failure of the viewer's like (`wanted` true) or unlike of
+    /// `postId`: what `failures()` yields, made by hand for a preview or a
+    /// test of the code that shows it.
+    ///
+    /// ```swift
+    /// let failure = LikeFailure(postId: 42, wanted: true, error: .Timeout(
+    ///     reason: "timed out", code: "timeout", isTransient: true, status: nil, retryAfterMs: nil))
+    /// ```
+    public init(postId: Int64, wanted: Bool, error: LikeError) {
+        self.postId = postId
+        self.wanted = wanted
+        self.error = error
+    }
 }
 
 extension LikeClient {
@@ -145,9 +159,30 @@ public final class MainQueueDispatcher: CallbackDispatcher {
 /// callback threw: return quickly.
 ///
 /// ```swift
+/// let logger = Logger(subsystem: "com.example.app", category: "LikeKit")
 /// let options = LikeClientOptions(callbackErrorListener: CallbackErrorHandler { callback, reason in
-///     logger.error("\(callback) threw: \(reason)")
+///     logger.error("\(callback, privacy: .public) threw: \(reason, privacy: .public)")
 /// })
+/// ```
+///
+/// `os.Logger` shows an interpolated string as `<private>` on a device
+/// unless it is marked `.public`. `callback` is one of LikeKit's fixed
+/// names; `reason` is the error's own description, so mark it `.public`
+/// only if your errors carry nothing private.
+///
+/// The client keeps the handler, as it keeps its token provider, for as
+/// long as it lives, and holds it from its Rust side, where ARC does not
+/// look: a closure that captures the object owning the client makes a
+/// cycle that is never released. That object, the client and the
+/// client's journal then stay for good, and the next sign-in of that
+/// viewer gets `journal_in_use`. Capture the owner weakly (here a
+/// `@MainActor` class; the handler is called on LikeKit's threads):
+///
+/// ```swift
+/// client = try LikeClient(baseUrl: url, tokenProvider: tokens, options: LikeClientOptions(
+///     callbackErrorListener: CallbackErrorHandler { [weak self] callback, reason in
+///         Task { @MainActor [weak self] in self?.report(callback, reason) }
+///     }))
 /// ```
 public final class CallbackErrorHandler: CallbackErrorListener {
     private let onError: @Sendable (_ callback: String, _ reason: String) -> Void

@@ -1,20 +1,29 @@
 // The Kotlin faces (bindings/uniffi/kotlin/LikeKitFlows.kt) against the
-// server: Flows of views and failures, a StateFlow, observers on an
-// executor, and a client whose observers all run on a chosen dispatcher. Part of the test program in LikeKitTest.kt, which calls
-// flowTests.
+// server: Flows of views and failures, a StateFlow, the read that never
+// throws, observers on an executor, and a client whose observers all run on
+// a chosen dispatcher. Part of the test program in LikeKitTest.kt, which
+// calls flowTests.
 package com.likekit.tests
 
 import com.likekit.CallbackDispatcher
+import com.likekit.CallbackErrorListener
 import com.likekit.DispatchedCall
 import com.likekit.LikeClient
+import com.likekit.LikeClientOptions
 import com.likekit.LikeException
 import com.likekit.asCallbackDispatcher
+import com.likekit.awaitCalls
 import com.likekit.LikeObserver
 import com.likekit.PostView
+import com.likekit.ScriptedFailure
+import com.likekit.ScriptedServer
 import com.likekit.TokenProvider
 import com.likekit.failures
 import com.likekit.liveObjects
 import com.likekit.on
+import com.likekit.subscribe
+import com.likekit.subscribeAll
+import com.likekit.viewOrNull
 import com.likekit.viewState
 import com.likekit.views
 import com.likekit.testing.FaultAction
@@ -22,8 +31,12 @@ import com.likekit.testing.FaultRoute
 import com.likekit.testing.FaultRule
 import com.likekit.testing.FaultRules
 import com.likekit.testing.RequestFilter
+import java.io.ByteArrayOutputStream
+import java.io.PrintStream
+import java.util.ArrayDeque
 import java.util.concurrent.CopyOnWriteArrayList
 import java.util.concurrent.CountDownLatch
+import java.util.concurrent.Executor
 import java.util.concurrent.Executors
 import java.util.concurrent.TimeUnit
 import kotlinx.coroutines.CoroutineExceptionHandler
@@ -50,6 +63,72 @@ private fun eventually(timeoutMs: Long, what: () -> String, condition: () -> Boo
         if (System.currentTimeMillis() > deadline) throw AssertionError(what())
         Thread.sleep(10)
     }
+}
+
+/**
+ * An executor the test runs by hand, on its own thread: tasks wait in
+ * order until [runAll], so what runs when is the test's to say.
+ */
+private class HandRunExecutor : Executor {
+    private val lock = Object()
+    private val waiting = ArrayDeque<Runnable>()
+
+    override fun execute(command: Runnable) {
+        synchronized(lock) {
+            waiting.addLast(command)
+            lock.notifyAll()
+        }
+    }
+
+    /** Waits up to `timeoutMs` until at least `count` tasks are waiting. */
+    fun awaitWaiting(count: Int, timeoutMs: Long = 5_000) {
+        val deadline = System.currentTimeMillis() + timeoutMs
+        synchronized(lock) {
+            while (waiting.size < count) {
+                val left = deadline - System.currentTimeMillis()
+                check(left > 0) { "$count tasks waited for, ${waiting.size} waiting after $timeoutMs ms" }
+                lock.wait(left)
+            }
+        }
+    }
+
+    /** Runs the tasks waiting now, in order, on this thread: how many ran. */
+    fun runAll(): Int {
+        val tasks = synchronized(lock) { waiting.toList().also { waiting.clear() } }
+        tasks.forEach { it.run() }
+        return tasks.size
+    }
+}
+
+/** An observer that writes down what it hears, as text, and throws as told. */
+private class Telling(
+    private val throwOnChange: (Int) -> Boolean = { false },
+    private val throwOnFailure: Boolean = false,
+) : LikeObserver {
+    val heard = CopyOnWriteArrayList<String>()
+
+    override fun onChange(view: PostView) {
+        heard.add("change liked=${view.liked}")
+        if (throwOnChange(heard.count { it.startsWith("change") })) {
+            throw IllegalStateException("observer bug in onChange (expected in this test)")
+        }
+    }
+
+    override fun onFailure(postId: Long, wanted: Boolean, error: LikeException) {
+        heard.add("failure wanted=$wanted ${error::class.simpleName}")
+        if (throwOnFailure) throw IllegalStateException("observer bug in onFailure (expected in this test)")
+    }
+}
+
+/** `on`, kept for older code: what its test calls. */
+@Suppress("DEPRECATION")
+private fun LikeObserver.onExecutor(executor: Executor): LikeObserver = on(executor)
+
+/** A client over a ScriptedServer that holds post 42 (10 likes, not the viewer's). */
+private fun scriptedClient(): Pair<ScriptedServer, LikeClient> {
+    val server = ScriptedServer()
+    server.setPost(42L, count = 10, likedByMe = false, friends = emptyList(), version = 1)
+    return server to LikeClient.scripted(server, LikeClientOptions(maxRetries = 0))
 }
 
 fun flowTests(t: Harness, server: TestServer, tokens: TokenProvider) {
@@ -181,7 +260,7 @@ fun flowTests(t: Harness, server: TestServer, tokens: TokenProvider) {
 
                 override fun onFailure(postId: Long, wanted: Boolean, error: LikeException) {}
             }
-            c.subscribe(post, observer.on(executor)).use {
+            c.subscribe(post, executor, observer).use {
                 c.setLiked(post, true)
                 c.setLiked(post, false)
                 c.setLiked(post, true)
@@ -323,5 +402,136 @@ fun flowTests(t: Harness, server: TestServer, tokens: TokenProvider) {
             }
         }
         eventually(10_000, { "live objects: ${liveObjects()} (baseline $baseline)" }) { liveObjects() == baseline }
+    }
+
+    t.test("subscribe(id, executor, observer): what the observer throws goes to the error listener on the executor's thread, never up it, and the next call comes") {
+        val (_, c) = scriptedClient()
+        val executor = HandRunExecutor()
+        val heard = CopyOnWriteArrayList<Triple<String, String, Thread>>()
+        val listener = CallbackErrorListener { callback, reason -> heard.add(Triple(callback, reason, Thread.currentThread())) }
+        val observer = Telling(throwOnChange = { it == 1 })
+        c.use {
+            runBlocking { c.refresh(42L) }
+            c.subscribe(42L, executor, observer, listener).use {
+                c.setLiked(42L, true)
+                c.setLiked(42L, false)
+                executor.awaitWaiting(2)
+                expectEqual(emptyList<String>(), observer.heard.toList(), "calls before the executor ran them")
+                val escaped = runCatching { executor.runAll() }
+                expect(escaped.isSuccess) { "thrown on the executor's thread: ${escaped.exceptionOrNull()}" }
+                expectEqual(
+                    listOf("change liked=true", "change liked=false"),
+                    observer.heard.toList(),
+                    "both calls, the second after the first threw",
+                )
+                expectEqual(listOf("a LikeObserver in on_change"), heard.map { it.first }, "what the listener heard")
+                val reason = heard.single().second
+                expect("observer bug in onChange (expected in this test)" in reason && "\tat " in reason) {
+                    "the exception's text and stack trace: $reason"
+                }
+                expect(heard.single().third === Thread.currentThread()) { "heard on ${heard.single().third}, not the executor's thread" }
+            }
+            runBlocking { c.shutdown(0) }
+        }
+    }
+
+    t.test("subscribe(id, executor, observer) with no error listener: what the observer throws goes to System.err, never up the executor's thread") {
+        val (scripted, c) = scriptedClient()
+        val executor = HandRunExecutor()
+        val observer = Telling(throwOnFailure = true)
+        val err = ByteArrayOutputStream()
+        val previous = System.err
+        c.use {
+            runBlocking { c.refresh(42L) }
+            c.subscribe(42L, executor, observer).use {
+                c.setLiked(42L, true)
+                val call = runBlocking { scripted.awaitCalls() }.single()
+                expect(scripted.fail(call.id, ScriptedFailure.Status(503u, null, null))) { "the call was not waiting" }
+                // The tap's change, the failure, the rollback's change.
+                executor.awaitWaiting(3)
+                System.setErr(PrintStream(err, true))
+                val escaped = try {
+                    runCatching { executor.runAll() }
+                } finally {
+                    System.setErr(previous)
+                }
+                expect(escaped.isSuccess) { "thrown on the executor's thread: ${escaped.exceptionOrNull()}" }
+                expectEqual(
+                    listOf("change liked=true", "failure wanted=true Server", "change liked=false"),
+                    observer.heard.toList(),
+                    "every call, the rollback after the failure threw",
+                )
+                val written = err.toString()
+                expect("likekit: a LikeObserver in on_failure threw: " in written && "observer bug in onFailure (expected in this test)" in written) {
+                    "System.err: $written"
+                }
+            }
+        }
+    }
+
+    t.test("subscribe(id, executor, observer) and subscribeAll(executor, observer): calls still queued when the subscription is closed or cancelled call nothing") {
+        val (_, c) = scriptedClient()
+        val executor = HandRunExecutor()
+        c.use {
+            runBlocking { c.refresh(42L) }
+            val one = Telling()
+            val oneSubscription = c.subscribe(42L, executor, one)
+            val all = Telling()
+            val allSubscription = c.subscribeAll(executor, all)
+            // Delivered while subscribed: the relay delivers at all.
+            c.setLiked(42L, true)
+            executor.awaitWaiting(2)
+            expectEqual(2, executor.runAll(), "tasks run while subscribed")
+            expectEqual(listOf("change liked=true"), one.heard.toList(), "subscribe's observer, subscribed")
+            expectEqual(listOf("change liked=true"), all.heard.toList(), "subscribeAll's observer, subscribed")
+            // Queued, then the subscriptions end before the executor runs them.
+            c.setLiked(42L, false)
+            executor.awaitWaiting(2)
+            oneSubscription.close()
+            allSubscription.cancel()
+            expect(!allSubscription.isActive()) { "cancelled, still active" }
+            expectEqual(2, executor.runAll(), "tasks queued before the end")
+            expectEqual(listOf("change liked=true"), one.heard.toList(), "after close(): nothing more")
+            expectEqual(listOf("change liked=true"), all.heard.toList(), "after cancel(): nothing more")
+            allSubscription.close()
+            runBlocking { c.shutdown(0) }
+        }
+    }
+
+    t.test("observer.on(executor), kept for older code: what the observer throws does not escape the executor's thread") {
+        val (_, c) = scriptedClient()
+        val executor = HandRunExecutor()
+        val observer = Telling(throwOnChange = { true })
+        val previous = System.err
+        c.use {
+            runBlocking { c.refresh(42L) }
+            c.subscribe(42L, observer.onExecutor(executor)).use {
+                c.setLiked(42L, true)
+                executor.awaitWaiting(1)
+                System.setErr(PrintStream(ByteArrayOutputStream(), true))
+                val escaped = try {
+                    runCatching { executor.runAll() }
+                } finally {
+                    System.setErr(previous)
+                }
+                expect(escaped.isSuccess) { "thrown on the executor's thread: ${escaped.exceptionOrNull()}" }
+                expectEqual(listOf("change liked=true"), observer.heard.toList(), "the call")
+            }
+            runBlocking { c.shutdown(0) }
+        }
+    }
+
+    t.test("viewOrNull: the view the client holds, or null where view() throws: a post not read, an invalid id, a closed client") {
+        val (_, c) = scriptedClient()
+        expectEqual(null, c.viewOrNull(42L), "a post not read yet")
+        val read = runBlocking { c.refresh(42L) }
+        expectEqual(read, c.viewOrNull(42L), "the view read")
+        expectEqual(c.view(42L), c.viewOrNull(42L), "what view() reads")
+        expect(runCatching { c.view(0L) }.exceptionOrNull() is LikeException.InvalidId) { "view(0) throws InvalidId" }
+        expectEqual(null, c.viewOrNull(0L), "an invalid id")
+        expectEqual(null, c.viewOrNull(-1L), "a negative id")
+        c.close()
+        expect(runCatching { c.view(42L) }.exceptionOrNull() is IllegalStateException) { "view() of a closed client throws" }
+        expectEqual(null, c.viewOrNull(42L), "a closed client")
     }
 }
