@@ -256,12 +256,13 @@ export interface JournalEntry {
 
 /**
  * Which rules {@link LikeKitAdmin.getFaults} reads and
- * {@link LikeKitAdmin.clearFaults} removes: those with `tag`, or every rule
- * without one.
+ * {@link LikeKitAdmin.clearFaults} removes: those with `tag` (every rule
+ * when no filter is given). A `tag` of undefined or null is a TypeError,
+ * never every rule.
  */
 export interface FaultFilter {
   /** Only the rules with this tag (1 to 64 visible ASCII characters). */
-  tag?: string;
+  tag: string;
 }
 
 /** The request journal's entries a filter selects, oldest first. */
@@ -276,7 +277,9 @@ export interface Journal {
 
 /**
  * The filters of {@link LikeKitAdmin.requests} and
- * {@link LikeKitAdmin.clearRequests}: every one given must match.
+ * {@link LikeKitAdmin.clearRequests}: every one given must match. A key
+ * given as undefined or null is a TypeError (leave it out instead), so a
+ * test's unset variable never selects every entry.
  */
 export interface RequestFilter {
   /** Only this route (`*`: every route). */
@@ -530,12 +533,22 @@ export declare class LikeKitAdmin {
   /** `mint_token`: a sign-in token for `user`, valid for `ttlSecs` seconds (default 3600). */
   mintToken(user: Id, ttlSecs?: number): Promise<string>;
   /**
-   * `set_faults`: replaces every fault rule; answers the rules now in force
-   * with their seed (the given one, or one the server picked). Every rule's
-   * counters start over, other tests' too: tests that share a server use
-   * {@link LikeKitAdmin.addFaults}.
+   * `set_faults`: replaces every fault rule with `rules`, drawn from
+   * `options.seed` (when not given the server picks one); answers the rules
+   * now in force with their seed. Every rule's counters start over, other
+   * tests' too: tests that share a server use {@link LikeKitAdmin.addFaults}.
+   *
+   * ```js
+   * await admin.setFaults([{ route: "*", latency_ms: 2000 }], { seed: 42 });
+   * ```
    */
-  setFaults(rulesOrDocument: FaultRule[] | FaultRules): Promise<FaultRules>;
+  setFaults(rules: FaultRule[], options?: { seed?: number | bigint }): Promise<FaultRules>;
+  /**
+   * `set_faults` with a whole document, `{ seed, rules }` (an answer of
+   * {@link LikeKitAdmin.getFaults}, say: its `state` is ignored, and the
+   * counters start over).
+   */
+  setFaults(document: FaultRules): Promise<FaultRules>;
   /**
    * `add_faults`: adds `rules` after the rules in force, which keep their
    * counters and the seed; answers every rule now in force, `rules` last,
@@ -608,9 +621,10 @@ export declare function parseJson(text: string): unknown;
 export declare function stringifyJson(value: unknown): string;
 
 // Decoders take parsed JSON and answer the typed value with the defaults
-// filled in; a value of the wrong shape (a missing or mistyped field, an
-// unknown field where the server refuses one) throws an AdminError with the
-// code `unreadable`. Encoders answer the object to send: the fields that
+// filled in and the fields they do not know left out, as a tolerant reader
+// of a newer server's answers; a value of the wrong shape (a missing or
+// mistyped field; in a seed, which only a test writes, an unknown field as
+// well) throws an AdminError with the code `unreadable`. Encoders answer the object to send: the fields that
 // were set, without the defaults the server's types leave out; a value of
 // the wrong shape throws a TypeError.
 

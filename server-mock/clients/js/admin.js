@@ -24,6 +24,17 @@
 //   await admin.clearFaults({ tag: "checkout-7" });
 //   await admin.clearRequests({ user: 7 });
 //
+// A filter key given without a value (`{ tag: undefined }`,
+// `{ user: null }`: a test's variable left unset) is a TypeError, never
+// taken as no filter, which would read or remove every test's rules or
+// entries; leave the key out to mean all.
+//
+// Answers are read tolerantly: a field this client does not know (one a
+// newer server added) is ignored, while a known field of the wrong type or
+// a required one missing is `unreadable`. What a test writes is checked as
+// strictly as the server checks it: an unknown field in a rule, a filter or
+// a seed is a TypeError, and `decodeSeed` refuses one too.
+//
 // Ids are numbers: whole numbers from 1 to Number.MAX_SAFE_INTEGER
 // (2^53 − 1). The server takes ids up to 2^63 − 1, but ids above 2^53 − 1
 // are out of scope for this test client: it refuses them (a TypeError for
@@ -206,15 +217,23 @@ export class LikeKitAdmin {
   }
 
   /**
-   * `set_faults`: replaces every fault rule. Takes the rules, or a whole
-   * document `{ seed, rules }`; returns the rules now in force, with the
-   * seed their draws come from (the given one, or one the server picked).
-   * Every rule's counters start over, other tests' too: tests that share a
-   * server use {@link LikeKitAdmin#addFaults}.
+   * `set_faults`: replaces every fault rule. Takes the rules and, as an
+   * option, the seed (`setFaults(rules, { seed: 42 })`), or a whole
+   * document `{ seed, rules }` (an answer of `getFaults`, say); returns the
+   * rules now in force, with the seed their draws come from (the given one,
+   * or one the server picked). Every rule's counters start over, other
+   * tests' too: tests that share a server use {@link LikeKitAdmin#addFaults}.
    * @param {object[] | { seed?: number | bigint, rules: object[] }} rulesOrDocument
+   * @param {{ seed?: number | bigint }} [options] the seed, with a list of rules only
    */
-  async setFaults(rulesOrDocument) {
-    const document = Array.isArray(rulesOrDocument) ? { rules: rulesOrDocument } : rulesOrDocument;
+  async setFaults(rulesOrDocument, options = {}) {
+    const { seed } = encodeStruct(options, "setFaults options", SET_FAULTS_OPTIONS);
+    let document = rulesOrDocument;
+    if (Array.isArray(rulesOrDocument)) {
+      document = seed === undefined ? { rules: rulesOrDocument } : { seed, rules: rulesOrDocument };
+    } else if (seed !== undefined) {
+      throw new TypeError("setFaults: give the seed in the document { seed, rules } or as an option, not both");
+    }
     const body = encodeFaultRules(document);
     return this.#call("set_faults", { body, decode: decodeFaultRules });
   }
@@ -237,7 +256,8 @@ export class LikeKitAdmin {
    * (`state`); with a `tag`, only the rules tagged `tag` and their state, in
    * their order (none when no rule has it), so a test sharing the server
    * reads its own. A tag that is not 1 to 64 visible ASCII characters is
-   * `bad_query`.
+   * `bad_query`; a `tag` of undefined or null is a TypeError (leave it out
+   * to read every rule).
    * @param {{ tag?: string }} [filter]
    */
   async getFaults(filter = {}) {
@@ -249,7 +269,8 @@ export class LikeKitAdmin {
    * too) and the seed; with one, only the rules tagged `tag` (none when no
    * rule has it): the others keep their counters and the seed. Returns the
    * rules left in force. A tag that is not 1 to 64 visible ASCII characters
-   * is `bad_query`.
+   * is `bad_query`; a `tag` of undefined or null is a TypeError, so a test
+   * whose tag is unset never removes every test's rules.
    * @param {{ tag?: string }} [filter]
    */
   async clearFaults(filter = {}) {
@@ -261,7 +282,8 @@ export class LikeKitAdmin {
    * first (every filter given must match; `{}` for all). `fault_tag`
    * selects the entries a rule with that tag acted on (or delayed): what a
    * test's own tagged rules did, on a server other tests share. A
-   * `fault_tag` that is not 1 to 64 visible ASCII characters is `bad_query`.
+   * `fault_tag` that is not 1 to 64 visible ASCII characters is `bad_query`;
+   * a key given as undefined or null is a TypeError (leave it out instead).
    * @param {{ route?: string, method?: string, post?: number, user?: number, since?: number, request_id?: string, fault_tag?: string }} [filter]
    */
   async requests(filter = {}) {
@@ -274,7 +296,8 @@ export class LikeKitAdmin {
    * sharing the server removes only its own (`{ user: 7 }`, or
    * `{ fault_tag: "checkout-7" }` for those its tagged rules acted on);
    * without a filter (`{}`), empties the journal for every test. `seq` goes
-   * on.
+   * on. A key given as undefined or null is a TypeError, so a test whose id
+   * is unset never empties the journal for every test.
    * @param {{ route?: string, method?: string, post?: number, user?: number, since?: number, request_id?: string, fault_tag?: string }} [filter]
    */
   async clearRequests(filter = {}) {
@@ -386,13 +409,33 @@ function decodeToken(json) {
   return value.token;
 }
 
+/**
+ * `filter`'s fields for a query. A known key given without a value
+ * (undefined or null) is a TypeError: a test's unset variable must not
+ * widen the filter to every rule or entry (`all` names what it would
+ * select).
+ */
+function encodeFilter(filter, where, fields, all) {
+  if (isObject(filter)) {
+    for (const [key, value] of Object.entries(filter)) {
+      if ((value === undefined || value === null) && Object.hasOwn(fields, key)) {
+        throw new TypeError(
+          `${where}.${key} is ${value}: a filter without a value would select ${all}; ` +
+            `leave ${key} out for that, or give it a value`,
+        );
+      }
+    }
+  }
+  return encodeStruct(filter, where, fields);
+}
+
 /** `tag=…` of `/admin/faults`' query, or "" without a tag. */
 function encodeFaultFilter(filter) {
-  return new URLSearchParams(encodeStruct(filter, "FaultFilter", FAULT_FILTER)).toString();
+  return new URLSearchParams(encodeFilter(filter, "FaultFilter", FAULT_FILTER, "every rule")).toString();
 }
 
 function encodeRequestFilter(filter) {
-  const value = encodeStruct(filter, "RequestFilter", REQUEST_FILTER);
+  const value = encodeFilter(filter, "RequestFilter", REQUEST_FILTER, "every entry");
   const query = new URLSearchParams();
   for (const [key, field] of Object.entries(value)) query.append(key, String(field));
   return query.toString();
@@ -694,7 +737,7 @@ const FAULT_ACTION = {
       throw new AdminError(null, "unreadable", `${where}: expected an object, got ${describe(json)}`);
     const kind = decodeValue(json.kind, T.enumOf(FAULT_ACTION_KINDS), `${where}.kind`);
     const fields = { kind: { type: T.string, required: true }, ...ACTION_FIELDS[kind] };
-    return decodeStruct(json, where, fields, true);
+    return decodeStruct(json, where, fields, false);
   },
   encode(value, where = "FaultAction") {
     if (!isObject(value)) throw new TypeError(`${where}: expected an object, got ${describe(value)}`);
@@ -704,29 +747,35 @@ const FAULT_ACTION = {
   },
 };
 
-const FAULT_RULE = structCodec("FaultRule", {
-  route: { type: T.enumOf(FAULT_ROUTES), required: true },
-  method: option(T.enumOf(FAULT_METHODS)),
-  post: option(T.id),
-  user: option(T.id),
-  nth: option(T.u64),
-  every: option(T.u64),
-  first: option(T.u64),
-  after: option(T.u64),
-  probability: { type: T.number, fill: 1, skip: (v) => v === 1 },
-  phase: { type: T.enumOf(FAULT_PHASES), fill: "before", skip: (v) => v === "before" },
-  latency_ms: { type: T.u64, fill: 0 },
-  jitter_ms: { type: T.u64, fill: 0 },
-  error_rate: { type: T.number, fill: 0 },
-  status: { type: T.u16, fill: 503 },
-  drop_rate: { type: T.number, fill: 0 },
-  fail_next: { type: T.u64, fill: 0 },
-  action: option(T.struct(FAULT_ACTION)),
-  tag: option(T.string),
-});
+// Rules, actions and their state are answers as well as what a test
+// writes: decoding ignores fields a newer server adds; encoding refuses a
+// field the server does not take.
+const FAULT_RULE = structCodec(
+  "FaultRule",
+  {
+    route: { type: T.enumOf(FAULT_ROUTES), required: true },
+    method: option(T.enumOf(FAULT_METHODS)),
+    post: option(T.id),
+    user: option(T.id),
+    nth: option(T.u64),
+    every: option(T.u64),
+    first: option(T.u64),
+    after: option(T.u64),
+    probability: { type: T.number, fill: 1, skip: (v) => v === 1 },
+    phase: { type: T.enumOf(FAULT_PHASES), fill: "before", skip: (v) => v === "before" },
+    latency_ms: { type: T.u64, fill: 0 },
+    jitter_ms: { type: T.u64, fill: 0 },
+    error_rate: { type: T.number, fill: 0 },
+    status: { type: T.u16, fill: 503 },
+    drop_rate: { type: T.number, fill: 0 },
+    fail_next: { type: T.u64, fill: 0 },
+    action: option(T.struct(FAULT_ACTION)),
+    tag: option(T.string),
+  },
+  { denyUnknown: false },
+);
 
-// What a rule has used up: read-only, and new counters may come, so its
-// decoder ignores unknown fields.
+// What a rule has used up: read-only, and new counters may come.
 const RULE_STATE = structCodec(
   "RuleState",
   {
@@ -739,13 +788,19 @@ const RULE_STATE = structCodec(
   { denyUnknown: false },
 );
 
-const FAULT_RULES = structCodec("FaultRules", {
-  seed: option(T.u64Exact),
-  rules: { type: T.arrayOf(T.struct(FAULT_RULE)), required: true },
-  // Read-only: the server ignores it in a PUT (an answer can be sent back).
-  state: { type: T.arrayOf(T.struct(RULE_STATE)), skip: (v) => v.length === 0 },
-});
+const FAULT_RULES = structCodec(
+  "FaultRules",
+  {
+    seed: option(T.u64Exact),
+    rules: { type: T.arrayOf(T.struct(FAULT_RULE)), required: true },
+    // Read-only: the server ignores it in a PUT (an answer can be sent back).
+    state: { type: T.arrayOf(T.struct(RULE_STATE)), skip: (v) => v.length === 0 },
+  },
+  { denyUnknown: false },
+);
 
+// A seed is only ever written by a test: like the server, its decoder
+// refuses a field it does not have (a misspelt `freinds`).
 const SEED_USER = structCodec("SeedUser", {
   id: { type: T.id, required: true },
   name: { type: T.string, required: true },
@@ -846,6 +901,10 @@ const FAULT_FILTER = {
   tag: option(T.string),
 };
 
+const SET_FAULTS_OPTIONS = {
+  seed: option(T.u64Exact),
+};
+
 const REQUEST_FILTER = {
   route: option(T.enumOf(FAULT_ROUTES)),
   method: option(T.enumOf(FAULT_METHODS)),
@@ -857,8 +916,9 @@ const REQUEST_FILTER = {
 };
 
 // Decoders take parsed JSON (from `parseJson` or `JSON.parse`) and answer
-// the typed value, with the defaults filled in; a value of the wrong shape
-// throws an AdminError with the code `unreadable` and a null status.
+// the typed value, with the defaults filled in and the fields they do not
+// know left out (a seed's decoders refuse those); a value of the wrong
+// shape throws an AdminError with the code `unreadable` and a null status.
 // Encoders take a typed value and answer the plain object to send, with
 // only the fields that were set (and not the defaults the server's types
 // leave out); a value of the wrong shape throws a TypeError.

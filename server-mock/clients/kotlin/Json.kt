@@ -239,9 +239,17 @@ internal object Json {
 /**
  * The fields of one JSON object being decoded into `type`, read with the
  * checks the admin API's types make: a field of the wrong type, out of its
- * range, or missing when required is a [JsonException] naming it.
+ * range, or missing when required is a [JsonException] naming it. A field
+ * nobody asks for is ignored, unless [only] refuses it.
  */
 internal class JsonFields private constructor(private val map: Map<*, *>, private val type: String) {
+    /** These fields, after refusing any field not in `names`. */
+    fun only(vararg names: String): JsonFields {
+        val unknown = map.keys.filter { key -> names.none { it == key } }
+        if (unknown.isNotEmpty()) throw JsonException("$type has no field ${unknown.joinToString { "\"$it\"" }}")
+        return this
+    }
+
     /** The value of `name`; null when it is missing or JSON null. */
     fun opt(name: String): Any? = map[name]
 

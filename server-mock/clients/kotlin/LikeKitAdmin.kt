@@ -44,6 +44,10 @@ import java.net.URLEncoder
  * admin.clearRequests(RequestFilter(user = 7))
  * ```
  *
+ * Answers are read tolerantly: a field this client does not know (one a newer server added) is
+ * ignored, while a field of the wrong type or a required one missing is the error `unreadable`.
+ * A [Seed], which a test writes, is read as strictly as the server reads it: an unknown field is refused.
+ *
  * @param baseUrl the server's `http://` or `https://` address, with or without a trailing slash.
  * @param adminKey the server's `--admin-key`.
  * @param timeoutMs the connect timeout, and the longest wait for each read of the answer.
@@ -165,6 +169,20 @@ class LikeKitAdmin(baseUrl: String, private val adminKey: String, private val ti
         call("set_faults", body = rules.toJsonValue()).decode("FaultRules", FaultRules::fromJsonValue)
 
     /**
+     * `PUT /admin/faults`: replaces every fault rule with `rules`, drawn from
+     * `seed` (null: the server picks one and reports it), as
+     * `setFaults(FaultRules(rules, seed))` does.
+     *
+     * ```
+     * admin.setFaults(listOf(FaultRule(FaultRoute.ALL, latencyMs = 2_000)))
+     * ```
+     *
+     * @return the rules now in force, with their seed.
+     * @throws LikeKitAdminException `bad_fault_rules` for a rule out of range, and any other failure.
+     */
+    fun setFaults(rules: List<FaultRule>, seed: ULong? = null): FaultRules = setFaults(FaultRules(rules, seed))
+
+    /**
      * `POST /admin/faults`: adds `rules` after the rules in force, which keep
      * their counters and the seed. Tag them ([FaultRule.tag]) to remove them
      * with `clearFaults(tag = …)`.
@@ -178,34 +196,53 @@ class LikeKitAdmin(baseUrl: String, private val adminKey: String, private val ti
             .decode("FaultRules", FaultRules::fromJsonValue)
 
     /**
-     * `GET /admin/faults`: the fault rules in force, their seed, and what
+     * `GET /admin/faults`: every fault rule in force, their seed, and what
      * each has used up ([FaultRules.state]). The answer can be given back to
      * [setFaults] as it is: the server ignores its state and starts the
-     * counters over. With a `tag` (`GET /admin/faults?tag=…`), only the
-     * rules tagged `tag` and their state, in their order (none when no rule
-     * has it), with the seed: a test sharing the server reads its own rules.
+     * counters over. A test sharing the server reads its own rules with
+     * `getFaults(tag = …)`.
+     *
+     * @throws LikeKitAdminException on any failure.
+     */
+    fun getFaults(): FaultRules = call("get_faults").decode("FaultRules", FaultRules::fromJsonValue)
+
+    /**
+     * `GET /admin/faults?tag=…`: only the rules tagged `tag` and their state,
+     * in their order (none when no rule has it), with the seed. `tag` is a
+     * `String`, never null: a tag the test left unset is a compile error, not
+     * a read of every test's rules.
      *
      * @throws LikeKitAdminException `bad_query` for a tag that is not 1 to 64 visible ASCII
      *   characters, and any other failure.
      */
-    fun getFaults(tag: String? = null): FaultRules =
+    fun getFaults(tag: String): FaultRules =
         call("get_faults", query = tagQuery(tag)).decode("FaultRules", FaultRules::fromJsonValue)
 
     /**
-     * `DELETE /admin/faults`: without a `tag`, removes every fault rule (other
-     * tests' too) and the seed; with one (`DELETE /admin/faults?tag=…`), only
-     * the rules tagged `tag`, none when no rule has it: the others keep their
-     * counters and the seed.
+     * `DELETE /admin/faults`: removes every fault rule, other tests' too, and
+     * the seed. A test sharing the server removes its own with
+     * `clearFaults(tag = …)`.
      *
-     * @return the rules left in force (none without a tag).
+     * @return the rules left in force: none.
+     * @throws LikeKitAdminException on any failure.
+     */
+    fun clearFaults(): FaultRules = call("clear_faults").decode("FaultRules", FaultRules::fromJsonValue)
+
+    /**
+     * `DELETE /admin/faults?tag=…`: removes only the rules tagged `tag`, none
+     * when no rule has it; the others keep their counters and the seed. `tag`
+     * is a `String`, never null: a tag the test left unset is a compile error,
+     * not the removal of every test's rules.
+     *
+     * @return the rules left in force.
      * @throws LikeKitAdminException `bad_query` for a tag that is not 1 to 64 visible ASCII
      *   characters, and any other failure.
      */
-    fun clearFaults(tag: String? = null): FaultRules =
+    fun clearFaults(tag: String): FaultRules =
         call("clear_faults", query = tagQuery(tag)).decode("FaultRules", FaultRules::fromJsonValue)
 
-    /** `?tag=…` of `/admin/faults`, or empty without a tag. */
-    private fun tagQuery(tag: String?): String = tag?.let { "?tag=${URLEncoder.encode(it, "UTF-8")}" } ?: ""
+    /** `?tag=…` of `/admin/faults`. */
+    private fun tagQuery(tag: String): String = "?tag=${URLEncoder.encode(tag, "UTF-8")}"
 
     /**
      * `GET /admin/requests`: the request journal's entries that `filter` selects, oldest first.
@@ -312,11 +349,12 @@ class LikeKitAdmin(baseUrl: String, private val adminKey: String, private val ti
             connection.setRequestProperty("X-Admin-Key", adminKey)
             connection.setRequestProperty("Accept", "application/json")
             if (body != null) {
-                val bytes = body.toByteArray(Charsets.UTF_8)
+                // Buffered, never streamed (`setFixedLengthStreamingMode`): in streaming
+                // mode HttpURLConnection meets a 401 by dropping the connection, and the
+                // server's error body (`bad_admin_key` and its message) would be lost.
                 connection.doOutput = true
                 connection.setRequestProperty("Content-Type", "application/json")
-                connection.setFixedLengthStreamingMode(bytes.size)
-                connection.outputStream.use { it.write(bytes) }
+                connection.outputStream.use { it.write(body.toByteArray(Charsets.UTF_8)) }
             }
             val status = connection.responseCode
             val stream: InputStream? = if (status >= 400) connection.errorStream else connection.inputStream
@@ -367,6 +405,9 @@ class LikeKitAdminException(
 
 /**
  * What `requests` selects from the journal (and `clearRequests` removes); each filter given must match.
+ * A field left null filters nothing: `RequestFilter(user = id)` with a null `id` selects every
+ * user's entries, and `clearRequests` with it removes them all, so build a filter from values
+ * the test has.
  *
  * @property route only requests to this route ([FaultRoute.ALL]: every route).
  * @property method only requests with this method.
@@ -1075,7 +1116,12 @@ data class StoredPost(val id: Long, val count: Long, val version: Long, val rece
 
 // ------------------------------------------------------------ seeding
 
-/** A seed document (also the server's `--seed FILE`): users, then posts with their likers. */
+/**
+ * A seed document (also the server's `--seed FILE`): users, then posts with their likers.
+ * [fromJson] refuses a field the document does not have, as the server does, so a misspelt
+ * `"freinds"` is an error rather than a user seeded without friends; so do [SeedUser.fromJson]
+ * and [SeedPost.fromJson].
+ */
 data class Seed(val users: List<SeedUser> = emptyList(), val posts: List<SeedPost> = emptyList()) {
     /** This seed as JSON. */
     fun toJson(): String = Json.write(toJsonValue())
@@ -1090,7 +1136,7 @@ data class Seed(val users: List<SeedUser> = emptyList(), val posts: List<SeedPos
         fun fromJson(json: String): Seed = fromJsonValue(Json.parse(json))
 
         internal fun fromJsonValue(value: Any?): Seed {
-            val f = JsonFields.of(value, "Seed")
+            val f = JsonFields.of(value, "Seed").only("users", "posts")
             return Seed(
                 users = f.notNull("users")?.let { jsonList(it, f.where("users")).map(SeedUser::fromJsonValue) } ?: emptyList(),
                 posts = f.notNull("posts")?.let { jsonList(it, f.where("posts")).map(SeedPost::fromJsonValue) } ?: emptyList(),
@@ -1111,7 +1157,7 @@ data class SeedUser(val id: Long, val name: String, val friends: List<Long> = em
         fun fromJson(json: String): SeedUser = fromJsonValue(Json.parse(json))
 
         internal fun fromJsonValue(value: Any?): SeedUser {
-            val f = JsonFields.of(value, "SeedUser")
+            val f = JsonFields.of(value, "SeedUser").only("id", "name", "friends")
             return SeedUser(
                 id = jsonId(f.req("id"), f.where("id")),
                 name = jsonString(f.req("name"), f.where("name")),
@@ -1133,7 +1179,7 @@ data class SeedPost(val id: Long, val likers: List<Long> = emptyList()) {
         fun fromJson(json: String): SeedPost = fromJsonValue(Json.parse(json))
 
         internal fun fromJsonValue(value: Any?): SeedPost {
-            val f = JsonFields.of(value, "SeedPost")
+            val f = JsonFields.of(value, "SeedPost").only("id", "likers")
             return SeedPost(
                 id = jsonId(f.req("id"), f.where("id")),
                 likers = f.notNull("likers")?.let { jsonIds(it, f.where("likers")) } ?: emptyList(),

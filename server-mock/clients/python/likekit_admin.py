@@ -35,6 +35,17 @@ by tag, leaving other tests' rules and their counters as they are::
     admin.clear_faults(tag="checkout-7")
     admin.clear_requests(user=7)
 
+A filter given as ``None`` (``clear_faults(tag=None)``,
+``clear_requests(user=None)``: a test's variable left unset) is refused
+with ``TypeError`` rather than taken as no filter, which would read or
+remove every test's rules or entries; leave a filter out to mean all.
+
+Answers are read tolerantly: a field this client does not know (one a
+newer server added) is ignored, while a field of the wrong type or a
+required one missing is ``unreadable``. What a test writes is checked as
+strictly as the server checks it: ``Seed.from_json`` and
+``RequestFilter.from_json`` refuse a field they do not have.
+
 Ids are ints from 1 to 2**63 - 1.
 """
 
@@ -144,6 +155,17 @@ class AdminError(Exception):
         if self.status is None:
             return f"admin request failed: {self.message}"
         return f"admin API answered {self.status}: {self.code} ({self.message})"
+
+
+class _Unset(enum.Enum):
+    """The default of a filter left out, told apart from ``None``, which a
+    call refuses: a filter given as ``None`` is a test's unset variable,
+    not a wish to read or remove every test's rules or entries."""
+
+    UNSET = "unset"
+
+    def __repr__(self) -> str:
+        return "<left out>"
 
 
 # ---------------------------------------------------------------- decoding
@@ -387,7 +409,9 @@ class FaultAction:
 
     @classmethod
     def from_json(cls, value: Any) -> "FaultAction":
-        """The action `value` describes; ``ValueError`` when it is none."""
+        """The action `value` describes; ``ValueError`` when it is none (an
+        unknown kind, a field of the wrong type or missing). Fields this
+        client does not know are ignored."""
         where = "FaultAction"
         obj = _object(value, where)
         kind = _required(obj, "kind", where)
@@ -396,7 +420,7 @@ class FaultAction:
             raise _fail(f"{where}.kind", f"one of {list(FAULT_ACTIONS)}", kind)
         if cls is not FaultAction and action is not cls:
             raise _fail(f"{where}.kind", repr(cls.kind), kind)
-        return action._decode(_object(obj, where, ("kind",) + action._fields))
+        return action._decode(obj)
 
     @classmethod
     def _decode(cls, obj: Mapping[str, Any]) -> "FaultAction":
@@ -578,9 +602,10 @@ class FaultRule:
 
     @classmethod
     def from_json(cls, value: Any) -> "FaultRule":
-        """The rule `value` describes; ``ValueError`` for a wrong type or an unknown field."""
+        """The rule `value` describes; ``ValueError`` for a wrong type or a
+        missing ``route``. Fields this client does not know are ignored."""
         w = "FaultRule"
-        obj = _object(value, w, cls._KEYS)
+        obj = _object(value, w)
         d = cls._DEFAULTS
 
         def ms(key: str) -> int:
@@ -673,8 +698,9 @@ class FaultRules:
 
     @classmethod
     def from_json(cls, value: Any) -> "FaultRules":
-        """The rules `value` describes; ``ValueError`` for a wrong type or an unknown field."""
-        obj = _object(value, "FaultRules", ("seed", "rules", "state"))
+        """The rules `value` describes; ``ValueError`` for a wrong type or a
+        missing ``rules``. Fields this client does not know are ignored."""
+        obj = _object(value, "FaultRules")
         rules = _list(_required(obj, "rules", "FaultRules"), "FaultRules.rules")
         state = _list(obj.get("state", []), "FaultRules.state")
         return cls(
@@ -943,7 +969,11 @@ class RequestFilter:
     entries whose ``fault_tag`` it is, the requests a rule with that tag
     acted on or delayed, so a test sharing the server reads or removes what
     its own tagged rules did — 1 to 64 visible ASCII characters, else
-    ``bad_query``). Enum fields also take their wire strings."""
+    ``bad_query``). Enum fields also take their wire strings. A field
+    left ``None`` filters nothing: ``RequestFilter(user=uid)`` with an
+    unset ``uid`` selects every user's entries, so build a filter from
+    values the test has (the keyword form, ``clear_requests(user=uid)``,
+    refuses ``None``)."""
 
     route: Optional[FaultRoute] = None
     method: Optional[FaultMethod] = None
@@ -1113,14 +1143,22 @@ class Admin:
         status, answer = self._call("mint_token", {"user_id": user, "ttl_secs": ttl_secs})
         return self._decode(status, _token, answer)
 
-    def set_faults(self, rules: Union[FaultRules, Iterable[FaultRule]]) -> FaultRules:
-        """Replaces every fault rule with `rules` (a :class:`FaultRules`, or
-        rules with a seed the server picks); returns the rules in force,
-        with their seed. Every rule's counters start over, other tests'
-        too: tests that share a server use :meth:`add_faults`."""
-        if not isinstance(rules, FaultRules):
-            rules = FaultRules(list(rules))
-        status, answer = self._call("set_faults", rules.to_json())
+    def set_faults(
+        self, rules: Union[FaultRules, Iterable[FaultRule]], seed: Optional[int] = None
+    ) -> FaultRules:
+        """Replaces every fault rule with `rules`, drawn from `seed` (``None``:
+        one the server picks); returns the rules in force, with their seed.
+        `rules` is a list of :class:`FaultRule` or a whole :class:`FaultRules`
+        (which carries its own seed: giving `seed` as well is a
+        ``TypeError``). Every rule's counters start over, other tests' too:
+        tests that share a server use :meth:`add_faults`."""
+        if isinstance(rules, FaultRules):
+            if seed is not None:
+                raise TypeError("set_faults() takes the seed in its FaultRules or as seed=, not both")
+            document = rules
+        else:
+            document = FaultRules(list(rules), seed)
+        status, answer = self._call("set_faults", document.to_json())
         return self._decode(status, FaultRules.from_json, answer)
 
     def add_faults(self, rules: Iterable[FaultRule]) -> FaultRules:
@@ -1132,51 +1170,51 @@ class Admin:
         status, answer = self._call("add_faults", {"rules": [rule.to_json() for rule in rules]})
         return self._decode(status, FaultRules.from_json, answer)
 
-    def get_faults(self, tag: Optional[str] = None) -> FaultRules:
+    def get_faults(self, tag: Union[str, _Unset] = _Unset.UNSET) -> FaultRules:
         """The fault rules in force, the seed their draws come from, and
         what each has used up (``state``). With a `tag`, only the rules
         tagged `tag` and their ``state``, in their order (none when no rule
         has it), with the seed: a test sharing the server reads its own
         rules (``get_faults(tag="checkout-7")``). A tag that is not 1 to 64
-        visible ASCII characters is ``bad_query``."""
-        query = "" if tag is None else urllib.parse.urlencode({"tag": tag})
+        visible ASCII characters is ``bad_query``; ``tag=None`` is a
+        ``TypeError`` (leave `tag` out to read every rule)."""
+        query = _tag_query("get_faults", tag, "to read every rule")
         status, answer = self._call("get_faults", query=query)
         return self._decode(status, FaultRules.from_json, answer)
 
-    def clear_faults(self, tag: Optional[str] = None) -> FaultRules:
+    def clear_faults(self, tag: Union[str, _Unset] = _Unset.UNSET) -> FaultRules:
         """Without a `tag`, removes every fault rule (other tests' too) and
         the seed; with one, only the rules tagged `tag` (none when no rule
         has it): the others keep their counters and the seed. Returns the
         rules left in force. A tag that is not 1 to 64 visible ASCII
-        characters is ``bad_query``."""
-        query = "" if tag is None else urllib.parse.urlencode({"tag": tag})
+        characters is ``bad_query``; ``tag=None`` is a ``TypeError``, so a
+        test whose tag is unset never removes every test's rules."""
+        query = _tag_query("clear_faults", tag, "to remove every rule")
         status, answer = self._call("clear_faults", query=query)
         return self._decode(status, FaultRules.from_json, answer)
 
-    def requests(self, filter: Optional[RequestFilter] = None, **filters: Any) -> Journal:
+    def requests(self, filter: Union[RequestFilter, _Unset] = _Unset.UNSET, **filters: Any) -> Journal:
         """The request journal's entries that `filter` (or the same fields
         as keywords: ``route``, ``method``, ``post``, ``user``, ``since``,
         ``request_id``, ``fault_tag``) selects, oldest first.
         ``requests(fault_tag="checkout-7")`` is what the rules tagged
-        ``checkout-7`` did."""
-        if filter is not None and filters:
-            raise TypeError("requests() takes a RequestFilter or keyword filters, not both")
-        if filter is None:
-            filter = RequestFilter(**filters)
-        status, answer = self._call("requests", query=filter.query())
+        ``checkout-7`` did. A keyword given as ``None``, or ``None`` for
+        `filter`, is a ``TypeError`` (leave it out to select every entry)."""
+        given = _journal_filter("requests", filter, filters)
+        status, answer = self._call("requests", query=given.query())
         return self._decode(status, Journal.from_json, answer)
 
-    def clear_requests(self, filter: Optional[RequestFilter] = None, **filters: Any) -> None:
+    def clear_requests(self, filter: Union[RequestFilter, _Unset] = _Unset.UNSET, **filters: Any) -> None:
         """Removes the request journal's entries that `filter` (or the same
         keywords as :meth:`requests`) selects, so a test sharing the server
         removes only its own (``clear_requests(user=7)``, or
         ``clear_requests(fault_tag="checkout-7")`` for what its tagged rules
-        acted on); with no filter, empties the journal for every test."""
-        if filter is not None and filters:
-            raise TypeError("clear_requests() takes a RequestFilter or keyword filters, not both")
-        if filter is None:
-            filter = RequestFilter(**filters)
-        self._ack("clear_requests", query=filter.query())
+        acted on); with no filter, empties the journal for every test. A
+        keyword given as ``None``, or ``None`` for `filter`, is a
+        ``TypeError``, so a test whose id is unset never empties the
+        journal for every test."""
+        given = _journal_filter("clear_requests", filter, filters)
+        self._ack("clear_requests", query=given.query())
 
     def reset(self) -> None:
         """Drops every like; users, friends and posts stay."""
@@ -1191,6 +1229,35 @@ class Admin:
         or ``bad_json`` (400) for a document the server refuses (nothing is
         loaded then)."""
         self._ack("seed", seed.to_json())
+
+
+def _tag_query(call: str, tag: Union[str, _Unset], every: str) -> str:
+    """``tag=…`` of `call`'s query, or empty when `tag` was left out; a tag
+    that is not a string (``None``, an unset variable) is a ``TypeError``."""
+    if isinstance(tag, _Unset):
+        return ""
+    if not isinstance(tag, str):
+        raise TypeError(f"{call}(tag={tag!r}): a tag is a string; leave tag out {every}")
+    return urllib.parse.urlencode({"tag": tag})
+
+
+def _journal_filter(call: str, filter: Union[RequestFilter, _Unset], filters: Dict[str, Any]) -> RequestFilter:
+    """The filter of `call`: `filter`, or the keyword `filters`. ``None``
+    for either is a ``TypeError``: it would select every entry."""
+    if isinstance(filter, _Unset):
+        unset = [name for name, value in filters.items() if value is None]
+        if unset:
+            given = ", ".join(f"{name}=None" for name in unset)
+            raise TypeError(
+                f"{call}({given}): a filter given as None would select every entry; "
+                "leave it out, or give it a value"
+            )
+        return RequestFilter(**filters)
+    if not isinstance(filter, RequestFilter):
+        raise TypeError(f"{call}() takes a RequestFilter or keyword filters, not {filter!r}")
+    if filters:
+        raise TypeError(f"{call}() takes a RequestFilter or keyword filters, not both")
+    return filter
 
 
 def _token(value: Any) -> str:

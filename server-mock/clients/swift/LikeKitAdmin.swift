@@ -39,6 +39,12 @@ import Foundation
 /// the server's error answer, or without a status when no answer came. (A
 /// body JSON cannot hold, such as a NaN probability, throws the
 /// `EncodingError` instead, before anything is sent.)
+///
+/// Answers are read tolerantly: a field this client does not know (one a
+/// newer server added) is ignored, while a field of the wrong type or a
+/// required one missing throws `unreadable`. A ``Seed``, which only a test
+/// writes, is read as strictly as the server reads it: an unknown field is
+/// refused.
 public final class LikeKitAdmin: Sendable {
     /// One admin operation: its HTTP method and path template.
     public struct Operation: Sendable, Hashable {
@@ -170,6 +176,21 @@ public final class LikeKitAdmin: Sendable {
         return try decode(FaultRules.self, status, data)
     }
 
+    /// `set_faults`: replaces every fault rule with `rules`, drawn from
+    /// `seed` (`nil`: one the server picks), as
+    /// `setFaults(FaultRules(rules: rules, seed: seed))` does.
+    ///
+    /// ```swift
+    /// try await admin.setFaults([FaultRule(route: .all, latencyMs: 2000)], seed: 42)
+    /// ```
+    ///
+    /// - Returns: the rules now in force, with their seed.
+    /// - Throws: ``AdminError``: `bad_fault_rules`, …
+    @discardableResult
+    public func setFaults(_ rules: [FaultRule], seed: UInt64? = nil) async throws -> FaultRules {
+        try await setFaults(FaultRules(rules: rules, seed: seed))
+    }
+
     /// `add_faults`: adds `rules` after the rules in force, which keep
     /// their counters and the seed. Tag them (``FaultRule/tag``) to remove
     /// them with ``clearFaults(tag:)``.
@@ -186,38 +207,54 @@ public final class LikeKitAdmin: Sendable {
         return try decode(FaultRules.self, status, data)
     }
 
-    /// `get_faults`: the rules in force, the seed their draws come from,
+    /// `get_faults`: every rule in force, the seed their draws come from,
     /// and what each has used up (``FaultRules/state``). The answer can be
     /// given back to ``setFaults(_:)`` as it is: the server ignores its
-    /// state and starts the counters over. With a `tag`, only the rules
-    /// tagged `tag` and their state, in their order (none when no rule
-    /// has it), with the seed: a test sharing the server reads its own
-    /// rules.
+    /// state and starts the counters over. A test sharing the server reads
+    /// its own rules with ``getFaults(tag:)``.
     ///
-    /// - Throws: ``AdminError``: `bad_query` for a tag that is not 1 to 64
-    ///   visible ASCII characters, …
-    public func getFaults(tag: String? = nil) async throws -> FaultRules {
-        let (status, data) = try await send("get_faults", query: tagQuery(tag))
+    /// - Throws: ``AdminError``.
+    public func getFaults() async throws -> FaultRules {
+        let (status, data) = try await send("get_faults")
         return try decode(FaultRules.self, status, data)
     }
 
-    /// `clear_faults`: without a `tag`, removes every fault rule (other
-    /// tests' too) and the seed; with one, only the rules tagged `tag`
-    /// (none when no rule has it): the others keep their counters and the
-    /// seed.
+    /// `get_faults` with a tag: only the rules tagged `tag` and their
+    /// state, in their order (none when no rule has it), with the seed.
+    /// `tag` is a `String`, never optional: a tag the test left `nil` is a
+    /// compile error, not a read of every test's rules.
     ///
-    /// - Returns: the rules left in force (none without a tag).
+    /// - Throws: ``AdminError``: `bad_query` for a tag that is not 1 to 64
+    ///   visible ASCII characters, …
+    public func getFaults(tag: String) async throws -> FaultRules {
+        let (status, data) = try await send("get_faults", query: [URLQueryItem(name: "tag", value: tag)])
+        return try decode(FaultRules.self, status, data)
+    }
+
+    /// `clear_faults`: removes every fault rule, other tests' too, and the
+    /// seed. A test sharing the server removes its own with
+    /// ``clearFaults(tag:)``.
+    ///
+    /// - Returns: the rules left in force: none.
+    /// - Throws: ``AdminError``.
+    @discardableResult
+    public func clearFaults() async throws -> FaultRules {
+        let (status, data) = try await send("clear_faults")
+        return try decode(FaultRules.self, status, data)
+    }
+
+    /// `clear_faults` with a tag: removes only the rules tagged `tag` (none
+    /// when no rule has it); the others keep their counters and the seed.
+    /// `tag` is a `String`, never optional: a tag the test left `nil` is a
+    /// compile error, not the removal of every test's rules.
+    ///
+    /// - Returns: the rules left in force.
     /// - Throws: ``AdminError``: `bad_query` for a tag that is not 1 to 64
     ///   visible ASCII characters, …
     @discardableResult
-    public func clearFaults(tag: String? = nil) async throws -> FaultRules {
-        let (status, data) = try await send("clear_faults", query: tagQuery(tag))
+    public func clearFaults(tag: String) async throws -> FaultRules {
+        let (status, data) = try await send("clear_faults", query: [URLQueryItem(name: "tag", value: tag)])
         return try decode(FaultRules.self, status, data)
-    }
-
-    /// `tag=…` of `/admin/faults`' query, or no item without a tag.
-    private func tagQuery(_ tag: String?) -> [URLQueryItem] {
-        tag.map { [URLQueryItem(name: "tag", value: $0)] } ?? []
     }
 
     /// `requests`: the request journal's entries that `filter` selects,
@@ -1188,7 +1225,10 @@ public struct Journal: Codable, Sendable, Equatable {
 }
 
 /// The filters of `requests` and `clearRequests` (their query string);
-/// every one given must match.
+/// every one given must match. A field left `nil` filters nothing:
+/// `RequestFilter(user: id)` with a `nil` `id` selects every user's
+/// entries, and `clearRequests` with it removes them all, so build a
+/// filter from values the test has.
 public struct RequestFilter: Codable, Sendable, Equatable {
     /// Only this route (`.all`: every route).
     public var route: FaultRoute?
@@ -1268,6 +1308,10 @@ public struct RequestFilter: Codable, Sendable, Equatable {
 // MARK: - Seed documents
 
 /// A seed document (the `--seed FILE` format): users, then posts.
+///
+/// Decoding refuses a field the document does not have, as the server
+/// does, so a misspelt `"freinds"` is an error rather than a user seeded
+/// without friends; so do ``SeedUser`` and ``SeedPost``.
 public struct Seed: Codable, Sendable, Equatable {
     /// Users with their names and friend lists.
     public var users: [SeedUser]
@@ -1285,8 +1329,10 @@ public struct Seed: Codable, Sendable, Equatable {
         case posts
     }
 
-    /// Reads a document; a list left out is empty.
+    /// Reads a document; a list left out is empty, and an unknown field
+    /// throws.
     public init(from decoder: Decoder) throws {
+        try refuseUnknownKeys(decoder, CodingKeys.self)
         let container = try decoder.container(keyedBy: CodingKeys.self)
         users = try container.decodeIfPresent([SeedUser].self, forKey: .users) ?? []
         posts = try container.decodeIfPresent([SeedPost].self, forKey: .posts) ?? []
@@ -1315,8 +1361,10 @@ public struct SeedUser: Codable, Sendable, Equatable {
         case friends
     }
 
-    /// Reads a user; `friends` left out is empty.
+    /// Reads a user; `friends` left out is empty, and an unknown field
+    /// throws.
     public init(from decoder: Decoder) throws {
+        try refuseUnknownKeys(decoder, CodingKeys.self)
         let container = try decoder.container(keyedBy: CodingKeys.self)
         id = try container.decode(Int64.self, forKey: .id)
         name = try container.decode(String.self, forKey: .name)
@@ -1342,11 +1390,38 @@ public struct SeedPost: Codable, Sendable, Equatable {
         case likers
     }
 
-    /// Reads a post; `likers` left out is empty.
+    /// Reads a post; `likers` left out is empty, and an unknown field
+    /// throws.
     public init(from decoder: Decoder) throws {
+        try refuseUnknownKeys(decoder, CodingKeys.self)
         let container = try decoder.container(keyedBy: CodingKeys.self)
         id = try container.decode(Int64.self, forKey: .id)
         likers = try container.decodeIfPresent([Int64].self, forKey: .likers) ?? []
+    }
+}
+
+/// Any key of a JSON object.
+private struct AnyKey: CodingKey {
+    let stringValue: String
+    var intValue: Int? { nil }
+
+    init(stringValue: String) {
+        self.stringValue = stringValue
+    }
+
+    init?(intValue: Int) {
+        return nil
+    }
+}
+
+/// Throws for a key of the object `decoder` reads that `Keys` does not
+/// name: for the documents a test writes, which the server reads as
+/// strictly.
+private func refuseUnknownKeys<Keys: CodingKey>(_ decoder: Decoder, _: Keys.Type) throws {
+    let object = try decoder.container(keyedBy: AnyKey.self)
+    for key in object.allKeys where Keys(stringValue: key.stringValue) == nil {
+        throw DecodingError.dataCorruptedError(
+            forKey: key, in: object, debugDescription: "unknown field \"\(key.stringValue)\"")
     }
 }
 

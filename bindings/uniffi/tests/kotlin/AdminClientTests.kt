@@ -174,6 +174,25 @@ private fun <T> withStubAnswer(body: String, use: (url: String) -> T): T {
     }
 }
 
+/** Runs `use` with the URL of a server that answers every request 200 with `body` and the requests it saw, then stops it. */
+private fun <T> withRecordingStub(body: String, use: (url: String, seen: List<String>) -> T): T {
+    val seen = java.util.Collections.synchronizedList(mutableListOf<String>())
+    val stub = HttpServer.create(InetSocketAddress("127.0.0.1", 0), 0)
+    stub.createContext("/") { exchange ->
+        seen += "${exchange.requestMethod} ${exchange.requestURI}"
+        val bytes = body.toByteArray(Charsets.UTF_8)
+        exchange.responseHeaders.add("Content-Type", "application/json")
+        exchange.sendResponseHeaders(200, bytes.size.toLong())
+        exchange.responseBody.use { it.write(bytes) }
+    }
+    stub.start()
+    try {
+        return use("http://127.0.0.1:${stub.address.port}", seen)
+    } finally {
+        stub.stop(0)
+    }
+}
+
 /** A journal entry's fields up to `in_flight`, as JSON without its closing brace: add fields, then `}`. */
 private const val ENTRY_START =
     """{"seq": 1, "request_id": "r", "at_ms": 1, "duration_ms": 1, "method": "GET", "path": "/posts/1/likes", "posts": [1], "in_flight": false"""
@@ -284,20 +303,21 @@ fun adminClientTests(t: Harness, server: TestServer) {
     }
 
     t.test("admin client: a real server's journal entries decode into their exact route and JournalFault after a rule acted") {
-        val (ana, post) = server.user("Ana") to server.post()
-        val token = server.token(ana)
+        val (ana, ben, post) = Triple(server.user("Ana"), server.user("Ben"), server.post())
+        val (token, benToken) = server.token(ana) to server.token(ben)
         val tag = "exact-journal"
         val others = admin.getFaults().rules.size
         try {
             admin.addFaults(
                 listOf(
-                    // A rule for every route acts on the first read; the entry names the read's own route.
+                    // A rule for every route acts on Ana's first read; the entry names the read's own route.
                     FaultRule(FaultRoute.ALL, user = ana, post = post, nth = 1, action = FaultAction.Status(500), tag = tag),
-                    FaultRule(FaultRoute.LIKES, user = ana, post = post, nth = 2, phase = FaultPhase.AFTER, action = FaultAction.Malformed, tag = tag),
+                    // Ben's read is spoiled after it was answered; Ana's next read is only delayed.
+                    FaultRule(FaultRoute.LIKES, user = ben, post = post, phase = FaultPhase.AFTER, action = FaultAction.Malformed, tag = tag),
                     FaultRule(FaultRoute.LIKES, user = ana, post = post, latencyMs = 1, tag = tag),
                 ),
             )
-            val reads = (1..3).map { server.asViewer("GET", "/posts/$post/likes", token).first }
+            val reads = listOf(token, benToken, token).map { server.asViewer("GET", "/posts/$post/likes", it).first }
             expectEqual(listOf(500, 200, 200), reads, "the statuses of three reads")
             expectEqual(200, server.asViewer("POST", "/posts/$post/like", token).first, "a like no rule acts on")
 
@@ -347,9 +367,25 @@ fun adminClientTests(t: Harness, server: TestServer) {
         expectEqual(400 to "bad_name", blank.status to blank.code, "(status, code) of a blank name")
         expect(blank.message.contains("blank")) { "message: ${blank.message}" }
 
+        // A wrong key is the server's own 401 and message, for a call with a body as for one without.
         val wrongKey = LikeKitAdmin(server.url, server.adminKey + "-wrong")
-        val unauthorised = adminError("a wrong key") { wrongKey.getFaults() }
-        expectEqual(401 to "bad_admin_key", unauthorised.status to unauthorised.code, "(status, code) of a wrong key")
+        val nobodysRule = listOf(FaultRule(FaultRoute.LIKES, post = server.nextId()))
+        val refusedCalls: List<Pair<String, () -> Any?>> = listOf(
+            "getFaults" to { wrongKey.getFaults() },
+            "reset" to { wrongKey.reset() },
+            "createUser" to { wrongKey.createUser(server.nextId(), "Ana") },
+            "createPost" to { wrongKey.createPost(server.nextId()) },
+            "setFriends" to { wrongKey.setFriends(server.nextId(), emptyList()) },
+            "mintToken" to { wrongKey.mintToken(server.nextId()) },
+            "setFaults" to { wrongKey.setFaults(nobodysRule) },
+            "addFaults" to { wrongKey.addFaults(nobodysRule) },
+            "seed" to { wrongKey.seed(Seed(posts = listOf(SeedPost(server.nextId())))) },
+        )
+        for ((name, call) in refusedCalls) {
+            val unauthorised = adminError("$name with a wrong key") { call() }
+            expectEqual(401 to "bad_admin_key", unauthorised.status to unauthorised.code, "(status, code) of $name with a wrong key")
+            expect(unauthorised.message.contains("X-Admin-Key")) { "$name: the server's message, not ${unauthorised.message}" }
+        }
 
         val missing = server.nextId()
         val noUser = adminError("setFriends of an unknown user") { admin.setFriends(missing, emptyList()) }
@@ -498,6 +534,67 @@ fun adminClientTests(t: Harness, server: TestServer) {
             expectEqual(emptyList<FaultRule>(), cleared.rules, "rules after clearFaults")
         }
         expectEqual(emptyList<FaultRule>(), admin.getFaults().rules, "rules read back after clearFaults")
+    }
+
+    t.test("admin client: setFaults takes the rules and an optional seed, as a list or as FaultRules") {
+        val post = server.nextId() // never requested: the rules act on nothing
+        val rules = listOf(FaultRule(FaultRoute.LIKES, post = post, latencyMs = 1), FaultRule(FaultRoute.BATCH, post = post, tag = "set-as-list"))
+        try {
+            val seeded = admin.setFaults(rules, seed = 42uL)
+            expectEqual(rules to 42uL, seeded.rules to seeded.seed, "(rules, seed) set as a list with a seed")
+            expectEqual(seeded, admin.setFaults(FaultRules(rules, seed = 42uL)), "the same set as FaultRules")
+            val picked = admin.setFaults(rules)
+            expectEqual(rules, picked.rules, "the rules set as a list alone")
+            expect(picked.seed != null) { "the server picks a seed: $picked" }
+            expectEqual(picked, admin.getFaults(), "read back")
+        } finally {
+            admin.clearFaults()
+        }
+    }
+
+    t.test("admin client: getFaults and clearFaults take a tag that is never null; a null from Java is refused before anything is sent") {
+        val overloads = listOf("getFaults", "clearFaults").flatMap { name ->
+            LikeKitAdmin::class.java.methods.filter { it.name.startsWith(name) }.map { "${it.name}(${it.parameterTypes.joinToString { p -> p.simpleName }})" }
+        }
+        expectEqual(setOf("getFaults()", "getFaults(String)", "clearFaults()", "clearFaults(String)"), overloads.toSet(), "the filter overloads")
+        withRecordingStub("""{"rules": []}""") { url, seen ->
+            val stub = LikeKitAdmin(url, "key")
+            for (name in listOf("getFaults", "clearFaults")) {
+                val withTag = LikeKitAdmin::class.java.getMethod(name, String::class.java)
+                val thrown = runCatching { withTag.invoke(stub, null) }.exceptionOrNull()
+                expect(thrown is java.lang.reflect.InvocationTargetException && thrown.cause is NullPointerException) {
+                    "$name(null) from Java: $thrown"
+                }
+            }
+            expectEqual(emptyList<String>(), seen.toList(), "requests sent")
+            stub.clearFaults(tag = "checkout-7")
+            expectEqual(listOf("DELETE /admin/faults?tag=checkout-7"), seen.toList(), "a tag given is sent")
+        }
+    }
+
+    t.test("admin client: answers are read tolerantly (an unknown field is ignored; a wrong type or a missing field is still unreadable); a Seed refuses one") {
+        // A newer server's answer, with a field this client does not know at every level.
+        val newer = """{"seed": 7, "rules": [{"route": "like", "nth": 2, "shadow": true, "action": {"kind": "truncate", "bytes": 3, "chunked": 1}}],""" +
+            """ "state": [{"matched": 1, "fired": 1, "acted": 0, "skipped": 0}], "generation": 4}"""
+        val expected = FaultRules(listOf(FaultRule(FaultRoute.LIKE, nth = 2, action = FaultAction.Truncate(3))), seed = 7uL, state = listOf(RuleState(1, 1, 0)))
+        expectEqual(expected, FaultRules.fromJson(newer), "decoded")
+        expectEqual(expected, withStubAnswer(newer) { url -> LikeKitAdmin(url, "key").getFaults() }, "getFaults from a newer server")
+        val entry = """{"entries": [$ENTRY_START, "route": "likes", "region": "eu"}], "capacity": 10, "dropped": 0, "oldest_seq": 1}"""
+        val journal = withStubAnswer(entry) { url -> LikeKitAdmin(url, "key").requests() }
+        expectEqual(listOf(FaultRoute.LIKES), journal.entries.map { it.route }, "requests from a newer server")
+        val post = withStubAnswer("""{"id": 1, "count": 2, "version": 3, "recent_likers": [4], "hot": true}""") { url -> LikeKitAdmin(url, "key").getPost(1) }
+        expectEqual(StoredPost(1, 2, 3, listOf(4)), post, "getPost from a newer server")
+
+        // Still refused: a known field of the wrong type, a required one missing.
+        for (wrong in listOf("""{"rules": [{"route": "like", "nth": "2", "shadow": true}]}""", """{"rules": [{"shadow": true}]}""")) {
+            val unreadable = withStubAnswer(wrong) { url -> adminError("getFaults answered $wrong") { LikeKitAdmin(url, "key").getFaults() } }
+            expectEqual(200 to "unreadable", unreadable.status to unreadable.code, "(status, code) of $wrong")
+        }
+
+        // A seed is what a test writes: a misspelt field is refused, as the server refuses it.
+        refused("a seed with a misspelt field") { Seed.fromJson("""{"users": [], "post": []}""") }
+        refused("a seed user with a misspelt field") { SeedUser.fromJson("""{"id": 1, "name": "Ana", "freinds": [2]}""") }
+        refused("a seed post with a misspelt field") { SeedPost.fromJson("""{"id": 1, "likes": [2]}""") }
     }
 
     t.test("admin client: getFaults says what each rule has used up, and its answer can be set again as it is") {

@@ -314,11 +314,9 @@ WRONG = [
     (FaultRule, {"route": "like", "nth": True}),
     (FaultRule, {"route": "like", "probability": 2}),
     (FaultRule, {"route": "like", "phase": "during"}),
-    (FaultRule, {"route": "like", "rout": "like"}),
     (FaultRule, {"post": 42}),
     (FaultRule, {"route": "like", "action": {"kind": "explode"}}),
     (FaultRule, {"route": "like", "action": {"kind": "truncate"}}),
-    (FaultRule, {"route": "like", "action": {"kind": "drop", "bytes": 1}}),
     (FaultRule, ["route", "like"]),
     (FaultRule, {"route": "like", "tag": ""}),
     (FaultRule, {"route": "like", "tag": "two words"}),
@@ -359,6 +357,10 @@ WRONG = [
     (RequestFilter, {"fault_tag": "two words"}),
     (RequestFilter, {"fault_tag": ""}),
     (RequestFilter, {"faultTag": "checkout-7"}),
+    # What a test writes is refused with a field the server would refuse.
+    (Seed, {"users": [], "post": []}),
+    (SeedUser, {"id": 1, "name": "Ana", "freinds": [2]}),
+    (SeedPost, {"id": 1, "likes": [2]}),
 ]
 
 
@@ -366,6 +368,36 @@ WRONG = [
 def test_decoding_refuses_a_value_of_the_wrong_type(cls, value):
     with pytest.raises(ValueError):
         cls.from_json(value)
+
+
+def test_an_answer_with_fields_the_client_does_not_know_is_read_without_them():
+    """A newer server may add a field to any answer: it is ignored, while a
+    known field of the wrong type, or a missing one, is still refused."""
+    newer = {
+        "seed": 7,
+        "rules": [{"route": "like", "nth": 2, "shadow": True, "action": {"kind": "truncate", "bytes": 3, "chunked": 1}}],
+        "state": [{"matched": 1, "fired": 1, "acted": 0, "skipped": 0}],
+        "generation": 4,
+    }
+    expected = FaultRules(
+        [FaultRule(FaultRoute.LIKE, nth=2, action=Truncate(3))], seed=7, state=[RuleState(1, 1, 0)]
+    )
+    assert FaultRules.from_json(newer) == expected
+    assert FaultAction.from_json({"kind": "drop", "bytes": 1}) == Drop()
+    assert Truncate.from_json({"kind": "truncate", "bytes": 3, "chunked": 1}) == Truncate(3)
+    with _stub(200, json.dumps(newer).encode()) as url:
+        assert Admin(url, "key", timeout=5).get_faults() == expected
+    journal = {"entries": [{**ENTRY, "region": "eu"}], "capacity": 10, "dropped": 0, "oldest_seq": 1}
+    with _stub(200, json.dumps(journal).encode()) as url:
+        assert [e.route for e in Admin(url, "key", timeout=5).requests().entries] == [JournalRoute.LIKE]
+    post = {"id": 1, "count": 2, "version": 3, "recent_likers": [4], "hot": True}
+    with _stub(200, json.dumps(post).encode()) as url:
+        assert Admin(url, "key", timeout=5).get_post(1) == StoredPost(1, 2, 3, [4])
+
+    for wrong in ({"rules": [{"route": "like", "nth": "2", "shadow": True}]}, {"rules": [{"shadow": True}]}):
+        with _stub(200, json.dumps(wrong).encode()) as url, pytest.raises(AdminError) as unreadable:
+            Admin(url, "key", timeout=5).get_faults()
+        assert (unreadable.value.status, unreadable.value.code) == (200, "unreadable")
 
 
 def test_an_entry_decodes_with_its_types():
@@ -409,11 +441,25 @@ def test_an_error_answer_is_an_admin_error_with_status_and_code(admin):
         admin.mint_token(admin.user("Ana"), ttl_secs=0)
     assert (ttl.value.status, ttl.value.code) == (400, "bad_ttl")
 
+    # A wrong key is the server's own 401 and message, for a call with a body as for one without.
     wrong_key = Admin(admin.url, "not the key", timeout=10)
-    for call in (wrong_key.get_faults, wrong_key.reset, lambda: wrong_key.create_post(admin.next_id())):
+    nobodys_rule = [FaultRule(FaultRoute.LIKES, post=admin.next_id())]
+    calls = [
+        wrong_key.get_faults,
+        wrong_key.reset,
+        lambda: wrong_key.create_user(admin.next_id(), "Ana"),
+        lambda: wrong_key.create_post(admin.next_id()),
+        lambda: wrong_key.set_friends(admin.next_id(), []),
+        lambda: wrong_key.mint_token(admin.next_id()),
+        lambda: wrong_key.set_faults(nobodys_rule),
+        lambda: wrong_key.add_faults(nobodys_rule),
+        lambda: wrong_key.seed(Seed(posts=[SeedPost(admin.next_id())])),
+    ]
+    for call in calls:
         with pytest.raises(AdminError) as refused:
             call()
         assert (refused.value.status, refused.value.code) == (401, "bad_admin_key")
+        assert "X-Admin-Key" in refused.value.message, "the server's message"
 
 
 def test_no_answer_is_an_admin_error_without_status():
@@ -437,9 +483,11 @@ def test_no_answer_is_an_admin_error_without_status():
 
 
 class _Stub(http.server.BaseHTTPRequestHandler):
-    """Answers every request with the server's `answer` (status, body)."""
+    """Answers every request with the server's `answer` (status, body), and
+    notes it in the server's `seen`."""
 
     def _answer(self):
+        self.server.seen.append(f"{self.command} {self.path}")
         status, body = self.server.answer
         self.send_response(status)
         self.send_header("Content-Type", "text/plain")
@@ -506,18 +554,82 @@ def test_a_journal_entry_of_a_route_or_fault_the_client_does_not_type_is_unreada
 
 
 @contextlib.contextmanager
-def _stub(status, body):
+def _recording_stub(status, body):
     """The URL of a server that answers every request `status` with
-    `body`, while the block runs."""
+    `body`, and the list of the requests it saw (``"GET /admin/faults"``),
+    while the block runs."""
     stub = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Stub)
     stub.answer = (status, body)
+    stub.seen = []
     thread = threading.Thread(target=stub.serve_forever, daemon=True)
     thread.start()
     try:
-        yield f"http://127.0.0.1:{stub.server_address[1]}"
+        yield f"http://127.0.0.1:{stub.server_address[1]}", stub.seen
     finally:
         stub.shutdown()
         stub.server_close()
+
+
+@contextlib.contextmanager
+def _stub(status, body):
+    """The URL of a server that answers every request `status` with
+    `body`, while the block runs."""
+    with _recording_stub(status, body) as (url, _):
+        yield url
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda admin: admin.get_faults(tag=None),
+        lambda admin: admin.get_faults(None),
+        lambda admin: admin.clear_faults(tag=None),
+        lambda admin: admin.clear_faults(7),
+        lambda admin: admin.requests(user=None),
+        lambda admin: admin.requests(None),
+        lambda admin: admin.clear_requests(user=None),
+        lambda admin: admin.clear_requests(post=42, since=None),
+        lambda admin: admin.clear_requests(None),
+    ],
+    ids=[
+        "get_faults-tag-None",
+        "get_faults-None",
+        "clear_faults-tag-None",
+        "clear_faults-7",
+        "requests-user-None",
+        "requests-None",
+        "clear_requests-user-None",
+        "clear_requests-since-None",
+        "clear_requests-None",
+    ],
+)
+def test_a_filter_given_as_none_is_refused_before_anything_is_sent(call):
+    """A test whose tag or id is unset must not read or remove every
+    test's rules or journal entries: ``None`` is refused, not taken as no
+    filter."""
+    with _recording_stub(200, b'{"ok": true, "rules": []}') as (url, seen):
+        with pytest.raises(TypeError, match="None|a tag is a string"):
+            call(Admin(url, "key", timeout=5))
+        assert seen == [], "nothing was sent"
+
+
+def test_a_filter_left_out_selects_everything_and_one_given_is_sent():
+    with _recording_stub(200, b'{"ok": true, "rules": []}') as (url, seen):
+        stub = Admin(url, "key", timeout=5)
+        stub.get_faults()
+        stub.clear_faults()
+        stub.clear_faults(tag="checkout-7")
+        stub.clear_requests()
+        stub.clear_requests(RequestFilter(user=7))
+        stub.clear_requests(user=7, post=42)
+    assert seen == [
+        "GET /admin/faults",
+        "DELETE /admin/faults",
+        "DELETE /admin/faults?tag=checkout-7",
+        "DELETE /admin/requests",
+        "DELETE /admin/requests?user=7",
+        "DELETE /admin/requests?post=42&user=7",
+    ]
 
 
 # ---------------------------------------------------------------- operations
@@ -731,22 +843,21 @@ def test_a_test_reads_its_own_rules_by_tag_and_what_they_did_by_fault_tag(admin)
 
 
 def test_a_real_servers_entries_decode_into_their_exact_route_and_fault(admin):
-    ana, post = admin.user("Ana"), admin.post()
-    token = admin.token(ana)
+    ana, ben, post = admin.user("Ana"), admin.user("Ben"), admin.post()
+    token, ben_token = admin.token(ana), admin.token(ben)
     tag = "exact-journal"
     others = len(admin.get_faults().rules)
     try:
         admin.add_faults(
             [
-                # A rule for every route acts on the first read; the entry names the read's own route.
+                # A rule for every route acts on Ana's first read; the entry names the read's own route.
                 FaultRule(FaultRoute.ALL, user=ana, post=post, nth=1, action=Status(500), tag=tag),
-                FaultRule(
-                    FaultRoute.LIKES, user=ana, post=post, nth=2, phase=FaultPhase.AFTER, action=SlowBody(4, 1), tag=tag
-                ),
+                # Ben's read is slowed after it was answered; Ana's next read is only delayed.
+                FaultRule(FaultRoute.LIKES, user=ben, post=post, phase=FaultPhase.AFTER, action=SlowBody(4, 1), tag=tag),
                 FaultRule(FaultRoute.LIKES, user=ana, post=post, latency_ms=1, tag=tag),
             ]
         )
-        reads = [admin.as_viewer("GET", f"/posts/{post}/likes", token)[0] for _ in range(3)]
+        reads = [admin.as_viewer("GET", f"/posts/{post}/likes", t)[0] for t in (token, ben_token, token)]
         assert reads == [500, 200, 200]
         assert admin.as_viewer("POST", f"/posts/{post}/like", token)[0] == 200, "a like no rule acts on"
 
@@ -817,6 +928,23 @@ def test_the_journal_names_each_request_by_its_id(admin):
     assert admin.requests(request_id="checkout-7f3a").entries == [given]
     assert admin.requests(RequestFilter(request_id=made.request_id, post=post)).entries == [made]
     assert admin.requests(request_id=made.request_id, route="like").entries == []
+
+
+def test_set_faults_takes_the_rules_and_an_optional_seed(admin):
+    post = admin.next_id()  # never requested: the rules act on nothing
+    rules = [FaultRule(FaultRoute.LIKES, post=post, latency_ms=1), FaultRule(FaultRoute.BATCH, post=post, tag="as-list")]
+    try:
+        seeded = admin.set_faults(rules, seed=42)
+        assert (seeded.rules, seeded.seed) == (rules, 42)
+        assert admin.set_faults(FaultRules(rules, seed=42)) == seeded, "the same set as FaultRules"
+        picked = admin.set_faults(rules)
+        assert picked.rules == rules and isinstance(picked.seed, int), "the server picks a seed"
+        assert admin.get_faults() == picked
+        with pytest.raises(TypeError, match="not both"):
+            admin.set_faults(FaultRules(rules, seed=1), seed=2)
+        assert admin.get_faults() == picked, "nothing was set"
+    finally:
+        admin.clear_faults()
 
 
 def test_a_refused_rule_set_is_an_admin_error_and_changes_nothing(admin):

@@ -403,7 +403,7 @@ final class LikeKitTests: XCTestCase {
             retryMinDelayMs: 10, retryMaxDelayMs: 20, maxRetries: 2, retryJitter: false,
             callbackErrorListener: CallbackErrorHandler { callback, reason in heard.add(callback, reason) })
         let post = try await admin.post()
-        let client = try LikeClient(baseUrl: admin.url, tokenProvider: LockedKeychain(), options: options)
+        let client = try LikeClient(baseUrl: TestServer.url, tokenProvider: LockedKeychain(), options: options)
         let rec = Recorder()
         let sub = try client.subscribe(postId: post, observer: rec)
         let thrower = try client.subscribe(postId: post, observer: ThrowingObserver())
@@ -666,6 +666,21 @@ final class LikeKitTests: XCTestCase {
         }
     }
 
+    /// `LikeFailure`, what `failures()` yields, can be made by hand (for a
+    /// preview, or a test of the code that shows it) and compares by its
+    /// fields.
+    func testALikeFailureIsMadeByHandAndComparesByItsFields() {
+        let timeout = LikeError.Timeout(
+            reason: "timed out", code: "timeout", isTransient: true, status: nil, retryAfterMs: nil)
+        let failure = LikeFailure(postId: 42, wanted: true, error: timeout)
+        XCTAssertEqual(failure.postId, 42)
+        XCTAssertTrue(failure.wanted)
+        XCTAssertEqual(failure.error.code, "timeout")
+        XCTAssertEqual(failure, LikeFailure(postId: 42, wanted: true, error: timeout))
+        XCTAssertNotEqual(failure, LikeFailure(postId: 42, wanted: false, error: timeout))
+        XCTAssertEqual(Set([failure, failure]).count, 1)
+    }
+
     /// An async token provider is awaited, and renews after a 401.
     func testAnAsyncTokenProviderRenewsAfterA401() async throws {
         let user = try await admin.user("Renee")
@@ -882,6 +897,10 @@ final class LikeKitTests: XCTestCase {
             (#"{"entries": [], "capacity": -1, "dropped": 0}"#, { try reencode(Journal.self, $0) }),
             (#"{"seq": 1}"#, { try reencode(JournalEntry.self, $0) }),
             (#"{"users": [{"id": "1", "name": "Ana"}]}"#, { try reencode(Seed.self, $0) }),
+            // A seed is only ever written by a test: a field it does not have is refused, as the server refuses it.
+            (#"{"users": [], "post": []}"#, { try reencode(Seed.self, $0) }),
+            (#"{"id": 1, "name": "Ana", "freinds": [2]}"#, { try reencode(SeedUser.self, $0) }),
+            (#"{"id": 1, "likes": [2]}"#, { try reencode(SeedPost.self, $0) }),
             (#"{"id": 1, "likers": [true]}"#, { try reencode(SeedPost.self, $0) }),
             (#"{"id": 1, "name": "Ana"}"#, { try reencode(StoredUser.self, $0) }),
             (#"{"id": 1, "count": -1, "version": 0, "recent_likers": []}"#, { try reencode(StoredPost.self, $0) }),
@@ -889,6 +908,50 @@ final class LikeKitTests: XCTestCase {
         for (text, roundTrip) in wrong {
             XCTAssertThrowsError(try roundTrip(Data(text.utf8)), text)
         }
+    }
+
+    /// A newer server's answer, with fields this client does not know, is
+    /// read without them; a known field of the wrong type, or a missing
+    /// one, is still refused.
+    func testAdminAnswersAreReadTolerantly() throws {
+        let newer = #"""
+            {"seed": 7, "rules": [{"route": "like", "nth": 2, "shadow": true,
+              "action": {"kind": "truncate", "bytes": 3, "chunked": 1}}],
+             "state": [{"matched": 1, "fired": 1, "acted": 0, "skipped": 0}], "generation": 4}
+            """#
+        let read = try JSONDecoder().decode(FaultRules.self, from: Data(newer.utf8))
+        XCTAssertEqual(read, FaultRules(
+            rules: [FaultRule(route: .like, nth: 2, action: .truncate(bytes: 3))], seed: 7,
+            state: [RuleState(matched: 1, fired: 1, acted: 0)]))
+        let post = try JSONDecoder().decode(
+            StoredPost.self, from: Data(#"{"id": 1, "count": 2, "version": 3, "recent_likers": [4], "hot": true}"#.utf8))
+        XCTAssertEqual(post, StoredPost(id: 1, count: 2, version: 3, recentLikers: [4]))
+        for wrong in [#"{"rules": [{"route": "like", "nth": "2", "shadow": true}]}"#, #"{"rules": [{"shadow": true}]}"#] {
+            XCTAssertThrowsError(try JSONDecoder().decode(FaultRules.self, from: Data(wrong.utf8)), wrong)
+        }
+    }
+
+    /// `setFaults` takes the rules and an optional seed, as a list or as
+    /// ``FaultRules``.
+    func testAdminSetFaultsTakesTheRulesAndASeed() async throws {
+        let post = Ids.next() // never requested: the rules act on nothing
+        let rules = [FaultRule(route: .likes, post: post, latencyMs: 1), FaultRule(route: .batch, post: post, tag: "as-list")]
+        do {
+            let seeded = try await admin.setFaults(rules, seed: 42)
+            XCTAssertEqual(seeded.rules, rules)
+            XCTAssertEqual(seeded.seed, 42)
+            let same = try await admin.setFaults(FaultRules(rules: rules, seed: 42))
+            XCTAssertEqual(same, seeded, "the same set as FaultRules")
+            let picked = try await admin.setFaults(rules)
+            XCTAssertEqual(picked.rules, rules)
+            XCTAssertNotNil(picked.seed, "the server picks a seed")
+            let back = try await admin.getFaults()
+            XCTAssertEqual(back, picked)
+        } catch {
+            _ = try? await admin.clearFaults()
+            throw error
+        }
+        try await admin.clearFaults()
     }
 
     /// An error answer throws AdminError with the server's status, code and
@@ -902,12 +965,30 @@ final class LikeKitTests: XCTestCase {
             XCTAssertEqual(error.code, "bad_name")
             XCTAssertFalse(error.message.isEmpty)
         }
-        do {
-            _ = try await LikeKitAdmin(baseURL: admin.baseURL, adminKey: "not the key").getFaults()
-            XCTFail("a wrong admin key was accepted")
-        } catch let error as AdminError {
-            XCTAssertEqual(error.status, 401)
-            XCTAssertEqual(error.code, "bad_admin_key")
+        // A wrong key is the server's own 401 and message, for a call with a
+        // body as for one without.
+        let wrongKey = LikeKitAdmin(baseURL: admin.baseURL, adminKey: "not the key")
+        let nobodysRule = [FaultRule(route: .likes, post: Ids.next())]
+        let calls: [(String, () async throws -> Void)] = [
+            ("getFaults", { _ = try await wrongKey.getFaults() }),
+            ("reset", { try await wrongKey.reset() }),
+            ("createUser", { try await wrongKey.createUser(id: Ids.next(), name: "Ana") }),
+            ("createPost", { try await wrongKey.createPost(id: Ids.next()) }),
+            ("setFriends", { try await wrongKey.setFriends(user: Ids.next(), friends: []) }),
+            ("mintToken", { _ = try await wrongKey.mintToken(user: Ids.next()) }),
+            ("setFaults", { try await wrongKey.setFaults(nobodysRule) }),
+            ("addFaults", { try await wrongKey.addFaults(nobodysRule) }),
+            ("seed", { try await wrongKey.seed(Seed(posts: [SeedPost(id: Ids.next())])) }),
+        ]
+        for (name, call) in calls {
+            do {
+                try await call()
+                XCTFail("\(name) with a wrong admin key was accepted")
+            } catch let error as AdminError {
+                XCTAssertEqual(error.status, 401, name)
+                XCTAssertEqual(error.code, "bad_admin_key", name)
+                XCTAssertTrue(error.message.contains("X-Admin-Key"), "\(name): \(error.message)")
+            }
         }
         do {
             let nobody = try XCTUnwrap(URL(string: "http://127.0.0.1:1"))
@@ -1233,22 +1314,25 @@ final class LikeKitTests: XCTestCase {
             let tag: String?
         }
         let ana = try await admin.user("Ana")
+        let ben = try await admin.user("Ben")
         let post = try await admin.post()
         let token = try await admin.mintToken(user: ana)
+        let benToken = try await admin.mintToken(user: ben)
         let tag = "exact-journal"
         let others = try await admin.getFaults().rules.count
         do {
             try await admin.addFaults([
-                // A rule for every route acts on the first read; the entry names the read's own route.
+                // A rule for every route acts on Ana's first read; the entry names the read's own route.
                 FaultRule(route: .all, post: post, user: ana, nth: 1, action: .status(status: 500), tag: tag),
+                // Ben's read is slowed after it was answered; Ana's next read is only delayed.
                 FaultRule(
-                    route: .likes, post: post, user: ana, nth: 2, phase: .after,
+                    route: .likes, post: post, user: ben, phase: .after,
                     action: .slowBody(bytes: 4, intervalMs: 1), tag: tag),
                 FaultRule(route: .likes, post: post, user: ana, latencyMs: 1, tag: tag),
             ])
             var reads: [Int] = []
-            for _ in 0..<3 {
-                let status = try await read("/posts/\(post)/likes", token: token).0
+            for reader in [token, benToken, token] {
+                let status = try await read("/posts/\(post)/likes", token: reader).0
                 reads.append(status)
             }
             XCTAssertEqual(reads, [500, 200, 200])
