@@ -787,7 +787,10 @@ impl LikeClientBuilder {
     /// be read, no runtime could be started, or a setting would retry in a
     /// busy loop or never end a call: a retry factor that is not a finite
     /// number above 0, a zero request timeout or a zero
-    /// [`keep_while_offline`](Self::keep_while_offline) interval.
+    /// [`keep_while_offline`](Self::keep_while_offline) interval; or one
+    /// that would make the client useless: a zero
+    /// [`max_answer_bytes`](Self::max_answer_bytes) (every answer refused)
+    /// or a zero [`max_posts`](Self::max_posts) (every post forgotten).
     ///
     /// ```
     /// use likekit_core::{LikeClient, RetryPolicy};
@@ -804,6 +807,16 @@ impl LikeClientBuilder {
     ///     .retry_policy(RetryPolicy { factor: f32::NAN, ..RetryPolicy::default() })
     ///     .build();
     /// assert_eq!(never.unwrap_err().code(), "config");
+    /// let nothing_kept = LikeClient::builder()
+    ///     .base_url("https://likes.example.com")
+    ///     .max_posts(0)
+    ///     .build();
+    /// assert_eq!(nothing_kept.unwrap_err().to_string(), "invalid configuration: max_posts must be above 0");
+    /// let nothing_read = LikeClient::builder()
+    ///     .base_url("https://likes.example.com")
+    ///     .max_answer_bytes(0)
+    ///     .build();
+    /// assert_eq!(nothing_read.unwrap_err().code(), "config");
     /// ```
     // On wasm nothing is Send: the client lives on the one JavaScript thread.
     #[cfg_attr(target_arch = "wasm32", allow(clippy::arc_with_non_send_sync))]
@@ -820,6 +833,13 @@ impl LikeClientBuilder {
             .is_some_and(|every| every.is_zero())
         {
             Some("keep_while_offline's interval must be above 0")
+        } else if self.max_answer_bytes == 0 {
+            // Every answer would be refused as too large, and every tap
+            // retried and rolled back.
+            Some("max_answer_bytes must be above 0")
+        } else if self.config.max_posts == 0 {
+            // Every post would be forgotten as soon as it was read.
+            Some("max_posts must be above 0")
         } else {
             None
         };

@@ -55,8 +55,12 @@ pub struct Intent {
 /// natively, by `localStorage` in the web binding, and by
 /// [`MemoryJournal`] for tests.
 ///
-/// Both methods are called off the tap's path (natively on a blocking
-/// thread). `save` replaces the whole journal and must be atomic: after a
+/// Both methods are called off the tap's path. `load` is called once, by
+/// [`LikeClientBuilder::build`](crate::LikeClientBuilder::build), on the
+/// thread that builds the client, so a store that may wait (a keychain
+/// until the device is unlocked, a network read) should give up quickly
+/// and report [`JournalFault::Unreadable`]; `save` is called natively on
+/// a blocking thread. `save` replaces the whole journal and must be atomic: after a
 /// crash, a reader sees the old journal or the new one, never a mix.
 pub trait JournalStore: SendOutsideWasm + SyncOutsideWasm {
     /// The intents saved for this store's viewer; empty when there is no

@@ -103,6 +103,11 @@ pub enum Effect {
     /// The viewer's unconfirmed intent for the post changed: `Some(liked)`
     /// for a new intent to keep (a journal writes it before the post's
     /// next call goes out), `None` once it is confirmed or given up.
+    ///
+    /// It comes after the [`Effect::Send`] of the same tap or restore, in
+    /// the same [`drain_effects`](Machine::drain_effects): a driver that
+    /// keeps a journal takes every effect of a drain first, saves, and only
+    /// then performs the drain's sends (as `LikeClient`'s driver does).
     Intent {
         /// The post.
         post: PostId,
@@ -237,7 +242,9 @@ impl Default for MachineConfig {
 /// Counters a product team would chart.
 ///
 /// `taps == intents_sent + coalesced`: every tap either started a call of
-/// its own or was absorbed into one.
+/// its own or was absorbed into one. An intent restored from a journal
+/// ([`Machine::restore`]) is a tap of an earlier run: it adds to
+/// `intents_sent` or `coalesced` without adding to `taps`.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Stats {
     /// Taps (`tap` calls) seen.

@@ -82,6 +82,32 @@ def _likekit_error_eq(self, other):
 LikeError.__eq__ = _likekit_error_eq  # type: ignore[method-assign,assignment]
 LikeError.__hash__ = lambda self: hash(_likekit_error_key(self))  # type: ignore[method-assign,assignment]
 
+# LikeError as text: str() is the reason ("the server answered 503: …"),
+# as a traceback or a log line shows it; repr() keeps every field. Copied
+# or pickled (copy.deepcopy of a rolled-back view, a ProcessPoolExecutor),
+# it is rebuilt from its five fields: generated as it is, its __init__
+# takes five arguments and the base exception replayed one.
+def _likekit_error_str(self):
+    return self.reason
+
+
+def _likekit_error_repr(self):
+    shown = ", ".join(f"{name}={getattr(self, name)!r}" for name in _LIKEKIT_ERROR_FIELDS)
+    return f"LikeError.{type(self).__name__}({shown})"
+
+
+def _likekit_error_reduce(self):
+    return (type(self), tuple(getattr(self, name) for name in _LIKEKIT_ERROR_FIELDS))
+
+
+for _likekit_variant in [LikeError] + [
+    variant for variant in vars(LikeError).values() if isinstance(variant, type) and issubclass(variant, LikeError)
+]:
+    _likekit_variant.__str__ = _likekit_error_str  # type: ignore[method-assign,assignment]
+    _likekit_variant.__repr__ = _likekit_error_repr  # type: ignore[method-assign,assignment]
+    _likekit_variant.__reduce__ = _likekit_error_reduce  # type: ignore[method-assign,assignment]
+del _likekit_variant
+
 # The loop a LikeKit coroutine (`refresh`, `wait_idle`, `shutdown`…) is
 # awaited on is the one running it; the loop given to
 # `uniffi_set_event_loop` is only for work LikeKit starts from its own
@@ -96,3 +122,17 @@ def _uniffi_get_event_loop():
         if _UNIFFI_GLOBAL_EVENT_LOOP is not None:
             return _UNIFFI_GLOBAL_EVENT_LOOP
         raise
+
+
+# An AsyncTokenProvider's call, once Rust lets go of it (after every
+# answer, not only a cut-off one), is cancelled if it has not ended. Rust
+# lets go from one of LikeKit's threads, and the generated code then used
+# the loop's `call_soon`, which is not thread-safe (a loop in debug mode,
+# `python -X dev`, refuses it, and a sleeping loop was not woken to cancel
+# a hung provider). The call is a `concurrent.futures.Future`, whose
+# `cancel` is thread-safe and cancels the task on its own loop.
+@_UNIFFI_FOREIGN_FUTURE_DROPPED_CALLBACK
+def _uniffi_future_dropped_callback(handle):
+    (eventloop, task) = _UNIFFI_FOREIGN_FUTURE_HANDLE_MAP.remove(handle)
+    if not task.done() and not eventloop.is_closed():
+        task.cancel()

@@ -95,6 +95,19 @@ impl DispatchedCall {
     }
 }
 
+impl Drop for DispatchedCall {
+    /// A call let go without being run (a dispatcher whose event loop
+    /// closed with the call still queued, or whose bounded queue dropped
+    /// it) does not stop delivery for good: the events it would have
+    /// delivered wait, and the next event hands the dispatcher a new call
+    /// that delivers them all, in order.
+    fn drop(&mut self) {
+        if !self.done.load(Ordering::SeqCst) {
+            self.queue.lock().scheduled = false;
+        }
+    }
+}
+
 /// One observer call, ready to run.
 pub(crate) type Job = Box<dyn FnOnce() + Send>;
 
@@ -288,6 +301,42 @@ mod tests {
         let flag = Arc::clone(&ran);
         dispatch.send(Box::new(move || flag.store(true, Ordering::SeqCst)));
         assert!(ran.load(Ordering::SeqCst));
+    }
+
+    /// Keeps the calls it is handed, for the test to run or let go of.
+    struct Keeps(Mutex<Vec<Arc<DispatchedCall>>>);
+
+    impl CallbackDispatcher for Keeps {
+        fn dispatch(&self, call: Arc<DispatchedCall>) -> Result<(), DispatchError> {
+            self.0.lock().unwrap().push(call);
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn a_call_let_go_unrun_leaves_its_events_for_the_next_call() {
+        let keeps = Arc::new(Keeps(Mutex::default()));
+        let dispatcher: Arc<dyn CallbackDispatcher> = Arc::<Keeps>::clone(&keeps);
+        let dispatch = Dispatch::new(&dispatcher);
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let job = |n: u32| -> Job {
+            let seen = Arc::clone(&seen);
+            Box::new(move || seen.lock().unwrap().push(n))
+        };
+        dispatch.send(job(1));
+        dispatch.send(job(2));
+        assert_eq!(keeps.0.lock().unwrap().len(), 1, "one call out for both");
+        // the dispatcher's queue is dropped with the call in it
+        keeps.0.lock().unwrap().clear();
+        dispatch.send(job(3));
+        let calls: Vec<_> = keeps.0.lock().unwrap().drain(..).collect();
+        assert_eq!(calls.len(), 1, "a new call is handed out");
+        calls[0].run();
+        assert_eq!(*seen.lock().unwrap(), [1, 2, 3]);
+        // a call that ran, once let go, changes nothing
+        drop(calls);
+        dispatch.send(job(4));
+        assert_eq!(keeps.0.lock().unwrap().len(), 1);
     }
 
     #[test]

@@ -3,6 +3,8 @@
 answers, its fault rules, and the client's own refusals."""
 
 import asyncio
+import copy
+import pickle
 
 import pytest
 
@@ -20,10 +22,10 @@ def fields(error):
 
 
 def check(error, variant, expected):
-    """The variant and the fields, and a reason that `str()` shows."""
+    """The variant and the fields, and the reason as `str()`."""
     assert type(error) is variant, repr(error)
     assert fields(error) == expected, repr(error)
-    assert error.reason and error.reason in str(error), repr(error)
+    assert error.reason and str(error) == error.reason, repr(error)
 
 
 def raised(call):
@@ -121,6 +123,26 @@ def test_errors_and_views_holding_them_compare_by_variant_and_fields(admin, faul
         "limited", "rate_limited", True, 429, 6000
     ), "a field"
     assert heard != "rate_limited" and heard is not None
+
+
+def test_errors_and_views_holding_them_copy_and_pickle_whole(admin, faults, make_client):
+    post = admin.post()
+    faults(FaultRule(FaultRoute.LIKE, post=post, action=Status(503)))
+    client = make_client(NO_RETRY)
+    rec = Recorder()
+    sub = client.subscribe(post, rec)
+    client.set_liked(post, True)
+    _, _, heard, _ = rec.await_failure(timeout=10)
+    rec.await_change(lambda v: not v.liked and not v.pending)
+    sub.cancel()
+    view = client.view(post)
+    copied = copy.deepcopy(view)
+    assert copied == view and copied.error is not view.error
+    for error in [heard, view.error, likekit.LikeError.Config("no URL", "config", False, None, None)]:
+        again = pickle.loads(pickle.dumps(error))
+        assert type(again) is type(error) and again == error, (again, error)
+        assert str(again) == error.reason and repr(again) == repr(error)
+    assert str(heard) == heard.reason and "503" in heard.reason, heard.reason
 
 
 def test_no_answer_in_time_is_timeout(admin, faults, make_client):

@@ -3,6 +3,7 @@ each request on the app's event loop, asked again after a 401."""
 
 import asyncio
 import dataclasses
+import sys
 import threading
 
 import pytest
@@ -66,6 +67,31 @@ def test_an_async_provider_renews_after_a_401_and_the_like_saves(admin, event_lo
     finally:
         subscription.cancel()
         del client
+
+
+def test_a_provider_call_is_let_go_of_without_touching_the_loop_from_another_thread(admin, event_loop_thread):
+    """Once a provider's answer is taken, LikeKit lets its call go from its
+    own thread: that must not use the loop's non-thread-safe API, which a
+    loop in debug mode (`python -X dev`) refuses."""
+    event_loop_thread.call_soon_threadsafe(event_loop_thread.set_debug, True)
+    unraisable = []
+    hook, sys.unraisablehook = sys.unraisablehook, unraisable.append
+    try:
+        user = admin.user("Dev")
+        post = admin.post()
+
+        class Fixed(likekit.AsyncTokenProvider):
+            async def token(self, refresh):
+                return admin.token(user)
+
+        client = likekit.LikeClient.with_async_token_provider(admin.url, Fixed(), FAST_RETRY)
+        for _ in range(3):
+            view = asyncio.run(client.refresh(post))
+            assert view.error is None and view.count == 0, view
+        del client
+    finally:
+        sys.unraisablehook = hook
+    assert [repr(u.exc_value) for u in unraisable] == []
 
 
 def test_a_loop_given_for_providers_does_not_take_over_awaits(make_client, admin):
