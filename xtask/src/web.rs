@@ -86,6 +86,49 @@ const ADMIN_CLIENT_TYPES: &str = include_str!("../../server-mock/clients/js/admi
 /// The package's README on npm.
 const PACKAGE_README: &str = include_str!("../templates/wasm-README.md");
 
+/// The web guide, `bindings/wasm/README.md`, shipped in the package as
+/// `GUIDE.md` (see [`package_guide`]).
+const WEB_GUIDE: &str = include_str!("../../bindings/wasm/README.md");
+
+/// The web guide as the package ships it: a link to a file of the
+/// repository (`[src/types.rs](src/types.rs)`, `[README](../../README.md#web)`),
+/// which the package does not hold, is left as its text; web links and
+/// links within the guide (`#…`) stay.
+fn package_guide(guide: &str) -> String {
+    let mut out = String::with_capacity(guide.len());
+    let mut rest = guide;
+    while let Some(start) = rest.find('[') {
+        out.push_str(&rest[..start]);
+        let after = &rest[start..];
+        // `[text](target)`: text without brackets, a target without spaces.
+        let link = after.find("](").and_then(|middle| {
+            let text = &after[1..middle];
+            let target_len = after[middle + 2..].find(')')?;
+            let target = &after[middle + 2..middle + 2 + target_len];
+            let is_link = !(target.is_empty()
+                || text.contains(['[', ']'])
+                || target.contains(char::is_whitespace));
+            is_link.then_some((text, target, middle + 2 + target_len + 1))
+        });
+        match link {
+            Some((text, target, end))
+                if !["http://", "https://", "#"]
+                    .iter()
+                    .any(|kept| target.starts_with(kept)) =>
+            {
+                out.push_str(text);
+                rest = &after[end..];
+            }
+            _ => {
+                out.push('[');
+                rest = &after[1..];
+            }
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
 fn package_json(version: &str) -> String {
     format!(
         r#"{{
@@ -118,7 +161,8 @@ fn package_json(version: &str) -> String {
     "node.js",
     "testing.js",
     "testing.d.ts",
-    "README.md"
+    "README.md",
+    "GUIDE.md"
   ],
   "sideEffects": false,
   "engines": {{
@@ -165,6 +209,7 @@ fn stamp(wasm: &Path, bindgen: &Path, wasm_opt: &Path) -> Option<String> {
     (
         NODE_ENTRY,
         PACKAGE_README,
+        WEB_GUIDE,
         package_json(""),
         ADMIN_CLIENT,
         ADMIN_CLIENT_TYPES,
@@ -178,6 +223,31 @@ fn stamp(wasm: &Path, bindgen: &Path, wasm_opt: &Path) -> Option<String> {
         modified.as_nanos(),
         hasher.finish()
     ))
+}
+
+/// `RUSTFLAGS` (any already set, and more) that shorten the paths a
+/// panic's location names: a dependency's file is named from its crate
+/// folder (`js-sys-0.3.107/src/lib.rs`), not from cargo's registry
+/// (`/root/.cargo/registry/src/index.crates.io-…/js-sys-…`). The module
+/// carries each such path as text: shortened, it is about 150 bytes
+/// smaller gzipped, and its size no longer depends on where cargo keeps
+/// its registry on the machine that builds it. (The standard library's
+/// paths are compiled in already and stay as they are.)
+fn rustflags_without_registry_paths() -> String {
+    let mut flags = std::env::var("RUSTFLAGS").unwrap_or_default();
+    let home = std::env::var_os("CARGO_HOME")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|home| Path::new(&home).join(".cargo")));
+    let sources = home.map(|home| home.join("registry").join("src"));
+    for index in sources.and_then(|dir| fs::read_dir(dir).ok()).into_iter().flatten() {
+        let Ok(index) = index else { continue };
+        // A path with a space cannot be one of RUSTFLAGS' words: left as it is.
+        let Some(path) = index.path().to_str().filter(|p| !p.contains(' ')).map(str::to_owned) else {
+            continue;
+        };
+        flags.push_str(&format!(" --remap-path-prefix={path}/="));
+    }
+    flags.trim().to_owned()
 }
 
 /// Builds `bindings/wasm/pkg/`: installs the wasm32 target,
@@ -204,6 +274,7 @@ pub fn build_package(ctx: &Ctx) -> Result<PackageSizes, String> {
         "--profile",
         PROFILE,
     ]);
+    build.env("RUSTFLAGS", rustflags_without_registry_paths());
     say(&format!(
         "building the web package ({})",
         proc::display(&build)
@@ -263,6 +334,7 @@ pub fn build_package(ctx: &Ctx) -> Result<PackageSizes, String> {
         proc::run(&mut optimize)?;
         write(&staging.join("node.js"), NODE_ENTRY)?;
         write(&staging.join("README.md"), PACKAGE_README)?;
+        write(&staging.join("GUIDE.md"), &package_guide(WEB_GUIDE))?;
         write(&staging.join("testing.js"), ADMIN_CLIENT)?;
         write(&staging.join("testing.d.ts"), ADMIN_CLIENT_TYPES)?;
         write(
@@ -528,5 +600,29 @@ mod tests {
         assert!(NODE_ENTRY.contains("initSync"));
         // Importing the package runs nothing a bundler must keep.
         assert_eq!(json["sideEffects"], false);
+        let files = json["files"].as_array().expect("a file list");
+        assert!(files.iter().any(|f| f == "GUIDE.md"), "the web guide ships");
+        assert!(
+            PACKAGE_README.contains("`GUIDE.md`"),
+            "and the README says where it is"
+        );
+    }
+
+    #[test]
+    fn the_shipped_guide_keeps_web_links_and_drops_links_into_the_repository() {
+        let guide = "See the [README](../../README.md#web), [src/types.rs](src/types.rs), \
+                     [tsify](https://docs.rs/tsify), [below](#size), a `[T]`, \
+                     `[Symbol.dispose]()` and [x] alone.";
+        assert_eq!(
+            package_guide(guide),
+            "See the README, src/types.rs, [tsify](https://docs.rs/tsify), [below](#size), \
+             a `[T]`, `[Symbol.dispose]()` and [x] alone."
+        );
+        let shipped = package_guide(WEB_GUIDE);
+        for relative in ["](../", "](src/", "](tests/"] {
+            assert!(!shipped.contains(relative), "{relative} left in GUIDE.md");
+        }
+        assert!(shipped.contains("`[Symbol.dispose]()`"));
+        assert!(shipped.contains("## Taps that survive a reload"));
     }
 }

@@ -28,9 +28,11 @@ export function LikeKitProvider(props: LikeKitProviderProps): ReactElement;
 
 /**
  * The client of the nearest `LikeKitProvider` — the object passed as its
- * `client` — or null while it has none. It is a likekit-wasm `LikeClient`
- * unless the provider was given another object; then name its type:
- * `useLikeClient<MyClient>()`.
+ * `client` — or null while the provider has none (it was given null or
+ * undefined). Throws, as `useLike` and `useLikes` do, when there is no
+ * `LikeKitProvider` above the component at all. It is a likekit-wasm
+ * `LikeClient` unless the provider was given another object; then name
+ * its type: `useLikeClient<MyClient>()`.
  */
 export function useLikeClient<C extends LikeKitClient = LikeClient>(): C | null;
 
@@ -46,13 +48,20 @@ export interface LikeState {
   /** The latest "your like didn't save" for the post, until the next tap through `toggle` or `setLiked`. */
   failure: LikeFailure | null;
   /**
-   * Why the last read of the post failed (the hook's own read or a
-   * `useLikes` page's): null while a read is out and after one that
-   * succeeded. Code `post_not_found` when the server does not have the
-   * post. While `view` is undefined it is the reason nothing shows;
-   * `reload()` tries again, and so does the next mount.
+   * Why the latest read of the post failed (the hook's own read or a
+   * `useLikes` page's; of reads that overlap, the one sent last): null
+   * while a read is out and after one that succeeded. Code
+   * `post_not_found` when the server does not have the post. While
+   * `view` is undefined it is the reason nothing shows; `reload()` tries
+   * again, and so does the next mount.
+   *
+   * A `LikeError` whenever the client could make the read. When it could
+   * not be called at all (it was freed while the provider still had it,
+   * or its module was never loaded) it is the plain `Error` the package
+   * threw, with a `message` and no `code`: tell them apart with
+   * `"code" in error` (or `error.name === "LikeError"`).
    */
-  error: LikeError | null;
+  error: LikeError | Error | null;
   // The functions below use no `this`: destructure them and pass them on freely.
   /** Likes the post if its heart shows empty, unlikes it if filled; returns the new view at once. */
   toggle: () => PostView | undefined;
@@ -84,8 +93,12 @@ export interface FeedState {
   readonly views: ReadonlyArray<PostView | undefined>;
   /** A read of the page is on its way. */
   refreshing: boolean;
-  /** Why the last read of the page failed; null after one that succeeded. */
-  error: LikeError | null;
+  /**
+   * Why the last read of the page failed; null after one that succeeded.
+   * A `LikeError`, or a plain `Error` without `code` when the client could
+   * not be called at all (see `LikeState.error`).
+   */
+  error: LikeError | Error | null;
   /** Reads the page again, in one `refreshMany` (one request per 100 posts); resolves with the views of the posts that exist. Uses no `this`. */
   refresh: () => Promise<PostView[]>;
 }

@@ -136,8 +136,15 @@ class LikeStore {
     this.collected = new FinalizationRegistry((key) => {
       if (this.rendered.get(key)?.deref() === undefined) this.rendered.delete(key);
     });
-    /** Post keys whose read is on its way. */
-    this.reading = new Set();
+    /**
+     * Post key → the number of the latest read of it that is on its way.
+     * A read's outcome (its error, or none) is applied to a post only if
+     * it is still the post's latest read: an older read that ends after
+     * a newer one never overwrites what the newer one said.
+     */
+    this.reading = new Map();
+    /** Numbers the reads, in the order they are sent. */
+    this.reads = 0;
     /** Post ids to read in the next batch (`load`). */
     this.queued = new Map();
     /** Feed reads on their way, by the feed's key: one promise for the same page. */
@@ -321,25 +328,31 @@ class LikeStore {
   /**
    * One `refreshMany` for `ids`; the same page asked again while it is out
    * shares it. Each post it covers has `error` null while it is out, and
-   * the read's `LikeError` after it failed, until a read of it succeeds.
-   * A post the answer leaves out (the server does not have it) gets a
-   * `post_not_found` error.
+   * the read's error after it failed, until a read of it succeeds. A post
+   * the answer leaves out (the server does not have it) gets a
+   * `post_not_found` error. Of overlapping reads of a post (a page's and
+   * the post's own `reload()`), the one sent last decides its `error`,
+   * whichever ends first.
    */
   read(ids) {
     const page = ids.map(keyOf).join(",");
     const out = this.pages.get(page);
     if (out) return out;
-    const keys = ids.map(keyOf);
-    for (const key of keys) this.reading.add(key);
-    const setError = (error) => {
-      for (const key of new Set(keys)) {
+    const keys = [...new Set(ids.map(keyOf))];
+    const number = ++this.reads;
+    for (const key of keys) this.reading.set(key, number);
+    /** Ends the read: the posts it is still the latest read of. */
+    const done = () => {
+      this.pages.delete(page);
+      const latest = keys.filter((key) => this.reading.get(key) === number);
+      for (const key of latest) this.reading.delete(key);
+      return latest;
+    };
+    const setError = (latest, error) => {
+      for (const key of latest) {
         const record = this.find(key);
         if (record && this.fail(record, error)) this.notify(record);
       }
-    };
-    const done = () => {
-      this.pages.delete(page);
-      for (const key of keys) this.reading.delete(key);
     };
     let asked;
     try {
@@ -348,16 +361,16 @@ class LikeStore {
       // A bad id throws before anything is sent.
       asked = Promise.reject(error);
     }
-    setError(null);
+    setError(keys, null);
     const promise = asked.then(
       (views) => {
-        done();
+        const latest = new Set(done());
         const found = new Map(views.map((view) => [keyOf(view.postId), view]));
-        for (const key of new Set(keys)) {
+        for (const key of keys) {
           const record = this.find(key);
           if (!record) continue;
           const view = found.get(key);
-          let changed = this.fail(record, view ? null : notFound(key));
+          let changed = latest.has(key) && this.fail(record, view ? null : notFound(key));
           // A read that changed nothing sends no event, and the posts it
           // found are known now: show them.
           if (view && !record.known) {
@@ -369,8 +382,7 @@ class LikeStore {
         return views;
       },
       (error) => {
-        done();
-        setError(error);
+        setError(done(), error);
         throw error;
       },
     );
@@ -411,7 +423,10 @@ function useStore() {
   return store;
 }
 
-/** The client of the nearest `LikeKitProvider` (null while it has none). */
+/**
+ * The client of the nearest `LikeKitProvider` (null while it has none);
+ * throws, as the other hooks do, without a provider above.
+ */
 export function useLikeClient() {
   return useStore().client;
 }
@@ -424,10 +439,12 @@ const serverSnapshot = () => NOTHING;
  * `view` is the client's `PostView` (undefined until the client knows the
  * post, or after it forgot it; the hook then reads it, batched with every
  * other post mounted in the same task) and keeps its identity until the
- * post changes. `error` is the `LikeError` of the last read of the post
- * that failed (this hook's or a `useLikes` page's; `post_not_found` when
- * the server does not have the post), null while a read is out and after
- * one that succeeded; `reload()` reads the post again, and
+ * post changes. `error` is the `LikeError` of the latest read of the post
+ * if it failed (this hook's or a `useLikes` page's, the one sent last
+ * when they overlap; `post_not_found` when the server does not have the
+ * post), null while a read is out and after one that succeeded — or the
+ * plain `Error` the package threw, without `code`, when the client could
+ * not be called at all (freed); `reload()` reads the post again, and
  * so does the next mount while the client does not know it. `failure` is
  * the latest "your like didn't save" for the post, until the next tap
  * through `toggle` or `setLiked`. Both taps return the new view and the

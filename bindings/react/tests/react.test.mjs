@@ -50,6 +50,7 @@ const CLICKS = 20;
 const USERS = { ana: 1, ben: 2, cleo: 3 };
 const admin = new LikeKitAdmin(SERVER, ADMIN_KEY);
 let anaToken;
+let benToken;
 
 let profile;
 let context;
@@ -116,12 +117,14 @@ before(async () => {
     posts: [
       ...[10, 11, 12, 13, 22, 23, 24, 30, 31, 32, 33, 34, 35, 36, 37, 38, 39].map((id) => ({ id })),
       ...[40, 41, 42, 43, 44, 45, 46, 47].map((id) => ({ id })),
+      ...[50, 51, 52, 53, 54].map((id) => ({ id })),
       ...[25, 26, 27].map((id) => ({ id, likers: [USERS.cleo] })),
       { id: 20, likers: [USERS.ben, USERS.cleo] },
       { id: 21, likers: [USERS.ben] },
     ],
   });
   anaToken = await admin.mintToken(USERS.ana, 3600);
+  benToken = await admin.mintToken(USERS.ben, 3600);
 
   profile = mkdtempSync(path.join(tmpdir(), "likekit-react-chromium-"));
   context = await chromium.launchPersistentContext(profile, {
@@ -390,6 +393,45 @@ test("a failed read shows as useLike's error, and reload() or the next mount rea
   assert.equal(await text(`${post(26)} .count`), "1");
 });
 
+test("overlapping reads of a post: the one sent last decides its error, whichever ends first", async () => {
+  const held = () => harness(() => window.harness.heldReads());
+  const letRead = (ids, outcome) => harness(([i, o]) => window.harness.letRead(i, o), [ids, outcome]);
+  /** The read error the post's button drew last, by code. */
+  const drawnError = (id) =>
+    harness((p) => window.harness.renders.filter((r) => r.postId === p).at(-1)?.error?.code ?? null, String(id));
+  try {
+    // A page of 51 and 52 and a page of 51 alone: two reads of 51, the
+    // two-post page's sent first (its effect runs first).
+    await harness((token) => window.harness.signInHeld(token), anaToken);
+    await mount("feeds", { pages: [[51, 52], [51]] });
+    await page.waitForFunction(() => window.harness.heldReads().length === 2, undefined, { timeout: LONG });
+    assert.deepEqual(await held(), ["51,52", "51"]);
+    // The newer read succeeds, then the older one fails.
+    await letRead("51", "answer");
+    await page.waitForSelector(loaded(51), { timeout: LONG });
+    await letRead("51,52", "fail");
+    await page.waitForSelector('.feed[data-error="http_503"]', { timeout: LONG });
+    assert.equal(await drawnError(52), "http_503", "52's only read failed");
+    assert.equal(await drawnError(51), null, "51's newer read succeeded: the older one's failure is not shown");
+
+    // The other way round, on a client that knows no post: the newer read
+    // fails, then the older one succeeds.
+    await harness((token) => window.harness.signInHeld(token), anaToken);
+    await mount("feeds", { pages: [[53, 54], [53]] });
+    await page.waitForFunction(() => window.harness.heldReads().length === 2, undefined, { timeout: LONG });
+    assert.deepEqual(await held(), ["53,54", "53"]);
+    await letRead("53", "fail");
+    await page.waitForSelector('.feed[data-error="http_503"]', { timeout: LONG });
+    await letRead("53,54", "answer");
+    await page.waitForSelector(loaded(54), { timeout: LONG });
+    await page.waitForSelector(loaded(53), { timeout: LONG });
+    assert.equal(await drawnError(54), null);
+    assert.equal(await drawnError(53), "http_503", "53's newer read failed: the older one's success does not clear it");
+  } finally {
+    await freshClient();
+  }
+});
+
 test("42, \"042\", \"42\" and 42n are one post: one record, one subscription, one read", async () => {
   await freshClient();
   await admin.clearRequests();
@@ -473,6 +515,46 @@ test("a page of 1,100 posts with a button each has one client subscription per p
   assert.equal(await live(), 1100);
   await harness(() => window.harness.unmount());
   assert.equal(await live(), 0);
+});
+
+test("the likekit-wasm README's useBrowserLikeClient: a client per viewer, the old one shut down and freed once not drawn", async () => {
+  const show = (props) => harness((p) => window.harness.readmeClient(p), props);
+  const clients = () => harness(() => window.harness.readmeClients.length);
+  const freed = (i) => page.waitForFunction((n) => window.harness.readmeFreed(n), i, { timeout: LONG });
+  const card = (viewer) => `.readme-client[data-viewer="${viewer}"][data-client="made"] ${post(50)}`;
+  const first = await clients();
+
+  // Ana: her client is made in an effect, and her like reaches the server.
+  await show({ viewer: "ana", token: anaToken, postId: 50 });
+  await page.waitForSelector(`${card("ana")}:not([data-pending="unknown"])`, { timeout: LONG });
+  assert.equal(await text(`${post(50)} .count`), "0");
+  await page.click(`${post(50)} .heart`);
+  await page.waitForSelector(`${card("ana")}[data-pending="false"] .heart[aria-pressed="true"]`, { timeout: LONG });
+  // A parent's new render gives a new token function: no new client.
+  await show({ viewer: "ana", token: anaToken, postId: 50 });
+  assert.equal(await clients(), first + 1, "one client for Ana, whatever the renders");
+
+  // Ben signs in: a new client with his token; Ana's is shut down and freed.
+  await show({ viewer: "ben", token: benToken, postId: 50 });
+  await page.waitForSelector(`${card("ben")}[data-pending="false"]`, { timeout: LONG });
+  assert.equal(await clients(), first + 2);
+  assert.equal(await page.getAttribute(`${post(50)} .heart`, "aria-pressed"), "false", "Ben's own view");
+  assert.equal(await text(`${post(50)} .count`), "1");
+  await freed(first);
+  await page.click(`${post(50)} .heart`);
+  await page.waitForSelector(`${card("ben")}[data-pending="false"] .heart[aria-pressed="true"]`, { timeout: LONG });
+  const stored = await admin.getPost(50);
+  assert.equal(stored.count, 2);
+  assert.deepEqual(stored.recent_likers, [USERS.ben, USERS.ana], "Ben's like went with Ben's token");
+
+  // The screen goes: Ben's client is shut down and freed too.
+  await harness(() => window.harness.unmount());
+  await freed(first + 1);
+
+  // A client that cannot be made is the hook's error, not an unhandled rejection.
+  await show({ url: "not a url", viewer: "ana", token: anaToken, postId: 50 });
+  await page.waitForSelector('.readme-client[data-error="config"][data-client="none"]', { timeout: LONG });
+  assert.equal(await clients(), first + 2);
 });
 
 test("server rendering with react-dom/server renders without touching the client", () => {

@@ -135,7 +135,7 @@ pub fn options(value: JsValue) -> Result<Options, String> {
         Some(crate::journal::WebStorageJournal::new(
             journal.viewer,
             journal.storage,
-        )?)
+        ))
     };
     Ok(Options {
         token,

@@ -7,7 +7,10 @@
 //! save of no intents removes the entry. Storage that throws (disabled,
 //! over quota, a private window that refuses it) is a `journal_unreadable`
 //! or `journal_unwritable` error, never a lost tap: the tap still goes
-//! out, it is only not kept.
+//! out, it is only not kept. So is a `localStorage` that is missing (Node)
+//! or throws when it is read (site data blocked, a sandboxed frame): the
+//! client is made all the same, without a journal, and reports
+//! `journal_unreadable`.
 //!
 //! Every tab of the viewer's shares the entry, so a save reads it again
 //! and merges ([`likekit_core::journal::merge`]): another tab's unsaved taps stay,
@@ -39,7 +42,9 @@ pub const KEY_PREFIX: &str = "likekit-intents:";
 /// A journal in a `Storage` object (or anything with `getItem`, `setItem`
 /// and `removeItem`).
 pub struct WebStorageJournal {
-    storage: JsStorage,
+    /// The storage (`undefined` where there is no `localStorage`), or
+    /// what reading `localStorage` threw: every read then fails with it.
+    storage: Result<JsStorage, JsValue>,
     key: String,
     viewer: String,
     /// The intents this client held at its last save (or read at start):
@@ -57,29 +62,24 @@ impl std::fmt::Debug for WebStorageJournal {
 
 impl WebStorageJournal {
     /// `viewer`'s journal in `storage`, or in `globalThis.localStorage`
-    /// when `storage` is `undefined` or `null`.
-    ///
-    /// # Errors
-    ///
-    /// A sentence when there is no such storage.
-    pub fn new(viewer: String, storage: JsValue) -> Result<Self, String> {
+    /// when `storage` is `undefined` or `null`. Without a `localStorage`
+    /// (Node), or where reading it throws (site data blocked, a sandboxed
+    /// frame), the journal cannot be read: the client's load fails with
+    /// `journal_unreadable`, and the client keeps none.
+    pub fn new(viewer: String, storage: JsValue) -> Self {
         let storage = if storage.is_undefined() || storage.is_null() {
-            // Reading `localStorage` throws where storage is disabled (a
-            // sandboxed frame, some privacy settings).
+            // `undefined` without one (Node): calling its `getItem` throws.
             js_sys::Reflect::get(&js_sys::global(), &JsValue::from_str("localStorage"))
-                .ok()
-                .filter(|s| !s.is_undefined() && !s.is_null())
-                .ok_or("options.journal.storage: there is no localStorage here; pass a storage")?
-                .unchecked_into()
+                .map(JsCast::unchecked_into)
         } else {
-            storage.unchecked_into()
+            Ok(storage.unchecked_into())
         };
-        Ok(Self {
+        Self {
             storage,
             key: format!("{KEY_PREFIX}{viewer}"),
             viewer,
             last: Cell::new(Vec::new()),
-        })
+        }
     }
 }
 
@@ -110,6 +110,7 @@ impl JournalStore for WebStorageJournal {
     /// fails the save as any write does (`journal_unwritable`, tried
     /// again): it is this save that did not happen.
     fn save(&self, intents: &[Intent]) -> Result<(), LikeError> {
+        let storage = self.storage(JournalFault::Unwritable)?;
         let theirs = match self.stored(JournalFault::Unwritable) {
             Ok(theirs) => theirs,
             Err(problem) if likekit_core::journal::is_unusable(&problem) => Vec::new(),
@@ -118,11 +119,11 @@ impl JournalStore for WebStorageJournal {
         let last = self.last.take();
         let merged = likekit_core::journal::merge(&last, intents, &theirs);
         let written = if merged.is_empty() {
-            self.storage.remove_item(&self.key)
+            storage.remove_item(&self.key)
         } else {
             let bytes = likekit_core::journal::encode(&self.viewer, &merged);
-            self.storage
-                .set_item(&self.key, &String::from_utf8_lossy(&bytes))
+            // `encode` writes UTF-8 (JSON of Rust strings).
+            storage.set_item(&self.key, std::str::from_utf8(&bytes).unwrap_or_default())
         };
         // The base moves on only once the entry holds this save.
         self.last.set(if written.is_ok() {
@@ -135,10 +136,17 @@ impl JournalStore for WebStorageJournal {
 }
 
 impl WebStorageJournal {
+    /// The storage; its absence is a journal error of `fault`.
+    fn storage(&self, fault: JournalFault) -> Result<&JsStorage, LikeError> {
+        self.storage
+            .as_ref()
+            .map_err(|missing| storage_error(fault, missing.clone()))
+    }
+
     /// What the entry holds now; a `getItem` that throws is a journal
     /// error of `fault`.
     fn stored(&self, fault: JournalFault) -> Result<Vec<Intent>, LikeError> {
-        let read = self.storage.get_item(&self.key);
+        let read = self.storage(fault)?.get_item(&self.key);
         match read.map_err(|thrown| storage_error(fault, thrown))? {
             Some(text) => likekit_core::journal::decode(&self.viewer, text.as_bytes()),
             None => Ok(Vec::new()),

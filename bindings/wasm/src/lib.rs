@@ -27,10 +27,12 @@
 //! `Number.MAX_SAFE_INTEGER`, which JavaScript cannot hold exactly, fails
 //! with `"invalid_argument"` and a hint to pass a string or a `BigInt`
 //! ([`args`]). Ids come back as numbers up to `Number.MAX_SAFE_INTEGER`
-//! and as decimal strings above it. Errors are `Error` objects named
-//! `LikeError` with a `code` (the core's
+//! and as decimal strings above it. The client's errors are `Error`
+//! objects named `LikeError` with a `code` (the core's
 //! [`LikeError::code`](likekit_core::LikeError::code), or
-//! `"invalid_argument"` for a value of the wrong type).
+//! `"invalid_argument"` for a value of the wrong type); wasm-bindgen's
+//! glue throws a few plain `Error`s of its own, without a `code`, for a
+//! handle used wrongly (a freed client: `null pointer passed to rust`).
 //!
 //! The plain objects (`PostView`, `LikeEvent`, `LikeClientOptions`…) are
 //! Rust types in `types`: tsify derives their TypeScript declarations, doc

@@ -67,9 +67,18 @@ export type LikeErrorCode =
   | (string & {});
 
 /**
- * Every error LikeKit throws or reports is an `Error` named `"LikeError"`
+ * Every error the client throws, rejects with or reports (a like, an
+ * argument, the network, the journal) is an `Error` named `"LikeError"`
  * with the fields of `LikeErrorFields`: `code`, `transient`, and `status`
  * or `retryAfterMs` when the error has them.
+ *
+ * Not so the few errors of the module's own glue, about the module or a
+ * handle used wrongly: a call on a freed client (`null pointer passed to
+ * rust`), a client made in a browser before `init()` resolved (a
+ * `TypeError`), a `.wasm` the Node entry could not read, and `free()`
+ * from inside one of the client's own calls (a listener). Those are plain
+ * `Error`s with no `code`: check `error.name === "LikeError"` (or
+ * `"code" in error`) before reading it.
  */
 export interface LikeError extends Error, LikeErrorFields {
   name: "LikeError";

@@ -428,7 +428,7 @@ pub struct LikeClientOptions {
 pub struct IntentJournalOptions {
     /// The signed-in viewer (the user id, say): written in the journal and checked, so one viewer's taps are never sent with another's token.
     pub viewer: String,
-    /// Where: `localStorage` (the default), `sessionStorage`, or any object with `getItem`, `setItem` and `removeItem`.
+    /// Where: `localStorage` (the default), `sessionStorage`, or any object with `getItem`, `setItem` and `removeItem`. Where there is no `localStorage` (Node) or reading it throws (site data blocked, a sandboxed frame), the client is made without a journal, and `restore().problem` and `journalProblem()` say why (`journal_unreadable`).
     #[serde(default, with = "tsify::serde_wasm_bindgen::preserve")]
     #[tsify(optional, type = "JournalStorage")]
     pub storage: JsValue,
@@ -442,7 +442,7 @@ pub struct RestoreReport {
     pub restored: Vec<PostView>,
     /// The taps too old to send: each was dropped, and listeners heard one failure (`expired`) for it.
     pub expired: Vec<LikeFailure>,
-    /// Why the journal could not be read, if it could not; the client started without what it held. Content that cannot be used (damaged, another viewer's, a newer format: `journal_damaged`) is replaced by the next save; storage that could not be read at all (`getItem` threw: `journal_unreadable`) is left untouched, and this client keeps no journal (`journalProblem()` keeps saying so).
+    /// Why the journal could not be read, if it could not; the client started without what it held. Content that cannot be used (damaged, another viewer's, a newer format: `journal_damaged`) is replaced by the next save; storage that could not be read at all (`getItem` threw, or there is no `localStorage`: `journal_unreadable`) is left untouched, and this client keeps no journal (`journalProblem()` keeps saying so).
     #[serde(with = "tsify::serde_wasm_bindgen::preserve")]
     #[tsify(type = "LikeError | null")]
     pub problem: JsValue,

@@ -19,7 +19,7 @@ export function LikeButton({ postId }: { postId: number | string | bigint }): Re
   const state: LikeState = useLike(postId);
   const { view, failure, error, toggle, setLiked, reload } = state;
   const shown: PostView | undefined = view;
-  const readError: LikeError | null = error;
+  const readError: LikeError | Error | null = error;
   const afterTap: PostView | undefined = toggle() ?? setLiked(true);
   const again: Promise<void> = reload();
   void [shown, readError, afterTap, again];
@@ -32,7 +32,9 @@ export function LikeButton({ postId }: { postId: number | string | bigint }): Re
     setLiked: (liked: true) => (liked ? view : undefined),
   };
   void narrowed;
-  if (!view && error) return createElement("button", { onClick: reload }, `Try again (${error.code})`);
+  // A LikeError has a code; a plain Error (a client that could not be called) has none.
+  const why = error && ("code" in error ? error.code : error.message);
+  if (!view && error) return createElement("button", { onClick: reload }, `Try again (${why})`);
   return createElement(
     "button",
     { "aria-pressed": view?.liked ?? false, disabled: !view, onClick: toggle },

@@ -781,7 +781,10 @@ test("the admin decoders refuse values of the wrong shape; the encoders refuse u
     [decodeFaultRules, { rules: [], state: { matched: 1 } }],
     [decodeRuleState, { matched: 1, fired: 1 }],
     [decodeRuleState, { matched: -1, fired: 0, acted: 0 }],
-    [decodeFaultRules, { rules: [{ route: "like" }], extra: 1 }],
+    // A seed is only ever written by a test: a field it does not have is refused, as the server refuses it.
+    [decodeSeed, { users: [], post: [] }],
+    [decodeSeedUser, { id: 1, name: "Ana", freinds: [2] }],
+    [decodeSeedPost, { id: 1, likes: [2] }],
     [decodeFaultRules, { seed: -1, rules: [] }],
     [decodeFaultRule, { route: "like", action: { kind: "explode" } }],
     [decodeFaultRule, { route: "like", action: { kind: "truncate" } }],
@@ -820,6 +823,84 @@ test("the admin decoders refuse values of the wrong shape; the encoders refuse u
   assert.deepEqual(encodeFaultRule({ route: "like", probability: 1, phase: "before", method: null }), {
     route: "like",
   });
+});
+
+test("the admin decoders read a newer server's answer: unknown fields are ignored, a wrong type or a missing field is still unreadable", async () => {
+  const newer = {
+    seed: 7,
+    rules: [{ route: "like", nth: 2, shadow: true, action: { kind: "truncate", bytes: 3, chunked: 1 } }],
+    state: [{ matched: 1, fired: 1, acted: 0, skipped: 0 }],
+    generation: 4,
+  };
+  const expected = {
+    seed: 7,
+    rules: [
+      {
+        route: "like",
+        nth: 2,
+        probability: 1,
+        phase: "before",
+        latency_ms: 0,
+        jitter_ms: 0,
+        error_rate: 0,
+        status: 503,
+        drop_rate: 0,
+        fail_next: 0,
+        action: { kind: "truncate", bytes: 3 },
+      },
+    ],
+    state: [{ matched: 1, fired: 1, acted: 0 }],
+  };
+  assert.deepEqual(decodeFaultRules(newer), expected);
+  const entry = decodeJournal((await openApi()).components.schemas.Journal.examples[0]).entries[0];
+  const journalAnswer = { entries: [{ ...entry, region: "eu" }], capacity: 10, dropped: 0, oldest_seq: 1 };
+  const stub = await stubServer(({ url }) => {
+    if (url === "/admin/faults") return [200, JSON.stringify(newer)];
+    if (url === "/admin/requests") return [200, JSON.stringify(journalAnswer)];
+    if (url === "/admin/posts/1") return [200, '{"id":1,"count":2,"version":3,"recent_likers":[4],"hot":true}'];
+    return [200, '{"rules":[{"route":"like","nth":"2","shadow":true}]}'];
+  });
+  try {
+    const stubAdmin = new LikeKitAdmin(stub.url, "stub-key");
+    assert.deepEqual(await stubAdmin.getFaults(), expected);
+    assert.deepEqual((await stubAdmin.requests()).entries, [entry]);
+    assert.deepEqual(await stubAdmin.getPost(1), { id: 1, count: 2, version: 3, recent_likers: [4] });
+    // A known field of the wrong type is still refused, whatever else the answer holds.
+    await assert.rejects(stubAdmin.clearFaults({ tag: "t" }), { name: "AdminError", status: 200, code: "unreadable" });
+  } finally {
+    await stub.close();
+  }
+  assert.throws(() => decodeFaultRules({ rules: [{ shadow: true }] }), { name: "AdminError", code: "unreadable" });
+});
+
+test("a filter key given as undefined or null is a TypeError, never every rule or entry; nothing is sent", async () => {
+  const stub = await stubServer(({ url }) => (url.startsWith("/admin/faults") ? [200, '{"rules":[]}'] : [200, '{"ok":true}']));
+  try {
+    const stubAdmin = new LikeKitAdmin(stub.url, "stub-key");
+    let unset;
+    const calls = [
+      ["getFaults", () => stubAdmin.getFaults({ tag: unset }), /FaultFilter\.tag is undefined/],
+      ["clearFaults", () => stubAdmin.clearFaults({ tag: unset }), /FaultFilter\.tag is undefined/],
+      ["clearFaults", () => stubAdmin.clearFaults({ tag: null }), /FaultFilter\.tag is null/],
+      ["requests", () => stubAdmin.requests({ post: 42, user: unset }), /RequestFilter\.user is undefined/],
+      ["clearRequests", () => stubAdmin.clearRequests({ user: unset }), /RequestFilter\.user is undefined/],
+      ["clearRequests", () => stubAdmin.clearRequests({ fault_tag: null }), /RequestFilter\.fault_tag is null/],
+      ["clearRequests", () => stubAdmin.clearRequests({ post: 42, since: unset }), /RequestFilter\.since is undefined/],
+    ];
+    for (const [name, call, message] of calls) {
+      await assert.rejects(call(), { name: "TypeError", message }, name);
+    }
+    assert.deepEqual(stub.seen, [], "nothing was sent");
+    // Left out, a filter selects everything, as before.
+    await stubAdmin.clearFaults();
+    await stubAdmin.clearRequests({});
+    assert.deepEqual(
+      stub.seen.map(({ method, url }) => `${method} ${url}`),
+      ["DELETE /admin/faults", "DELETE /admin/requests"],
+    );
+  } finally {
+    await stub.close();
+  }
 });
 
 /** A stand-in admin server on loopback: records each request and answers what `answer` says (nothing for undefined). */
@@ -922,6 +1003,20 @@ test("every admin method sends its operation's method and path, the key, and exa
         (answer) =>
           answer.seed === seed && answer.rules[0].latency_ms === 5 && answer.rules[0].probability === 1,
       ],
+      [
+        "set_faults",
+        "/admin/faults",
+        () => stubAdmin.setFaults([{ route: "likes", post: 42, latency_ms: 5 }], { seed: 42 }),
+        '{"seed":42,"rules":[{"route":"likes","post":42,"latency_ms":5}]}',
+        (answer) => answer.seed === seed,
+      ],
+      [
+        "set_faults",
+        "/admin/faults",
+        () => stubAdmin.setFaults([{ route: "likes" }]),
+        '{"rules":[{"route":"likes"}]}',
+        (answer) => answer.seed === seed,
+      ],
       ["get_faults", "/admin/faults", () => stubAdmin.getFaults(), "", (answer) => answer.seed === seed],
       [
         "get_faults",
@@ -999,6 +1094,8 @@ test("every admin method sends its operation's method and path, the key, and exa
     await assert.rejects(stubAdmin.getFaults({ tg: "checkout-7" }), { name: "TypeError", message: /tg/ });
     await assert.rejects(stubAdmin.getFaults({ tag: 7 }), { name: "TypeError" });
     await assert.rejects(stubAdmin.setFaults([{ route: "everywhere" }]), { name: "TypeError" });
+    await assert.rejects(stubAdmin.setFaults([], { sed: 42 }), { name: "TypeError", message: /sed/ });
+    await assert.rejects(stubAdmin.setFaults({ rules: [] }, { seed: 42 }), { name: "TypeError", message: /not both/ });
     assert.equal(stub.seen.length, calls.length, "nothing more was sent");
   } finally {
     await stub.close();
@@ -1085,8 +1182,23 @@ test("an error answer of the server throws AdminError with its status and code",
     assert.match(err.message, /blank/);
     return true;
   });
+  // A wrong key is the server's own 401 and message, for a call with a body as for one without.
   const wrongKey = new LikeKitAdmin(SERVER, `${ADMIN_KEY}-not-it`);
-  await assert.rejects(wrongKey.getFaults(), { name: "AdminError", status: 401, code: "bad_admin_key" });
+  const nobodysRule = [{ route: "likes", post: 999_996 }];
+  const refused = {
+    get_faults: () => wrongKey.getFaults(),
+    reset: () => wrongKey.reset(),
+    create_user: () => wrongKey.createUser(999_995, "Ana"),
+    create_post: () => wrongKey.createPost(999_996),
+    set_friends: () => wrongKey.setFriends(999_995, []),
+    mint_token: () => wrongKey.mintToken(999_995),
+    set_faults: () => wrongKey.setFaults(nobodysRule),
+    add_faults: () => wrongKey.addFaults(nobodysRule),
+    seed: () => wrongKey.seed({ posts: [{ id: 999_996 }] }),
+  };
+  for (const [operation, call] of Object.entries(refused)) {
+    await assert.rejects(call(), { name: "AdminError", status: 401, code: "bad_admin_key", operation, message: /X-Admin-Key/ });
+  }
   await assert.rejects(admin.mintToken(USERS.ana, 0), { name: "AdminError", status: 400, code: "bad_ttl" });
   await assert.rejects(admin.setFriends(999_998, [USERS.ana]), {
     name: "AdminError",
@@ -1113,6 +1225,8 @@ test("createUser and createPost say whether they created; a seed the server pick
   assert.deepEqual(await admin.getFaults(), set);
   const replay = await admin.setFaults({ seed: set.seed, rules });
   assert.equal(replay.seed, set.seed, "the seed went back exactly");
+  const asOption = await admin.setFaults(rules, { seed: set.seed });
+  assert.deepEqual(asOption, replay, "the same seed given as an option");
   assert.deepEqual(await admin.clearFaults(), { rules: [] });
   assert.deepEqual((await admin.getFaults()).rules, []);
 });

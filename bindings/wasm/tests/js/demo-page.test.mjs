@@ -376,6 +376,51 @@ test("a failed read says so with a Try again button that reads again", async () 
   assert.ok((await reads(DEV)).some((entry) => entry.status === 200), "the second read was answered");
 });
 
+test("with site data blocked (reading localStorage throws), the page signs in, says the journal is unreadable, and likes still reach the server", async () => {
+  const blocked = await context.newPage();
+  const errors = [];
+  blocked.on("pageerror", (err) => errors.push(err.message));
+  try {
+    // As Chromium behaves with the site's data blocked, or in a sandboxed frame.
+    await blocked.addInitScript(() => {
+      Object.defineProperty(window, "localStorage", {
+        configurable: true,
+        get() {
+          throw new DOMException("The operation is insecure.", "SecurityError");
+        },
+      });
+    });
+    await blocked.goto(`${DEMO}#admin=${ADMIN_KEY}`);
+    await blocked.waitForSelector('body[data-ready="Ana"]', { timeout: LONG });
+    const storage = await blocked.evaluate(() => {
+      try {
+        return typeof localStorage;
+      } catch (e) {
+        return e.name;
+      }
+    });
+    assert.equal(storage, "SecurityError", "the page cannot read localStorage");
+    // The client was made all the same; restore() said why nothing was restored.
+    assert.match(await blocked.textContent("#toast"), /^Earlier taps could not be read: .*The operation is insecure/);
+
+    const card = post(42);
+    const heart = `${card} .heart`;
+    const liked = (await blocked.getAttribute(heart, "aria-pressed")) === "true";
+    const before = (await admin.getPost(42)).count;
+    await blocked.click(heart);
+    await blocked.waitForSelector(`${card}[data-pending="false"] .heart[aria-pressed="${!liked}"]`, { timeout: LONG });
+    assert.equal((await admin.getPost(42)).count, before + (liked ? -1 : 1), "the tap reached the server");
+    // And back, leaving the post as the other tests had it.
+    await blocked.click(heart);
+    await blocked.waitForSelector(`${card}[data-pending="false"] .heart[aria-pressed="${liked}"]`, { timeout: LONG });
+    assert.equal((await admin.getPost(42)).count, before);
+    assert.deepEqual(errors, []);
+  } finally {
+    await blocked.close();
+    await page.bringToFront();
+  }
+});
+
 test("the page raised no uncaught errors", () => {
   assert.deepEqual(pageErrors, []);
 });

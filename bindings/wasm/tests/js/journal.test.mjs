@@ -322,6 +322,75 @@ test("journalProblem(): storage that cannot be read at start is reported for the
   client.free();
 });
 
+/**
+ * Runs `body` with `globalThis.localStorage` replaced by `descriptor`
+ * (as a blocked or missing storage looks), then puts back what was there.
+ */
+async function withLocalStorage(descriptor, body) {
+  const before = Object.getOwnPropertyDescriptor(globalThis, "localStorage");
+  Object.defineProperty(globalThis, "localStorage", { configurable: true, ...descriptor });
+  try {
+    await body();
+  } finally {
+    if (before) Object.defineProperty(globalThis, "localStorage", before);
+    else delete globalThis.localStorage;
+  }
+}
+
+test("a localStorage that throws when read, or none at all: the client is made without a journal and says journal_unreadable", async () => {
+  let reads = 0;
+  const blocked = {
+    get() {
+      reads += 1;
+      // What a browser throws with site data blocked, or in a sandboxed frame.
+      throw new DOMException("The operation is insecure.", "SecurityError");
+    },
+  };
+  await withLocalStorage(blocked, async () => {
+    // The constructor as a page calls it: no storage given, so localStorage.
+    const made = new LikeClient("http://127.0.0.1:9", { journal: { viewer: "ana" } });
+    assert.equal(reads, 1, "localStorage was read");
+    assert.equal(made.journalProblem()?.code, "journal_unreadable");
+    assert.match(made.journalProblem().message, /The operation is insecure/);
+    made.free();
+
+    const server = new ScriptedServer();
+    const client = LikeClient.scripted(server, { journal: { viewer: "ana" } });
+    try {
+      const { restored, expired, problem } = client.restore();
+      assert.deepEqual([restored, expired], [[], []]);
+      assert.equal(problem.name, "LikeError");
+      assert.equal(problem.code, "journal_unreadable");
+      assert.equal(problem.transient, false);
+      assert.match(problem.message, /The operation is insecure/);
+      assert.equal(client.setLiked(5, true).pending, true, "the heart fills all the same");
+      await waitFor(() => server.calls().length === 1, "the like call");
+      server.answer(0, { count: 1, likedByMe: true, version: 2 });
+      assert.ok(await client.waitIdle(SETTLE_MS));
+      assert.equal(client.view(5).liked, true, "the like saved on the server");
+      assert.equal(client.journalProblem()?.code, "journal_unreadable", "still said after restore and a tap");
+    } finally {
+      client.free();
+    }
+  });
+
+  await withLocalStorage({ value: undefined }, async () => {
+    const server = new ScriptedServer();
+    const client = LikeClient.scripted(server, { journal: { viewer: "ana" } });
+    try {
+      assert.equal(client.journalProblem()?.code, "journal_unreadable");
+      assert.equal(client.restore().problem?.code, "journal_unreadable");
+      client.setLiked(6, true);
+      await waitFor(() => server.calls().length === 1, "the like call");
+      server.answer(0, { count: 1, likedByMe: true, version: 2 });
+      assert.ok(await client.waitIdle(SETTLE_MS));
+      assert.equal(client.view(6).liked, true);
+    } finally {
+      client.free();
+    }
+  });
+});
+
 // Two tabs of one viewer share one entry in localStorage: each save reads
 // it again and merges, so neither tab's save drops the other's taps.
 

@@ -9,12 +9,17 @@ import init, { LikeClient } from "likekit-wasm";
 import { LikeKitProvider } from "likekit-react";
 
 import { pageRenders, renders, scene } from "./scenes.jsx";
+import { ReadmeClient, readmeClients } from "./readme-client.jsx";
 
 /** Retries quickly, so a rollback comes within a second. */
 const OPTIONS = { retry: { minDelayMs: 50, maxDelayMs: 100, maxRetries: 1, jitter: false } };
 
 let client = null;
 let root = null;
+/** The root shows the README hook's screen (`readmeClient`). */
+let readmeShown = false;
+/** The reads a held client (`signInHeld`) has not let go yet. */
+let held = [];
 const container = document.getElementById("root");
 
 /**
@@ -107,6 +112,69 @@ window.harness = {
       previous.free();
     }
   },
+  /**
+   * Like `signIn`, but the client's `refreshMany` waits until the test
+   * lets it go: `heldReads()` lists the reads waiting, oldest first, each
+   * as its post ids joined by commas; `letRead(ids, outcome)` sends one to
+   * the server (`"answer"`) or fails it (`"fail"`) with the `LikeError` a
+   * 503 gives.
+   */
+  async signInHeld(token) {
+    await this.signIn(token);
+    const real = client;
+    held = [];
+    client = new Proxy(real, {
+      get(target, name) {
+        if (name === "refreshMany") {
+          return (ids) =>
+            new Promise((resolve, reject) => {
+              held.push({ ids: [...ids].map(String).join(","), resolve, reject, read: () => target.refreshMany(ids) });
+            });
+        }
+        const value = Reflect.get(target, name);
+        return typeof value === "function" ? value.bind(target) : value;
+      },
+    });
+  },
+  heldReads: () => held.map((read) => read.ids),
+  async letRead(ids, outcome) {
+    const at = held.findIndex((read) => read.ids === ids);
+    if (at < 0) throw new Error(`no read of ${ids} is held`);
+    const [read] = held.splice(at, 1);
+    if (outcome === "answer") {
+      read.resolve(await read.read());
+    } else {
+      const error = new Error("HTTP 503");
+      error.name = "LikeError";
+      read.reject(Object.assign(error, { code: "http_503", transient: true, status: 503 }));
+    }
+  },
+  readmeClients,
+  /**
+   * Shows the README hook's screen (readme-client.jsx) with `props` — the
+   * same root again when it shows already, as a parent's new render would
+   * — in StrictMode, as a Next.js app in development runs it.
+   */
+  readmeClient(props) {
+    if (!readmeShown) {
+      this.unmount();
+      renders.length = 0;
+      root = createRoot(container);
+      readmeShown = true;
+    }
+    const screen = <ReadmeClient url={location.origin} {...props} />;
+    flushSync(() => root.render(<StrictMode>{screen}</StrictMode>));
+  },
+  /** Whether the hook's `i`th client was freed: a call on it then throws. */
+  readmeFreed(i) {
+    try {
+      readmeClients[i].isShutDown();
+      return false;
+    } catch (error) {
+      if (/null pointer passed to rust/.test(error.message)) return true;
+      throw error;
+    }
+  },
   /** Mounts screen `name` (see scenes.jsx), in StrictMode when `strict`. */
   mount(name, props, strict = false) {
     this.unmount();
@@ -130,6 +198,7 @@ window.harness = {
   unmount() {
     if (root) flushSync(() => root.unmount());
     root = null;
+    readmeShown = false;
     container.replaceChildren();
   },
   liveSubscriptions: () => client.liveSubscriptions(),

@@ -135,6 +135,8 @@ export function scene(name, props) {
       return <Switcher ids={props.ids} />;
     case "feed":
       return <Feed ids={props.ids} extra={props.extra} />;
+    case "feeds":
+      return props.pages.map((ids, i) => <Feed key={i} ids={ids} />);
     case "page":
       return <Page ids={props.ids} />;
     case "buttons":

@@ -4,27 +4,50 @@
 // null until then. With way 2's setting, the server's pages may give the
 // provider the server process's client while rendering there instead.
 
-import { useEffect, useState } from "react";
+import { useEffect, useRef, useState } from "react";
 import init, { LikeClient } from "likekit-wasm";
 import { LikeKitProvider, useLike } from "likekit-react";
 
-/** The README's hook, as an app would copy it. */
-function useBrowserLikeClient(url, token) {
+/**
+ * The README's hook, as an app would copy it (without its types; the
+ * likekit-react test app runs the README's own text).
+ */
+function useBrowserLikeClient(url, viewer, token) {
   const [client, setClient] = useState(null);
+  const [error, setError] = useState(null);
+  // The latest token function, asked at each request: a new function on
+  // every render makes no new client.
+  const tokenRef = useRef(token);
   useEffect(() => {
-    let made;
+    tokenRef.current = token;
+  });
+  // One client per viewer: the next viewer gets a new one, never the
+  // last one's client and token.
+  useEffect(() => {
+    if (viewer === null) return;
     let gone = false;
-    init().then(() => {
-      if (gone) return;
-      made = new LikeClient(url, { token });
-      setClient(made);
-    });
+    init()
+      .then(() => {
+        if (!gone) setClient(new LikeClient(url, { token: (refresh) => tokenRef.current(refresh) }));
+      })
+      .catch((e) => {
+        if (!gone) setError(e);
+      });
     return () => {
       gone = true;
-      made?.free();
+      setClient(null); // the tree stops drawing from it...
+      setError(null);
     };
-  }, [url]);
-  return client;
+  }, [url, viewer]);
+  // ...and once the render without it has committed, it is shut down
+  // (calls still out get a second), then freed.
+  useEffect(() => {
+    if (client === null) return;
+    return () => {
+      client.shutdown(1000).finally(() => client.free());
+    };
+  }, [client]);
+  return { client, error };
 }
 
 /** The server process's client (way 2), made on first use, signed in as the site. */
@@ -54,7 +77,8 @@ function LikeButton({ postId }) {
  * server process's client while rendering on the server, instead of null.
  */
 export function Likes({ url, token, postIds, serverClient = false }) {
-  const browser = useBrowserLikeClient(url, () => token);
+  // The token stands for the viewer here: a new token, a new client.
+  const { client: browser } = useBrowserLikeClient(url, token || null, () => token);
   const server = serverClient ? onServer(url) : null;
   // `data-server-client` says which client the server rendered with; the
   // browser's first render has none, hence no hydration warning for it.
