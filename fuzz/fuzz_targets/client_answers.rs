@@ -82,9 +82,10 @@ fn failure(status: u16, body: &[u8]) {
         None => assert!(!said.is_empty()),
     };
     match (status, &error) {
-        (401, LikeError::Unauthorized { message })
-        | (403, LikeError::Forbidden { message })
-        | (404, LikeError::NotFound { message }) => said(message),
+        (401, LikeError::Unauthorized { message }) | (403, LikeError::Forbidden { message }) => {
+            said(message);
+        }
+        (404, LikeError::NotFound { message }) if code == "post_not_found" => said(message),
         (429, LikeError::RateLimited { retry_after_ms }) => {
             assert_eq!(*retry_after_ms, RETRY_AFTER_MS);
         }

@@ -811,7 +811,10 @@ impl LikeClientBuilder {
     ///     .base_url("https://likes.example.com")
     ///     .max_posts(0)
     ///     .build();
-    /// assert_eq!(nothing_kept.unwrap_err().to_string(), "invalid configuration: max_posts must be above 0");
+    /// assert_eq!(
+    ///     nothing_kept.unwrap_err().to_string(),
+    ///     "invalid configuration: max_posts and max_answer_bytes must be above 0"
+    /// );
     /// let nothing_read = LikeClient::builder()
     ///     .base_url("https://likes.example.com")
     ///     .max_answer_bytes(0)
@@ -833,13 +836,11 @@ impl LikeClientBuilder {
             .is_some_and(|every| every.is_zero())
         {
             Some("keep_while_offline's interval must be above 0")
-        } else if self.max_answer_bytes == 0 {
-            // Every answer would be refused as too large, and every tap
-            // retried and rolled back.
-            Some("max_answer_bytes must be above 0")
-        } else if self.config.max_posts == 0 {
-            // Every post would be forgotten as soon as it was read.
-            Some("max_posts must be above 0")
+        } else if self.max_answer_bytes == 0 || self.config.max_posts == 0 {
+            // Every answer would be refused as too large (and every tap
+            // retried and rolled back), or every post forgotten as soon as
+            // it was read.
+            Some("max_posts and max_answer_bytes must be above 0")
         } else {
             None
         };

@@ -71,14 +71,16 @@ pub enum LikeError {
         /// The server's message.
         message: String,
     },
-    /// The post does not exist, or no longer does (404). Not retried.
+    /// The post does not exist, or no longer does: a 404 with the
+    /// server's `post_not_found`. Not retried.
     #[error("post not found: {message}")]
     NotFound {
         /// The server's message.
         message: String,
     },
-    /// The server refused the request as malformed (400 and other 4xx but
-    /// 401, 403, 404, 408, 425 and 429). Not retried.
+    /// The server refused the request (400 and other 4xx but 401, 403,
+    /// 408, 425 and 429; also a 404 that is not the server's
+    /// `post_not_found`, such as a route it does not have). Not retried.
     #[error("request refused ({status} {code}): {message}")]
     Rejected {
         /// The HTTP status.

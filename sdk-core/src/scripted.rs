@@ -343,7 +343,12 @@ mod tests {
             (injected.code(), injected.status()),
             ("injected_fault", Some(503))
         );
-        assert_eq!(status(404, None, None).code(), "post_not_found");
+        assert_eq!(
+            status(404, None, Some("post_not_found")).code(),
+            "post_not_found"
+        );
+        // a 404 without the server's word on the post: the route's
+        assert_eq!(status(404, None, None).code(), "http_404");
         assert_eq!(status(400, None, Some("bad_query")).code(), "bad_query");
         assert!(!status(400, None, None).is_transient());
         assert_eq!(ScriptedFailure::Network.into_error().code(), "network");

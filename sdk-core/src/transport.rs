@@ -17,8 +17,8 @@
 //! | 429 (with `Retry-After: <seconds>`) | [`LikeError::RateLimited`] |
 //! | 401 again after a fresh token, or no fresh token | [`LikeError::Unauthorized`] |
 //! | 403 | [`LikeError::Forbidden`] |
-//! | 404 | [`LikeError::NotFound`] |
-//! | other 4xx | [`LikeError::Rejected`] |
+//! | 404 with the server's `post_not_found` | [`LikeError::NotFound`] |
+//! | other 4xx, and any other 404 (a route the server does not have: a wrong base URL, a proxy's page) | [`LikeError::Rejected`] |
 //! | a body that is not the JSON expected, or cut short | [`LikeError::InvalidResponse`] |
 //! | a body longer than the cap ([`HttpTransport::with_max_answer_bytes`]) | [`LikeError::InvalidResponse`] |
 //!
@@ -984,7 +984,11 @@ pub(crate) fn error_with(
     match status {
         401 => LikeError::Unauthorized { message },
         403 => LikeError::Forbidden { message },
-        404 => LikeError::NotFound { message },
+        // Only the server's own "no such post": a 404 for a route it does
+        // not have (a base URL missing its path, a proxy's page) is no word
+        // on the post, and an app that hides a post on `NotFound` would
+        // hide every one.
+        404 if code == likekit_proto::code::POST_NOT_FOUND => LikeError::NotFound { message },
         429 => LikeError::RateLimited { retry_after_ms },
         // Transient, and the server may have processed the request before
         // giving up on it: retried as a server failure.
@@ -1146,6 +1150,24 @@ mod tests {
                 message: "no post 42".into()
             }
         );
+        // any other 404 is the route's, not the post's
+        assert_eq!(
+            err(404, r#"{"error":{"code":"not_found","message":"no such route"}}"#),
+            LikeError::Rejected {
+                status: 404,
+                code: "not_found".into(),
+                message: "no such route".into()
+            }
+        );
+        assert_eq!(
+            err(404, "<html>Not Found</html>"),
+            LikeError::Rejected {
+                status: 404,
+                code: "http_404".into(),
+                message: "<html>Not Found</html>".into()
+            }
+        );
+        assert!(!err(404, "").is_transient());
         assert!(matches!(err(401, ""), LikeError::Unauthorized { .. }));
         assert!(matches!(err(403, ""), LikeError::Forbidden { .. }));
         assert_eq!(

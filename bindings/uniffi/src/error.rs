@@ -135,10 +135,11 @@ like_error! {
     Unauthorized,
     /// The user may not do this (403).
     Forbidden,
-    /// The post does not exist (404).
+    /// The post does not exist (404, with the server's `post_not_found`).
     NotFound,
-    /// The server refused the request as malformed (400 and other 4xx but
-    /// 401, 403, 404, 408, 425 and 429).
+    /// The server refused the request (400 and other 4xx but 401, 403,
+    /// 408, 425 and 429; also a 404 that is not the server's
+    /// `post_not_found`, such as a route it does not have).
     Rejected,
     /// A post id outside 1 to 2⁶³−1 (zero or negative) was passed: the
     /// core's code `bad_post_id`. The reason names the rule and the id

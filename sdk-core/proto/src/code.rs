@@ -35,7 +35,9 @@
 //! - `unauthorized`: every 401 (the server's `missing_token`,
 //!   `invalid_token`, `token_expired`, …);
 //! - `forbidden`: every 403;
-//! - `post_not_found`: every 404 (also the server's `not_found`);
+//! - `post_not_found`: a 404 whose error body says `post_not_found` (any
+//!   other 404, such as the server's `not_found` for a route it does not
+//!   have, is a `Rejected` error carrying the code answered);
 //! - `rate_limited`: every 429 (also a fault rule's `injected_fault`);
 //! - `timeout`: no answer within the client's own timeout (the server's
 //!   503 [`TIMEOUT`] reaches the client as a `Server` error with that code).
