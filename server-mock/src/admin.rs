@@ -283,8 +283,9 @@ pub(crate) async fn set_faults(
 /// given. The seed belongs to the whole set: a `seed` is refused (set it
 /// with `PUT`), and so is a `state`. Nothing is added when the rules in
 /// force and the new ones would be more than 256 (`MAX_RULES`): a 409, as
-/// the rules are fine and the set is full (a test that did not remove its
-/// rules, say).
+/// the set is full (a test that did not remove its rules, say). The count
+/// is checked before the rules themselves, so more than 256 rules in one
+/// body are that 409 too, whatever they say.
 #[utoipa::path(
     post,
     path = "/admin/faults",
@@ -294,7 +295,7 @@ pub(crate) async fn set_faults(
     responses(
         (status = 200, description = "Added: every rule now in force, the added ones last", body = FaultRules),
         (status = 400, description = "`bad_fault_rules`: a rule out of range, or a `seed` or `state` given (nothing is added); `bad_json`", body = ErrorBody),
-        (status = 409, description = "`too_many_rules`: the rules in force and the new ones would be more than 256 (`MAX_RULES`); nothing is added", body = ErrorBody),
+        (status = 409, description = "`too_many_rules`: the rules in force and the new ones would be more than 256 (`MAX_RULES`), checked before the rules themselves (more than 256 in the body is this 409 too); nothing is added", body = ErrorBody),
     )
 )]
 pub(crate) async fn add_faults(
@@ -313,16 +314,20 @@ pub(crate) async fn add_faults(
             "state: read-only (what each rule in force has used up); leave it out".into(),
         ));
     }
-    let body = FaultRules::new(body.rules);
-    app.check_fault_rules(&body).map_err(refused)?;
-    let added = body.rules.len();
-    let in_force = app.faults.add(body.rules).map_err(|too_many| {
+    let conflict = |too_many: crate::faults::TooManyRules| {
         ApiError::new(
             StatusCode::CONFLICT,
             code::TOO_MANY_RULES,
             too_many.to_string(),
         )
-    })?;
+    };
+    // The count first: too many rules are a conflict whatever the rules
+    // are, as many as 257 in one body too.
+    app.faults.check_room(body.rules.len()).map_err(conflict)?;
+    let body = FaultRules::new(body.rules);
+    app.check_fault_rules(&body).map_err(refused)?;
+    let added = body.rules.len();
+    let in_force = app.faults.add(body.rules).map_err(conflict)?;
     tracing::info!(
         added,
         rules = in_force.rules.len(),
@@ -399,18 +404,10 @@ pub(crate) async fn get_faults(
     State(App(app)): State<App>,
     query: Result<Query<FaultFilter>, QueryRejection>,
 ) -> Result<Json<FaultRules>, ApiError> {
-    let mut in_force = app.faults.get();
-    if let Some(tag) = faults_tag(query)? {
-        let (rules, state) = in_force
-            .rules
-            .into_iter()
-            .zip(in_force.state)
-            .filter(|(rule, _)| rule.tag.as_deref() == Some(tag.as_str()))
-            .unzip();
-        in_force.rules = rules;
-        in_force.state = state;
-    }
-    Ok(Json(in_force))
+    Ok(Json(match faults_tag(query)? {
+        Some(tag) => app.faults.get_tagged(&tag),
+        None => app.faults.get(),
+    }))
 }
 
 /// A tag given in a query, checked: `/admin/faults`' `tag`, or

@@ -2,13 +2,18 @@
 //! public routes and delay, refuse, cut or spoil them, before the request
 //! is handled or after (see [`FaultRule`] for the language).
 //!
-//! [`Faults::plan`] walks the rules for one request and returns a [`Plan`]:
-//! the delay and the act for each phase. Every draw (a rule's probability,
-//! its jitter, `drop_rate`, `error_rate`) comes from the rule set's seed, the
-//! rule's number in the set and the call's number for that rule, so the same
-//! seed and the same sequence of calls give the same faults, whatever other
-//! requests run at the same time. The middleware carries the plan out
-//! ([`crate::middleware`]).
+//! [`Faults::plan`] walks the `before` rules when a request arrives and
+//! returns a [`Plan`]: the delay and the act before the handler, and the
+//! `after` rules the request matched. Those are walked
+//! ([`AfterRules::walk`]) once the handler has answered, and only when it
+//! answered 2xx: an `after` rule is about a request that was carried out
+//! (a write that committed, a read that was answered), so an answer the
+//! handler refused (401, 404, 429, …) uses none of it up. Every draw (a
+//! rule's probability, its jitter, `drop_rate`, `error_rate`) comes from
+//! the rule set's seed, the rule's number in the set and the call's number
+//! for that rule. The middleware carries the plan out
+//! ([`crate::middleware`]); an act is counted in its rule's `acted` when it
+//! is carried out ([`Acting::carry_out`]).
 //!
 //! Rules are put as a set ([`Faults::set`]), added after those in force
 //! ([`Faults::add`]) and removed by tag ([`Faults::remove_tagged`]); the
@@ -44,11 +49,12 @@ struct ActiveRule {
     /// the set was put, and for a rule added later the next number after
     /// every rule the set has had. It stays when other rules are removed.
     number: u64,
-    /// Requests this rule matched so far.
+    /// Calls counted so far: the requests a `before` rule matched; for an
+    /// `after` rule, those of them its handler answered 2xx.
     calls: AtomicU64,
     /// Calls it fired on (selected, and the draw passed).
     fired: AtomicU64,
-    /// Requests it acted on.
+    /// Acts it carried out.
     acted: AtomicU64,
     fail_next_left: AtomicU64,
 }
@@ -86,14 +92,60 @@ pub(crate) enum Act {
     Oversized(u64),
 }
 
+/// The act a rule chose for a request, not yet carried out. It is counted
+/// in the rule's `acted` when it is ([`Acting::carry_out`]); dropped
+/// before that (the request timeout or the client ended the request during
+/// a latency), a `fail_next` failure it took is given back, so that the
+/// rule's next call gets it.
+#[derive(Debug)]
+pub(crate) struct Acting {
+    act: Act,
+    /// The rule, as the journal names it.
+    pub(crate) rule: RuleRef,
+    active: Arc<ActiveRule>,
+    took_fail_next: bool,
+    carried_out: bool,
+}
+
+impl Acting {
+    /// The act, to note before it is carried out.
+    pub(crate) fn act(&self) -> &Act {
+        &self.act
+    }
+
+    /// Counts the act in its rule's `acted`, and hands it over to be
+    /// carried out.
+    pub(crate) fn carry_out(mut self) -> Act {
+        self.carried_out = true;
+        self.active.acted.fetch_add(1, Ordering::AcqRel);
+        std::mem::replace(&mut self.act, Act::Drop)
+    }
+}
+
+impl Drop for Acting {
+    fn drop(&mut self) {
+        if !self.carried_out && self.took_fail_next {
+            self.active.fail_next_left.fetch_add(1, Ordering::AcqRel);
+        }
+    }
+}
+
 /// What to do in one phase: wait, then act (or not).
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Default)]
 pub(crate) struct Step {
     pub(crate) delay: Duration,
-    pub(crate) act: Option<Act>,
+    /// The act, and the rule whose act it is.
+    pub(crate) acting: Option<Acting>,
     /// The first rule whose latency is part of `delay`, for the journal
     /// when no rule acts.
     pub(crate) delayed_by: Option<RuleRef>,
+}
+
+impl Step {
+    /// Whether the step neither waits nor acts.
+    pub(crate) fn is_empty(&self) -> bool {
+        self.delay.is_zero() && self.acting.is_none()
+    }
 }
 
 /// A rule as the journal names it: its place in the set when the plan was
@@ -104,18 +156,42 @@ pub(crate) struct RuleRef {
     pub(crate) tag: Option<Arc<str>>,
 }
 
-/// The faults for one request, and which rule acted.
-#[derive(Debug, Clone, Default, PartialEq)]
+/// The faults for one request: its `before` step, and the `after` rules
+/// to walk once the handler has answered.
+#[derive(Debug, Default)]
 pub(crate) struct Plan {
     pub(crate) before: Step,
-    pub(crate) after: Step,
-    pub(crate) rule: Option<RuleRef>,
+    pub(crate) after: AfterRules,
 }
 
 impl Plan {
     /// Whether the plan changes nothing.
     pub(crate) fn is_empty(&self) -> bool {
-        *self == Plan::default()
+        self.before.is_empty() && self.after.rules.is_empty()
+    }
+}
+
+/// The `after` rules a request matched when it arrived, in order, with
+/// their places then and the seed.
+#[derive(Debug, Default)]
+pub(crate) struct AfterRules {
+    seed: u64,
+    rules: Vec<(usize, Arc<ActiveRule>)>,
+}
+
+impl AfterRules {
+    /// What the `after` rules do to the handler's answer of `status`. Only
+    /// a 2xx answer is theirs: on any other, none of them counts the call,
+    /// fires, draws or acts, and the answer goes out as it is. On a 2xx
+    /// they are walked as the `before` rules are on arrival.
+    pub(crate) fn walk(&self, status: StatusCode) -> Step {
+        let mut step = Step::default();
+        if status.is_success() {
+            for (place, active) in &self.rules {
+                take_call(active, self.seed, *place, &mut step);
+            }
+        }
+        step
     }
 }
 
@@ -139,20 +215,41 @@ pub(crate) struct Faults {
     changing: Mutex<()>,
 }
 
-/// Refuses a `slow_body` whose pause between pieces is not shorter than
-/// the server's request timeout: the server closes a connection whose
-/// answer moves nothing for the request timeout plus the header-read
-/// timeout (a client that does not read), and a pause that long would be
-/// taken for one.
+/// Refuses what the server's request timeout would always cut short,
+/// counted from the request's arrival:
+///
+/// - a `slow_body` whose pause between pieces is not shorter than it: the
+///   server closes a connection whose answer moves nothing for the request
+///   timeout plus the header-read timeout (a client that does not read),
+///   and a pause that long would be taken for one;
+/// - an `action` behind a `latency_ms` that is not shorter than it: the
+///   client would always get the 503 `timeout`, never the action.
+///
+/// A `jitter_ms` that reaches past the timeout is taken: the calls whose
+/// drawn wait stays below it get the action, the others time out, and
+/// those acts are not counted (`acted` counts acts carried out). It is
+/// the one bound the OpenAPI document can state of the rule (a maximum of
+/// one field; JSON Schema has no sum of two). A rule with only the first
+/// language's acts (`drop_rate`, `error_rate`, `fail_next`) behind such a
+/// latency is taken, as it always was: it times the request out, and
+/// spends nothing.
 pub(crate) fn check_pauses(rules: &FaultRules, request_timeout: Duration) -> Result<(), String> {
+    let timeout_ms = request_timeout.as_millis();
     for (i, rule) in rules.rules.iter().enumerate() {
         if let Some(FaultAction::SlowBody { interval_ms, .. }) = &rule.action
-            && Duration::from_millis(*interval_ms) >= request_timeout
+            && u128::from(*interval_ms) >= timeout_ms
         {
             return Err(format!(
                 "rules[{i}].action.interval_ms: must be below the server's request timeout \
-                 ({} ms); got {interval_ms}",
-                request_timeout.as_millis()
+                 ({timeout_ms} ms); got {interval_ms}"
+            ));
+        }
+        if rule.action.is_some() && u128::from(rule.latency_ms) >= timeout_ms {
+            return Err(format!(
+                "rules[{i}].latency_ms: with an action, must be below the server's request \
+                 timeout ({timeout_ms} ms), or the request always times out before the action; \
+                 got {}",
+                rule.latency_ms
             ));
         }
     }
@@ -316,12 +413,28 @@ fn picked_seed() -> u64 {
 }
 
 /// Refuses a rule part that could never act, which would be accepted and
-/// then do nothing: a `status` that neither `error_rate` nor `fail_next`
-/// answers with (an answer of a status is an action's), or a part that a
-/// certain act before it always hides. When a rule fires it tries, in
-/// order, `drop_rate`'s draw, `fail_next` while some are left,
-/// `error_rate`'s draw, then its `action`; the first that applies acts.
+/// then do nothing. When a rule fires it tries, in order, `drop_rate`'s
+/// draw, `fail_next` while some are left, `error_rate`'s draw, then its
+/// `action`; the first that applies acts. Refused, on a rule with an
+/// `action`:
+///
+/// - a `status` other than 503 that neither `error_rate` nor `fail_next`
+///   answers: it reads as the action's status, and is never answered;
+/// - a `drop_rate` or an `error_rate` of 1, which acts on every call the
+///   rule fires on, so the action never does.
+///
+/// The first fault language's fields among themselves (no `action`) are
+/// taken as they always were, since a rule body of that language stays
+/// valid: a `status` that nothing answers is unused, and a `drop_rate` of
+/// 1 hides `fail_next` and `error_rate`. A rule with no effect at all is
+/// taken too: it counts the calls it matches, which `GET /admin/faults`
+/// reports. (The OpenAPI document states each refusal here, and a
+/// contract tester's generator gives up on a document that states more
+/// cases; see `openapi::rules_that_act`.)
 fn never_acts(rule: &FaultRule) -> Result<(), String> {
+    if rule.action.is_none() {
+        return Ok(());
+    }
     let answers_status = rule.error_rate > 0.0 || rule.fail_next > 0;
     if rule.status != 503 && !answers_status {
         return Err(format!(
@@ -330,14 +443,13 @@ fn never_acts(rule: &FaultRule) -> Result<(), String> {
             rule.status, rule.status
         ));
     }
-    if rule.drop_rate >= 1.0 && (answers_status || rule.action.is_some()) {
+    if rule.drop_rate >= 1.0 {
         return Err(
-            "drop_rate: 1 drops every call the rule fires on, so its fail_next, error_rate \
-             and action never act"
+            "action: drop_rate 1 drops every call the rule fires on, so the action never runs"
                 .to_owned(),
         );
     }
-    if rule.error_rate >= 1.0 && rule.action.is_some() {
+    if rule.error_rate >= 1.0 {
         return Err(
             "action: error_rate 1 answers every call the rule fires on, so the action never \
              runs"
@@ -419,6 +531,64 @@ impl ActiveRule {
     }
 }
 
+/// Counts one call for `active` (at place `place`), and, unless a rule
+/// before it in `step` acts already, fires it on that call when its
+/// conditions select the call and its draw passes: its latency is added
+/// to `step`, and its act, if it has one for this call, is the step's.
+fn take_call(active: &Arc<ActiveRule>, seed: u64, place: usize, step: &mut Step) {
+    let n = active.calls.fetch_add(1, Ordering::AcqRel) + 1;
+    if step.acting.is_some() {
+        return;
+    }
+    let rule = &active.rule;
+    let number = active.number;
+    if !active.selects(n) || draw(seed, number, n, 0) >= rule.probability {
+        return;
+    }
+    active.fired.fetch_add(1, Ordering::AcqRel);
+    let jitter = if rule.jitter_ms > 0 {
+        (draw(seed, number, n, 1) * (rule.jitter_ms + 1) as f64) as u64
+    } else {
+        0
+    };
+    let delay = Duration::from_millis(rule.latency_ms.saturating_add(jitter));
+    if !delay.is_zero() {
+        step.delay += delay;
+        if step.delayed_by.is_none() {
+            step.delayed_by = Some(active.named(place));
+        }
+    }
+    let injected = || Act::Status {
+        status: StatusCode::from_u16(rule.status).unwrap_or(StatusCode::SERVICE_UNAVAILABLE),
+        body: None,
+        retry_after_secs: None,
+    };
+    let mut took_fail_next = false;
+    let act = if rule.drop_rate > 0.0 && draw(seed, number, n, 2) < rule.drop_rate {
+        Some(Act::Drop)
+    } else if active
+        .fail_next_left
+        .fetch_update(Ordering::AcqRel, Ordering::Acquire, |left| {
+            left.checked_sub(1)
+        })
+        .is_ok()
+    {
+        took_fail_next = true;
+        Some(injected())
+    } else if rule.error_rate > 0.0 && draw(seed, number, n, 3) < rule.error_rate {
+        Some(injected())
+    } else {
+        rule.action.as_ref().map(act_of)
+    };
+    step.acting = act.map(|act| Acting {
+        act,
+        rule: active.named(place),
+        active: Arc::clone(active),
+        took_fail_next,
+        carried_out: false,
+    });
+}
+
 impl RuleSet {
     /// The rules as put, their seed, and what each has used up (a `state`
     /// given in the `PUT` is not kept: the counters start at 0).
@@ -441,6 +611,15 @@ pub(crate) struct TooManyRules {
     pub(crate) added: usize,
 }
 
+/// [`TooManyRules`] when `added` rules beside `in_force` would be more
+/// than [`MAX_RULES`].
+fn room(in_force: usize, added: usize) -> Result<(), TooManyRules> {
+    if in_force.saturating_add(added) > MAX_RULES {
+        return Err(TooManyRules { in_force, added });
+    }
+    Ok(())
+}
+
 impl std::fmt::Display for TooManyRules {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(
@@ -448,7 +627,7 @@ impl std::fmt::Display for TooManyRules {
             "rules: at most {MAX_RULES} rules in force; {} are, and {} more would make {}",
             self.in_force,
             self.added,
-            self.in_force + self.added
+            self.in_force.saturating_add(self.added)
         )
     }
 }
@@ -482,13 +661,7 @@ impl Faults {
     pub(crate) fn add(&self, rules: Vec<FaultRule>) -> Result<FaultRules, TooManyRules> {
         let _changing = self.changing.lock().unwrap_or_else(|e| e.into_inner());
         let now = self.set.load_full();
-        let too_many = TooManyRules {
-            in_force: now.rules.len(),
-            added: rules.len(),
-        };
-        if too_many.in_force + too_many.added > MAX_RULES {
-            return Err(too_many);
-        }
+        room(now.rules.len(), rules.len())?;
         let mut active = now.rules.clone();
         let mut next_number = now.next_number;
         for rule in rules {
@@ -526,9 +699,32 @@ impl Faults {
         (removed, set.in_force())
     }
 
+    /// Whether `added` more rules fit beside those in force now: checked
+    /// before the rules themselves, so that too many rules are a
+    /// [`TooManyRules`] whatever else is wrong with them. ([`Faults::add`]
+    /// checks again as it adds.)
+    pub(crate) fn check_room(&self, added: usize) -> Result<(), TooManyRules> {
+        room(self.set.load().rules.len(), added)
+    }
+
     /// The rules in force, their seed, and what each has used up.
     pub(crate) fn get(&self) -> FaultRules {
         self.set.load().in_force()
+    }
+
+    /// The rules in force tagged `tag`, in their order, with what each has
+    /// used up, and the seed.
+    pub(crate) fn get_tagged(&self, tag: &str) -> FaultRules {
+        let mut in_force = self.get();
+        let (rules, state) = in_force
+            .rules
+            .into_iter()
+            .zip(in_force.state)
+            .filter(|(rule, _)| rule.tag.as_deref() == Some(tag))
+            .unzip();
+        in_force.rules = rules;
+        in_force.state = state;
+        in_force
     }
 
     /// Removes every rule, and the seed with them.
@@ -549,74 +745,31 @@ impl Faults {
         self.set.load().rules.iter().any(|a| a.rule.user.is_some())
     }
 
-    /// What the rules do to `call`. The call is counted by every rule it
-    /// matches, so that a rule's call numbers are the requests it matches
-    /// whatever the rules before it did; the rules after the one that acts
-    /// count it but do not fire (no latency, no draw, no `fail_next` used).
+    /// What the rules do to `call` as it arrives: the `before` rules it
+    /// matches are walked now, and the `after` rules it matches are kept,
+    /// to walk once the handler answers ([`AfterRules::walk`]). Each rule
+    /// walked counts the call, so that a rule's call numbers are the calls
+    /// it is about whatever the rules before it did; the rules after the
+    /// one that acts count it but do not fire (no latency, no draw, no
+    /// `fail_next` used). When a `before` rule acts the handler never
+    /// runs, and no `after` rule sees the request.
     pub(crate) fn plan(&self, call: &Call<'_>) -> Plan {
         let set = self.set.load();
         let seed = set.seed.unwrap_or_default();
         let mut plan = Plan::default();
-        for (i, active) in set.rules.iter().enumerate() {
+        for (place, active) in set.rules.iter().enumerate() {
             if !active.matches(call) {
                 continue;
             }
-            let n = active.calls.fetch_add(1, Ordering::AcqRel) + 1;
-            if plan.rule.is_some() {
-                continue;
-            }
-            let rule = &active.rule;
-            let number = active.number;
-            if !active.selects(n) || draw(seed, number, n, 0) >= rule.probability {
-                continue;
-            }
-            active.fired.fetch_add(1, Ordering::Relaxed);
-            let step = match rule.phase {
-                FaultPhase::Before => &mut plan.before,
-                FaultPhase::After => &mut plan.after,
-            };
-            let jitter = if rule.jitter_ms > 0 {
-                (draw(seed, number, n, 1) * (rule.jitter_ms + 1) as f64) as u64
-            } else {
-                0
-            };
-            let delay = Duration::from_millis(rule.latency_ms.saturating_add(jitter));
-            if !delay.is_zero() {
-                step.delay += delay;
-                if step.delayed_by.is_none() {
-                    step.delayed_by = Some(active.named(i));
-                }
-            }
-            let status =
-                StatusCode::from_u16(rule.status).unwrap_or(StatusCode::SERVICE_UNAVAILABLE);
-            let injected = Act::Status {
-                status,
-                body: None,
-                retry_after_secs: None,
-            };
-            let fail_next = || {
-                active
-                    .fail_next_left
-                    .fetch_update(Ordering::AcqRel, Ordering::Acquire, |left| {
-                        left.checked_sub(1)
-                    })
-                    .is_ok()
-            };
-            let act = if rule.drop_rate > 0.0 && draw(seed, number, n, 2) < rule.drop_rate {
-                Some(Act::Drop)
-            } else if fail_next()
-                || (rule.error_rate > 0.0 && draw(seed, number, n, 3) < rule.error_rate)
-            {
-                Some(injected)
-            } else {
-                rule.action.as_ref().map(act_of)
-            };
-            if let Some(act) = act {
-                active.acted.fetch_add(1, Ordering::Relaxed);
-                step.act = Some(act);
-                plan.rule = Some(active.named(i));
+            match active.rule.phase {
+                FaultPhase::Before => take_call(active, seed, place, &mut plan.before),
+                FaultPhase::After => plan.after.rules.push((place, Arc::clone(active))),
             }
         }
+        if plan.before.acting.is_some() {
+            plan.after.rules.clear();
+        }
+        plan.after.seed = seed;
         plan
     }
 }
@@ -668,9 +821,50 @@ mod tests {
         }
     }
 
+    /// What the rules did to one call, carried out as the middleware
+    /// does: the delay of each phase and the rule it names, and the act
+    /// (counted in its rule's `acted`), its phase and its rule.
+    #[derive(Debug, PartialEq)]
+    struct Outcome {
+        delays: [Duration; 2],
+        delayed_by: [Option<RuleRef>; 2],
+        act: Option<Act>,
+        phase: Option<FaultPhase>,
+        rule: Option<RuleRef>,
+    }
+
+    /// `call` through the rules, its handler answering `status` (when a
+    /// `before` rule lets it run).
+    fn outcome(faults: &Faults, call: &Call<'_>, status: StatusCode) -> Outcome {
+        let Plan { before, after } = faults.plan(call);
+        let mut outcome = Outcome {
+            delays: [before.delay, Duration::ZERO],
+            delayed_by: [before.delayed_by, None],
+            act: None,
+            phase: None,
+            rule: None,
+        };
+        let (phase, acting) = match before.acting {
+            Some(acting) => (FaultPhase::Before, acting),
+            None => {
+                let step = after.walk(status);
+                outcome.delays[1] = step.delay;
+                outcome.delayed_by[1] = step.delayed_by;
+                let Some(acting) = step.acting else {
+                    return outcome;
+                };
+                (FaultPhase::After, acting)
+            }
+        };
+        outcome.rule = Some(acting.rule.clone());
+        outcome.act = Some(acting.carry_out());
+        outcome.phase = Some(phase);
+        outcome
+    }
+
+    /// The act on `call`, its handler answering 200.
     fn act(faults: &Faults, call: &Call<'_>) -> Option<Act> {
-        let plan = faults.plan(call);
-        plan.before.act.or(plan.after.act)
+        outcome(faults, call, StatusCode::OK).act
     }
 
     const FAIL_500: Option<Act> = Some(Act::Status {
@@ -923,13 +1117,13 @@ mod tests {
             let faults = Faults::default();
             faults.set(rules(seed));
             (0..200)
-                .map(|_| faults.plan(&call(FaultRoute::Like)))
+                .map(|_| outcome(&faults, &call(FaultRoute::Like), StatusCode::OK))
                 .collect::<Vec<_>>()
         };
         let (a, b, c) = (run(7), run(7), run(8));
         assert_eq!(a, b);
         assert_ne!(a, c);
-        let fired = a.iter().filter(|p| p.before.act.is_some()).count();
+        let fired = a.iter().filter(|o| o.act.is_some()).count();
         assert!((30..=90).contains(&fired), "30% of 200 fired {fired} times");
         // The seed is reported back, also one the server picked.
         let faults = Faults::default();
@@ -938,6 +1132,16 @@ mod tests {
         assert!(set.seed.is_some());
     }
 
+    fn named(place: usize, tag: Option<&str>) -> Option<RuleRef> {
+        Some(RuleRef {
+            place,
+            tag: tag.map(Arc::from),
+        })
+    }
+
+    /// The `before` rules' latencies add up when the request arrives, the
+    /// `after` rules' once it was handled; the first rule that acts in a
+    /// phase names it, and the first latency of each phase is noted.
     #[test]
     fn phases_latency_and_the_first_act() {
         let faults = Faults::default();
@@ -954,25 +1158,21 @@ mod tests {
                 ..rule(FaultRoute::Like)
             },
             FaultRule {
-                action: Some(FaultAction::Drop {}),
+                latency_ms: 30,
                 ..rule(FaultRoute::Like)
             },
         ]));
-        let plan = faults.plan(&call(FaultRoute::Like));
-        assert_eq!(plan.before.delay, Duration::from_millis(100));
-        assert_eq!(plan.before.act, None);
-        assert_eq!(plan.after.delay, Duration::from_millis(20));
-        assert_eq!(plan.after.act, Some(Act::Truncate(5)));
-        let named = |place, tag: Option<&str>| {
-            Some(RuleRef {
-                place,
-                tag: tag.map(Arc::from),
-            })
-        };
-        assert_eq!(plan.rule, named(1, Some("cut")));
-        // The rules whose latency delayed each phase, for the journal.
-        assert_eq!(plan.before.delayed_by, named(0, None));
-        assert_eq!(plan.after.delayed_by, named(1, Some("cut")));
+        let like = outcome(&faults, &call(FaultRoute::Like), StatusCode::OK);
+        assert_eq!(
+            like,
+            Outcome {
+                delays: [Duration::from_millis(130), Duration::from_millis(20)],
+                delayed_by: [named(0, None), named(1, Some("cut"))],
+                act: Some(Act::Truncate(5)),
+                phase: Some(FaultPhase::After),
+                rule: named(1, Some("cut")),
+            }
+        );
         // After a removal by tag the rule's place changes, its tag does not.
         let tagged = |tag: &str| FaultRule {
             action: Some(FaultAction::Drop {}),
@@ -981,8 +1181,149 @@ mod tests {
         };
         faults.add(vec![tagged("a"), tagged("b")]).expect("added");
         faults.remove_tagged("a");
-        let plan = faults.plan(&call(FaultRoute::Unlike));
-        assert_eq!(plan.rule, named(3, Some("b")));
+        let unlike = outcome(&faults, &call(FaultRoute::Unlike), StatusCode::OK);
+        assert_eq!(unlike.rule, named(3, Some("b")));
+    }
+
+    /// An `after` rule earlier in the list stops no `before` rule: those
+    /// were walked when the request arrived. A `before` rule that acts
+    /// keeps the request from the handler, and from every `after` rule:
+    /// none of them counts it.
+    #[test]
+    fn the_phases_are_walked_apart() {
+        let faults = Faults::default();
+        faults.set(FaultRules::new(vec![
+            FaultRule {
+                phase: FaultPhase::After,
+                action: Some(FaultAction::Drop {}),
+                ..rule(FaultRoute::Like)
+            },
+            FaultRule {
+                latency_ms: 500,
+                ..rule(FaultRoute::Like)
+            },
+            FaultRule {
+                nth: Some(2),
+                action: Some(FaultAction::Reset {}),
+                ..rule(FaultRoute::Like)
+            },
+        ]));
+        let first = outcome(&faults, &call(FaultRoute::Like), StatusCode::OK);
+        assert_eq!(first.delays, [Duration::from_millis(500), Duration::ZERO]);
+        assert_eq!(
+            (first.act, first.phase),
+            (Some(Act::Drop), Some(FaultPhase::After))
+        );
+        let second = outcome(&faults, &call(FaultRoute::Like), StatusCode::OK);
+        assert_eq!(
+            (second.act, second.phase),
+            (Some(Act::Reset), Some(FaultPhase::Before))
+        );
+        let state = faults.get().state;
+        assert_eq!(
+            (state[0].matched, state[0].acted),
+            (1, 1),
+            "the reset like never reached the after rule"
+        );
+        assert_eq!((state[1].matched, state[1].fired), (2, 2));
+    }
+
+    /// An `after` rule is about answers the handler gave 2xx: any other
+    /// answer (no token, no such post, rate limited, a bad request) passes
+    /// as it is and uses none of the rule up, not its call numbers, its
+    /// draws or its `fail_next`. Its first 2xx call is its call 1.
+    #[test]
+    fn an_after_rule_counts_only_the_answers_that_were_carried_out() {
+        let faults = Faults::default();
+        faults.set(FaultRules::new(vec![
+            FaultRule {
+                phase: FaultPhase::After,
+                first: Some(1),
+                latency_ms: 40,
+                action: Some(FaultAction::Drop {}),
+                ..rule(FaultRoute::Like)
+            },
+            FaultRule {
+                phase: FaultPhase::After,
+                fail_next: 1,
+                status: 500,
+                ..rule(FaultRoute::Unlike)
+            },
+        ]));
+        let refused = [
+            StatusCode::UNAUTHORIZED,
+            StatusCode::NOT_FOUND,
+            StatusCode::TOO_MANY_REQUESTS,
+            StatusCode::BAD_REQUEST,
+            StatusCode::INTERNAL_SERVER_ERROR,
+        ];
+        for status in refused {
+            for route in [FaultRoute::Like, FaultRoute::Unlike] {
+                let passed = outcome(&faults, &call(route), status);
+                assert_eq!(passed.act, None, "{status}");
+                assert_eq!(passed.delays, [Duration::ZERO; 2], "{status}");
+            }
+        }
+        assert_eq!(
+            faults.get().state,
+            [
+                RuleState {
+                    first_left: Some(1),
+                    ..RuleState::default()
+                },
+                RuleState {
+                    fail_next_left: Some(1),
+                    ..RuleState::default()
+                },
+            ]
+        );
+        let like = outcome(&faults, &call(FaultRoute::Like), StatusCode::OK);
+        assert_eq!(like.act, Some(Act::Drop));
+        assert_eq!(like.delays[1], Duration::from_millis(40));
+        assert_eq!(act(&faults, &call(FaultRoute::Unlike)), FAIL_500);
+        assert_eq!(act(&faults, &call(FaultRoute::Like)), None, "first: 1");
+        assert_eq!(act(&faults, &call(FaultRoute::Unlike)), None);
+        let state = faults.get().state;
+        assert_eq!(
+            (state[0].matched, state[0].fired, state[0].acted),
+            (2, 1, 1)
+        );
+        assert_eq!(state[1].fail_next_left, Some(0));
+    }
+
+    /// An act is counted in `acted` when it is carried out. One that never
+    /// is (the request timeout or the client ended the request during its
+    /// latency) counts nothing, and gives its `fail_next` failure back.
+    #[test]
+    fn an_act_counts_once_carried_out_and_a_dropped_one_gives_back_its_failure() {
+        let faults = Faults::default();
+        faults.set(FaultRules::new(vec![FaultRule {
+            latency_ms: 60_000,
+            fail_next: 1,
+            status: 500,
+            ..rule(FaultRoute::Like)
+        }]));
+        let plan = faults.plan(&call(FaultRoute::Like));
+        assert!(plan.before.acting.is_some());
+        let taken = faults.get().state[0];
+        assert_eq!(
+            (taken.fired, taken.acted, taken.fail_next_left),
+            (1, 0, Some(0))
+        );
+        drop(plan);
+        let given_back = faults.get().state[0];
+        assert_eq!((given_back.acted, given_back.fail_next_left), (0, Some(1)));
+        assert_eq!(act(&faults, &call(FaultRoute::Like)), FAIL_500);
+        let spent = faults.get().state[0];
+        assert_eq!(
+            (
+                spent.matched,
+                spent.fired,
+                spent.acted,
+                spent.fail_next_left
+            ),
+            (2, 2, 1, Some(0))
+        );
     }
 
     /// Test B's `fail_next: 1` rule fails B's first like; test A then adds
@@ -1058,7 +1399,7 @@ mod tests {
             (0..60)
                 .map(|i| {
                     let route = [FaultRoute::Like, FaultRoute::Likes, FaultRoute::Unlike][i % 3];
-                    faults.plan(&call(route))
+                    outcome(faults, &call(route), StatusCode::OK)
                 })
                 .collect::<Vec<_>>()
         };
@@ -1230,13 +1571,17 @@ mod tests {
     }
 
     /// A part of a rule that could never act is refused, naming it; the
-    /// combinations that act in turn are kept.
+    /// combinations that act in turn are kept, and so is every body of the
+    /// first fault language (route, latency, jitter, error_rate, status,
+    /// drop_rate, fail_next), which behaves as it always did.
     #[test]
     fn a_rule_part_that_could_never_act_is_refused() {
         let refused = [
+            // A status beside an action reads as the action's.
             (
                 FaultRule {
                     status: 500,
+                    action: Some(FaultAction::Drop {}),
                     ..rule(FaultRoute::Like)
                 },
                 "rules[0].status: 500 is what error_rate and fail_next answer",
@@ -1244,10 +1589,10 @@ mod tests {
             (
                 FaultRule {
                     drop_rate: 1.0,
-                    fail_next: 2,
+                    action: Some(FaultAction::Reset {}),
                     ..rule(FaultRoute::Like)
                 },
-                "rules[0].drop_rate: 1 drops every call",
+                "rules[0].action: drop_rate 1 drops every call",
             ),
             (
                 FaultRule {
@@ -1262,7 +1607,42 @@ mod tests {
             let err = validate(&FaultRules::new(vec![rule])).unwrap_err();
             assert!(err.starts_with(starts), "{err}");
         }
-        for kept in [
+        let first_language = [
+            // A latency rule written as the first language allowed.
+            FaultRule {
+                latency_ms: 2000,
+                status: 500,
+                error_rate: 0.0,
+                ..rule(FaultRoute::All)
+            },
+            FaultRule {
+                drop_rate: 1.0,
+                error_rate: 0.5,
+                status: 500,
+                ..rule(FaultRoute::Like)
+            },
+            FaultRule {
+                drop_rate: 1.0,
+                fail_next: 2,
+                ..rule(FaultRoute::Like)
+            },
+            FaultRule {
+                drop_rate: 0.3,
+                status: 502,
+                ..rule(FaultRoute::Likes)
+            },
+            FaultRule {
+                jitter_ms: 10,
+                status: 429,
+                ..rule(FaultRoute::Unlike)
+            },
+            // No effect: it counts calls, as it did.
+            FaultRule {
+                status: 500,
+                ..rule(FaultRoute::Like)
+            },
+        ];
+        let kept = [
             FaultRule {
                 status: 500,
                 error_rate: 0.5,
@@ -1283,11 +1663,81 @@ mod tests {
                 drop_rate: 1.0,
                 ..rule(FaultRoute::Like)
             },
-        ] {
+            // No effect at all: it counts the calls it matches.
+            rule(FaultRoute::Like),
+        ];
+        for kept in first_language.iter().chain(&kept) {
             assert!(
                 validate(&FaultRules::new(vec![kept.clone()])).is_ok(),
                 "{kept:?}"
             );
+        }
+        // They behave as they did: the latency rule only delays, and a
+        // drop_rate of 1 drops every call before fail_next is used.
+        let faults = Faults::default();
+        faults.set(FaultRules::new(first_language[..3].to_vec()));
+        let like = outcome(&faults, &call(FaultRoute::Like), StatusCode::OK);
+        assert_eq!(like.delays[0], Duration::from_millis(2000));
+        assert_eq!((like.act, like.rule), (Some(Act::Drop), named(1, None)));
+        let view = outcome(&faults, &call(FaultRoute::Likes), StatusCode::OK);
+        assert_eq!(
+            (view.delays[0], view.act),
+            (Duration::from_millis(2000), None)
+        );
+        assert_eq!(faults.get().state[2].fail_next_left, Some(2));
+    }
+
+    /// An action behind a latency the request timeout always cuts short is
+    /// refused, as a `slow_body` pause that long is; a jitter past it
+    /// (some calls still act), the first language's acts behind one (they
+    /// time the request out, as they always did) and a latency alone (an
+    /// injected timeout) are taken.
+    #[test]
+    fn an_action_the_request_timeout_always_cuts_short_is_refused() {
+        let timeout = Duration::from_secs(1);
+        let check = |rule: FaultRule| check_pauses(&FaultRules::new(vec![rule]), timeout);
+        let drop = Some(FaultAction::Drop {});
+        for latency_ms in [1_000, 5_000] {
+            let err = check(FaultRule {
+                latency_ms,
+                action: drop.clone(),
+                ..rule(FaultRoute::Like)
+            })
+            .unwrap_err();
+            assert_eq!(
+                err,
+                format!(
+                    "rules[0].latency_ms: with an action, must be below the server's request \
+                     timeout (1000 ms), or the request always times out before the action; got \
+                     {latency_ms}"
+                )
+            );
+        }
+        for kept in [
+            FaultRule {
+                latency_ms: 999,
+                action: drop.clone(),
+                ..rule(FaultRoute::Like)
+            },
+            FaultRule {
+                latency_ms: 600,
+                jitter_ms: 5_000,
+                action: drop.clone(),
+                ..rule(FaultRoute::Like)
+            },
+            FaultRule {
+                latency_ms: 5_000,
+                ..rule(FaultRoute::Like)
+            },
+            FaultRule {
+                latency_ms: 5_000,
+                error_rate: 0.5,
+                fail_next: 1,
+                drop_rate: 0.5,
+                ..rule(FaultRoute::Like)
+            },
+        ] {
+            assert_eq!(check(kept.clone()), Ok(()), "{kept:?}");
         }
     }
 
@@ -1297,6 +1747,14 @@ mod tests {
         let faults = Faults::default();
         faults.set(FaultRules::new(vec![rule(FaultRoute::Like); MAX_RULES - 2]));
         let before = faults.get();
+        assert_eq!(
+            faults.check_room(3),
+            Err(TooManyRules {
+                in_force: MAX_RULES - 2,
+                added: 3
+            })
+        );
+        assert_eq!(faults.check_room(2), Ok(()));
         let err = faults.add(vec![rule(FaultRoute::Likes); 3]).unwrap_err();
         assert_eq!(
             err.to_string(),

@@ -40,7 +40,7 @@ use crate::{
     auth::authenticate,
     error::ApiError,
     extract::{PathId, parse_post_list},
-    faults::{self, Act, Call, Plan, RuleRef, Step},
+    faults::{self, Act, Call, Plan, RuleRef},
     journal::Written,
     logs::REQUEST_ID,
     metrics::Route,
@@ -374,9 +374,12 @@ impl FaultPath {
 }
 
 /// Runs the request through the fault plan: the `before` delay and act
-/// (the handler never runs when there is one), the handler, then the
-/// `after` delay and act on its answer. What the journal needs is noted in
-/// `path` as it happens.
+/// (the handler never runs when there is one), the handler, then, when it
+/// answered 2xx, the `after` rules' delay and act on its answer (any other
+/// answer goes out as it is, and no `after` rule counts it). An act is
+/// counted in its rule's `acted` as it is carried out, so one the request
+/// timeout cuts short is not. What the journal needs is noted in `path` as
+/// it happens.
 async fn with_faults<S>(
     app: Arc<Shared>,
     plan: Plan,
@@ -388,36 +391,24 @@ where
     S: Service<Request, Response = Response, Error = Infallible>,
 {
     let app = &*app;
-    let delayed_by = |step: &Step| step.delayed_by.clone();
-    if let Some(act) = &plan.before.act {
+    let Plan { before, after } = plan;
+    if let Some(acting) = &before.acting {
         path.note(
             app,
-            FaultNote::of(plan.rule.clone(), FaultPhase::Before, act),
+            FaultNote::of(Some(acting.rule.clone()), FaultPhase::Before, acting.act()),
         );
-    } else if !plan.before.delay.is_zero() {
+    } else if !before.delay.is_zero() {
         path.note(
             app,
-            FaultNote::latency(delayed_by(&plan.before), FaultPhase::Before),
+            FaultNote::latency(before.delayed_by.clone(), FaultPhase::Before),
         );
     }
-    if !plan.before.delay.is_zero() {
-        tokio::time::sleep(plan.before.delay).await;
+    if !before.delay.is_zero() {
+        tokio::time::sleep(before.delay).await;
     }
-    if let Some(act) = plan.before.act {
+    if let Some(acting) = before.acting {
         app.metrics.faults_injected.increment(1);
-        return Ok(perform(act, None, &path).await);
-    }
-    // An act is named over a latency; of two latencies, the first.
-    if let Some(act) = &plan.after.act {
-        path.note(
-            app,
-            FaultNote::of(plan.rule.clone(), FaultPhase::After, act),
-        );
-    } else if !plan.after.delay.is_zero() && path.noted().is_none() {
-        path.note(
-            app,
-            FaultNote::latency(delayed_by(&plan.after), FaultPhase::After),
-        );
+        return Ok(perform(acting.carry_out(), None, &path).await);
     }
     let Ok(response) = inner.oneshot(request).await;
     // What the handler did, for the journal, before its answer is delayed
@@ -426,13 +417,26 @@ where
         let _ = path.written.set(*written);
     }
     let _ = path.answered.set(response.status());
-    if !plan.after.delay.is_zero() {
-        tokio::time::sleep(plan.after.delay).await;
+    let after = after.walk(response.status());
+    // An act is named over a latency; of two latencies, the first.
+    if let Some(acting) = &after.acting {
+        path.note(
+            app,
+            FaultNote::of(Some(acting.rule.clone()), FaultPhase::After, acting.act()),
+        );
+    } else if !after.delay.is_zero() && path.noted().is_none() {
+        path.note(
+            app,
+            FaultNote::latency(after.delayed_by.clone(), FaultPhase::After),
+        );
     }
-    match plan.after.act {
-        Some(act) => {
+    if !after.delay.is_zero() {
+        tokio::time::sleep(after.delay).await;
+    }
+    match after.acting {
+        Some(acting) => {
             app.metrics.faults_injected.increment(1);
-            Ok(perform(act, Some(response), &path).await)
+            Ok(perform(acting.carry_out(), Some(response), &path).await)
         }
         None => Ok(response),
     }

@@ -321,9 +321,13 @@ const ROUTE_METHODS: [(&str, &str); 4] = [
 
 /// Says on `FaultRule` what `faults::validate` refuses of a rule that
 /// could never fire or never act, where JSON Schema can say it (`allOf`
-/// of `if`/`then`): a `method` its route never answers; a `status` other
-/// than 503 without `error_rate` or `fail_next`; anything after a
-/// `drop_rate` of 1; an action after an `error_rate` of 1. The call
+/// of `if`/`then`): a `method` its route never answers; and, on a rule
+/// with an action, a `drop_rate` or an `error_rate` of 1 before it, or a
+/// `status` other than 503 that neither `error_rate` nor `fail_next`
+/// answers ([`document_for`] adds this server's bound on the action's
+/// `latency_ms`). The rules on an action are one `if`/`then`: each one
+/// more multiplies the cases a contract tester's generator must
+/// intersect, and past its budget it makes no requests at all. The call
 /// conditions that select no call (`nth` past `first`, say) compare two
 /// fields' values, which JSON Schema cannot; the document's description
 /// of the 400 names them.
@@ -345,25 +349,25 @@ fn rules_that_act(doc: &mut serde_json::Value) {
         })
         .collect();
     all.push(json!({
-        "if": {"required": ["status"], "properties": {"status": {"not": {"const": 503}}}},
-        "then": {"anyOf": [
-            {"required": ["error_rate"], "properties": {"error_rate": {"exclusiveMinimum": 0}}},
-            {"required": ["fail_next"], "properties": {"fail_next": {"minimum": 1}}}
-        ]}
-    }));
-    all.push(json!({
-        "if": {"required": ["drop_rate"], "properties": {"drop_rate": {"minimum": 1}}},
-        "then": {"properties": {
-            "error_rate": {"maximum": 0},
-            "fail_next": {"maximum": 0},
-            "action": {"type": "null"}
-        }}
-    }));
-    all.push(json!({
-        "if": {"required": ["error_rate"], "properties": {"error_rate": {"minimum": 1}}},
-        "then": {"properties": {"action": {"type": "null"}}}
+        "if": {"required": ["action"], "properties": {"action": {"type": "object"}}},
+        "then": {
+            "properties": {
+                "drop_rate": {"exclusiveMaximum": 1},
+                "error_rate": {"exclusiveMaximum": 1}
+            },
+            "anyOf": [
+                {"properties": {"status": {"const": 503}}},
+                {"required": ["error_rate"], "properties": {"error_rate": {"exclusiveMinimum": 0}}},
+                {"required": ["fail_next"], "properties": {"fail_next": {"minimum": 1}}}
+            ]
+        }
     }));
     rule["allOf"] = serde_json::Value::Array(all);
+}
+
+/// The `if` of the rules on a rule with an action ([`rules_that_act`]).
+fn is_action_rule(entry: &serde_json::Value) -> bool {
+    entry.pointer("/if/required") == Some(&serde_json::json!(["action"]))
 }
 
 /// The statuses whose answers carry no body (`faults::carries_body`).
@@ -417,9 +421,10 @@ pub(crate) async fn openapi_json(State(App(app)): State<App>) -> Response {
 }
 
 /// The document as this server answers it: the limits that depend on its
-/// settings are its own. A `slow_body` pause must stay below the request
-/// timeout (`faults::check_pauses`), so its `interval_ms` maximum is the
-/// timeout less a millisecond, where the fixed document says ten minutes.
+/// settings are its own. A `slow_body` pause, and the `latency_ms` of a
+/// rule with an action, must stay below the request timeout
+/// (`faults::check_pauses`), so their maximum is the timeout less a
+/// millisecond, where the fixed document says ten minutes.
 pub(crate) fn document_for(request_timeout: Duration) -> String {
     let mut doc: serde_json::Value = match serde_json::from_str(document()) {
         Ok(doc) => doc,
@@ -442,6 +447,17 @@ pub(crate) fn document_for(request_timeout: Duration) -> String {
                 interval["maximum"] = below_timeout.into();
             }
         }
+    }
+    let all = doc
+        .pointer_mut("/components/schemas/FaultRule/allOf")
+        .and_then(serde_json::Value::as_array_mut);
+    let on_action = all
+        .into_iter()
+        .flatten()
+        .find(|entry| is_action_rule(entry))
+        .and_then(|entry| entry.pointer_mut("/then/properties"));
+    if let Some(properties) = on_action {
+        properties["latency_ms"] = serde_json::json!({"maximum": below_timeout});
     }
     doc.to_string()
 }
@@ -512,7 +528,7 @@ mod tests {
             (&seed["format"], &seed["maximum"]),
             (&json!("uint64"), &json!(u64::MAX))
         );
-        for body in ["Friends", "StoredUser"] {
+        for body in ["Friends", "StoredUser", "SeedUser"] {
             let friends = &schemas[body]["properties"]["friends"];
             assert_eq!(friends["maxItems"], json!(MAX_FRIENDS), "{body}");
         }
@@ -739,6 +755,42 @@ mod tests {
         let timeout = Duration::from_secs(30);
         assert!(crate::faults::check_pauses(&rules(29_999), timeout).is_ok());
         assert!(crate::faults::check_pauses(&rules(30_000), timeout).is_err());
+    }
+
+    /// The latency of a rule with an action that the document allows is
+    /// one this server takes: below its request timeout; without an
+    /// action, any latency the field allows.
+    #[test]
+    fn an_actions_latency_is_bounded_by_the_request_timeout() {
+        let doc: Value =
+            serde_json::from_str(&document_for(Duration::from_millis(1500))).expect("json");
+        let bound = doc["components"]["schemas"]["FaultRule"]["allOf"]
+            .as_array()
+            .expect("an allOf")
+            .iter()
+            .find(|c| is_action_rule(c))
+            .expect("the rules on a rule with an action")
+            .clone();
+        assert_eq!(
+            bound["if"]["properties"]["action"],
+            json!({"type": "object"})
+        );
+        assert_eq!(
+            bound["then"]["properties"]["latency_ms"]["maximum"],
+            json!(1_499)
+        );
+        let rule = |latency_ms, action| {
+            FaultRules::new(vec![FaultRule {
+                latency_ms,
+                action,
+                ..FaultRule::new(FaultRoute::Like)
+            }])
+        };
+        let timeout = Duration::from_millis(1500);
+        let drop = Some(FaultAction::Drop {});
+        assert!(crate::faults::check_pauses(&rule(1_499, drop.clone()), timeout).is_ok());
+        assert!(crate::faults::check_pauses(&rule(1_500, drop), timeout).is_err());
+        assert!(crate::faults::check_pauses(&rule(600_000, None), timeout).is_ok());
     }
 
     /// Descriptions are written for the document's readers: no rustdoc

@@ -354,13 +354,31 @@ impl ServerHandle {
         self.app.reset().await
     }
 
-    /// Replaces the fault rules, like `PUT /admin/faults`.
+    /// Replaces the fault rules, like `PUT /admin/faults`; returns them as
+    /// stored, with the seed in use (put it in a failing test to replay
+    /// it). As [`App::set_faults`].
     ///
     /// # Errors
     ///
     /// As [`App::set_faults`].
-    pub fn set_faults(&self, rules: FaultRules) -> Result<(), Error> {
+    pub fn set_faults(&self, rules: FaultRules) -> Result<FaultRules, Error> {
         self.app.set_faults(rules)
+    }
+
+    /// The fault rules in force, with their seed and what each has used
+    /// up, like `GET /admin/faults`. As [`App::faults`].
+    pub fn faults(&self) -> FaultRules {
+        self.app.faults()
+    }
+
+    /// The fault rules in force tagged `tag`, like
+    /// `GET /admin/faults?tag=…`.
+    ///
+    /// # Errors
+    ///
+    /// As [`App::faults_tagged`].
+    pub fn faults_tagged(&self, tag: &str) -> Result<FaultRules, Error> {
+        self.app.faults_tagged(tag)
     }
 
     /// Adds fault rules after those in force, like `POST /admin/faults`.

@@ -559,16 +559,57 @@ impl App {
         Ok(())
     }
 
-    /// Replaces the fault rules, like `PUT /admin/faults`.
+    /// Replaces the fault rules, like `PUT /admin/faults`, and returns
+    /// them as stored, as `PUT` answers: with the seed in use (the one
+    /// given, or the one picked now, to replay a failing run with) and
+    /// every counter at 0.
+    ///
+    /// ```
+    /// use likekit_server::{App, Config, wire::admin::{FaultRoute, FaultRule, FaultRules}};
+    /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+    /// let app = App::open(&Config::default()).await.unwrap();
+    /// let train = FaultRules::new(vec![FaultRule {
+    ///     probability: 0.2,
+    ///     error_rate: 1.0,
+    ///     ..FaultRule::new(FaultRoute::All)
+    /// }]);
+    /// let seed = app.set_faults(train.clone()).unwrap().seed;
+    /// // A failing run is replayed with its seed.
+    /// let replay = FaultRules { seed, ..train };
+    /// assert_eq!(app.set_faults(replay).unwrap().seed, seed);
+    /// assert_eq!(app.faults().seed, seed);
+    /// # app.store().close().await.unwrap();
+    /// # });
+    /// ```
     ///
     /// # Errors
     ///
     /// [`Error::Config`] for a rule out of range, as `PUT` refuses it (a
-    /// `slow_body` pause at or above the request timeout among them).
-    pub fn set_faults(&self, rules: FaultRules) -> Result<(), Error> {
+    /// `slow_body` pause, or an action's latency, at or above the request
+    /// timeout among them).
+    pub fn set_faults(&self, rules: FaultRules) -> Result<FaultRules, Error> {
         self.0.check_fault_rules(&rules).map_err(Error::Config)?;
-        self.0.faults.set(rules);
-        Ok(())
+        Ok(self.0.faults.set(rules))
+    }
+
+    /// The fault rules in force, like `GET /admin/faults`: as they were
+    /// put, with their seed and what each has used up (`state`).
+    pub fn faults(&self) -> FaultRules {
+        self.0.faults.get()
+    }
+
+    /// The fault rules in force tagged `tag`, like
+    /// `GET /admin/faults?tag=…`: a test sharing the server reads its own,
+    /// with what each has used up, and the seed.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Config`] for a tag that is not 1 to 64 visible ASCII
+    /// characters.
+    pub fn faults_tagged(&self, tag: &str) -> Result<FaultRules, Error> {
+        likekit_proto::admin::check_tag(tag)
+            .map_err(|rule| Error::Config(format!("tag: {rule}")))?;
+        Ok(self.0.faults.get_tagged(tag))
     }
 
     /// Adds `rules` after those in force, like `POST /admin/faults`: the
@@ -577,10 +618,15 @@ impl App {
     ///
     /// # Errors
     ///
-    /// [`Error::Config`] for a rule out of range, as `POST` refuses it, or
-    /// when the rules in force and these would be more than
-    /// [`MAX_RULES`](crate::faults::MAX_RULES) (nothing is added).
+    /// [`Error::Config`] when the rules in force and these would be more
+    /// than [`MAX_RULES`](crate::faults::MAX_RULES) (checked first, as
+    /// `POST` does), or for a rule out of range, as `POST` refuses it;
+    /// nothing is added.
     pub fn add_faults(&self, rules: Vec<FaultRule>) -> Result<FaultRules, Error> {
+        self.0
+            .faults
+            .check_room(rules.len())
+            .map_err(|too_many| Error::Config(too_many.to_string()))?;
         let rules = FaultRules::new(rules);
         self.0.check_fault_rules(&rules).map_err(Error::Config)?;
         self.0
@@ -629,7 +675,8 @@ impl App {
 impl Shared {
     /// What `PUT` and `POST /admin/faults` (and their in-process twins)
     /// check of fault rules: their ranges, tags and actions, and a
-    /// `slow_body` pause below this server's request timeout.
+    /// `slow_body` pause, or an action's latency, below this server's
+    /// request timeout.
     pub(crate) fn check_fault_rules(&self, rules: &FaultRules) -> Result<(), String> {
         faults::validate(rules).and_then(|()| faults::check_pauses(rules, self.request_timeout))
     }

@@ -255,8 +255,10 @@ pub enum FaultPhase {
     /// Before the request is handled: a like or unlike never happens.
     #[default]
     Before,
-    /// After it was handled: the write has committed, then the answer is
-    /// delayed, replaced, cut or lost — "saved, but the answer was lost".
+    /// After it was handled, and only when the handler answered 2xx: the
+    /// write has committed, then the answer is delayed, replaced, cut or
+    /// lost — "saved, but the answer was lost". Any other answer passes
+    /// unchanged and uses nothing of the rule.
     After,
 }
 
@@ -375,7 +377,10 @@ mod action {
 /// is the last to fire. The rules after it still count the request as one
 /// of their calls (so a rule's call numbers never depend on the rules
 /// before it), but do not fire on it: no latency, no draw, no `fail_next`
-/// used.
+/// used. The two phases are walked apart: `before` rules when the request
+/// arrives, `after` rules once the handler has answered 2xx (an `after`
+/// rule's call `n` is the `n`-th matching request answered 2xx), so an
+/// `after` rule never stops a `before` rule.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[cfg_attr(feature = "openapi", schema(examples(json!({"route": "like", "post": 42, "nth": 1, "phase": "after", "action": {"kind": "drop"}, "tag": "lost-answer"}))))]
@@ -447,8 +452,9 @@ pub struct FaultRule {
     #[serde(default)]
     #[cfg_attr(feature = "openapi", schema(minimum = 0, maximum = 1))]
     pub error_rate: f64,
-    /// The status `error_rate` and `fail_next` answer (default 503); another
-    /// without either is refused, since nothing would answer it.
+    /// The status `error_rate` and `fail_next` answer (default 503). Beside
+    /// an `action` with neither, another status is refused, since nothing
+    /// would answer it; without an `action` it is taken, as before.
     #[serde(default = "default_status", deserialize_with = "crate::whole::u16")]
     #[cfg_attr(feature = "openapi", schema(minimum = 400, maximum = 599))]
     pub status: u16,
@@ -456,7 +462,8 @@ pub struct FaultRule {
     #[serde(default)]
     #[cfg_attr(feature = "openapi", schema(minimum = 0, maximum = 1))]
     pub drop_rate: f64,
-    /// Answer `status` to the next N matching requests, then stop.
+    /// Answer `status` to the next N calls the rule fires on (and that
+    /// `drop_rate` does not drop), then stop.
     #[serde(default, deserialize_with = "crate::whole::u64")]
     pub fail_next: u64,
     /// What to do when the rule fires, beyond the fields above.
@@ -718,8 +725,9 @@ pub struct SeedUser {
         )
     )]
     pub name: String,
-    /// The user's friends.
+    /// The user's friends (at most 5,000, `MAX_FRIENDS`).
     #[serde(default)]
+    #[cfg_attr(feature = "openapi", schema(max_items = 5000))]
     pub friends: Vec<UserId>,
 }
 

@@ -368,16 +368,19 @@ async fn hang_after_a_latency_cuts_the_connection_at_the_timeout() {
     t.stop().await;
 }
 
-/// A like an `after` rule delays past the request timeout has committed:
-/// the client gets the 503 `timeout`, and the journal says the write was
-/// applied and which rule held it, not that it was refused.
+/// A like `after` rules delay past the request timeout has committed: the
+/// client gets the 503 `timeout`, and the journal says the write was
+/// applied and which rule held it, not that it was refused. The act the
+/// timeout cut short was never carried out: the rule's `acted` stays 0.
 #[tokio::test]
 async fn a_write_timed_out_by_an_after_rule_is_journaled_as_written() {
     let t = with_timeout_of_a_second().await;
     t.setup(&[], &[1]).await;
+    // Each rule alone acts well within the timeout; stacked, they do not.
     set_rules(
         &t,
-        json!([{"route": "like", "phase": "after", "latency_ms": 1500,
+        json!([{"route": "like", "phase": "after", "latency_ms": 600},
+               {"route": "like", "phase": "after", "latency_ms": 600,
                 "action": {"kind": "status", "status": 500}}]),
     )
     .await;
@@ -402,12 +405,271 @@ async fn a_write_timed_out_by_an_after_rule_is_journaled_as_written() {
         (
             Some(503),
             Some(WriteResult::Applied),
-            Some(0),
+            Some(1),
             Some(FaultPhase::After),
             Some(JournalFault::Status)
         ),
         "{entry:?}"
     );
+    let read: Value = ok_json(t.admin(Method::GET, "/admin/faults", None).await).await;
+    assert_eq!(
+        read["state"],
+        json!([
+            {"matched": 1, "fired": 1, "acted": 0},
+            {"matched": 1, "fired": 1, "acted": 0}
+        ])
+    );
+    t.stop().await;
+}
+
+/// An action behind a latency the request timeout always cuts short is
+/// refused, as a `slow_body` pause that long is. The first fault
+/// language's acts behind such a latency are taken, as they always were:
+/// the request times out, and nothing is spent (the `fail_next` failure
+/// is still there for the next call).
+#[tokio::test]
+async fn an_action_the_timeout_always_cuts_short_is_refused() {
+    let t = with_timeout_of_a_second().await;
+    t.setup(&[], &[1]).await;
+    for latency_ms in [1_000, 1_500] {
+        let r = t
+            .admin(
+                Method::PUT,
+                "/admin/faults",
+                Some(json!({"rules": [{"route": "like", "latency_ms": latency_ms,
+                    "action": {"kind": "drop"}}]})),
+            )
+            .await;
+        let err = expect_error(r, StatusCode::BAD_REQUEST, "bad_fault_rules").await;
+        assert_eq!(
+            err.error.message,
+            format!(
+                "rules[0].latency_ms: with an action, must be below the server's request \
+                 timeout (1000 ms), or the request always times out before the action; got \
+                 {latency_ms}"
+            )
+        );
+    }
+    set_rules(
+        &t,
+        json!([{"route": "like", "latency_ms": 1_500, "fail_next": 1, "status": 500}]),
+    )
+    .await;
+    expect_error(
+        t.like(1, 1).await,
+        StatusCode::SERVICE_UNAVAILABLE,
+        "timeout",
+    )
+    .await;
+    let read: Value = ok_json(t.admin(Method::GET, "/admin/faults", None).await).await;
+    assert_eq!(
+        read["state"],
+        json!([{"matched": 1, "fired": 1, "acted": 0, "fail_next_left": 1}])
+    );
+    t.stop().await;
+}
+
+/// "Saved, but the answer was lost" is about a like that was saved. An
+/// `after` rule acts only on an answer its handler gave 2xx: the likes
+/// refused first (no token, an expired one; an unlike of a post that does
+/// not exist) go out as they are and use nothing of the rule up, so its
+/// `first: 1` is the first like that committed, and that is the one whose
+/// answer is lost. The journal tells it.
+#[tokio::test]
+async fn an_after_rule_acts_only_on_an_answer_that_was_carried_out() {
+    let t = TestServer::start().await;
+    t.setup(&[], &[1]).await;
+    set_rules(
+        &t,
+        json!([
+            {"route": "like", "first": 1, "phase": "after",
+             "action": {"kind": "drop"}, "tag": "lost"},
+            {"route": "unlike", "nth": 1, "phase": "after",
+             "action": {"kind": "status", "status": 500}, "tag": "failed"}
+        ]),
+    )
+    .await;
+    let no_token = t.http.post(t.url("/posts/1/like")).send().await.unwrap();
+    expect_error(no_token, StatusCode::UNAUTHORIZED, "missing_token").await;
+    let an_hour_ago = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs()
+        - 3600;
+    let expired = jsonwebtoken::encode(
+        &jsonwebtoken::Header::new(jsonwebtoken::Algorithm::HS256),
+        &json!({"sub": "1", "exp": an_hour_ago}),
+        &jsonwebtoken::EncodingKey::from_secret(common::TOKEN_SECRET.as_bytes()).unwrap(),
+    )
+    .unwrap();
+    let expired = t
+        .http
+        .post(t.url("/posts/1/like"))
+        .bearer_auth(expired)
+        .send()
+        .await
+        .unwrap();
+    expect_error(expired, StatusCode::UNAUTHORIZED, "token_expired").await;
+    let lost = t.as_user(1, Method::POST, "/posts/1/like").send().await;
+    let err = lost.expect_err("the committed like's answer is lost");
+    assert!(err.status().is_none(), "{err:?}");
+    assert_eq!(count(&t, 1).await, 1, "the like committed");
+    ok_json::<LikeState>(t.like(1, 1).await).await;
+
+    expect_error(
+        t.unlike(1, 404).await,
+        StatusCode::NOT_FOUND,
+        "post_not_found",
+    )
+    .await;
+    expect_error(
+        t.unlike(1, 1).await,
+        StatusCode::INTERNAL_SERVER_ERROR,
+        "injected_fault",
+    )
+    .await;
+    assert_eq!(count(&t, 1).await, 0, "the unlike committed");
+
+    let entries: Vec<Value> = journal(&t)
+        .await
+        .iter()
+        .map(|e| {
+            json!([
+                e.route,
+                e.status,
+                e.write,
+                e.fault_tag,
+                e.fault_phase,
+                e.fault
+            ])
+        })
+        .collect();
+    assert_eq!(
+        entries,
+        [
+            json!(["like", 401, "refused", null, null, null]),
+            json!(["like", 401, "refused", null, null, null]),
+            json!(["like", null, "applied", "lost", "after", "drop"]),
+            json!(["like", 200, "unchanged", null, null, null]),
+            json!(["unlike", 404, "refused", null, null, null]),
+            json!(["unlike", 500, "applied", "failed", "after", "status"]),
+        ]
+    );
+    let read: Value = ok_json(t.admin(Method::GET, "/admin/faults", None).await).await;
+    assert_eq!(
+        read["state"],
+        json!([
+            {"matched": 2, "fired": 1, "acted": 1, "first_left": 0},
+            {"matched": 1, "fired": 1, "acted": 1}
+        ])
+    );
+    t.stop().await;
+}
+
+/// Rule bodies of the first fault language stay valid, and behave as they
+/// did: a latency rule with a `status` and no `error_rate` only delays,
+/// and a `drop_rate` of 1 drops every call before `fail_next` or
+/// `error_rate` act. A `status` that nothing answers beside an action is
+/// refused: it reads as the action's, and would never be answered.
+#[tokio::test]
+async fn first_language_rule_bodies_stay_valid() {
+    let t = TestServer::start().await;
+    t.setup(&[], &[1]).await;
+    set_rules(
+        &t,
+        json!([
+            {"route": "*", "latency_ms": 20, "status": 500, "error_rate": 0},
+            {"route": "like", "drop_rate": 1, "error_rate": 0.5, "status": 500},
+            {"route": "unlike", "drop_rate": 1, "fail_next": 2}
+        ]),
+    )
+    .await;
+    ok_json::<PostLikes>(t.view(1, 1).await).await;
+    let err = t
+        .as_user(1, Method::POST, "/posts/1/like")
+        .send()
+        .await
+        .expect_err("dropped");
+    assert!(err.status().is_none(), "{err:?}");
+    let err = t
+        .as_user(1, Method::DELETE, "/posts/1/like")
+        .send()
+        .await
+        .expect_err("dropped");
+    assert!(err.status().is_none(), "{err:?}");
+    let read: Value = ok_json(t.admin(Method::GET, "/admin/faults", None).await).await;
+    assert_eq!(
+        read["state"],
+        json!([
+            {"matched": 3, "fired": 3, "acted": 0},
+            {"matched": 1, "fired": 1, "acted": 1},
+            {"matched": 1, "fired": 1, "acted": 1, "fail_next_left": 2}
+        ])
+    );
+    let r = t
+        .admin(
+            Method::PUT,
+            "/admin/faults",
+            Some(json!({"rules": [{"route": "like", "status": 500,
+                "action": {"kind": "drop"}}]})),
+        )
+        .await;
+    let err = expect_error(r, StatusCode::BAD_REQUEST, "bad_fault_rules").await;
+    assert!(
+        err.error
+            .message
+            .starts_with("rules[0].status: 500 is what error_rate and fail_next answer"),
+        "{err:?}"
+    );
+    t.stop().await;
+}
+
+/// In process, `set_faults` answers the rules as stored, with the seed the
+/// server picked, and `faults` (or `faults_tagged`) reads them back with
+/// what each has used up: an embedded test puts the seed of a failing run
+/// back to replay it.
+#[tokio::test]
+async fn in_process_the_rules_come_back_with_their_seed() {
+    use likekit_server::wire::admin::{FaultRoute, FaultRules, RuleState};
+    let t = TestServer::start().await;
+    t.setup(&[], &[1]).await;
+    let rules = vec![
+        FaultRule {
+            probability: 0.5,
+            error_rate: 1.0,
+            tag: Some("coin".into()),
+            ..FaultRule::new(FaultRoute::Likes)
+        },
+        FaultRule::new(FaultRoute::Like),
+    ];
+    let stored = t.server.set_faults(FaultRules::new(rules.clone())).unwrap();
+    let seed = stored.seed.expect("the server picks a seed");
+    assert_eq!(stored.rules, rules);
+    assert_eq!(stored.state, [RuleState::default(); 2]);
+    let mut first = Vec::new();
+    for _ in 0..8 {
+        first.push(t.view(1, 1).await.status().as_u16());
+    }
+    let read = t.server.faults();
+    assert_eq!((read.seed, &read.rules), (Some(seed), &rules));
+    assert_eq!(read.state[0].matched, 8);
+    let mine = t.server.faults_tagged("coin").unwrap();
+    assert_eq!((mine.seed, &mine.rules[..]), (Some(seed), &rules[..1]));
+    assert!(t.server.faults_tagged("two words").is_err());
+    // The seed replays the run.
+    let replay = t
+        .server
+        .set_faults(FaultRules {
+            seed: Some(seed),
+            ..FaultRules::new(rules)
+        })
+        .unwrap();
+    assert_eq!(replay.seed, Some(seed));
+    let mut again = Vec::new();
+    for _ in 0..8 {
+        again.push(t.view(1, 1).await.status().as_u16());
+    }
+    assert_eq!(first, again);
     t.stop().await;
 }
 
@@ -946,6 +1208,16 @@ async fn adding_refuses_a_seed_a_state_a_bad_tag_and_too_many_rules() {
     );
     let now: Value = ok_json(t.admin(Method::GET, "/admin/faults", None).await).await;
     assert_eq!(now, put, "nothing was added");
+    // The count is checked first: rules that are wrong as well are still
+    // too many.
+    let r = t
+        .admin(
+            Method::POST,
+            "/admin/faults",
+            Some(json!({"rules": [like, {"route": "like", "probability": 2}, like]})),
+        )
+        .await;
+    expect_error(r, StatusCode::CONFLICT, "too_many_rules").await;
     // A PUT refuses a bad tag the same way.
     let r = t
         .admin(
@@ -1187,5 +1459,71 @@ async fn reset_refuses_a_query_and_emptying_the_journal_takes_its_filters() {
     let r = t.admin(Method::POST, "/admin/reset", None).await;
     assert_eq!(ok_json::<Value>(r).await, json!({"ok": true}));
     assert_eq!((count(&t, 42).await, count(&t, 43).await), (0, 0));
+    t.stop().await;
+}
+
+/// The served OpenAPI document says of a rule what the server refuses:
+/// each of these bodies is valid by the document's `FaultRules` schema
+/// exactly when `PUT /admin/faults` takes it. A contract test sends what
+/// the document allows, and must see it taken.
+#[tokio::test]
+async fn the_document_allows_exactly_the_rules_the_server_takes() {
+    let t = with_timeout_of_a_second().await;
+    let doc: Value = t
+        .http
+        .get(t.url("/openapi.json"))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let mut root = json!({"$ref": "#/components/schemas/FaultRules"});
+    root["components"] = doc["components"].clone();
+    let schema = jsonschema::draft202012::new(&root).unwrap();
+    let drop = json!({"kind": "drop"});
+    let bodies = [
+        // The first language's fields among themselves.
+        json!({"route": "*", "latency_ms": 2000, "status": 500, "error_rate": 0}),
+        json!({"route": "like", "drop_rate": 1, "error_rate": 0.5, "status": 500}),
+        json!({"route": "like", "drop_rate": 1, "fail_next": 2}),
+        json!({"route": "like", "drop_rate": 0.2, "status": 502}),
+        json!({"route": "like", "jitter_ms": 5, "status": 429}),
+        json!({"route": "like", "latency_ms": 5_000, "error_rate": 1}),
+        json!({"route": "like"}),
+        // A status nothing answers, on a rule that does nothing else:
+        // a first-language body, taken.
+        json!({"route": "like", "status": 500}),
+        json!({"route": "like", "status": 500, "error_rate": 0}),
+        json!({"route": "like", "status": 500, "action": {"kind": "status", "status": 500}}),
+        json!({"route": "like", "status": 503, "action": drop}),
+        // A status beside an action reads as the action's.
+        json!({"route": "like", "status": 500, "latency_ms": 5, "action": drop}),
+        json!({"route": "like", "status": 500, "fail_next": 1, "action": drop}),
+        // An action behind a drop or an error on every call.
+        json!({"route": "like", "drop_rate": 1, "action": drop}),
+        json!({"route": "like", "error_rate": 1, "action": drop}),
+        json!({"route": "like", "drop_rate": 1, "action": null}),
+        // An action behind the request timeout (one second here).
+        json!({"route": "like", "latency_ms": 999, "action": drop}),
+        json!({"route": "like", "latency_ms": 1_000, "action": drop}),
+        json!({"route": "like", "latency_ms": 999, "jitter_ms": 5_000, "action": drop}),
+        json!({"route": "like", "latency_ms": 1_000, "action": null}),
+    ];
+    for rule in bodies {
+        let body = json!({"rules": [rule]});
+        let allowed = schema.is_valid(&body);
+        let r = t
+            .admin(Method::PUT, "/admin/faults", Some(body.clone()))
+            .await;
+        let status = r.status();
+        let answer = r.text().await.unwrap();
+        assert_eq!(
+            status.is_success(),
+            allowed,
+            "{body}: the document {} it, the server answered {status} {answer}",
+            if allowed { "allows" } else { "refuses" }
+        );
+    }
     t.stop().await;
 }
