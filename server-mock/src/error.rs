@@ -42,8 +42,9 @@ pub enum Error {
 
 /// An error answer of the HTTP API: a status and
 /// `{"error": {"code": "…", "message": "…"}}`, with `WWW-Authenticate` on a
-/// 401 and `Retry-After` on a 429. Every error the server answers is one;
-/// handlers added with [`App::wrap`](crate::App::wrap) may return them too.
+/// 401 and `Retry-After` on a 429 and on a store's 503 `unavailable`. Every
+/// error the server answers is one; handlers added with
+/// [`App::wrap`](crate::App::wrap) may return them too.
 ///
 /// ```
 /// use axum::{http::StatusCode, response::IntoResponse};
@@ -212,9 +213,15 @@ impl From<RuleViolation> for ApiError {
     }
 }
 
+/// How long a client is asked to wait before trying again after 503
+/// `unavailable` from the store (`Retry-After`, in seconds): the
+/// timeouts behind it are a few seconds, and a client's own backoff
+/// stretches the wait further.
+pub(crate) const STORE_RETRY_AFTER_SECS: u64 = 1;
+
 /// 404 `post_not_found` / `user_not_found`, 400 `bad_request`, 503
-/// `shutting_down`, 500 `storage_error` (logged; the message hides the
-/// details).
+/// `shutting_down`, 503 `unavailable` with `Retry-After` (logged as a
+/// warning), 500 `storage_error` (logged; the message hides the details).
 impl From<StoreError> for ApiError {
     fn from(err: StoreError) -> Self {
         match err {
@@ -230,6 +237,17 @@ impl From<StoreError> for ApiError {
                 code::SHUTTING_DOWN,
                 "the server is shutting down",
             ),
+            StoreError::Unavailable(message) => {
+                tracing::warn!(%message, "the database cannot take the request now");
+                Self {
+                    retry_after_secs: Some(STORE_RETRY_AFTER_SECS),
+                    ..Self::new(
+                        StatusCode::SERVICE_UNAVAILABLE,
+                        code::UNAVAILABLE,
+                        "the database cannot take the request now; try again shortly",
+                    )
+                }
+            }
             StoreError::Backend(message) => {
                 tracing::error!(%message, "storage failure");
                 Self::new(
@@ -322,5 +340,37 @@ impl From<QueryRejection> for ApiError {
             .strip_prefix("Failed to deserialize query string: ")
             .unwrap_or(&text);
         Self::bad_request(code::BAD_QUERY, text)
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    /// A failure of the store that passes is 503 `unavailable` with
+    /// `Retry-After`, and says nothing of the database; any other is 500
+    /// `storage_error`.
+    #[test]
+    fn a_store_failure_that_passes_asks_to_try_again() {
+        let answer = ApiError::from(StoreError::Unavailable(
+            "a lock was not granted within lock_timeout: db.internal".into(),
+        ));
+        assert_eq!(answer.status(), StatusCode::SERVICE_UNAVAILABLE);
+        assert_eq!(answer.code(), code::UNAVAILABLE);
+        assert!(!answer.message().contains("db.internal"));
+        let response = answer.into_response();
+        assert_eq!(response.headers()[header::RETRY_AFTER], "1");
+
+        let failed = ApiError::from(StoreError::Backend("syntax error".into()));
+        assert_eq!(failed.status(), StatusCode::INTERNAL_SERVER_ERROR);
+        assert_eq!(failed.code(), code::STORAGE_ERROR);
+        assert!(
+            failed
+                .into_response()
+                .headers()
+                .get(header::RETRY_AFTER)
+                .is_none()
+        );
     }
 }

@@ -62,8 +62,9 @@ impl JwksTokens {
 ///
 /// # Errors
 ///
-/// An `sslmode` that is not one of the four taken, or a part that is not
-/// UTF-8 once percent-decoded.
+/// An `sslmode` that is not one of those taken, an `sslmode` or
+/// `sslrootcert` that is not UTF-8 once percent-decoded, a client
+/// certificate, or a CA the mode needs and was not given.
 pub fn split_db_url(url: &str) -> Result<(String, PgTls), String> {
     crate::store::postgres_url::split_url(url)
 }

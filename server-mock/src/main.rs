@@ -88,11 +88,13 @@ struct ServeArgs {
     /// SQLite database file, `:memory:` for a throwaway one, or a
     /// PostgreSQL URL (`postgres://user:password@host:port/database`).
     // `--help` does not show the variable's value: a URL may hold a password.
+    // Never empty, from the variable either (see `command`).
     #[arg(
         long,
         env = "LIKEKIT_DB",
         default_value = "likekit.db",
-        hide_env_values = true
+        hide_env_values = true,
+        value_parser = database_value
     )]
     db: String,
     /// JSON seed document (users, friends, posts, likers) loaded at start.
@@ -262,6 +264,23 @@ fn listen_addr(text: &str) -> Result<SocketAddr, String> {
 fn non_empty(text: &str) -> Result<String, String> {
     if text.is_empty() {
         Err("it is empty: give a value, or leave the flag out".into())
+    } else {
+        Ok(text.to_owned())
+    }
+}
+
+/// `--db` and `LIKEKIT_DB`: never empty. An empty `LIKEKIT_DB` is the one
+/// variable not taken as unset (see [`command`]): a database URL is a
+/// secret, and one that failed to render must not start a server on a
+/// local file that every other replica does not see.
+fn database_value(text: &str) -> Result<String, String> {
+    if text.is_empty() {
+        Err("it is empty: give a SQLite file, `:memory:` or a \
+             `postgres://user:password@host:port/database` URL (an empty LIKEKIT_DB \
+             is refused rather than read as the default likekit.db: a database URL \
+             that failed to render must not start a server on a file of its own; \
+             unset the variable for the default)"
+            .into())
     } else {
         Ok(text.to_owned())
     }
@@ -484,11 +503,19 @@ async fn serve(args: ServeArgs, given: &[String]) -> Result<(), String> {
 /// The command line's parser, with every `LIKEKIT_*` variable set to the
 /// empty string taken as unset: Compose files and Helm charts render an
 /// optional value left out as `""`, which means "not given", never "the
-/// empty value".
+/// empty value". But for `LIKEKIT_DB`: empty, it is refused
+/// ([`database_value`]), since unset it would be the default SQLite file.
+/// (The others fail safe or loudly when empty: no admin API, a random
+/// token secret that every client's token fails against, no seed; an
+/// empty `LIKEKIT_DB_CA_FILE` stops the start with `verify-ca` and
+/// `verify-full`, which need a CA, and leaves `require` unchecked, as
+/// `require` is without a CA file: a URL that asks for a check says
+/// `verify-full`.)
 fn command() -> clap::Command {
     fn unset_when_empty(arg: clap::Arg) -> clap::Arg {
         let empty = arg
             .get_env()
+            .filter(|name| *name != "LIKEKIT_DB")
             .and_then(std::env::var_os)
             .is_some_and(|value| value.is_empty());
         if empty { arg.env(None) } else { arg }

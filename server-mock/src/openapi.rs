@@ -50,7 +50,7 @@ impl Modify for Security {
 }
 
 /// The operations whose handlers use the store, and so can also answer
-/// `500 storage_error` and `503 shutting_down`.
+/// `500 storage_error`, `503 shutting_down` and `503 unavailable`.
 const STORE_OPERATIONS: [(&str, &str); 11] = [
     ("/posts/{post_id}/like", "post"),
     ("/posts/{post_id}/like", "delete"),
@@ -75,7 +75,7 @@ const STORE_OPERATIONS: [(&str, &str); 11] = [
 ///   bad_request` (a chunked body that cannot be read), `500 internal` (a
 ///   handler panicked) and `503 timeout` (`--request-timeout-secs`);
 /// - the operations that use the store ([`STORE_OPERATIONS`]): `500
-///   storage_error` and `503 shutting_down`;
+///   storage_error`, `503 shutting_down` and `503 unavailable`;
 /// - admin operations: `401 bad_admin_key`, and with a body `400 bad_json`
 ///   and `415 unsupported_media_type`;
 /// - the like routes: any status a fault rule answers, as `default`.
@@ -153,6 +153,13 @@ impl Modify for CommonResponses {
                         ": the database failed (retrying is safe)",
                     );
                     add("503", code::SHUTTING_DOWN, ": the server is stopping");
+                    add(
+                        "503",
+                        code::UNAVAILABLE,
+                        ": the database cannot take the request now (a statement or lock \
+                         timeout, a read-only or full database, one restarting); with \
+                         `Retry-After`",
+                    );
                 }
                 if admin {
                     add("401", code::BAD_ADMIN_KEY, ": no or a wrong `X-Admin-Key`");
@@ -1027,6 +1034,7 @@ mod tests {
                 if store {
                     lists("500", "storage_error");
                     lists("503", "shutting_down");
+                    lists("503", "unavailable");
                 }
                 if path.starts_with("/admin") {
                     lists("401", "bad_admin_key");

@@ -5,7 +5,11 @@
 //! PostgreSQL has:
 //! migrations, connection errors, large seeds, batched view reads, the
 //! HTTP seed table and concurrency run against a PostgreSQL-backed server,
-//! and its connection pool on `/metrics`.
+//! its connection pool on `/metrics`, and what the store does when the
+//! database is busy or read-only: statement and lock timeouts answered
+//! 503 with `Retry-After`, likes leaving a share of the pool to reads, a
+//! read-only database not ready, migrations that give way to a held lock,
+//! and a close that does not wait for ever.
 //!
 //! Without PostgreSQL's server programs these tests fail, saying how to
 //! install them (`cargo xtask doctor --install postgresql`).
@@ -220,6 +224,42 @@ async fn tls_to_postgres_is_checked_as_sslmode_says() {
         .expect_err("a CA file without TLS is refused");
         assert!(refused.to_string().contains("sslmode="), "{refused}");
     }
+
+    // As libpq: checking a certificate needs its CA, given; the public
+    // CAs (`sslrootcert=system`, verify-full implied) do not sign the
+    // test's; and client certificates are refused as not supported.
+    for mode in ["verify-ca", "verify-full"] {
+        let refused =
+            PostgresStore::connect(PostgresOptions::new(with(&format!("sslmode={mode}"))))
+                .await
+                .expect_err("no CA, no check");
+        assert!(refused.to_string().contains("sslrootcert="), "{refused}");
+    }
+    let public = PostgresStore::connect(PostgresOptions::new(with("sslrootcert=system")))
+        .await
+        .expect_err("the public CAs do not sign the test CA's certificate");
+    assert!(public.to_string().contains("UnknownIssuer"), "{public}");
+    let weaker = PostgresStore::connect(PostgresOptions::new(with(
+        "sslrootcert=system&sslmode=require",
+    )))
+    .await
+    .expect_err("system roots with a weaker mode");
+    assert!(
+        weaker.to_string().contains("sslmode=verify-full"),
+        "{weaker}"
+    );
+    let certificate = PostgresStore::connect(PostgresOptions::new(with(&format!(
+        "sslmode=verify-full&sslrootcert={}&sslcert=/etc/c.pem&sslkey=/etc/c.key",
+        ca.display()
+    ))))
+    .await
+    .expect_err("client certificates are refused");
+    assert!(
+        certificate
+            .to_string()
+            .contains("client certificates are not supported"),
+        "{certificate}"
+    );
 
     let prefer = PostgresStore::connect(PostgresOptions::new(with("sslmode=prefer")))
         .await
@@ -756,16 +796,23 @@ async fn servers_starting_together_migrate_once_under_repeatable_read() {
     b.close().await.unwrap();
 }
 
-/// A store whose connections are all taken by likes waiting on a row lock
+/// `url` with the serving connections' statement and lock timeouts set in
+/// its `options` (`0`: off), as an operator sets them.
+fn with_timeouts(url: &str, statement: &str, lock: &str) -> String {
+    format!("{url}?options=-c%20statement_timeout%3D{statement}%20-c%20lock_timeout%3D{lock}")
+}
+
+/// A store whose connections are all taken by feed reads waiting on a
+/// table lock (the timeouts off, so they wait as long as it is held)
 /// answers another read with an error within the pool's wait deadline
-/// (5 s), not when the lock is let go.
+/// (5 s), not when the lock is let go: 503 `unavailable` to the client.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn waiting_for_a_connection_has_a_deadline() {
     let database = fresh_database().await;
     let store = Arc::new(
         PostgresStore::connect(PostgresOptions {
             connections: 2,
-            ..PostgresOptions::new(database.url())
+            ..PostgresOptions::new(with_timeouts(database.url(), "0", "0"))
         })
         .await
         .unwrap(),
@@ -774,13 +821,13 @@ async fn waiting_for_a_connection_has_a_deadline() {
     store.put_post(p(2)).await.unwrap();
     let mut client = outside_client(database.url()).await;
     let lock = client.transaction().await.unwrap();
-    lock.execute("SELECT 1 FROM posts WHERE id = 1 FOR UPDATE", &[])
+    lock.batch_execute("LOCK TABLE likes IN ACCESS EXCLUSIVE MODE")
         .await
         .unwrap();
-    let likes: Vec<_> = (1..=2)
+    let feeds: Vec<_> = (1..=2)
         .map(|user| {
             let store = store.clone();
-            tokio::spawn(async move { store.like(u(user), p(1)).await })
+            tokio::spawn(async move { store.liked(u(user), &posts([1, 2])).await })
         })
         .collect();
     // Both of the pool's connections wait on the lock.
@@ -788,29 +835,32 @@ async fn waiting_for_a_connection_has_a_deadline() {
     wait_for_count(
         &other,
         "SELECT count(*) FROM pg_stat_activity \
-         WHERE application_name = 'likekit-server' AND wait_event_type = 'Lock'",
+         WHERE application_name = 'likekit-server' AND wait_event_type = 'Lock' \
+         AND datname = current_database()",
         2,
     )
     .await;
     let read = tokio::time::timeout(std::time::Duration::from_secs(20), store.post(p(2))).await;
-    let Ok(Err(StoreError::Backend(message))) = read else {
+    let Ok(Err(StoreError::Unavailable(message))) = read else {
         panic!("an error within the pool's deadline, got {read:?}");
     };
     assert!(message.contains("pool"), "{message}");
     lock.rollback().await.unwrap();
-    for like in likes {
-        like.await.unwrap().unwrap();
+    for feed in feeds {
+        assert_eq!(feed.await.unwrap().unwrap(), [false, false]);
     }
     assert!(store.post(p(2)).await.unwrap().is_some());
     suite::assert_exact(store.as_ref()).await;
 }
 
 /// A batch of view lookups stuck on the database (here behind a table
-/// lock) fails within the batch deadline (10 s) instead of waiting as
-/// long as the database does; the store answers again once it is free.
+/// lock, the timeouts off) fails within the batch deadline (10 s) instead
+/// of waiting as long as the database does; the store answers again once
+/// it is free.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_stuck_batch_of_lookups_has_a_deadline() {
-    let (store, _database) = fresh_store(Layout::Auto).await;
+    let _database = fresh_database().await;
+    let store = connect(&with_timeouts(_database.url(), "0", "0")).await;
     store.put_post(p(1)).await.unwrap();
     let mut client = outside_client(_database.url()).await;
     let lock = client.transaction().await.unwrap();
@@ -849,4 +899,438 @@ async fn the_audit_shows_a_count_below_zero() {
     let err = store.audit().await.expect_err("a count of -1 is not 0");
     assert!(err.to_string().contains("-1"), "{err}");
     store.close().await.unwrap();
+}
+
+/// A like behind a row lock another session holds waits at most the lock
+/// timeout (2 s), then is answered 503 `unavailable` with `Retry-After`,
+/// having changed nothing; once the lock is let go the client's retry
+/// counts it, once, and a view agrees.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_like_behind_a_held_lock_is_503_and_the_retry_counts_once() {
+    let (t, database) = http_server().await;
+    t.setup(&[(7, "Ana"), (8, "Ben")], &[42]).await;
+    assert_eq!(t.like(8, 42).await.status(), reqwest::StatusCode::OK);
+    let mut client = outside_client(database.url()).await;
+    let lock = client.transaction().await.unwrap();
+    lock.execute("SELECT 1 FROM posts WHERE id = 42 FOR UPDATE", &[])
+        .await
+        .unwrap();
+
+    let refused = t.like(7, 42).await;
+    let retry_after = refused.headers().get(reqwest::header::RETRY_AFTER).cloned();
+    common::expect_error(
+        refused,
+        reqwest::StatusCode::SERVICE_UNAVAILABLE,
+        "unavailable",
+    )
+    .await;
+    assert_eq!(retry_after.unwrap(), "1");
+    // The lock timeout's failure rolled the like row back.
+    let rows: i64 = client_count(&database, "SELECT count(*) FROM likes WHERE user_id = 7").await;
+    assert_eq!(rows, 0);
+
+    lock.rollback().await.unwrap();
+    let liked: likekit_server::wire::LikeState = common::ok_json(t.like(7, 42).await).await;
+    assert_eq!(
+        (liked.count, liked.liked_by_me, liked.version),
+        (2, true, 2)
+    );
+    let again: likekit_server::wire::LikeState = common::ok_json(t.like(7, 42).await).await;
+    assert_eq!(
+        (again.count, again.version),
+        (2, 2),
+        "a duplicate changes nothing"
+    );
+    let view: likekit_server::wire::PostLikes = common::ok_json(t.view(7, 42).await).await;
+    assert_eq!((view.count, view.liked_by_me), (2, true));
+    let audit = suite::assert_exact(t.server.store().as_ref()).await;
+    assert_eq!(audit[0].count, 2);
+    t.stop().await;
+}
+
+/// One count from a connection of its own to `database`.
+async fn client_count(database: &TestDatabase<'_>, sql: &str) -> i64 {
+    outside_client(database.url())
+        .await
+        .query_one(sql, &[])
+        .await
+        .unwrap()
+        .get(0)
+}
+
+/// The URL's `options` set the timeouts: here a statement timeout of 1 s
+/// and no lock timeout, so a like behind a held row lock ends as a
+/// canceled statement (57014), which is `Unavailable` as a lock timeout is;
+/// nothing was counted, and the like goes through once the lock is gone.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_url_sets_the_timeouts_and_a_canceled_statement_is_unavailable() {
+    let database = fresh_database().await;
+    let store = connect(&with_timeouts(database.url(), "1s", "0")).await;
+    store.put_post(p(1)).await.unwrap();
+    let mut client = outside_client(database.url()).await;
+    let lock = client.transaction().await.unwrap();
+    lock.execute("SELECT 1 FROM posts WHERE id = 1 FOR UPDATE", &[])
+        .await
+        .unwrap();
+    let err = store.like(u(1), p(1)).await.expect_err("canceled");
+    let StoreError::Unavailable(message) = err else {
+        panic!("expected Unavailable, got {err:?}");
+    };
+    assert!(message.contains("57014"), "{message}");
+    assert!(message.contains("statement_timeout"), "{message}");
+    lock.rollback().await.unwrap();
+    let liked = store.like(u(1), p(1)).await.unwrap();
+    assert_eq!((liked.state.count, liked.changed), (1, true));
+    suite::assert_exact(&store).await;
+    store.close().await.unwrap();
+}
+
+/// Likes hold at most three quarters of the pool: with more of them
+/// waiting on a row lock (the timeouts off) than that share, views, feeds
+/// and friends lookups still get a connection. Once the lock is gone every
+/// like is counted exactly once (a like that waited past the pool's wait
+/// for its share is `Unavailable` and is sent again, as a client would).
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn likes_leave_a_share_of_the_pool_to_reads() {
+    let database = fresh_database().await;
+    let store = Arc::new(
+        PostgresStore::connect(PostgresOptions {
+            connections: 4,
+            ..PostgresOptions::new(with_timeouts(database.url(), "0", "0"))
+        })
+        .await
+        .unwrap(),
+    );
+    for post in 1..=2 {
+        store.put_post(p(post)).await.unwrap();
+    }
+    store.put_user(u(1), "Ana").await.unwrap();
+    let mut client = outside_client(database.url()).await;
+    let lock = client.transaction().await.unwrap();
+    lock.execute("SELECT 1 FROM posts WHERE id = 1 FOR UPDATE", &[])
+        .await
+        .unwrap();
+    let likes: Vec<_> = (1..=6)
+        .map(|user| {
+            let store = store.clone();
+            tokio::spawn(async move { (user, store.like(u(user), p(1)).await) })
+        })
+        .collect();
+    // Three (of four) connections wait on the lock, the rest of the likes
+    // for a place among the writes.
+    let other = outside_client(database.url()).await;
+    wait_for_count(
+        &other,
+        "SELECT count(*) FROM pg_stat_activity \
+         WHERE application_name = 'likekit-server' AND wait_event_type = 'Lock' \
+         AND datname = current_database()",
+        3,
+    )
+    .await;
+    assert_eq!(
+        store.post(p(2)).await.unwrap().map(|post| post.count),
+        Some(0)
+    );
+    assert_eq!(
+        store.liked(u(1), &posts([1, 2])).await.unwrap(),
+        [false, false]
+    );
+    assert!(store.friends(u(1)).await.unwrap().is_empty());
+    store.ready().await.unwrap();
+    let waiting: i64 = other
+        .query_one(
+            "SELECT count(*) FROM pg_stat_activity \
+             WHERE application_name = 'likekit-server' AND wait_event_type = 'Lock' \
+             AND datname = current_database()",
+            &[],
+        )
+        .await
+        .unwrap()
+        .get(0);
+    assert_eq!(
+        waiting, 3,
+        "never more likes on connections than their share"
+    );
+    lock.rollback().await.unwrap();
+    for like in likes {
+        let (user, done) = like.await.unwrap();
+        match done {
+            Ok(outcome) => assert!(outcome.changed),
+            Err(StoreError::Unavailable(_)) => {
+                assert!(store.like(u(user), p(1)).await.unwrap().changed);
+            }
+            Err(other) => panic!("like {user}: {other:?}"),
+        }
+    }
+    let audit = suite::assert_exact(store.as_ref()).await;
+    assert_eq!(audit[0].count, 6);
+}
+
+/// A database whose sessions are read-only (as a standby after a failover
+/// is): the server still starts on it, as it is already migrated, but
+/// `/readyz` answers 503 and a like 503 `unavailable` with `Retry-After`,
+/// not 500. Once it takes writes again, the connections opened read-only
+/// are closed as they answer so, and the server is ready and counts again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_read_only_database_is_not_ready_and_likes_are_503() {
+    let (t, database) = http_server().await;
+    t.setup(&[(7, "Ana"), (8, "Ben")], &[42]).await;
+    assert_eq!(t.like(8, 42).await.status(), reqwest::StatusCode::OK);
+    t.stop().await;
+    let admin = outside_client(database.url()).await;
+    admin
+        .batch_execute(&format!(
+            "ALTER DATABASE \"{}\" SET default_transaction_read_only = on",
+            database.name()
+        ))
+        .await
+        .unwrap();
+
+    let t = common::TestServer::with(Config {
+        database: Database::Postgres(database.url().to_owned()),
+        db_connections: 4,
+        ..common::test_config()
+    })
+    .await;
+    let not_ready = t.http.get(t.url("/readyz")).send().await.unwrap();
+    common::expect_error(
+        not_ready,
+        reqwest::StatusCode::SERVICE_UNAVAILABLE,
+        "not_ready",
+    )
+    .await;
+    let refused = t.like(7, 42).await;
+    assert_eq!(
+        refused.headers().get(reqwest::header::RETRY_AFTER).unwrap(),
+        "1"
+    );
+    common::expect_error(
+        refused,
+        reqwest::StatusCode::SERVICE_UNAVAILABLE,
+        "unavailable",
+    )
+    .await;
+
+    admin
+        .batch_execute(&format!(
+            "ALTER DATABASE \"{}\" RESET default_transaction_read_only",
+            database.name()
+        ))
+        .await
+        .unwrap();
+    // Each connection opened read-only is closed when it answers so; the
+    // pool holds at most four, so a few tries see a writable one.
+    let mut ready = false;
+    for _ in 0..10 {
+        let answer = t.http.get(t.url("/readyz")).send().await.unwrap();
+        if answer.status() == reqwest::StatusCode::OK {
+            ready = true;
+            break;
+        }
+        common::expect_error(
+            answer,
+            reqwest::StatusCode::SERVICE_UNAVAILABLE,
+            "not_ready",
+        )
+        .await;
+    }
+    assert!(ready, "ready once the database takes writes");
+    let mut liked = None;
+    for _ in 0..10 {
+        let answer = t.like(7, 42).await;
+        if answer.status() == reqwest::StatusCode::OK {
+            liked = Some(
+                answer
+                    .json::<likekit_server::wire::LikeState>()
+                    .await
+                    .unwrap(),
+            );
+            break;
+        }
+        common::expect_error(
+            answer,
+            reqwest::StatusCode::SERVICE_UNAVAILABLE,
+            "unavailable",
+        )
+        .await;
+    }
+    let liked = liked.expect("the like counts once the database takes writes");
+    assert_eq!((liked.count, liked.version), (2, 2));
+    suite::assert_exact(t.server.store().as_ref()).await;
+    t.stop().await;
+}
+
+/// A database at schema version 1, as an older server left it.
+async fn database_at_version_1() -> TestDatabase<'static> {
+    let database = fresh_database().await;
+    let client = outside_client(database.url()).await;
+    client
+        .batch_execute(POSTGRES_MIGRATIONS[0].1)
+        .await
+        .unwrap();
+    client
+        .batch_execute(
+            "CREATE TABLE likekit_schema (version integer PRIMARY KEY, \
+             applied_at timestamptz NOT NULL DEFAULT now()); \
+             INSERT INTO likekit_schema (version) VALUES (1); \
+             INSERT INTO posts (id, count, version) VALUES (1, 0, 0)",
+        )
+        .await
+        .unwrap();
+    database
+}
+
+/// A migration that needs a lock another session holds (here `ALTER
+/// TABLE posts` behind a reader's open transaction) gives up after its
+/// lock timeout, saying so, rather than wait in the lock queue with every
+/// like behind it; once the lock is gone it applies.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_migration_gives_way_to_a_held_lock() {
+    let database = database_at_version_1().await;
+    let mut client = outside_client(database.url()).await;
+    let reader = client.transaction().await.unwrap();
+    reader
+        .execute("SELECT count(*) FROM posts", &[])
+        .await
+        .unwrap();
+    let err = PostgresStore::connect(PostgresOptions::new(database.url()))
+        .await
+        .expect_err("the migration gives up");
+    let message = err.to_string();
+    assert!(message.contains("migration 2"), "{message}");
+    assert!(message.contains("lock timeout"), "{message}");
+    reader.rollback().await.unwrap();
+    let store = connect(database.url()).await;
+    let latest = POSTGRES_MIGRATIONS.last().unwrap().0;
+    assert_eq!(store.schema_version().await.unwrap(), latest);
+    assert!(store.like(u(1), p(1)).await.unwrap().changed);
+    store.close().await.unwrap();
+}
+
+/// A server started while a migration's lock is held tries again while
+/// `--db-wait-secs` lasts, and is up once the lock is gone.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_start_tries_a_migration_again_while_it_may_wait() {
+    let database = database_at_version_1().await;
+    let mut client = outside_client(database.url()).await;
+    let reader = client.transaction().await.unwrap();
+    reader
+        .execute("SELECT count(*) FROM posts", &[])
+        .await
+        .unwrap();
+    let url = database.url().to_owned();
+    let starting = tokio::spawn(async move {
+        likekit_server::spawn(Config {
+            database: Database::Postgres(url),
+            db_connections: 2,
+            db_start_wait: std::time::Duration::from_secs(120),
+            ..common::test_config()
+        })
+        .await
+    });
+    // The migration waits for the lock, gives up, and a later try (a new
+    // connection: another backend) waits again.
+    let other = outside_client(database.url()).await;
+    let first = waiting_backend(&other, None).await;
+    waiting_backend(&other, Some(first)).await;
+    reader.rollback().await.unwrap();
+    let server = starting.await.unwrap().expect("up once the lock is gone");
+    let t = common::TestServer::from_handle(server);
+    t.setup(&[(7, "Ana")], &[]).await;
+    let liked: likekit_server::wire::LikeState = common::ok_json(t.like(7, 1).await).await;
+    assert_eq!(liked.count, 1);
+    t.stop().await;
+}
+
+/// The process id of a backend of the store waiting for a lock, other
+/// than `not`; waits for one for at most 60 s.
+async fn waiting_backend(client: &tokio_postgres::Client, not: Option<i32>) -> i32 {
+    for _ in 0..1200 {
+        let found: Option<i32> = client
+            .query_opt(
+                "SELECT pid FROM pg_stat_activity WHERE application_name = 'likekit-server' \
+                 AND wait_event_type = 'Lock' AND datname = current_database() \
+                 AND pid <> $1 LIMIT 1",
+                &[&not.unwrap_or(0)],
+            )
+            .await
+            .unwrap()
+            .map(|row| row.get(0));
+        if let Some(pid) = found {
+            return pid;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    panic!("no backend of the store waited for a lock (but {not:?})");
+}
+
+/// A role that may read and write the tables but not create anything in
+/// the schema serves a database already migrated: the store creates
+/// nothing there.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_role_without_create_serves_a_migrated_database() {
+    let database = fresh_database().await;
+    connect(database.url()).await.close().await.unwrap();
+    let role = format!("likekit_no_create_{}", std::process::id());
+    outside_client(database.url())
+        .await
+        .batch_execute(&format!(
+            "CREATE ROLE {role} LOGIN; \
+             REVOKE CREATE ON SCHEMA public FROM PUBLIC; \
+             GRANT USAGE ON SCHEMA public TO {role}; \
+             GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA public TO {role}"
+        ))
+        .await
+        .unwrap();
+    let url = database
+        .url()
+        .replacen("postgres://likekit@", &format!("postgres://{role}@"), 1);
+    assert_ne!(url, database.url());
+    let store = connect(&url).await;
+    store.put_post(p(1)).await.unwrap();
+    assert!(store.like(u(1), p(1)).await.unwrap().changed);
+    let refused = outside_client(&url)
+        .await
+        .batch_execute("CREATE TABLE t (x int)")
+        .await
+        .unwrap_err();
+    assert_eq!(
+        refused.code(),
+        Some(&tokio_postgres::error::SqlState::INSUFFICIENT_PRIVILEGE)
+    );
+    store.close().await.unwrap();
+}
+
+/// Closing waits for the writes in flight, but not for ever: a like stuck
+/// behind a row lock (the timeouts off) does not hold the close up past
+/// its wait; new writes are refused at once, and the stuck like commits
+/// when the lock goes, counted once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn closing_does_not_wait_for_ever() {
+    let database = fresh_database().await;
+    let store = Arc::new(connect(&with_timeouts(database.url(), "0", "0")).await);
+    store.put_post(p(1)).await.unwrap();
+    let mut client = outside_client(database.url()).await;
+    let lock = client.transaction().await.unwrap();
+    lock.execute("SELECT 1 FROM posts WHERE id = 1 FOR UPDATE", &[])
+        .await
+        .unwrap();
+    let stuck = {
+        let store = store.clone();
+        tokio::spawn(async move { store.like(u(1), p(1)).await })
+    };
+    let other = outside_client(database.url()).await;
+    wait_for_count(
+        &other,
+        "SELECT count(*) FROM pg_stat_activity \
+         WHERE application_name = 'likekit-server' AND wait_event_type = 'Lock' \
+         AND datname = current_database()",
+        1,
+    )
+    .await;
+    store.close().await.unwrap();
+    assert_eq!(store.like(u(2), p(1)).await, Err(StoreError::Closed));
+    lock.rollback().await.unwrap();
+    assert!(stuck.await.unwrap().unwrap().changed);
+    suite::assert_exact(store.as_ref()).await;
 }

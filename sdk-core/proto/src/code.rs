@@ -132,7 +132,10 @@ pub const SHUTTING_DOWN: &str = "shutting_down";
 /// 503 on `/readyz` only: the store failed or did not answer within 2 s,
 /// or the server is stopping.
 pub const NOT_READY: &str = "not_ready";
-/// 503: only a plain-text 503 from a route of your own (`App::wrap`).
+/// 503: the database cannot take the request now (a statement or lock
+/// timeout, a read-only or full database, one restarting), with
+/// `Retry-After`; also a plain-text 503 from a route of your own
+/// (`App::wrap`).
 pub const UNAVAILABLE: &str = "unavailable";
 
 /// Every code the server answers, with the statuses it answers it with:

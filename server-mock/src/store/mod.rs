@@ -308,6 +308,14 @@ pub enum StoreError {
     /// The store is shutting down and takes no more writes.
     #[error("the store is closed")]
     Closed,
+    /// The database cannot take the request now, for a reason that passes:
+    /// it is busy (a statement or a lock waited past its timeout, every
+    /// connection is taken), read-only (a standby, or a primary set
+    /// read-only), out of disk, or restarting. Trying again later is safe:
+    /// a write that failed so changed nothing, or is idempotent. The
+    /// server answers 503 `unavailable` with `Retry-After`.
+    #[error("the database cannot take the request now: {0}")]
+    Unavailable(String),
     /// The database failed.
     #[error("database error: {0}")]
     Backend(String),

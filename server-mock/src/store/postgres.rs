@@ -34,10 +34,29 @@
 //!   prepared-statement caches. Migrations run at start, under an advisory
 //!   lock, so any number of servers may start at once.
 //! * **Deadlines.** Nothing waits on the database without one (see
-//!   [`POOL_WAIT`], [`BATCH_DEADLINE`], [`TCP_USER_TIMEOUT`]): waiting
-//!   for a free connection, opening one, recycling one, a batch of view
-//!   lookups, and unacknowledged data on a connection whose peer is gone.
-//!   A lookup whose requester gave up is dropped before its batch is sent.
+//!   [`POOL_WAIT`], [`BATCH_DEADLINE`], [`TCP_USER_TIMEOUT`],
+//!   [`STATEMENT_TIMEOUT`], [`LOCK_TIMEOUT`]): waiting for a free
+//!   connection, opening one, recycling one, a statement (PostgreSQL's
+//!   `statement_timeout` and `lock_timeout` on every serving connection,
+//!   and the store's own deadline a little past them, for a database that
+//!   no longer answers at all), a batch of view lookups, unacknowledged
+//!   data on a connection whose peer is gone, and closing the store. A
+//!   lookup whose requester gave up is dropped before its batch is sent.
+//!   Migrations, seeds, resets and audits run without a statement timeout
+//!   (they may rightly take long); migrations with a lock timeout of their
+//!   own, so that a migration waiting for a lock does not hold every like
+//!   up behind it.
+//! * **Failures that pass** (a timeout, a read-only or full database, a
+//!   database restarting: [`passing`]) are [`StoreError::Unavailable`],
+//!   which the server answers 503 with `Retry-After`; others are
+//!   [`StoreError::Backend`]. A connection that finds its database
+//!   read-only is closed, with every idle connection of its pool: after a
+//!   failover they lead to the old primary, and new ones go where the URL
+//!   leads now.
+//! * **A share for reads.** Likes and unlikes hold at most three quarters
+//!   of a pool's connections ([`Lane`]), so that writes queued on a locked
+//!   row or a slow database leave connections to views, feeds and
+//!   `/readyz`.
 //! * **The view's reads, batched.** Every view reads the viewer's own
 //!   (user, post) row, never cached, and a view whose post is not cached
 //!   reads the post: on PostgreSQL a round trip each. A one-post `liked`
@@ -69,14 +88,17 @@ use std::{
     collections::{HashMap, HashSet},
     fmt,
     str::FromStr,
-    sync::Arc,
+    sync::{
+        Arc,
+        atomic::{AtomicBool, Ordering},
+    },
     time::Duration,
 };
 
 use async_trait::async_trait;
 use deadpool_postgres::{Manager, ManagerConfig, Object, Pool, RecyclingMethod, Runtime};
 use likekit_proto::{IdError, LikeState, PostId, UserId, admin::Seed};
-use tokio::sync::{RwLock, RwLockReadGuard, Semaphore, mpsc, oneshot};
+use tokio::sync::{OwnedSemaphorePermit, RwLock, RwLockReadGuard, Semaphore, mpsc, oneshot};
 use tokio_postgres::{NoTls, error::SqlState};
 
 use super::{
@@ -541,6 +563,36 @@ const BATCH_DEADLINE: Duration = Duration::from_secs(10);
 /// acknowledges at once.
 const TCP_USER_TIMEOUT: Duration = Duration::from_secs(30);
 
+/// `statement_timeout` of every serving connection, unless the URL's
+/// `options` set one (`options=-c statement_timeout=10s`): a like, a view's
+/// read or a friends lookup takes milliseconds, so one past this is stuck
+/// (behind a lock, on a database out of resources) and is better an error
+/// the client retries than a connection held until the request timeout.
+/// Well under the 30 s request timeout.
+const STATEMENT_TIMEOUT: &str = "5s";
+
+/// `lock_timeout` of every serving connection, unless the URL's `options`
+/// set one: a like waits this long at most for a row or table lock (a
+/// long transaction holding a post's row, a migration's `ALTER TABLE`
+/// waiting in the lock queue), then fails, freeing its connection.
+const LOCK_TIMEOUT: &str = "2s";
+
+/// The store's own deadline on a statement's answer is the connections'
+/// `statement_timeout` plus this: past it the database is not answering
+/// at all (its cancel did not come back), and the connection is closed
+/// rather than reused with a statement still in flight. None when the
+/// statement timeout is off (`0`).
+const ANSWER_MARGIN: Duration = Duration::from_secs(2);
+
+/// `lock_timeout` of a migration's statements: past it the migration
+/// fails (the start tries again while `--db-wait-secs` lasts) rather than
+/// keep every like waiting behind its place in the lock queue.
+const MIGRATION_LOCK_TIMEOUT: &str = "2s";
+
+/// How long closing the store waits for the writes in flight (each bounded
+/// by the deadlines above) before it closes anyway.
+const CLOSE_WAIT: Duration = Duration::from_secs(10);
+
 /// The most lookups one batched statement answers.
 const MAX_BATCH: usize = 512;
 
@@ -743,6 +795,72 @@ pub(crate) fn connection_pool(
         .map_err(|e| format!("PostgreSQL connection pool: {e}"))
 }
 
+/// A pool, and the share of it that likes and unlikes may hold at once:
+/// all of it but a quarter (at least one connection, unless the pool has
+/// only one), kept for views, feeds and `/readyz`, so that writes waiting
+/// on a locked row or a slow database cannot take every connection from
+/// the reads.
+#[derive(Clone)]
+pub(crate) struct Lane {
+    pub(crate) pool: Pool,
+    writes: Arc<Semaphore>,
+    /// How many writes may hold a connection at once.
+    write_share: usize,
+}
+
+impl Lane {
+    pub(crate) fn new(pool: Pool) -> Self {
+        let size = pool.status().max_size;
+        let write_share = size.saturating_sub((size / 4).max(1)).max(1);
+        Self {
+            pool,
+            writes: Arc::new(Semaphore::new(write_share)),
+            write_share,
+        }
+    }
+
+    /// A place among the writes, within [`POOL_WAIT`] (`None` for a
+    /// read, which needs none).
+    pub(crate) async fn share(
+        &self,
+        write: bool,
+    ) -> Result<Option<OwnedSemaphorePermit>, StoreError> {
+        if !write {
+            return Ok(None);
+        }
+        match tokio::time::timeout(POOL_WAIT, self.writes.clone().acquire_owned()).await {
+            Ok(Ok(permit)) => Ok(Some(permit)),
+            // The semaphore is never closed.
+            Ok(Err(_)) => Err(StoreError::Closed),
+            Err(_) => Err(StoreError::Unavailable(format!(
+                "the {} connections likes and unlikes may hold (of {}) stayed busy for {} s",
+                self.write_share,
+                self.pool.status().max_size,
+                POOL_WAIT.as_secs()
+            ))),
+        }
+    }
+
+    /// A connection, with a place among the writes for a write.
+    async fn held(&self, write: bool) -> Result<Held, StoreError> {
+        let share = self.share(write).await?;
+        Ok(Held {
+            client: self.pool.get().await?,
+            direct: false,
+            _share: share,
+        })
+    }
+}
+
+/// A connection held for statements about one post: whether it goes
+/// straight to the worker holding the post (Citus), and for a write its
+/// place among the writes of its pool ([`Lane`]), given back with it.
+pub(crate) struct Held {
+    pub(crate) client: Object,
+    pub(crate) direct: bool,
+    pub(crate) _share: Option<OwnedSemaphorePermit>,
+}
+
 /// `pool` as `/metrics` reports it, under the label `name`.
 fn pool_status(name: String, pool: &Pool) -> PoolStatus {
     let status = pool.status();
@@ -759,23 +877,23 @@ fn pool_status(name: String, pool: &Pool) -> PoolStatus {
 /// holding the post ([`workers`]), or to the store's pool.
 #[derive(Clone)]
 struct Route {
-    pool: Pool,
+    lane: Lane,
     workers: Option<Arc<Workers>>,
 }
 
 impl Route {
-    /// A connection for statements about `post`.
+    /// A connection for reads about `post`.
     async fn client(&self, post: i64) -> Result<Object, StoreError> {
-        Ok(self.connection(post).await?.0)
+        Ok(self.held(post, false).await?.client)
     }
 
-    /// A connection for statements about `post`, and whether it goes
-    /// straight to the worker that holds the post (`false`: the node the
-    /// store's URL names).
-    async fn connection(&self, post: i64) -> Result<(Object, bool), StoreError> {
+    /// A connection for statements about `post` (with a place among the
+    /// writes for a `write`), and whether it goes straight to the worker
+    /// that holds the post (`false`: the node the store's URL names).
+    async fn held(&self, post: i64, write: bool) -> Result<Held, StoreError> {
         match &self.workers {
-            Some(workers) => workers.connection(post).await,
-            None => Ok((self.pool.get().await?, false)),
+            Some(workers) => workers.connection(post, write).await,
+            None => self.lane.held(write).await,
         }
     }
 
@@ -1050,9 +1168,14 @@ pub struct PostgresStore {
     liked_batcher: LikedBatcher,
     /// One-post `post` reads, batched.
     post_batcher: PostBatcher,
-    /// Writes hold it shared; `close` takes it exclusively, so it waits for
-    /// the writes in flight and then refuses new ones.
-    closed: RwLock<bool>,
+    /// Set by `close`: new writes are refused.
+    closing: AtomicBool,
+    /// Writes hold it shared; `close` takes it exclusively, so it waits
+    /// (up to [`CLOSE_WAIT`]) for the writes in flight.
+    gate: RwLock<()>,
+    /// The store's own deadline on a statement's answer: the connections'
+    /// `statement_timeout` plus [`ANSWER_MARGIN`] (`None` when it is off).
+    answer_deadline: Option<Duration>,
     hot: HotPosts,
     /// [`Layout::Plain`] or [`Layout::Citus`].
     layout: Layout,
@@ -1071,14 +1194,52 @@ impl fmt::Debug for PostgresStore {
     }
 }
 
+/// How [`StoreError::Unavailable`] for a read-only database begins
+/// ([`read_only`] looks for it).
+const READ_ONLY: &str = "PostgreSQL is read-only";
+
+/// What a failure with SQLSTATE `code` means when it passes with time:
+/// the database is busy, read-only, full or restarting, and nothing of the
+/// failed statement was kept (a write cut by a shutdown may have
+/// committed, and likes are idempotent), so trying again later is safe.
+/// `None` for every other failure.
+pub(crate) fn passing(code: &SqlState) -> Option<&'static str> {
+    Some(match code.code() {
+        "57014" => "a statement ran past statement_timeout, or was canceled",
+        "55P03" => "a lock was not granted within lock_timeout",
+        "40001" => "a serialization failure",
+        "40P01" => "a deadlock, broken by rolling this statement back",
+        "25006" => READ_ONLY,
+        "53100" => "PostgreSQL is out of disk space",
+        "53200" => "PostgreSQL is out of memory",
+        "53300" => "PostgreSQL has no connection to spare",
+        "57P01" => "PostgreSQL is shutting down (an administrator's shutdown)",
+        "57P02" => "PostgreSQL is restarting after a crash",
+        "57P03" => "PostgreSQL cannot take connections now (starting up or shutting down)",
+        _ => return None,
+    })
+}
+
+/// Whether `err` says the database is read-only (SQLSTATE 25006, or the
+/// readiness check found it so).
+fn read_only(err: &StoreError) -> bool {
+    matches!(err, StoreError::Unavailable(message) if message.starts_with(READ_ONLY))
+}
+
 fn pg_error(err: tokio_postgres::Error) -> StoreError {
     match err.as_db_error() {
-        Some(db) => StoreError::Backend(format!(
-            "PostgreSQL {} ({}): {}",
-            db.severity(),
-            db.code().code(),
-            db.message()
-        )),
+        Some(db) => {
+            let text = format!(
+                "PostgreSQL {} ({}): {}",
+                db.severity(),
+                db.code().code(),
+                db.message()
+            );
+            match passing(db.code()) {
+                Some(why) => StoreError::Unavailable(format!("{why}: {text}")),
+                None => StoreError::Backend(text),
+            }
+        }
         None => {
             // The causes too: "error performing TLS handshake: invalid peer
             // certificate: UnknownIssuer" says what to fix.
@@ -1097,8 +1258,76 @@ impl From<deadpool_postgres::PoolError> for StoreError {
     fn from(err: deadpool_postgres::PoolError) -> Self {
         match err {
             deadpool_postgres::PoolError::Backend(err) => pg_error(err),
+            // Load: every connection stayed busy (see POOL_WAIT).
+            deadpool_postgres::PoolError::Timeout(deadpool_postgres::TimeoutType::Wait) => {
+                StoreError::Unavailable(format!(
+                    "every connection of the pool stayed busy for {} s (PostgreSQL \
+                     connection pool: {err})",
+                    POOL_WAIT.as_secs()
+                ))
+            }
             other => StoreError::Backend(format!("PostgreSQL connection pool: {other}")),
         }
+    }
+}
+
+/// `work` (statements on one connection) within `limit` (without one: as
+/// long as it takes); `None` when the limit passed first.
+async fn bounded<T>(
+    limit: Option<Duration>,
+    work: impl Future<Output = Result<T, StoreError>>,
+) -> Option<Result<T, StoreError>> {
+    match limit {
+        Some(limit) => tokio::time::timeout(limit, work).await.ok(),
+        None => Some(work.await),
+    }
+}
+
+/// The outcome of `what` on `client` (`None`: the store's deadline,
+/// `limit`, passed first), and what becomes of the connection: one cut at
+/// the deadline may still have a statement in flight, whose answer would
+/// come first to the next user, and is closed; one that found its database
+/// read-only is closed with every idle connection of its pool
+/// ([`forget_pool`]). Any other goes back to the pool.
+fn settle<T>(
+    client: Object,
+    done: Option<Result<T, StoreError>>,
+    what: &str,
+    limit: Option<Duration>,
+) -> Result<T, StoreError> {
+    match done {
+        None => {
+            drop(Object::take(client));
+            Err(StoreError::Unavailable(format!(
+                "PostgreSQL did not answer {what} within {} s (its statement_timeout and \
+                 a margin): it is not answering at all, and the connection was closed (a \
+                 write so cut may or may not have been applied; sending it again is safe)",
+                limit.unwrap_or_default().as_secs()
+            )))
+        }
+        Some(Err(err)) if read_only(&err) => {
+            forget_pool(client);
+            Err(err)
+        }
+        Some(done) => done,
+    }
+}
+
+/// Closes `client` and every idle connection of its pool: they were opened
+/// to a database that is read-only now — after a failover, most likely the
+/// old primary, now a standby, whose reads would miss the new primary's
+/// writes. New connections go where the URL leads now (a moved address, or
+/// with several hosts and `target_session_attrs=read-write`, the primary).
+fn forget_pool(client: Object) {
+    let pool = Object::pool(&client);
+    drop(Object::take(client));
+    if let Some(pool) = pool {
+        let closed = pool.retain(|_, _| false).removed.len();
+        tracing::warn!(
+            idle_connections_closed = closed,
+            "PostgreSQL answered that it is read-only: the connection and every idle \
+             one of its pool are closed, and new ones are opened as needed"
+        );
     }
 }
 
@@ -1166,7 +1395,10 @@ impl PostgresStore {
     /// Connects, creates the pool and brings the schema up to date.
     ///
     /// Every connection runs with `synchronous_commit = on`, so a write is
-    /// on disk (and on synchronous standbys, if any) before it is answered.
+    /// on disk (and on synchronous standbys, if any) before it is answered,
+    /// and with `statement_timeout = 5s` and `lock_timeout = 2s` unless the
+    /// URL's `options` set them (`options=-c%20statement_timeout%3D10s`;
+    /// `0` turns one off).
     pub async fn connect(options: PostgresOptions) -> Result<Self, StoreError> {
         let shown = redact_url(&options.url);
         let (url, mut tls) = split_url(&options.url)
@@ -1185,12 +1417,7 @@ impl PostgresStore {
         let tls: Tls = tls::client_config(&tls)
             .map_err(StoreError::Backend)?
             .map(Arc::new);
-        let session = "-c synchronous_commit=on";
-        let merged = match config.get_options() {
-            Some(given) if !given.trim().is_empty() => format!("{given} {session}"),
-            _ => session.to_owned(),
-        };
-        config.options(merged);
+        config.options(session_options(config.get_options()));
         if config.get_application_name().is_none() {
             config.application_name("likekit-server");
         }
@@ -1217,18 +1444,17 @@ impl PostgresStore {
             Layout::Auto => Layout::Plain,
             given => given,
         };
+        let answer_deadline = answer_deadline(&pool).await.map_err(failed)?;
         let slots = Arc::new(Semaphore::new((connections / 2).clamp(1, MAX_BATCHES)));
+        let lane = Lane::new(pool.clone());
         let workers = if layout == Layout::Citus && options.direct_to_workers {
-            Workers::connect(pool.clone(), config, connections, tls)
+            Workers::connect(lane.clone(), config, connections, tls)
                 .await
                 .map_err(failed)?
         } else {
             None
         };
-        let route = Route {
-            pool: pool.clone(),
-            workers,
-        };
+        let route = Route { lane, workers };
         let (liked_batcher, post_batcher) = if layout == Layout::Citus {
             (
                 spawn_batcher(route.clone(), slots.clone(), liked_by_post),
@@ -1244,7 +1470,9 @@ impl PostgresStore {
             liked_batcher,
             post_batcher,
             pool,
-            closed: RwLock::new(false),
+            closing: AtomicBool::new(false),
+            gate: RwLock::new(()),
+            answer_deadline,
             hot: HotPosts::new(options.hot_posts),
             layout,
             route,
@@ -1275,22 +1503,37 @@ impl PostgresStore {
             .get(0))
     }
 
+    /// The gate, held by a write while it runs; refused once the store is
+    /// closing.
+    async fn enter(&self) -> Result<RwLockReadGuard<'_, ()>, StoreError> {
+        if self.closing.load(Ordering::Acquire) {
+            return Err(StoreError::Closed);
+        }
+        let gate = self.gate.read().await;
+        if self.closing.load(Ordering::Acquire) {
+            return Err(StoreError::Closed);
+        }
+        Ok(gate)
+    }
+
     async fn write(
         &self,
         user: UserId,
         post: PostId,
         like: bool,
     ) -> Result<WriteOutcome, StoreError> {
-        let closed = self.closed.read().await;
-        if *closed {
-            return Err(StoreError::Closed);
-        }
+        let _gate = self.enter().await?;
         let shard = self.hot.on_write(post).map_or(-1, i32::from);
         let (post_sql, user_sql) = (post.as_i64(), user.as_i64());
-        let (client, direct) = self.route.connection(post_sql).await?;
+        let Held {
+            client,
+            direct,
+            _share,
+        } = self.route.held(post_sql, true).await?;
+        let at = liked_at();
         let (sql, params): (&str, &[&(dyn tokio_postgres::types::ToSql + Sync)]) = if like {
             let sql = if direct { LIKE_CALL_DIRECT } else { LIKE_CALL };
-            (sql, &[&post_sql, &user_sql, &shard, &liked_at()])
+            (sql, &[&post_sql, &user_sql, &shard, &at])
         } else {
             let sql = if direct {
                 UNLIKE_CALL_DIRECT
@@ -1299,27 +1542,99 @@ impl PostgresStore {
             };
             (sql, &[&post_sql, &user_sql, &shard])
         };
-        let statement = client.prepare_cached(sql).await?;
-        match client.query_one(&statement, params).await {
-            Ok(row) => Ok(outcome(like, &row)),
-            Err(e) if e.code() == Some(&SqlState::NO_DATA_FOUND) => {
-                Err(StoreError::PostNotFound(post))
+        let done = bounded(self.answer_deadline, async {
+            let statement = client.prepare_cached(sql).await?;
+            match client.query_one(&statement, params).await {
+                Ok(row) => Ok(outcome(like, &row)),
+                Err(e) if e.code() == Some(&SqlState::NO_DATA_FOUND) => {
+                    Err(StoreError::PostNotFound(post))
+                }
+                Err(e) => Err(e.into()),
             }
-            Err(e) => Err(e.into()),
-        }
+        })
+        .await;
+        settle(
+            client,
+            done,
+            if like { "a like" } else { "an unlike" },
+            self.answer_deadline,
+        )
     }
 
     /// A connection for an admin change, with the gate held (refused once
-    /// the store is closed).
+    /// the store is closing).
     async fn admin(
         &self,
-    ) -> Result<(RwLockReadGuard<'_, bool>, deadpool_postgres::Object), StoreError> {
-        let closed = self.closed.read().await;
-        if *closed {
-            return Err(StoreError::Closed);
-        }
-        Ok((closed, self.pool.get().await?))
+    ) -> Result<(RwLockReadGuard<'_, ()>, deadpool_postgres::Object), StoreError> {
+        let gate = self.enter().await?;
+        Ok((gate, self.pool.get().await?))
     }
+
+    /// One statement on a connection of the store's pool, within the
+    /// store's deadline ([`settle`]).
+    async fn read<T>(
+        &self,
+        what: &str,
+        work: impl AsyncFnOnce(&Object) -> Result<T, StoreError>,
+    ) -> Result<T, StoreError> {
+        let client = self.pool.get().await?;
+        let done = bounded(self.answer_deadline, work(&client)).await;
+        settle(client, done, what, self.answer_deadline)
+    }
+}
+
+/// The connection options of every serving connection: `statement_timeout`
+/// and `lock_timeout` first (unless `given`, the URL's `options`, sets
+/// them: then the URL's hold), then the URL's, then `synchronous_commit =
+/// on`, last so that nothing turns it off.
+fn session_options(given: Option<&str>) -> String {
+    let given = given.filter(|given| !given.trim().is_empty());
+    // `-c name=value`, `-cname=value` or `--name=value`, a name's `-` as
+    // `_` (`deadlock_timeout` is not `lock_timeout`).
+    let sets = |name: &str| {
+        given.is_some_and(|given| {
+            given.split_whitespace().any(|word| {
+                let word = word
+                    .strip_prefix("--")
+                    .or_else(|| word.strip_prefix("-c"))
+                    .unwrap_or(word);
+                word.split('=')
+                    .next()
+                    .is_some_and(|key| key.replace('-', "_") == name)
+            })
+        })
+    };
+    let mut options = Vec::new();
+    for (name, value) in [
+        ("statement_timeout", STATEMENT_TIMEOUT),
+        ("lock_timeout", LOCK_TIMEOUT),
+    ] {
+        if !sets(name) {
+            options.push(format!("-c {name}={value}"));
+        }
+    }
+    options.extend(given.map(str::to_owned));
+    options.push("-c synchronous_commit=on".to_owned());
+    options.join(" ")
+}
+
+/// The store's own deadline on a statement's answer: the connections'
+/// `statement_timeout` as the database has it (the URL's `options` may
+/// set it) plus [`ANSWER_MARGIN`]; `None` when it is off.
+async fn answer_deadline(pool: &Pool) -> Result<Option<Duration>, StoreError> {
+    let ms: i64 = pool
+        .get()
+        .await?
+        .query_one(
+            "SELECT setting::bigint FROM pg_settings WHERE name = 'statement_timeout'",
+            &[],
+        )
+        .await?
+        .get(0);
+    Ok(u64::try_from(ms)
+        .ok()
+        .filter(|&ms| ms > 0)
+        .map(|ms| Duration::from_millis(ms) + ANSWER_MARGIN))
 }
 
 /// Applies the migrations this database lacks, in one transaction under
@@ -1330,6 +1645,16 @@ impl PostgresStore {
 /// serializable its snapshot would be taken by the lock statement, before
 /// the lock is granted, and a server that waited for another would not see
 /// the migrations that one applied, and apply them again.
+///
+/// No statement timeout (a migration may rightly take long) and none for
+/// the advisory lock (another server's migration); but each migration's
+/// statements wait at most [`MIGRATION_LOCK_TIMEOUT`] for a lock: an
+/// `ALTER TABLE` waiting in the lock queue behind a long transaction would
+/// hold every like up behind it. Past that the start fails, saying so
+/// (its "lock timeout" is one of the failures the start tries again while
+/// `--db-wait-secs` lasts). An already migrated database is left alone:
+/// nothing is created there, so a role without `CREATE` on the schema can
+/// serve it.
 async fn migrate(pool: &Pool) -> Result<(), StoreError> {
     let mut client = pool.get().await?;
     let tx = client
@@ -1337,15 +1662,27 @@ async fn migrate(pool: &Pool) -> Result<(), StoreError> {
         .isolation_level(tokio_postgres::IsolationLevel::ReadCommitted)
         .start()
         .await?;
+    tx.batch_execute("SET LOCAL statement_timeout = 0; SET LOCAL lock_timeout = 0")
+        .await?;
     tx.execute("SELECT pg_advisory_xact_lock($1)", &[&MIGRATION_LOCK])
         .await?;
-    tx.batch_execute(
-        "CREATE TABLE IF NOT EXISTS likekit_schema (
-             version    integer     PRIMARY KEY,
-             applied_at timestamptz NOT NULL DEFAULT now()
-         )",
-    )
+    tx.batch_execute(&format!(
+        "SET LOCAL lock_timeout = '{MIGRATION_LOCK_TIMEOUT}'"
+    ))
     .await?;
+    let recorded: bool = tx
+        .query_one("SELECT to_regclass('likekit_schema') IS NOT NULL", &[])
+        .await?
+        .get(0);
+    if !recorded {
+        tx.batch_execute(
+            "CREATE TABLE IF NOT EXISTS likekit_schema (
+                 version    integer     PRIMARY KEY,
+                 applied_at timestamptz NOT NULL DEFAULT now()
+             )",
+        )
+        .await?;
+    }
     let applied: i32 = tx
         .query_one("SELECT coalesce(max(version), 0) FROM likekit_schema", &[])
         .await?
@@ -1357,12 +1694,28 @@ async fn migrate(pool: &Pool) -> Result<(), StoreError> {
         )));
     }
     for (version, sql) in MIGRATIONS.iter().filter(|(v, _)| *v > applied) {
-        tx.batch_execute(sql).await?;
-        tx.execute(
-            "INSERT INTO likekit_schema (version) VALUES ($1)",
-            &[version],
-        )
-        .await?;
+        let applied = async {
+            tx.batch_execute(sql).await?;
+            tx.execute(
+                "INSERT INTO likekit_schema (version) VALUES ($1)",
+                &[version],
+            )
+            .await
+        };
+        applied.await.map_err(|e| match e.code() {
+            Some(code) if *code == SqlState::LOCK_NOT_AVAILABLE => {
+                StoreError::Unavailable(format!(
+                    "migration {version} gave up waiting {MIGRATION_LOCK_TIMEOUT} for a \
+                     lock another session holds on its tables (lock timeout), rather than \
+                     hold every like up behind it: {}",
+                    e.as_db_error().map_or_else(
+                        || e.to_string(),
+                        |db| format!("{} ({})", db.message(), db.code().code())
+                    )
+                ))
+            }
+            _ => pg_error(e),
+        })?;
         tracing::info!(version, "PostgreSQL schema migrated");
     }
     tx.commit().await?;
@@ -1408,6 +1761,34 @@ async fn check_citus(pool: &Pool) -> Result<bool, StoreError> {
         );
     }
     Ok(true)
+}
+
+/// Whether the node behind `client` takes writes: neither its sessions'
+/// `transaction_read_only` on (`default_transaction_read_only`, or a
+/// standby) nor in recovery. A connection that finds it read-only is closed
+/// with every idle one of its pool ([`settle`]).
+async fn writable(client: Object) -> Result<(), StoreError> {
+    let done = async {
+        let statement = client
+            .prepare_cached(
+                "SELECT current_setting('transaction_read_only') = 'on', pg_is_in_recovery()",
+            )
+            .await?;
+        let row = client.query_one(&statement, &[]).await?;
+        let (read_only, recovery): (bool, bool) = (row.get(0), row.get(1));
+        match (read_only, recovery) {
+            (_, true) => Err(StoreError::Unavailable(format!(
+                "{READ_ONLY}: it is a standby (in recovery), so it takes no likes"
+            ))),
+            (true, false) => Err(StoreError::Unavailable(format!(
+                "{READ_ONLY}: its sessions are read-only (default_transaction_read_only), \
+                 so it takes no likes"
+            ))),
+            (false, false) => Ok(()),
+        }
+    }
+    .await;
+    settle(client, Some(done), "the readiness check", None)
 }
 
 /// A write's outcome from its row: whether a like row changed, the post's
@@ -1501,6 +1882,9 @@ async fn replace_friends(
 async fn apply_seed(client: &mut deadpool_postgres::Object, seed: &Seed) -> Result<(), StoreError> {
     check_seed(seed)?;
     let tx = client.transaction().await?;
+    // A large seed may rightly take long, and may wait for its locks.
+    tx.batch_execute("SET LOCAL statement_timeout = 0; SET LOCAL lock_timeout = 0")
+        .await?;
 
     // Users (a later entry for the same id wins, as with one upsert each).
     let mut names: HashMap<UserId, &str> = HashMap::new();
@@ -1645,14 +2029,17 @@ impl Store for PostgresStore {
             // The batcher is gone (its runtime shut down): ask directly.
         }
         let ids: Vec<i64> = posts.iter().map(|&post| post.as_i64()).collect();
-        let client = self.pool.get().await?;
-        let statement = client.prepare_cached(LIKED).await?;
-        let liked: HashSet<i64> = client
-            .query(&statement, &[&user.as_i64(), &ids])
-            .await?
-            .iter()
-            .map(|row| row.get(0))
-            .collect();
+        let liked: HashSet<i64> = self
+            .read("a feed's own rows", async |client| {
+                let statement = client.prepare_cached(LIKED).await?;
+                Ok(client
+                    .query(&statement, &[&user.as_i64(), &ids])
+                    .await?
+                    .iter()
+                    .map(|row| row.get(0))
+                    .collect())
+            })
+            .await?;
         Ok(posts
             .iter()
             .map(|&post| liked.contains(&post.as_i64()))
@@ -1660,29 +2047,33 @@ impl Store for PostgresStore {
     }
 
     async fn friends(&self, user: UserId) -> Result<Vec<(UserId, String)>, StoreError> {
-        let client = self.pool.get().await?;
-        let statement = client.prepare_cached(FRIENDS).await?;
-        Ok(client
-            .query(&statement, &[&user.as_i64()])
-            .await?
-            .iter()
-            .filter_map(|row| Some((UserId::try_from(row.get::<_, i64>(0)).ok()?, row.get(1))))
-            .collect())
+        self.read("a friends lookup", async |client| {
+            let statement = client.prepare_cached(FRIENDS).await?;
+            Ok(client
+                .query(&statement, &[&user.as_i64()])
+                .await?
+                .iter()
+                .filter_map(|row| Some((UserId::try_from(row.get::<_, i64>(0)).ok()?, row.get(1))))
+                .collect())
+        })
+        .await
     }
 
     async fn user_name(&self, user: UserId) -> Result<Option<String>, StoreError> {
-        let client = self.pool.get().await?;
-        let statement = client.prepare_cached(USER_NAME).await?;
-        Ok(client
-            .query_opt(&statement, &[&user.as_i64()])
-            .await?
-            .map(|row| row.get(0)))
+        self.read("a user's name", async |client| {
+            let statement = client.prepare_cached(USER_NAME).await?;
+            Ok(client
+                .query_opt(&statement, &[&user.as_i64()])
+                .await?
+                .map(|row| row.get(0)))
+        })
+        .await
     }
 
     async fn put_user(&self, user: UserId, name: &str) -> Result<Upsert, StoreError> {
         check_name(name)?;
         let (_gate, client) = self.admin().await?;
-        {
+        let done = bounded(self.answer_deadline, async {
             // xmax is 0 on a freshly inserted row version.
             let row = client
                 .query_one(
@@ -1697,12 +2088,14 @@ impl Store for PostgresStore {
             } else {
                 Upsert::Updated
             })
-        }
+        })
+        .await;
+        settle(client, done, "a user's change", self.answer_deadline)
     }
 
     async fn put_post(&self, post: PostId) -> Result<Upsert, StoreError> {
         let (_gate, client) = self.admin().await?;
-        {
+        let done = bounded(self.answer_deadline, async {
             let inserted = client
                 .execute(
                     "INSERT INTO posts (id) VALUES ($1) ON CONFLICT DO NOTHING",
@@ -1714,44 +2107,61 @@ impl Store for PostgresStore {
             } else {
                 Upsert::Updated
             })
-        }
+        })
+        .await;
+        settle(client, done, "a new post", self.answer_deadline)
     }
 
     async fn set_friends(&self, user: UserId, friends: &[UserId]) -> Result<(), StoreError> {
         check_friends(friends)?;
         let friends = unique(friends);
         let (_gate, mut client) = self.admin().await?;
-        let tx = client.transaction().await?;
-        replace_friends(&tx, &[(user, friends)]).await?;
-        tx.commit().await?;
-        Ok(())
+        let done = bounded(self.answer_deadline, async {
+            let tx = client.transaction().await?;
+            replace_friends(&tx, &[(user, friends)]).await?;
+            tx.commit().await?;
+            Ok(())
+        })
+        .await;
+        settle(client, done, "a friend list's change", self.answer_deadline)
     }
 
     async fn seed(&self, seed: &Seed) -> Result<(), StoreError> {
         let (_gate, mut client) = self.admin().await?;
-        apply_seed(&mut client, seed).await
+        let done = apply_seed(&mut client, seed).await;
+        settle(client, Some(done), "a seed", None)
     }
 
+    /// Without a statement timeout (every post's row is written), with the
+    /// lock timeout: `TRUNCATE` waits for every reader, and likes would
+    /// queue behind it.
     async fn reset(&self) -> Result<(), StoreError> {
         let (_gate, mut client) = self.admin().await?;
-        let tx = client.transaction().await?;
-        tx.batch_execute(
-            "TRUNCATE likes, post_count_shards; \
-             UPDATE posts SET count = 0, version = 0, likers = '{}', likers_at = '{}', \
-                 shard_rows = 0 \
-             WHERE count <> 0 OR version <> 0 OR likers <> '{}' OR shard_rows <> 0;",
-        )
-        .await?;
-        tx.commit().await?;
-        Ok(())
+        let done = async {
+            let tx = client.transaction().await?;
+            tx.batch_execute(
+                "SET LOCAL statement_timeout = 0; \
+                 TRUNCATE likes, post_count_shards; \
+                 UPDATE posts SET count = 0, version = 0, likers = '{}', likers_at = '{}', \
+                     shard_rows = 0 \
+                 WHERE count <> 0 OR version <> 0 OR likers <> '{}' OR shard_rows <> 0;",
+            )
+            .await?;
+            tx.commit().await?;
+            Ok(())
+        }
+        .await;
+        settle(client, Some(done), "a reset", None)
     }
 
+    /// Every post and every like row: without a statement timeout.
     async fn audit(&self) -> Result<Vec<PostAudit>, StoreError> {
-        let client = self.pool.get().await?;
-        client
-            .query(AUDIT, &[])
-            .await?
-            .iter()
+        let mut client = self.pool.get().await?;
+        let tx = client.transaction().await?;
+        tx.batch_execute("SET LOCAL statement_timeout = 0").await?;
+        let rows = tx.query(AUDIT, &[]).await?;
+        tx.commit().await?;
+        rows.iter()
             .map(|row| {
                 let post = id_from_sql(row.get(0))?;
                 let rows = to_count(row.get(3));
@@ -1766,29 +2176,43 @@ impl Store for PostgresStore {
             .collect()
     }
 
+    /// Refuses new writes at once, then waits for the writes in flight
+    /// (each bounded by the store's deadlines) for up to 10 s (`CLOSE_WAIT`); a
+    /// database that does not answer them by then does not hold the
+    /// shutdown up: they are left to end on their own (each commits whole
+    /// or not at all, and its client, answered or not, may send it again).
     async fn close(&self) -> Result<(), StoreError> {
-        // Waits for every write holding the gate, then shuts it.
-        *self.closed.write().await = true;
+        self.closing.store(true, Ordering::Release);
+        if tokio::time::timeout(CLOSE_WAIT, self.gate.write())
+            .await
+            .is_err()
+        {
+            tracing::warn!(
+                "closing the PostgreSQL store: writes still waited on the database after \
+                 {} s; it closes without them",
+                CLOSE_WAIT.as_secs()
+            );
+        }
         Ok(())
     }
 
-    /// One post's row, read as a view reads it; with direct routing on
-    /// Citus that goes to a worker, so the node `--db` names (users,
-    /// friends, feeds and admin go there) is asked too, with a real query.
+    /// One post's row, read as a view reads it, and whether the node that
+    /// post's likes go to takes writes (`transaction_read_only` off, not in
+    /// recovery): a standby after a failover, or a database set read-only,
+    /// answers reads but refuses every like. With direct routing on Citus
+    /// the post's node is a worker, so the node `--db` names (users,
+    /// friends, feeds and admin go there) is asked too.
     async fn ready(&self) -> Result<(), StoreError> {
         let post = async { self.post(PostId::MIN).await.map(drop) };
-        if self.route.workers.is_none() {
-            return post.await;
-        }
-        let own = async {
-            self.pool
-                .get()
-                .await?
-                .query_one("SELECT coalesce(max(version), 0) FROM likekit_schema", &[])
-                .await?;
-            Ok(())
+        let writes = async {
+            let client = self.route.client(PostId::MIN.as_i64()).await?;
+            writable(client).await
         };
-        tokio::try_join!(post, own).map(drop)
+        if self.route.workers.is_none() {
+            return tokio::try_join!(post, writes).map(drop);
+        }
+        let own = async { writable(self.pool.get().await?).await };
+        tokio::try_join!(post, writes, own).map(drop)
     }
 
     fn hot_posts(&self) -> Option<&HotPosts> {
@@ -1861,6 +2285,99 @@ mod tests {
                 let read: Vec<u8> = percent_encoding::percent_decode_str(&password).collect();
                 assert_eq!(config.get_password(), Some(&read[..]), "{url}");
             }
+        }
+    }
+
+    /// Serving connections get a statement and a lock timeout unless the
+    /// URL's `options` set them (then the URL's hold), and durability
+    /// last, which the URL cannot turn off.
+    #[test]
+    fn serving_connections_get_timeouts_unless_the_url_sets_them() {
+        assert_eq!(
+            session_options(None),
+            "-c statement_timeout=5s -c lock_timeout=2s -c synchronous_commit=on"
+        );
+        assert_eq!(session_options(Some("  ")), session_options(None));
+        assert_eq!(
+            session_options(Some("-c statement_timeout=0")),
+            "-c lock_timeout=2s -c statement_timeout=0 -c synchronous_commit=on"
+        );
+        assert_eq!(
+            session_options(Some("--lock-timeout=1s -c search_path=s")),
+            "-c statement_timeout=5s --lock-timeout=1s -c search_path=s -c synchronous_commit=on"
+        );
+        assert_eq!(
+            session_options(Some("-cstatement_timeout=1s -c deadlock_timeout=1s")),
+            "-c lock_timeout=2s -cstatement_timeout=1s -c deadlock_timeout=1s \
+             -c synchronous_commit=on"
+        );
+        assert!(
+            session_options(Some("-c synchronous_commit=off"))
+                .ends_with("-c synchronous_commit=off -c synchronous_commit=on")
+        );
+    }
+
+    /// Timeouts, a read-only, full or restarting database: failures that
+    /// pass (503 with `Retry-After`); a bad statement or a missing table
+    /// is not one.
+    #[test]
+    fn failures_that_pass_are_told_apart() {
+        for code in [
+            SqlState::QUERY_CANCELED,
+            SqlState::LOCK_NOT_AVAILABLE,
+            SqlState::READ_ONLY_SQL_TRANSACTION,
+            SqlState::DISK_FULL,
+            SqlState::ADMIN_SHUTDOWN,
+            SqlState::CRASH_SHUTDOWN,
+            SqlState::CANNOT_CONNECT_NOW,
+            SqlState::T_R_SERIALIZATION_FAILURE,
+            SqlState::T_R_DEADLOCK_DETECTED,
+        ] {
+            assert!(passing(&code).is_some(), "{}", code.code());
+        }
+        for code in [
+            SqlState::UNIQUE_VIOLATION,
+            SqlState::SYNTAX_ERROR,
+            SqlState::UNDEFINED_TABLE,
+            SqlState::INSUFFICIENT_PRIVILEGE,
+            SqlState::NO_DATA_FOUND,
+        ] {
+            assert_eq!(passing(&code), None, "{}", code.code());
+        }
+        let read_only_answer = passing(&SqlState::READ_ONLY_SQL_TRANSACTION).expect("passes");
+        assert!(read_only(&StoreError::Unavailable(format!(
+            "{read_only_answer}: PostgreSQL ERROR (25006): …"
+        ))));
+        assert!(!read_only(&StoreError::Unavailable(
+            passing(&SqlState::LOCK_NOT_AVAILABLE)
+                .expect("passes")
+                .to_owned()
+        )));
+        assert!(!read_only(&StoreError::Backend(READ_ONLY.to_owned())));
+    }
+
+    /// A password that is no UTF-8 once percent-decoded is never shown: in
+    /// a parameter tokio-postgres refuses it, in the credentials it takes
+    /// it as bytes (here nothing listens on the port).
+    #[tokio::test]
+    async fn a_password_that_is_no_utf8_is_never_shown() {
+        for (url, refusal) in [
+            (
+                "postgres://ana@127.0.0.1:1/likes?password=%FF%FEs3cret&sslmode=disable",
+                "bad PostgreSQL URL",
+            ),
+            (
+                "postgres://ana:%FFs3cret@127.0.0.1:1/likes",
+                "Connection refused",
+            ),
+        ] {
+            let err = PostgresStore::connect(PostgresOptions::new(url))
+                .await
+                .expect_err("refused")
+                .to_string();
+            assert!(err.contains(refusal), "{err}");
+            assert!(!err.contains("s3cret"), "{err}");
+            assert!(!err.contains("%FF"), "{err}");
         }
     }
 

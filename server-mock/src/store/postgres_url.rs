@@ -42,33 +42,52 @@ impl SslMode {
 }
 
 /// TLS to PostgreSQL: the mode, and the CA certificates (PEM) that sign the
-/// server's certificate (`None`: Mozilla's roots with `verify-ca` and
-/// `verify-full`, no check with `require`).
+/// server's certificate (`None`: no check with `require`; `verify-ca` and
+/// `verify-full` need one, as libpq does). The file name `system` is no
+/// file: the public CAs, as libpq's `sslrootcert=system`.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct PgTls {
     /// `sslmode`.
     pub mode: SslMode,
-    /// `sslrootcert`: a PEM file of CA certificates.
+    /// `sslrootcert`: a PEM file of CA certificates, or `system`.
     pub ca_file: Option<PathBuf>,
 }
+
+/// The `sslrootcert` that names no file but the public CAs (libpq 16's
+/// `sslrootcert=system`); a file of that name is written `./system`.
+pub const SYSTEM_ROOTS: &str = "system";
+
+/// The libpq parameters of client certificates, which the server does not
+/// take (it signs in with a password, or none on a trusted network).
+const CLIENT_CERTIFICATE_KEYS: &[&str] = &["sslcert", "sslkey", "sslpassword", "sslcertmode"];
 
 /// `url` without its `sslmode` and `sslrootcert` parameters (which
 /// tokio-postgres does not take in their libpq forms), and the TLS they
 /// ask for. Both URL (`?sslmode=…&…`) and key/value forms are read.
+///
+/// `sslrootcert=system` without an `sslmode` is `verify-full`, as libpq
+/// has it. A client certificate (`sslcert`, `sslkey`) is refused, saying
+/// so. Only the values of the two parameters taken are decoded and read;
+/// no other value (a `password` above all) is ever part of an error.
 pub(crate) fn split_url(url: &str) -> Result<(String, PgTls), String> {
     let mut tls = PgTls::default();
-    let mut take = |key: &str, value: &str| -> Result<bool, String> {
-        match key {
-            "sslmode" => {
-                tls.mode = SslMode::parse(value)?;
-                Ok(true)
-            }
-            "sslrootcert" => {
-                tls.ca_file = Some(PathBuf::from(value));
-                Ok(true)
-            }
-            _ => Ok(false),
+    let mut mode_given = false;
+    let mut take = |key: &str, value: &dyn Fn() -> Result<String, String>| match key {
+        "sslmode" => {
+            tls.mode = SslMode::parse(&value()?)?;
+            mode_given = true;
+            Ok(true)
         }
+        "sslrootcert" => {
+            tls.ca_file = Some(PathBuf::from(value()?));
+            Ok(true)
+        }
+        key if CLIENT_CERTIFICATE_KEYS.contains(&key) => Err(format!(
+            "{key}: client certificates are not supported; sign the server's \
+             PostgreSQL role in with a password (SCRAM), and keep sslmode and \
+             sslrootcert for checking the database's own certificate"
+        )),
+        _ => Ok(false),
     };
     if url.starts_with("postgres://") || url.starts_with("postgresql://") {
         // The query starts where tokio-postgres starts it: at the first `?`
@@ -82,16 +101,20 @@ pub(crate) fn split_url(url: &str) -> Result<(String, PgTls), String> {
             &url[..after_credentials + question],
             &url[after_credentials + question + 1..],
         );
-        let decoded = |part: &str| -> Result<String, String> {
-            percent_encoding::percent_decode_str(part)
-                .decode_utf8()
-                .map(|text| text.into_owned())
-                .map_err(|_| format!("{part:?} is not UTF-8 once percent-decoded"))
-        };
         let mut kept = Vec::new();
         for pair in query.split('&').filter(|p| !p.is_empty()) {
             let (key, value) = pair.split_once('=').unwrap_or((pair, ""));
-            if !take(&decoded(key)?, &decoded(value)?)? {
+            // A key is read whatever its bytes (one that is not UTF-8 is
+            // no key taken here, and tokio-postgres refuses it); a value
+            // is decoded only when its key is taken, and never shown.
+            let key = percent_encoding::percent_decode_str(key).decode_utf8_lossy();
+            let value = || {
+                percent_encoding::percent_decode_str(value)
+                    .decode_utf8()
+                    .map(|text| text.into_owned())
+                    .map_err(|_| format!("the value of {key} is not UTF-8 once percent-decoded"))
+            };
+            if !take(&key, &value)? {
                 kept.push(pair);
             }
         }
@@ -100,7 +123,7 @@ pub(crate) fn split_url(url: &str) -> Result<(String, PgTls), String> {
         } else {
             format!("{base}?{}", kept.join("&"))
         };
-        Ok((url, tls))
+        Ok((url, system_implies_verify_full(tls, mode_given)))
     } else {
         // The pairs taken are cut out, each with the whitespace before it
         // (the first with none), and the rest left as it is: joined anew,
@@ -111,7 +134,7 @@ pub(crate) fn split_url(url: &str) -> Result<(String, PgTls), String> {
         let (mut kept_from, mut last_end) = (0, 0);
         for (start, pair) in words(url) {
             let (key, value) = pair.split_once('=').unwrap_or((pair, ""));
-            if take(key, value.trim_matches('\''))? {
+            if take(key, &|| Ok(value.trim_matches('\'').to_owned()))? {
                 let cut_from = if last_end == 0 { start } else { last_end };
                 left.push_str(&url[kept_from..cut_from]);
                 kept_from = start + pair.len();
@@ -119,8 +142,23 @@ pub(crate) fn split_url(url: &str) -> Result<(String, PgTls), String> {
             last_end = start + pair.len();
         }
         left.push_str(&url[kept_from..]);
-        Ok((left, tls))
+        Ok((left, system_implies_verify_full(tls, mode_given)))
     }
+}
+
+/// libpq's rule: `sslrootcert=system` without an `sslmode` is
+/// `verify-full` (a weaker mode given with it is refused later, where the
+/// TLS configuration is made).
+fn system_implies_verify_full(mut tls: PgTls, mode_given: bool) -> PgTls {
+    if !mode_given
+        && tls
+            .ca_file
+            .as_deref()
+            .is_some_and(|file| file == std::path::Path::new(SYSTEM_ROOTS))
+    {
+        tls.mode = SslMode::VerifyFull;
+    }
+    tls
 }
 
 /// The words of `text` (split at whitespace), each with where it starts.
@@ -426,6 +464,82 @@ mod tests {
                 split_url(&split).unwrap(),
                 (split.clone(), PgTls::default())
             );
+        }
+    }
+
+    /// A parameter's value is decoded only when the server takes it
+    /// (`sslmode`, `sslrootcert`): a `password` that is no UTF-8 once
+    /// decoded is left for tokio-postgres (which refuses it without
+    /// showing it), and no refusal here shows any other value.
+    #[test]
+    fn no_value_but_the_ones_taken_is_decoded_or_shown() {
+        for url in [
+            "postgres://ana@db/likes?password=%FF%FEs3cret&sslmode=require",
+            "postgres://ana@db/likes?sslmode=require&password=%C3s3cret",
+            "postgres://ana:%FFs3cret@db/likes?sslmode=require",
+        ] {
+            let (left, tls) = split_url(url).unwrap();
+            assert_eq!(tls.mode, SslMode::Require, "{url}");
+            assert!(!left.contains("sslmode"), "{url}: {left}");
+            assert!(left.contains("s3cret"), "kept for tokio-postgres: {left}");
+        }
+        // A refusal names the parameter, never a value beside it.
+        for url in [
+            "postgres://db/likes?password=%FFs3cret&sslrootcert=%FF%FE",
+            "postgres://db/likes?password=%FFs3cret&sslmode=%FF",
+            "postgres://db/likes?password=s3cret&sslcert=/c.pem",
+        ] {
+            let err = split_url(url).unwrap_err();
+            assert!(!err.contains("s3cret"), "{url}: {err}");
+            assert!(!err.contains("%FF"), "{url}: {err}");
+        }
+        let err = split_url("postgres://db/likes?sslrootcert=%FF%FE").unwrap_err();
+        assert!(err.contains("sslrootcert"), "{err}");
+    }
+
+    /// Client certificates are refused as such, in both forms, whatever
+    /// else the URL says.
+    #[test]
+    fn client_certificates_are_refused_as_not_supported() {
+        for url in [
+            "postgres://ana@db/likes?sslmode=verify-full&sslcert=/etc/c.pem&sslkey=/etc/c.key",
+            "postgres://ana@db/likes?sslkey=/etc/c.key",
+            "postgres://ana@db/likes?sslpassword=x",
+            "host=db sslmode=verify-full sslcert=/etc/c.pem",
+        ] {
+            let err = split_url(url).unwrap_err();
+            assert!(
+                err.contains("client certificates are not supported"),
+                "{url}: {err}"
+            );
+        }
+    }
+
+    /// `sslrootcert=system` is libpq's: the public CAs, and `verify-full`
+    /// unless an `sslmode` is given (a weaker one is refused where the TLS
+    /// configuration is made).
+    #[test]
+    fn sslrootcert_system_implies_verify_full() {
+        for url in [
+            "postgres://ana@db/likes?sslrootcert=system",
+            "host=db sslrootcert=system",
+        ] {
+            let (_, tls) = split_url(url).unwrap();
+            assert_eq!(tls.mode, SslMode::VerifyFull, "{url}");
+            assert_eq!(tls.ca_file, Some(PathBuf::from(SYSTEM_ROOTS)));
+        }
+        for (url, mode) in [
+            (
+                "postgres://db/x?sslrootcert=system&sslmode=require",
+                SslMode::Require,
+            ),
+            (
+                "postgres://db/x?sslmode=disable&sslrootcert=system",
+                SslMode::Disable,
+            ),
+            ("postgres://db/x?sslrootcert=./system", SslMode::Disable),
+        ] {
+            assert_eq!(split_url(url).unwrap().1.mode, mode, "{url}");
         }
     }
 }

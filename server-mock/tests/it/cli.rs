@@ -207,7 +207,8 @@ async fn settings_come_from_the_environment() {
 
 /// A `LIKEKIT_*` variable set to the empty string counts as unset, as
 /// Compose and Helm render an optional value left out: the server starts
-/// with every variable empty, on the default database file.
+/// with every variable empty (but `LIKEKIT_DB`, refused when empty:
+/// `an_empty_likekit_db_stops_the_start`), on the default database file.
 #[test]
 fn empty_environment_variables_count_as_unset() {
     let help = common::server_command()
@@ -228,14 +229,14 @@ fn empty_environment_variables_count_as_unset() {
         .args(["--listen", "127.0.0.1:0"])
         .env("RUST_LOG", "info");
     for name in &names {
-        if *name != "LIKEKIT_LISTEN" {
+        if !["LIKEKIT_LISTEN", "LIKEKIT_DB"].contains(name) {
             command.env(name, "");
         }
     }
     let server = ServerProcess::start_command(command, &dir.path().join("server.log"));
     assert!(
         dir.path().join("likekit.db").exists(),
-        "LIKEKIT_DB= is the default file:\n{}",
+        "the default file:\n{}",
         server.log()
     );
     assert!(server.terminate().success());
@@ -248,6 +249,46 @@ fn empty_environment_variables_count_as_unset() {
         .unwrap();
     assert_eq!(output.status.code(), Some(2), "{output:?}");
     assert!(String::from_utf8_lossy(&output.stderr).contains("--token-secret"));
+}
+
+/// An empty `LIKEKIT_DB` (a database URL from a secret that failed to
+/// render) stops the start naming the variable, rather than starting on the
+/// default file `likekit.db`, which no other replica sees: no file is made.
+/// `--db` on the command line wins over it, as over any variable.
+#[test]
+fn an_empty_likekit_db_stops_the_start() {
+    let dir = tempfile::tempdir().unwrap();
+    let output = common::server_command()
+        .current_dir(dir.path())
+        .args(["--listen", "127.0.0.1:0"])
+        .env("LIKEKIT_DB", "")
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("'--db <DB>' (from LIKEKIT_DB)"), "{stderr}");
+    assert!(stderr.contains("it is empty"), "{stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert!(output.stdout.is_empty(), "it never listened: {output:?}");
+    assert_eq!(
+        std::fs::read_dir(dir.path()).unwrap().count(),
+        0,
+        "no likekit.db made"
+    );
+
+    // Given on the command line, `--db` wins over the empty variable.
+    let server = ServerProcess::start_with_env(
+        &["--db", ":memory:"],
+        &[("LIKEKIT_DB", "")],
+        &dir.path().join("server.log"),
+    );
+    assert!(
+        server.log().contains("store: SQLite in memory"),
+        "{}",
+        server.log()
+    );
+    assert!(server.terminate().success());
 }
 
 /// A bad value from a variable is reported under the flag and the

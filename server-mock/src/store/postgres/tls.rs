@@ -5,8 +5,16 @@
 //! | --- | --- | --- |
 //! | `disable` (the default here) | no | — |
 //! | `require` | yes | no; with a CA file its chain, to that file (as libpq with a root certificate: `verify-ca`) |
-//! | `verify-ca` | yes | its chain, to the CA file or Mozilla's roots |
+//! | `verify-ca` | yes | its chain, to the CA file |
 //! | `verify-full` | yes | its chain and that it names the host |
+//!
+//! As libpq: `verify-ca` and `verify-full` need the CA certificates that
+//! sign the server's (`sslrootcert`, or `--db-ca-file`), and without them
+//! the start stops, rather than checking against roots nobody chose; and
+//! `sslrootcert=system` takes the public CAs (Mozilla's list, built into
+//! the server) with `verify-full` only. (libpq would also read
+//! `~/.postgresql/root.crt` when it exists; the server reads no file it
+//! is not given.)
 //!
 //! `prefer` and `allow` (libpq's "TLS if the server offers it") are
 //! refused: a connection that may or may not be encrypted is not a
@@ -14,7 +22,8 @@
 //! from before: no TLS, for a database on loopback or a private network
 //! (`disable`, where libpq's default is `prefer`). A CA file with
 //! `disable` (or no `sslmode`) is refused rather than left unused: it asks
-//! for a check that would not happen.
+//! for a check that would not happen. Client certificates (`sslcert`,
+//! `sslkey`) are refused as not supported (see `postgres_url`).
 
 use std::sync::Arc;
 
@@ -25,15 +34,40 @@ use rustls::{
     pki_types::{CertificateDer, ServerName, UnixTime, pem::PemObject},
 };
 
+use crate::store::postgres_url::SYSTEM_ROOTS;
 pub use crate::store::postgres_url::{PgTls, SslMode};
 
 fn provider() -> Arc<CryptoProvider> {
     Arc::new(rustls::crypto::aws_lc_rs::default_provider())
 }
 
+/// Whether `tls` names the public CAs (`sslrootcert=system`) rather than
+/// a file.
+fn system_roots(tls: &PgTls) -> bool {
+    tls.ca_file
+        .as_deref()
+        .is_some_and(|file| file == std::path::Path::new(SYSTEM_ROOTS))
+}
+
 /// The mode `tls` is spoken with: `require` with a CA file is `verify-ca`
-/// (as libpq); a CA file with `disable` is refused.
+/// (as libpq). Refused: a CA file with `disable`; `verify-ca` or
+/// `verify-full` without one; `sslrootcert=system` with a mode weaker than
+/// `verify-full` (libpq's rules).
 fn effective_mode(tls: &PgTls) -> Result<SslMode, String> {
+    if system_roots(tls) && tls.mode != SslMode::VerifyFull {
+        let mode = match tls.mode {
+            SslMode::Disable => "disable (or absent, which is disable here)",
+            SslMode::Require => "require",
+            SslMode::VerifyCa => "verify-ca",
+            SslMode::VerifyFull => "verify-full",
+        };
+        return Err(format!(
+            "sslrootcert=system (the public CAs) checks the server's name too, so it \
+             takes sslmode=verify-full only (libpq's rule), and sslmode is {mode}: set \
+             sslmode=verify-full, or give the file of the CA that signs the server's \
+             certificate"
+        ));
+    }
     match (tls.mode, &tls.ca_file) {
         (SslMode::Disable, Some(path)) => Err(format!(
             "a CA file ({}, from --db-ca-file or sslrootcert) needs TLS, and sslmode is \
@@ -41,6 +75,19 @@ fn effective_mode(tls: &PgTls) -> Result<SslMode, String> {
              verify-ca, require) to the database URL, or drop the CA file",
             path.display()
         )),
+        (mode @ (SslMode::VerifyCa | SslMode::VerifyFull), None) => {
+            let mode = if mode == SslMode::VerifyCa {
+                "verify-ca"
+            } else {
+                "verify-full"
+            };
+            Err(format!(
+                "sslmode={mode} checks the server's certificate against the CA that signs \
+                 it, and none is given: add sslrootcert=/path/to/ca.pem to the database URL \
+                 (or --db-ca-file), or sslrootcert=system for the public CAs (with \
+                 verify-full); as libpq, the server does not guess"
+            ))
+        }
         (SslMode::Require, Some(_)) => Ok(SslMode::VerifyCa),
         (mode, _) => Ok(mode),
     }
@@ -61,6 +108,12 @@ pub(crate) fn client_config(tls: &PgTls) -> Result<Option<rustls::ClientConfig>,
         _ => {
             let mut roots = rustls::RootCertStore::empty();
             match &tls.ca_file {
+                Some(_) if system_roots(tls) => {
+                    let (added, _) = roots.add_parsable_certificates(
+                        webpki_root_certs::TLS_SERVER_ROOT_CERTS.iter().cloned(),
+                    );
+                    debug_assert!(added > 0);
+                }
                 Some(path) => {
                     let certs: Vec<CertificateDer<'static>> = CertificateDer::pem_file_iter(path)
                         .map_err(|e| format!("the CA file {}: {e}", path.display()))?
@@ -75,10 +128,7 @@ pub(crate) fn client_config(tls: &PgTls) -> Result<Option<rustls::ClientConfig>,
                     }
                 }
                 None => {
-                    let (added, _) = roots.add_parsable_certificates(
-                        webpki_root_certs::TLS_SERVER_ROOT_CERTS.iter().cloned(),
-                    );
-                    debug_assert!(added > 0);
+                    return Err("TLS to PostgreSQL: no CA certificates to check against".into());
                 }
             }
             let chain = rustls::client::WebPkiServerVerifier::builder_with_provider(
@@ -280,5 +330,49 @@ mod tests {
             assert!(err.contains("sslmode=verify-full"), "{err}");
             assert!(err.contains("db-ca.pem"), "{err}");
         }
+    }
+
+    /// As libpq: `verify-ca` and `verify-full` without a CA file stop the
+    /// start, naming the fix, rather than trust roots nobody chose.
+    #[test]
+    fn verifying_without_a_ca_is_refused() {
+        for (url, mode) in [
+            ("postgres://db/likes?sslmode=verify-ca", "verify-ca"),
+            ("postgres://db/likes?sslmode=verify-full", "verify-full"),
+        ] {
+            let (_, tls) = split_url(url).unwrap();
+            let err = client_config(&tls).unwrap_err();
+            assert!(err.contains(&format!("sslmode={mode}")), "{err}");
+            assert!(err.contains("sslrootcert="), "{err}");
+            assert!(err.contains("--db-ca-file"), "{err}");
+        }
+        // `require` alone still encrypts without a check.
+        let (_, tls) = split_url("postgres://db/likes?sslmode=require").unwrap();
+        assert!(client_config(&tls).unwrap().is_some());
+    }
+
+    /// `sslrootcert=system`: the public CAs with `verify-full` (implied when
+    /// no `sslmode` is given); with a weaker mode, refused (libpq's rule).
+    #[test]
+    fn sslrootcert_system_is_the_public_cas_with_verify_full() {
+        for url in [
+            "postgres://db/likes?sslrootcert=system",
+            "postgres://db/likes?sslrootcert=system&sslmode=verify-full",
+        ] {
+            let (_, tls) = split_url(url).unwrap();
+            assert_eq!(effective_mode(&tls), Ok(SslMode::VerifyFull), "{url}");
+            assert!(client_config(&tls).unwrap().is_some(), "{url}");
+        }
+        for weaker in ["require", "verify-ca", "disable"] {
+            let url = format!("postgres://db/likes?sslrootcert=system&sslmode={weaker}");
+            let (_, tls) = split_url(&url).unwrap();
+            let err = client_config(&tls).unwrap_err();
+            assert!(err.contains("sslmode=verify-full"), "{url}: {err}");
+            assert!(err.contains(weaker), "{url}: {err}");
+        }
+        // `--db-ca-file system` reads as the URL's `sslrootcert` does.
+        let (_, mut tls) = split_url("postgres://db/likes?sslmode=verify-full").unwrap();
+        tls.ca_file = Some(SYSTEM_ROOTS.into());
+        assert!(client_config(&tls).unwrap().is_some());
     }
 }

@@ -15,11 +15,16 @@
 //! statement for a post it does not hold passes it on to the worker that
 //! does, as Citus does for any query that reaches a worker (a like's or an
 //! unlike's call runs where it is sent, each of its statements passed on).
-//! A worker the server cannot reach (connections to it fail) turns direct
-//! routing off until the next refresh; everything then goes through the
-//! store's own pool, as without this module. So does a cluster whose
+//! A worker the server cannot reach (a connection to it cannot be opened:
+//! refused, timed out, its name unknown, its TLS or sign-in refused) turns
+//! direct routing off until the next refresh; everything then goes through
+//! the store's own pool, as without this module. So does a cluster whose
 //! `posts` is not distributed (yet): the map is empty until the layout is
 //! applied, and the refresh that first finds shards starts direct routing.
+//! A worker that is only busy (every connection of its pool taken past the
+//! pool's wait) is not unreachable: that request fails as load (503, tried
+//! again by its client), and every post keeps going straight to its worker
+//! ([`unreachable`]).
 //!
 //! A worker's connections are made as the store's own: the same user,
 //! password, database, options, TLS mode and connector, channel binding
@@ -31,9 +36,10 @@ use std::{
     time::Duration,
 };
 
-use deadpool_postgres::{Object, Pool};
+use deadpool_postgres::{PoolError, TimeoutType};
+use tokio_postgres::error::SqlState;
 
-use super::{PoolStatus, StoreError, Tls, connection_pool, pool_status};
+use super::{Held, Lane, PoolStatus, StoreError, Tls, connection_pool, pool_status};
 
 /// How often the map is read again (a rebalance moves shards while
 /// servers run).
@@ -95,7 +101,7 @@ struct Map {
     /// (lowest hash, highest hash, index into `pools`), by lowest hash.
     shards: Vec<(i32, i32, usize)>,
     /// A pool per worker: (host, port, pool).
-    pools: Vec<(String, u16, Pool)>,
+    pools: Vec<(String, u16, Lane)>,
 }
 
 impl Map {
@@ -108,7 +114,7 @@ impl Map {
     }
 
     /// The pool of the worker holding `post`, if the map places it.
-    fn pool(&self, post: i64) -> Option<&Pool> {
+    fn lane(&self, post: i64) -> Option<&Lane> {
         self.worker(post).map(|worker| &self.pools[worker].2)
     }
 }
@@ -117,7 +123,7 @@ impl Map {
 pub(super) struct Workers {
     /// The store's own pool (coordinator or any node): it reads the map,
     /// and takes every statement when the map does not place a post.
-    own: Pool,
+    own: Lane,
     /// The store's connection settings; a worker's differ only in host
     /// and port.
     config: tokio_postgres::Config,
@@ -136,12 +142,13 @@ impl Workers {
     /// starts empty, everything goes through `own`, and a later reading
     /// that finds shards starts direct routing.
     pub(super) async fn connect(
-        own: Pool,
+        own: Lane,
         config: tokio_postgres::Config,
         size: usize,
         tls: Tls,
     ) -> Result<Option<Arc<Self>>, StoreError> {
         let citus: bool = own
+            .pool
             .get()
             .await?
             .query_one(
@@ -187,9 +194,9 @@ impl Workers {
     /// Reads the map again, keeping the pools of workers it still names.
     /// On an error the map in use is kept.
     async fn refresh(&self) -> Result<(), StoreError> {
-        let rows = self.own.get().await?.query(PLACEMENTS, &[]).await?;
+        let rows = self.own.pool.get().await?.query(PLACEMENTS, &[]).await?;
         let old = self.map();
-        let mut pools: Vec<(String, u16, Pool)> = Vec::new();
+        let mut pools: Vec<(String, u16, Lane)> = Vec::new();
         let mut index: HashMap<(String, u16), usize> = HashMap::new();
         let mut shards = Vec::with_capacity(rows.len());
         for row in rows {
@@ -210,13 +217,15 @@ impl Workers {
                         .iter()
                         .find(|(h, p, _)| (h, *p) == (&key.0, key.1))
                     {
-                        Some((_, _, pool)) => pool.clone(),
-                        None => connection_pool(
-                            worker_config(&self.config, &key.0, key.1),
-                            self.size,
-                            &self.tls,
-                        )
-                        .map_err(StoreError::Backend)?,
+                        Some((_, _, lane)) => lane.clone(),
+                        None => Lane::new(
+                            connection_pool(
+                                worker_config(&self.config, &key.0, key.1),
+                                self.size,
+                                &self.tls,
+                            )
+                            .map_err(StoreError::Backend)?,
+                        ),
                     };
                     pools.push((key.0.clone(), key.1, pool));
                     index.insert(key, pools.len() - 1);
@@ -230,19 +239,28 @@ impl Workers {
         Ok(())
     }
 
-    /// A connection to the worker holding `post`, or to the store's own
-    /// node when the map does not place it, and whether it is the
-    /// worker's. A worker that cannot be reached turns direct routing off
-    /// until the next refresh.
-    pub(super) async fn connection(&self, post: i64) -> Result<(Object, bool), StoreError> {
+    /// A connection to the worker holding `post` (for a `write`, with a
+    /// place among its pool's writes), or to the store's own node when the
+    /// map does not place it, and whether it is the worker's. A worker that
+    /// cannot be reached turns direct routing off until the next refresh;
+    /// a worker whose connections are all busy fails this request only.
+    pub(super) async fn connection(&self, post: i64, write: bool) -> Result<Held, StoreError> {
         let map = self.map();
-        if let Some(pool) = map.pool(post) {
-            match pool.get().await {
-                Ok(client) => return Ok((client, true)),
-                Err(e) => self.give_up(&map, &e.to_string()),
+        if let Some(lane) = map.lane(post) {
+            let share = lane.share(write).await?;
+            match lane.pool.get().await {
+                Ok(client) => {
+                    return Ok(Held {
+                        client,
+                        direct: true,
+                        _share: share,
+                    });
+                }
+                Err(e) if unreachable(&e) => self.give_up(&map, &e.to_string()),
+                Err(e) => return Err(e.into()),
             }
         }
-        Ok((self.own.get().await?, false))
+        self.own.held(write).await
     }
 
     /// The worker (host, port) that statements about `post` go to, if the
@@ -277,7 +295,7 @@ impl Workers {
         self.map()
             .pools
             .iter()
-            .map(|(host, port, pool)| pool_status(pool_name(host, *port), pool))
+            .map(|(host, port, lane)| pool_status(pool_name(host, *port), &lane.pool))
             .collect()
     }
 
@@ -295,6 +313,33 @@ impl Workers {
             *current = Arc::new(Map::default());
         }
     }
+}
+
+/// Whether `err`, from a worker's pool, says the worker cannot be reached:
+/// a connection could not be opened (refused, timed out, a name not
+/// found, TLS refused, closed at once) or its sign-in was refused. Not a
+/// pool whose connections were all busy past its wait (load: the worker is
+/// there), nor a statement's failure.
+fn unreachable(err: &PoolError) -> bool {
+    match err {
+        PoolError::Timeout(TimeoutType::Create) | PoolError::PostCreateHook(_) => true,
+        PoolError::Timeout(TimeoutType::Wait | TimeoutType::Recycle)
+        | PoolError::Closed
+        | PoolError::NoRuntimeSpecified => false,
+        PoolError::Backend(e) => e
+            .as_db_error()
+            .is_none_or(|db| refused_at_connect(db.code())),
+    }
+}
+
+/// Whether a database error met while connecting means the server cannot
+/// be used from here: a connection exception (`08…`), a sign-in refused
+/// (`28…`), no such database (`3D000`), or not taking connections now
+/// (`57P03`: starting up, shutting down). Not `53300` (no connection to
+/// spare: load).
+fn refused_at_connect(code: &SqlState) -> bool {
+    let code = code.code();
+    code.starts_with("08") || code.starts_with("28") || code == "3D000" || code == "57P03"
 }
 
 /// A worker's pool as `/metrics` labels it: `worker:HOST:PORT`, as the
@@ -463,5 +508,44 @@ mod tests {
         assert_eq!(gap.worker(1), None);
         assert_eq!(gap.worker(42), Some(1));
         assert_eq!(Map::default().worker(42), None);
+    }
+
+    /// Only a worker that cannot be reached turns direct routing off; a
+    /// pool busy past its wait is load, not a lost worker.
+    #[test]
+    fn only_an_unreachable_worker_turns_direct_routing_off() {
+        assert!(!unreachable(&PoolError::Timeout(TimeoutType::Wait)));
+        assert!(!unreachable(&PoolError::Timeout(TimeoutType::Recycle)));
+        assert!(!unreachable(&PoolError::Closed));
+        assert!(unreachable(&PoolError::Timeout(TimeoutType::Create)));
+        for (code, lost) in [
+            (SqlState::CONNECTION_FAILURE, true),
+            (SqlState::SQLCLIENT_UNABLE_TO_ESTABLISH_SQLCONNECTION, true),
+            (SqlState::INVALID_PASSWORD, true),
+            (SqlState::INVALID_AUTHORIZATION_SPECIFICATION, true),
+            (SqlState::INVALID_CATALOG_NAME, true),
+            (SqlState::CANNOT_CONNECT_NOW, true),
+            (SqlState::TOO_MANY_CONNECTIONS, false),
+            (SqlState::QUERY_CANCELED, false),
+            (SqlState::LOCK_NOT_AVAILABLE, false),
+        ] {
+            assert_eq!(refused_at_connect(&code), lost, "{}", code.code());
+        }
+    }
+
+    /// A connection refused (nothing listens on the port) is a worker
+    /// that cannot be reached.
+    #[tokio::test]
+    async fn a_refused_connection_is_an_unreachable_worker() {
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let mut config = tokio_postgres::Config::new();
+        config.host("127.0.0.1").port(port).user("likekit");
+        let pool = connection_pool(config, 1, &None).unwrap();
+        let err = pool.get().await.unwrap_err();
+        assert!(unreachable(&err), "{err}");
     }
 }
