@@ -1152,7 +1152,10 @@ mod tests {
         );
         // any other 404 is the route's, not the post's
         assert_eq!(
-            err(404, r#"{"error":{"code":"not_found","message":"no such route"}}"#),
+            err(
+                404,
+                r#"{"error":{"code":"not_found","message":"no such route"}}"#
+            ),
             LikeError::Rejected {
                 status: 404,
                 code: "not_found".into(),

@@ -733,6 +733,17 @@ async fn outside_client(url: &str) -> tokio_postgres::Client {
     client
 }
 
+/// How many of the store's backends in this test's database wait for a
+/// lock (other tests share the cluster, each in a database of its own).
+const LOCK_WAITERS: &str = "SELECT count(*) FROM pg_stat_activity \
+     WHERE application_name = 'likekit-server' AND wait_event_type = 'Lock' \
+     AND datname = current_database()";
+
+/// Waits until at least `n` of the store's backends wait for a lock.
+async fn wait_for_lock_waiters(client: &tokio_postgres::Client, n: i64) {
+    wait_for_count(client, LOCK_WAITERS, n).await;
+}
+
 /// Waits until `sql` (one count) answers at least `n`, for at most 20 s.
 async fn wait_for_count(client: &tokio_postgres::Client, sql: &str, n: i64) {
     for _ in 0..400 {
@@ -832,14 +843,7 @@ async fn waiting_for_a_connection_has_a_deadline() {
         .collect();
     // Both of the pool's connections wait on the lock.
     let other = outside_client(database.url()).await;
-    wait_for_count(
-        &other,
-        "SELECT count(*) FROM pg_stat_activity \
-         WHERE application_name = 'likekit-server' AND wait_event_type = 'Lock' \
-         AND datname = current_database()",
-        2,
-    )
-    .await;
+    wait_for_lock_waiters(&other, 2).await;
     let read = tokio::time::timeout(std::time::Duration::from_secs(20), store.post(p(2))).await;
     let Ok(Err(StoreError::Unavailable(message))) = read else {
         panic!("an error within the pool's deadline, got {read:?}");
@@ -1019,14 +1023,7 @@ async fn likes_leave_a_share_of_the_pool_to_reads() {
     // Three (of four) connections wait on the lock, the rest of the likes
     // for a place among the writes.
     let other = outside_client(database.url()).await;
-    wait_for_count(
-        &other,
-        "SELECT count(*) FROM pg_stat_activity \
-         WHERE application_name = 'likekit-server' AND wait_event_type = 'Lock' \
-         AND datname = current_database()",
-        3,
-    )
-    .await;
+    wait_for_lock_waiters(&other, 3).await;
     assert_eq!(
         store.post(p(2)).await.unwrap().map(|post| post.count),
         Some(0)
@@ -1037,16 +1034,7 @@ async fn likes_leave_a_share_of_the_pool_to_reads() {
     );
     assert!(store.friends(u(1)).await.unwrap().is_empty());
     store.ready().await.unwrap();
-    let waiting: i64 = other
-        .query_one(
-            "SELECT count(*) FROM pg_stat_activity \
-             WHERE application_name = 'likekit-server' AND wait_event_type = 'Lock' \
-             AND datname = current_database()",
-            &[],
-        )
-        .await
-        .unwrap()
-        .get(0);
+    let waiting: i64 = other.query_one(LOCK_WAITERS, &[]).await.unwrap().get(0);
     assert_eq!(
         waiting, 3,
         "never more likes on connections than their share"
@@ -1320,14 +1308,7 @@ async fn closing_does_not_wait_for_ever() {
         tokio::spawn(async move { store.like(u(1), p(1)).await })
     };
     let other = outside_client(database.url()).await;
-    wait_for_count(
-        &other,
-        "SELECT count(*) FROM pg_stat_activity \
-         WHERE application_name = 'likekit-server' AND wait_event_type = 'Lock' \
-         AND datname = current_database()",
-        1,
-    )
-    .await;
+    wait_for_lock_waiters(&other, 1).await;
     store.close().await.unwrap();
     assert_eq!(store.like(u(2), p(1)).await, Err(StoreError::Closed));
     lock.rollback().await.unwrap();

@@ -239,10 +239,19 @@ fn rustflags_without_registry_paths() -> String {
         .map(PathBuf::from)
         .or_else(|| std::env::var_os("HOME").map(|home| Path::new(&home).join(".cargo")));
     let sources = home.map(|home| home.join("registry").join("src"));
-    for index in sources.and_then(|dir| fs::read_dir(dir).ok()).into_iter().flatten() {
+    for index in sources
+        .and_then(|dir| fs::read_dir(dir).ok())
+        .into_iter()
+        .flatten()
+    {
         let Ok(index) = index else { continue };
         // A path with a space cannot be one of RUSTFLAGS' words: left as it is.
-        let Some(path) = index.path().to_str().filter(|p| !p.contains(' ')).map(str::to_owned) else {
+        let Some(path) = index
+            .path()
+            .to_str()
+            .filter(|p| !p.contains(' '))
+            .map(str::to_owned)
+        else {
             continue;
         };
         flags.push_str(&format!(" --remap-path-prefix={path}/="));
