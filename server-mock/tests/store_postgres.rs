@@ -32,6 +32,7 @@ use likekit_server::{
     },
 };
 use likekit_testing::{
+    pgbouncer::{PgBouncer, PoolMode},
     postgres::{Cluster, ClusterOptions, Database as TestDatabase},
     suite::{self, p, posts, u},
 };
@@ -88,6 +89,139 @@ mod suite_cases {
     use super::*;
 
     likekit_testing::store_suite!(guarded async { fresh_store(Layout::Auto).await });
+}
+
+/// PgBouncer in session mode in front of the shared cluster, started on
+/// first use (its guard stops it when the binary ends).
+fn bouncer() -> &'static PgBouncer {
+    static BOUNCER: OnceLock<PgBouncer> = OnceLock::new();
+    BOUNCER.get_or_init(|| {
+        PgBouncer::start(shared(), PoolMode::Session)
+            .unwrap_or_else(|e| panic!("cannot start PgBouncer in front of the test cluster: {e}"))
+    })
+}
+
+/// A fresh database of the shared cluster and its URL through PgBouncer.
+async fn bouncer_database() -> (String, TestDatabase<'static>) {
+    let database = fresh_database().await;
+    let name = database.name().to_owned();
+    let url = tokio::task::spawn_blocking(move || bouncer().url(&name))
+        .await
+        .unwrap_or_else(|e| std::panic::resume_unwind(e.into_panic()));
+    (url, database)
+}
+
+/// A store that reaches a fresh database through PgBouncer.
+async fn bouncer_store() -> (PostgresStore, TestDatabase<'static>) {
+    let (url, database) = bouncer_database().await;
+    (connect(&url).await, database)
+}
+
+/// The store suite through PgBouncer in session mode, as a deployment
+/// with a connection pooler runs it: PgBouncer refuses a startup packet's
+/// `options`, so the session settings go as `SET` statements.
+mod pgbouncer_suite_cases {
+    use super::*;
+
+    likekit_testing::store_suite!(guarded async { bouncer_store().await });
+}
+
+/// Through PgBouncer the serving connections still get their lock timeout
+/// (2 s): a like behind a row lock held elsewhere is `Unavailable` (55P03),
+/// having counted nothing, instead of waiting for as long as the lock is
+/// held; once the lock is gone the like counts once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn through_pgbouncer_a_like_behind_a_lock_still_times_out() {
+    let (url, database) = bouncer_database().await;
+    let store = connect(&url).await;
+    store.put_post(p(1)).await.unwrap();
+    let mut client = outside_client(database.url()).await;
+    let lock = client.transaction().await.unwrap();
+    lock.execute("SELECT 1 FROM posts WHERE id = 1 FOR UPDATE", &[])
+        .await
+        .unwrap();
+    let like =
+        tokio::time::timeout(std::time::Duration::from_secs(20), store.like(u(1), p(1))).await;
+    let Ok(Err(StoreError::Unavailable(message))) = like else {
+        panic!("the lock timeout through PgBouncer, got {like:?}");
+    };
+    assert!(message.contains("55P03"), "{message}");
+    lock.rollback().await.unwrap();
+    let liked = store.like(u(1), p(1)).await.unwrap();
+    assert_eq!((liked.state.count, liked.changed), (1, true));
+    suite::assert_exact(&store).await;
+    store.close().await.unwrap();
+}
+
+/// Through PgBouncer the URL's `options` still set the timeouts (PgBouncer
+/// refuses them in the startup packet; the store sets them once
+/// connected): here a statement timeout of 1 s and no lock timeout, so a
+/// like behind a held row lock ends as a canceled statement (57014).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn through_pgbouncer_the_url_options_set_the_timeouts() {
+    let (url, database) = bouncer_database().await;
+    let store = connect(&with_timeouts(&url, "1s", "0")).await;
+    store.put_post(p(1)).await.unwrap();
+    let mut client = outside_client(database.url()).await;
+    let lock = client.transaction().await.unwrap();
+    lock.execute("SELECT 1 FROM posts WHERE id = 1 FOR UPDATE", &[])
+        .await
+        .unwrap();
+    let like =
+        tokio::time::timeout(std::time::Duration::from_secs(20), store.like(u(1), p(1))).await;
+    let Ok(Err(StoreError::Unavailable(message))) = like else {
+        panic!("the URL's statement timeout through PgBouncer, got {like:?}");
+    };
+    assert!(message.contains("57014"), "{message}");
+    lock.rollback().await.unwrap();
+    suite::assert_exact(&store).await;
+    store.close().await.unwrap();
+}
+
+/// PgBouncer in transaction mode hands a server connection to another
+/// client between transactions, and with it the statements the store
+/// prepared on it: the store does not support that mode, and its errors
+/// say what to change (they are logged with each 500).
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn through_pgbouncer_in_transaction_mode_the_error_names_session_mode() {
+    let database = fresh_database().await;
+    let name = database.name().to_owned();
+    let bouncer = tokio::task::spawn_blocking(|| PgBouncer::start(shared(), PoolMode::Transaction))
+        .await
+        .unwrap()
+        .unwrap_or_else(|e| panic!("cannot start PgBouncer in transaction mode: {e}"));
+    let store = Arc::new(connect(&bouncer.url(&name)).await);
+    store.put_post(p(1)).await.unwrap();
+    let mut errors = Vec::new();
+    // Concurrent likes from the store's 8 connections over PgBouncer's
+    // shared server connections: their prepared statements soon meet a
+    // server connection that never saw them.
+    for round in 0..20_u64 {
+        let likes: Vec<_> = (0..32)
+            .map(|i| {
+                let store = store.clone();
+                tokio::spawn(async move { store.like(u(round * 32 + i + 1), p(1)).await })
+            })
+            .collect();
+        for like in likes {
+            if let Err(e) = like.await.unwrap() {
+                errors.push(e.to_string());
+            }
+        }
+        if !errors.is_empty() {
+            break;
+        }
+    }
+    assert!(
+        !errors.is_empty(),
+        "transaction mode lost no prepared statement"
+    );
+    for error in &errors {
+        assert!(error.contains("26000"), "{error}");
+        assert!(error.contains("pool_mode = session"), "{error}");
+    }
+    drop(store);
+    drop(bouncer);
 }
 
 /// A second cluster, with TLS: its certificate, for `localhost` and
@@ -325,6 +459,15 @@ async fn an_unreachable_server_is_a_clear_error_without_the_password() {
             .await
             .is_err()
     );
+    // The URL's `options` are set once connected, so they may hold only
+    // settings: anything else is refused before connecting.
+    let url = format!("postgres://ana:s3cret@127.0.0.1:{port}/likes?options=-B%20100");
+    let err = PostgresStore::connect(PostgresOptions::new(url))
+        .await
+        .unwrap_err();
+    let message = err.to_string();
+    assert!(message.contains("the URL's options hold `-B`"), "{message}");
+    assert!(!message.contains("s3cret"), "{message}");
 }
 
 /// A server on a fresh PostgreSQL database, with the usual test settings,

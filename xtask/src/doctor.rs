@@ -237,6 +237,17 @@ const TOOLS: &[Tool] = &[
         install: Some(|_| install::postgres_bin().map(drop)),
     },
     Tool {
+        name: "pgbouncer",
+        used_for: "PostgreSQL store tests through a connection pooler",
+        probe: |_| {
+            found(
+                install::find_pgbouncer().map(shown),
+                "apt-get install pgbouncer",
+            )
+        },
+        install: Some(|_| install::pgbouncer().map(drop)),
+    },
+    Tool {
         name: "cargo-nextest",
         used_for: "Rust tests",
         // The same rule as `cargo xtask test`: any version on PATH will do.

@@ -522,6 +522,27 @@ pub fn postgres_bin() -> Result<PathBuf, String> {
     })
 }
 
+/// PgBouncer, for the store tests that run through it: on `PATH`, or where
+/// Debian puts it (`/usr/sbin`, off a user's `PATH`).
+pub fn find_pgbouncer() -> Option<PathBuf> {
+    proc::which("pgbouncer").or_else(|| {
+        ["/usr/sbin/pgbouncer", "/usr/local/sbin/pgbouncer"]
+            .map(PathBuf::from)
+            .into_iter()
+            .find(|path| proc::is_executable(path))
+    })
+}
+
+/// PgBouncer, installed from Debian when missing.
+pub fn pgbouncer() -> Result<PathBuf, String> {
+    if let Some(path) = find_pgbouncer() {
+        return Ok(path);
+    }
+    apt(&["pgbouncer"])?;
+    find_pgbouncer()
+        .ok_or_else(|| "pgbouncer is installed but `pgbouncer` was not found".to_owned())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -123,6 +123,12 @@ fn run_rust(ctx: &Ctx) -> Result<Tally, String> {
             "PostgreSQL is not available, so its store tests will fail: {e}"
         ));
     }
+    // So are the ones that run through PgBouncer in front of it.
+    if let Err(e) = install::pgbouncer() {
+        proc::say(&format!(
+            "PgBouncer is not available, so the store tests through it will fail: {e}"
+        ));
+    }
     let (package, test) = SHARED_CLUSTER;
     let mut filter = format!("not binary_id({package}::{test})");
     let citus = std::env::var(CITUS_URL).is_ok_and(|url| !url.trim().is_empty());

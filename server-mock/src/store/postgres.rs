@@ -96,7 +96,9 @@ use std::{
 };
 
 use async_trait::async_trait;
-use deadpool_postgres::{Manager, ManagerConfig, Object, Pool, RecyclingMethod, Runtime};
+use deadpool_postgres::{
+    Hook, HookError, Manager, ManagerConfig, Object, Pool, RecyclingMethod, Runtime,
+};
 use likekit_proto::{IdError, LikeState, PostId, UserId, admin::Seed};
 use tokio::sync::{OwnedSemaphorePermit, RwLock, RwLockReadGuard, Semaphore, mpsc, oneshot};
 use tokio_postgres::{NoTls, error::SqlState};
@@ -761,7 +763,9 @@ pub enum Layout {
 }
 
 /// A pool of up to `size` connections made from `config`, over TLS when
-/// `tls` is given ([`PgTls`]), with deadlines: [`POOL_WAIT`] for a free
+/// `tls` is given ([`PgTls`]), each connection running the session
+/// settings as it opens (the URL's `options` among them:
+/// [`session_settings`]), with deadlines: [`POOL_WAIT`] for a free
 /// connection, the connect timeout plus [`HANDSHAKE`] to open one,
 /// [`POOL_RECYCLE`] to recycle one.
 pub(crate) fn connection_pool(
@@ -777,6 +781,8 @@ pub(crate) fn connection_pool(
     let manager_config = ManagerConfig {
         recycling_method: RecyclingMethod::Fast,
     };
+    let settings: Arc<str> = session_settings(config.get_options())?.into();
+    let config = without_options(&config);
     let manager = match tls {
         Some(tls) => Manager::from_config(
             config,
@@ -790,6 +796,15 @@ pub(crate) fn connection_pool(
         .wait_timeout(Some(POOL_WAIT))
         .create_timeout(Some(create))
         .recycle_timeout(Some(POOL_RECYCLE))
+        .post_create(Hook::async_fn(move |client, _| {
+            let settings = settings.clone();
+            Box::pin(async move {
+                client
+                    .batch_execute(&settings)
+                    .await
+                    .map_err(HookError::Backend)
+            })
+        }))
         .runtime(Runtime::Tokio1)
         .build()
         .map_err(|e| format!("PostgreSQL connection pool: {e}"))
@@ -1229,12 +1244,22 @@ fn read_only(err: &StoreError) -> bool {
 fn pg_error(err: tokio_postgres::Error) -> StoreError {
     match err.as_db_error() {
         Some(db) => {
-            let text = format!(
+            let mut text = format!(
                 "PostgreSQL {} ({}): {}",
                 db.severity(),
                 db.code().code(),
                 db.message()
             );
+            if *db.code() == SqlState::INVALID_SQL_STATEMENT_NAME {
+                // The store prepares its statements once per connection; a
+                // pooler that hands the server connection to another client
+                // between transactions loses them.
+                text.push_str(
+                    " (a connection pooler in transaction or statement mode between the \
+                     server and PostgreSQL? The store needs session mode: PgBouncer's \
+                     pool_mode = session)",
+                );
+            }
             match passing(db.code()) {
                 Some(why) => StoreError::Unavailable(format!("{why}: {text}")),
                 None => StoreError::Backend(text),
@@ -1257,7 +1282,12 @@ impl From<tokio_postgres::Error> for StoreError {
 impl From<deadpool_postgres::PoolError> for StoreError {
     fn from(err: deadpool_postgres::PoolError) -> Self {
         match err {
-            deadpool_postgres::PoolError::Backend(err) => pg_error(err),
+            // A connection that failed its session settings failed as
+            // any statement would (a database going away, a role refused).
+            deadpool_postgres::PoolError::Backend(err)
+            | deadpool_postgres::PoolError::PostCreateHook(HookError::Backend(err)) => {
+                pg_error(err)
+            }
             // Load: every connection stayed busy (see POOL_WAIT).
             deadpool_postgres::PoolError::Timeout(deadpool_postgres::TimeoutType::Wait) => {
                 StoreError::Unavailable(format!(
@@ -1398,7 +1428,15 @@ impl PostgresStore {
     /// on disk (and on synchronous standbys, if any) before it is answered,
     /// and with `statement_timeout = 5s` and `lock_timeout = 2s` unless the
     /// URL's `options` set them (`options=-c%20statement_timeout%3D10s`;
-    /// `0` turns one off).
+    /// `0` turns one off): set once connected, the URL's `options` with
+    /// them, never in the startup packet, so that a connection pooler
+    /// (PgBouncer in session mode) passes them on.
+    ///
+    /// # Errors
+    ///
+    /// [`StoreError::Backend`] for a URL that cannot be read (`options`
+    /// holding anything but settings among it), a database that cannot be
+    /// reached or refuses a setting, or a failed migration.
     pub async fn connect(options: PostgresOptions) -> Result<Self, StoreError> {
         let shown = redact_url(&options.url);
         let (url, mut tls) = split_url(&options.url)
@@ -1417,7 +1455,6 @@ impl PostgresStore {
         let tls: Tls = tls::client_config(&tls)
             .map_err(StoreError::Backend)?
             .map(Arc::new);
-        config.options(session_options(config.get_options()));
         if config.get_application_name().is_none() {
             config.application_name("likekit-server");
         }
@@ -1583,39 +1620,142 @@ impl PostgresStore {
     }
 }
 
-/// The connection options of every serving connection: `statement_timeout`
-/// and `lock_timeout` first (unless `given`, the URL's `options`, sets
-/// them: then the URL's hold), then the URL's, then `synchronous_commit =
-/// on`, last so that nothing turns it off.
-fn session_options(given: Option<&str>) -> String {
-    let given = given.filter(|given| !given.trim().is_empty());
-    // `-c name=value`, `-cname=value` or `--name=value`, a name's `-` as
-    // `_` (`deadlock_timeout` is not `lock_timeout`).
-    let sets = |name: &str| {
-        given.is_some_and(|given| {
-            given.split_whitespace().any(|word| {
-                let word = word
-                    .strip_prefix("--")
-                    .or_else(|| word.strip_prefix("-c"))
-                    .unwrap_or(word);
-                word.split('=')
-                    .next()
-                    .is_some_and(|key| key.replace('-', "_") == name)
-            })
-        })
-    };
-    let mut options = Vec::new();
-    for (name, value) in [
+/// What every serving connection runs once, when its pool opens it: one
+/// statement that sets `statement_timeout` and `lock_timeout` (unless
+/// `given`, the URL's `options`, sets them), then the URL's own settings,
+/// then `synchronous_commit = on`, last so that nothing turns it off.
+/// `set_config` calls rather than the startup packet's `options`, which
+/// connection poolers refuse (PgBouncer: "unsupported startup parameter:
+/// options"); so the URL's `options` are taken out of what is sent
+/// ([`without_options`]) and may hold only settings (`-c name=value`,
+/// `-cname=value` or `--name=value`, a `\` escaping the next character as
+/// PostgreSQL reads them). `set_config` reads a value as the startup
+/// packet would (`search_path=a,b` is two schemas).
+fn session_settings(given: Option<&str>) -> Result<String, String> {
+    let mut taken: Vec<(String, String)> = Vec::new();
+    let mut words = option_words(given.unwrap_or("")).into_iter();
+    while let Some(word) = words.next() {
+        let setting = if word == "-c" {
+            words.next().ok_or_else(|| {
+                "the URL's options end with `-c` and no `name=value` after it".to_owned()
+            })?
+        } else if let Some(rest) = word.strip_prefix("--").or_else(|| word.strip_prefix("-c")) {
+            rest.to_owned()
+        } else {
+            return Err(format!(
+                "the URL's options hold `{word}`, which is not a setting: only settings \
+                 are taken (`-c name=value`), set as each connection opens"
+            ));
+        };
+        let Some((name, value)) = setting.split_once('=') else {
+            return Err(format!(
+                "the URL's options set `{setting}` without a value (`-c name=value`)"
+            ));
+        };
+        let name = name.replace('-', "_");
+        let named = !name.is_empty()
+            && name
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.');
+        if !named || value.contains('\0') {
+            return Err(format!(
+                "the URL's options set `{setting}`, which names no setting"
+            ));
+        }
+        taken.push((name, value.to_owned()));
+    }
+    let sets = |name: &str| taken.iter().any(|(taken, _)| taken == name);
+    let mut settings: Vec<(String, String)> = [
         ("statement_timeout", STATEMENT_TIMEOUT),
         ("lock_timeout", LOCK_TIMEOUT),
-    ] {
-        if !sets(name) {
-            options.push(format!("-c {name}={value}"));
+    ]
+    .into_iter()
+    .filter(|(name, _)| !sets(name))
+    .map(|(name, value)| (name.to_owned(), value.to_owned()))
+    .collect();
+    settings.extend(taken);
+    settings.push(("synchronous_commit".to_owned(), "on".to_owned()));
+    let literal = |text: &str| format!("E'{}'", text.replace('\\', "\\\\").replace('\'', "''"));
+    let calls: Vec<String> = settings
+        .iter()
+        .map(|(name, value)| format!("set_config({}, {}, false)", literal(name), literal(value)))
+        .collect();
+    Ok(format!("SELECT {}", calls.join(", ")))
+}
+
+/// The words of a startup packet's `options` as PostgreSQL splits them: at
+/// whitespace, a `\` taking the next character as it is.
+fn option_words(text: &str) -> Vec<String> {
+    let mut words = Vec::new();
+    let mut word: Option<String> = None;
+    let mut chars = text.chars();
+    while let Some(c) = chars.next() {
+        if c.is_whitespace() {
+            words.extend(word.take());
+            continue;
         }
+        let c = if c == '\\' {
+            chars.next().unwrap_or(c)
+        } else {
+            c
+        };
+        word.get_or_insert_with(String::new).push(c);
     }
-    options.extend(given.map(str::to_owned));
-    options.push("-c synchronous_commit=on".to_owned());
-    options.join(" ")
+    words.extend(word);
+    words
+}
+
+/// `given` without its `options`: everything else as given. The options go
+/// as `set_config` calls instead ([`session_settings`]).
+fn without_options(given: &tokio_postgres::Config) -> tokio_postgres::Config {
+    use tokio_postgres::config::Host;
+    let mut config = tokio_postgres::Config::new();
+    if let Some(user) = given.get_user() {
+        config.user(user);
+    }
+    if let Some(password) = given.get_password() {
+        config.password(password);
+    }
+    if let Some(dbname) = given.get_dbname() {
+        config.dbname(dbname);
+    }
+    if let Some(name) = given.get_application_name() {
+        config.application_name(name);
+    }
+    for host in given.get_hosts() {
+        match host {
+            Host::Tcp(host) => config.host(host),
+            #[cfg(unix)]
+            Host::Unix(path) => config.host_path(path),
+        };
+    }
+    for address in given.get_hostaddrs() {
+        config.hostaddr(*address);
+    }
+    for port in given.get_ports() {
+        config.port(*port);
+    }
+    if let Some(timeout) = given.get_connect_timeout() {
+        config.connect_timeout(*timeout);
+    }
+    if let Some(timeout) = given.get_tcp_user_timeout() {
+        config.tcp_user_timeout(*timeout);
+    }
+    config
+        .ssl_mode(given.get_ssl_mode())
+        .ssl_negotiation(given.get_ssl_negotiation())
+        .keepalives(given.get_keepalives())
+        .keepalives_idle(given.get_keepalives_idle())
+        .target_session_attrs(given.get_target_session_attrs())
+        .channel_binding(given.get_channel_binding())
+        .load_balance_hosts(given.get_load_balance_hosts());
+    if let Some(interval) = given.get_keepalives_interval() {
+        config.keepalives_interval(interval);
+    }
+    if let Some(retries) = given.get_keepalives_retries() {
+        config.keepalives_retries(retries);
+    }
+    config
 }
 
 /// The store's own deadline on a statement's answer: the connections'
@@ -2289,32 +2429,87 @@ mod tests {
     }
 
     /// Serving connections get a statement and a lock timeout unless the
-    /// URL's `options` set them (then the URL's hold), and durability
-    /// last, which the URL cannot turn off.
+    /// URL's `options` set them (then the URL's hold), then the URL's own
+    /// settings, and durability last, which the URL cannot turn off; as
+    /// `set_config` calls, which a connection pooler passes on (it refuses
+    /// startup `options`).
     #[test]
     fn serving_connections_get_timeouts_unless_the_url_sets_them() {
+        let set = |given: Option<&str>| session_settings(given).expect("settings");
         assert_eq!(
-            session_options(None),
-            "-c statement_timeout=5s -c lock_timeout=2s -c synchronous_commit=on"
+            set(None),
+            "SELECT set_config(E'statement_timeout', E'5s', false), \
+             set_config(E'lock_timeout', E'2s', false), \
+             set_config(E'synchronous_commit', E'on', false)"
         );
-        assert_eq!(session_options(Some("  ")), session_options(None));
+        assert_eq!(set(Some("  ")), set(None));
         assert_eq!(
-            session_options(Some("-c statement_timeout=0")),
-            "-c lock_timeout=2s -c statement_timeout=0 -c synchronous_commit=on"
+            set(Some("-c statement_timeout=0")),
+            "SELECT set_config(E'lock_timeout', E'2s', false), \
+             set_config(E'statement_timeout', E'0', false), \
+             set_config(E'synchronous_commit', E'on', false)"
         );
         assert_eq!(
-            session_options(Some("--lock-timeout=1s -c search_path=s")),
-            "-c statement_timeout=5s --lock-timeout=1s -c search_path=s -c synchronous_commit=on"
+            set(Some("--lock-timeout=1s -c search_path=a,b")),
+            "SELECT set_config(E'statement_timeout', E'5s', false), \
+             set_config(E'lock_timeout', E'1s', false), \
+             set_config(E'search_path', E'a,b', false), \
+             set_config(E'synchronous_commit', E'on', false)"
         );
         assert_eq!(
-            session_options(Some("-cstatement_timeout=1s -c deadlock_timeout=1s")),
-            "-c lock_timeout=2s -cstatement_timeout=1s -c deadlock_timeout=1s \
-             -c synchronous_commit=on"
+            set(Some("-cstatement_timeout=1s\t-c deadlock_timeout=1s")),
+            "SELECT set_config(E'lock_timeout', E'2s', false), \
+             set_config(E'statement_timeout', E'1s', false), \
+             set_config(E'deadlock_timeout', E'1s', false), \
+             set_config(E'synchronous_commit', E'on', false)"
         );
         assert!(
-            session_options(Some("-c synchronous_commit=off"))
-                .ends_with("-c synchronous_commit=off -c synchronous_commit=on")
+            set(Some("-c synchronous_commit=off")).ends_with(
+                "set_config(E'synchronous_commit', E'off', false), \
+                 set_config(E'synchronous_commit', E'on', false)"
+            ),
+            "the URL cannot turn durability off"
         );
+        // PostgreSQL's escapes: `\ ` a space within a value; quotes and
+        // backslashes reach the database as they were meant.
+        assert!(
+            set(Some(r"-c application_name=it's\ a\\b"))
+                .contains(r"set_config(E'application_name', E'it''s a\\b', false)")
+        );
+        for refused in [
+            "-B 100",
+            "statement_timeout=1s",
+            "-c",
+            "-c statement_timeout",
+            "-c =1",
+            "-c bad;name=1",
+            "--x'y=1",
+        ] {
+            let err = session_settings(Some(refused)).expect_err(refused);
+            assert!(err.contains("the URL's options"), "{refused}: {err}");
+        }
+    }
+
+    /// The pool connects with everything the URL said but its `options`
+    /// (sent as `set_config` calls instead): a field left behind would show
+    /// in the two configurations' `Debug`.
+    #[test]
+    fn the_startup_packet_carries_everything_but_the_options() {
+        let given = tokio_postgres::Config::from_str(
+            "postgres://ana:pw@db1:5433,db2/likes?options=-c%20search_path%3Ds\
+             &application_name=x&connect_timeout=3&tcp_user_timeout=4000\
+             &keepalives=0&keepalives_idle=9&target_session_attrs=read-write\
+             &channel_binding=require&load_balance_hosts=random&hostaddr=10.0.0.1,10.0.0.2",
+        )
+        .expect("a URL tokio-postgres reads");
+        let copy = without_options(&given);
+        assert_eq!(copy.get_options(), None);
+        assert_eq!(
+            format!("{copy:?}"),
+            format!("{given:?}").replace(r#"options: Some("-c search_path=s")"#, "options: None")
+        );
+        assert_eq!(copy.get_password(), given.get_password());
+        assert_eq!(copy.get_ssl_negotiation(), given.get_ssl_negotiation());
     }
 
     /// Timeouts, a read-only, full or restarting database: failures that

@@ -7,6 +7,9 @@
 //!   a folder on a free loopback port, cleaned up however the parent ends).
 //!   Always built; it needs nothing but the standard library, so build tools
 //!   can take it with `default-features = false`.
+//! * [`pgbouncer`]: a throwaway PgBouncer in front of such a cluster, in
+//!   session or transaction mode, cleaned up the same way. Standard
+//!   library only.
 //! * [`citus`]: the Citus test mode — a coordinator someone else runs,
 //!   named by `LIKEKIT_TEST_CITUS_URL`, a schema per test, the skip message
 //!   when it is not set. Also standard library only.
@@ -25,6 +28,7 @@
 //! `store-suite` and `admin-client` are on by default; `tls` is not.
 
 pub mod citus;
+pub mod pgbouncer;
 pub mod postgres;
 
 #[cfg(feature = "admin-client")]

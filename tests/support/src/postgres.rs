@@ -322,7 +322,7 @@ pub(crate) fn run(cmd: &mut Command) -> Result<String, ClusterError> {
     }
 }
 
-fn free_port() -> Result<u16, ClusterError> {
+pub(crate) fn free_port() -> Result<u16, ClusterError> {
     let listener = TcpListener::bind("127.0.0.1:0")
         .map_err(|e| ClusterError::Failed(format!("no free loopback port: {e}")))?;
     listener
@@ -430,6 +430,17 @@ impl Drop for Database<'_> {
 impl Cluster {
     fn data(&self) -> PathBuf {
         self.dir.join("data")
+    }
+
+    /// The user and group ids the cluster's programs run as (`None`: as
+    /// this process), for a program run beside it, such as PgBouncer.
+    pub(crate) fn run_as_ids(&self) -> Option<(u32, u32)> {
+        self.user.as_ref().map(|user| (user.uid, user.gid))
+    }
+
+    /// `program` as a command that runs as the cluster's user.
+    pub(crate) fn command_as_user(&self, program: &Path) -> Command {
+        command(self.user.as_ref(), program)
     }
 
     /// The server's log.
