@@ -1,3 +1,9 @@
+"use client";
+// The directive above makes the module a client module for frameworks with
+// React Server Components (Next.js's App Router): a server component may
+// import and render the provider, and the hooks run in the client bundle.
+// Elsewhere it is a plain string.
+//
 // likekit-react: React hooks over a likekit-wasm `LikeClient`.
 //
 // The client already does everything a like button needs (instant taps,

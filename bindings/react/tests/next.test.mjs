@@ -223,6 +223,18 @@ describe("way 1: the client made in the browser, in an effect (no next.config se
     }
   });
 
+  test("a server component may render the provider itself (the package is a client module)", async () => {
+    const { status, body } = await html(next, `/provider-in-server?posts=${POSTS.empty},${POSTS.liked}`);
+    assert.equal(status, 200);
+    assert.match(body, /<section class="plain-likes">/);
+    const found = cards(body);
+    assert.deepEqual([...found.keys()], [String(POSTS.empty), String(POSTS.liked)]);
+    for (const card of found.values()) {
+      assert.match(card, /<button type="button" class="heart" aria-pressed="false" disabled="">/);
+      assert.match(card, /<span class="count">…<\/span>/);
+    }
+  });
+
   test("without serverExternalPackages, a client made on the server fails with the package's advice", async () => {
     const { status } = await html(next, `/server-view?posts=${POSTS.liked}`);
     assert.equal(status, 500);

@@ -73,6 +73,20 @@ function LikeButton({ postId }) {
 }
 
 /**
+ * A like button per post, drawn from whatever provider is above (for a
+ * server component that renders the provider itself).
+ */
+export function LikeButtons({ postIds }) {
+  return (
+    <section className="plain-likes">
+      {postIds.map((id) => (
+        <LikeButton key={id} postId={id} />
+      ))}
+    </section>
+  );
+}
+
+/**
  * A like button per post. With `serverClient`, the provider has the
  * server process's client while rendering on the server, instead of null.
  */
