@@ -41,6 +41,14 @@
 //!   read; and tokio-postgres reads the password back as given,
 //!   percent-decoded (when the user name has no `:` and no parameter sets
 //!   another).
+//!
+//! The input is also read as a URL's `options` (as it is, and as
+//! tokio-postgres reads them from what is left of a URL), which the store
+//! sets once connected (`db_session_settings`): when they are taken, the
+//! statement is `SELECT` and `set_config(E'…', E'…', false)` calls, every
+//! literal well escaped, the last `synchronous_commit` `on`; and the
+//! settings read back from it, written again as options, make the same
+//! statement.
 
 #![no_main]
 
@@ -49,7 +57,7 @@ use std::str::FromStr;
 
 use libfuzzer_sys::fuzz_target;
 use likekit_server::Database;
-use likekit_server::fuzzing::{PgTls, SslMode, redact_db_url, split_db_url};
+use likekit_server::fuzzing::{PgTls, SslMode, db_session_settings, redact_db_url, split_db_url};
 use percent_encoding::percent_decode_str;
 use tokio_postgres::Config;
 use tokio_postgres::config::SslMode as ReadMode;
@@ -177,6 +185,98 @@ fn expected_mode(read: ReadMode) -> SslMode {
     }
 }
 
+/// The settings of a statement [`db_session_settings`] made, in order; or
+/// where it is not `SELECT` and `set_config(E'name', E'value', false)`
+/// calls with every literal escaped (`''` for a quote, `\\` for a
+/// backslash).
+fn read_settings(sql: &str) -> Result<Vec<(String, String)>, String> {
+    fn literal(rest: &mut &str) -> Result<String, String> {
+        *rest = rest
+            .strip_prefix("E'")
+            .ok_or_else(|| format!("no literal at {rest:?}"))?;
+        let mut text = String::new();
+        let mut chars = rest.char_indices();
+        while let Some((at, c)) = chars.next() {
+            match c {
+                '\'' => match chars.clone().next() {
+                    Some((_, '\'')) => {
+                        chars.next();
+                        text.push('\'');
+                    }
+                    _ => {
+                        *rest = &rest[at + 1..];
+                        return Ok(text);
+                    }
+                },
+                '\\' => match chars.next() {
+                    Some((_, '\\')) => text.push('\\'),
+                    other => return Err(format!("a lone backslash before {other:?}")),
+                },
+                c => text.push(c),
+            }
+        }
+        Err("a literal that does not end".to_owned())
+    }
+    let mut rest = sql
+        .strip_prefix("SELECT ")
+        .ok_or("no SELECT at the start")?;
+    let mut settings = Vec::new();
+    loop {
+        rest = rest
+            .strip_prefix("set_config(")
+            .ok_or_else(|| format!("no set_config at {rest:?}"))?;
+        let name = literal(&mut rest)?;
+        rest = rest.strip_prefix(", ").ok_or("no comma after the name")?;
+        let value = literal(&mut rest)?;
+        rest = rest
+            .strip_prefix(", false)")
+            .ok_or("no `, false)` after the value")?;
+        settings.push((name, value));
+        if rest.is_empty() {
+            return Ok(settings);
+        }
+        rest = rest.strip_prefix(", ").ok_or("no comma between calls")?;
+    }
+}
+
+/// `text` as a word of a startup packet's `options`: whitespace and `\`
+/// each escaped with a `\`.
+fn option_word(text: &str) -> String {
+    let mut word = String::with_capacity(text.len());
+    for c in text.chars() {
+        if c.is_whitespace() || c == '\\' {
+            word.push('\\');
+        }
+        word.push(c);
+    }
+    word
+}
+
+/// The checks of `options` read as a URL's `options`.
+fn check_settings(options: &str) {
+    let Ok(sql) = db_session_settings(options) else {
+        return;
+    };
+    let settings =
+        read_settings(&sql).unwrap_or_else(|why| panic!("{options:?} made {sql:?}: {why}"));
+    let (last, given) = settings.split_last().expect("synchronous_commit at least");
+    assert_eq!(
+        (last.0.as_str(), last.1.as_str()),
+        ("synchronous_commit", "on"),
+        "{options:?} made {sql:?}"
+    );
+    let again: Vec<String> = given
+        .iter()
+        .map(|(name, value)| format!("-c {}={}", option_word(name), option_word(value)))
+        .collect();
+    let again = again.join(" ");
+    assert_eq!(
+        db_session_settings(&again).as_deref(),
+        Ok(sql.as_str()),
+        "{options:?} made {sql:?}, and its settings written back as {again:?} another"
+    );
+}
+
 /// The checks of every value; `password` is where a value put together
 /// from lines holds its password.
 fn check(value: &str, password: Option<Range<usize>>) {
@@ -240,6 +340,11 @@ fn check(value: &str, password: Option<Range<usize>>) {
         "{url:?} left {left:?}, read again"
     );
     let read_left = Config::from_str(&left);
+    if let Ok(config) = &read_left
+        && let Some(options) = config.get_options()
+    {
+        check_settings(options);
+    }
     if is_url && let Ok(config) = &read_left {
         assert_eq!(
             config.get_ssl_mode(),
@@ -294,6 +399,7 @@ fn check(value: &str, password: Option<Range<usize>>) {
 
 fuzz_target!(|data: &[u8]| {
     let text = String::from_utf8_lossy(data);
+    check_settings(&text);
     match text.split_once('\n') {
         None => check(&text, None),
         Some((user, rest)) => {

@@ -69,6 +69,21 @@ pub fn split_db_url(url: &str) -> Result<(String, PgTls), String> {
     crate::store::postgres_url::split_url(url)
 }
 
+/// The statement a PostgreSQL connection runs as it opens, for a URL whose
+/// `options` are `options` (the store's own timeouts, 5 s and 2 s, as the
+/// defaults): `SELECT` and a `set_config(E'name', E'value', false)` call
+/// per setting; or why the options are refused.
+///
+/// # Errors
+///
+/// Options that hold anything but settings (`-c name=value`).
+pub fn db_session_settings(options: &str) -> Result<String, String> {
+    crate::store::postgres_url::session_settings(
+        Some(options),
+        &[("statement_timeout", "5s"), ("lock_timeout", "2s")],
+    )
+}
+
 /// A database URL as logs and error messages show it: without its
 /// password.
 pub fn redact_db_url(url: &str) -> String {

@@ -107,7 +107,7 @@ use super::{
     HotPostOptions, HotPosts, PoolStatus, PostAudit, PostSnapshot, RECENT_LIKERS, Store,
     StoreError, Upsert, WriteOutcome,
     hot::{liked_at, merge_likers},
-    postgres_url::split_url,
+    postgres_url::{self, split_url},
     redact_url,
     rules::{check_friends, check_name, check_seed, unique},
 };
@@ -1620,89 +1620,22 @@ impl PostgresStore {
     }
 }
 
-/// What every serving connection runs once, when its pool opens it: one
-/// statement that sets `statement_timeout` and `lock_timeout` (unless
-/// `given`, the URL's `options`, sets them), then the URL's own settings,
-/// then `synchronous_commit = on`, last so that nothing turns it off.
-/// `set_config` calls rather than the startup packet's `options`, which
-/// connection poolers refuse (PgBouncer: "unsupported startup parameter:
-/// options"); so the URL's `options` are taken out of what is sent
-/// ([`without_options`]) and may hold only settings (`-c name=value`,
-/// `-cname=value` or `--name=value`, a `\` escaping the next character as
-/// PostgreSQL reads them). `set_config` reads a value as the startup
-/// packet would (`search_path=a,b` is two schemas).
+/// What every serving connection runs once, when its pool opens it (see
+/// [`postgres_url::session_settings`]): `statement_timeout` and
+/// `lock_timeout` at [`STATEMENT_TIMEOUT`] and [`LOCK_TIMEOUT`] unless the
+/// URL's `options` (`given`) set them, then the URL's own settings, then
+/// `synchronous_commit = on`. Set once connected, rather than in the
+/// startup packet's `options`, which connection poolers refuse (PgBouncer:
+/// "unsupported startup parameter: options"); so the URL's `options` are
+/// taken out of what is sent ([`without_options`]).
 fn session_settings(given: Option<&str>) -> Result<String, String> {
-    let mut taken: Vec<(String, String)> = Vec::new();
-    let mut words = option_words(given.unwrap_or("")).into_iter();
-    while let Some(word) = words.next() {
-        let setting = if word == "-c" {
-            words.next().ok_or_else(|| {
-                "the URL's options end with `-c` and no `name=value` after it".to_owned()
-            })?
-        } else if let Some(rest) = word.strip_prefix("--").or_else(|| word.strip_prefix("-c")) {
-            rest.to_owned()
-        } else {
-            return Err(format!(
-                "the URL's options hold `{word}`, which is not a setting: only settings \
-                 are taken (`-c name=value`), set as each connection opens"
-            ));
-        };
-        let Some((name, value)) = setting.split_once('=') else {
-            return Err(format!(
-                "the URL's options set `{setting}` without a value (`-c name=value`)"
-            ));
-        };
-        let name = name.replace('-', "_");
-        let named = !name.is_empty()
-            && name
-                .chars()
-                .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.');
-        if !named || value.contains('\0') {
-            return Err(format!(
-                "the URL's options set `{setting}`, which names no setting"
-            ));
-        }
-        taken.push((name, value.to_owned()));
-    }
-    let sets = |name: &str| taken.iter().any(|(taken, _)| taken == name);
-    let mut settings: Vec<(String, String)> = [
-        ("statement_timeout", STATEMENT_TIMEOUT),
-        ("lock_timeout", LOCK_TIMEOUT),
-    ]
-    .into_iter()
-    .filter(|(name, _)| !sets(name))
-    .map(|(name, value)| (name.to_owned(), value.to_owned()))
-    .collect();
-    settings.extend(taken);
-    settings.push(("synchronous_commit".to_owned(), "on".to_owned()));
-    let literal = |text: &str| format!("E'{}'", text.replace('\\', "\\\\").replace('\'', "''"));
-    let calls: Vec<String> = settings
-        .iter()
-        .map(|(name, value)| format!("set_config({}, {}, false)", literal(name), literal(value)))
-        .collect();
-    Ok(format!("SELECT {}", calls.join(", ")))
-}
-
-/// The words of a startup packet's `options` as PostgreSQL splits them: at
-/// whitespace, a `\` taking the next character as it is.
-fn option_words(text: &str) -> Vec<String> {
-    let mut words = Vec::new();
-    let mut word: Option<String> = None;
-    let mut chars = text.chars();
-    while let Some(c) = chars.next() {
-        if c.is_whitespace() {
-            words.extend(word.take());
-            continue;
-        }
-        let c = if c == '\\' {
-            chars.next().unwrap_or(c)
-        } else {
-            c
-        };
-        word.get_or_insert_with(String::new).push(c);
-    }
-    words.extend(word);
-    words
+    postgres_url::session_settings(
+        given,
+        &[
+            ("statement_timeout", STATEMENT_TIMEOUT),
+            ("lock_timeout", LOCK_TIMEOUT),
+        ],
+    )
 }
 
 /// `given` without its `options`: everything else as given. The options go

@@ -1,6 +1,8 @@
 //! A PostgreSQL URL as the server reads it before tokio-postgres does:
-//! its `sslmode` and `sslrootcert` taken out ([`split_url`]), and its
-//! password hidden for logs ([`redact_url`]).
+//! its `sslmode` and `sslrootcert` taken out ([`split_url`]), its
+//! `options` read as the settings a connection makes once connected
+//! ([`session_settings`]), and its password hidden for logs
+//! ([`redact_url`]).
 //!
 //! Plain text work, without tokio-postgres, so not behind the `postgres`
 //! feature: [`Database`](super::Database) shows its URL with
@@ -178,6 +180,93 @@ fn words(text: &str) -> Vec<(usize, &str)> {
     if let Some(from) = start {
         words.push((from, &text[from..]));
     }
+    words
+}
+
+/// The one statement a PostgreSQL connection runs as it opens: the
+/// `defaults` it does not set, then `given`'s settings (a URL's `options`),
+/// then `synchronous_commit = on`, last so that nothing turns it off; each
+/// a `set_config` call, which reads a value as the startup packet would
+/// (`search_path=a,b` is two schemas), with the name and the value as
+/// escaped string literals. `given` may hold only settings (`-c
+/// name=value`, `-cname=value` or `--name=value`, a `\` escaping the next
+/// character as PostgreSQL reads them; a name's `-` read as `_`).
+///
+/// # Errors
+///
+/// A word that is not a setting, a setting without a value, or a name that
+/// is not letters, digits, `_` and `.`, each said in the URL's terms.
+pub(crate) fn session_settings(
+    given: Option<&str>,
+    defaults: &[(&str, &str)],
+) -> Result<String, String> {
+    let mut taken: Vec<(String, String)> = Vec::new();
+    let mut words = option_words(given.unwrap_or("")).into_iter();
+    while let Some(word) = words.next() {
+        let setting = if word == "-c" {
+            words.next().ok_or_else(|| {
+                "the URL's options end with `-c` and no `name=value` after it".to_owned()
+            })?
+        } else if let Some(rest) = word.strip_prefix("--").or_else(|| word.strip_prefix("-c")) {
+            rest.to_owned()
+        } else {
+            return Err(format!(
+                "the URL's options hold `{word}`, which is not a setting: only settings \
+                 are taken (`-c name=value`), set as each connection opens"
+            ));
+        };
+        let Some((name, value)) = setting.split_once('=') else {
+            return Err(format!(
+                "the URL's options set `{setting}` without a value (`-c name=value`)"
+            ));
+        };
+        let name = name.replace('-', "_");
+        let named = !name.is_empty()
+            && name
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.');
+        if !named || value.contains('\0') {
+            return Err(format!(
+                "the URL's options set `{setting}`, which names no setting"
+            ));
+        }
+        taken.push((name, value.to_owned()));
+    }
+    let sets = |name: &str| taken.iter().any(|(taken, _)| taken == name);
+    let mut settings: Vec<(String, String)> = defaults
+        .iter()
+        .filter(|(name, _)| !sets(name))
+        .map(|&(name, value)| (name.to_owned(), value.to_owned()))
+        .collect();
+    settings.extend(taken);
+    settings.push(("synchronous_commit".to_owned(), "on".to_owned()));
+    let literal = |text: &str| format!("E'{}'", text.replace('\\', "\\\\").replace('\'', "''"));
+    let calls: Vec<String> = settings
+        .iter()
+        .map(|(name, value)| format!("set_config({}, {}, false)", literal(name), literal(value)))
+        .collect();
+    Ok(format!("SELECT {}", calls.join(", ")))
+}
+
+/// The words of a startup packet's `options` as PostgreSQL splits them: at
+/// whitespace, a `\` taking the next character as it is.
+fn option_words(text: &str) -> Vec<String> {
+    let mut words = Vec::new();
+    let mut word: Option<String> = None;
+    let mut chars = text.chars();
+    while let Some(c) = chars.next() {
+        if c.is_whitespace() {
+            words.extend(word.take());
+            continue;
+        }
+        let c = if c == '\\' {
+            chars.next().unwrap_or(c)
+        } else {
+            c
+        };
+        word.get_or_insert_with(String::new).push(c);
+    }
+    words.extend(word);
     words
 }
 
