@@ -133,24 +133,8 @@ mod pgbouncer_suite_cases {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn through_pgbouncer_a_like_behind_a_lock_still_times_out() {
     let (url, database) = bouncer_database().await;
-    let store = connect(&url).await;
-    store.put_post(p(1)).await.unwrap();
-    let mut client = outside_client(database.url()).await;
-    let lock = client.transaction().await.unwrap();
-    lock.execute("SELECT 1 FROM posts WHERE id = 1 FOR UPDATE", &[])
-        .await
-        .unwrap();
-    let like =
-        tokio::time::timeout(std::time::Duration::from_secs(20), store.like(u(1), p(1))).await;
-    let Ok(Err(StoreError::Unavailable(message))) = like else {
-        panic!("the lock timeout through PgBouncer, got {like:?}");
-    };
+    let message = like_behind_a_row_lock(connect(&url).await, &database).await;
     assert!(message.contains("55P03"), "{message}");
-    lock.rollback().await.unwrap();
-    let liked = store.like(u(1), p(1)).await.unwrap();
-    assert_eq!((liked.state.count, liked.changed), (1, true));
-    suite::assert_exact(&store).await;
-    store.close().await.unwrap();
 }
 
 /// Through PgBouncer the URL's `options` still set the timeouts (PgBouncer
@@ -161,21 +145,8 @@ async fn through_pgbouncer_a_like_behind_a_lock_still_times_out() {
 async fn through_pgbouncer_the_url_options_set_the_timeouts() {
     let (url, database) = bouncer_database().await;
     let store = connect(&with_timeouts(&url, "1s", "0")).await;
-    store.put_post(p(1)).await.unwrap();
-    let mut client = outside_client(database.url()).await;
-    let lock = client.transaction().await.unwrap();
-    lock.execute("SELECT 1 FROM posts WHERE id = 1 FOR UPDATE", &[])
-        .await
-        .unwrap();
-    let like =
-        tokio::time::timeout(std::time::Duration::from_secs(20), store.like(u(1), p(1))).await;
-    let Ok(Err(StoreError::Unavailable(message))) = like else {
-        panic!("the URL's statement timeout through PgBouncer, got {like:?}");
-    };
+    let message = like_behind_a_row_lock(store, &database).await;
     assert!(message.contains("57014"), "{message}");
-    lock.rollback().await.unwrap();
-    suite::assert_exact(&store).await;
-    store.close().await.unwrap();
 }
 
 /// PgBouncer in transaction mode hands a server connection to another
@@ -1113,23 +1084,34 @@ async fn client_count(database: &TestDatabase<'_>, sql: &str) -> i64 {
 async fn the_url_sets_the_timeouts_and_a_canceled_statement_is_unavailable() {
     let database = fresh_database().await;
     let store = connect(&with_timeouts(database.url(), "1s", "0")).await;
+    let message = like_behind_a_row_lock(store, &database).await;
+    assert!(message.contains("57014"), "{message}");
+    assert!(message.contains("statement_timeout"), "{message}");
+}
+
+/// A like of post 1 by user 1 on `store` while another session holds the
+/// post's row lock: the `Unavailable` error's message it ends with (within
+/// 20 s, or the test fails), having counted nothing; then, the lock let
+/// go, the like again, which counts once. Closes the store.
+async fn like_behind_a_row_lock(store: PostgresStore, database: &TestDatabase<'_>) -> String {
     store.put_post(p(1)).await.unwrap();
     let mut client = outside_client(database.url()).await;
     let lock = client.transaction().await.unwrap();
     lock.execute("SELECT 1 FROM posts WHERE id = 1 FOR UPDATE", &[])
         .await
         .unwrap();
-    let err = store.like(u(1), p(1)).await.expect_err("canceled");
-    let StoreError::Unavailable(message) = err else {
-        panic!("expected Unavailable, got {err:?}");
+    let like =
+        tokio::time::timeout(std::time::Duration::from_secs(20), store.like(u(1), p(1))).await;
+    let Ok(Err(StoreError::Unavailable(message))) = like else {
+        panic!("a like behind a held row lock is Unavailable, got {like:?}");
     };
-    assert!(message.contains("57014"), "{message}");
-    assert!(message.contains("statement_timeout"), "{message}");
     lock.rollback().await.unwrap();
+    suite::assert_exact(&store).await;
     let liked = store.like(u(1), p(1)).await.unwrap();
     assert_eq!((liked.state.count, liked.changed), (1, true));
     suite::assert_exact(&store).await;
     store.close().await.unwrap();
+    message
 }
 
 /// Likes hold at most three quarters of the pool: with more of them

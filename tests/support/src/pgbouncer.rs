@@ -29,10 +29,10 @@ use std::net::{SocketAddr, TcpStream};
 use std::os::unix::fs::PermissionsExt;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
-use std::process::{Child, ChildStdin, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::postgres::{Cluster, ClusterError, SUPERUSER, free_port, is_executable};
+use crate::postgres::{Cluster, ClusterError, Guard, SUPERUSER, free_port, is_executable};
 
 /// What to say when PgBouncer is missing.
 pub const INSTALL_HINT: &str = "install it with `cargo xtask doctor --install pgbouncer` \
@@ -76,8 +76,8 @@ pub struct PgBouncer {
     pub port: u16,
     /// Its folder: the configuration and the log.
     pub dir: PathBuf,
-    guard: Option<Child>,
-    guard_pipe: Option<ChildStdin>,
+    /// Dropped with it: PgBouncer stops and its folder goes.
+    _guard: Guard,
 }
 
 /// The program: `LIKEKIT_PGBOUNCER_BIN`, else `pgbouncer` on `PATH` or in
@@ -193,15 +193,14 @@ impl PgBouncer {
             .stderr(Stdio::null())
             // Its own process group: Ctrl-C in the terminal does not reach it.
             .process_group(0);
-        let mut child = guard.spawn().map_err(|e| {
+        let child = guard.spawn().map_err(|e| {
             let _ = fs::remove_dir_all(&dir);
             ClusterError::Failed(format!("could not start PgBouncer's guard: {e}"))
         })?;
         Ok(PgBouncer {
             port,
             dir,
-            guard_pipe: child.stdin.take(),
-            guard: Some(child),
+            _guard: Guard::new(child),
         })
     }
 
@@ -234,17 +233,6 @@ impl PgBouncer {
                 ));
             }
             std::thread::sleep(Duration::from_millis(20));
-        }
-    }
-}
-
-impl Drop for PgBouncer {
-    /// Closing the pipe tells the guard to stop PgBouncer and delete its
-    /// folder; waits until it has.
-    fn drop(&mut self) {
-        drop(self.guard_pipe.take());
-        if let Some(mut guard) = self.guard.take() {
-            let _ = guard.wait();
         }
     }
 }

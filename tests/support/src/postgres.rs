@@ -390,8 +390,7 @@ pub struct Cluster {
     pub dir: PathBuf,
     bin: PathBuf,
     user: Option<RunAs>,
-    guard: Option<Child>,
-    guard_pipe: Option<ChildStdin>,
+    guard: Option<Guard>,
     next_database: AtomicU32,
 }
 
@@ -477,7 +476,6 @@ impl Cluster {
             bin,
             user,
             guard: None,
-            guard_pipe: None,
             next_database: AtomicU32::new(0),
         };
         cluster.clean_up();
@@ -503,12 +501,11 @@ impl Cluster {
             .stderr(Stdio::null())
             // Its own process group: Ctrl-C in the terminal does not reach it.
             .process_group(0);
-        let mut child = guard.spawn().map_err(|e| {
+        let child = guard.spawn().map_err(|e| {
             let _ = fs::remove_dir_all(&dir);
             ClusterError::Failed(format!("could not start the clean-up guard: {e}"))
         })?;
-        cluster.guard_pipe = child.stdin.take();
-        cluster.guard = Some(child);
+        cluster.guard = Some(Guard::new(child));
 
         if let Some(user) = &cluster.user {
             std::os::unix::fs::chown(&dir, Some(user.uid), Some(user.gid)).map_err(|e| {
@@ -702,14 +699,32 @@ impl Cluster {
     }
 }
 
-impl Drop for Cluster {
-    fn drop(&mut self) {
-        // Closing the pipe tells the guard to stop the server (keeping its
-        // log when asked) and delete the folder; wait until it has.
-        drop(self.guard_pipe.take());
-        if let Some(mut guard) = self.guard.take() {
-            let _ = guard.wait();
+/// A clean-up guard: a shell started with its stdin piped from this
+/// process, which waits until the pipe closes (this process let go of the
+/// guard, or ended however it ended), then stops what it guards and
+/// deletes its folder. Dropping it closes the pipe and waits until the
+/// clean-up is done. A [`Cluster`]'s stops the server (keeping its log
+/// when asked); a PgBouncer's stops PgBouncer.
+#[derive(Debug)]
+pub(crate) struct Guard {
+    pipe: Option<ChildStdin>,
+    child: Child,
+}
+
+impl Guard {
+    /// The guard `child`, started with its stdin piped.
+    pub(crate) fn new(mut child: Child) -> Self {
+        Self {
+            pipe: child.stdin.take(),
+            child,
         }
+    }
+}
+
+impl Drop for Guard {
+    fn drop(&mut self) {
+        drop(self.pipe.take());
+        let _ = self.child.wait();
     }
 }
 
