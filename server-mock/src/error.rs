@@ -10,7 +10,9 @@ use axum::{
     response::{IntoResponse, Response},
 };
 use likekit_proto::{ErrorBody, IdError, PostId, UserId, code};
+use tracing::Level;
 
+use crate::log_limit::limited;
 use crate::store::{StoreError, rules::RuleViolation};
 
 /// Why a server could not start, or failed while running.
@@ -222,6 +224,9 @@ pub(crate) const STORE_RETRY_AFTER_SECS: u64 = 1;
 /// 404 `post_not_found` / `user_not_found`, 400 `bad_request`, 503
 /// `shutting_down`, 503 `unavailable` with `Retry-After` (logged as a
 /// warning), 500 `storage_error` (logged; the message hides the details).
+/// Both lines carry the store's `reason`, and each is written at most once
+/// a second, with `suppressed` when others were held back (`log_limit`):
+/// a database that is down fails every request that reaches it.
 impl From<StoreError> for ApiError {
     fn from(err: StoreError) -> Self {
         match err {
@@ -237,8 +242,12 @@ impl From<StoreError> for ApiError {
                 code::SHUTTING_DOWN,
                 "the server is shutting down",
             ),
-            StoreError::Unavailable(message) => {
-                tracing::warn!(%message, "the database cannot take the request now");
+            StoreError::Unavailable(reason) => {
+                limited!(
+                    Level::WARN,
+                    %reason,
+                    "the database cannot take the request now"
+                );
                 Self {
                     retry_after_secs: Some(STORE_RETRY_AFTER_SECS),
                     ..Self::new(
@@ -248,8 +257,8 @@ impl From<StoreError> for ApiError {
                     )
                 }
             }
-            StoreError::Backend(message) => {
-                tracing::error!(%message, "storage failure");
+            StoreError::Backend(reason) => {
+                limited!(Level::ERROR, %reason, "storage failure");
                 Self::new(
                     StatusCode::INTERNAL_SERVER_ERROR,
                     code::STORAGE_ERROR,

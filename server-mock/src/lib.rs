@@ -61,6 +61,7 @@ mod faults;
 pub mod fuzzing;
 mod journal;
 mod jwks;
+mod log_limit;
 pub mod logs;
 mod metrics;
 mod middleware;

@@ -239,7 +239,7 @@ impl Visit for JsonFields {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use std::io;
     use std::sync::{Arc, Mutex, PoisonError};
 
@@ -250,9 +250,10 @@ mod tests {
 
     use super::*;
 
-    /// Everything written, shared with the test.
+    /// Everything written, shared with the test (a log's `MakeWriter`:
+    /// `.with_writer(move || buffer.clone())`).
     #[derive(Clone, Default)]
-    struct Buffer(Arc<Mutex<Vec<u8>>>);
+    pub(crate) struct Buffer(Arc<Mutex<Vec<u8>>>);
 
     impl io::Write for Buffer {
         fn write(&mut self, bytes: &[u8]) -> io::Result<usize> {
@@ -269,7 +270,7 @@ mod tests {
     }
 
     impl Buffer {
-        fn text(&self) -> String {
+        pub(crate) fn text(&self) -> String {
             String::from_utf8_lossy(&self.0.lock().unwrap_or_else(PoisonError::into_inner))
                 .into_owned()
         }

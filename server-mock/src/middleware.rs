@@ -889,14 +889,16 @@ fn is_json(response: &Response) -> bool {
         .is_some_and(|v| v.starts_with("application/json"))
 }
 
-/// A handler's panic, as a JSON 500 (and an error log line).
+/// A handler's panic, as a JSON 500 (and an error log line, at most once
+/// a second: `log_limit`).
 fn panic_response(panic: Box<dyn Any + Send + 'static>) -> Response {
     let detail = panic
         .downcast_ref::<String>()
         .map(String::as_str)
         .or_else(|| panic.downcast_ref::<&str>().copied())
         .unwrap_or("unknown panic");
-    tracing::error!(panic = detail, "a handler panicked");
+    // Once per request when every request meets the same bug.
+    crate::log_limit::limited!(tracing::Level::ERROR, panic = detail, "a handler panicked");
     ApiError::internal("internal server error").into_response()
 }
 

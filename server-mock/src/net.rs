@@ -193,8 +193,10 @@ impl axum::serve::Listener for Listener {
                 }
                 Err(err) => {
                     // Like axum's own listener: out of file descriptors and
-                    // similar errors are logged and retried after a pause.
-                    tracing::warn!(error = %err, "accept failed");
+                    // similar errors are logged and retried after a pause
+                    // (logged at most once a second: out of file
+                    // descriptors, every retry fails).
+                    crate::log_limit::limited!(tracing::Level::WARN, error = %err, "accept failed");
                     tokio::time::sleep(std::time::Duration::from_millis(50)).await;
                 }
             }

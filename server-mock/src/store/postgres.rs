@@ -103,6 +103,8 @@ use likekit_proto::{IdError, LikeState, PostId, UserId, admin::Seed};
 use tokio::sync::{OwnedSemaphorePermit, RwLock, RwLockReadGuard, Semaphore, mpsc, oneshot};
 use tokio_postgres::{NoTls, error::SqlState};
 
+use crate::log_limit::limited;
+
 use super::{
     HotPostOptions, HotPosts, PoolStatus, PostAudit, PostSnapshot, RECENT_LIKERS, Store,
     StoreError, Upsert, WriteOutcome,
@@ -1353,7 +1355,10 @@ fn forget_pool(client: Object) {
     drop(Object::take(client));
     if let Some(pool) = pool {
         let closed = pool.retain(|_, _| false).removed.len();
-        tracing::warn!(
+        // Every write that meets a database still read-only comes here: at
+        // most a line a second (`log_limit`).
+        limited!(
+            tracing::Level::WARN,
             idle_connections_closed = closed,
             "PostgreSQL answered that it is read-only: the connection and every idle \
              one of its pool are closed, and new ones are opened as needed"

@@ -58,6 +58,7 @@ use async_trait::async_trait;
 use likekit_proto::{LikeState, PostId, UserId, admin::Seed};
 use rusqlite::{Connection, OpenFlags, OptionalExtension, TransactionBehavior, config::DbConfig};
 use tokio::sync::{mpsc, oneshot, watch};
+use tracing::Level;
 
 use super::{
     Database, HotPostOptions, HotPosts, PostAudit, PostSnapshot, RECENT_LIKERS, Store, StoreError,
@@ -65,6 +66,7 @@ use super::{
     hot::{liked_at, merge_likers, merge_timed},
     rules::{check_friends, check_name, check_seed, unique},
 };
+use crate::log_limit::limited;
 
 mod wal;
 
@@ -1021,7 +1023,8 @@ impl Drop for EndRead<'_> {
         if !self.0.is_autocommit()
             && let Err(err) = self.0.execute_batch("ROLLBACK")
         {
-            tracing::warn!(error = %err, "a reader could not end its transaction");
+            // Once per read: a failing disk fails them all.
+            limited!(Level::WARN, error = %err, "a reader could not end its transaction");
         }
     }
 }
@@ -1155,12 +1158,22 @@ impl Writer {
         let applied = self.health.check().and_then(|()| {
             catch_unwind(AssertUnwindSafe(|| {
                 apply_batch(conn, &batch, sharded, &self.health).map_err(|err| {
-                    tracing::error!(error = %err, writes = batch.len(), "group commit failed");
+                    // Once per group: a failing disk fails every one.
+                    limited!(
+                        Level::ERROR,
+                        error = %err,
+                        writes = batch.len(),
+                        "group commit failed"
+                    );
                     StoreError::from(err)
                 })
             }))
             .unwrap_or_else(|_| {
-                tracing::error!(writes = batch.len(), "a group commit panicked");
+                limited!(
+                    Level::ERROR,
+                    writes = batch.len(),
+                    "a group commit panicked"
+                );
                 self.end_transaction(conn);
                 // The panic may have left the list half updated.
                 *sharded = sharded_posts(conn);

@@ -22,6 +22,7 @@ mod faults;
 mod http_api;
 mod journal_outcomes;
 mod jwks;
+mod log_flood;
 mod openapi_conformance;
 mod readiness_log;
 mod seed_table;

@@ -248,7 +248,12 @@ fn sync(wal: &Path, file: &mut Option<File>, health: &Health) -> Result<(), Stor
 pub(super) fn run_checkpointer(conn: &Connection, commits: &mpsc::Receiver<()>) {
     let checkpoint = || {
         if let Err(err) = conn.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |_| Ok(())) {
-            tracing::warn!(error = %err, "background checkpoint failed");
+            // Up to one every CHECKPOINT_EVERY while writes come in.
+            crate::log_limit::limited!(
+                tracing::Level::WARN,
+                error = %err,
+                "background checkpoint failed"
+            );
         }
     };
     while commits.recv().is_ok() {
