@@ -80,7 +80,9 @@ pub enum LikeError {
     },
     /// The server refused the request (400 and other 4xx but 401, 403,
     /// 408, 425 and 429; also a 404 that is not the server's
-    /// `post_not_found`, such as a route it does not have). Not retried.
+    /// `post_not_found`, such as a route it does not have), or redirected
+    /// it (3xx: redirects are not followed, and the message says to give
+    /// the address it leads to as the base URL). Not retried.
     #[error("request refused ({status} {code}): {message}")]
     Rejected {
         /// The HTTP status.

@@ -19,6 +19,7 @@
 //! | 403 | [`LikeError::Forbidden`] |
 //! | 404 with the server's `post_not_found` | [`LikeError::NotFound`] |
 //! | other 4xx, and any other 404 (a route the server does not have: a wrong base URL, a proxy's page) | [`LikeError::Rejected`] |
+//! | 3xx: a redirect, which is not followed (natively; the web's `fetch` follows its host's rules) | [`LikeError::Rejected`] (`http_301`…) |
 //! | a body that is not the JSON expected, or cut short | [`LikeError::InvalidResponse`] |
 //! | a body longer than the cap ([`HttpTransport::with_max_answer_bytes`]) | [`LikeError::InvalidResponse`] |
 //!
@@ -1002,6 +1003,22 @@ pub(crate) fn error_with(
             code,
             message,
         },
+        // A redirect (a base URL on `http` for an `https` site, one missing
+        // a slash the server adds): not followed (it would carry the token
+        // elsewhere, or turn a like's POST into a GET), and sending the
+        // call again meets it again. Refused at once, saying what to fix,
+        // rather than retried until the retries run out. (Natively only:
+        // the web's `fetch` follows redirects by its host's rules, and one
+        // that reaches here there stays an unexpected status.)
+        #[cfg(not(target_arch = "wasm32"))]
+        300..=399 => LikeError::Rejected {
+            status,
+            code,
+            message: format!(
+                "the server redirected the call ({status} {message}); redirects are not \
+                 followed: give the address it leads to as the base URL"
+            ),
+        },
         _ => LikeError::InvalidResponse {
             message: format!("unexpected status {status}: {message}"),
         },
@@ -1204,7 +1221,20 @@ mod tests {
             err(413, "{\"error\":"),
             LikeError::Rejected { status: 413, .. }
         ));
-        assert!(matches!(err(302, ""), LikeError::InvalidResponse { .. }));
+        let redirected = err(302, "");
+        let LikeError::Rejected {
+            status: 302,
+            ref code,
+            ref message,
+        } = redirected
+        else {
+            panic!("{redirected:?}")
+        };
+        assert_eq!(code, "http_302");
+        assert!(message.contains("302 Found"), "{message}");
+        assert!(message.contains("base URL"), "{message}");
+        assert!(!redirected.is_transient(), "a redirect is not retried");
+        assert!(matches!(err(101, ""), LikeError::InvalidResponse { .. }));
         // a request the server gave up on may have been processed: retried
         for status in [408, 425] {
             let e = err(status, "");

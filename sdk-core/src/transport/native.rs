@@ -135,7 +135,7 @@ fn native_client(
         // The protocol has no redirects. Followed, one would carry the
         // token to wherever the same origin points (another path, another
         // app), or turn a like's POST into a GET whose answer reads as
-        // confirmed: a 3xx is an unexpected status instead.
+        // confirmed: a 3xx is refused instead (`Rejected`, not retried).
         .redirect(reqwest::redirect::Policy::none());
     let builder = match roots {
         // None extra: the platform verifier alone.
@@ -440,10 +440,11 @@ mod tests {
             ] {
                 let moved = http(status, &["location: /other-app/like"], "");
                 let (result, heads) = like(vec![moved, json("200 OK", LIKED)]).await;
-                let Err(LikeError::InvalidResponse { message }) = &result else {
+                let Err(LikeError::Rejected { message, .. }) = &result else {
                     panic!("{status}: {result:?}")
                 };
-                assert!(message.starts_with("unexpected status 3"), "{message}");
+                assert!(message.contains(status), "{message}");
+                assert!(message.contains("base URL"), "{message}");
                 assert_eq!(heads.len(), 1, "{status}: {heads:?}");
             }
         }
