@@ -29,7 +29,7 @@ impl FromRequestParts<App> for Viewer {
 }
 
 /// The one id of the route's path (`{post_id}`, `{id}`), parsed by the id
-/// type's own [`FromStr`] — [`PostId`](likekit_proto::PostId) or
+/// type's own [`FromStr`] — [`PostId`] or
 /// [`UserId`]. Rejects with 400 `bad_post_id` or `bad_user_id`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct PathId<T>(pub T);

@@ -24,7 +24,7 @@
 //! A worker that is only busy (every connection of its pool taken past the
 //! pool's wait) is not unreachable: that request fails as load (503, tried
 //! again by its client), and every post keeps going straight to its worker
-//! ([`unreachable`]).
+//! ([`unreachable()`]).
 //!
 //! A worker's connections are made as the store's own: the same user,
 //! password, database, options, TLS mode and connector, channel binding
