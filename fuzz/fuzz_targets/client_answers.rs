@@ -15,7 +15,9 @@
 //! * any other status gives the error of that status, with the code and
 //!   message of the body when serde_json reads it as an `ErrorBody`, else
 //!   `http_<status>` and a message that is not empty; a 429 carries the
-//!   Retry-After it was given.
+//!   Retry-After it was given; a 3xx is refused (`Rejected`, redirects are
+//!   not followed) with the body's message inside one that says to give
+//!   the address it leads to as the base URL.
 
 #![no_main]
 
@@ -108,7 +110,21 @@ fn failure(status: u16, body: &[u8]) {
             assert_eq!((*got, said_code.as_str()), (status, code.as_str()));
             said(message);
         }
-        (_, LikeError::InvalidResponse { .. }) if !(400..=599).contains(&status) => {}
+        (
+            300..=399,
+            LikeError::Rejected {
+                status: got,
+                code: said_code,
+                message: redirected,
+            },
+        ) => {
+            assert_eq!((*got, said_code.as_str()), (status, code.as_str()));
+            assert!(redirected.contains("base URL"), "{redirected}");
+            if let Some(message) = message {
+                assert!(redirected.contains(message), "{redirected}");
+            }
+        }
+        (_, LikeError::InvalidResponse { .. }) if !(300..=599).contains(&status) => {}
         _ => panic!("status {status} gave {error:?}"),
     }
 }

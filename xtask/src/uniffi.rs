@@ -170,6 +170,8 @@ pub fn generate(ctx: &Ctx, release: bool) -> Result<Generated, String> {
         &plain_links(&module),
         Language::Python,
     ))?;
+    let module = with_methods(&module, "LikeClient", PYTHON_CLIENT_METHODS)?;
+    let module = with_methods(&module, "LikeSubscription", PYTHON_SUBSCRIPTION_METHODS)?;
     write(
         &generated.python.join("likekit.py"),
         &format!("{module}{PYTHON_ADDITIONS}"),
@@ -267,6 +269,38 @@ fn typed_like_error(module: &str) -> Result<String, String> {
         "{}{typed}{}",
         &module[..body_end],
         &module[body_end + "\n    pass".len()..]
+    ))
+}
+
+/// `methods` (a class body's lines, indented) added to the body of the
+/// generated Python's `class`, right after its docstring, where type
+/// checkers see them (the additions appended to the module set attributes
+/// they do not see): the context managers of `LikeClient` and
+/// `LikeSubscription`. (After the docstring, not at the body's end: a
+/// docstring's lines may start in the first column, as a module's next
+/// statement does.)
+fn with_methods(module: &str, class: &str, methods: &str) -> Result<String, String> {
+    let head = format!("\nclass {class}(");
+    let start = if module.starts_with(&head[1..]) {
+        0
+    } else {
+        module
+            .find(&head)
+            .ok_or_else(|| format!("the generated Python has no `class {class}(…)`"))?
+            + 1
+    };
+    let missing = || format!("the generated Python's `class {class}` ends early");
+    let mut at = start + module[start..].find('\n').ok_or_else(missing)? + 1;
+    if module[at..].trim_start_matches(' ').starts_with("\"\"\"") {
+        let open = at + module[at..].find("\"\"\"").ok_or_else(missing)? + 3;
+        let close = open + module[open..].find("\"\"\"").ok_or_else(missing)? + 3;
+        at = close + module[close..].find('\n').ok_or_else(missing)? + 1;
+    }
+    Ok(format!(
+        "{}{}\n\n{}",
+        &module[..at],
+        methods.trim_end(),
+        &module[at..]
     ))
 }
 
@@ -368,9 +402,18 @@ const XCFRAMEWORK_MODULE_MAP: &str = include_str!("../templates/xcframework.modu
 const PACKAGE_SWIFT: &str = include_str!("../templates/Package.swift");
 
 /// Appended to the generated Python module: stops LikeKit's runtime when
-/// the interpreter exits (`stop_runtime` in the binding), and gives the
-/// records a `repr()` that shows their fields.
+/// the interpreter exits (`stop_runtime` in the binding), gives the
+/// records a `repr()` that shows their fields and a same-type `==`,
+/// `LikeError` equality by variant and fields, and a `LikeClient` `with`
+/// that says to use `async with`.
 const PYTHON_ADDITIONS: &str = include_str!("../templates/likekit-additions.py");
+
+/// `LikeClient`'s `async with`, written into its class ([`with_methods`]).
+const PYTHON_CLIENT_METHODS: &str = include_str!("../templates/likekit-client-methods.py");
+
+/// `LikeSubscription`'s `with`, written into its class ([`with_methods`]).
+const PYTHON_SUBSCRIPTION_METHODS: &str =
+    include_str!("../templates/likekit-subscription-methods.py");
 
 // ---------------------------------------------------------------- the server
 
@@ -673,6 +716,19 @@ pub fn run_swift(ctx: &Ctx) -> Result<Tally, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn methods_go_after_their_class_docstring() {
+        let module = "import typing\n\nclass A(P):\n    \"\"\"Doc.\n\nA line in the first column.\"\"\"\n\n    def f(self):\n        pass\n\n\nclass B:\n    pass\n";
+        let out = with_methods(module, "A", "\n    def g(self) -> None:\n        pass\n").unwrap();
+        assert_eq!(
+            out,
+            "import typing\n\nclass A(P):\n    \"\"\"Doc.\n\nA line in the first column.\"\"\"\n\n    def g(self) -> None:\n        pass\n\n\n    def f(self):\n        pass\n\n\nclass B:\n    pass\n"
+        );
+        let bare = with_methods("class A(P):\n    x = 1\n", "A", "    y = 2\n").unwrap();
+        assert_eq!(bare, "class A(P):\n    y = 2\n\n    x = 1\n");
+        assert!(with_methods(module, "C", "").is_err());
+    }
 
     #[test]
     fn rustdoc_links_become_what_they_show() {

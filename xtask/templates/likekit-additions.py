@@ -136,3 +136,34 @@ def _uniffi_future_dropped_callback(handle):
     (eventloop, task) = _UNIFFI_FOREIGN_FUTURE_HANDLE_MAP.remove(handle)
     if not task.done() and not eventloop.is_closed():
         task.cancel()
+
+
+# No `with` without `async` on a LikeClient (its `async with` is in the
+# class: xtask/templates/likekit-client-methods.py): shutting down is a
+# coroutine, and a `with` would have to run a loop of its own for it
+# (`asyncio.run`), which cannot be done inside a running loop, so code that
+# worked in a script would fail on leaving the block once moved into an
+# async function. Python's own error for a missing `__enter__` ("does not
+# support the context manager protocol") does not say what to do; this one
+# does. Set here, out of type checkers' sight, so that they flag `with
+# client:` too. (`__exit__` is there only so that Python calls
+# `__enter__`; it is never reached.)
+def _likekit_client_enter(self):
+    raise TypeError(
+        "use `async with LikeClient(...) as client:`, not `with`: leaving the block "
+        "awaits `client.shutdown(...)`, a coroutine (outside an event loop, call "
+        "`asyncio.run(client.shutdown(2000))` yourself)"
+    )
+
+
+def _likekit_client_exit(self, exc_type, exc, tb):
+    return None
+
+
+_likekit_client_enter.__name__ = "__enter__"
+_likekit_client_enter.__qualname__ = "LikeClient.__enter__"
+_likekit_client_exit.__name__ = "__exit__"
+_likekit_client_exit.__qualname__ = "LikeClient.__exit__"
+LikeClient.__enter__ = _likekit_client_enter  # type: ignore[attr-defined]
+LikeClient.__exit__ = _likekit_client_exit  # type: ignore[attr-defined]
+del _likekit_client_enter, _likekit_client_exit
