@@ -3,7 +3,11 @@
 
 #![allow(dead_code, clippy::unwrap_used)]
 
-use std::{collections::BTreeMap, sync::Arc, time::Duration};
+use std::{
+    collections::BTreeMap,
+    sync::{Arc, Mutex},
+    time::Duration,
+};
 
 use likekit_server::{
     Config, ServerHandle,
@@ -412,5 +416,31 @@ impl Drop for ServerProcess {
         // Never leave a server behind when a test fails half-way.
         let _ = self.child.kill();
         let _ = self.child.wait();
+    }
+}
+
+/// Log output captured for a test's own tracing subscriber
+/// (`with_writer(move || captured.clone())`): every clone writes to the
+/// same buffer.
+#[derive(Clone, Default)]
+pub struct Captured(Arc<Mutex<Vec<u8>>>);
+
+impl std::io::Write for Captured {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().unwrap().extend_from_slice(buf);
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+impl Captured {
+    /// The lines written so far.
+    pub fn lines(&self) -> Vec<String> {
+        String::from_utf8_lossy(&self.0.lock().unwrap())
+            .lines()
+            .map(str::to_owned)
+            .collect()
     }
 }

@@ -6,8 +6,7 @@
 
 #![allow(clippy::unwrap_used)]
 
-use std::io::Write;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
@@ -31,6 +30,8 @@ use tracing_subscriber::{
     Layer as _, filter::dynamic_filter_fn, fmt::format::JsonFields, layer::SubscriberExt as _,
 };
 
+use crate::common::Captured;
+
 /// Every like fails as a database that broke does (500 `storage_error`),
 /// every unlike as one that cannot take it now (503 `unavailable`).
 #[derive(Debug)]
@@ -49,29 +50,14 @@ impl Hooks for DatabaseDown {
     }
 }
 
-/// The log lines written on this thread.
-#[derive(Clone, Default)]
-struct Captured(Arc<Mutex<Vec<u8>>>);
-
-impl Write for Captured {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.0.lock().unwrap().extend_from_slice(buf);
-        Ok(buf.len())
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
-
-impl Captured {
-    /// The lines whose message is `message`, as JSON.
-    fn lines(&self, message: &str) -> Vec<Value> {
-        String::from_utf8_lossy(&self.0.lock().unwrap())
-            .lines()
-            .map(|line| serde_json::from_str::<Value>(line).unwrap())
-            .filter(|line| line["fields"]["message"] == message)
-            .collect()
-    }
+/// The lines of `captured` whose message is `message`, as JSON.
+fn json_lines(captured: &Captured, message: &str) -> Vec<Value> {
+    captured
+        .lines()
+        .iter()
+        .map(|line| serde_json::from_str::<Value>(line).unwrap())
+        .filter(|line| line["fields"]["message"] == message)
+        .collect()
 }
 
 /// One kind of failure: the request that meets it and the line it logs.
@@ -178,7 +164,7 @@ async fn a_failing_database_is_logged_once_a_second_with_what_was_left_out() {
         }
         let mut done = true;
         for kind in &kinds {
-            let lines = captured.lines(kind.message);
+            let lines = json_lines(&captured, kind.message);
             let failures = kind.failed.len();
             // Far fewer lines than failures, all along.
             assert!(
@@ -198,7 +184,7 @@ async fn a_failing_database_is_logged_once_a_second_with_what_was_left_out() {
     }
 
     for kind in &kinds {
-        let lines = captured.lines(kind.message);
+        let lines = json_lines(&captured, kind.message);
         assert!(lines.len() >= 2, "{lines:?}");
         for line in &lines {
             // Each line is one of the failures, with its request's id,

@@ -4,9 +4,8 @@
 
 #![allow(clippy::unwrap_used)]
 
-use std::io::Write;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
 use axum::{
@@ -18,6 +17,8 @@ use likekit_server::{
     store::{SqliteOptions, SqliteStore, StoreError},
 };
 use likekit_testing::intercept::{Call, Hooks, Intercepted};
+
+use crate::common::Captured;
 use tower::ServiceExt;
 
 /// The store's readiness check fails while `down` is set.
@@ -33,29 +34,6 @@ impl Hooks for Switchable {
             return Err(StoreError::Backend("the database went away".into()));
         }
         Ok(())
-    }
-}
-
-/// The log lines written on this thread, as text.
-#[derive(Clone, Default)]
-struct Captured(Arc<Mutex<Vec<u8>>>);
-
-impl Write for Captured {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.0.lock().unwrap().extend_from_slice(buf);
-        Ok(buf.len())
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
-
-impl Captured {
-    fn lines(&self) -> Vec<String> {
-        String::from_utf8_lossy(&self.0.lock().unwrap())
-            .lines()
-            .map(str::to_owned)
-            .collect()
     }
 }
 

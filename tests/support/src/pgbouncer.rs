@@ -27,9 +27,7 @@
 use std::fs;
 use std::net::{SocketAddr, TcpStream};
 use std::os::unix::fs::PermissionsExt;
-use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use crate::postgres::{Cluster, ClusterError, Guard, SUPERUSER, free_port, is_executable};
@@ -181,26 +179,17 @@ impl PgBouncer {
             )));
         }
         let run = cluster.command_as_user(program);
-        let mut guard = Command::new("/bin/sh");
-        guard
-            .args(["-c", GUARD_SCRIPT, "likekit-pgbouncer-guard"])
-            .arg(run.get_program())
-            .args(run.get_args())
-            .arg(&ini)
-            .env("LIKEKIT_PGBOUNCER_DIR", &dir)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            // Its own process group: Ctrl-C in the terminal does not reach it.
-            .process_group(0);
-        let child = guard.spawn().map_err(|e| {
-            let _ = fs::remove_dir_all(&dir);
-            ClusterError::Failed(format!("could not start PgBouncer's guard: {e}"))
+        let guard = Guard::start(GUARD_SCRIPT, "likekit-pgbouncer-guard", &dir, |guard| {
+            guard
+                .arg(run.get_program())
+                .args(run.get_args())
+                .arg(&ini)
+                .env("LIKEKIT_PGBOUNCER_DIR", &dir);
         })?;
         Ok(PgBouncer {
             port,
             dir,
-            _guard: Guard::new(child),
+            _guard: guard,
         })
     }
 

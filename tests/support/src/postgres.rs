@@ -486,26 +486,21 @@ impl Cluster {
 
         // The guard next, so that whatever happens from here is cleaned up.
         let stop = cluster.stop_command("immediate");
-        let mut guard = Command::new("/bin/sh");
-        guard
-            .args(["-c", GUARD_SCRIPT, "likekit-pg-guard"])
-            .arg(stop.get_program())
-            .args(stop.get_args())
-            .env("LIKEKIT_PG_DIR", &dir)
-            .env(
-                "LIKEKIT_PG_KEEP_LOG",
-                if options.keep_log { "1" } else { "" },
-            )
-            .stdin(Stdio::piped())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            // Its own process group: Ctrl-C in the terminal does not reach it.
-            .process_group(0);
-        let child = guard.spawn().map_err(|e| {
-            let _ = fs::remove_dir_all(&dir);
-            ClusterError::Failed(format!("could not start the clean-up guard: {e}"))
-        })?;
-        cluster.guard = Some(Guard::new(child));
+        cluster.guard = Some(Guard::start(
+            GUARD_SCRIPT,
+            "likekit-pg-guard",
+            &dir,
+            |guard| {
+                guard
+                    .arg(stop.get_program())
+                    .args(stop.get_args())
+                    .env("LIKEKIT_PG_DIR", &dir)
+                    .env(
+                        "LIKEKIT_PG_KEEP_LOG",
+                        if options.keep_log { "1" } else { "" },
+                    );
+            },
+        )?);
 
         if let Some(user) = &cluster.user {
             std::os::unix::fs::chown(&dir, Some(user.uid), Some(user.gid)).map_err(|e| {
@@ -712,12 +707,33 @@ pub(crate) struct Guard {
 }
 
 impl Guard {
-    /// The guard `child`, started with its stdin piped.
-    pub(crate) fn new(mut child: Child) -> Self {
-        Self {
+    /// Starts `/bin/sh -c script name …` as a guard, `configure` giving it
+    /// its arguments and environment: its stdin piped from this process,
+    /// its output dropped, in a process group of its own (Ctrl-C in the
+    /// terminal does not reach it). When it cannot start, `dir` (made for
+    /// what it was to guard) is deleted.
+    pub(crate) fn start(
+        script: &str,
+        name: &str,
+        dir: &Path,
+        configure: impl FnOnce(&mut Command),
+    ) -> Result<Self, ClusterError> {
+        let mut guard = Command::new("/bin/sh");
+        guard.args(["-c", script, name]);
+        configure(&mut guard);
+        guard
+            .stdin(Stdio::piped())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .process_group(0);
+        let mut child = guard.spawn().map_err(|e| {
+            let _ = fs::remove_dir_all(dir);
+            ClusterError::Failed(format!("could not start the clean-up guard {name}: {e}"))
+        })?;
+        Ok(Self {
             pipe: child.stdin.take(),
             child,
-        }
+        })
     }
 }
 
