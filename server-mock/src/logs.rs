@@ -238,6 +238,42 @@ impl Visit for JsonFields {
     }
 }
 
+/// Makes a panic a log line like any other, in place of the Rust
+/// runtime's own message on stderr (which is no log line, and breaks a
+/// `--log-format json` stream): `ERROR a thread panicked` with `panic`
+/// (its message), `location` (`file:line:column`) and, when
+/// `RUST_BACKTRACE` asks for one, `backtrace`; at most one a second
+/// (`log_limit`: a bug every request meets panics on every request). A
+/// handler's panic is also answered 500 and logged as `a handler
+/// panicked` with its request's id (the middleware's catcher).
+///
+/// The server's program installs it once its log is set up; a program
+/// that embeds the server may too. It replaces the process's panic hook.
+pub fn install_panic_hook() {
+    std::panic::set_hook(Box::new(|info| {
+        let payload = info.payload();
+        let panic = payload
+            .downcast_ref::<&str>()
+            .copied()
+            .or_else(|| payload.downcast_ref::<String>().map(String::as_str))
+            .unwrap_or("(a panic without a message)");
+        let location = info
+            .location()
+            .map(|at| format!("{}:{}:{}", at.file(), at.line(), at.column()))
+            .unwrap_or_default();
+        let backtrace = std::backtrace::Backtrace::capture();
+        let backtrace = (backtrace.status() == std::backtrace::BacktraceStatus::Captured)
+            .then(|| backtrace.to_string());
+        crate::log_limit::limited!(
+            Level::ERROR,
+            panic,
+            location = %location,
+            backtrace = backtrace.as_deref(),
+            "a thread panicked"
+        );
+    }));
+}
+
 #[cfg(test)]
 pub(crate) mod tests {
     use std::io;

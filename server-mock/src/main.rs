@@ -678,6 +678,8 @@ fn main() -> ExitCode {
             )
             .init(),
     }
+    // A panic's message goes to the log too, not to stderr beside it.
+    logs::install_panic_hook();
 
     for (name, closest) in unknown_variables(&command) {
         match closest {
