@@ -139,7 +139,8 @@ like_error! {
     NotFound,
     /// The server refused the request (400 and other 4xx but 401, 403,
     /// 408, 425 and 429; also a 404 that is not the server's
-    /// `post_not_found`, such as a route it does not have).
+    /// `post_not_found`, such as a route it does not have), or redirected
+    /// it (3xx: redirects are not followed).
     Rejected,
     /// A post id outside 1 to 2⁶³−1 (zero or negative) was passed: the
     /// core's code `bad_post_id`. The reason names the rule and the id
