@@ -207,15 +207,15 @@ fn builder(
 /// A core builder with `options`, on the shared runtime, with no server yet.
 fn builder_with(options: &LikeClientOptions) -> Result<likekit_core::LikeClientBuilder, LikeError> {
     let mut builder = likekit_core::LikeClient::builder()
-        .retry_policy(options.retry_policy())
+        .retry_policy(options.retry_policy()?)
         .runtime(runtime()?);
-    if let Some(timeout) = options.request_timeout() {
+    if let Some(timeout) = options.request_timeout()? {
         builder = builder.request_timeout(timeout);
     }
-    if let Some(max_posts) = options.max_posts() {
+    if let Some(max_posts) = options.max_posts()? {
         builder = builder.max_posts(max_posts);
     }
-    if let Some(bytes) = options.max_answer_bytes() {
+    if let Some(bytes) = options.max_answer_bytes()? {
         builder = builder.max_answer_bytes(bytes);
     }
     if let Some(pem) = options.extra_root_certificates_pem() {
@@ -224,10 +224,10 @@ fn builder_with(options: &LikeClientOptions) -> Result<likekit_core::LikeClientB
     if let Some(journal) = &options.journal {
         builder = builder.shared_journal(journal.take()?);
     }
-    if let Some(age) = options.max_intent_age() {
+    if let Some(age) = options.max_intent_age()? {
         builder = builder.max_intent_age(age);
     }
-    if let Some(every) = options.keep_while_offline() {
+    if let Some(every) = options.keep_while_offline()? {
         builder = builder.keep_while_offline(every);
     }
     Ok(builder)

@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use crate::types::{core_id, foreign_id, wait_ms};
+use crate::types::{core_id, foreign_id, non_negative, wait_ms};
 use crate::{LikeError, Live};
 
 /// A server for tests whose like and unlike calls wait until the test
@@ -183,10 +183,3 @@ fn call_id(id: i64) -> Option<u64> {
     u64::try_from(id).ok()
 }
 
-fn non_negative(n: i64, what: &str) -> Result<u64, LikeError> {
-    u64::try_from(n).map_err(|_| {
-        LikeError::from(likekit_core::LikeError::Config {
-            message: format!("{what} {n} is negative"),
-        })
-    })
-}

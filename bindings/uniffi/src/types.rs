@@ -6,6 +6,8 @@ use std::time::Duration;
 
 use likekit_core::{MachineConfig, PostId, RetryPolicy};
 
+use crate::LikeError;
+
 /// What a post's heart, count and line show right now, for the viewer: the
 /// last state the server confirmed plus the viewer's pending tap.
 #[derive(Debug, Clone, PartialEq, uniffi::Record)]
@@ -80,7 +82,10 @@ pub struct Stats {
 /// the core's own (`RetryPolicy::default()`, `DEFAULT_REQUEST_TIMEOUT`,
 /// `DEFAULT_MAX_ANSWER_BYTES`, `MachineConfig::default()`), never copied
 /// here; `default_options()` shows their values. Times are in
-/// milliseconds; negative values count as zero.
+/// milliseconds. A negative time or count is refused: the constructor
+/// throws `Config` naming the field ("max_retries must not be negative;
+/// got -1"), as the web package does, rather than reading it as zero (no
+/// retries, or every saved tap too old at `restore()`).
 #[derive(Clone, uniffi::Record)]
 pub struct LikeClientOptions {
     /// How long one request may take, from opening the connection to the
@@ -216,42 +221,57 @@ pub fn default_options() -> LikeClientOptions {
 
 impl LikeClientOptions {
     /// The request timeout, if one was given.
-    pub(crate) fn request_timeout(&self) -> Option<Duration> {
-        self.request_timeout_ms.map(duration)
+    pub(crate) fn request_timeout(&self) -> Result<Option<Duration>, LikeError> {
+        self.request_timeout_ms
+            .map(|ms| duration(ms, "request_timeout_ms"))
+            .transpose()
     }
 
     /// The core's [`RetryPolicy::default()`] with the fields given here.
-    pub(crate) fn retry_policy(&self) -> RetryPolicy {
+    pub(crate) fn retry_policy(&self) -> Result<RetryPolicy, LikeError> {
         let default = RetryPolicy::default();
-        RetryPolicy {
-            min_delay: self.retry_min_delay_ms.map_or(default.min_delay, duration),
-            max_delay: self.retry_max_delay_ms.map_or(default.max_delay, duration),
+        Ok(RetryPolicy {
+            min_delay: self
+                .retry_min_delay_ms
+                .map_or(Ok(default.min_delay), |ms| duration(ms, "retry_min_delay_ms"))?,
+            max_delay: self
+                .retry_max_delay_ms
+                .map_or(Ok(default.max_delay), |ms| duration(ms, "retry_max_delay_ms"))?,
             // Narrowing is the point: the core's factor is an f32.
             factor: self.retry_factor.map_or(default.factor, |f| f as f32),
-            max_retries: self.max_retries.map_or(default.max_retries, size),
+            max_retries: self
+                .max_retries
+                .map_or(Ok(default.max_retries), |n| size(n, "max_retries"))?,
             jitter: self.retry_jitter.unwrap_or(default.jitter),
+            // Any 64 bits seed the jitter, a negative number's too.
             seed: self.retry_seed.map(|seed| seed as u64).or(default.seed),
-        }
+        })
     }
 
     /// The cache bound, if one was given.
-    pub(crate) fn max_posts(&self) -> Option<usize> {
-        self.max_posts.map(size)
+    pub(crate) fn max_posts(&self) -> Result<Option<usize>, LikeError> {
+        self.max_posts.map(|n| size(n, "max_posts")).transpose()
     }
 
     /// The answer cap, if one was given.
-    pub(crate) fn max_answer_bytes(&self) -> Option<usize> {
-        self.max_answer_bytes.map(size)
+    pub(crate) fn max_answer_bytes(&self) -> Result<Option<usize>, LikeError> {
+        self.max_answer_bytes
+            .map(|n| size(n, "max_answer_bytes"))
+            .transpose()
     }
 
     /// The intent age limit, if one was given.
-    pub(crate) fn max_intent_age(&self) -> Option<Duration> {
-        self.max_intent_age_ms.map(duration)
+    pub(crate) fn max_intent_age(&self) -> Result<Option<Duration>, LikeError> {
+        self.max_intent_age_ms
+            .map(|ms| duration(ms, "max_intent_age_ms"))
+            .transpose()
     }
 
     /// The offline retry interval, if keeping taps while offline.
-    pub(crate) fn keep_while_offline(&self) -> Option<Duration> {
-        self.keep_while_offline_ms.map(duration)
+    pub(crate) fn keep_while_offline(&self) -> Result<Option<Duration>, LikeError> {
+        self.keep_while_offline_ms
+            .map(|ms| duration(ms, "keep_while_offline_ms"))
+            .transpose()
     }
 
     /// The extra trusted roots' PEM, if any was given.
@@ -260,12 +280,28 @@ impl LikeClientOptions {
     }
 }
 
-fn duration(ms: i64) -> Duration {
-    Duration::from_millis(u64::try_from(ms).unwrap_or(0))
+/// An option's milliseconds: 0 or more.
+fn duration(ms: i64, field: &str) -> Result<Duration, LikeError> {
+    non_negative(ms, field).map(Duration::from_millis)
 }
 
-fn size(n: i64) -> usize {
-    usize::try_from(n).unwrap_or(0)
+/// An option's count: 0 or more.
+fn size(n: i64, field: &str) -> Result<usize, LikeError> {
+    // Every i64 from 0 up fits a usize on the 64-bit targets the bindings
+    // ship for; a 32-bit one saturates.
+    non_negative(n, field).map(|n| usize::try_from(n).unwrap_or(usize::MAX))
+}
+
+/// A number that must not be negative (an option, a scripted count):
+/// `Config` naming it otherwise, as the Kotlin `Duration` options and the
+/// web package refuse theirs.
+pub(crate) fn non_negative(n: i64, what: &str) -> Result<u64, LikeError> {
+    u64::try_from(n).map_err(|_| {
+        likekit_core::LikeError::Config {
+            message: format!("{what} must not be negative; got {n}"),
+        }
+        .into()
+    })
 }
 
 fn millis(duration: Duration) -> i64 {
@@ -381,28 +417,34 @@ mod tests {
             keep_while_offline_ms: None,
             callback_error_listener: None,
         };
-        assert_eq!(options.retry_policy(), RetryPolicy::default());
-        assert_eq!(options.request_timeout(), None);
-        assert_eq!(options.max_posts(), None);
-        assert_eq!(options.max_answer_bytes(), None);
+        assert_eq!(options.retry_policy(), Ok(RetryPolicy::default()));
+        assert_eq!(options.request_timeout(), Ok(None));
+        assert_eq!(options.max_posts(), Ok(None));
+        assert_eq!(options.max_answer_bytes(), Ok(None));
+        assert_eq!(options.max_intent_age(), Ok(None));
+        assert_eq!(options.keep_while_offline(), Ok(None));
         assert_eq!(options.extra_root_certificates_pem(), None);
     }
 
     #[test]
     fn options_round_trip_the_core_defaults() {
         let options = default_options();
-        assert_eq!(options.retry_policy(), RetryPolicy::default());
+        assert_eq!(options.retry_policy(), Ok(RetryPolicy::default()));
         assert_eq!(
             options.request_timeout(),
-            Some(likekit_core::DEFAULT_REQUEST_TIMEOUT)
+            Ok(Some(likekit_core::DEFAULT_REQUEST_TIMEOUT))
         );
         assert_eq!(
             options.max_posts(),
-            Some(MachineConfig::default().max_posts)
+            Ok(Some(MachineConfig::default().max_posts))
         );
         assert_eq!(
             options.max_answer_bytes(),
-            Some(likekit_core::DEFAULT_MAX_ANSWER_BYTES)
+            Ok(Some(likekit_core::DEFAULT_MAX_ANSWER_BYTES))
+        );
+        assert_eq!(
+            options.max_intent_age(),
+            Ok(Some(likekit_core::DEFAULT_MAX_INTENT_AGE))
         );
         assert_eq!(options.extra_root_certificates_pem(), None);
     }
@@ -416,7 +458,7 @@ mod tests {
             retry_seed: Some(7),
             ..default_options()
         };
-        let policy = options.retry_policy();
+        let policy = options.retry_policy().unwrap();
         assert_eq!(policy.min_delay, Duration::from_millis(10));
         assert_eq!(policy.max_retries, 2);
         assert!(!policy.jitter);
@@ -425,20 +467,104 @@ mod tests {
     }
 
     #[test]
-    fn negative_times_count_as_zero() {
-        let options = LikeClientOptions {
-            request_timeout_ms: Some(-5),
-            retry_min_delay_ms: Some(-1),
-            max_retries: Some(-3),
-            max_posts: Some(-1),
-            max_answer_bytes: Some(-1),
-            ..default_options()
+    fn a_negative_time_or_count_is_refused_naming_the_field() {
+        let refused = |options: LikeClientOptions, field: &str, value: i64| {
+            let e = builder_error(&options);
+            assert_eq!(
+                e,
+                Some(LikeError::from(likekit_core::LikeError::Config {
+                    message: format!("{field} must not be negative; got {value}"),
+                })),
+                "{field}"
+            );
         };
-        assert_eq!(options.request_timeout(), Some(Duration::ZERO));
-        assert_eq!(options.retry_policy().min_delay, Duration::ZERO);
-        assert_eq!(options.retry_policy().max_retries, 0);
-        assert_eq!(options.max_posts(), Some(0));
-        assert_eq!(options.max_answer_bytes(), Some(0));
+        let base = default_options;
+        refused(
+            LikeClientOptions {
+                request_timeout_ms: Some(-5),
+                ..base()
+            },
+            "request_timeout_ms",
+            -5,
+        );
+        refused(
+            LikeClientOptions {
+                retry_min_delay_ms: Some(-1),
+                ..base()
+            },
+            "retry_min_delay_ms",
+            -1,
+        );
+        refused(
+            LikeClientOptions {
+                retry_max_delay_ms: Some(-1),
+                ..base()
+            },
+            "retry_max_delay_ms",
+            -1,
+        );
+        refused(
+            LikeClientOptions {
+                max_retries: Some(-1),
+                ..base()
+            },
+            "max_retries",
+            -1,
+        );
+        refused(
+            LikeClientOptions {
+                max_posts: Some(-2),
+                ..base()
+            },
+            "max_posts",
+            -2,
+        );
+        refused(
+            LikeClientOptions {
+                max_answer_bytes: Some(i64::MIN),
+                ..base()
+            },
+            "max_answer_bytes",
+            i64::MIN,
+        );
+        refused(
+            LikeClientOptions {
+                max_intent_age_ms: Some(-1),
+                ..base()
+            },
+            "max_intent_age_ms",
+            -1,
+        );
+        refused(
+            LikeClientOptions {
+                keep_while_offline_ms: Some(-1),
+                ..base()
+            },
+            "keep_while_offline_ms",
+            -1,
+        );
+        // Zero is a count like any other (no retries), and a negative seed
+        // is 64 bits of seed.
+        let options = LikeClientOptions {
+            max_retries: Some(0),
+            retry_seed: Some(-7),
+            ..base()
+        };
+        let policy = options.retry_policy().unwrap();
+        assert_eq!(policy.max_retries, 0);
+        assert_eq!(policy.seed, Some((-7i64) as u64));
+    }
+
+    /// The first option `options` has that the constructor refuses.
+    fn builder_error(options: &LikeClientOptions) -> Option<LikeError> {
+        options
+            .retry_policy()
+            .err()
+            .or_else(|| options.request_timeout().err())
+            .or_else(|| options.max_posts().err())
+            .or_else(|| options.max_answer_bytes().err())
+            .or_else(|| options.max_intent_age().err())
+            .or_else(|| options.keep_while_offline().err())
     }
 
     #[test]

@@ -103,6 +103,28 @@ def test_bad_base_url_is_a_typed_config_error():
         likekit.LikeClient("not a url")
 
 
+@pytest.mark.parametrize(
+    "field",
+    [
+        "request_timeout_ms",
+        "retry_min_delay_ms",
+        "retry_max_delay_ms",
+        "max_retries",
+        "max_posts",
+        "max_answer_bytes",
+        "max_intent_age_ms",
+        "keep_while_offline_ms",
+    ],
+)
+def test_a_negative_option_is_a_config_error_naming_it(field):
+    # Not read as zero: max_retries=-1 is not "no retries", and
+    # max_intent_age_ms=-1 would drop every saved tap at restore().
+    options = likekit.LikeClientOptions(**{field: -1})
+    with pytest.raises(likekit.LikeError.Config) as refused:
+        likekit.LikeClient("http://127.0.0.1:9", options=options)
+    assert str(refused.value) == f"invalid configuration: {field} must not be negative; got -1"
+
+
 def test_optimistic_tap_shows_before_the_server_answers(admin, faults, make_client):
     post = admin.post()
     faults(FaultRule(FaultRoute.LIKE, latency_ms=1500))
