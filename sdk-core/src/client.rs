@@ -202,8 +202,10 @@ impl LikeClient {
     /// dropped. A watched post is never evicted from the cache.
     ///
     /// There is no event for the current state: read it with
-    /// [`view`](Self::view). Observers are called outside the client's lock,
-    /// one event at a time, in order; they may call the client.
+    /// [`view`](Self::view), or subscribe with
+    /// [`subscribe_with_view`](Self::subscribe_with_view), which delivers it
+    /// first. Observers are called outside the client's lock, one event at
+    /// a time, in order; they may call the client.
     ///
     /// ```
     /// # let post = likekit_core::PostId::new(42).unwrap();
@@ -241,7 +243,52 @@ impl LikeClient {
     /// let _b = client.subscribe_shared(post_2, redraw);
     /// ```
     pub fn subscribe_shared(&self, post: PostId, observer: Arc<dyn LikeObserver>) -> Subscription {
-        let id = self.driver.subscribe(Some(post), observer);
+        self.subscribe_to(post, observer, false)
+    }
+
+    /// [`subscribe`](Self::subscribe), and `observer` hears first the view
+    /// the client holds now, as a [`LikeEvent::Changed`] (nothing when it
+    /// knows nothing of the post yet), in order with every change: what
+    /// it hears last is always the newest view.
+    ///
+    /// Reading [`view`](Self::view) just after [`subscribe`](Self::subscribe)
+    /// is not the same: a change made just before may still be on its way
+    /// to the new observer (another thread is delivering it, or an app's
+    /// dispatcher holds it), and would then arrive after the newer view
+    /// that was read. A stream of views (Kotlin's `views()`, Swift's
+    /// `views(postId:)`) starts this way.
+    ///
+    /// ```
+    /// # let post = likekit_core::PostId::new(42).unwrap();
+    /// use std::sync::{Arc, Mutex};
+    /// use likekit_core::LikeEvent;
+    /// # let client = likekit_core::LikeClient::builder()
+    /// #     .transport(likekit_core::MemoryTransport::new().with_post(post, 0)).build().unwrap();
+    /// client.set_liked(post, true);
+    /// let seen = Arc::new(Mutex::new(Vec::new()));
+    /// let log = Arc::clone(&seen);
+    /// let _subscription = client.subscribe_with_view(post, Arc::new(move |event: &LikeEvent| {
+    ///     if let LikeEvent::Changed(view) = event {
+    ///         log.lock().unwrap().push(view.liked);
+    ///     }
+    /// }));
+    /// assert_eq!(seen.lock().unwrap().first(), Some(&true));
+    /// ```
+    pub fn subscribe_with_view(
+        &self,
+        post: PostId,
+        observer: Arc<dyn LikeObserver>,
+    ) -> Subscription {
+        self.subscribe_to(post, observer, true)
+    }
+
+    fn subscribe_to(
+        &self,
+        post: PostId,
+        observer: Arc<dyn LikeObserver>,
+        first_view: bool,
+    ) -> Subscription {
+        let id = self.driver.subscribe(Some(post), observer, first_view);
         Subscription {
             driver: Arc::downgrade(&self.driver),
             id,
@@ -283,7 +330,7 @@ impl LikeClient {
     /// let _subscription = client.subscribe_all_shared(log);
     /// ```
     pub fn subscribe_all_shared(&self, observer: Arc<dyn LikeObserver>) -> Subscription {
-        let id = self.driver.subscribe(None, observer);
+        let id = self.driver.subscribe(None, observer, false);
         Subscription {
             driver: Arc::downgrade(&self.driver),
             id,

@@ -499,6 +499,94 @@ async fn events_arrive_in_order_whatever_thread_feeds_the_machine() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn subscribe_with_view_hears_the_view_after_the_changes_still_on_their_way() {
+    let (client, _gate) = gated(0);
+    client.set_liked(id(42), false);
+    let (entered_tx, entered) = std::sync::mpsc::channel::<()>();
+    let (release, released) = std::sync::mpsc::channel::<()>();
+    let released = Mutex::new(released);
+    // An observer that holds the first delivery, so the next taps' changes
+    // queue behind it.
+    let _held = client.subscribe(id(42), move |_: &LikeEvent| {
+        if entered_tx.send(()).is_ok() {
+            released.lock().unwrap().recv().unwrap();
+        }
+    });
+    let tapper = {
+        let client = client.clone();
+        std::thread::spawn(move || client.set_liked(id(42), true))
+    };
+    tokio::task::spawn_blocking(move || entered.recv().unwrap())
+        .await
+        .unwrap();
+    // Delivery is held: an unlike and a like wait in the queue.
+    client.set_liked(id(42), false);
+    client.set_liked(id(42), true);
+    let now = client.view(id(42)).unwrap();
+    assert!(now.liked);
+
+    let seen = |log: &Log| -> Vec<bool> {
+        log.lock()
+            .unwrap()
+            .iter()
+            .filter_map(|e| match e {
+                LikeEvent::Changed(v) => Some(v.liked),
+                LikeEvent::Failed(_) => None,
+            })
+            .collect()
+    };
+    let with_view: Log = Arc::default();
+    let sink = Arc::clone(&with_view);
+    let _with_view = client.subscribe_with_view(
+        id(42),
+        Arc::new(move |e: &LikeEvent| sink.lock().unwrap().push(e.clone())),
+    );
+    // Subscribing, then reading the view: the view read is the newest,
+    // yet the queued unlike reaches this observer after it.
+    let (read_after, _read_after) = record(&client, id(42));
+    read_after
+        .lock()
+        .unwrap()
+        .push(LikeEvent::Changed(client.view(id(42)).unwrap()));
+    assert!(seen(&with_view).is_empty(), "delivered past the held one");
+
+    release.send(()).unwrap();
+    // The tapping thread delivers what queued meanwhile before its tap
+    // returns (the call stays out: the gate holds it).
+    tapper.join().unwrap();
+    // The queued changes first, then the view held at subscribing: what
+    // it heard last is the newest.
+    assert_eq!(seen(&with_view), [false, true, true]);
+    assert_eq!(last_view(&with_view), now);
+    assert_eq!(
+        seen(&read_after),
+        [true, false, true],
+        "read after subscribing, an older view follows the newer"
+    );
+}
+
+#[test]
+fn subscribe_with_view_hears_the_view_at_once_and_nothing_for_an_unknown_post() {
+    let client = LikeClient::builder()
+        .transport(MemoryTransport::new().with_post(id(5), 3))
+        .build()
+        .unwrap();
+    let heard: Log = Arc::default();
+    let sink = Arc::clone(&heard);
+    let observer: Arc<dyn crate::LikeObserver> =
+        Arc::new(move |e: &LikeEvent| sink.lock().unwrap().push(e.clone()));
+    let _unknown = client.subscribe_with_view(id(5), Arc::clone(&observer));
+    assert!(
+        heard.lock().unwrap().is_empty(),
+        "no view of an unknown post"
+    );
+    let tapped = client.set_liked(id(6), true);
+    let _known = client.subscribe_with_view(id(6), observer);
+    // Delivered before subscribe_with_view returned, on this thread.
+    assert_eq!(*heard.lock().unwrap(), [LikeEvent::Changed(tapped)]);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn wait_idle_returns_once_the_observers_heard_the_answer() {
     let (client, gate) = gated(0);
     let (entered_tx, entered) = std::sync::mpsc::channel::<()>();

@@ -71,6 +71,16 @@ impl Registry {
         }
     }
 
+    /// The observer of subscription `id` to `post`, if it is still there.
+    fn one(&self, post: PostId, id: SubscriptionId, out: &mut Vec<Arc<dyn LikeObserver>>) {
+        let list = self.by_post.get(&post).map_or(&[][..], Vec::as_slice);
+        out.extend(
+            list.iter()
+                .filter(|(i, _)| *i == id)
+                .map(|(_, o)| Arc::clone(o)),
+        );
+    }
+
     /// Everyone who hears about `post`: its own observers, then those of
     /// every post.
     fn for_post(&self, post: PostId, out: &mut Vec<Arc<dyn LikeObserver>>) {
@@ -116,8 +126,10 @@ enum Job {
 struct State {
     machine: Machine,
     observers: Registry,
-    /// Events waiting to be delivered, in the machine's order.
-    queue: VecDeque<LikeEvent>,
+    /// Events waiting to be delivered, in the machine's order, each to
+    /// everyone who hears of its post, or to one subscription alone (its
+    /// first view, [`Driver::subscribe`]).
+    queue: VecDeque<(LikeEvent, Option<SubscriptionId>)>,
     /// A thread is delivering events.
     delivering: bool,
     /// No new taps or reads (shutdown began).
@@ -495,16 +507,25 @@ impl Driver {
         self.lock().journal.problem_now()
     }
 
+    /// Adds `observer` for `post` (every post: `None`). With `first_view`,
+    /// the view held now (if the machine knows the post) is queued for
+    /// this observer alone, behind the events already queued: it hears
+    /// those (older) first, and nothing older after it.
     pub(crate) fn subscribe(
         self: &Arc<Self>,
         post: Option<PostId>,
         observer: Arc<dyn LikeObserver>,
+        first_view: bool,
     ) -> SubscriptionId {
         self.input_with_state(|st| {
             if let Some(post) = post {
                 st.machine.watch(post);
             }
-            st.observers.add(post, observer)
+            let id = st.observers.add(post, observer);
+            if let Some(view) = post.filter(|_| first_view).and_then(|p| st.machine.view(p)) {
+                st.queue.push_back((LikeEvent::Changed(view), Some(id)));
+            }
+            id
         })
     }
 
@@ -828,9 +849,12 @@ impl Driver {
                 let State {
                     queue, observers, ..
                 } = &mut *st;
-                for event in queue.drain(..) {
+                for (event, one) in queue.drain(..) {
                     let mut to = Vec::new();
-                    observers.for_post(event.post_id(), &mut to);
+                    match one {
+                        Some(id) => observers.one(event.post_id(), id, &mut to),
+                        None => observers.for_post(event.post_id(), &mut to),
+                    }
                     if !to.is_empty() {
                         batch.push((event, to));
                     }
@@ -934,16 +958,19 @@ fn collect(st: &mut State) -> Followup {
                     followup.jobs.push(Job::Wait { post, call, delay });
                 }
             }
-            Effect::Changed(view) => st.queue.push_back(LikeEvent::Changed(view)),
+            Effect::Changed(view) => st.queue.push_back((LikeEvent::Changed(view), None)),
             Effect::Failed {
                 post,
                 wanted,
                 error,
-            } => st.queue.push_back(LikeEvent::Failed(LikeFailure {
-                post_id: post,
-                wanted,
-                error,
-            })),
+            } => st.queue.push_back((
+                LikeEvent::Failed(LikeFailure {
+                    post_id: post,
+                    wanted,
+                    error,
+                }),
+                None,
+            )),
             // Once stopped, an intent leaves the journal only by being
             // confirmed, which can no longer happen: a call cut off by the
             // shutdown's deadline may or may not have been applied, so its

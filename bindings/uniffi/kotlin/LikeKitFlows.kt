@@ -50,33 +50,22 @@ import kotlinx.coroutines.isActive
  */
 fun LikeClient.views(postId: Long): Flow<PostView> =
     callbackFlow {
-        // Orders the first view with the changes delivered on LikeKit's
-        // threads (which hold no lock of the client's while they call the
-        // observer, so reading the view under this one cannot deadlock).
-        val order = Any()
         val client = this@views
-        whileCollected(
-            client,
-            subscribe = {
-                client.subscribe(
-                    postId,
-                    object : LikeObserver {
-                        override fun onChange(view: PostView) {
-                            synchronized(order) { trySend(view) }
-                        }
+        whileCollected(client) {
+            // The view held now comes first, in order with the changes
+            // (a change still on its way when this subscribes comes before
+            // it, never after): the newest always comes last.
+            client.subscribeWithView(
+                postId,
+                object : LikeObserver {
+                    override fun onChange(view: PostView) {
+                        trySend(view)
+                    }
 
-                        override fun onFailure(postId: Long, wanted: Boolean, error: LikeException) {}
-                    },
-                )
-            },
-            then = {
-                // After subscribing, so no change falls between the two; and
-                // under the lock, so a change delivered meanwhile comes before
-                // the view read here (which is then as new) or after it: the
-                // newest always comes last.
-                synchronized(order) { client.view(postId)?.let { trySend(it) } }
-            },
-        )
+                    override fun onFailure(postId: Long, wanted: Boolean, error: LikeException) {}
+                },
+            )
+        }
     }.conflate().distinctUntilChanged()
 
 /**
@@ -186,28 +175,26 @@ val LikeClient.failures: Flow<LikeFailure>
         }.buffer(64, BufferOverflow.DROP_OLDEST)
 
 /**
- * The producer of [views] and [failures]: [subscribe], then [then], then
- * wait until the collector goes; the subscription made, if any, is
- * cancelled however this ends.
+ * The producer of [views] and [failures]: [subscribe], then wait until the
+ * collector goes; the subscription made, if any, is cancelled however this
+ * ends.
  *
  * `callbackFlow` starts its producer even when the collector was cancelled
  * before it ran (a screen left as it opened, around sign-out): such a
  * producer subscribes nothing. A client that `close()` has destroyed —
- * before the producer ran, or while it was subscribing or reading — ends
+ * before the producer ran, or while it was subscribing — ends
  * the flow normally instead of throwing `IllegalStateException` into the
  * collector's scope (uncaught, on Android, it ends the app).
  */
 private suspend fun <T> ProducerScope<T>.whileCollected(
     client: LikeClient,
     subscribe: () -> LikeSubscription,
-    then: () -> Unit = {},
 ) {
     var subscription: LikeSubscription? = null
     try {
         if (isActive) {
             try {
                 subscription = subscribe()
-                then()
             } catch (destroyed: IllegalStateException) {
                 // What a call on a destroyed client throws; any other stays.
                 if (!client.uniffiIsDestroyed) throw destroyed

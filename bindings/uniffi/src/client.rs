@@ -481,7 +481,8 @@ impl LikeClient {
     /// Calls `observer` with every change of `post_id` and every failure of
     /// the viewer's tap on it, until the subscription is cancelled or
     /// dropped. A watched post is never forgotten. No event is sent for the
-    /// current state: read it with [`view`](Self::view).
+    /// current state: read it with [`view`](Self::view), or subscribe with
+    /// [`subscribe_with_view`](Self::subscribe_with_view).
     ///
     /// # Errors
     ///
@@ -495,6 +496,31 @@ impl LikeClient {
         let adapter = ObserverAdapter::new(&observer, self.dispatch.clone(), self.thrown.clone());
         Ok(LikeSubscription::new(
             self.inner.subscribe(post_id, adapter),
+            observer,
+        ))
+    }
+
+    /// [`subscribe`](Self::subscribe), and `observer` first hears the view
+    /// the client holds now as an `on_change` (nothing when it knows
+    /// nothing of the post yet), in order with the changes: what it hears
+    /// last is always the newest view. Reading [`view`](Self::view) after
+    /// [`subscribe`](Self::subscribe) is not the same: a change made just
+    /// before may still be on its way (on another thread, or held by the
+    /// callback dispatcher) and arrive after the newer view read. Kotlin's
+    /// `views()` and Swift's `views(postId:)` start this way.
+    ///
+    /// # Errors
+    ///
+    /// [`LikeError::InvalidId`] for a post id below 1; nothing is watched.
+    pub fn subscribe_with_view(
+        &self,
+        post_id: i64,
+        observer: Arc<dyn LikeObserver>,
+    ) -> Result<Arc<LikeSubscription>, LikeError> {
+        let post_id = core_id(post_id)?;
+        let adapter = ObserverAdapter::new(&observer, self.dispatch.clone(), self.thrown.clone());
+        Ok(LikeSubscription::new(
+            self.inner.subscribe_with_view(post_id, Arc::new(adapter)),
             observer,
         ))
     }

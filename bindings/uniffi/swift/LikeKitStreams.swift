@@ -53,14 +53,12 @@ extension LikeClient {
         let stream = AsyncStream<PostView>(bufferingPolicy: .bufferingNewest(1)) { made = $0 }
         guard let continuation = made else { return stream }
         do {
-            let relay = ViewRelay(continuation)
-            let subscription = try subscribe(postId: postId, observer: relay)
+            // The view held now comes first, in order with the changes (a
+            // change still on its way as this subscribes comes before it,
+            // never after): the newest always comes last.
+            let subscription = try subscribeWithView(
+                postId: postId, observer: ViewRelay(continuation))
             continuation.onTermination = { _ in subscription.cancel() }
-            // After subscribing, so no change falls between the two; and
-            // under the relay's lock, so a change delivered meanwhile comes
-            // before the view read here (which is then as new) or after it:
-            // the newest always comes last.
-            try relay.first { try view(postId: postId) }
         } catch {
             continuation.finish()
             throw error
@@ -84,31 +82,15 @@ extension LikeClient {
     }
 }
 
-/// Hands each change to a stream, in order with the first view.
-private final class ViewRelay: LikeObserver, @unchecked Sendable {
+/// Hands each change to a stream.
+private final class ViewRelay: LikeObserver, Sendable {
     private let continuation: AsyncStream<PostView>.Continuation
-    /// Orders the first view (read by `first`) with the changes delivered
-    /// on LikeKit's threads. The delivering thread holds no lock of the
-    /// client's while it calls `onChange`, so reading the view under this
-    /// one cannot deadlock.
-    private let lock = NSLock()
 
     init(_ continuation: AsyncStream<PostView>.Continuation) {
         self.continuation = continuation
     }
 
-    /// Yields the view `read` gives, if any, with no change in between.
-    func first(_ read: () throws -> PostView?) rethrows {
-        lock.lock()
-        defer { lock.unlock() }
-        if let now = try read() {
-            continuation.yield(now)
-        }
-    }
-
     func onChange(view: PostView) {
-        lock.lock()
-        defer { lock.unlock() }
         continuation.yield(view)
     }
 
