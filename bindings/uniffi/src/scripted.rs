@@ -182,4 +182,3 @@ impl ScriptedServer {
 fn call_id(id: i64) -> Option<u64> {
     u64::try_from(id).ok()
 }
-

@@ -233,10 +233,14 @@ impl LikeClientOptions {
         Ok(RetryPolicy {
             min_delay: self
                 .retry_min_delay_ms
-                .map_or(Ok(default.min_delay), |ms| duration(ms, "retry_min_delay_ms"))?,
+                .map_or(Ok(default.min_delay), |ms| {
+                    duration(ms, "retry_min_delay_ms")
+                })?,
             max_delay: self
                 .retry_max_delay_ms
-                .map_or(Ok(default.max_delay), |ms| duration(ms, "retry_max_delay_ms"))?,
+                .map_or(Ok(default.max_delay), |ms| {
+                    duration(ms, "retry_max_delay_ms")
+                })?,
             // Narrowing is the point: the core's factor is an f32.
             factor: self.retry_factor.map_or(default.factor, |f| f as f32),
             max_retries: self
