@@ -557,6 +557,44 @@ test("the likekit-wasm README's useBrowserLikeClient: a client per viewer, the o
   assert.equal(await clients(), first + 2);
 });
 
+test("the likekit-wasm README's useBrowserLikeClient: the last viewer's retry, due after the switch, never goes with the next viewer's token", async () => {
+  const show = (props) => harness((p) => window.harness.readmeClient(p), props);
+  const clients = () => harness(() => window.harness.readmeClients.length);
+  const card = (viewer) => `.readme-client[data-viewer="${viewer}"][data-client="made"] ${post(51)}`;
+  const ana = await clients();
+  // Her like's one retry comes 600 ms after its failure: after the switch
+  // to Ben, within the second her client's shutdown gives its calls. The
+  // token function gives the signed-in viewer's token whoever is asked
+  // about, so only the hook keeps Ben's token from that retry.
+  const options = { retry: { minDelayMs: 600, maxDelayMs: 600, maxRetries: 1, jitter: false } };
+  const screen = { postId: 51, options, ignoresViewer: true };
+
+  await show({ ...screen, viewer: "ana", token: anaToken });
+  await page.waitForSelector(`${card("ana")}:not([data-pending="unknown"])`, { timeout: LONG });
+  await admin.setFaults([{ route: "like", post: 51, status: 503, fail_next: 1 }]);
+  const refused = page.waitForResponse((r) => r.url().endsWith("/posts/51/like") && r.status() === 503, {
+    timeout: LONG,
+  });
+  await page.click(`${post(51)} .heart`);
+  await refused;
+  // Ben signs in before her retry is due; her client is shut down, then freed.
+  await show({ ...screen, viewer: "ben", token: benToken });
+  await page.waitForFunction((n) => window.harness.readmeFreed(n), ana, { timeout: LONG });
+
+  const stored = await admin.getPost(51);
+  assert.ok(!stored.recent_likers.includes(USERS.ben), `Ana's retry made Ben a liker: ${JSON.stringify(stored)}`);
+  assert.equal(stored.count, 0, "no like from Ben (nor from Ana, whose retry had no token)");
+  // The retry did come after the switch, and went without a token.
+  const likes = (await admin.requests({ route: "like", post: 51 })).entries;
+  assert.deepEqual(
+    likes.map((entry) => [entry.user, entry.status]),
+    [
+      [USERS.ana, 503],
+      [null, 401],
+    ],
+  );
+});
+
 test("server rendering with react-dom/server renders without touching the client", () => {
   const touched = [];
   const client = new Proxy(
@@ -620,5 +658,16 @@ test("the server's HTML hydrates without a mismatch, then shows the client's vie
 test("the page raised no uncaught errors, logged no errors and got only the injected failures", () => {
   assert.deepEqual(pageErrors, []);
   assert.deepEqual(consoleErrors, []);
-  assert.deepEqual(new Set(errorAnswers), new Set(["POST /posts/12/like 503", "GET /likes 503", "GET /posts/99/likes 404"]));
+  // The faults set, a post the server does not have, and the 401 of Ana's
+  // retry, sent without a token after the switch to Ben.
+  assert.deepEqual(
+    new Set(errorAnswers),
+    new Set([
+      "POST /posts/12/like 503",
+      "GET /likes 503",
+      "GET /posts/99/likes 404",
+      "POST /posts/51/like 503",
+      "POST /posts/51/like 401",
+    ]),
+  );
 });

@@ -12,9 +12,17 @@ import { LikeButton } from "./scenes.jsx";
 /** Every client the hook gave, in order. */
 export const readmeClients = [];
 
-export function ReadmeClient({ url, viewer, token, postId }) {
+/**
+ * `token` is the signed-in viewer's. The token function is the README's:
+ * the token for the viewer asked about while that viewer is `viewer`, else
+ * null; with `ignoresViewer`, a careless one that gives `token` whoever is
+ * asked about, which the hook must keep from the last viewer's client.
+ * `options` go to the hook (the client's options but `token`).
+ */
+export function ReadmeClient({ url, viewer, token, postId, options, ignoresViewer = false }) {
   // A new token function on every render, as an app's inline one is.
-  const { client, error } = useBrowserLikeClient(url, viewer, () => token);
+  const tokenFor = ignoresViewer ? () => token : (asked) => (asked === viewer ? token : null);
+  const { client, error } = useBrowserLikeClient(url, viewer, tokenFor, options);
   useEffect(() => {
     if (client && !readmeClients.includes(client)) readmeClients.push(client);
   }, [client]);

@@ -12,29 +12,32 @@ import { LikeKitProvider, useLike } from "likekit-react";
  * The README's hook, as an app would copy it (without its types; the
  * likekit-react test app runs the README's own text).
  */
-function useBrowserLikeClient(url, viewer, token) {
+function useBrowserLikeClient(url, viewer, token, options) {
   const [client, setClient] = useState(null);
   const [error, setError] = useState(null);
-  // The latest token function, asked at each request: a new function on
-  // every render makes no new client.
-  const tokenRef = useRef(token);
+  // The latest token function and options: new ones on every render
+  // make no new client.
+  const latest = useRef({ token, options });
   useEffect(() => {
-    tokenRef.current = token;
+    latest.current = { token, options };
   });
   // One client per viewer: the next viewer gets a new one, never the
   // last one's client and token.
   useEffect(() => {
     if (viewer === null) return;
     let gone = false;
+    // This viewer's token while the client is theirs; none once the
+    // viewer has changed, whatever the token function would answer.
+    const tokenOfViewer = (refresh) => (gone ? null : latest.current.token(viewer, refresh));
     init()
       .then(() => {
-        if (!gone) setClient(new LikeClient(url, { token: (refresh) => tokenRef.current(refresh) }));
+        if (!gone) setClient(new LikeClient(url, { ...latest.current.options, token: tokenOfViewer }));
       })
       .catch((e) => {
         if (!gone) setError(e);
       });
     return () => {
-      gone = true;
+      gone = true; // from now on its requests go without a token;
       setClient(null); // the tree stops drawing from it...
       setError(null);
     };
@@ -92,7 +95,9 @@ export function LikeButtons({ postIds }) {
  */
 export function Likes({ url, token, postIds, serverClient = false }) {
   // The token stands for the viewer here: a new token, a new client.
-  const { client: browser } = useBrowserLikeClient(url, token || null, () => token);
+  const { client: browser } = useBrowserLikeClient(url, token || null, (viewer) =>
+    viewer === token ? token : null,
+  );
   const server = serverClient ? onServer(url) : null;
   // `data-server-client` says which client the server rendered with; the
   // browser's first render has none, hence no hydration warning for it.
