@@ -135,8 +135,9 @@ pub trait CallbackErrorListener: Send + Sync {
     /// `callback` threw `reason`. `callback` names the callback and, for an
     /// observer, the call: `a LikeObserver in on_change`, `a LikeObserver
     /// in on_failure`, `a TokenProvider` or `an AsyncTokenProvider`.
-    /// `reason` is what it threw, as text: the exception's whole text with
-    /// its stack trace, as the language renders it.
+    /// `reason` is what it threw, as text: from Kotlin the exception's
+    /// whole text with its stack trace; from Swift its description; from
+    /// Python its `repr()` (`ValueError('boom')`, no traceback).
     ///
     /// Called at once, on the thread where the callback threw (the
     /// client's callback dispatcher's, for an observer given one; a
