@@ -82,11 +82,20 @@ pub(crate) fn token_error(err: &jsonwebtoken::errors::Error) -> TokenError {
     }
 }
 
-/// The user and expiry of verified claims, if `sub` is a user id.
+/// The user and expiry of verified claims, if `sub` is a user id written
+/// as one is (no sign, no leading zero): to an identity provider `07` and
+/// `7` are two subjects, which must not both be user 7.
 pub(crate) fn signed_in(claims: Claims) -> Result<(UserId, u64), TokenError> {
     let user = claims
         .sub
         .parse::<UserId>()
-        .map_err(|_| TokenError::Invalid("`sub` must be a user id".into()))?;
+        .ok()
+        .filter(|user| claims.sub.len() == decimal_len(user.get()))
+        .ok_or_else(|| TokenError::Invalid("`sub` must be a user id".into()))?;
     Ok((user, claims.exp))
+}
+
+/// How many digits `n` has in decimal.
+fn decimal_len(n: u64) -> usize {
+    n.checked_ilog10().map_or(1, |log| log as usize + 1)
 }

@@ -210,6 +210,20 @@ async fn bad_tokens_are_401() {
             "invalid_token",
         ),
         (
+            // "07" and "7" are two subjects to an identity provider: one
+            // user here would be both.
+            "sub with a leading zero",
+            format!(
+                "Bearer {}",
+                sign(
+                    Algorithm::HS256,
+                    TOKEN_SECRET,
+                    &json!({"sub": "07", "exp": exp})
+                )
+            ),
+            "invalid_token",
+        ),
+        (
             "sub out of range",
             format!(
                 "Bearer {}",
