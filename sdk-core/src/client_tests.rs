@@ -1254,6 +1254,116 @@ mod journal {
             assert_eq!(gate.waiting(), 0, "nothing sent");
         }
     }
+    /// A store that panics in `save` (natively) fails that save, as one
+    /// that returns an error does: the call held for it goes out, the
+    /// problem is reported, and the journal is saved again later.
+    #[tokio::test]
+    async fn a_save_that_panics_is_a_failed_save() {
+        struct Panicking {
+            inner: MemoryJournal,
+            panics: Mutex<usize>,
+        }
+
+        impl JournalStore for Panicking {
+            fn load(&self) -> Result<Vec<Intent>, LikeError> {
+                self.inner.load()
+            }
+
+            fn save(&self, intents: &[Intent]) -> Result<(), LikeError> {
+                let panic = {
+                    let mut left = self.panics.lock().unwrap();
+                    let panic = *left > 0;
+                    *left = left.saturating_sub(1);
+                    panic
+                };
+                assert!(!panic, "the app's journal store panicked");
+                self.inner.save(intents)
+            }
+        }
+
+        let store = Arc::new(Panicking {
+            inner: MemoryJournal::new("ana"),
+            panics: Mutex::new(1),
+        });
+        let gate = Arc::new(Gate::default());
+        let client = LikeClient::builder()
+            .transport(Arc::clone(&gate))
+            .retry_policy(fast_retries(0))
+            .shared_journal(Arc::clone(&store) as Arc<dyn JournalStore>)
+            .build()
+            .unwrap();
+        client.set_liked(id(42), true);
+        let call = gate.next().await;
+        let problem = client.journal_problem().unwrap();
+        assert_eq!(problem.code(), "journal_unwritable", "{problem:?}");
+        assert!(problem.to_string().contains("panicked"), "{problem}");
+        call.ok(1, 2);
+        // Every later call goes out too, and the journal is kept again.
+        client.set_liked(id(7), true);
+        gate.next().await.ok(1, 2);
+        assert!(client.wait_idle(Duration::from_secs(5)).await);
+        assert_eq!(saved(&store.inner, &[]).await, []);
+        assert_eq!(client.journal_problem(), None);
+        assert!(client.shutdown(Duration::from_secs(1)).await);
+    }
+
+    /// A store of the app's own that lists a post twice: the newest
+    /// intent for it (by tap time) is the one restored and sent, once.
+    #[tokio::test]
+    async fn a_store_listing_a_post_twice_restores_its_newest_intent() {
+        struct Twice {
+            listed: Vec<Intent>,
+            saved: MemoryJournal,
+        }
+
+        impl JournalStore for Twice {
+            fn load(&self) -> Result<Vec<Intent>, LikeError> {
+                Ok(self.listed.clone())
+            }
+
+            fn save(&self, intents: &[Intent]) -> Result<(), LikeError> {
+                self.saved.save(intents)
+            }
+        }
+
+        let store = Arc::new(Twice {
+            listed: vec![
+                intent(42, true, Duration::from_secs(60)),
+                intent(43, true, Duration::from_secs(1)),
+                intent(42, false, Duration::from_secs(1)),
+                intent(43, false, Duration::from_secs(60)),
+            ],
+            saved: MemoryJournal::new("ana"),
+        });
+        let gate = Arc::new(Gate::default());
+        let client = LikeClient::builder()
+            .transport(Arc::clone(&gate))
+            .retry_policy(fast_retries(0))
+            .shared_journal(Arc::clone(&store) as Arc<dyn JournalStore>)
+            .build()
+            .unwrap();
+        let report = client.restore();
+        let restored: Vec<(u64, bool, bool)> = report
+            .restored
+            .iter()
+            .map(|v| (v.post_id.get(), v.liked, v.pending))
+            .collect();
+        assert_eq!(restored, [(42, false, true), (43, true, true)]);
+        assert_eq!(
+            saved(&store.saved, &[(42, false), (43, true)]).await,
+            [(42, false), (43, true)]
+        );
+        let mut sent = Vec::new();
+        for _ in 0..2 {
+            let call = gate.next().await;
+            sent.push((call.post.get(), call.action));
+            call.ok(0, 2);
+        }
+        sent.sort_by_key(|(post, _)| *post);
+        assert_eq!(sent, [(42, Action::Unlike), (43, Action::Like)]);
+        assert!(client.wait_idle(Duration::from_secs(5)).await);
+        assert_eq!(gate.sent().len(), 2, "one call per post");
+    }
 }
 
 /// An observer that panics does not wedge the client: the tap's call is
@@ -1294,4 +1404,99 @@ async fn an_observer_that_panics_does_not_stop_the_client() {
     client.toggle(id(5));
     assert!(client.wait_idle(Duration::from_secs(5)).await);
     assert_eq!(server.liked(id(5)), Some(false));
+}
+
+/// A transport that panics, in `send` itself or while the call runs (as
+/// a token provider it asks does), fails the call with a
+/// [`LikeError::Network`] (natively), as a call that may have reached the
+/// server: the post is not left pending, the viewer hears that the like
+/// didn't save, and the next tap is sent.
+#[tokio::test]
+async fn a_transport_that_panics_fails_the_call_and_frees_the_post() {
+    /// Panics on its first call, at once or when the call is first
+    /// polled; then lets the gate answer.
+    struct Panicking {
+        gate: Arc<Gate>,
+        at_once: bool,
+        panics: Mutex<usize>,
+    }
+
+    fn token_provider_panics() -> Result<LikeState, LikeError> {
+        panic!("the app's token provider panicked")
+    }
+
+    impl Transport for Panicking {
+        fn send(
+            &self,
+            post: PostId,
+            action: Action,
+        ) -> BoxFuture<'_, Result<LikeState, LikeError>> {
+            let panic = {
+                let mut left = self.panics.lock().unwrap();
+                let panic = *left > 0;
+                *left = left.saturating_sub(1);
+                panic
+            };
+            if !panic {
+                return self.gate.send(post, action);
+            }
+            assert!(!self.at_once, "the app's transport panicked");
+            Box::pin(async {
+                tokio::task::yield_now().await;
+                token_provider_panics()
+            })
+        }
+
+        fn read(&self, post: PostId) -> BoxFuture<'_, Result<PostLikes, LikeError>> {
+            self.gate.read(post)
+        }
+
+        fn read_many<'a>(
+            &'a self,
+            posts: &'a [PostId],
+        ) -> BoxFuture<'a, Result<BatchLikes, LikeError>> {
+            self.gate.read_many(posts)
+        }
+    }
+
+    for at_once in [true, false] {
+        let gate = Arc::new(Gate::default());
+        let client = LikeClient::builder()
+            .transport(Panicking {
+                gate: Arc::clone(&gate),
+                at_once,
+                panics: Mutex::new(1),
+            })
+            .retry_policy(fast_retries(0))
+            .build()
+            .unwrap();
+        let (log, _sub) = record(&client, id(5));
+        client.set_liked(id(5), true);
+        assert!(
+            client.wait_idle(Duration::from_secs(5)).await,
+            "at once: {at_once}"
+        );
+        let view = client.view(id(5)).unwrap();
+        assert!(!view.liked && !view.pending, "{view:?}");
+        let failure = log.lock().unwrap().iter().find_map(|e| match e {
+            LikeEvent::Failed(f) => Some(f.clone()),
+            LikeEvent::Changed(_) => None,
+        });
+        let failure = failure.unwrap();
+        assert!(failure.wanted);
+        assert!(
+            matches!(failure.error, LikeError::Network { .. }),
+            "{failure:?}"
+        );
+        assert!(failure.error.to_string().contains("panicked"), "{failure}");
+        assert!(failure.error.may_have_applied());
+        // The post's call slot is free: the next tap goes out and saves.
+        client.set_liked(id(5), true);
+        gate.next().await.ok(1, 2);
+        assert!(client.wait_idle(Duration::from_secs(5)).await);
+        let view = client.view(id(5)).unwrap();
+        assert!(view.liked && !view.pending, "{view:?}");
+        assert!(client.shutdown(Duration::from_secs(1)).await);
+        assert!(!client.view(id(5)).unwrap().pending);
+    }
 }

@@ -29,7 +29,7 @@ use crate::journal::{Intent, JournalStore, is_unusable};
 use crate::machine::{Effect, Machine};
 use crate::runtime::{Executor, now_ms, sleep};
 use crate::transport::Transport;
-use crate::wire::{MAX_BATCH_POSTS, PostLikes};
+use crate::wire::{LikeState, MAX_BATCH_POSTS, PostLikes};
 use crate::{LikeError, PostId, PostView, Stats};
 
 /// Identifies one subscription.
@@ -103,6 +103,69 @@ fn hear(observer: &dyn LikeObserver, event: &LikeEvent) {
     }
     #[cfg(target_arch = "wasm32")]
     observer.on_event(event);
+}
+
+/// Sends the call through `transport`. A panic in the transport, or in
+/// the token provider it asks, ends the call (natively; the panic hook
+/// has printed it) as a [`LikeError::Network`]: the call may have reached
+/// the server or not, and a `Network` failure says just that (it is
+/// retried, and counts as [`may_have_applied`](LikeError::may_have_applied),
+/// so an undo still goes out). Left uncaught, it would end the task that
+/// owes the machine the call's answer, and the post would wait for it for
+/// good.
+async fn send_caught(
+    transport: &dyn Transport,
+    post: PostId,
+    action: crate::Action,
+) -> Result<LikeState, LikeError> {
+    // `send` itself runs inside the future, so a panic there is caught too.
+    let sent = async { transport.send(post, action).await };
+    #[cfg(not(target_arch = "wasm32"))]
+    {
+        std::panic::AssertUnwindSafe(sent)
+            .catch_unwind()
+            .await
+            .unwrap_or_else(|panic| {
+                Err(LikeError::Network {
+                    message: format!(
+                        "the transport or its token provider panicked: {}",
+                        panic_message(&*panic)
+                    ),
+                })
+            })
+    }
+    #[cfg(target_arch = "wasm32")]
+    sent.await
+}
+
+/// Saves `intents` to `store`. A store that panics (natively; the panic
+/// hook has printed it) fails the save as an
+/// [`Unwritable`](crate::JournalFault::Unwritable) one, so that the save
+/// ends like any failed save: reported, tried again, and the calls held
+/// for it let go.
+fn save_caught(store: &dyn JournalStore, intents: &[Intent]) -> Result<(), LikeError> {
+    #[cfg(not(target_arch = "wasm32"))]
+    {
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| store.save(intents)))
+            .unwrap_or_else(|panic| {
+                Err(LikeError::Journal {
+                    fault: crate::JournalFault::Unwritable,
+                    message: format!("the journal store panicked: {}", panic_message(&*panic)),
+                })
+            })
+    }
+    #[cfg(target_arch = "wasm32")]
+    store.save(intents)
+}
+
+/// What a panic said, when it said it with a string.
+#[cfg(not(target_arch = "wasm32"))]
+fn panic_message(panic: &(dyn std::any::Any + Send)) -> &str {
+    panic
+        .downcast_ref::<&str>()
+        .copied()
+        .or_else(|| panic.downcast_ref::<String>().map(String::as_str))
+        .unwrap_or("(no message)")
 }
 
 /// Work to start once the lock is released.
@@ -212,7 +275,7 @@ impl Journal {
         if let Some(store) = &journal.store {
             match store.load() {
                 Ok(intents) => {
-                    journal.unrestored = Intents(intents);
+                    journal.unrestored = Intents::newest_per_post(intents);
                 }
                 Err(problem) if is_unusable(&problem) => {
                     journal.problem = Some(problem);
@@ -360,6 +423,21 @@ impl Journal {
 struct Intents(Vec<Intent>);
 
 impl Intents {
+    /// `listed`, one intent per post: of several for one post, the newest
+    /// by `tapped_at_ms` (of those tapped in the same millisecond, the
+    /// last listed), in the place of the post's first.
+    fn newest_per_post(listed: Vec<Intent>) -> Self {
+        let mut kept: Vec<Intent> = Vec::with_capacity(listed.len());
+        for intent in listed {
+            match kept.iter_mut().find(|i| i.post == intent.post) {
+                Some(held) if held.tapped_at_ms > intent.tapped_at_ms => {}
+                Some(held) => *held = intent,
+                None => kept.push(intent),
+            }
+        }
+        Self(kept)
+    }
+
     fn get(&self, post: &PostId) -> Option<&Intent> {
         self.0.iter().find(|i| i.post == *post)
     }
@@ -661,7 +739,7 @@ impl Driver {
     fn save(self: &Arc<Self>, save: Save) {
         let driver = Arc::clone(self);
         self.executor.spawn_blocking(move || {
-            let result = save.store.save(&save.intents);
+            let result = save_caught(&*save.store, &save.intents);
             let (flushed, next, idle, retry) = {
                 let mut st = driver.lock();
                 let journal = &mut st.journal;
@@ -802,8 +880,8 @@ impl Driver {
                     // Written down before it is sent.
                     driver.journal_saved(after).await;
                 }
-                let sent = driver.transport.send(post, action);
-                let result = match future::select(sent, stop).await {
+                let sent = send_caught(&*driver.transport, post, action);
+                let result = match future::select(pin!(sent), stop).await {
                     Either::Left((result, _)) => result,
                     Either::Right(_) => Err(LikeError::Shutdown),
                 };

@@ -17,7 +17,10 @@ use std::time::Duration;
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum LikeError {
     /// The server could not be reached, or the connection broke before an
-    /// answer arrived. Retried.
+    /// answer arrived. Also a like or unlike whose
+    /// [`Transport`](crate::Transport) or token provider panicked
+    /// (natively; the message says so): whether the request left is not
+    /// known. Retried.
     #[error("network error: {message}")]
     Network {
         /// What the network layer said.

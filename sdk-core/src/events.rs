@@ -26,9 +26,14 @@ pub enum LikeEvent {
     /// A post's displayed state changed (a tap, an answer, a read, a
     /// rollback): redraw it.
     Changed(PostView),
-    /// The viewer's latest intent for a post did not save; the post is
-    /// back at its confirmed state (a [`LikeEvent::Changed`] with that
-    /// state follows).
+    /// The viewer's latest intent for a post did not save. When this run
+    /// showed that intent (a tap, or a restored intent), the post is back
+    /// at its confirmed state and a [`LikeEvent::Changed`] with that state
+    /// follows. An intent of an earlier run too old to restore
+    /// ([`LikeError::Expired`], also in
+    /// [`RestoreReport::expired`](crate::RestoreReport::expired)) was never
+    /// shown: it fails alone, nothing on screen changes, and no `Changed`
+    /// follows.
     Failed(LikeFailure),
 }
 

@@ -68,6 +68,11 @@ pub trait JournalStore: SendOutsideWasm + SyncOutsideWasm {
     /// The intents saved for this store's viewer; empty when there is no
     /// journal yet.
     ///
+    /// At most one intent per post is used: of several listed for one
+    /// post, the client keeps the newest by `tapped_at_ms` (of those
+    /// tapped in the same millisecond, the last listed), and its next save
+    /// lists each post once.
+    ///
     /// # Errors
     ///
     /// [`LikeError::Journal`] for a journal that cannot be read, told
@@ -85,7 +90,11 @@ pub trait JournalStore: SendOutsideWasm + SyncOutsideWasm {
     ///
     /// # Errors
     ///
-    /// [`LikeError::Journal`] when it could not be written.
+    /// [`LikeError::Journal`] when it could not be written. A save that
+    /// panics counts as one that failed with
+    /// [`JournalFault::Unwritable`] (natively; the message says it
+    /// panicked): it is reported and tried again, and the calls waiting
+    /// for it go out.
     fn save(&self, intents: &[Intent]) -> Result<(), LikeError>;
 }
 

@@ -19,7 +19,10 @@
 //!   sent, and nothing when it equals the confirmed state. A retry waiting
 //!   for a state the viewer no longer wants ends at once when nothing
 //!   needs sending (the server's state is known): the post settles then,
-//!   not when the wait would have ended.
+//!   not when the wait would have ended. So does a call refused before it
+//!   applied (a 429) once the server is known to hold what the viewer
+//!   wants by then (an undo tapped while the call was out): no retry
+//!   wait begins.
 //! * **Retry.** Transient errors retry with exponential backoff and jitter
 //!   (`backon`'s delay iterator), never sooner than a server's Retry-After;
 //!   permanent errors do not retry.
@@ -28,6 +31,18 @@
 //!   later tap superseded fails silently.
 //! * **Reads never clobber intent.** Displayed = confirmed + the pending
 //!   intent; a snapshot older (by version) than the one held is ignored.
+//! * **Versions.** The server's version of a post only grows, and a read
+//!   never shows one the server has not reached, so a like's or unlike's
+//!   own answer is at least as new as what was held when its call went
+//!   out. An answer older than a read that arrived while the call was out
+//!   is ignored like an older snapshot (the read is newer). An answer
+//!   older than what was held when the call went out cannot come from the
+//!   same history: the server's versions started again (a test server
+//!   reset, a database restored). That answer is taken whole — heart,
+//!   count and version; the friends named are dropped with the old
+//!   history — and reads of the new history count from then on. Reads
+//!   alone cannot tell a restarted history from a stale cache, so until
+//!   a write is answered, reads below the version held stay ignored.
 //! * **Bounded memory.** Posts nobody watches and with no pending work are
 //!   evicted, least recently used first, beyond [`MachineConfig::max_posts`].
 //! * **Lost answers.** After a failure whose request may have reached the
@@ -115,7 +130,10 @@ pub enum Effect {
         liked: Option<bool>,
     },
     /// The viewer's latest intent did not save; the post is back at its
-    /// confirmed state. Tell the viewer ("your like didn't save").
+    /// confirmed state, and an [`Effect::Changed`] with that state follows
+    /// unless the intent was never shown ([`Machine::expire`] of an intent
+    /// for a post with nothing pending: nothing changed on screen). Tell the
+    /// viewer ("your like didn't save").
     Failed {
         /// The post.
         post: PostId,
@@ -276,7 +294,9 @@ struct Confirmed {
 }
 
 impl Confirmed {
-    /// Whether state at `version` is at least as new as what we hold.
+    /// Whether state at `version` is at least as new as what we hold (a
+    /// write's answer from a restarted history is taken all the same:
+    /// `response_inner`).
     fn accepts(&self, version: u64) -> bool {
         self.version.is_none_or(|held| version >= held)
     }
@@ -289,6 +309,10 @@ enum Slot {
     InFlight {
         call: CallId,
         action: Action,
+        /// The confirmed version when the call went out. Versions only
+        /// grow, and a read's never runs ahead of the server's, so in the
+        /// same history the call's answer is at least this new.
+        over: Option<u64>,
     },
     /// A failed call waits to be retried; `action` is what it carried.
     Waiting {
@@ -522,6 +546,12 @@ impl Machine {
             // so), the tap is sent to make sure: an app showing a post from
             // its own data unlikes one this client never read.
             self.stats.coalesced += 1;
+            if st.error.take().is_some() {
+                // The last tap's error goes with this tap all the same.
+                let view = st.view(post);
+                self.effects.push_back(Effect::Changed(view.clone()));
+                return view;
+            }
             return st.view(post);
         }
         if st.has_unsent_intent() {
@@ -565,7 +595,11 @@ impl Machine {
         self.tap(post, want)
     }
 
-    /// The answer to the call `call` arrived.
+    /// The answer to the call `call` arrived. A successful one is the
+    /// post's confirmed state, unless a read newer than it arrived while
+    /// the call was out; one older than the state held when the call went
+    /// out comes from a server whose versions started again, and is taken
+    /// whole (see "Versions" in the module docs).
     pub fn response(&mut self, post: PostId, call: CallId, result: Result<LikeState, LikeError>) {
         let before = self.intent(post);
         self.response_inner(post, call, result);
@@ -576,8 +610,12 @@ impl Machine {
         let Some(st) = self.posts.get_mut(&post) else {
             return;
         };
-        let action = match st.slot {
-            Slot::InFlight { call: c, action } if c == call => action,
+        let (action, over) = match st.slot {
+            Slot::InFlight {
+                call: c,
+                action,
+                over,
+            } if c == call => (action, over),
             _ => return,
         };
         let before = st.view(post);
@@ -591,7 +629,21 @@ impl Machine {
                     st.confirmed.count = state.count;
                     st.confirmed.liked = state.liked_by_me;
                     st.confirmed.version = Some(state.version);
+                } else if over.is_some_and(|held| state.version < held) {
+                    // Older than what was held when the call went out: not
+                    // the same history. The server's versions started
+                    // again (a reset, a database restored); the answer is
+                    // its state now, taken whole, and the friends named
+                    // belong to the history it no longer has.
+                    st.confirmed = Confirmed {
+                        count: state.count,
+                        liked: state.liked_by_me,
+                        friends: Vec::new(),
+                        version: Some(state.version),
+                    };
                 }
+                // Otherwise a read that arrived while the call was out is
+                // newer than the answer, and stays.
                 if st.desired == Some(action.liked()) {
                     // The call did what the viewer last asked for.
                     st.desired = None;
@@ -609,12 +661,22 @@ impl Machine {
     }
 
     /// Handles a failed call. Returns `true` when the failure ended in a
-    /// retry wait or a rollback, `false` when a later tap superseded the
-    /// failed intent and the slot is free for it.
+    /// retry wait or a rollback, `false` when the slot is free: a later
+    /// tap superseded the failed intent, or the intent settled.
     fn fail(&mut self, post: PostId, action: Action, error: LikeError) -> bool {
         let st = self.state(post);
         st.uncertain |= error.may_have_applied();
         let want = st.desired.unwrap_or(action.liked());
+        if error.is_transient() && !st.needs_call(want) {
+            // Nothing to retry: the call was refused before it applied,
+            // and the server is known to hold what the viewer wants now
+            // (an undo tapped while the call was out, or a read that
+            // arrived meanwhile). The intent settles now, not after a
+            // retry's wait; a waiting retry would settle the same way.
+            st.error = None;
+            self.send_or_settle(post, want == action.liked());
+            return false;
+        }
         if error.is_transient() {
             let mut delay = self.next_delay(post, &error);
             let mut shown = None;
@@ -661,8 +723,9 @@ impl Machine {
     }
 
     /// A read of the post arrived (from `refresh`, a feed page, or the app's
-    /// own data). Older than what is held (by version): ignored. The viewer's
-    /// pending intent stays on top of it.
+    /// own data). Older than what is held (by version): ignored (see
+    /// "Versions" in the module docs for a server whose versions started
+    /// again). The viewer's pending intent stays on top of it.
     ///
     /// Returns what the post shows after the read — even when the cache
     /// bound lets the post go at once, so a reader always gets the view the
@@ -714,11 +777,14 @@ impl Machine {
     /// An intent kept from an earlier run (an intent journal): the post
     /// shows it at once, pending, and it is sent like a tap — always, since
     /// the server may or may not have it. Ignored when the viewer already
-    /// tapped the post in this run (that tap is newer). Returns the view.
+    /// tapped the post in this run, even a tap that is settled by now or
+    /// sent nothing (that tap is newer; a post evicted since is not
+    /// remembered), and when an intent was already restored onto it.
+    /// Returns the view.
     pub fn restore(&mut self, post: PostId, want: bool) -> PostView {
         let st = self.entry(post);
-        st.tapped = true;
-        if st.desired.is_some() || st.slot != Slot::Idle {
+        let tapped = std::mem::replace(&mut st.tapped, true);
+        if tapped || st.desired.is_some() || st.slot != Slot::Idle {
             let view = st.view(post);
             self.evict();
             return view;
@@ -739,12 +805,14 @@ impl Machine {
 
     /// The viewer's intent `want` for the post is too old to send: it is
     /// dropped with one [`Effect::Failed`] ([`LikeError::Expired`]) — an
-    /// intent from an earlier run that is not tracked, or one kept pending
-    /// while offline and waiting for its next try. Nothing happens while a
-    /// call for it is in flight (its answer settles it) or when the viewer
-    /// wants something else by now. When a read (newer than the intent's
-    /// call, for a pending one) shows the server already holding `want`,
-    /// the intent is dropped silently.
+    /// intent from an earlier run with nothing pending for its post (not
+    /// tracked, or only read or watched; no [`Effect::Changed`] follows,
+    /// as it was never shown), or one kept pending while offline and
+    /// waiting for its next try (rolled back to the confirmed state).
+    /// Nothing happens while a call for it is in flight (its answer
+    /// settles it) or when the viewer wants something else by now. When a
+    /// read (newer than the intent's call, for a pending one) shows the
+    /// server already holding `want`, the intent is dropped silently.
     ///
     /// Returns whether an [`Effect::Failed`] was emitted.
     pub fn expire(&mut self, post: PostId, want: bool) -> bool {
@@ -898,9 +966,10 @@ impl Machine {
             if !retry {
                 st.base = st.confirmed.version;
             }
+            let over = st.confirmed.version;
             let call = self.next_call_id();
             let action = Action::to_reach(want);
-            self.state(post).slot = Slot::InFlight { call, action };
+            self.state(post).slot = Slot::InFlight { call, action, over };
             self.stats.calls_sent += 1;
             if retry {
                 self.stats.retries += 1;

@@ -23,6 +23,13 @@
 //! | a body that is not the JSON expected, or cut short | [`LikeError::InvalidResponse`] |
 //! | a body longer than the cap ([`HttpTransport::with_max_answer_bytes`]) | [`LikeError::InvalidResponse`] |
 //!
+//! A like or unlike whose transport panics — or the [`TokenProvider`] or
+//! [`AsyncTokenProvider`] it asks — fails natively (where the client
+//! catches the panic; a web build aborts on a panic) with
+//! [`LikeError::Network`], its message saying it panicked: the client
+//! cannot tell whether the request left, so the call is retried and
+//! counts as one that may have applied, like a broken connection.
+//!
 //! Which certificates `https` trusts on each platform, and why a refused
 //! certificate is a [`LikeError::Network`]: [`HttpTransport`], "TLS".
 //!
@@ -60,6 +67,10 @@ use crate::{Action, LikeError, PostId};
 ///
 /// Methods return boxed futures so that the client can hold any transport
 /// as `Arc<dyn Transport>`.
+///
+/// A [`send`](Self::send) that panics (in the method or in its future)
+/// fails the call with [`LikeError::Network`], natively (see the module
+/// docs); it does not leave the post pending.
 ///
 /// ```
 /// # let post = likekit_core::PostId::new(42).unwrap();
@@ -162,7 +173,8 @@ impl<T: Transport + ?Sized> Transport for Arc<T> {
 /// It is called on the client's task, so it must return quickly: hand back
 /// a cached token, and refresh it elsewhere (returning the newest one when
 /// `refresh` is set). Closures `Fn(bool) -> Option<String>` are token
-/// providers too.
+/// providers too. One that panics while a like or unlike is sent fails
+/// that call with [`LikeError::Network`] (natively), which is retried.
 ///
 /// ```
 /// use likekit_core::TokenProvider;
@@ -253,7 +265,9 @@ impl TokenProvider for NoToken {
 /// with `refresh` false and once more with `refresh` true after a 401. The
 /// request waits for the answer, at most the request timeout (then the
 /// call fails with [`LikeError::Timeout`], nothing sent, and is retried as
-/// any timeout); the tap it carries has already returned.
+/// any timeout); the tap it carries has already returned. One that panics
+/// while a like or unlike is sent fails that call with
+/// [`LikeError::Network`] (natively), which is retried.
 ///
 /// ```
 /// use likekit_core::{AsyncTokenProvider, BoxFuture};

@@ -155,10 +155,11 @@ fn a_tap_in_this_run_wins_over_a_restored_intent() {
     let view = m.restore(post(), false);
     assert!(view.liked && view.pending);
     assert!(effects(&mut m).is_empty(), "nothing more sent or noted");
-    // and once that tap is confirmed, a late restore is still a restore
+    // and once that tap is confirmed, it is still the newer intent
     m.response(post(), call, ok(true, 1, 2));
     effects(&mut m);
-    assert!(!m.restore(post(), false).liked);
+    assert!(m.restore(post(), false).liked);
+    assert!(effects(&mut m).is_empty());
 }
 
 #[test]
@@ -278,4 +279,36 @@ fn likes(liked: bool, count: u64, version: u64) -> PostLikes {
         friends: vec![],
         version,
     }
+}
+
+#[test]
+fn a_restore_after_a_settled_tap_of_this_run_is_ignored() {
+    // A tap confirmed in this run is newer than an earlier run's intent.
+    let mut m = machine(0, None);
+    m.snapshot(post(), likes(false, 3, 1));
+    m.tap(post(), true);
+    let (call, _) = send(&effects(&mut m)).unwrap();
+    m.response(post(), call, ok(true, 4, 2));
+    effects(&mut m);
+    let view = m.restore(post(), false);
+    assert!(view.liked && !view.pending, "{view:?}");
+    assert_eq!(view.count, 4);
+    assert!(effects(&mut m).is_empty(), "nothing sent or noted");
+    // So is a tap that asked for what the heart showed (nothing sent).
+    let mut m = machine(0, None);
+    m.snapshot(post(), likes(true, 3, 1));
+    m.tap(post(), true);
+    effects(&mut m);
+    let view = m.restore(post(), false);
+    assert!(view.liked && !view.pending, "{view:?}");
+    assert!(effects(&mut m).is_empty(), "nothing sent or noted");
+    // A post only read in this run takes the earlier run's intent.
+    let mut m = machine(0, None);
+    m.snapshot(post(), likes(true, 3, 1));
+    effects(&mut m);
+    let view = m.restore(post(), false);
+    assert!(!view.liked && view.pending, "{view:?}");
+    let out = effects(&mut m);
+    assert_eq!(send(&out).unwrap().1, Action::Unlike);
+    assert_eq!(intents(&out), [Some(false)]);
 }

@@ -1055,3 +1055,172 @@ fn undoing_a_tap_while_its_retry_waits_settles_at_once() {
     p.m.timer(post(), timer);
     assert_eq!(p.one_send().1, Action::Unlike);
 }
+
+/// An undo tapped while the like is out, then the like refused before it
+/// applied (a 429 with a long Retry-After): the server holds what the
+/// viewer wants now, so nothing is left to send and the post settles at
+/// once, not when the Retry-After would have ended.
+#[test]
+fn an_undo_tapped_while_the_call_is_out_settles_at_once_when_the_call_is_refused() {
+    let mut p = Probe::new();
+    p.seen(3, false, &[], 1);
+    p.m.tap(post(), true);
+    let (like, _) = p.one_send();
+    let v = p.m.tap(post(), false);
+    assert!(!v.liked && v.pending);
+    p.take();
+    p.err(
+        like,
+        LikeError::RateLimited {
+            retry_after_ms: Some(30_000),
+        },
+    );
+    let new = p.take();
+    assert!(Probe::waits(&new).is_empty(), "{new:?}");
+    assert!(p.sends().is_empty());
+    assert!(!p.m.is_busy(post()) && !p.m.has_pending_calls());
+    assert_eq!(p.shown(), (false, 3, false));
+    assert!(
+        new.contains(&Effect::Intent {
+            post: post(),
+            liked: None
+        }),
+        "{new:?}"
+    );
+    assert!(
+        new.iter()
+            .any(|e| matches!(e, Effect::Changed(v) if !v.pending)),
+        "{new:?}"
+    );
+    assert!(p.failures().is_empty());
+    let s = p.m.stats();
+    assert_eq!(s.taps, s.intents_sent + s.coalesced, "{s:?}");
+
+    // A read that arrived while the like was out showed it saved: the
+    // like's own refusal settles it too.
+    let mut p = Probe::new();
+    p.seen(3, false, &[], 1);
+    p.m.tap(post(), true);
+    let (like, _) = p.one_send();
+    p.seen(4, true, &[], 2);
+    p.err(
+        like,
+        LikeError::RateLimited {
+            retry_after_ms: None,
+        },
+    );
+    let new = p.take();
+    assert!(Probe::waits(&new).is_empty(), "{new:?}");
+    assert_eq!(p.shown(), (true, 4, false));
+    assert!(!p.m.has_pending_calls());
+    assert!(p.failures().is_empty());
+    let s = p.m.stats();
+    assert_eq!(s.taps, s.intents_sent + s.coalesced, "{s:?}");
+
+    // After a failure that may have applied, the server may hold the
+    // like: the undo still goes out, after the retry's wait.
+    let mut p = Probe::new();
+    p.seen(3, false, &[], 1);
+    p.m.tap(post(), true);
+    let (like, _) = p.one_send();
+    p.m.tap(post(), false);
+    p.take();
+    p.err(like, unavailable());
+    let (timer, _) = Probe::waits(&p.take())[0];
+    assert!(p.m.view(post()).unwrap().pending);
+    p.m.timer(post(), timer);
+    let (unlike, action) = p.one_send();
+    assert_eq!(action, Action::Unlike);
+    p.ok(unlike, 3, false, 3);
+    assert_eq!(p.shown(), (false, 3, false));
+
+    // A post never read: what the server holds is unknown, so the undo
+    // goes out too.
+    let mut p = Probe::new();
+    p.m.tap(post(), true);
+    let (like, _) = p.one_send();
+    p.m.tap(post(), false);
+    p.take();
+    p.err(
+        like,
+        LikeError::RateLimited {
+            retry_after_ms: None,
+        },
+    );
+    let (timer, _) = Probe::waits(&p.take())[0];
+    p.m.timer(post(), timer);
+    assert_eq!(p.one_send().1, Action::Unlike);
+}
+
+/// A server whose versions start again (the reference server's admin
+/// reset, a database restored from a backup) answers a write with a
+/// version below the one held when the call went out, which cannot happen
+/// within one history. The answer is taken whole, and reads of the new
+/// history count from then on.
+#[test]
+fn a_write_answered_below_the_version_it_was_sent_over_starts_a_new_history() {
+    let mut p = Probe::new();
+    p.seen(5, true, &["Ana"], 40);
+    p.m.tap(post(), false);
+    let (unlike, _) = p.one_send();
+    // Reset meanwhile: no likes, version 0.
+    p.ok(unlike, 0, false, 0);
+    assert_eq!(p.shown(), (false, 0, false));
+    let view = p.m.view(post()).unwrap();
+    assert!(view.friends.is_empty(), "{view:?}");
+    assert_eq!(view.line.to_string(), "");
+    assert!(p.failures().is_empty());
+    // Reads of the new history are taken; older ones of it are not.
+    p.seen(2, false, &["Ben"], 2);
+    assert_eq!(p.shown(), (false, 2, false));
+    assert_eq!(p.m.view(post()).unwrap().friends, ["Ben"]);
+    p.seen(1, false, &[], 1);
+    assert_eq!(p.shown(), (false, 2, false));
+    // And a tap is answered in it.
+    p.m.tap(post(), true);
+    let (like, _) = p.one_send();
+    p.ok(like, 3, true, 3);
+    assert_eq!(p.shown(), (true, 3, false));
+
+    // An answer older only than a read that arrived while the call was
+    // out is of the same history: the read is newer and stays.
+    let mut p = Probe::new();
+    p.seen(5, false, &[], 40);
+    p.m.tap(post(), true);
+    let (like, _) = p.one_send();
+    // The like landed (41), then Ana liked too (42), read before the
+    // like's answer arrived.
+    p.seen(7, true, &["Ana"], 42);
+    p.ok(like, 6, true, 41);
+    assert_eq!(p.shown(), (true, 7, false));
+    assert_eq!(p.m.view(post()).unwrap().friends, ["Ana"]);
+    p.seen(6, true, &[], 41);
+    assert_eq!(p.shown(), (true, 7, false), "an older read still is not");
+}
+
+/// A tap clears the error shown for the one before it, even a tap that
+/// asks for what the heart already shows (and sends nothing).
+#[test]
+fn a_tap_that_sends_nothing_still_clears_the_shown_error() {
+    let mut p = Probe::new();
+    p.seen(3, false, &[], 1);
+    p.m.tap(post(), true);
+    let (like, _) = p.one_send();
+    p.err(
+        like,
+        LikeError::Forbidden {
+            message: "no".into(),
+        },
+    );
+    p.take();
+    assert!(p.m.view(post()).unwrap().error.is_some());
+    let v = p.m.tap(post(), false);
+    assert_eq!(v.error, None, "{v:?}");
+    assert!(!v.liked && !v.pending);
+    assert_eq!(p.m.view(post()).unwrap(), v);
+    // Nothing is sent; the post is redrawn without the error.
+    assert_eq!(p.take(), [Effect::Changed(v)]);
+    // A tap that changes nothing shown changes nothing more.
+    p.m.tap(post(), false);
+    assert!(p.take().is_empty());
+}
