@@ -125,13 +125,19 @@ impl JournalStore for WebStorageJournal {
             // `encode` writes UTF-8 (JSON of Rust strings).
             storage.set_item(&self.key, std::str::from_utf8(&bytes).unwrap_or_default())
         };
-        // The base moves on only once the entry holds this save.
-        self.last.set(if written.is_ok() {
-            intents.to_vec()
-        } else {
-            last
-        });
-        written.map_err(|thrown| storage_error(JournalFault::Unwritable, thrown))
+        let Err(thrown) = written else {
+            // The base moves on only once the entry holds this save.
+            self.last.set(intents.to_vec());
+            return Ok(());
+        };
+        // The entry this save could not replace (storage full) may list
+        // taps answered or replaced since, which a later page load would
+        // send again, undoing the viewer's later taps: remove it (which
+        // needs no room), as the file journal removes its file. Until a
+        // save gets through, taps are then not kept across a reload.
+        let removed = storage.remove_item(&self.key).is_ok();
+        self.last.set(if removed { Vec::new() } else { last });
+        Err(storage_error(JournalFault::Unwritable, thrown))
     }
 }
 

@@ -260,6 +260,44 @@ test("journalProblem(): a failed save is reported until a save works, and the sa
   plain.free();
 });
 
+test("a save the full storage refuses removes the entry: a reload sends no tap the viewer has since changed", async () => {
+  const server = new ScriptedServer();
+  const storage = new MemoryStorage();
+  let full = false;
+  const quota = {
+    getItem: (key) => storage.getItem(key),
+    setItem: (key, value) => {
+      if (full) throw new Error("QuotaExceededError: the quota has been exceeded");
+      storage.setItem(key, value);
+    },
+    // Removing needs no room, in a browser too.
+    removeItem: (key) => storage.removeItem(key),
+  };
+  const client = clientFor(server, quota);
+  try {
+    client.restore();
+    client.setLiked(42, true);
+    client.setLiked(43, true);
+    await waitFor(() => storage.getItem(KEY("ana"))?.includes('"post":43'), "both taps saved");
+
+    full = true;
+    client.setLiked(42, false); // the viewer takes the like back
+    await waitFor(() => client.journalProblem() !== null, "the refused save to be reported");
+    assert.match(client.journalProblem().message, /QuotaExceededError/);
+    // The entry listed 42 liked: a reload would have liked it again.
+    assert.equal(storage.getItem(KEY("ana")), null, "the out-of-date entry is gone");
+  } finally {
+    full = false;
+    client.free();
+  }
+  const reloaded = clientFor(new ScriptedServer(), storage);
+  try {
+    assert.deepEqual(reloaded.restore().restored, [], "nothing out of date restored");
+  } finally {
+    reloaded.free();
+  }
+});
+
 test("journalProblem(): a save whose read of the entry throws is a failed save (journal_unwritable), tried again", async () => {
   const server = new ScriptedServer();
   const storage = new MemoryStorage();
