@@ -172,8 +172,10 @@ impl LikeClient {
 
     /// Reads a feed page in as few reads as possible (one
     /// `GET /likes?posts=…` per [`MAX_BATCH_POSTS`](crate::wire::MAX_BATCH_POSTS)
-    /// posts, all at once) and returns the views of the posts that exist,
-    /// in the order asked (duplicates once).
+    /// posts, at most four out at once: a browser opens about six
+    /// connections to a server, and a read waiting in its queue would spend
+    /// its request timeout there) and returns the views of the posts that
+    /// exist, in the order asked (duplicates once).
     ///
     /// # Errors
     ///
@@ -247,7 +249,7 @@ impl LikeClient {
     }
 
     /// [`subscribe`](Self::subscribe), and `observer` hears first the view
-    /// the client holds now, as a [`LikeEvent::Changed`] (nothing when it
+    /// the client holds now, as a [`LikeEvent::Changed`](crate::LikeEvent::Changed) (nothing when it
     /// knows nothing of the post yet), in order with every change: what
     /// it hears last is always the newest view.
     ///
@@ -377,6 +379,8 @@ impl LikeClient {
     ///
     /// A tap on a post in this run, even one that changes nothing,
     /// supersedes what the journal held for it: that post is not restored.
+    /// After [`shutdown`](Self::shutdown) began, nothing is restored (nor
+    /// sent): what the journal held stays there for the next client.
     /// An intent stamped more than five minutes in the future (the clock
     /// was set back) counts as expired, as its age cannot be known.
     pub fn restore(&self) -> RestoreReport {
@@ -451,8 +455,10 @@ impl LikeClient {
     /// have grown too old by then). For such a client, a `Shutdown` failure
     /// means "not saved yet", not "given up".
     ///
-    /// Returns `true` when every call finished within the deadline.
-    /// Calling it again is harmless.
+    /// Shutdown begins at the call, before the returned future is first
+    /// awaited: a tap or [`restore`](Self::restore) made after it sends
+    /// nothing. Returns `true` when every call finished within the
+    /// deadline. Calling it again is harmless.
     ///
     /// ```
     /// # #[tokio::main(flavor = "current_thread")]
@@ -469,15 +475,21 @@ impl LikeClient {
     /// assert_eq!(late.error, Some(likekit_core::LikeError::Shutdown));
     /// # }
     /// ```
-    pub async fn shutdown(&self, deadline: Duration) -> bool {
+    pub fn shutdown(&self, deadline: Duration) -> impl Future<Output = bool> + 'static {
+        // At the call, not at the first poll: a tap or a restore made
+        // between the two (a promise's next microtask, on the web) would
+        // still be sent.
         self.driver.close();
-        let clean = self.driver.wait_idle(deadline).await;
-        self.driver.stop();
-        if !clean {
-            // Let the abandoned calls report their rollbacks.
-            self.driver.wait_idle(Duration::from_secs(1)).await;
+        let driver = Arc::clone(&self.driver);
+        async move {
+            let clean = driver.wait_idle(deadline).await;
+            driver.stop();
+            if !clean {
+                // Let the abandoned calls report their rollbacks.
+                driver.wait_idle(Duration::from_secs(1)).await;
+            }
+            clean
         }
-        clean
     }
 
     /// Whether [`shutdown`](Self::shutdown) began.

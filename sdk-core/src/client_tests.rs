@@ -656,6 +656,66 @@ async fn wait_idle_returns_once_the_observers_heard_the_answer() {
     assert!(read.await.unwrap().unwrap().pending);
 }
 
+/// Pages read at once by a feed read of many pages: at most four, each
+/// started as another is in, all of them read.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn refresh_many_reads_a_few_pages_at_a_time() {
+    #[derive(Default)]
+    struct Pages {
+        out: std::sync::atomic::AtomicUsize,
+        most: std::sync::atomic::AtomicUsize,
+        read: Mutex<Vec<u64>>,
+    }
+    impl Transport for Pages {
+        fn send(&self, _: PostId, _: Action) -> BoxFuture<'_, Result<LikeState, LikeError>> {
+            Box::pin(async { Err(LikeError::Timeout) })
+        }
+        fn read(&self, _: PostId) -> BoxFuture<'_, Result<PostLikes, LikeError>> {
+            Box::pin(async { Err(LikeError::Timeout) })
+        }
+        fn read_many<'a>(
+            &'a self,
+            posts: &'a [PostId],
+        ) -> BoxFuture<'a, Result<BatchLikes, LikeError>> {
+            use std::sync::atomic::Ordering::SeqCst;
+            Box::pin(async move {
+                let out = self.out.fetch_add(1, SeqCst) + 1;
+                self.most.fetch_max(out, SeqCst);
+                tokio::time::sleep(Duration::from_millis(20)).await;
+                self.read.lock().unwrap().push(posts[0].get());
+                self.out.fetch_sub(1, SeqCst);
+                let mut batch = BatchLikes::default();
+                for &post in posts {
+                    batch.posts.insert(
+                        post,
+                        PostLikes {
+                            count: post.get(),
+                            liked_by_me: false,
+                            friends: vec![],
+                            version: 1,
+                        },
+                    );
+                }
+                Ok(batch)
+            })
+        }
+    }
+    let pages = Arc::new(Pages::default());
+    let client = LikeClient::builder()
+        .transport(Arc::clone(&pages))
+        .build()
+        .unwrap();
+    let posts: Vec<PostId> = (1..=1_050).map(id).collect();
+    let views = client.refresh_many(&posts).await.unwrap();
+    assert_eq!(views.len(), 1_050);
+    assert!(views.iter().zip(1..).all(|(v, n)| v.post_id == id(n)));
+    let mut read = pages.read.lock().unwrap().clone();
+    read.sort_unstable();
+    assert_eq!(read, (0..11).map(|page| page * 100 + 1).collect::<Vec<_>>());
+    let most = pages.most.load(std::sync::atomic::Ordering::SeqCst);
+    assert!((2..=4).contains(&most), "{most} pages out at once");
+}
+
 #[tokio::test]
 async fn refresh_many_reads_pages_of_at_most_a_hundred() {
     let (client, gate) = gated(0);
@@ -824,6 +884,25 @@ mod journal {
             .build()
             .unwrap();
         (client, gate)
+    }
+
+    #[tokio::test]
+    async fn once_shutdown_began_restore_sends_nothing_and_the_journal_keeps_it() {
+        let journal = Arc::new(MemoryJournal::new("ana"));
+        journal
+            .save(&[intent(7, true, Duration::from_secs(5))])
+            .unwrap();
+        let (client, gate) = journaled(&journal);
+        // Shutdown begins at the call, before its future is awaited.
+        let shutdown = client.shutdown(Duration::from_secs(1));
+        assert!(client.is_shut_down());
+        let report = client.restore();
+        assert!(report.restored.is_empty() && report.expired.is_empty());
+        let late = client.set_liked(id(8), true);
+        assert_eq!(late.error, Some(LikeError::Shutdown));
+        assert!(shutdown.await);
+        assert!(gate.sent().is_empty(), "sent: {:?}", gate.sent());
+        assert_eq!(saved(&journal, &[(7, true)]).await, [(7, true)]);
     }
 
     fn intent(post: u64, liked: bool, age: Duration) -> Intent {

@@ -649,11 +649,13 @@ impl Driver {
         }
         let driver = Arc::clone(self);
         self.run(async move {
-            let pages = wanted.chunks(MAX_BATCH_POSTS).map(|page| {
+            let pages: Vec<&[PostId]> = wanted.chunks(MAX_BATCH_POSTS).collect();
+            let read = |page: &[PostId]| {
                 let driver = Arc::clone(&driver);
+                let page = page.to_vec();
                 async move {
                     let asked: HashSet<PostId> = page.iter().copied().collect();
-                    let batch = driver.transport.read_many(page).await?;
+                    let batch = driver.transport.read_many(&page).await?;
                     let mut views = HashMap::with_capacity(page.len());
                     for (post, likes) in batch.posts {
                         // Posts that were not asked for are left out.
@@ -663,10 +665,25 @@ impl Driver {
                     }
                     Ok::<_, LikeError>(views)
                 }
-            });
+            };
+            // A few pages out at a time, each worker taking the next page
+            // as its last one is in: a browser opens about six connections
+            // to a server, and a page waiting in its queue for one would
+            // spend its request timeout there.
+            let next = std::sync::atomic::AtomicUsize::new(0);
+            let worker = || async {
+                let mut done = Vec::new();
+                while let Some(page) =
+                    pages.get(next.fetch_add(1, std::sync::atomic::Ordering::Relaxed))
+                {
+                    done.push(read(page).await);
+                }
+                done
+            };
+            let workers = (0..PAGES_AT_ONCE.min(pages.len())).map(|_| worker()).collect();
             let mut views = HashMap::with_capacity(wanted.len());
             let mut first_error = None;
-            for page in join_all(pages.collect()).await {
+            for page in join_all(workers).await.into_iter().flatten() {
                 match page {
                     Ok(page) => views.extend(page),
                     Err(e) => {
@@ -839,6 +856,11 @@ impl Driver {
                 problem: st.journal.problem.take(),
                 ..RestoreReport::default()
             };
+            if st.closed {
+                // Shutdown began: nothing new is sent. The intents stay
+                // in the journal for the viewer's next client.
+                return report;
+            }
             for intent in std::mem::take(&mut st.journal.unrestored.0) {
                 let post = intent.post;
                 if st.journal.expired(&intent) {
@@ -1083,6 +1105,9 @@ fn collect(st: &mut State) -> Followup {
     followup.idle = std::mem::take(&mut st.idle_waiters);
     followup
 }
+
+/// How many pages of one [`Driver::refresh_many`] are read at once.
+const PAGES_AT_ONCE: usize = 4;
 
 /// The results of `futures`, run together, in their order. (futures-util's
 /// `join_all` does the same with a stream of futures, several kilobytes of

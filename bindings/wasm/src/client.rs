@@ -440,10 +440,9 @@ impl LikeClient {
         #[wasm_bindgen(js_name = deadlineMs)] deadline_ms: Option<f64>,
     ) -> Result<Promise, JsValue> {
         let deadline = millis(deadline_ms.unwrap_or(DEFAULT_SHUTDOWN_MS), "deadlineMs")?;
-        let client = self.inner.clone();
-        Ok(promise(async move {
-            Ok(JsValue::from_bool(client.shutdown(deadline).await))
-        }))
+        // Begins here, not at the promise's first poll (a microtask later).
+        let shutdown = self.inner.shutdown(deadline);
+        Ok(promise(async move { Ok(JsValue::from_bool(shutdown.await)) }))
     }
 
     /// Whether `shutdown` was called.

@@ -335,7 +335,13 @@ test("network errors, timeouts, bad arguments and shutdown are LikeErrors", asyn
   assert.throws(() => new LikeClient("ftp://x"), { code: "config" });
   assert.throws(() => new LikeClient(SERVER, { retry: { maxRetries: -1 } }), { code: "config" });
 
-  assert.equal(await impatient.shutdown(1000), true);
+  // Shutdown begins at the call, not a microtask later: a tap made before
+  // its promise is awaited changes nothing and sends nothing.
+  const stopping = impatient.shutdown(1000);
+  assert.equal(impatient.isShutDown(), true);
+  const late = impatient.setLiked(109, true);
+  assert.equal(late.error?.code, "shutdown");
+  assert.equal(await stopping, true);
   assert.equal(impatient.isShutDown(), true);
   await assert.rejects(impatient.refresh(108), { code: "shutdown" });
 });
