@@ -442,7 +442,9 @@ impl LikeClient {
         let deadline = millis(deadline_ms.unwrap_or(DEFAULT_SHUTDOWN_MS), "deadlineMs")?;
         // Begins here, not at the promise's first poll (a microtask later).
         let shutdown = self.inner.shutdown(deadline);
-        Ok(promise(async move { Ok(JsValue::from_bool(shutdown.await)) }))
+        Ok(promise(
+            async move { Ok(JsValue::from_bool(shutdown.await)) },
+        ))
     }
 
     /// Whether `shutdown` was called.
