@@ -680,7 +680,9 @@ impl Driver {
                 }
                 done
             };
-            let workers = (0..PAGES_AT_ONCE.min(pages.len())).map(|_| worker()).collect();
+            let workers = (0..PAGES_AT_ONCE.min(pages.len()))
+                .map(|_| worker())
+                .collect();
             let mut views = HashMap::with_capacity(wanted.len());
             let mut first_error = None;
             for page in join_all(workers).await.into_iter().flatten() {
