@@ -4,7 +4,7 @@
 use axum::{
     Json,
     extract::{Query, RawQuery, Request, State, rejection::QueryRejection},
-    http::StatusCode,
+    http::{HeaderValue, StatusCode},
     middleware::Next,
     response::{IntoResponse, Response},
 };
@@ -39,8 +39,14 @@ fn is_admin_key(given: &[u8], expected: &[u8]) -> bool {
     !expected.is_empty() && bool::from(Sha256::digest(given).ct_eq(&Sha256::digest(expected)))
 }
 
+/// The challenge of a 401 `bad_admin_key` (`WWW-Authenticate`, which RFC
+/// 9110 asks of every 401): the scheme names the header the key goes in,
+/// the realm tells it from the sign-in tokens' `Bearer realm="likekit"`.
+pub(crate) const ADMIN_CHALLENGE: &str = "X-Admin-Key realm=\"likekit-admin\"";
+
 /// Refuses admin requests without the right `X-Admin-Key` ([`is_admin_key`];
-/// a server without a key has no admin API, and refuses every one).
+/// a server without a key has no admin API, and refuses every one), with
+/// the [`ADMIN_CHALLENGE`].
 pub(crate) async fn require_key(
     State(App(app)): State<App>,
     request: Request,
@@ -53,11 +59,14 @@ pub(crate) async fn require_key(
         .map(|v| v.as_bytes())
         .unwrap_or_default();
     if !is_admin_key(given, expected) {
-        return ApiError::new(
-            StatusCode::UNAUTHORIZED,
-            code::BAD_ADMIN_KEY,
-            "send the server's admin key in X-Admin-Key",
-        )
+        return ApiError {
+            www_authenticate: Some(HeaderValue::from_static(ADMIN_CHALLENGE)),
+            ..ApiError::new(
+                StatusCode::UNAUTHORIZED,
+                code::BAD_ADMIN_KEY,
+                "send the server's admin key in X-Admin-Key",
+            )
+        }
         .into_response();
     }
     next.run(request).await
@@ -184,6 +193,9 @@ pub(crate) async fn get_post(
 }
 
 /// Replace a user's own (directed) friend list.
+///
+/// The answer is the list as stored, as `GET /admin/users/{id}` reads it
+/// back: each id once, in ascending order.
 #[utoipa::path(
     put,
     path = "/admin/users/{id}/friends",
@@ -192,7 +204,7 @@ pub(crate) async fn get_post(
     request_body = Friends,
     security(("admin_key" = [])),
     responses(
-        (status = 200, description = "Replaced", body = Friends),
+        (status = 200, description = "Replaced: the list as stored, each id once, in ascending order", body = Friends),
         (status = 400, description = "`bad_user_id`, `too_many_friends`, `bad_json`", body = ErrorBody),
         (status = 404, description = "`user_not_found` (the user or a friend)", body = ErrorBody),
     )
@@ -205,7 +217,11 @@ pub(crate) async fn set_friends(
     rules::check_friends(&friends.friends)?;
     app.store.set_friends(user, &friends.friends).await?;
     app.views.forget_friends_of(user);
-    Ok(Json(friends))
+    // What every store keeps: a set of ids (`rules::unique`), read back in
+    // ascending order.
+    let mut stored = rules::unique(&friends.friends);
+    stored.sort_unstable();
+    Ok(Json(Friends { friends: stored }))
 }
 
 /// Mint a sign-in token for any user id (HS256, with the server's token
@@ -261,7 +277,7 @@ pub(crate) async fn mint_token(
 )]
 pub(crate) async fn set_faults(
     State(App(app)): State<App>,
-    AppJson(rules): AppJson<FaultRules>,
+    AppJson(PutFaults(rules)): AppJson<PutFaults>,
 ) -> Result<Json<FaultRules>, ApiError> {
     app.check_fault_rules(&rules)
         .map_err(|msg| ApiError::bad_request(code::BAD_FAULT_RULES, msg))?;
@@ -272,6 +288,166 @@ pub(crate) async fn set_faults(
         "fault rules set"
     );
     Ok(Json(in_force))
+}
+
+/// The body of `PUT /admin/faults` as read: a [`FaultRules`] whose
+/// `state`, whatever its value (one as `GET /admin/faults` answers it, an
+/// older one, `null`, anything), is passed over unread: it is read-only,
+/// and a `PUT` starts every counter over.
+pub(crate) struct PutFaults(FaultRules);
+
+impl<'de> serde::Deserialize<'de> for PutFaults {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        FaultRules::deserialize(without_state::Body(deserializer)).map(Self)
+    }
+}
+
+/// Its schema, for the shape check (`body::read`), is the document's
+/// `FaultRules` without `state`, which is passed over as well (a field
+/// the schema does not name is not checked); the document itself
+/// describes the body as `FaultRules`.
+impl utoipa::PartialSchema for PutFaults {
+    fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
+        use utoipa::openapi::{RefOr, schema::Schema};
+        let mut schema = FaultRules::schema();
+        if let RefOr::T(Schema::Object(object)) = &mut schema {
+            object.properties.remove(without_state::STATE);
+        }
+        schema
+    }
+}
+
+impl ToSchema for PutFaults {
+    fn name() -> std::borrow::Cow<'static, str> {
+        FaultRules::name()
+    }
+
+    fn schemas(
+        schemas: &mut Vec<(
+            String,
+            utoipa::openapi::RefOr<utoipa::openapi::schema::Schema>,
+        )>,
+    ) {
+        FaultRules::schemas(schemas);
+    }
+}
+
+/// A body's object read with its `state` field skipped, everything else
+/// handed on as it is: the other fields' values, their errors, and an
+/// unknown field's refusal, which still lists `state` among those known.
+mod without_state {
+    use serde::{
+        Deserialize as _,
+        de::{
+            DeserializeSeed, Deserializer, IgnoredAny, IntoDeserializer as _, MapAccess, SeqAccess,
+            Visitor,
+        },
+    };
+    use std::fmt;
+
+    /// The skipped field.
+    pub(super) const STATE: &str = "state";
+
+    /// The body's deserializer.
+    pub(super) struct Body<D>(pub(super) D);
+
+    impl<'de, D: Deserializer<'de>> Deserializer<'de> for Body<D> {
+        type Error = D::Error;
+
+        fn deserialize_any<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, D::Error> {
+            self.0.deserialize_any(Object(visitor))
+        }
+
+        fn deserialize_struct<V: Visitor<'de>>(
+            self,
+            name: &'static str,
+            fields: &'static [&'static str],
+            visitor: V,
+        ) -> Result<V::Value, D::Error> {
+            self.0.deserialize_struct(name, fields, Object(visitor))
+        }
+
+        serde::forward_to_deserialize_any! {
+            bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string
+            bytes byte_buf option unit unit_struct newtype_struct seq tuple
+            tuple_struct map enum identifier ignored_any
+        }
+    }
+
+    /// The visitor, its map's `state` skipped; whatever else it is given
+    /// is refused as before (`expecting` is the struct's own).
+    struct Object<V>(V);
+
+    impl<'de, V: Visitor<'de>> Visitor<'de> for Object<V> {
+        type Value = V::Value;
+
+        fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            self.0.expecting(f)
+        }
+
+        fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<V::Value, A::Error> {
+            self.0.visit_map(Fields(map))
+        }
+
+        fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<V::Value, A::Error> {
+            self.0.visit_seq(seq)
+        }
+    }
+
+    /// The object's fields, but `state`.
+    struct Fields<A>(A);
+
+    /// A field's name: `None` for `state`, else the name read by the
+    /// caller's `seed` (taken once, for the one name it is for), inside
+    /// the reading of the name, so that an unknown one's refusal is said
+    /// of that field as before.
+    struct Key<'a, K>(&'a mut Option<K>);
+
+    impl<'de, K: DeserializeSeed<'de>> DeserializeSeed<'de> for Key<'_, K> {
+        type Value = Option<K::Value>;
+
+        fn deserialize<D: Deserializer<'de>>(self, name: D) -> Result<Self::Value, D::Error> {
+            let name = String::deserialize(name)?;
+            if name == STATE {
+                return Ok(None);
+            }
+            match self.0.take() {
+                Some(seed) => seed.deserialize(name.into_deserializer()).map(Some),
+                None => Err(serde::de::Error::custom("a field name read twice")),
+            }
+        }
+    }
+
+    impl<'de, A: MapAccess<'de>> MapAccess<'de> for Fields<A> {
+        type Error = A::Error;
+
+        fn next_key_seed<K: DeserializeSeed<'de>>(
+            &mut self,
+            seed: K,
+        ) -> Result<Option<K::Value>, A::Error> {
+            let mut seed = Some(seed);
+            loop {
+                match self.0.next_key_seed(Key(&mut seed))? {
+                    None => return Ok(None),
+                    Some(Some(key)) => return Ok(Some(key)),
+                    Some(None) => {
+                        self.0.next_value::<IgnoredAny>()?;
+                    }
+                }
+            }
+        }
+
+        fn next_value_seed<S: DeserializeSeed<'de>>(
+            &mut self,
+            seed: S,
+        ) -> Result<S::Value, A::Error> {
+            self.0.next_value_seed(seed)
+        }
+
+        fn size_hint(&self) -> Option<usize> {
+            self.0.size_hint()
+        }
+    }
 }
 
 /// Add fault rules after those in force.

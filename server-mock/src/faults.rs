@@ -40,6 +40,10 @@ use likekit_proto::{
 
 pub use likekit_proto::admin::{MAX_LATENCY_MS, MAX_OVERSIZED_BYTES, MAX_RULES};
 
+/// The smallest `oversized` action's `bytes`: its answer is a JSON object
+/// of exactly that size, and none is shorter than `{}`.
+pub(crate) const MIN_OVERSIZED_BYTES: u64 = 2;
+
 #[derive(Debug)]
 struct ActiveRule {
     rule: FaultRule,
@@ -352,6 +356,13 @@ pub(crate) fn validate(rules: &FaultRules) -> Result<(), String> {
                 return Err(format!(
                     "rules[{i}].action.interval_ms: must be at most {MAX_LATENCY_MS}; got \
                      {interval_ms}"
+                ));
+            }
+            FaultAction::Oversized { bytes } if *bytes < MIN_OVERSIZED_BYTES => {
+                return Err(format!(
+                    "rules[{i}].action.bytes: must be at least {MIN_OVERSIZED_BYTES} (the \
+                     answer is a JSON object of that size, and `{{}}` is the smallest); got \
+                     {bytes}"
                 ));
             }
             FaultAction::Oversized { bytes } if *bytes > MAX_OVERSIZED_BYTES => {

@@ -28,7 +28,8 @@
 //! # });
 //! ```
 //!
-//! * [`spawn`] / [`ServerHandle`]: start and stop a server.
+//! * [`spawn`] / [`ServerHandle`]: start and stop a server ([`spawn_until`]:
+//!   a start that a stop signal may give up).
 //! * [`App`]: the server without a listener — its router
 //!   ([`App::router`]), your routes under its middleware ([`App::wrap`]),
 //!   its store, tokens and admin operations; for embedding the API in your
@@ -89,6 +90,6 @@ pub use jwks::{JwksSource, TokenPolicy};
 /// and [`UserId`](wire::UserId) newtypes, error codes, and (`wire::admin`) the
 /// admin, fault and seed bodies — the `likekit-proto` crate, re-exported.
 pub use likekit_proto as wire;
-pub use server::{ServerHandle, spawn, spawn_with_store};
+pub use server::{ServerHandle, spawn, spawn_until, spawn_with_store};
 pub use state::App;
 pub use store::{BadDatabase, Database};

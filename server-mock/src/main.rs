@@ -17,6 +17,7 @@ use clap::{Args, CommandFactory as _, FromArgMatches as _, Parser, Subcommand};
 use likekit_server::logs;
 use likekit_server::{
     Config, Database, JwksSource, RateLimit, TokenPolicy, Tokens,
+    net::MAX_CONNECTIONS,
     store::{HotPostOptions, MAX_SHARDS},
     wire::UserId,
 };
@@ -224,9 +225,10 @@ struct ServeArgs {
           value_parser = clap::value_parser!(u64).range(1..=DAY_SECS))]
     header_read_timeout_secs: u64,
     /// The most connections open at once on each listener (the public one
-    /// and `--ops-listen`'s); more wait to be accepted (at least 1).
+    /// and `--ops-listen`'s); more wait to be accepted (1 to 1000000).
     #[arg(long, env = "LIKEKIT_MAX_CONNECTIONS", default_value_t = 10_000,
-          value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
+          value_parser = clap::builder::RangedU64ValueParser::<usize>::new()
+              .range(1..=MAX_CONNECTIONS as u64))]
     max_connections: usize,
 }
 
@@ -450,9 +452,23 @@ async fn serve(args: ServeArgs, given: &[String]) -> Result<(), String> {
     let (delay, grace) = (config.shutdown_delay, config.shutdown_grace);
     let mut signals =
         StopSignals::install().map_err(|e| format!("cannot listen for signals: {e}"))?;
-    let server = likekit_server::spawn(config)
-        .await
-        .map_err(|e| e.to_string())?;
+    // A signal during the start (waiting for PostgreSQL, a SQLite file's
+    // lock, a key set, loading the seed) gives it up: what it opened is
+    // closed, and the server stops as a stop does, never having served.
+    let started = likekit_server::spawn_until(config, async {
+        let signal = signals.next().await;
+        tracing::info!(
+            signal,
+            "{signal}: shutting down: the start is given up; nothing was served"
+        );
+        signal
+    })
+    .await
+    .map_err(|e| e.to_string())?;
+    let Ok(server) = started else {
+        tracing::info!("server stopped");
+        return Ok(());
+    };
     // A machine-readable line for scripts and tests that start the binary.
     let mut stdout = std::io::stdout();
     let _ = writeln!(stdout, "listening on {}", server.base_url());
@@ -511,7 +527,13 @@ async fn serve(args: ServeArgs, given: &[String]) -> Result<(), String> {
 /// `verify-full`, which need a CA, and leaves `require` unchecked, as
 /// `require` is without a CA file: a URL that asks for a check says
 /// `verify-full`.)
-fn command() -> clap::Command {
+///
+/// The flags of the command line without a subcommand are `serve`'s
+/// (`serve` is the default): with a subcommand named in `argv` they are
+/// not used, and their variables are not read, so that `token` depends
+/// on its own flags and variable only (a `LIKEKIT_MAX_CONNECTIONS=0` set
+/// for the server is no concern of it).
+fn command(argv: &[OsString]) -> clap::Command {
     fn unset_when_empty(arg: clap::Arg) -> clap::Arg {
         let empty = arg
             .get_env()
@@ -520,9 +542,19 @@ fn command() -> clap::Command {
             .is_some_and(|value| value.is_empty());
         if empty { arg.env(None) } else { arg }
     }
-    Cli::command()
+    let command = Cli::command()
         .mut_args(unset_when_empty)
-        .mut_subcommands(|sub| sub.mut_args(unset_when_empty))
+        .mut_subcommands(|sub| sub.mut_args(unset_when_empty));
+    // A subcommand comes first (`args_conflicts_with_subcommands`).
+    let named = argv
+        .get(1)
+        .and_then(|word| word.to_str())
+        .is_some_and(|word| command.get_subcommands().any(|sub| sub.get_name() == word));
+    if named {
+        command.mut_args(|arg| arg.env(None))
+    } else {
+        command
+    }
 }
 
 /// Reports a command-line error and exits as clap does, naming the
@@ -551,8 +583,8 @@ fn usage_error(command: &clap::Command, argv: &[OsString], err: &clap::Error) ->
             std::iter::once(command)
                 .chain(command.get_subcommands())
                 .flat_map(clap::Command::get_arguments)
-                .find(|arg| arg.get_long().is_some_and(|l| long == format!("--{l}")))
-                .and_then(clap::Arg::get_env)
+                .filter(|arg| arg.get_long().is_some_and(|l| long == format!("--{l}")))
+                .find_map(clap::Arg::get_env)
                 .filter(|env| !given && std::env::var_os(env).is_some())
                 .map(|env| (format!("'{shown}'"), env.to_string_lossy().into_owned()))
         }
@@ -607,7 +639,7 @@ fn json_asked(argv: &[OsString]) -> bool {
 
 fn main() -> ExitCode {
     let argv: Vec<OsString> = std::env::args_os().collect();
-    let command = command();
+    let command = command(&argv);
     let (cli, matches) = match command
         .clone()
         .try_get_matches_from(&argv)

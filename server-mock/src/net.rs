@@ -225,7 +225,46 @@ pub struct ConnectionLimits {
     /// ([`Config::ops_listen`](crate::Config::ops_listen)) each port has
     /// its own, so that a flood on the public port never keeps `/metrics`
     /// or the admin API out; up to twice this many may be open in all.
+    /// 1 to [`MAX_CONNECTIONS`]: [`spawn`](crate::spawn) refuses a value
+    /// out of that range ([`check`](Self::check)), and [`serve`] holds it
+    /// to the range.
     pub max_connections: usize,
+}
+
+/// The largest [`ConnectionLimits::max_connections`]: a million
+/// connections, each a file descriptor, is about as many as one process
+/// may open at all (Linux allows at most 1,048,576 by default,
+/// `fs.nr_open`).
+///
+/// ```
+/// use likekit_server::net::{ConnectionLimits, MAX_CONNECTIONS};
+/// let limits = ConnectionLimits { max_connections: MAX_CONNECTIONS + 1, ..Default::default() };
+/// assert!(limits.check().is_err());
+/// ```
+pub const MAX_CONNECTIONS: usize = 1_000_000;
+
+impl ConnectionLimits {
+    /// Whether the limits can be served: `max_connections` from 1 to
+    /// [`MAX_CONNECTIONS`].
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Config`](crate::Error::Config) saying which bound it breaks.
+    pub fn check(&self) -> Result<(), crate::Error> {
+        if (1..=MAX_CONNECTIONS).contains(&self.max_connections) {
+            Ok(())
+        } else {
+            Err(crate::Error::Config(format!(
+                "max_connections must be from 1 to {MAX_CONNECTIONS}; got {}",
+                self.max_connections
+            )))
+        }
+    }
+
+    /// `max_connections`, held to 1..=[`MAX_CONNECTIONS`].
+    fn slots(&self) -> usize {
+        self.max_connections.clamp(1, MAX_CONNECTIONS)
+    }
 }
 
 impl Default for ConnectionLimits {
@@ -247,7 +286,8 @@ impl Default for ConnectionLimits {
 /// A connection whose answers move no byte to the client for 30 s (the
 /// default [`Config::request_timeout`](crate::Config::request_timeout))
 /// plus the header-read timeout is closed: a client that does not read
-/// holds no connection for ever.
+/// holds no connection for ever. A `max_connections` of 0 serves one
+/// connection at a time, one past [`MAX_CONNECTIONS`] that many.
 pub async fn serve(
     listener: TcpListener,
     router: axum::Router,
@@ -311,9 +351,9 @@ pub(crate) async fn serve_counted(
     // No timer for hyper: without one it keeps no header-read timeout of
     // its own; the connection's `Quiet` keeps ours.
     let builder = hyper_util::server::conn::auto::Builder::new(TokioExecutor::new());
-    let slots = Arc::new(tokio::sync::Semaphore::new(limits.max_connections.max(1)));
+    let slots = Arc::new(tokio::sync::Semaphore::new(limits.slots()));
     if let Some(metrics) = &metrics {
-        metrics.max.set(limits.max_connections.max(1) as f64);
+        metrics.max.set(limits.slots() as f64);
     }
     // Tells the connections that the server stops: those still waiting for
     // their first byte close at once, the others finish the requests they

@@ -162,7 +162,11 @@ impl Modify for CommonResponses {
                     );
                 }
                 if admin {
-                    add("401", code::BAD_ADMIN_KEY, ": no or a wrong `X-Admin-Key`");
+                    add(
+                        "401",
+                        code::BAD_ADMIN_KEY,
+                        ": no or a wrong `X-Admin-Key` (with `WWW-Authenticate`)",
+                    );
                     if has_body {
                         add("400", code::BAD_JSON, "");
                         add(
@@ -187,18 +191,48 @@ impl Modify for CommonResponses {
                         )
                     });
                 }
-                // Every answer carries the request's id.
-                for response in operation.responses.responses.values_mut() {
+                // Every answer carries the request's id, and a 401 its
+                // challenge.
+                for (status, response) in operation.responses.responses.iter_mut() {
                     if let RefOr::T(response) = response {
                         response
                             .headers
                             .entry("X-Request-Id".to_owned())
                             .or_insert_with(|| RefOr::T(request_id_header()));
+                        if status == "401" {
+                            response
+                                .headers
+                                .entry("WWW-Authenticate".to_owned())
+                                .or_insert_with(|| RefOr::T(challenge_header(admin)));
+                        }
                     }
                 }
             }
         }
     }
+}
+
+/// The `WWW-Authenticate` of a 401: the admin key's challenge on an admin
+/// route, a bearer token's elsewhere.
+fn challenge_header(admin: bool) -> utoipa::openapi::header::Header {
+    let description = if admin {
+        format!(
+            "`{}`: send the admin key in `X-Admin-Key`.",
+            crate::admin::ADMIN_CHALLENGE
+        )
+    } else {
+        "`Bearer realm=\"likekit\"`, with `error=\"invalid_token\"` and an \
+         `error_description` when a token was sent (RFC 6750)."
+            .to_owned()
+    };
+    utoipa::openapi::header::HeaderBuilder::new()
+        .schema(Some(
+            utoipa::openapi::ObjectBuilder::new()
+                .schema_type(utoipa::openapi::schema::Type::String)
+                .min_length(Some(1)),
+        ))
+        .description(Some(description))
+        .build()
 }
 
 /// The `X-Request-Id` every answer carries.
@@ -273,6 +307,7 @@ pub(crate) fn document() -> &'static str {
             return "{}".to_string();
         };
         closed_fault_actions(&mut doc);
+        smallest_oversized(&mut doc);
         after_only_actions(&mut doc);
         rules_that_act(&mut doc);
         bodiless_statuses(&mut doc);
@@ -406,6 +441,25 @@ fn closed_fault_actions(doc: &mut serde_json::Value) {
         .and_then(serde_json::Value::as_array_mut);
     for action in actions.into_iter().flatten() {
         action["additionalProperties"] = false.into();
+    }
+}
+
+/// Says on the `oversized` action what `faults::validate` refuses: a
+/// `bytes` below [`MIN_OVERSIZED_BYTES`](crate::faults::MIN_OVERSIZED_BYTES),
+/// since its answer is a JSON object of exactly that size.
+fn smallest_oversized(doc: &mut serde_json::Value) {
+    let actions = doc
+        .pointer_mut("/components/schemas/FaultAction/oneOf")
+        .and_then(serde_json::Value::as_array_mut);
+    for action in actions.into_iter().flatten() {
+        if action.pointer("/properties/kind/enum/0") == Some(&serde_json::json!("oversized"))
+            && let Some(bytes) = action.pointer_mut("/properties/bytes")
+        {
+            bytes["minimum"] = crate::faults::MIN_OVERSIZED_BYTES.into();
+            bytes["description"] = "The answer's size: a JSON object of exactly this many \
+                bytes (`{\"padding\":\"xx…\"}`, or `{` and `}` around spaces below 14)."
+                .into();
+        }
     }
 }
 
@@ -594,6 +648,10 @@ mod tests {
         assert_eq!(
             action("oversized")["bytes"]["maximum"],
             json!(MAX_OVERSIZED_BYTES)
+        );
+        assert_eq!(
+            action("oversized")["bytes"]["minimum"],
+            json!(crate::faults::MIN_OVERSIZED_BYTES)
         );
         let posts = &doc["paths"]["/likes"]["get"]["parameters"][0];
         assert_eq!(posts["name"], "posts");

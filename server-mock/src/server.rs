@@ -1,6 +1,6 @@
 //! Starting and stopping a server: [`spawn`] and [`ServerHandle`].
 
-use std::{fmt, net::SocketAddr, sync::Arc, time::Duration};
+use std::{convert::Infallible, fmt, net::SocketAddr, sync::Arc, time::Duration};
 
 use likekit_proto::{
     PostId, UserId,
@@ -27,18 +27,60 @@ use crate::{auth::Tokens, config::Config, error::Error, state::App, store::Store
 /// # });
 /// ```
 pub async fn spawn(config: Config) -> Result<ServerHandle, Error> {
-    let app = App::open(&config).await?;
-    let store = app.store().clone();
-    match start(config, app).await {
+    match spawn_until(config, std::future::pending::<Infallible>()).await? {
         Ok(server) => Ok(server),
-        Err(err) => {
-            // A failed start leaves nothing behind: the store is closed
-            // (an in-memory one's temporary folder removed) before the
-            // error is returned.
-            let _ = store.close().await;
-            Err(err)
-        }
+        Err(never) => match never {},
     }
+}
+
+/// Like [`spawn`], but the start is given up when `stop` completes first:
+/// a stop signal while the start waits for a database that is not up yet
+/// (`Config::db_start_wait`), for a key set, or while it loads the seed.
+/// What the start had opened is closed before it returns `Ok(Err(…))`,
+/// with `stop`'s output: the store (an in-memory one's temporary folder
+/// removed; a seed being loaded commits whole or not at all), and no
+/// listener is left bound. A SQLite store still being opened (waiting for
+/// a file another process holds, at most 5 s) is closed as soon as its
+/// opening ends; the runtime's shutdown waits for that.
+///
+/// ```
+/// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+/// let config = likekit_server::Config {
+///     database: "postgres://likekit@127.0.0.1:1/likes".parse().unwrap(),
+///     db_start_wait: std::time::Duration::from_secs(3600),
+///     ..Default::default()
+/// };
+/// // Nothing answers on port 1: the start waits, and is stopped.
+/// let stop = tokio::time::sleep(std::time::Duration::from_millis(100));
+/// let started = likekit_server::spawn_until(config, stop).await.unwrap();
+/// assert!(started.is_err(), "stopped before it served");
+/// # });
+/// ```
+///
+/// # Errors
+///
+/// As [`spawn`], when the start fails before `stop` completes.
+pub async fn spawn_until<S: Future>(
+    config: Config,
+    stop: S,
+) -> Result<Result<ServerHandle, S::Output>, Error> {
+    let mut stop = std::pin::pin!(stop);
+    let app = tokio::select! {
+        opened = App::open(&config) => opened?,
+        stopped = &mut stop => return Ok(Err(stopped)),
+    };
+    let store = app.store().clone();
+    let started = tokio::select! {
+        started = start(config, app) => started.map(Ok),
+        stopped = &mut stop => Ok(Err(stopped)),
+    };
+    if !matches!(started, Ok(Ok(_))) {
+        // A start that failed or was given up leaves nothing behind: the
+        // store is closed (an in-memory one's temporary folder removed)
+        // before the caller, maybe a process about to exit, goes on.
+        let _ = store.close().await;
+    }
+    started
 }
 
 /// Like [`spawn`], but on a store of your choice (another backend, or one
@@ -54,6 +96,20 @@ pub async fn spawn_with_store(
 }
 
 async fn start(config: Config, app: App) -> Result<ServerHandle, Error> {
+    let limits = config.connections;
+    limits.check()?;
+    // No handler takes longer than the request timeout to produce an
+    // answer's head; an answer that has not moved for that and the
+    // header-read timeout more is not being read.
+    let stall = config
+        .request_timeout
+        .checked_add(limits.header_read_timeout)
+        .ok_or_else(|| {
+            Error::Config(format!(
+                "request_timeout ({:?}) plus the header-read timeout ({:?}) is too long",
+                config.request_timeout, limits.header_read_timeout
+            ))
+        })?;
     if matches!(
         config.token_policy.as_ref().map(|p| &p.jwks),
         Some(crate::jwks::JwksSource::Url(_))
@@ -138,19 +194,6 @@ async fn start(config: Config, app: App) -> Result<ServerHandle, Error> {
 
     let housekeeping = tokio::spawn(app.clone().run_housekeeping());
 
-    let limits = config.connections;
-    // No handler takes longer than the request timeout to produce an
-    // answer's head; an answer that has not moved for that and the
-    // header-read timeout more is not being read.
-    let stall = config
-        .request_timeout
-        .checked_add(limits.header_read_timeout)
-        .ok_or_else(|| {
-            Error::Config(format!(
-                "request_timeout ({:?}) plus the header-read timeout ({:?}) is too long",
-                config.request_timeout, limits.header_read_timeout
-            ))
-        })?;
     let serve_ops = ops.map(|(ops_listener, _)| {
         crate::net::serve_counted(
             ops_listener,

@@ -132,11 +132,20 @@ async fn open_store_quietly(config: &Config, metrics: &Metrics) -> Result<Arc<dy
                 group_commit_sizes: Some(metrics.group_commit_size.clone()),
                 hot_posts: config.hot_posts,
             };
-            Ok(Arc::new(
-                tokio::task::spawn_blocking(move || crate::store::SqliteStore::open(options))
-                    .await
-                    .map_err(|e| Error::Task(e.to_string()))??,
-            ))
+            // A start given up meanwhile (`spawn_until`) no longer waits
+            // for the store: it is closed here once it is open, on the
+            // blocking thread, which the runtime's shutdown waits for.
+            let (opened, taken) = tokio::sync::oneshot::channel();
+            let runtime = tokio::runtime::Handle::current();
+            tokio::task::spawn_blocking(move || {
+                let store = crate::store::SqliteStore::open(options);
+                if let Err(Ok(store)) = opened.send(store) {
+                    let _ = runtime.block_on(store.close());
+                }
+            });
+            Ok(Arc::new(taken.await.map_err(|_| {
+                Error::Task("the SQLite store's opening ended without an answer".into())
+            })??))
         }
         #[allow(unreachable_patterns)]
         other => {

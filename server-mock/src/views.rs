@@ -1,10 +1,14 @@
 //! The read path: what one viewer sees of one post or a feed page.
 //!
 //! * count, version and recent likers come from a per-post cache kept for
-//!   `cache_ttl` (about a second). Each write on this server also offers the
-//!   post's new snapshot to the cache, which keeps whichever is newer by
-//!   version, so this server's own writes show at once and older reads never
-//!   replace newer ones.
+//!   `cache_ttl` (about a second). A write on this server also offers the
+//!   post's new snapshot to the cache when the store has one at hand
+//!   (`WriteOutcome::snapshot`), and the cache keeps whichever is newer by
+//!   version, so older reads never replace newer ones. SQLite's writes
+//!   always have one, so this server's own writes show at once; on
+//!   PostgreSQL a write to a post with count shard rows (one that was ever
+//!   hot) has none, and such a post's views show this server's own writes
+//!   within `cache_ttl`, as other servers' writes.
 //! * `liked_by_me` is the viewer's own (user, post) row, read on every view
 //!   (read-your-writes), never cached.
 //! * friends = the viewer's friend set (cached per viewer, read once per

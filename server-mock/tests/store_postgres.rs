@@ -461,6 +461,13 @@ async fn http_seed_table_on_postgres() {
     t.stop().await;
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn friends_are_answered_as_stored_on_postgres() {
+    let (t, _database) = http_server().await;
+    common::http_friends_answered_as_stored(&t).await;
+    t.stop().await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn http_random_likes_with_duplicates_stay_exact_on_postgres() {
     let (t, _database) = http_server().await;
@@ -767,6 +774,8 @@ async fn readyz_follows_the_database_and_livez_does_not() {
         ready.json::<serde_json::Value>().await.unwrap(),
         serde_json::json!({"status": "ok"})
     );
+    t.setup(&[(7, "Ana")], &[42]).await;
+    assert_eq!(t.like(7, 42).await.status(), reqwest::StatusCode::OK);
 
     let cluster = Arc::new(cluster);
     let c = Arc::clone(&cluster);
@@ -782,6 +791,19 @@ async fn readyz_follows_the_database_and_livez_does_not() {
         probe("/livez").await.unwrap().status(),
         reqwest::StatusCode::OK
     );
+    // A database out of reach passes as a restart does: 503 with
+    // Retry-After, twice (a pooled connection found closed, then a new
+    // one refused), not 500.
+    for _ in 0..2 {
+        let refused = t.like(7, 42).await;
+        assert!(refused.headers().contains_key("retry-after"));
+        common::expect_error(
+            refused,
+            reqwest::StatusCode::SERVICE_UNAVAILABLE,
+            "unavailable",
+        )
+        .await;
+    }
     t.stop().await;
 }
 

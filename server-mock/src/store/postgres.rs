@@ -1267,12 +1267,49 @@ fn pg_error(err: tokio_postgres::Error) -> StoreError {
                 None => StoreError::Backend(text),
             }
         }
+        None if unreachable(&err) => StoreError::Unavailable(format!(
+            "PostgreSQL cannot be reached (down, restarting or cut off): {}",
+            crate::error::with_causes(&err)
+        )),
         None => {
             // The causes too: "error performing TLS handshake: invalid peer
             // certificate: UnknownIssuer" says what to fix.
             StoreError::Backend(format!("PostgreSQL: {}", crate::error::with_causes(&err)))
         }
     }
+}
+
+/// Whether `err` is the database out of reach, which passes as a restart
+/// does (503 with `Retry-After`, not 500): the connection closed, or
+/// refused, reset or timed out on the way. A TLS or authentication
+/// failure is not: it needs the configuration mended.
+fn unreachable(err: &tokio_postgres::Error) -> bool {
+    use std::io::ErrorKind::{
+        BrokenPipe, ConnectionAborted, ConnectionRefused, ConnectionReset, HostUnreachable,
+        NetworkUnreachable, NotConnected, TimedOut, UnexpectedEof,
+    };
+    if err.is_closed() {
+        return true;
+    }
+    let mut cause = std::error::Error::source(err);
+    while let Some(e) = cause {
+        if let Some(io) = e.downcast_ref::<std::io::Error>() {
+            return matches!(
+                io.kind(),
+                ConnectionRefused
+                    | ConnectionReset
+                    | ConnectionAborted
+                    | NotConnected
+                    | BrokenPipe
+                    | UnexpectedEof
+                    | TimedOut
+                    | HostUnreachable
+                    | NetworkUnreachable
+            );
+        }
+        cause = e.source();
+    }
+    false
 }
 
 impl From<tokio_postgres::Error> for StoreError {

@@ -19,7 +19,7 @@ use likekit_testing::{
 };
 use reqwest::{Method, Response, StatusCode, header};
 use serde::de::DeserializeOwned;
-use serde_json::Value;
+use serde_json::{Value, json};
 
 pub const ADMIN_KEY: &str = "test-admin-key";
 pub const TOKEN_SECRET: &str = "test-token-secret";
@@ -236,6 +236,30 @@ pub async fn http_seed_table(t: &TestServer) {
     assert_eq!((view.count, view.liked_by_me, view.version), (1, false, 3));
     let own: PostLikes = ok_json(t.view(7, 42).await).await;
     assert!(own.liked_by_me, "the viewer's own like");
+}
+
+/// `PUT /admin/users/{id}/friends` with repeated ids out of order, on any
+/// backend: the answer is the list as stored, each id once and in
+/// ascending order, exactly as `GET /admin/users/{id}` reads it back.
+pub async fn http_friends_answered_as_stored(t: &TestServer) {
+    t.setup(&[(7, "Ana"), (8, "Ben"), (9, "Cy")], &[]).await;
+    for (given, stored) in [
+        (json!([8, 8, 7]), json!([7, 8])),
+        (json!([9, 7, 9, 8, 7]), json!([7, 8, 9])),
+        (json!([]), json!([])),
+    ] {
+        let r = t
+            .admin(
+                Method::PUT,
+                "/admin/users/7/friends",
+                Some(json!({ "friends": given })),
+            )
+            .await;
+        let answered: Value = ok_json(r).await;
+        assert_eq!(answered, json!({ "friends": stored }), "{given}");
+        let read: Value = ok_json(t.admin(Method::GET, "/admin/users/7", None).await).await;
+        assert_eq!(read["friends"], answered["friends"], "{given}");
+    }
 }
 
 /// The shape of [`http_random_likes_with_duplicates`].

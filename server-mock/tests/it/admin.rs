@@ -2,7 +2,7 @@
 
 #![allow(clippy::unwrap_used)]
 
-use crate::common::{ADMIN_KEY, TestServer, expect_error, ok_json, test_config};
+use crate::common::{self, ADMIN_KEY, TestServer, expect_error, ok_json, test_config};
 use likekit_server::{
     Config,
     wire::{
@@ -64,6 +64,7 @@ async fn wrong_or_missing_key_is_401() {
             request = request.header("X-Admin-Key", key);
         }
         let r = request.send().await.unwrap();
+        assert_admin_challenge(&r);
         expect_error(r, StatusCode::UNAUTHORIZED, "bad_admin_key").await;
     }
     // A user's token is not an admin key.
@@ -72,6 +73,7 @@ async fn wrong_or_missing_key_is_401() {
         .send()
         .await
         .unwrap();
+    assert_admin_challenge(&r);
     expect_error(r, StatusCode::UNAUTHORIZED, "bad_admin_key").await;
     let r = t
         .http
@@ -81,6 +83,25 @@ async fn wrong_or_missing_key_is_401() {
         .await
         .unwrap();
     assert_eq!(r.status(), StatusCode::OK);
+    t.stop().await;
+}
+
+/// A 401 `bad_admin_key` carries a challenge (RFC 9110 asks one of every
+/// 401) naming the header the key goes in.
+fn assert_admin_challenge(response: &reqwest::Response) {
+    let challenge = response
+        .headers()
+        .get(reqwest::header::WWW_AUTHENTICATE)
+        .map(|value| value.to_str().unwrap());
+    assert_eq!(challenge, Some(r#"X-Admin-Key realm="likekit-admin""#));
+}
+
+/// `PUT /admin/users/{id}/friends` answers the list as stored, as `GET
+/// /admin/users/{id}` reads it back: each id once, in ascending order.
+#[tokio::test]
+async fn friends_are_answered_as_stored() {
+    let t = TestServer::start().await;
+    common::http_friends_answered_as_stored(&t).await;
     t.stop().await;
 }
 

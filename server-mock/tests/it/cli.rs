@@ -1064,12 +1064,19 @@ fn an_invalid_rust_log_stops_the_start() {
 /// free port), expecting it to stop before it listens: its exit status and
 /// standard error.
 fn failed_start(args: &[&str], env: &[(&str, &str)]) -> (std::process::ExitStatus, String) {
-    use std::io::Read as _;
     let mut command = common::server_command();
     command
         .args(["--listen", "127.0.0.1:0", "--db", ":memory:"])
         .args(args)
-        .envs(env.iter().copied())
+        .envs(env.iter().copied());
+    failed(command, &format!("{args:?} {env:?}"))
+}
+
+/// Runs `command` (the binary, told `what` in messages), expecting it to
+/// stop before it listens: its exit status and standard error.
+fn failed(mut command: std::process::Command, what: &str) -> (std::process::ExitStatus, String) {
+    use std::io::Read as _;
+    command
         .stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::piped());
@@ -1082,7 +1089,7 @@ fn failed_start(args: &[&str], env: &[(&str, &str)]) -> (std::process::ExitStatu
         if std::time::Instant::now() > deadline {
             child.kill().unwrap();
             child.wait().unwrap();
-            panic!("{args:?} {env:?}: the server started");
+            panic!("{what}: the server started");
         }
         std::thread::sleep(Duration::from_millis(50));
     };
@@ -1093,9 +1100,274 @@ fn failed_start(args: &[&str], env: &[(&str, &str)]) -> (std::process::ExitStatu
         .unwrap()
         .read_to_string(&mut stderr)
         .unwrap();
-    assert!(!status.success(), "{args:?} {env:?}: {stderr}");
-    assert!(!stderr.contains("panicked"), "{args:?} {env:?}: {stderr}");
+    assert!(!status.success(), "{what}: {stderr}");
+    assert!(!stderr.contains("panicked"), "{what}: {stderr}");
     (status, stderr)
+}
+
+/// `--max-connections` has an upper bound, 1000000, that the parser
+/// enforces like every other: past it (also past what a semaphore can
+/// count, 2^61 - 1) the start stops with a usage error, exit 2, never an
+/// accept loop that panicked; the bound itself is taken.
+#[test]
+fn max_connections_has_an_upper_bound() {
+    for bad in ["1000001", "2305843009213693952", "18446744073709551615"] {
+        let (status, stderr) = failed_start(&["--max-connections", bad], &[]);
+        assert_eq!(status.code(), Some(2), "{bad}: {stderr}");
+        assert!(stderr.contains("--max-connections"), "{bad}: {stderr}");
+        assert!(stderr.contains("is not in 1..=1000000"), "{bad}: {stderr}");
+        let (status, stderr) = failed_start(&[], &[("LIKEKIT_MAX_CONNECTIONS", bad)]);
+        assert_eq!(status.code(), Some(2), "{bad}: {stderr}");
+        assert!(
+            stderr.contains("(from LIKEKIT_MAX_CONNECTIONS)"),
+            "{bad}: {stderr}"
+        );
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let server = ServerProcess::start(
+        &["--db", ":memory:", "--max-connections", "1000000"],
+        &dir.path().join("server.log"),
+    );
+    let log = server.log();
+    assert!(server.terminate().success(), "{log}");
+}
+
+/// `token` reads its own flags and `LIKEKIT_TOKEN_SECRET`, nothing else:
+/// the server's settings in the environment, bad ones too, are no concern
+/// of it. Serving, with `serve` or without, still refuses each of them,
+/// naming the variable.
+#[test]
+fn token_reads_none_of_the_servers_settings() {
+    let settings = [
+        ("LIKEKIT_MAX_CONNECTIONS", "0"),
+        ("LIKEKIT_DB", ""),
+        ("LIKEKIT_LISTEN", "localhost:8080"),
+        ("LIKEKIT_REQUEST_TIMEOUT_SECS", "-1"),
+        ("LIKEKIT_LOG_FORMAT", "yaml"),
+    ];
+    let tokens = Tokens::new(b"s3cret").unwrap();
+    let minted = |output: std::process::Output| {
+        assert!(output.status.success(), "{output:?}");
+        tokens.verify(String::from_utf8(output.stdout).unwrap().trim())
+    };
+    for (name, value) in settings {
+        let output = common::server_command()
+            .args(["token", "--user", "7", "--token-secret", "s3cret"])
+            .env(name, value)
+            .output()
+            .unwrap();
+        assert_eq!(minted(output), Ok(u(7)), "{name}={value:?}");
+    }
+    // All of them at once, the secret from its variable.
+    let output = common::server_command()
+        .args(["token", "--user", "8"])
+        .envs(settings)
+        .env("LIKEKIT_TOKEN_SECRET", "s3cret")
+        .output()
+        .unwrap();
+    assert_eq!(minted(output), Ok(u(8)));
+
+    // Run in a folder of its own: a server that started anyway would make
+    // its default likekit.db there.
+    let dir = tempfile::tempdir().unwrap();
+    for (name, value) in settings {
+        for serve in [&[][..], &["serve"][..]] {
+            let mut command = common::server_command();
+            command.args(serve).current_dir(dir.path()).env(name, value);
+            let (status, stderr) = failed(command, &format!("{serve:?} {name}={value:?}"));
+            assert_eq!(
+                status.code(),
+                Some(2),
+                "{serve:?} {name}={value:?}: {stderr}"
+            );
+            assert!(
+                stderr.contains(&format!("(from {name})")),
+                "{serve:?} {name}={value:?}: {stderr}"
+            );
+        }
+    }
+}
+
+/// Waits until `ready` holds, or fails after `patience` with the log.
+fn until(patience: Duration, what: &str, log: &dyn Fn() -> String, ready: &dyn Fn() -> bool) {
+    let deadline = std::time::Instant::now() + patience;
+    while !ready() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "timed out waiting for {what}:\n{}",
+            log()
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// Sends `signal` to `child` and waits at most `patience` for it to exit:
+/// its status, or a failure with the log (the process killed).
+fn stopped_within(
+    child: &mut std::process::Child,
+    signal: nix::sys::signal::Signal,
+    patience: Duration,
+    log: &dyn Fn() -> String,
+) -> std::process::ExitStatus {
+    let pid = nix::unistd::Pid::from_raw(i32::try_from(child.id()).unwrap());
+    nix::sys::signal::kill(pid, signal).unwrap();
+    let deadline = std::time::Instant::now() + patience;
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            return status;
+        }
+        if std::time::Instant::now() > deadline {
+            child.kill().unwrap();
+            child.wait().unwrap();
+            panic!("still running {patience:?} after {signal}:\n{}", log());
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// A stop signal while the start waits for PostgreSQL (nothing listens on
+/// its port, and `--db-wait-secs` is 30) stops the server at once, as a
+/// stop does: exit 0, the log names the signal, and it never listened.
+#[test]
+fn a_stop_signal_during_the_start_stops_it_at_once() {
+    use std::io::Read as _;
+    let dir = tempfile::tempdir().unwrap();
+    let log_path = dir.path().join("server.log");
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let mut child = common::server_command()
+        .args(["--listen", "127.0.0.1:0", "--db-wait-secs", "30", "--db"])
+        .arg(format!("postgres://likekit@127.0.0.1:{port}/likes"))
+        .env("RUST_LOG", "info")
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::fs::File::create(&log_path).unwrap())
+        .spawn()
+        .unwrap();
+    let log = || std::fs::read_to_string(&log_path).unwrap_or_default();
+    until(
+        Duration::from_secs(20),
+        "the wait for PostgreSQL",
+        &log,
+        &|| log().contains("PostgreSQL is not up yet"),
+    );
+    let status = stopped_within(
+        &mut child,
+        nix::sys::signal::Signal::SIGTERM,
+        Duration::from_secs(10),
+        &log,
+    );
+    let log = log();
+    assert!(status.success(), "{status:?}: {log}");
+    assert!(log.contains("SIGTERM: shutting down"), "{log}");
+    assert!(!log.contains("was not up after waiting"), "{log}");
+    let mut stdout = String::new();
+    child
+        .stdout
+        .take()
+        .unwrap()
+        .read_to_string(&mut stdout)
+        .unwrap();
+    assert!(!stdout.contains("listening on"), "{stdout}");
+}
+
+/// A stop signal while the start waits for a SQLite file another server
+/// holds stops it too, once SQLite's wait for the file (5 s) ends: exit
+/// 0, the log names the signal, and it never listened.
+#[test]
+fn a_stop_signal_while_the_start_waits_for_a_sqlite_file_stops_it() {
+    use std::io::Read as _;
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("likes.db");
+    let db = db.to_str().unwrap();
+    let first = ServerProcess::start(&["--db", db], &dir.path().join("first.log"));
+    let log_path = dir.path().join("second.log");
+    let mut child = common::server_command()
+        .args(["--listen", "127.0.0.1:0", "--db", db])
+        .env("RUST_LOG", "info")
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::fs::File::create(&log_path).unwrap())
+        .spawn()
+        .unwrap();
+    let log = || std::fs::read_to_string(&log_path).unwrap_or_default();
+    // Well inside the wait for the file.
+    std::thread::sleep(Duration::from_secs(1));
+    let status = stopped_within(
+        &mut child,
+        nix::sys::signal::Signal::SIGTERM,
+        Duration::from_secs(10),
+        &log,
+    );
+    let log = log();
+    assert!(status.success(), "{status:?}: {log}");
+    assert!(log.contains("SIGTERM: shutting down"), "{log}");
+    assert!(!log.contains("database is locked"), "{log}");
+    let mut stdout = String::new();
+    child
+        .stdout
+        .take()
+        .unwrap()
+        .read_to_string(&mut stdout)
+        .unwrap();
+    assert!(!stdout.contains("listening on"), "{stdout}");
+    assert!(first.terminate().success());
+}
+
+/// A stop signal after the start opened the store, while it waits for a
+/// key set that never comes, stops it at once too, and the store is
+/// closed: the in-memory store's folder is gone.
+#[test]
+fn a_stop_signal_during_the_start_closes_the_store_it_opened() {
+    use std::io::Read as _;
+    let tmp = tempfile::tempdir().unwrap();
+    let log_path = tmp.path().join("server.log");
+    // Takes connections (the kernel does) and never answers.
+    let silent = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let jwks = format!("http://{}/jwks.json", silent.local_addr().unwrap());
+    let mut child = common::server_command()
+        .args([
+            "--listen",
+            "127.0.0.1:0",
+            "--db",
+            ":memory:",
+            "--jwks",
+            &jwks,
+        ])
+        .env("RUST_LOG", "info")
+        .env("TMPDIR", tmp.path())
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::fs::File::create(&log_path).unwrap())
+        .spawn()
+        .unwrap();
+    let log = || std::fs::read_to_string(&log_path).unwrap_or_default();
+    until(Duration::from_secs(20), "the store to open", &log, &|| {
+        log().contains("store: SQLite in memory") && memory_folders(tmp.path()).len() == 1
+    });
+    // The key set's fetch gives up after 10 s: stopped well before.
+    let status = stopped_within(
+        &mut child,
+        nix::sys::signal::Signal::SIGINT,
+        Duration::from_secs(7),
+        &log,
+    );
+    let log = log();
+    assert!(status.success(), "{status:?}: {log}");
+    assert!(log.contains("SIGINT: shutting down"), "{log}");
+    let mut stdout = String::new();
+    child
+        .stdout
+        .take()
+        .unwrap()
+        .read_to_string(&mut stdout)
+        .unwrap();
+    assert!(!stdout.contains("listening on"), "{stdout}");
+    assert_eq!(memory_folders(tmp.path()), Vec::<String>::new(), "{log}");
+    drop(silent);
 }
 
 /// Every duration flag has bounds the parser enforces: out of them the

@@ -114,6 +114,66 @@ async fn half_sent_heads_are_closed_after_the_timeout_and_others_are_served() {
     t.stop().await;
 }
 
+/// A cap on connections out of 1..=`MAX_CONNECTIONS` stops the start
+/// with a configuration error (past 2^61 - 1 a semaphore cannot count it,
+/// and the accept loop panicked, serving nothing); `net::serve` holds one
+/// to the range and serves.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cap_out_of_range_is_refused_or_held_to_the_range() {
+    use likekit_server::net::MAX_CONNECTIONS;
+    for max_connections in [0, MAX_CONNECTIONS + 1, 1 << 61, usize::MAX] {
+        let err = likekit_server::spawn(with_limits(ConnectionLimits {
+            max_connections,
+            ..ConnectionLimits::default()
+        }))
+        .await
+        .unwrap_err();
+        assert!(
+            matches!(err, likekit_server::Error::Config(_)),
+            "{max_connections}: {err}"
+        );
+        assert!(
+            err.to_string().contains(&format!(
+                "max_connections must be from 1 to {MAX_CONNECTIONS}"
+            )),
+            "{err}"
+        );
+    }
+    let t = TestServer::with(with_limits(ConnectionLimits {
+        max_connections: MAX_CONNECTIONS,
+        ..ConnectionLimits::default()
+    }))
+    .await;
+    assert_eq!(
+        t.http.get(t.url("/livez")).send().await.unwrap().status(),
+        StatusCode::OK
+    );
+    t.stop().await;
+
+    let app = likekit_server::App::open(&test_config()).await.unwrap();
+    for max_connections in [0, usize::MAX] {
+        let tcp = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = format!("http://{}/livez", tcp.local_addr().unwrap());
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        let serving = tokio::spawn(likekit_server::net::serve(
+            tcp,
+            app.router(),
+            ConnectionLimits {
+                max_connections,
+                ..ConnectionLimits::default()
+            },
+            async {
+                let _ = stopped.await;
+            },
+        ));
+        let r = common::client().get(&url).send().await.unwrap();
+        assert_eq!(r.status(), StatusCode::OK, "{max_connections}");
+        let _ = stop.send(());
+        serving.await.unwrap();
+    }
+    app.store().close().await.unwrap();
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn past_the_cap_a_connection_waits_for_a_free_slot() {
     let timeout = Duration::from_secs(1);

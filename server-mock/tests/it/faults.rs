@@ -7,7 +7,9 @@ use std::time::{Duration, Instant};
 use crate::common::{self, TestServer, expect_error, ok_json};
 use likekit_server::wire::{
     LikeState, PostLikes,
-    admin::{FaultPhase, FaultRule, JournalEntry, JournalFault, RequestFilter, WriteResult},
+    admin::{
+        FaultPhase, FaultRoute, FaultRule, JournalEntry, JournalFault, RequestFilter, WriteResult,
+    },
 };
 use reqwest::{Method, StatusCode, header};
 use serde_json::{Value, json};
@@ -1026,6 +1028,146 @@ async fn get_faults_says_what_each_rule_has_used_up() {
     t.stop().await;
 }
 
+/// A `PUT` passes over a `state` whatever it is (read-only, and every
+/// `PUT` starts the counters over): one missing fields, with unknown ones,
+/// of another type, or `null`. The rest of the body is read as before:
+/// an unknown field is still refused, naming `state` among those known.
+#[tokio::test]
+async fn put_ignores_any_state() {
+    let t = TestServer::start().await;
+    let rules = json!([{"route": "likes", "fail_next": 1}]);
+    for state in [
+        json!([{"matched": 5}]),
+        json!([{"matched": 5, "fired": 5, "acted": 5, "bogus": 1}]),
+        json!([{"matched": -1, "fired": "x", "acted": 1.5}]),
+        json!([[5, 5, 5], 7, null]),
+        json!({"matched": 5}),
+        json!("used up"),
+        json!(5),
+        json!(null),
+    ] {
+        let r = t
+            .admin(
+                Method::PUT,
+                "/admin/faults",
+                Some(json!({"seed": 3, "rules": rules, "state": state})),
+            )
+            .await;
+        let put: Value = ok_json(r).await;
+        assert_eq!(put["seed"], json!(3), "{state}");
+        assert_eq!(
+            put["state"],
+            json!([{"matched": 0, "fired": 0, "acted": 0, "fail_next_left": 1}]),
+            "{state}"
+        );
+    }
+    // A state given twice, before the rules: passed over too.
+    let r = t
+        .http
+        .put(format!("{}/admin/faults", t.server.ops_url()))
+        .header("X-Admin-Key", common::ADMIN_KEY)
+        .header(header::CONTENT_TYPE, "application/json")
+        .body(r#"{"state": 1, "state": [2], "rules": [{"route": "like"}]}"#)
+        .send()
+        .await
+        .unwrap();
+    let put: Value = ok_json(r).await;
+    let put: Vec<FaultRule> = serde_json::from_value(put["rules"].clone()).unwrap();
+    assert_eq!(put, [FaultRule::new(FaultRoute::Like)]);
+    let r = t
+        .admin(
+            Method::PUT,
+            "/admin/faults",
+            Some(json!({"rules": rules, "state": [], "bogus": 1})),
+        )
+        .await;
+    let refused = expect_error(r, StatusCode::BAD_REQUEST, "bad_json").await;
+    assert!(
+        refused
+            .error
+            .message
+            .starts_with("bogus: unknown field `bogus`, expected one of `seed`, `rules`, `state`"),
+        "{}",
+        refused.error.message
+    );
+    let r = t
+        .admin(
+            Method::PUT,
+            "/admin/faults",
+            Some(json!({"seed": -1, "rules": rules, "state": 5})),
+        )
+        .await;
+    let refused = expect_error(r, StatusCode::BAD_REQUEST, "bad_json").await;
+    assert!(
+        refused.error.message.starts_with("seed: invalid value"),
+        "{}",
+        refused.error.message
+    );
+    let r = t
+        .admin(
+            Method::PUT,
+            "/admin/faults",
+            Some(json!({"state": 5, "rules": [{"route": "like", "latency": 1}]})),
+        )
+        .await;
+    let refused = expect_error(r, StatusCode::BAD_REQUEST, "bad_json").await;
+    assert!(
+        refused
+            .error
+            .message
+            .starts_with("rules[0].latency: unknown field"),
+        "{}",
+        refused.error.message
+    );
+    t.stop().await;
+}
+
+/// `oversized` answers 200 with a JSON object of exactly the size asked,
+/// down to 2 bytes (`{}`); below that it is refused, naming the field.
+#[tokio::test]
+async fn oversized_answers_exactly_the_size_asked() {
+    let t = TestServer::start().await;
+    t.setup(&[], &[1]).await;
+    for bytes in [2_u64, 3, 13, 14, 15, 1000] {
+        set_rules(
+            &t,
+            json!([{"route": "likes", "action": {"kind": "oversized", "bytes": bytes}}]),
+        )
+        .await;
+        let r = t.view(1, 1).await;
+        assert_eq!(r.status(), StatusCode::OK, "{bytes}");
+        let body = r.bytes().await.unwrap();
+        assert_eq!(body.len() as u64, bytes, "{bytes}: {body:?}");
+        let json: Value = serde_json::from_slice(&body).unwrap();
+        assert!(json.is_object(), "{bytes}: {json}");
+    }
+    for bytes in [0, 1] {
+        let r = t
+            .admin(
+                Method::PUT,
+                "/admin/faults",
+                Some(json!({"rules": [{"route": "likes",
+                    "action": {"kind": "oversized", "bytes": bytes}}]})),
+            )
+            .await;
+        let refused = expect_error(r, StatusCode::BAD_REQUEST, "bad_fault_rules").await;
+        assert!(
+            refused
+                .error
+                .message
+                .starts_with("rules[0].action.bytes: must be at least 2 "),
+            "{}",
+            refused.error.message
+        );
+        assert!(
+            refused.error.message.ends_with(&format!("got {bytes}")),
+            "{}",
+            refused.error.message
+        );
+    }
+    t.stop().await;
+}
+
 /// Two tests share one server. B's `fail_next: 1` rule fails B's first
 /// like; A then adds a rule of its own with `POST`. B's rule stays used up
 /// (B's next like goes through), and the seed stays; each test removes its
@@ -1509,6 +1651,10 @@ async fn the_document_allows_exactly_the_rules_the_server_takes() {
         json!({"route": "like", "latency_ms": 1_000, "action": drop}),
         json!({"route": "like", "latency_ms": 999, "jitter_ms": 5_000, "action": drop}),
         json!({"route": "like", "latency_ms": 1_000, "action": null}),
+        // The smallest JSON object is `{}`.
+        json!({"route": "like", "action": {"kind": "oversized", "bytes": 0}}),
+        json!({"route": "like", "action": {"kind": "oversized", "bytes": 1}}),
+        json!({"route": "like", "action": {"kind": "oversized", "bytes": 2}}),
     ];
     for rule in bodies {
         let body = json!({"rules": [rule]});
