@@ -14,7 +14,7 @@
 // (Caches and tmp may be purged) excluded from backup (a restored device
 // would otherwise send stale taps):
 //
-//     let journal = try IntentJournal.file(directory: likesDirectory.path, viewer: userId)
+//     let journal = try IntentJournal.file(directory: likesDirectory.path, viewer: String(userId))
 //     let client = try LikeClient(baseUrl: url, tokenProvider: SessionToken(token),
 //                                 options: LikeClientOptions(journal: journal))
 //     let report = client.restore()   // report.expired: taps too old to send
