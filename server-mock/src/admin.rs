@@ -673,6 +673,7 @@ pub(crate) async fn clear_faults(
     responses(
         (status = 200, description = "The matching entries, oldest first", body = Journal),
         (status = 400, description = "`bad_query`: an unknown filter or value, or a `fault_tag` that is not 1 to 64 visible ASCII characters", body = ErrorBody),
+        (status = 409, description = "`journal_off`: the server keeps no journal (`--journal-size 0`)", body = ErrorBody),
     )
 )]
 pub(crate) async fn requests(
@@ -680,7 +681,23 @@ pub(crate) async fn requests(
     query: Result<Query<RequestFilter>, QueryRejection>,
 ) -> Result<Json<Journal>, ApiError> {
     let filter = journal_filter(query)?;
+    journal_on(&app)?;
     Ok(Json(app.journal.read(&filter)))
+}
+
+/// A journal that is off answers 409 `journal_off`: its empty list would
+/// read as "the client sent nothing", and a test asserting that would
+/// pass without testing anything.
+fn journal_on(app: &crate::state::Shared) -> Result<(), ApiError> {
+    if app.journal.is_on() {
+        return Ok(());
+    }
+    Err(ApiError::new(
+        StatusCode::CONFLICT,
+        code::JOURNAL_OFF,
+        "this server keeps no request journal (--journal-size 0); start it with \
+         --journal-size N to read what clients sent",
+    ))
 }
 
 /// Remove the request journal's entries a filter matches; without one,
@@ -701,6 +718,7 @@ pub(crate) async fn requests(
     responses(
         (status = 200, description = "The matching entries are gone (every entry, without a filter)", body = Ack),
         (status = 400, description = "`bad_query`: an unknown filter or value, or a `fault_tag` that is not 1 to 64 visible ASCII characters", body = ErrorBody),
+        (status = 409, description = "`journal_off`: the server keeps no journal (`--journal-size 0`)", body = ErrorBody),
     )
 )]
 pub(crate) async fn clear_requests(
@@ -708,6 +726,7 @@ pub(crate) async fn clear_requests(
     query: Result<Query<RequestFilter>, QueryRejection>,
 ) -> Result<Json<Ack>, ApiError> {
     let filter = journal_filter(query)?;
+    journal_on(&app)?;
     app.journal.remove(&filter);
     Ok(ACK)
 }
@@ -718,7 +737,7 @@ pub(crate) async fn clear_requests(
 /// post: it takes no query (one is refused, not ignored). The fault rules
 /// (with their seed and call counters) and the request journal are kept. A
 /// client that saw a higher version before the reset ignores the lower
-/// ones after it: build a new client after a reset.
+/// ones its reads bring after it: build a new client after a reset.
 #[utoipa::path(
     post,
     path = "/admin/reset",

@@ -109,6 +109,10 @@ pub const OWN_TOKENS_OFF: &str = "own_tokens_off";
 /// 409: `POST /admin/faults` whose rules and those in force would be more
 /// than 256; nothing is added.
 pub const TOO_MANY_RULES: &str = "too_many_rules";
+/// 409: `GET` or `DELETE /admin/requests` on a server whose request
+/// journal is off (`--journal-size 0`): an empty list would read as "no
+/// request was sent".
+pub const JOURNAL_OFF: &str = "journal_off";
 /// 413: a body over `--max-body-bytes`, on every route.
 pub const PAYLOAD_TOO_LARGE: &str = "payload_too_large";
 /// 415: an admin body without `Content-Type: application/json`.
@@ -175,6 +179,7 @@ pub const ALL: &[(&str, RangeInclusive<u16>)] = &[
     (REQUEST_TIMEOUT, 408..=408),
     (OWN_TOKENS_OFF, 409..=409),
     (TOO_MANY_RULES, 409..=409),
+    (JOURNAL_OFF, 409..=409),
     (PAYLOAD_TOO_LARGE, 413..=413),
     (UNSUPPORTED_MEDIA_TYPE, 415..=415),
     (RATE_LIMITED, 429..=429),

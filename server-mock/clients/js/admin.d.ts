@@ -405,6 +405,7 @@ export type AdminErrorCode =
   | "bad_ttl"
   | "bad_user_id"
   | "internal"
+  | "journal_off"
   | "method_not_allowed"
   | "no_answer"
   | "not_found"

@@ -910,6 +910,29 @@ async fn a_latency_rule_is_named_in_the_journal() {
     t.stop().await;
 }
 
+/// A server keeping no journal (`--journal-size 0`) answers 409
+/// `journal_off` to reading or clearing it: its empty list would pass a
+/// test asserting that no request was sent, without testing anything.
+#[tokio::test]
+async fn a_journal_that_is_off_is_409_not_an_empty_list() {
+    let t = TestServer::with(likekit_server::Config {
+        journal_size: 0,
+        ..common::test_config()
+    })
+    .await;
+    t.setup(&[], &[1]).await;
+    assert_eq!(t.like(1, 1).await.status(), StatusCode::OK);
+    for method in [Method::GET, Method::DELETE] {
+        let r = t.admin(method.clone(), "/admin/requests", None).await;
+        let body = expect_error(r, StatusCode::CONFLICT, "journal_off").await;
+        assert!(body.error.message.contains("--journal-size"), "{method}: {body:?}");
+    }
+    // A bad filter is still the first thing said.
+    let r = t.admin(Method::GET, "/admin/requests?nope=1", None).await;
+    expect_error(r, StatusCode::BAD_REQUEST, "bad_query").await;
+    t.stop().await;
+}
+
 /// Every journal entry names its request's id, the one its answer carries
 /// in `X-Request-Id` (the client's own, or one the server made), from its
 /// arrival on; `request_id=` finds it.
