@@ -925,7 +925,10 @@ async fn a_journal_that_is_off_is_409_not_an_empty_list() {
     for method in [Method::GET, Method::DELETE] {
         let r = t.admin(method.clone(), "/admin/requests", None).await;
         let body = expect_error(r, StatusCode::CONFLICT, "journal_off").await;
-        assert!(body.error.message.contains("--journal-size"), "{method}: {body:?}");
+        assert!(
+            body.error.message.contains("--journal-size"),
+            "{method}: {body:?}"
+        );
     }
     // A bad filter is still the first thing said.
     let r = t.admin(Method::GET, "/admin/requests?nope=1", None).await;
