@@ -347,6 +347,24 @@ impl LikeClient {
             _live: Live::new(),
         })
     }
+
+    /// `observer` subscribed to `post_id`, hearing first the view held now
+    /// when `with_view`.
+    fn subscribe_to(
+        &self,
+        post_id: i64,
+        observer: Arc<dyn LikeObserver>,
+        with_view: bool,
+    ) -> Result<Arc<LikeSubscription>, LikeError> {
+        let post_id = core_id(post_id)?;
+        let adapter = ObserverAdapter::new(&observer, self.dispatch.clone(), self.thrown.clone());
+        let subscription = if with_view {
+            self.inner.subscribe_with_view(post_id, Arc::new(adapter))
+        } else {
+            self.inner.subscribe(post_id, adapter)
+        };
+        Ok(LikeSubscription::new(subscription, observer))
+    }
 }
 
 impl std::fmt::Debug for LikeClient {
@@ -493,12 +511,7 @@ impl LikeClient {
         post_id: i64,
         observer: Arc<dyn LikeObserver>,
     ) -> Result<Arc<LikeSubscription>, LikeError> {
-        let post_id = core_id(post_id)?;
-        let adapter = ObserverAdapter::new(&observer, self.dispatch.clone(), self.thrown.clone());
-        Ok(LikeSubscription::new(
-            self.inner.subscribe(post_id, adapter),
-            observer,
-        ))
+        self.subscribe_to(post_id, observer, false)
     }
 
     /// [`subscribe`](Self::subscribe), and `observer` first hears the view
@@ -518,12 +531,7 @@ impl LikeClient {
         post_id: i64,
         observer: Arc<dyn LikeObserver>,
     ) -> Result<Arc<LikeSubscription>, LikeError> {
-        let post_id = core_id(post_id)?;
-        let adapter = ObserverAdapter::new(&observer, self.dispatch.clone(), self.thrown.clone());
-        Ok(LikeSubscription::new(
-            self.inner.subscribe_with_view(post_id, Arc::new(adapter)),
-            observer,
-        ))
+        self.subscribe_to(post_id, observer, true)
     }
 
     /// Calls `observer` with the changes and failures of every post, until

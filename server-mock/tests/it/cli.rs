@@ -1225,12 +1225,36 @@ fn stopped_within(
     }
 }
 
+/// Stops `child`, still starting, with `signal` within `patience`, and
+/// checks that it stopped as a stop does: exit 0, the log naming the
+/// signal, and nothing ever listened (stdout). Returns the log.
+fn stopped_before_listening(
+    child: &mut std::process::Child,
+    signal: nix::sys::signal::Signal,
+    patience: Duration,
+    log: &dyn Fn() -> String,
+) -> String {
+    use std::io::Read as _;
+    let status = stopped_within(child, signal, patience, log);
+    let log = log();
+    assert!(status.success(), "{status:?}: {log}");
+    assert!(log.contains(&format!("{signal}: shutting down")), "{log}");
+    let mut stdout = String::new();
+    child
+        .stdout
+        .take()
+        .unwrap()
+        .read_to_string(&mut stdout)
+        .unwrap();
+    assert!(!stdout.contains("listening on"), "{stdout}");
+    log
+}
+
 /// A stop signal while the start waits for PostgreSQL (nothing listens on
 /// its port, and `--db-wait-secs` is 30) stops the server at once, as a
 /// stop does: exit 0, the log names the signal, and it never listened.
 #[test]
 fn a_stop_signal_during_the_start_stops_it_at_once() {
-    use std::io::Read as _;
     let dir = tempfile::tempdir().unwrap();
     let log_path = dir.path().join("server.log");
     let port = std::net::TcpListener::bind("127.0.0.1:0")
@@ -1254,24 +1278,13 @@ fn a_stop_signal_during_the_start_stops_it_at_once() {
         &log,
         &|| log().contains("PostgreSQL is not up yet"),
     );
-    let status = stopped_within(
+    let log = stopped_before_listening(
         &mut child,
         nix::sys::signal::Signal::SIGTERM,
         Duration::from_secs(10),
         &log,
     );
-    let log = log();
-    assert!(status.success(), "{status:?}: {log}");
-    assert!(log.contains("SIGTERM: shutting down"), "{log}");
     assert!(!log.contains("was not up after waiting"), "{log}");
-    let mut stdout = String::new();
-    child
-        .stdout
-        .take()
-        .unwrap()
-        .read_to_string(&mut stdout)
-        .unwrap();
-    assert!(!stdout.contains("listening on"), "{stdout}");
 }
 
 /// A stop signal while the start waits for a SQLite file another server
@@ -1279,7 +1292,6 @@ fn a_stop_signal_during_the_start_stops_it_at_once() {
 /// 0, the log names the signal, and it never listened.
 #[test]
 fn a_stop_signal_while_the_start_waits_for_a_sqlite_file_stops_it() {
-    use std::io::Read as _;
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("likes.db");
     let db = db.to_str().unwrap();
@@ -1296,24 +1308,13 @@ fn a_stop_signal_while_the_start_waits_for_a_sqlite_file_stops_it() {
     let log = || std::fs::read_to_string(&log_path).unwrap_or_default();
     // Well inside the wait for the file.
     std::thread::sleep(Duration::from_secs(1));
-    let status = stopped_within(
+    let log = stopped_before_listening(
         &mut child,
         nix::sys::signal::Signal::SIGTERM,
         Duration::from_secs(10),
         &log,
     );
-    let log = log();
-    assert!(status.success(), "{status:?}: {log}");
-    assert!(log.contains("SIGTERM: shutting down"), "{log}");
     assert!(!log.contains("database is locked"), "{log}");
-    let mut stdout = String::new();
-    child
-        .stdout
-        .take()
-        .unwrap()
-        .read_to_string(&mut stdout)
-        .unwrap();
-    assert!(!stdout.contains("listening on"), "{stdout}");
     assert!(first.terminate().success());
 }
 
@@ -1322,7 +1323,6 @@ fn a_stop_signal_while_the_start_waits_for_a_sqlite_file_stops_it() {
 /// closed: the in-memory store's folder is gone.
 #[test]
 fn a_stop_signal_during_the_start_closes_the_store_it_opened() {
-    use std::io::Read as _;
     let tmp = tempfile::tempdir().unwrap();
     let log_path = tmp.path().join("server.log");
     // Takes connections (the kernel does) and never answers.
@@ -1349,23 +1349,12 @@ fn a_stop_signal_during_the_start_closes_the_store_it_opened() {
         log().contains("store: SQLite in memory") && memory_folders(tmp.path()).len() == 1
     });
     // The key set's fetch gives up after 10 s: stopped well before.
-    let status = stopped_within(
+    let log = stopped_before_listening(
         &mut child,
         nix::sys::signal::Signal::SIGINT,
         Duration::from_secs(7),
         &log,
     );
-    let log = log();
-    assert!(status.success(), "{status:?}: {log}");
-    assert!(log.contains("SIGINT: shutting down"), "{log}");
-    let mut stdout = String::new();
-    child
-        .stdout
-        .take()
-        .unwrap()
-        .read_to_string(&mut stdout)
-        .unwrap();
-    assert!(!stdout.contains("listening on"), "{stdout}");
     assert_eq!(memory_folders(tmp.path()), Vec::<String>::new(), "{log}");
     drop(silent);
 }
