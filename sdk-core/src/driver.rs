@@ -74,11 +74,9 @@ impl Registry {
     /// The observer of subscription `id` to `post`, if it is still there.
     fn one(&self, post: PostId, id: SubscriptionId, out: &mut Vec<Arc<dyn LikeObserver>>) {
         let list = self.by_post.get(&post).map_or(&[][..], Vec::as_slice);
-        out.extend(
-            list.iter()
-                .filter(|(i, _)| *i == id)
-                .map(|(_, o)| Arc::clone(o)),
-        );
+        if let Some((_, o)) = list.iter().find(|(i, _)| *i == id) {
+            out.push(Arc::clone(o));
+        }
     }
 
     /// Everyone who hears about `post`: its own observers, then those of
@@ -113,6 +111,7 @@ fn hear(observer: &dyn LikeObserver, event: &LikeEvent) {
 /// so an undo still goes out). Left uncaught, it would end the task that
 /// owes the machine the call's answer, and the post would wait for it for
 /// good.
+#[cfg(not(target_arch = "wasm32"))]
 async fn send_caught(
     transport: &dyn Transport,
     post: PostId,
@@ -120,22 +119,27 @@ async fn send_caught(
 ) -> Result<LikeState, LikeError> {
     // `send` itself runs inside the future, so a panic there is caught too.
     let sent = async { transport.send(post, action).await };
-    #[cfg(not(target_arch = "wasm32"))]
-    {
-        std::panic::AssertUnwindSafe(sent)
-            .catch_unwind()
-            .await
-            .unwrap_or_else(|panic| {
-                Err(LikeError::Network {
-                    message: format!(
-                        "the transport or its token provider panicked: {}",
-                        panic_message(&*panic)
-                    ),
-                })
+    std::panic::AssertUnwindSafe(sent)
+        .catch_unwind()
+        .await
+        .unwrap_or_else(|panic| {
+            Err(LikeError::Network {
+                message: format!(
+                    "the transport or its token provider panicked: {}",
+                    panic_message(&*panic)
+                ),
             })
-    }
-    #[cfg(target_arch = "wasm32")]
-    sent.await
+        })
+}
+
+/// On the web a panic aborts: the transport's own future, not wrapped.
+#[cfg(target_arch = "wasm32")]
+fn send_caught(
+    transport: &dyn Transport,
+    post: PostId,
+    action: crate::Action,
+) -> crate::runtime::BoxFuture<'_, Result<LikeState, LikeError>> {
+    transport.send(post, action)
 }
 
 /// Saves `intents` to `store`. A store that panics (natively; the panic
@@ -650,51 +654,51 @@ impl Driver {
         let driver = Arc::clone(self);
         self.run(async move {
             let pages: Vec<&[PostId]> = wanted.chunks(MAX_BATCH_POSTS).collect();
-            let read = |page: &[PostId]| {
-                let driver = Arc::clone(&driver);
-                let page = page.to_vec();
-                async move {
-                    let asked: HashSet<PostId> = page.iter().copied().collect();
-                    let batch = driver.transport.read_many(&page).await?;
-                    let mut views = HashMap::with_capacity(page.len());
-                    for (post, likes) in batch.posts {
-                        // Posts that were not asked for are left out.
-                        if asked.contains(&post) {
-                            views.insert(post, driver.feed_snapshot(post, likes));
-                        }
-                    }
-                    Ok::<_, LikeError>(views)
-                }
-            };
+            // The views read, and the error of the first page (in order)
+            // whose read failed.
+            let found = Mutex::new((
+                HashMap::with_capacity(wanted.len()),
+                None::<(usize, LikeError)>,
+            ));
+            let found_now = || found.lock().unwrap_or_else(PoisonError::into_inner);
             // A few pages out at a time, each worker taking the next page
             // as its last one is in: a browser opens about six connections
             // to a server, and a page waiting in its queue for one would
             // spend its request timeout there.
             let next = std::sync::atomic::AtomicUsize::new(0);
             let worker = || async {
-                let mut done = Vec::new();
-                while let Some(page) =
-                    pages.get(next.fetch_add(1, std::sync::atomic::Ordering::Relaxed))
-                {
-                    done.push(read(page).await);
-                }
-                done
-            };
-            let workers = (0..PAGES_AT_ONCE.min(pages.len()))
-                .map(|_| worker())
-                .collect();
-            let mut views = HashMap::with_capacity(wanted.len());
-            let mut first_error = None;
-            for page in join_all(workers).await.into_iter().flatten() {
-                match page {
-                    Ok(page) => views.extend(page),
-                    Err(e) => {
-                        first_error.get_or_insert(e);
+                loop {
+                    let at = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    let Some(page) = pages.get(at) else { break };
+                    match driver.transport.read_many(page).await {
+                        Ok(batch) => {
+                            for (post, likes) in batch.posts {
+                                // Posts that were not asked for are left out.
+                                if page.contains(&post) {
+                                    let view = driver.feed_snapshot(post, likes);
+                                    found_now().0.insert(post, view);
+                                }
+                            }
+                        }
+                        Err(e) => {
+                            let first = &mut found_now().1;
+                            if first.as_ref().is_none_or(|(earlier, _)| at < *earlier) {
+                                *first = Some((at, e));
+                            }
+                        }
                     }
                 }
-            }
+            };
+            join_all(
+                (0..PAGES_AT_ONCE.min(pages.len()))
+                    .map(|_| worker())
+                    .collect(),
+            )
+            .await;
+            let (mut views, first_error) =
+                found.into_inner().unwrap_or_else(PoisonError::into_inner);
             match first_error {
-                Some(e) => Err(e),
+                Some((_, e)) => Err(e),
                 None => Ok(wanted.iter().filter_map(|p| views.remove(p)).collect()),
             }
         })
@@ -1111,22 +1115,19 @@ fn collect(st: &mut State) -> Followup {
 /// How many pages of one [`Driver::refresh_many`] are read at once.
 const PAGES_AT_ONCE: usize = 4;
 
-/// The results of `futures`, run together, in their order. (futures-util's
+/// Runs `futures` together until every one is done. (futures-util's
 /// `join_all` does the same with a stream of futures, several kilobytes of
 /// the web package for the few pages of one feed read.)
-async fn join_all<F: Future>(futures: Vec<F>) -> Vec<F::Output> {
+async fn join_all<F: Future<Output = ()>>(futures: Vec<F>) {
     let mut futures: Vec<_> = futures.into_iter().map(|f| Some(Box::pin(f))).collect();
-    let mut outputs: Vec<Option<F::Output>> = futures.iter().map(|_| None).collect();
     std::future::poll_fn(|cx| {
         let mut done = true;
-        for (slot, output) in futures.iter_mut().zip(outputs.iter_mut()) {
+        for slot in &mut futures {
             if let Some(future) = slot {
-                match future.as_mut().poll(cx) {
-                    std::task::Poll::Ready(value) => {
-                        *output = Some(value);
-                        *slot = None;
-                    }
-                    std::task::Poll::Pending => done = false,
+                if future.as_mut().poll(cx).is_ready() {
+                    *slot = None;
+                } else {
+                    done = false;
                 }
             }
         }
@@ -1137,7 +1138,6 @@ async fn join_all<F: Future>(futures: Vec<F>) -> Vec<F::Output> {
         }
     })
     .await;
-    outputs.into_iter().flatten().collect()
 }
 
 fn wake(waiters: Vec<oneshot::Sender<()>>) {

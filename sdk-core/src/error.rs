@@ -35,7 +35,9 @@ pub enum LikeError {
     /// The server failed (5xx), or answered 408 Request Timeout or 425 Too
     /// Early: transient answers after which the request may have been
     /// processed even so. Retried.
-    #[error("server error {status}: {message}")]
+    // Statuses are written as `u64`s here and elsewhere: the web package
+    // then carries one integer formatter, not a second one for `u16`.
+    #[error("server error {}: {message}", u64::from(*.status))]
     Server {
         /// The HTTP status.
         status: u16,
@@ -86,7 +88,7 @@ pub enum LikeError {
     /// `post_not_found`, such as a route it does not have), or redirected
     /// it (3xx: redirects are not followed, and the message says to give
     /// the address it leads to as the base URL). Not retried.
-    #[error("request refused ({status} {code}): {message}")]
+    #[error("request refused ({} {code}): {message}", u64::from(*.status))]
     Rejected {
         /// The HTTP status.
         status: u16,

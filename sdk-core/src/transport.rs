@@ -968,7 +968,7 @@ pub(crate) fn decode<T: json::Json>(
 ) -> Result<T, LikeError> {
     if (200..300).contains(&status) {
         json::from_json(body).map_err(|e| LikeError::InvalidResponse {
-            message: format!("status {status}, unreadable body: {e}"),
+            message: format!("status {}, unreadable body: {e}", u64::from(status)),
         })
     } else {
         Err(error_for(status, retry_after_ms, body))
@@ -1034,7 +1034,7 @@ pub(crate) fn error_with(
             ),
         },
         _ => LikeError::InvalidResponse {
-            message: format!("unexpected status {status}: {message}"),
+            message: format!("unexpected status {}: {message}", u64::from(status)),
         },
     }
 }
@@ -1044,7 +1044,7 @@ pub(crate) fn error_with(
 /// them, `HTTP` and the status).
 fn plain_message(status: u16, body: &[u8]) -> String {
     const MAX: usize = 200;
-    let text = String::from_utf8_lossy(&body[..body.len().min(MAX)]);
+    let text = lossy(&body[..body.len().min(MAX)]);
     let text = text.trim();
     if !text.is_empty() {
         return text.to_owned();
@@ -1053,7 +1053,30 @@ fn plain_message(status: u16, body: &[u8]) -> String {
     if let Some(reason) = reason_phrase(status) {
         return reason.to_owned();
     }
-    format!("HTTP {status}")
+    format!("HTTP {}", u64::from(status))
+}
+
+/// `bytes` as text, each invalid sequence replaced by U+FFFD, as
+/// `String::from_utf8_lossy` does, on `str::from_utf8` alone (which the
+/// web package needs anyway; `from_utf8_lossy` brings its own decoder).
+fn lossy(mut bytes: &[u8]) -> String {
+    let mut text = String::new();
+    loop {
+        match std::str::from_utf8(bytes) {
+            Ok(valid) => {
+                text.push_str(valid);
+                return text;
+            }
+            Err(error) => {
+                let (valid, rest) = bytes.split_at(error.valid_up_to());
+                text.push_str(std::str::from_utf8(valid).unwrap_or_default());
+                text.push(char::REPLACEMENT_CHARACTER);
+                bytes = rest
+                    .get(error.error_len().unwrap_or(rest.len())..)
+                    .unwrap_or_default();
+            }
+        }
+    }
 }
 
 /// The reason phrase of a status HTTP defines (as the `http` crate words
@@ -1138,6 +1161,25 @@ mod tests {
     }
 
     const NOT_FOUND: &str = r#"{"error":{"code":"post_not_found","message":"no post 42"}}"#;
+
+    #[test]
+    fn lossy_text_is_what_from_utf8_lossy_gives() {
+        let cases: &[&[u8]] = &[
+            b"",
+            b"plain",
+            "caf\u{e9} \u{1f494}".as_bytes(),
+            b"\xff",
+            b"a\xffb\xfe",
+            b"\xe2\x82",              // a sequence cut short at the end
+            b"\xe2\x82x\xe2\x82\xac", // cut short, then whole
+            b"\xf0\x9f\x92",          // four-byte, cut short
+            b"\xc0\x80\xed\xa0\x80",  // overlong, surrogate
+            b"\x80\x80\x80",
+        ];
+        for &bytes in cases {
+            assert_eq!(lossy(bytes), String::from_utf8_lossy(bytes), "{bytes:?}");
+        }
+    }
 
     #[test]
     fn success_bodies_decode() {

@@ -203,7 +203,8 @@ pub const HTTP_PREFIX: &str = "http_";
 /// assert_eq!(likekit_proto::code::http(412), "http_412");
 /// ```
 pub fn http(status: u16) -> String {
-    format!("{HTTP_PREFIX}{status}")
+    // As a `u64`: the web package formats no `u16` (one formatter less).
+    format!("{HTTP_PREFIX}{}", u64::from(status))
 }
 
 /// The status of an `http_<status>` code: three digits after
