@@ -268,7 +268,7 @@ pub(crate) async fn mint_token(
     put,
     path = "/admin/faults",
     tag = "admin",
-    request_body = FaultRules,
+    request_body = inline(PutFaults),
     security(("admin_key" = [])),
     responses(
         (status = 200, description = "The rules now in force", body = FaultRules),
@@ -302,16 +302,28 @@ impl<'de> serde::Deserialize<'de> for PutFaults {
     }
 }
 
-/// Its schema, for the shape check (`body::read`), is the document's
-/// `FaultRules` without `state`, which is passed over as well (a field
-/// the schema does not name is not checked); the document itself
-/// describes the body as `FaultRules`.
+/// Its schema, the document's for the body and the shape check's
+/// (`body::read`), is `FaultRules` with a `state` of any value: one the
+/// server takes whatever it is, as the document says.
 impl utoipa::PartialSchema for PutFaults {
     fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
-        use utoipa::openapi::{RefOr, schema::Schema};
+        use utoipa::openapi::{
+            RefOr,
+            schema::{ObjectBuilder, Schema, SchemaType},
+        };
         let mut schema = FaultRules::schema();
         if let RefOr::T(Schema::Object(object)) = &mut schema {
-            object.properties.remove(without_state::STATE);
+            let ignored = ObjectBuilder::new()
+                .schema_type(SchemaType::AnyValue)
+                .description(Some(
+                    "Read-only: what each rule has used up, as `GET /admin/faults` answers \
+                     it. A `PUT` ignores it, whatever its value, and starts every counter \
+                     over.",
+                ))
+                .build();
+            object
+                .properties
+                .insert(without_state::STATE.to_owned(), ignored.into());
         }
         schema
     }
