@@ -78,7 +78,8 @@ pub(crate) async fn unlike(
 /// The write runs in a task of its own: once queued it commits even if the
 /// request is dropped (a timeout, a lost connection), and then the post's
 /// new snapshot must still reach the view cache and the metrics, or views
-/// would show the old count for up to a TTL.
+/// would show the old count for up to a TTL. What the task logs names the
+/// request, as the request's own lines do.
 async fn write(
     app: Arc<Shared>,
     user: UserId,
@@ -86,7 +87,7 @@ async fn write(
     like: bool,
 ) -> Result<(Extension<Written>, Json<LikeState>), ApiError> {
     app.check_rate(user)?;
-    let done = tokio::spawn(async move {
+    let done = tokio::spawn(crate::logs::in_current_request(async move {
         let generation = app.views.generation();
         let mut outcome = if like {
             app.store.like(user, post).await?
@@ -104,7 +105,7 @@ async fn write(
             app.views.offer(generation, post, snapshot);
         }
         Ok::<_, StoreError>(outcome)
-    });
+    }));
     let outcome = done
         .await
         .map_err(|e| StoreError::Backend(format!("the write's task failed: {e}")))??;

@@ -19,6 +19,15 @@ use crate::store::{Database, HotPostOptions};
 /// `--seed FILE`, a larger `--max-body-bytes`, or several requests.
 pub const DEFAULT_MAX_BODY_BYTES: usize = 128 * 1024;
 
+/// The most posts the view cache holds by default: 200,000, about 260 MB
+/// with 100 recent likers each.
+pub const DEFAULT_POST_CACHE_ENTRIES: usize = 200_000;
+
+/// The friend-set cache's byte budget by default: 256 MiB, about 23,000
+/// viewers with 300 friends each, or 1,500 with 5,000 (names of 10
+/// characters).
+pub const DEFAULT_FRIENDS_CACHE_BYTES: usize = 256 << 20;
+
 /// A per-user limit on likes and unlikes (a token bucket).
 ///
 /// Writes beyond it are answered `429` with a `Retry-After` header.
@@ -92,10 +101,14 @@ pub struct Config {
     /// How long a viewer's friend set is cached. Admin changes to friends and
     /// names take effect at once on this server regardless.
     pub friends_ttl: Duration,
-    /// The most posts the view cache holds.
+    /// The most posts the view cache holds (each a count, a version and up
+    /// to 100 recent likers: about 1.3 KB with all 100).
     pub cache_capacity: usize,
-    /// The most viewers whose friend sets are cached.
-    pub friends_capacity: usize,
+    /// The most bytes the cached friend sets take together (a set weighs
+    /// about 1 KiB plus 12 bytes and its name twice per friend); a set
+    /// that does not fit is read again on each view until a sweep makes
+    /// room. By default [`DEFAULT_FRIENDS_CACHE_BYTES`].
+    pub friends_cache_bytes: usize,
     /// Requests taking longer (injected latency included) are answered `503`.
     pub request_timeout: Duration,
     /// The largest request body accepted; larger ones get `413`. By
@@ -173,8 +186,8 @@ impl Default for Config {
             write_rate_limit: Some(RateLimit::default()),
             cache_ttl: Duration::from_secs(1),
             friends_ttl: Duration::from_secs(30),
-            cache_capacity: 200_000,
-            friends_capacity: 50_000,
+            cache_capacity: DEFAULT_POST_CACHE_ENTRIES,
+            friends_cache_bytes: DEFAULT_FRIENDS_CACHE_BYTES,
             request_timeout: Duration::from_secs(30),
             max_body_bytes: DEFAULT_MAX_BODY_BYTES,
             shutdown_grace: Duration::from_secs(10),
@@ -211,7 +224,7 @@ impl fmt::Debug for Config {
             .field("cache_ttl", &self.cache_ttl)
             .field("friends_ttl", &self.friends_ttl)
             .field("cache_capacity", &self.cache_capacity)
-            .field("friends_capacity", &self.friends_capacity)
+            .field("friends_cache_bytes", &self.friends_cache_bytes)
             .field("request_timeout", &self.request_timeout)
             .field("max_body_bytes", &self.max_body_bytes)
             .field("shutdown_grace", &self.shutdown_grace)

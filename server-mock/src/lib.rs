@@ -80,7 +80,10 @@ pub use api::READY_DEADLINE;
 pub use auth::Tokens;
 pub use body::read_seed;
 pub use claims::TokenError;
-pub use config::{Config, DEFAULT_MAX_BODY_BYTES, RateLimit, cors_origin};
+pub use config::{
+    Config, DEFAULT_FRIENDS_CACHE_BYTES, DEFAULT_MAX_BODY_BYTES, DEFAULT_POST_CACHE_ENTRIES,
+    RateLimit, cors_origin,
+};
 pub use error::{ApiError, Error};
 pub use extract::{PathId, Viewer};
 pub use faults::{MAX_LATENCY_MS, MAX_RULES};

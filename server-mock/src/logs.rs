@@ -57,6 +57,25 @@ pub(crate) fn in_request<F: Future>(
     REQUEST.scope(Scope { id, route }, work)
 }
 
+/// `work`, made here to run as a task of its own, with the request this
+/// task is handling (if any) as the request of every line it logs, as
+/// if it ran in the request's own task: a spawned task starts with no
+/// task-local and outside every span, so its lines would name no request.
+/// For work that serves one request only (a batch serving many names
+/// none).
+pub(crate) fn in_current_request<F: Future>(work: F) -> impl Future<Output = F::Output> {
+    let scope = REQUEST.try_with(Scope::clone).ok();
+    // The `request` span too, for an embedder's own subscriber (the
+    // binary's never makes it: this is then a disabled span's no-op).
+    let work = tracing::Instrument::in_current_span(work);
+    async move {
+        match scope {
+            Some(scope) => REQUEST.scope(scope, work).await,
+            None => work.await,
+        }
+    }
+}
+
 /// The id of the request being handled on this task, if any.
 pub fn current_request_id() -> Option<String> {
     current_request().map(|(id, _)| id)
@@ -350,6 +369,23 @@ pub(crate) mod tests {
         let other = tracing::info_span!("other", n = 1);
         other.in_scope(|| tracing::info!("outside a request"));
         (buffer.text(), span_made)
+    }
+
+    /// A task spawned while a request is handled names the request when
+    /// made by `in_current_request`, and none otherwise.
+    #[tokio::test]
+    async fn a_task_spawned_in_a_request_keeps_its_request() {
+        let id = HeaderValue::from_static("spawned-7");
+        let (kept, plain) = in_request(id, "unlike", async {
+            let kept = tokio::spawn(in_current_request(async { current_request() }));
+            let plain = tokio::spawn(async { current_request() });
+            (kept.await.ok().flatten(), plain.await.ok().flatten())
+        })
+        .await;
+        assert_eq!(kept, Some(("spawned-7".to_owned(), "unlike")));
+        assert_eq!(plain, None);
+        let outside = tokio::spawn(in_current_request(async { current_request_id() })).await;
+        assert_eq!(outside.ok().flatten(), None);
     }
 
     // One test for both formats: subscribers set as thread defaults on

@@ -75,6 +75,12 @@ const HOUR_SECS: u64 = 60 * 60;
 const DAY_MS: u64 = DAY_SECS * 1000;
 const HOUR_MS: u64 = HOUR_SECS * 1000;
 
+/// The bounds of the cache sizes: ten million posts (about 13 GB with 100
+/// likers each), 64 GiB of friend sets.
+const MAX_POST_CACHE_ENTRIES: u64 = 10_000_000;
+const MAX_FRIENDS_CACHE_MIB: u64 = 64 * 1024;
+const DEFAULT_FRIENDS_CACHE_MIB: u64 = (likekit_server::DEFAULT_FRIENDS_CACHE_BYTES >> 20) as u64;
+
 #[derive(Debug, Args)]
 struct ServeArgs {
     /// How log lines are written: `text` or `json` (RUST_LOG sets what is
@@ -153,6 +159,19 @@ struct ServeArgs {
     #[arg(long, env = "LIKEKIT_FRIENDS_TTL_MS", default_value_t = 30_000,
           value_parser = clap::value_parser!(u64).range(0..=DAY_MS))]
     friends_ttl_ms: u64,
+    /// The most posts whose count, version and likers are cached (1 to
+    /// 10000000; each about 1.3 KB with 100 likers, 260 MB at the default).
+    #[arg(long, env = "LIKEKIT_POST_CACHE_ENTRIES",
+          default_value_t = likekit_server::DEFAULT_POST_CACHE_ENTRIES,
+          value_parser = clap::builder::RangedU64ValueParser::<usize>::new()
+              .range(1..=MAX_POST_CACHE_ENTRIES))]
+    post_cache_entries: usize,
+    /// The most memory the cached friend sets take together (MiB; 1 to
+    /// 65536): a viewer's set that does not fit is read on each of their
+    /// views until room frees up.
+    #[arg(long, env = "LIKEKIT_FRIENDS_CACHE_MIB", default_value_t = DEFAULT_FRIENDS_CACHE_MIB,
+          value_parser = clap::value_parser!(u64).range(1..=MAX_FRIENDS_CACHE_MIB))]
+    friends_cache_mib: u64,
     /// Requests taking longer are answered 503 (seconds; 1 to 86400, one
     /// day).
     #[arg(long, env = "LIKEKIT_REQUEST_TIMEOUT_SECS", default_value_t = 30,
@@ -368,6 +387,9 @@ fn config_from(args: ServeArgs, given: &[String]) -> Result<Config, String> {
         write_rate_limit,
         cache_ttl: Duration::from_millis(args.cache_ttl_ms),
         friends_ttl: Duration::from_millis(args.friends_ttl_ms),
+        cache_capacity: args.post_cache_entries,
+        // At most 64 GiB: past `usize` only on a 32-bit machine.
+        friends_cache_bytes: usize::try_from(args.friends_cache_mib << 20).unwrap_or(usize::MAX),
         request_timeout: Duration::from_secs(args.request_timeout_secs),
         max_body_bytes: args.max_body_bytes,
         shutdown_grace: Duration::from_secs(args.shutdown_grace_secs),

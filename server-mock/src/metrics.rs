@@ -119,8 +119,9 @@ struct RouteMetrics {
 
 pub(crate) struct Metrics {
     handle: PrometheusHandle,
-    /// Kept for the process series, recorded at each render.
-    #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
+    /// Kept for the process series, recorded at each render, and for
+    /// [`group_commit_sizes`](Self::group_commit_sizes).
+    #[cfg_attr(not(any(target_os = "linux", feature = "sqlite")), allow(dead_code))]
     recorder: PrometheusRecorder,
     routes: Vec<RouteMetrics>,
     pub(crate) likes_written: Counter,
@@ -131,9 +132,6 @@ pub(crate) struct Metrics {
     cache_post_miss: Counter,
     cache_friends_hit: Counter,
     cache_friends_miss: Counter,
-    // Fed by the SQLite store's group commits only.
-    #[cfg_attr(not(feature = "sqlite"), allow(dead_code))]
-    pub(crate) group_commit_size: Histogram,
     pub(crate) rate_limited: Counter,
     pub(crate) faults_injected: Counter,
     cache_post_ratio: metrics::Gauge,
@@ -309,7 +307,6 @@ impl Metrics {
                 "likekit_cache_requests_total",
                 &[("cache", "friends"), ("result", "miss")],
             ),
-            group_commit_size: histogram("likekit_group_commit_writes", &[]),
             rate_limited: counter("likekit_rate_limited_total", &[]),
             faults_injected: counter("likekit_faults_injected_total", &[]),
             cache_post_ratio: gauge("likekit_cache_hit_ratio", &[("cache", "post")]),
@@ -319,6 +316,16 @@ impl Metrics {
             handle,
             recorder,
         })
+    }
+
+    /// `likekit_group_commit_writes`, the likes and unlikes committed per
+    /// transaction, registered when first asked for: only a store that
+    /// commits in groups (SQLite's) asks, so that on PostgreSQL `/metrics`
+    /// has no histogram that stays empty.
+    #[cfg_attr(not(feature = "sqlite"), allow(dead_code))]
+    pub(crate) fn group_commit_sizes(&self) -> Histogram {
+        self.recorder
+            .register_histogram(&Key::from_name("likekit_group_commit_writes"), &METADATA)
     }
 
     pub(crate) fn observe(&self, route: Route, status: StatusCode, seconds: f64) {
@@ -511,6 +518,27 @@ mod tests {
     /// The lines of `text` that start with `prefix`.
     fn lines<'a>(text: &'a str, prefix: &str) -> Vec<&'a str> {
         text.lines().filter(|l| l.starts_with(prefix)).collect()
+    }
+
+    /// The group-commit histogram is in `/metrics` only once a store that
+    /// commits in groups asked for it (SQLite's; PostgreSQL's never does).
+    #[test]
+    fn the_group_commit_histogram_is_there_only_when_asked_for() {
+        let metrics = Metrics::new();
+        let stats = CacheStats::default();
+        let text = metrics.render(&stats, &stats, &[]);
+        assert!(!text.contains("likekit_group_commit_writes"), "{text}");
+
+        metrics.group_commit_sizes().record(3.0);
+        let text = metrics.render(&stats, &stats, &[]);
+        assert_eq!(
+            lines(&text, "# TYPE likekit_group_commit_writes"),
+            ["# TYPE likekit_group_commit_writes histogram"]
+        );
+        assert_eq!(
+            lines(&text, "likekit_group_commit_writes_bucket{le=\"4\"}"),
+            ["likekit_group_commit_writes_bucket{le=\"4\"} 1"]
+        );
     }
 
     #[test]

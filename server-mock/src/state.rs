@@ -129,7 +129,7 @@ async fn open_store_quietly(config: &Config, metrics: &Metrics) -> Result<Arc<dy
                 database: config.database.clone(),
                 read_connections: config.read_connections,
                 max_group_commit: config.max_group_commit,
-                group_commit_sizes: Some(metrics.group_commit_size.clone()),
+                group_commit_sizes: Some(metrics.group_commit_sizes()),
                 hot_posts: config.hot_posts,
             };
             // A start given up meanwhile (`spawn_until`) no longer waits
@@ -356,7 +356,7 @@ impl App {
             views: Views::new(
                 store.clone(),
                 (config.cache_ttl, config.cache_capacity),
-                (config.friends_ttl, config.friends_capacity),
+                (config.friends_ttl, config.friends_cache_bytes),
             ),
             store,
             auth: match &config.token_policy {

@@ -12,7 +12,10 @@
 //! * `liked_by_me` is the viewer's own (user, post) row, read on every view
 //!   (read-your-writes), never cached.
 //! * friends = the viewer's friend set (cached per viewer, read once per
-//!   request) ∩ the recent likers, as display names, newest first.
+//!   request) ∩ the recent likers, as display names, newest first. The
+//!   friend-set cache is bounded by bytes (each set weighed by
+//!   [`SetBytes`]), not by viewers: one set is about a kilobyte with few
+//!   friends and hundreds of kilobytes with thousands.
 //! * Emptying a cache (an admin changed friends or names, a reset or seed)
 //!   bumps that cache's generation; a value read from the store goes into
 //!   the cache only if no emptying happened since its read began, so a read
@@ -33,7 +36,7 @@ use likekit_proto::{BatchLikes, PostId, PostLikes, UserId};
 
 use crate::{
     store::{PostSnapshot, Store, StoreError},
-    ttl_cache::TtlCache,
+    ttl_cache::{TtlCache, Weigh},
 };
 
 /// Words in a friend set's filter: 64 × 64 = 4,096 bits.
@@ -60,7 +63,8 @@ const FILTER_WORDS: usize = 64;
 ///
 /// Compact, because a server keeps tens of thousands of these: two
 /// allocations per set, 1 KiB of filter and 12 bytes per friend beside the
-/// names.
+/// names (twice: as written and as JSON). What one takes of the friends
+/// cache's byte budget is [`FriendSet::heap_size`].
 #[derive(Debug, Default)]
 pub(crate) struct FriendSet {
     /// [`FILTER_WORDS`] words, or none for a set without friends.
@@ -191,6 +195,22 @@ impl FriendSet {
     pub(crate) fn is_empty(&self) -> bool {
         self.len == 0
     }
+
+    /// The bytes the set takes: its fields, the filter and the records.
+    pub(crate) fn heap_size(&self) -> usize {
+        size_of::<Self>() + size_of_val::<[Word]>(&self.words) + self.records.len()
+    }
+}
+
+/// The friends cache's measure: a set's [`heap_size`](FriendSet::heap_size)
+/// and its `Arc`'s two counts.
+#[derive(Debug)]
+pub(crate) struct SetBytes;
+
+impl Weigh<Arc<FriendSet>> for SetBytes {
+    fn weigh(set: &Arc<FriendSet>) -> usize {
+        2 * size_of::<usize>() + set.heap_size()
+    }
 }
 
 /// A counter bumped from every core: spread over padded slots (one per
@@ -246,7 +266,8 @@ impl CacheStats {
 pub(crate) struct Views {
     store: Arc<dyn Store>,
     posts: TtlCache<PostId, Arc<PostSnapshot>>,
-    friends: TtlCache<UserId, Arc<FriendSet>>,
+    /// Bounded by bytes ([`SetBytes`]).
+    friends: TtlCache<UserId, Arc<FriendSet>, SetBytes>,
     /// Bumped before `posts` is emptied (see the module docs).
     post_generation: AtomicU64,
     /// Bumped before any friend set is dropped.
@@ -260,20 +281,25 @@ impl std::fmt::Debug for Views {
         f.debug_struct("Views")
             .field("cached_posts", &self.posts.len())
             .field("cached_viewers", &self.friends.len())
+            .field("cached_friend_bytes", &self.friends.weight())
             .finish_non_exhaustive()
     }
 }
 
 impl Views {
+    /// Views over `store`: posts cached for `cache_ttl`, at most
+    /// `cache_capacity` of them; friend sets for `friends_ttl`, at most
+    /// `friends_bytes` of them together (by [`SetBytes`], and the cache's
+    /// share of each entry).
     pub(crate) fn new(
         store: Arc<dyn Store>,
         (cache_ttl, cache_capacity): (Duration, usize),
-        (friends_ttl, friends_capacity): (Duration, usize),
+        (friends_ttl, friends_bytes): (Duration, usize),
     ) -> Self {
         Self {
             store,
             posts: TtlCache::new(cache_ttl, cache_capacity),
-            friends: TtlCache::new(friends_ttl, friends_capacity),
+            friends: TtlCache::weighed(friends_ttl, friends_bytes),
             post_generation: AtomicU64::new(0),
             friend_generation: AtomicU64::new(0),
             post_stats: CacheStats::default(),
@@ -657,6 +683,100 @@ mod tests {
                 "Chloé\\Zoë"
             ]
         );
+    }
+
+    #[test]
+    fn a_friend_set_weighs_its_filter_and_records() {
+        assert_eq!(FriendSet::default().heap_size(), size_of::<FriendSet>());
+        let list: Vec<(UserId, String)> = (1..=5_000u64)
+            .map(|i| (user(i), format!("user \"{i}\"")))
+            .collect();
+        // Per friend: the record's head, the name, and the name as JSON
+        // (quoted, its quotes escaped).
+        let records: usize = list
+            .iter()
+            .map(|(_, name)| RECORD_HEAD + name.len() + name.len() + 4)
+            .sum();
+        let set = FriendSet::new(list);
+        assert_eq!(
+            set.heap_size(),
+            size_of::<FriendSet>() + FILTER_WORDS * size_of::<Word>() + records
+        );
+        assert_eq!(
+            SetBytes::weigh(&Arc::new(set)),
+            2 * size_of::<usize>() + size_of::<FriendSet>() + 1024 + records
+        );
+    }
+
+    /// The friends cache holds the sets that fit its byte budget and no
+    /// more, however many viewers it could hold, and gives back the bytes
+    /// of the sets it drops.
+    #[cfg(feature = "sqlite")]
+    #[tokio::test]
+    async fn the_friends_cache_holds_the_sets_that_fit_its_byte_budget() {
+        use likekit_proto::admin::{Seed, SeedPost, SeedUser};
+
+        use crate::store::{SqliteOptions, SqliteStore};
+
+        let store = Arc::new(SqliteStore::open(SqliteOptions::default()).unwrap());
+        // Users 1 to 500, each the friend of viewers 1001 to 1008.
+        let friends = users(1..=500);
+        let mut seed_users: Vec<SeedUser> = friends
+            .iter()
+            .map(|&id| SeedUser {
+                id,
+                name: format!("friend number {}", id.get()),
+                friends: Vec::new(),
+            })
+            .collect();
+        seed_users.extend((1001..=1008).map(|id| SeedUser {
+            id: user(id),
+            name: format!("viewer {id}"),
+            friends: friends.clone(),
+        }));
+        let post = PostId::new(1).unwrap();
+        store
+            .seed(&Seed {
+                users: seed_users,
+                posts: vec![SeedPost {
+                    id: post,
+                    likers: Vec::new(),
+                }],
+            })
+            .await
+            .unwrap();
+        // What one viewer's set takes of the budget (all are alike).
+        let set = Arc::new(FriendSet::new(store.friends(user(1001)).await.unwrap()));
+        let one = SetBytes::weigh(&set) + TtlCache::<UserId, Arc<FriendSet>, SetBytes>::ENTRY_BYTES;
+        assert!(one > 500 * 40, "{one} bytes for 500 friends");
+        // Room for three sets and half of a fourth.
+        let views = Views::new(
+            store.clone(),
+            (Duration::from_secs(60), 1_000),
+            (Duration::from_secs(60), 3 * one + one / 2),
+        );
+
+        for viewer in 1001..=1006 {
+            let body = views.view_json(user(viewer), post).await.unwrap();
+            assert!(body.is_some(), "viewer {viewer}");
+        }
+        assert_eq!(views.friends.len(), 3);
+        assert_eq!(views.friends.weight(), 3 * one);
+        // The first three came first and stayed; the others were not kept.
+        for viewer in 1001..=1003 {
+            assert!(views.friends.get(&user(viewer)).is_some(), "{viewer}");
+        }
+
+        // A set dropped gives its bytes back, and the next viewer's fits.
+        views.forget_friends_of(user(1001));
+        assert_eq!(views.friends.weight(), 2 * one);
+        views.view_json(user(1007), post).await.unwrap();
+        assert!(views.friends.get(&user(1007)).is_some());
+        assert_eq!((views.friends.len(), views.friends.weight()), (3, 3 * one));
+
+        views.forget_all_friends();
+        assert_eq!((views.friends.len(), views.friends.weight()), (0, 0));
+        store.close().await.unwrap();
     }
 
     #[test]

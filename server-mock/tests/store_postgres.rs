@@ -8,7 +8,8 @@
 //! its connection pool on `/metrics`, and what the store does when the
 //! database is busy or read-only: statement and lock timeouts answered
 //! 503 with `Retry-After`, likes leaving a share of the pool to reads, a
-//! read-only database not ready, migrations that give way to a held lock,
+//! read-only database not ready (and its log line naming the like that
+//! met it), migrations that give way to a held lock,
 //! and a close that does not wait for ever.
 //!
 //! Without PostgreSQL's server programs these tests fail, saying how to
@@ -809,7 +810,8 @@ async fn readyz_follows_the_database_and_livez_does_not() {
 
 /// `/metrics` on PostgreSQL reports the store's own pool, `main`: idle and
 /// in-use connections, the pool's size (`--db-connections`) and the tasks
-/// waiting, read when the metrics are asked for; no worker pools off Citus.
+/// waiting, read when the metrics are asked for; no worker pools off Citus,
+/// and no group-commit histogram (SQLite's).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn metrics_report_the_connection_pool() {
     let (t, _database) = http_server().await;
@@ -854,7 +856,106 @@ async fn metrics_report_the_connection_pool() {
         );
     }
     assert!(!text.contains("pool=\"worker:"), "{text}");
+    // SQLite's group-commit histogram is not there: nothing would feed it.
+    assert!(!text.contains("likekit_group_commit_writes"), "{text}");
     t.stop().await;
+}
+
+/// What a like logs from its write's task names the request: on a
+/// read-only database, `PostgreSQL answered that it is read-only` carries
+/// the id the client sent in `X-Request-Id`, and the route.
+// One thread: the handlers and their writes' tasks run where the test's
+// subscriber is the default.
+#[tokio::test(flavor = "current_thread")]
+async fn the_read_only_line_of_a_like_names_its_request() {
+    use axum::{body::Body, http::Request};
+    use likekit_server::logs::{Lines, is_request_span};
+    use tower::ServiceExt as _;
+    use tracing_subscriber::{
+        Layer as _, filter::dynamic_filter_fn, fmt::format::JsonFields, layer::SubscriberExt as _,
+    };
+
+    const READ_ONLY: &str = "PostgreSQL answered that it is read-only: the connection and \
+                             every idle one of its pool are closed, and new ones are opened \
+                             as needed";
+    let database = fresh_database().await;
+    let store = connect(database.url()).await;
+    store.put_user(u(7), "Ana").await.unwrap();
+    store.put_post(p(42)).await.unwrap();
+    store.close().await.unwrap();
+    drop(store);
+    outside_client(database.url())
+        .await
+        .batch_execute(&format!(
+            "ALTER DATABASE \"{}\" SET default_transaction_read_only = on",
+            database.name()
+        ))
+        .await
+        .unwrap();
+
+    // The binary's JSON lines (a request's id in `span`), asked at every
+    // line: other tests' threads have no subscriber, and their lines
+    // leave the once-a-second limit alone.
+    let captured = common::Captured::default();
+    let writer = captured.clone();
+    let subscriber = tracing_subscriber::registry().with(
+        tracing_subscriber::fmt::layer()
+            .with_writer(move || writer.clone())
+            .with_ansi(false)
+            .fmt_fields(JsonFields::new())
+            .event_format(Lines { json: true })
+            .with_filter(dynamic_filter_fn(|metadata, _| {
+                *metadata.level() <= tracing::Level::INFO && !is_request_span(metadata)
+            })),
+    );
+    let _default = tracing::subscriber::set_default(subscriber);
+    let store = Arc::new(connect(database.url()).await);
+    let config = Config {
+        token_secret: Some("read-only-line".into()),
+        write_rate_limit: None,
+        ..Config::default()
+    };
+    let app = likekit_server::App::new(&config, store.clone()).unwrap();
+    let bearer = format!(
+        "Bearer {}",
+        app.tokens().mint(u(7), std::time::Duration::from_secs(600))
+    );
+    let read_only_lines = || -> Vec<serde_json::Value> {
+        captured
+            .lines()
+            .iter()
+            .map(|line| serde_json::from_str::<serde_json::Value>(line).unwrap())
+            .filter(|line| line["fields"]["message"] == READ_ONLY)
+            .collect()
+    };
+
+    // The line is written at most once a second: like until it is (the
+    // first like's, unless a line of its kind came just before).
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    let mut sent = Vec::new();
+    while read_only_lines().is_empty() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no read-only line after {} likes: {:?}",
+            sent.len(),
+            captured.lines()
+        );
+        let id = format!("read-only-like-{}", sent.len());
+        let request = Request::post("/posts/42/like")
+            .header("authorization", &bearer)
+            .header("x-request-id", &id)
+            .body(Body::empty())
+            .unwrap();
+        let answer = app.router().oneshot(request).await.unwrap();
+        assert_eq!(answer.status(), 503, "{id}");
+        sent.push(id);
+    }
+    for line in read_only_lines() {
+        let id = line["span"]["request_id"].as_str().unwrap_or_default();
+        assert!(sent.iter().any(|sent| sent == id), "{line}");
+        assert_eq!(line["span"]["route"], "like", "{line}");
+    }
+    store.close().await.unwrap();
 }
 
 /// The store's migration lock (`MIGRATION_LOCK` in the store).

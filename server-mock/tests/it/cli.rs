@@ -94,6 +94,8 @@ fn help_lists_the_flags() {
         "--cors-origin",
         "--write-rate-limit",
         "--cache-ttl-ms",
+        "--post-cache-entries",
+        "--friends-cache-mib",
         "token",
     ] {
         assert!(help.contains(flag), "{flag} missing from\n{help}");
@@ -314,6 +316,8 @@ fn a_bad_value_names_the_variable_it_came_from() {
         // Not "no limit" (as 0 is for the rate limit and the journal):
         // 0 would refuse every request with a body.
         ("--max-body-bytes", "LIKEKIT_MAX_BODY_BYTES"),
+        ("--post-cache-entries", "LIKEKIT_POST_CACHE_ENTRIES"),
+        ("--friends-cache-mib", "LIKEKIT_FRIENDS_CACHE_MIB"),
     ] {
         let (status, stderr) = failed_start(&[], &[(var, "0")]);
         assert_eq!(status.code(), Some(2), "{var}=0: {stderr}");
@@ -1126,6 +1130,56 @@ fn max_connections_has_an_upper_bound() {
     let dir = tempfile::tempdir().unwrap();
     let server = ServerProcess::start(
         &["--db", ":memory:", "--max-connections", "1000000"],
+        &dir.path().join("server.log"),
+    );
+    let log = server.log();
+    assert!(server.terminate().success(), "{log}");
+}
+
+/// The caches' sizes have upper bounds too (ten million posts, 64 GiB of
+/// friend sets): past them the start stops with a usage error naming the
+/// flag, and the variable when it came from one (exit 2); the bounds
+/// themselves are taken.
+#[test]
+fn cache_sizes_have_bounds() {
+    for (flag, var, bad, bounds) in [
+        (
+            "--post-cache-entries",
+            "LIKEKIT_POST_CACHE_ENTRIES",
+            "10000001",
+            "1..=10000000",
+        ),
+        (
+            "--friends-cache-mib",
+            "LIKEKIT_FRIENDS_CACHE_MIB",
+            "65537",
+            "1..=65536",
+        ),
+        (
+            "--friends-cache-mib",
+            "LIKEKIT_FRIENDS_CACHE_MIB",
+            "18446744073709551615",
+            "1..=65536",
+        ),
+    ] {
+        let (status, stderr) = failed_start(&[flag, bad], &[]);
+        assert_eq!(status.code(), Some(2), "{flag} {bad}: {stderr}");
+        assert!(stderr.contains(flag), "{flag} {bad}: {stderr}");
+        assert!(stderr.contains(&format!("is not in {bounds}")), "{stderr}");
+        let (status, stderr) = failed_start(&[], &[(var, bad)]);
+        assert_eq!(status.code(), Some(2), "{var}={bad}: {stderr}");
+        assert!(stderr.contains(&format!("(from {var})")), "{stderr}");
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let server = ServerProcess::start(
+        &[
+            "--db",
+            ":memory:",
+            "--post-cache-entries",
+            "10000000",
+            "--friends-cache-mib",
+            "65536",
+        ],
         &dir.path().join("server.log"),
     );
     let log = server.log();

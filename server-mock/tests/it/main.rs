@@ -29,3 +29,4 @@ mod seed_table;
 mod store_sqlite;
 mod views;
 mod web_root;
+mod write_logs;
