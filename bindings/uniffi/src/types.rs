@@ -329,12 +329,12 @@ pub(crate) fn foreign_id(id: PostId) -> i64 {
 }
 
 /// A post id from the foreign side, through the core's one constructor:
-/// zero and negative numbers are [`LikeError::InvalidId`](crate::LikeError::InvalidId)
+/// zero and negative numbers are [`LikeError::InvalidId`]
 /// (code `bad_post_id`), the same error every binding gives.
 ///
 /// # Errors
 ///
-/// [`LikeError::InvalidId`](crate::LikeError::InvalidId) for an id below 1.
+/// [`LikeError::InvalidId`] for an id below 1.
 pub(crate) fn core_id(id: i64) -> Result<PostId, crate::LikeError> {
     PostId::try_from(id).map_err(|e| likekit_core::LikeError::from(e).into())
 }
