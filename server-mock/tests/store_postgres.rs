@@ -869,11 +869,7 @@ async fn metrics_report_the_connection_pool() {
 #[tokio::test(flavor = "current_thread")]
 async fn the_read_only_line_of_a_like_names_its_request() {
     use axum::{body::Body, http::Request};
-    use likekit_server::logs::{Lines, is_request_span};
     use tower::ServiceExt as _;
-    use tracing_subscriber::{
-        Layer as _, filter::dynamic_filter_fn, fmt::format::JsonFields, layer::SubscriberExt as _,
-    };
 
     const READ_ONLY: &str = "PostgreSQL answered that it is read-only: the connection and \
                              every idle one of its pool are closed, and new ones are opened \
@@ -893,22 +889,7 @@ async fn the_read_only_line_of_a_like_names_its_request() {
         .await
         .unwrap();
 
-    // The binary's JSON lines (a request's id in `span`), asked at every
-    // line: other tests' threads have no subscriber, and their lines
-    // leave the once-a-second limit alone.
-    let captured = common::Captured::default();
-    let writer = captured.clone();
-    let subscriber = tracing_subscriber::registry().with(
-        tracing_subscriber::fmt::layer()
-            .with_writer(move || writer.clone())
-            .with_ansi(false)
-            .fmt_fields(JsonFields::new())
-            .event_format(Lines { json: true })
-            .with_filter(dynamic_filter_fn(|metadata, _| {
-                *metadata.level() <= tracing::Level::INFO && !is_request_span(metadata)
-            })),
-    );
-    let _default = tracing::subscriber::set_default(subscriber);
+    let (captured, _default) = common::Captured::json_lines();
     let store = Arc::new(connect(database.url()).await);
     let config = Config {
         token_secret: Some("read-only-line".into()),

@@ -460,6 +460,33 @@ impl std::io::Write for Captured {
 }
 
 impl Captured {
+    /// The server binary's JSON log lines (a request's id in `span`), at
+    /// `INFO` and above, written to the returned `Captured` for as long as
+    /// the guard lives, on this thread. The filter is asked at every line,
+    /// as the binary's is: a line of another test's thread, which has no
+    /// subscriber, is not taken as written, and leaves the once-a-second
+    /// limits alone.
+    pub fn json_lines() -> (Self, tracing::subscriber::DefaultGuard) {
+        use tracing_subscriber::{
+            Layer as _, filter::dynamic_filter_fn, fmt::format::JsonFields,
+            layer::SubscriberExt as _,
+        };
+        let captured = Self::default();
+        let writer = captured.clone();
+        let subscriber = tracing_subscriber::registry().with(
+            tracing_subscriber::fmt::layer()
+                .with_writer(move || writer.clone())
+                .with_ansi(false)
+                .fmt_fields(JsonFields::new())
+                .event_format(likekit_server::logs::Lines { json: true })
+                .with_filter(dynamic_filter_fn(|metadata, _| {
+                    *metadata.level() <= tracing::Level::INFO
+                        && !likekit_server::logs::is_request_span(metadata)
+                })),
+        );
+        (captured, tracing::subscriber::set_default(subscriber))
+    }
+
     /// The lines written so far.
     pub fn lines(&self) -> Vec<String> {
         String::from_utf8_lossy(&self.0.lock().unwrap())

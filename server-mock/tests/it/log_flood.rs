@@ -16,7 +16,6 @@ use axum::{
 };
 use likekit_server::{
     App, Config,
-    logs::{Lines, is_request_span},
     store::{SqliteOptions, SqliteStore, StoreError},
 };
 use likekit_testing::{
@@ -25,10 +24,6 @@ use likekit_testing::{
 };
 use serde_json::Value;
 use tower::ServiceExt;
-use tracing::Level;
-use tracing_subscriber::{
-    Layer as _, filter::dynamic_filter_fn, fmt::format::JsonFields, layer::SubscriberExt as _,
-};
 
 use crate::common::Captured;
 
@@ -89,23 +84,7 @@ impl Kind {
 // One thread: the handlers run where the test's subscriber is the default.
 #[tokio::test(flavor = "current_thread")]
 async fn a_failing_database_is_logged_once_a_second_with_what_was_left_out() {
-    let captured = Captured::default();
-    let writer = captured.clone();
-    // The binary's JSON lines (a request's id in `span`). The filter is
-    // asked at every line, as the binary's is: a line of another test's
-    // thread, which has no subscriber, is not taken as written, so it
-    // leaves the limits alone.
-    let subscriber = tracing_subscriber::registry().with(
-        tracing_subscriber::fmt::layer()
-            .with_writer(move || writer.clone())
-            .with_ansi(false)
-            .fmt_fields(JsonFields::new())
-            .event_format(Lines { json: true })
-            .with_filter(dynamic_filter_fn(|metadata, _| {
-                *metadata.level() <= Level::INFO && !is_request_span(metadata)
-            })),
-    );
-    let _default = tracing::subscriber::set_default(subscriber);
+    let (captured, _default) = Captured::json_lines();
     let store = Arc::new(Intercepted::new(
         SqliteStore::open(SqliteOptions::default()).unwrap(),
         DatabaseDown,

@@ -14,7 +14,6 @@ use axum::{
 };
 use likekit_server::{
     App, Config,
-    logs::{Lines, is_request_span},
     store::{SqliteOptions, SqliteStore, Store, StoreError},
 };
 use likekit_testing::{
@@ -23,10 +22,6 @@ use likekit_testing::{
 };
 use serde_json::Value;
 use tower::ServiceExt;
-use tracing::Level;
-use tracing_subscriber::{
-    Layer as _, filter::dynamic_filter_fn, fmt::format::JsonFields, layer::SubscriberExt as _,
-};
 
 use crate::common::Captured;
 
@@ -49,20 +44,7 @@ impl Hooks for SaysSomething {
 // subscriber is the default.
 #[tokio::test(flavor = "current_thread")]
 async fn lines_logged_during_a_write_carry_its_request_id() {
-    let captured = Captured::default();
-    let writer = captured.clone();
-    // The binary's JSON lines (a request's id in `span`).
-    let subscriber = tracing_subscriber::registry().with(
-        tracing_subscriber::fmt::layer()
-            .with_writer(move || writer.clone())
-            .with_ansi(false)
-            .fmt_fields(JsonFields::new())
-            .event_format(Lines { json: true })
-            .with_filter(dynamic_filter_fn(|metadata, _| {
-                *metadata.level() <= Level::INFO && !is_request_span(metadata)
-            })),
-    );
-    let _default = tracing::subscriber::set_default(subscriber);
+    let (captured, _default) = Captured::json_lines();
     let store = Arc::new(Intercepted::new(
         SqliteStore::open(SqliteOptions::default()).unwrap(),
         SaysSomething,
