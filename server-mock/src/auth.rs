@@ -9,6 +9,7 @@ use std::{
     time::{Duration, SystemTime, UNIX_EPOCH},
 };
 
+use axum::http::header;
 use jsonwebtoken::{Algorithm, DecodingKey, EncodingKey, Header, Validation};
 use likekit_proto::{UserId, code};
 
@@ -219,16 +220,27 @@ impl Authenticator {
     }
 }
 
-/// Reads `Authorization: Bearer <token>` and checks it.
+/// Reads `Authorization: Bearer <token>` and checks it. A request with
+/// two `Authorization` headers is refused (`invalid_token`): which one a
+/// proxy in front would have checked or passed on is anyone's guess.
 pub(crate) fn authenticate(
     tokens: &Authenticator,
-    authorization: Option<&axum::http::HeaderValue>,
+    headers: &axum::http::HeaderMap,
 ) -> Result<UserId, ApiError> {
-    let Some(value) = authorization else {
-        return Err(ApiError::unauthorized(
-            code::MISSING_TOKEN,
-            "send Authorization: Bearer <token>",
-        ));
+    let value = match crate::extract::single_header(headers, header::AUTHORIZATION) {
+        Ok(Some(value)) => value,
+        Ok(None) => {
+            return Err(ApiError::unauthorized(
+                code::MISSING_TOKEN,
+                "send Authorization: Bearer <token>",
+            ));
+        }
+        Err(()) => {
+            return Err(ApiError::unauthorized(
+                code::INVALID_TOKEN,
+                "send one Authorization header, not several",
+            ));
+        }
     };
     let value = value
         .to_str()

@@ -5,11 +5,26 @@ use std::str::FromStr;
 
 use axum::{
     extract::{FromRequestParts, Path},
-    http::{header, request::Parts},
+    http::{HeaderMap, HeaderValue, request::Parts},
 };
 use likekit_proto::{IdError, MAX_BATCH_POSTS, PostId, UserId, code};
 
 use crate::{auth::authenticate, error::ApiError, state::App};
+
+/// A header that may be sent once: `Ok(None)` when absent, `Err(())` when
+/// sent more than once (a credential sent twice is refused rather than
+/// one of them picked).
+pub(crate) fn single_header(
+    headers: &HeaderMap,
+    name: impl axum::http::header::AsHeaderName,
+) -> Result<Option<&HeaderValue>, ()> {
+    let mut values = headers.get_all(name).into_iter();
+    let first = values.next();
+    match values.next() {
+        None => Ok(first),
+        Some(_) => Err(()),
+    }
+}
 
 /// The signed-in caller, from `Authorization: Bearer <token>` (read in
 /// place, without copying the headers). Rejects with 401 `missing_token`,
@@ -24,7 +39,7 @@ impl FromRequestParts<App> for Viewer {
     type Rejection = ApiError;
 
     async fn from_request_parts(parts: &mut Parts, app: &App) -> Result<Self, ApiError> {
-        authenticate(&app.0.auth, parts.headers.get(header::AUTHORIZATION)).map(Viewer)
+        authenticate(&app.0.auth, &parts.headers).map(Viewer)
     }
 }
 

@@ -114,7 +114,7 @@ fn method_of(route: FaultRoute) -> FaultMethod {
 /// The signed-in user, when the request's token is valid (the handler's
 /// own check, which answers 401 otherwise).
 fn user_of(app: &Shared, request: &Request) -> Option<UserId> {
-    authenticate(&app.auth, request.headers().get(header::AUTHORIZATION)).ok()
+    authenticate(&app.auth, request.headers()).ok()
 }
 
 /// The fault rules' plan for a request to a public route.

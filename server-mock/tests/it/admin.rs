@@ -75,6 +75,24 @@ async fn wrong_or_missing_key_is_401() {
         .unwrap();
     assert_admin_challenge(&r);
     expect_error(r, StatusCode::UNAUTHORIZED, "bad_admin_key").await;
+    // The right key sent twice, or beside a wrong one in either order, is
+    // refused: no copy is picked over the other.
+    for keys in [
+        [ADMIN_KEY, ADMIN_KEY],
+        [ADMIN_KEY, "wrong"],
+        ["wrong", ADMIN_KEY],
+    ] {
+        let r = t
+            .http
+            .post(t.url("/admin/reset"))
+            .header("X-Admin-Key", keys[0])
+            .header("X-Admin-Key", keys[1])
+            .send()
+            .await
+            .unwrap();
+        assert_admin_challenge(&r);
+        expect_error(r, StatusCode::UNAUTHORIZED, "bad_admin_key").await;
+    }
     let r = t
         .http
         .post(t.url("/admin/reset"))

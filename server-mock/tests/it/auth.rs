@@ -299,6 +299,37 @@ async fn a_tampered_subject_cannot_act_as_someone_else() {
     t.stop().await;
 }
 
+/// Two `Authorization` headers are refused whichever of them is good: a
+/// proxy in front might have checked one and the server the other.
+#[tokio::test]
+async fn two_authorization_headers_are_refused() {
+    let t = TestServer::start().await;
+    t.setup(&[(7, "Ana"), (8, "Ben")], &[1]).await;
+    let ana = format!("Bearer {}", t.token(7));
+    let ben = format!("Bearer {}", t.token(8));
+    for pair in [
+        [ana.clone(), ana.clone()],
+        [ana.clone(), ben.clone()],
+        [ben.clone(), "Bearer nonsense".to_string()],
+        ["Bearer nonsense".to_string(), ana.clone()],
+    ] {
+        let r = t
+            .http
+            .post(t.url("/posts/1/like"))
+            .header(header::AUTHORIZATION, &pair[0])
+            .header(header::AUTHORIZATION, &pair[1])
+            .send()
+            .await
+            .unwrap();
+        expect_401(r, "invalid_token").await;
+    }
+    // Nothing was liked, and one header still signs in.
+    let view: PostLikes = ok_json(t.view(7, 1).await).await;
+    assert_eq!((view.count, view.liked_by_me), (0, false));
+    ok_json::<LikeState>(t.like(7, 1).await).await;
+    t.stop().await;
+}
+
 #[tokio::test]
 async fn tokens_from_another_server_are_refused() {
     // Same code, random secret per start: a token from one run is no good
