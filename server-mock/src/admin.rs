@@ -12,7 +12,8 @@ use likekit_proto::{
     ErrorBody, PostId, UserId,
     admin::{
         Ack, FaultFilter, FaultRules, Friends, Journal, NewFaultRules, NewPost, NewUser,
-        RequestFilter, Seed, StoredPost, StoredUser, TokenRequest, TokenResponse, check_tag,
+        RequestFilter, RequestWait, Seed, StoredPost, StoredUser, TokenRequest, TokenResponse,
+        check_tag,
     },
     code,
 };
@@ -676,25 +677,97 @@ pub(crate) async fn clear_faults(
 /// `request_id` (the request whose answer carried that `X-Request-Id`) and
 /// `fault_tag` (the entries whose `fault_tag` it is: what the rules with
 /// that tag did, so a test sharing the server reads its own faults).
+///
+/// With `wait_for=N` the answer waits until at least N entries match, none
+/// of them in flight, for at most `timeout_ms` (5,000 by default): for a
+/// test that cannot wait for the client itself, such as a UI test in
+/// another process. Its `met` says whether they came before the wait ran
+/// out.
 #[utoipa::path(
     get,
     path = "/admin/requests",
     tag = "admin",
-    params(RequestFilter),
+    params(RequestFilter, RequestWait),
     security(("admin_key" = [])),
     responses(
-        (status = 200, description = "The matching entries, oldest first", body = Journal),
-        (status = 400, description = "`bad_query`: an unknown filter or value, or a `fault_tag` that is not 1 to 64 visible ASCII characters", body = ErrorBody),
+        (status = 200, description = "The matching entries, oldest first (with `met` when the read waited)", body = Journal),
+        (status = 400, description = "`bad_query`: an unknown filter or value, a `fault_tag` that is not 1 to 64 visible ASCII characters, a `wait_for` of 0, a `timeout_ms` above 60,000", body = ErrorBody),
         (status = 409, description = "`journal_off`: the server keeps no journal (`--journal-size 0`)", body = ErrorBody),
     )
 )]
 pub(crate) async fn requests(
     State(App(app)): State<App>,
-    query: Result<Query<RequestFilter>, QueryRejection>,
+    RawQuery(query): RawQuery,
 ) -> Result<Json<Journal>, ApiError> {
-    let filter = journal_filter(query)?;
+    let (wait, filter) = split_wait(query.as_deref().unwrap_or_default());
+    let filter = journal_filter(query_of(&filter))?;
+    let Query(wait) = query_of::<RequestWait>(&wait)?;
+    let wait = journal_wait(&app, wait)?;
     journal_on(&app)?;
-    Ok(Json(app.journal.read(&filter)))
+    Ok(Json(match wait {
+        None => app.journal.read(&filter),
+        Some((count, timeout)) => {
+            let deadline = tokio::time::Instant::now() + timeout;
+            app.journal.wait(&filter, count, deadline).await
+        }
+    }))
+}
+
+/// How long a journal read waits by default (`timeout_ms`).
+const DEFAULT_WAIT: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// A journal read's query split in two: its `wait_for` and `timeout_ms`
+/// pairs, and the rest (its filters, which `DELETE` takes too).
+fn split_wait(query: &str) -> (String, String) {
+    let (mut wait, mut rest) = (Vec::new(), Vec::new());
+    for pair in query.split('&').filter(|pair| !pair.is_empty()) {
+        let key = pair.split_once('=').map_or(pair, |(key, _)| key);
+        if matches!(key, "wait_for" | "timeout_ms") {
+            wait.push(pair);
+        } else {
+            rest.push(pair);
+        }
+    }
+    (wait.join("&"), rest.join("&"))
+}
+
+/// A query string decoded as axum's `Query` decodes a request's.
+fn query_of<T: serde::de::DeserializeOwned>(query: &str) -> Result<Query<T>, QueryRejection> {
+    let uri: axum::http::Uri = format!("/?{query}")
+        .parse()
+        .unwrap_or_else(|_| axum::http::Uri::from_static("/"));
+    Query::try_from_uri(&uri)
+}
+
+/// The count and the time a journal read waits for, checked: `None` when
+/// it does not wait. The wait ends one second before the request timeout
+/// at the latest, so that its answer is the journal's, not a 503.
+fn journal_wait(
+    app: &crate::state::Shared,
+    wait: RequestWait,
+) -> Result<Option<(u64, std::time::Duration)>, ApiError> {
+    let bad = |message: String| ApiError::bad_request(code::BAD_QUERY, message);
+    if let Some(ms) = wait.timeout_ms
+        && ms > RequestWait::MAX_TIMEOUT_MS
+    {
+        return Err(bad(format!(
+            "timeout_ms: at most {}; got {ms}",
+            RequestWait::MAX_TIMEOUT_MS
+        )));
+    }
+    let Some(count) = wait.wait_for else {
+        return Ok(None);
+    };
+    if count == 0 {
+        return Err(bad("wait_for: at least 1; got 0".into()));
+    }
+    let timeout = wait
+        .timeout_ms
+        .map_or(DEFAULT_WAIT, std::time::Duration::from_millis);
+    let longest = app
+        .request_timeout
+        .saturating_sub(std::time::Duration::from_secs(1));
+    Ok(Some((count, timeout.min(longest))))
 }
 
 /// A journal that is off answers 409 `journal_off`: its empty list would

@@ -9,9 +9,10 @@
 
 use std::{
     collections::VecDeque,
+    pin::pin,
     sync::{
         Mutex, MutexGuard,
-        atomic::{AtomicU64, Ordering},
+        atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering},
     },
 };
 
@@ -44,6 +45,13 @@ pub(crate) struct Journal {
     capacity: usize,
     dropped: AtomicU64,
     listed: Mutex<Listed>,
+    /// Reads waiting for entries ([`Journal::wait`]): each change of the
+    /// journal wakes them, but only while there are any, so that a journal
+    /// nobody waits on pays one atomic load per change.
+    waiting: AtomicUsize,
+    changed: tokio::sync::Notify,
+    /// Set when the server begins stopping: waits end at once.
+    closing: AtomicBool,
 }
 
 /// The entries, and the `seq` the last one listed took: both under one
@@ -110,6 +118,8 @@ impl Journal {
             listed.entries.pop_front();
             self.dropped.fetch_add(1, Ordering::Relaxed);
         }
+        drop(listed);
+        self.wake();
         seq
     }
 
@@ -137,13 +147,18 @@ impl Journal {
             && (there.entry.in_flight || !only_in_flight)
         {
             there.entry = entry;
+            drop(listed);
+            self.wake();
         }
     }
 
     /// The entries `query` matches, oldest first.
     pub(crate) fn read(&self, query: &RequestFilter) -> JournalPage {
         let matcher = Matcher::new(query);
-        let listed = self.listed();
+        self.page(&self.listed(), &matcher)
+    }
+
+    fn page(&self, listed: &Listed, matcher: &Matcher<'_>) -> JournalPage {
         JournalPage {
             entries: listed
                 .entries
@@ -153,6 +168,75 @@ impl Journal {
                 .collect(),
             capacity: self.capacity as u64,
             dropped: self.dropped.load(Ordering::Relaxed),
+            met: None,
+        }
+    }
+
+    /// The entries `query` matches, with `met: true`, when at least `count`
+    /// of them are there and none of them is in flight; else, when
+    /// `anyway`, as they are, with `met: false`. One look: the answer is
+    /// what was checked.
+    fn look(&self, query: &RequestFilter, count: u64, anyway: bool) -> Option<JournalPage> {
+        let matcher = Matcher::new(query);
+        let listed = self.listed();
+        let mut matched = 0_u64;
+        let mut in_flight = false;
+        for kept in listed.entries.iter().filter(|k| matcher.matches(k)) {
+            in_flight |= kept.entry.in_flight;
+            matched += 1;
+        }
+        let settled = !in_flight && matched >= count;
+        (settled || anyway).then(|| JournalPage {
+            met: Some(settled),
+            ..self.page(&listed, &matcher)
+        })
+    }
+
+    /// The entries `query` matches once at least `count` of them are
+    /// there and none of them is in flight (`met: true`), or as they are at
+    /// `deadline` or when the server begins stopping, whichever comes first
+    /// (`met: false`). More than the journal holds is answered at once.
+    pub(crate) async fn wait(
+        &self,
+        query: &RequestFilter,
+        count: u64,
+        deadline: tokio::time::Instant,
+    ) -> JournalPage {
+        /// Counts a waiting read in [`Journal::waiting`] while it lives.
+        struct Waiting<'a>(&'a AtomicUsize);
+        impl Drop for Waiting<'_> {
+            fn drop(&mut self) {
+                self.0.fetch_sub(1, Ordering::SeqCst);
+            }
+        }
+        self.waiting.fetch_add(1, Ordering::SeqCst);
+        let _waiting = Waiting(&self.waiting);
+        loop {
+            // Listening before looking: a change between the look and
+            // the wait still wakes this read.
+            let mut changed = pin!(self.changed.notified());
+            changed.as_mut().enable();
+            let over = self.closing.load(Ordering::SeqCst)
+                || tokio::time::Instant::now() >= deadline
+                || count > self.capacity as u64;
+            if let Some(page) = self.look(query, count, over) {
+                return page;
+            }
+            let _ = tokio::time::timeout_at(deadline, changed).await;
+        }
+    }
+
+    /// Ends every wait at once, and every later one at its first look: the
+    /// server is stopping.
+    pub(crate) fn close_waits(&self) {
+        self.closing.store(true, Ordering::SeqCst);
+        self.changed.notify_waiters();
+    }
+
+    /// Wakes the waiting reads, if there are any, after a change.
+    fn wake(&self) {
+        if self.waiting.load(Ordering::SeqCst) > 0 {
+            self.changed.notify_waiters();
         }
     }
 
@@ -169,7 +253,11 @@ impl Journal {
             let matcher = Matcher::new(query);
             listed.entries.retain(|k| !matcher.matches(k));
         }
-        before - listed.entries.len()
+        let removed = before - listed.entries.len();
+        drop(listed);
+        // An in-flight entry removed may be what a wait was held by.
+        self.wake();
+        removed
     }
 }
 

@@ -158,6 +158,9 @@ async fn start(config: Config, app: App) -> Result<ServerHandle, Error> {
             .0
             .stopping
             .store(true, std::sync::atomic::Ordering::Relaxed);
+        // A journal read waiting for requests answers now, rather than
+        // holding the stop for its whole wait.
+        stopping_app.0.journal.close_waits();
         if !delay.is_zero() {
             tokio::select! {
                 () = tokio::time::sleep(delay) => {}

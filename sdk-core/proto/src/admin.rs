@@ -784,6 +784,42 @@ pub struct RequestFilter {
     pub fault_tag: Option<String>,
 }
 
+/// The waiting of `GET /admin/requests` (beside its [`RequestFilter`]): for
+/// a test that cannot wait for the client itself (a UI test in another
+/// process), the answer is held until the client's requests are there.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::IntoParams))]
+#[cfg_attr(feature = "openapi", into_params(parameter_in = Query))]
+#[serde(deny_unknown_fields)]
+pub struct RequestWait {
+    /// Answer once at least this many entries match the filters and none of
+    /// the matching entries is in flight, or when `timeout_ms` has passed,
+    /// whichever comes first; the answer's `met` says which. More than the
+    /// journal's capacity can never be met: that answer comes at once.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "crate::whole::query_option_u64"
+    )]
+    #[cfg_attr(feature = "openapi", param(minimum = 1))]
+    pub wait_for: Option<u64>,
+    /// How long `wait_for` waits at most, in milliseconds (without it,
+    /// nothing is waited for): 5,000 by default, at most 60,000, and never
+    /// past one second before the server's request timeout.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "crate::whole::query_option_u64"
+    )]
+    #[cfg_attr(feature = "openapi", param(maximum = 60000))]
+    pub timeout_ms: Option<u64>,
+}
+
+impl RequestWait {
+    /// The most `timeout_ms` takes.
+    pub const MAX_TIMEOUT_MS: u64 = 60_000;
+}
+
 impl RequestFilter {
     /// Only requests to `route`.
     pub fn route(route: FaultRoute) -> Self {
@@ -951,6 +987,12 @@ pub struct Journal {
     pub capacity: u64,
     /// How many older entries were dropped to stay within it.
     pub dropped: u64,
+    /// Only on a read that waited (`wait_for`): `true` when the entries it
+    /// waited for are there, none of them in flight; `false` when the wait
+    /// ran out first (or the server began stopping, or it asked for more
+    /// than the journal holds), the entries being those there were then.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub met: Option<bool>,
 }
 
 #[cfg(test)]

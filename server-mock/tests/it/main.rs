@@ -21,6 +21,7 @@ mod error_codes;
 mod faults;
 mod http_api;
 mod journal_outcomes;
+mod journal_wait;
 mod jwks;
 mod log_flood;
 mod openapi_conformance;
