@@ -7,6 +7,7 @@ use axum::{
     middleware,
     routing::{get, post, put},
 };
+use tower::Layer as _;
 
 use crate::{admin, api, middleware::ObserveLayer, openapi, state::App, web};
 
@@ -118,11 +119,15 @@ fn ops_routes(app: &App) -> Router<App> {
             )
             .route("/reset", post(admin::reset))
             .route("/seed", post(admin::seed))
-            .route_layer(middleware::from_fn_with_state(
-                app.clone(),
-                admin::require_key,
-            ));
-        routes = routes.nest("/admin", admin);
+            .method_not_allowed_fallback(api::method_not_allowed)
+            .fallback(api::not_found)
+            .with_state(app.clone());
+        // The key is checked before the admin routes are looked at: without
+        // it, a wrong method or path under `/admin` is the key's 401, not a
+        // 405 whose `Allow` lists what the admin API takes (axum adds that
+        // header outside any layer of the route itself).
+        let admin = middleware::from_fn_with_state(app.clone(), admin::require_key).layer(admin);
+        routes = routes.nest_service("/admin", admin);
     }
     routes
 }

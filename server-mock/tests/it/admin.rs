@@ -104,6 +104,37 @@ async fn wrong_or_missing_key_is_401() {
     t.stop().await;
 }
 
+/// Without the key, a wrong method on an admin route, or a path under
+/// `/admin` that is no route, is the key's 401, not a 405 whose `Allow`
+/// lists what the admin API takes, or a 404 telling routes from others;
+/// with it, the 405 or the 404.
+#[tokio::test]
+async fn a_wrong_method_or_path_under_admin_needs_the_key_first() {
+    let t = TestServer::start().await;
+    let r = t.http.get(t.url("/admin/nope")).send().await.unwrap();
+    expect_error(r, StatusCode::UNAUTHORIZED, "bad_admin_key").await;
+    let r = t.admin(Method::GET, "/admin/nope", None).await;
+    expect_error(r, StatusCode::NOT_FOUND, "not_found").await;
+    for (method, path) in [
+        (Method::DELETE, "/admin/users/7"),
+        (Method::PATCH, "/admin/faults"),
+        (Method::GET, "/admin/reset"),
+    ] {
+        let r = t
+            .http
+            .request(method.clone(), t.url(path))
+            .send()
+            .await
+            .unwrap();
+        assert!(r.headers().get(reqwest::header::ALLOW).is_none(), "{path}");
+        assert_admin_challenge(&r);
+        expect_error(r, StatusCode::UNAUTHORIZED, "bad_admin_key").await;
+        let r = t.admin(method, path, None).await;
+        expect_error(r, StatusCode::METHOD_NOT_ALLOWED, "method_not_allowed").await;
+    }
+    t.stop().await;
+}
+
 /// A 401 `bad_admin_key` carries a challenge (RFC 9110 asks one of every
 /// 401) naming the header the key goes in.
 fn assert_admin_challenge(response: &reqwest::Response) {
