@@ -330,14 +330,10 @@ impl Jwks {
     }
 
     fn with_keys(policy: TokenPolicy, keys: Vec<Key>) -> Result<Self, crate::Error> {
-        // A redirect is held to the same rule as the URL itself.
         let redirects = reqwest::redirect::Policy::custom(|attempt| {
-            if attempt.previous().len() >= 10 {
-                attempt.error("more than 10 redirects")
-            } else if let Err(why) = check_url(attempt.url().as_str()) {
-                attempt.error(format!("redirected: {why}"))
-            } else {
-                attempt.follow()
+            match redirect_refusal(attempt.previous(), attempt.url()) {
+                Some(why) => attempt.error(why),
+                None => attempt.follow(),
             }
         });
         let http = reqwest::Client::builder()
@@ -527,6 +523,26 @@ fn same_keys(a: &[Key], b: &[Key]) -> bool {
 /// Why `url` is not a place to read a key set from: not `https://`, or
 /// `http://` to a host other than loopback (`localhost`, `127.0.0.0/8`,
 /// `::1`).
+/// Why a key set's fetch must not follow a redirect to `next` after
+/// `previous`, if it must not: more than 10 redirects, a URL the key set
+/// itself could not have ([`check_url`]), or one that leaves https (a set
+/// asked for over https:// is not taken from http://, loopback or not).
+fn redirect_refusal(previous: &[reqwest::Url], next: &reqwest::Url) -> Option<String> {
+    if previous.len() >= 10 {
+        return Some("more than 10 redirects".into());
+    }
+    if next.scheme() != "https" && previous.iter().any(|url| url.scheme() == "https") {
+        return Some(format!(
+            "redirected from https:// to {}: a key set asked for over https:// \
+             is not read in the clear",
+            without_credentials(next.as_str())
+        ));
+    }
+    check_url(next.as_str())
+        .err()
+        .map(|why| format!("redirected: {why}"))
+}
+
 fn check_url(fetched: &str) -> Result<(), String> {
     let url = without_credentials(fetched);
     let parsed = reqwest::Url::parse(fetched).map_err(|e| format!("{url} is not a URL: {e}"))?;
@@ -553,6 +569,33 @@ fn check_url(fetched: &str) -> Result<(), String> {
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
+
+    /// A redirect may not leave https, not even for loopback (where
+    /// http:// is taken as a first URL), and is held to the URL's rule.
+    #[test]
+    fn a_redirect_never_leaves_https() {
+        let url = |s: &str| reqwest::Url::parse(s).unwrap();
+        let from_https = [url("https://id.example/jwks.json")];
+        for next in ["http://127.0.0.1:9/jwks.json", "http://localhost/keys"] {
+            let why = redirect_refusal(&from_https, &url(next)).unwrap();
+            assert!(why.contains("from https://"), "{why}");
+            // The same URL is fine as a first fetch, or after http.
+            assert_eq!(check_url(next), Ok(()));
+            assert_eq!(redirect_refusal(&[url("http://[::1]/a")], &url(next)), None);
+        }
+        assert_eq!(
+            redirect_refusal(&from_https, &url("https://cdn.example/jwks.json")),
+            None
+        );
+        let why =
+            redirect_refusal(&[url("http://localhost/a")], &url("http://id.example/k")).unwrap();
+        assert!(why.starts_with("redirected: "), "{why}");
+        let ten = vec![url("https://id.example/a"); 10];
+        assert_eq!(
+            redirect_refusal(&ten, &url("https://id.example/b")).as_deref(),
+            Some("more than 10 redirects")
+        );
+    }
 
     #[test]
     fn symmetric_and_empty_sets_are_refused() {
