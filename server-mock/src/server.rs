@@ -122,6 +122,9 @@ async fn start(config: Config, app: App) -> Result<ServerHandle, Error> {
     if let Some(sign_in) = app.sign_in() {
         tracing::info!("{sign_in}");
     }
+    for warning in app.sign_in_warnings() {
+        tracing::warn!("{warning}");
+    }
     if let Some(seed) = &config.seed {
         app.seed(seed).await?;
         tracing::info!(

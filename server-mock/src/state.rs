@@ -50,6 +50,10 @@ use crate::{
 #[derive(Clone)]
 pub struct App(pub(crate) Arc<Shared>);
 
+/// The shortest token secret taken without a warning: 256 bits, an
+/// HS256 key's own size (RFC 7518, 3.2).
+const MIN_SECRET_BYTES: usize = 32;
+
 /// What an [`App`] holds.
 pub(crate) struct Shared {
     pub(crate) store: Arc<dyn Store>,
@@ -78,6 +82,8 @@ pub(crate) struct Shared {
     pub(crate) takes_own_tokens: bool,
     /// A token secret was given (not made at random).
     pub(crate) secret_given: bool,
+    /// The token secret's length in bytes.
+    pub(crate) secret_len: usize,
 }
 
 impl fmt::Debug for App {
@@ -387,6 +393,7 @@ impl App {
             stopping: std::sync::atomic::AtomicBool::new(false),
             takes_own_tokens,
             secret_given,
+            secret_len: secret.len(),
         })))
     }
 
@@ -471,6 +478,35 @@ impl App {
             }
             None => None,
         }
+    }
+
+    /// What the sign-in in use leaves open, said as warnings at start: a
+    /// key set whose tokens are taken for any audience (a token the
+    /// provider issued to another of its applications signs its user in
+    /// here), and a token secret too short to resist a guess from any
+    /// token it signed.
+    pub(crate) fn sign_in_warnings(&self) -> Vec<String> {
+        let mut warnings = Vec::new();
+        if let Some(jwks) = &self.0.auth.jwks
+            && jwks.policy().audience.is_none()
+        {
+            warnings.push(
+                "sign-in: tokens are taken whatever their audience (aud): any token the \
+                 key set's provider signed for another application signs its user in \
+                 here; give --token-audience"
+                    .to_owned(),
+            );
+        }
+        if self.0.secret_given && self.0.secret_len < MIN_SECRET_BYTES {
+            let len = self.0.secret_len;
+            warnings.push(format!(
+                "sign-in: the token secret is {len} byte{}; an HS256 secret shorter than \
+                 {MIN_SECRET_BYTES} bytes can be found from any token it signed (use at \
+                 least {MIN_SECRET_BYTES} random bytes, or an identity provider)",
+                if len == 1 { "" } else { "s" }
+            ));
+        }
+        warnings
     }
 
     /// Reads the identity provider's key set again (when there is one),

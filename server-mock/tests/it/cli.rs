@@ -629,6 +629,22 @@ fn the_log_says_which_sign_in_is_in_use() {
         jwks.display()
     );
     assert_eq!(log.matches(&want).count(), 1, "{log}");
+    assert!(!log.contains("WARN"), "{log}");
+
+    // Without an audience, a warning says any application's tokens sign in.
+    let server = ServerProcess::start_with_env(
+        &["--db", ":memory:"],
+        &[("LIKEKIT_JWKS", jwks.to_str().unwrap())],
+        &dir.path().join("any-audience.log"),
+    );
+    assert!(server.terminate().success());
+    let log = std::fs::read_to_string(dir.path().join("any-audience.log")).unwrap();
+    assert_eq!(
+        log.matches("tokens are taken whatever their audience")
+            .count(),
+        1,
+        "{log}"
+    );
 
     let server = ServerProcess::start(
         &["--db", ":memory:", "--token-secret", "s"],
@@ -642,6 +658,19 @@ fn the_log_says_which_sign_in_is_in_use() {
         1,
         "{log}"
     );
+    // A one-byte secret is warned of; 32 bytes are not.
+    assert_eq!(
+        log.matches("the token secret is 1 byte;").count(),
+        1,
+        "{log}"
+    );
+    let server = ServerProcess::start(
+        &["--db", ":memory:", "--token-secret", &"k".repeat(32)],
+        &dir.path().join("hs256-long.log"),
+    );
+    assert!(server.terminate().success());
+    let log = std::fs::read_to_string(dir.path().join("hs256-long.log")).unwrap();
+    assert!(!log.contains("the token secret is"), "{log}");
 
     for refresh in ["0", "9"] {
         let (status, stderr) = failed_start(
