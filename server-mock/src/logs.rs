@@ -131,7 +131,20 @@ where
             write!(writer, " {level:>5} ")?;
         }
         if let Some((id, route)) = &request {
-            write!(writer, "{REQUEST_SPAN}{{request_id={id} route={route}}}: ")?;
+            // A client's id is any visible ASCII: one with characters a
+            // reader of the line would take for its syntax (`}`, `=`, `:`,
+            // quotes) is quoted, so that it cannot pass for fields.
+            let plain = id
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b'/'));
+            if plain {
+                write!(writer, "{REQUEST_SPAN}{{request_id={id} route={route}}}: ")?;
+            } else {
+                write!(
+                    writer,
+                    "{REQUEST_SPAN}{{request_id={id:?} route={route}}}: "
+                )?;
+            }
         }
         if let Some(scope) = ctx.event_scope() {
             for span in scope.from_root() {
@@ -334,6 +347,11 @@ pub(crate) mod tests {
     /// Logs one line in a request and one outside, as the binary's
     /// subscriber writes them; and says whether the request span was made.
     async fn lines(json: bool) -> (String, bool) {
+        lines_for(json, "checkout-7f3a").await
+    }
+
+    /// [`lines`], in a request with the id `request_id`.
+    async fn lines_for(json: bool, request_id: &'static str) -> (String, bool) {
         let buffer = Buffer::default();
         let writer = buffer.clone();
         let layer = tracing_subscriber::fmt::layer()
@@ -356,11 +374,10 @@ pub(crate) mod tests {
             )
         };
         let _default = tracing::subscriber::set_default(subscriber);
-        let id = HeaderValue::from_static("checkout-7f3a");
+        let id = HeaderValue::from_static(request_id);
         let span_made = in_request(id, "like", async {
-            let span =
-                tracing::info_span!(REQUEST_SPAN, request_id = "checkout-7f3a", route = "like");
-            assert_eq!(current_request_id().as_deref(), Some("checkout-7f3a"));
+            let span = tracing::info_span!(REQUEST_SPAN, request_id, route = "like");
+            assert_eq!(current_request_id().as_deref(), Some(request_id));
             tracing::warn!(post = 42, "the store is slow");
             !span.is_disabled()
         })
@@ -414,6 +431,15 @@ pub(crate) mod tests {
             lines[1].ends_with(" INFO other{n=1}: likekit_server::logs::tests: outside a request"),
             "{}",
             lines[1]
+        );
+        // A client's id that could pass for the line's own syntax is quoted.
+        let (text, _) = lines_for(false, r#"0001}:likekit_server::state:"fake"=1"#).await;
+        let first = text.lines().next().unwrap_or_default();
+        assert!(
+            first.contains(
+                r#" WARN request{request_id="0001}:likekit_server::state:\"fake\"=1" route=like}: likekit_server::logs::tests: the store is slow"#
+            ),
+            "{first}"
         );
     }
 
