@@ -23,7 +23,7 @@ use utoipa::ToSchema;
 use crate::{
     body::AppJson,
     error::ApiError,
-    extract::PathId,
+    extract::{NoQuery, PathId},
     state::App,
     store::{StoreError, Upsert, rules},
 };
@@ -90,13 +90,14 @@ fn created(upsert: Upsert) -> StatusCode {
     responses(
         (status = 201, description = "Created", body = NewUser),
         (status = 200, description = "Existed; renamed", body = NewUser),
-        (status = 400, description = "`bad_user_id`, `bad_name`, `bad_json`", body = ErrorBody),
+        (status = 400, description = "`bad_user_id`, `bad_name`, `bad_json`, `bad_query` (a query: none is taken)", body = ErrorBody),
         (status = 401, description = "`bad_admin_key`", body = ErrorBody),
         (status = 415, description = "`unsupported_media_type`", body = ErrorBody),
     )
 )]
 pub(crate) async fn create_user(
     State(App(app)): State<App>,
+    _: NoQuery,
     AppJson(user): AppJson<NewUser>,
 ) -> Result<(StatusCode, Json<NewUser>), ApiError> {
     rules::check_name(&user.name)?;
@@ -118,12 +119,13 @@ pub(crate) async fn create_user(
     responses(
         (status = 201, description = "Created", body = NewPost),
         (status = 200, description = "Already existed", body = NewPost),
-        (status = 400, description = "`bad_post_id`, `bad_json`", body = ErrorBody),
+        (status = 400, description = "`bad_post_id`, `bad_json`, `bad_query` (a query: none is taken)", body = ErrorBody),
         (status = 401, description = "`bad_admin_key`", body = ErrorBody),
     )
 )]
 pub(crate) async fn create_post(
     State(App(app)): State<App>,
+    _: NoQuery,
     AppJson(post): AppJson<NewPost>,
 ) -> Result<(StatusCode, Json<NewPost>), ApiError> {
     let upsert = app.store.put_post(post.id).await?;
@@ -139,12 +141,13 @@ pub(crate) async fn create_post(
     security(("admin_key" = [])),
     responses(
         (status = 200, description = "The user", body = StoredUser),
-        (status = 400, description = "`bad_user_id`", body = ErrorBody),
+        (status = 400, description = "`bad_user_id`, `bad_query` (a query: none is taken)", body = ErrorBody),
         (status = 404, description = "`user_not_found`", body = ErrorBody),
     )
 )]
 pub(crate) async fn get_user(
     State(App(app)): State<App>,
+    _: NoQuery,
     PathId(user): PathId<UserId>,
 ) -> Result<Json<StoredUser>, ApiError> {
     let (name, friends) = tokio::try_join!(app.store.user_name(user), app.store.friends(user))?;
@@ -172,12 +175,13 @@ pub(crate) async fn get_user(
     security(("admin_key" = [])),
     responses(
         (status = 200, description = "The post", body = StoredPost),
-        (status = 400, description = "`bad_post_id`", body = ErrorBody),
+        (status = 400, description = "`bad_post_id`, `bad_query` (a query: none is taken)", body = ErrorBody),
         (status = 404, description = "`post_not_found`", body = ErrorBody),
     )
 )]
 pub(crate) async fn get_post(
     State(App(app)): State<App>,
+    _: NoQuery,
     PathId(post): PathId<PostId>,
 ) -> Result<Json<StoredPost>, ApiError> {
     let snapshot = app
@@ -206,12 +210,13 @@ pub(crate) async fn get_post(
     security(("admin_key" = [])),
     responses(
         (status = 200, description = "Replaced: the list as stored, each id once, in ascending order", body = Friends),
-        (status = 400, description = "`bad_user_id`, `too_many_friends`, `bad_json`", body = ErrorBody),
+        (status = 400, description = "`bad_user_id`, `too_many_friends`, `bad_json`, `bad_query` (a query: none is taken)", body = ErrorBody),
         (status = 404, description = "`user_not_found` (the user or a friend)", body = ErrorBody),
     )
 )]
 pub(crate) async fn set_friends(
     State(App(app)): State<App>,
+    _: NoQuery,
     PathId(user): PathId<UserId>,
     AppJson(friends): AppJson<Friends>,
 ) -> Result<Json<Friends>, ApiError> {
@@ -235,12 +240,13 @@ pub(crate) async fn set_friends(
     security(("admin_key" = [])),
     responses(
         (status = 200, description = "A signed token", body = TokenResponse),
-        (status = 400, description = "`bad_user_id`, `bad_ttl`, `bad_json`", body = ErrorBody),
+        (status = 400, description = "`bad_user_id`, `bad_ttl`, `bad_json`, `bad_query` (a query: none is taken)", body = ErrorBody),
         (status = 409, description = "`own_tokens_off`: the server takes tokens from an identity provider (`--jwks`) and, without `--token-secret`, would refuse the token", body = ErrorBody),
     )
 )]
 pub(crate) async fn mint_token(
     State(App(app)): State<App>,
+    _: NoQuery,
     AppJson(request): AppJson<TokenRequest>,
 ) -> Result<Json<TokenResponse>, ApiError> {
     if !app.takes_own_tokens {
@@ -273,11 +279,12 @@ pub(crate) async fn mint_token(
     security(("admin_key" = [])),
     responses(
         (status = 200, description = "The rules now in force", body = FaultRules),
-        (status = 400, description = "`bad_fault_rules`, `bad_json`", body = ErrorBody),
+        (status = 400, description = "`bad_fault_rules`, `bad_json`, `bad_query` (a query, such as `?tag=`: a `PUT` replaces every rule)", body = ErrorBody),
     )
 )]
 pub(crate) async fn set_faults(
     State(App(app)): State<App>,
+    _: NoQuery,
     AppJson(PutFaults(rules)): AppJson<PutFaults>,
 ) -> Result<Json<FaultRules>, ApiError> {
     app.check_fault_rules(&rules)
@@ -483,12 +490,13 @@ mod without_state {
     security(("admin_key" = [])),
     responses(
         (status = 200, description = "Added: every rule now in force, the added ones last", body = FaultRules),
-        (status = 400, description = "`bad_fault_rules`: a rule out of range, or a `seed` or `state` given (nothing is added); `bad_json`", body = ErrorBody),
+        (status = 400, description = "`bad_fault_rules`: a rule out of range, or a `seed` or `state` given (nothing is added); `bad_json`; `bad_query` (a query: none is taken)", body = ErrorBody),
         (status = 409, description = "`too_many_rules`: the rules in force and the new ones would be more than 256 (`MAX_RULES`), checked before the rules themselves (more than 256 in the body is this 409 too); nothing is added", body = ErrorBody),
     )
 )]
 pub(crate) async fn add_faults(
     State(App(app)): State<App>,
+    _: NoQuery,
     AppJson(body): AppJson<AddFaults>,
 ) -> Result<Json<FaultRules>, ApiError> {
     let refused = |msg: String| ApiError::bad_request(code::BAD_FAULT_RULES, msg);
@@ -866,12 +874,13 @@ pub(crate) async fn reset(
     security(("admin_key" = [])),
     responses(
         (status = 200, description = "Loaded", body = Ack),
-        (status = 400, description = "`bad_name`, `too_many_friends`, `bad_user_id`, `bad_post_id`, `bad_json`", body = ErrorBody),
+        (status = 400, description = "`bad_name`, `too_many_friends`, `bad_user_id`, `bad_post_id`, `bad_json`, `bad_query` (a query: none is taken)", body = ErrorBody),
         (status = 404, description = "`user_not_found` (a friend that is not a user)", body = ErrorBody),
     )
 )]
 pub(crate) async fn seed(
     State(App(app)): State<App>,
+    _: NoQuery,
     AppJson(seed): AppJson<Seed>,
 ) -> Result<Json<Ack>, ApiError> {
     // Checked here as well as in the store, to answer with the broken

@@ -43,6 +43,31 @@ impl FromRequestParts<App> for Viewer {
     }
 }
 
+/// A route that takes no query: any query is refused with 400 `bad_query`
+/// rather than ignored (a test's `PUT /admin/faults?tag=mine` would
+/// replace every test's rules, not only its own).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct NoQuery;
+
+impl<S: Send + Sync> FromRequestParts<S> for NoQuery {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, ApiError> {
+        match parts.uri.query().filter(|query| !query.is_empty()) {
+            None => Ok(Self),
+            Some(query) => Err(ApiError::bad_request(
+                code::BAD_QUERY,
+                format!(
+                    "{} {} takes no query; got {}",
+                    parts.method,
+                    parts.uri.path(),
+                    likekit_proto::quoted(query)
+                ),
+            )),
+        }
+    }
+}
+
 /// The one id of the route's path (`{post_id}`, `{id}`), parsed by the id
 /// type's own [`FromStr`] — [`PostId`] or
 /// [`UserId`]. Rejects with 400 `bad_post_id` or `bad_user_id`.

@@ -135,6 +135,75 @@ async fn a_wrong_method_or_path_under_admin_needs_the_key_first() {
     t.stop().await;
 }
 
+/// An admin route that takes no query refuses one (400 `bad_query`) and
+/// does nothing, rather than ignoring it: `PUT /admin/faults?tag=mine`
+/// replaced every test's rules, and `POST /admin/tokens?ttl_secs=5` made
+/// an hour's token.
+#[tokio::test]
+async fn admin_routes_that_take_no_query_refuse_one() {
+    let t = TestServer::start().await;
+    t.setup(&[(7, "Ana")], &[42]).await;
+    let theirs = json!({"rules": [{"route": "like", "user": 8, "tag": "theirs",
+        "action": {"kind": "status", "status": 503}}]});
+    let r = t.admin(Method::POST, "/admin/faults", Some(theirs)).await;
+    assert_eq!(r.status(), StatusCode::OK);
+    let mine = json!({"rules": [{"route": "like", "user": 7, "tag": "mine",
+        "action": {"kind": "status", "status": 503}}]});
+    for (method, path, body) in [
+        (Method::PUT, "/admin/faults?tag=mine", Some(mine.clone())),
+        (Method::POST, "/admin/faults?tag=mine", Some(mine)),
+        (
+            Method::POST,
+            "/admin/tokens?ttl_secs=5",
+            Some(json!({"user_id": 7})),
+        ),
+        (
+            Method::POST,
+            "/admin/users?x=1",
+            Some(json!({"id": 9, "name": "Cy"})),
+        ),
+        (Method::POST, "/admin/posts?x=1", Some(json!({"id": 43}))),
+        (Method::GET, "/admin/users/7?x", None),
+        (Method::GET, "/admin/posts/42?x", None),
+        (
+            Method::PUT,
+            "/admin/users/7/friends?x=1",
+            Some(json!({"friends": []})),
+        ),
+        (
+            Method::POST,
+            "/admin/seed?post=42",
+            Some(json!({"posts": [{"id": 44}]})),
+        ),
+    ] {
+        let r = t.admin(method.clone(), path, body).await;
+        let body = expect_error(r, StatusCode::BAD_REQUEST, "bad_query").await;
+        assert!(
+            body.error.message.contains("takes no query"),
+            "{method} {path}: {}",
+            body.error.message
+        );
+    }
+    // Nothing was done: the other test's rule alone is in force, and no
+    // user 9 or post 43 or 44 was made.
+    let rules: Value = ok_json(t.admin(Method::GET, "/admin/faults", None).await).await;
+    let tags: Vec<&str> = rules["rules"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|rule| rule["tag"].as_str().unwrap())
+        .collect();
+    assert_eq!(tags, ["theirs"]);
+    for path in ["/admin/users/9", "/admin/posts/43", "/admin/posts/44"] {
+        let r = t.admin(Method::GET, path, None).await;
+        assert_eq!(r.status(), StatusCode::NOT_FOUND, "{path}");
+    }
+    // An empty query is no query.
+    let r = t.admin(Method::GET, "/admin/users/7?", None).await;
+    assert_eq!(r.status(), StatusCode::OK);
+    t.stop().await;
+}
+
 /// A 401 `bad_admin_key` carries a challenge (RFC 9110 asks one of every
 /// 401) naming the header the key goes in.
 fn assert_admin_challenge(response: &reqwest::Response) {
