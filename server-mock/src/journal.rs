@@ -173,6 +173,7 @@ impl Journal {
                 .collect(),
             capacity: self.capacity as u64,
             dropped: self.dropped.load(Ordering::Relaxed),
+            last_seq: listed.last_seq,
             met: None,
         }
     }

@@ -979,7 +979,7 @@ fn journal_route() -> utoipa::openapi::schema::Object {
 /// first.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
-#[cfg_attr(feature = "openapi", schema(examples(json!({"entries": [{"seq": 2, "request_id": "5f0c2a9e41b7d3c8", "at_ms": 1_796_306_400_641_u64, "duration_ms": 3, "method": "POST", "route": "like", "path": "/posts/42/like", "posts": [42], "user": 7, "status": 200, "write": "unchanged", "fault_rule": null, "fault_tag": null, "fault_phase": null, "fault": null, "in_flight": false}], "capacity": 10000, "dropped": 0}))))]
+#[cfg_attr(feature = "openapi", schema(examples(json!({"entries": [{"seq": 2, "request_id": "5f0c2a9e41b7d3c8", "at_ms": 1_796_306_400_641_u64, "duration_ms": 3, "method": "POST", "route": "like", "path": "/posts/42/like", "posts": [42], "user": 7, "status": 200, "write": "unchanged", "fault_rule": null, "fault_tag": null, "fault_phase": null, "fault": null, "in_flight": false}], "capacity": 10000, "dropped": 0, "last_seq": 2}))))]
 pub struct Journal {
     /// The matching entries, oldest first.
     pub entries: Vec<JournalEntry>,
@@ -987,6 +987,12 @@ pub struct Journal {
     pub capacity: u64,
     /// How many older entries were dropped to stay within it.
     pub dropped: u64,
+    /// The `seq` of the last request that arrived, whether these filters
+    /// match it or not (0 before the first): `since=last_seq` then reads
+    /// only what comes after this answer, so a test marks where it starts
+    /// without reading the whole journal.
+    #[serde(default)]
+    pub last_seq: u64,
     /// Only on a read that waited (`wait_for`): `true` when the entries it
     /// waited for are there, none of them in flight; `false` when the wait
     /// ran out first (or the server began stopping, or it asked for more

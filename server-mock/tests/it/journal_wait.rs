@@ -186,3 +186,35 @@ async fn a_wait_on_a_server_without_a_journal_is_409() {
     expect_error(r, StatusCode::CONFLICT, "journal_off").await;
     t.stop().await;
 }
+
+/// `last_seq` is the last request's `seq` whatever the filters match: a
+/// test reads it once to mark where it starts, then waits for what comes
+/// after (`since=`), without reading the whole journal.
+#[tokio::test]
+async fn last_seq_marks_where_a_test_starts() {
+    let t = TestServer::start().await;
+    t.setup(&[(7, "Ana"), (8, "Ben")], &[42]).await;
+    let page = read(&t, "user=7").await;
+    assert_eq!((page.last_seq, page.entries.len()), (0, 0));
+    ok_json::<LikeState>(t.like(8, 42).await).await;
+    ok_json::<LikeState>(t.like(8, 42).await).await;
+    let mark = read(&t, "user=7").await;
+    assert_eq!((mark.last_seq, mark.entries.len()), (2, 0));
+
+    ok_json::<LikeState>(t.like(7, 42).await).await;
+    let page = read(
+        &t,
+        &format!("since={}&wait_for=1&timeout_ms=2000", mark.last_seq),
+    )
+    .await;
+    assert_eq!(page.met, Some(true));
+    assert_eq!(page.entries.len(), 1);
+    assert_eq!(page.entries[0].seq, 3);
+    assert_eq!(page.entries[0].user.map(|u| u.get()), Some(7));
+    assert_eq!(page.last_seq, 3);
+    // Clearing the journal does not count `seq` again.
+    let r = t.admin(Method::DELETE, "/admin/requests", None).await;
+    assert_eq!(r.status(), StatusCode::OK);
+    assert_eq!(read(&t, "").await.last_seq, 3);
+    t.stop().await;
+}
