@@ -125,6 +125,9 @@ async fn start(config: Config, app: App) -> Result<ServerHandle, Error> {
     for warning in app.sign_in_warnings() {
         tracing::warn!("{warning}");
     }
+    if let Some(warning) = admin_in_public(&config) {
+        tracing::warn!(listen = %config.listen, "{warning}");
+    }
     if let Some(seed) = &config.seed {
         app.seed(seed).await?;
         tracing::info!(
@@ -524,10 +527,48 @@ impl Drop for ServerHandle {
     }
 }
 
+/// The warning for an admin API served on a public listener that is not
+/// loopback, if the configuration asks for one.
+fn admin_in_public(config: &Config) -> Option<&'static str> {
+    let key = config
+        .admin_key
+        .as_deref()
+        .is_some_and(|key| !key.is_empty());
+    (key && config.ops_listen.is_none() && !config.listen.ip().is_loopback()).then_some(
+        "the admin API (with /metrics and /openapi.json) is on the public listener, \
+         guarded by the admin key alone: give --ops-listen an address only operators \
+         reach (and no admin key to a server that is not a test mock)",
+    )
+}
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
+
+    /// The admin API on a listener other hosts reach, without an
+    /// operations listener, is warned of; on loopback, apart, or off, not.
+    #[test]
+    fn an_admin_api_on_a_public_listener_is_warned_of() {
+        let config = |listen: &str, admin_key: Option<&str>, ops: Option<&str>| Config {
+            listen: listen.parse().unwrap(),
+            admin_key: admin_key.map(str::to_owned),
+            ops_listen: ops.map(|ops| ops.parse().unwrap()),
+            ..Config::default()
+        };
+        assert!(admin_in_public(&config("0.0.0.0:8080", Some("k"), None)).is_some());
+        assert!(admin_in_public(&config("[::]:8080", Some("k"), None)).is_some());
+        assert!(admin_in_public(&config("10.0.0.5:8080", Some("k"), None)).is_some());
+        for quiet in [
+            config("127.0.0.1:8080", Some("k"), None),
+            config("[::1]:8080", Some("k"), None),
+            config("0.0.0.0:8080", Some("k"), Some("127.0.0.1:9090")),
+            config("0.0.0.0:8080", None, None),
+            config("0.0.0.0:8080", Some(""), None),
+        ] {
+            assert_eq!(admin_in_public(&quiet), None, "{:?}", quiet.listen);
+        }
+    }
 
     /// A library caller's huge timeouts are a configuration error, not an
     /// overflow panic.
