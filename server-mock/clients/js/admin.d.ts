@@ -273,6 +273,25 @@ export interface Journal {
   capacity: number;
   /** How many older entries were dropped to stay within it. */
   dropped: number;
+  /**
+   * The `seq` of the last request that arrived, whether the filter matches
+   * it or not (0 before the first): read it before the test acts, then
+   * `since: last_seq` selects only what came after.
+   */
+  last_seq: number;
+  /**
+   * Only on a read that waited ({@link LikeKitAdmin.waitForRequests}):
+   * true when the entries it waited for are there, none of them in flight;
+   * false when the wait ran out first (or the server began stopping, or it
+   * asked for more than the journal holds).
+   */
+  met?: boolean;
+}
+
+/** The options of {@link LikeKitAdmin.waitForRequests}. */
+export interface WaitOptions {
+  /** How long the server waits at most, in milliseconds (default 5 000, at most 60 000). */
+  timeoutMs?: number;
 }
 
 /**
@@ -495,6 +514,8 @@ export interface LikeKitAdminOptions {
  * await admin.createUser(7, "Ana");
  * const token = await admin.mintToken(7);
  * await admin.setFaults([{ route: "like", phase: "after", action: { kind: "drop" } }]);
+ * // … the app under test likes post 42; the server waits until the like was answered:
+ * const { met } = await admin.waitForRequests({ route: "like", post: 42 }, 1, { timeoutMs: 10_000 });
  * ```
  */
 export declare class LikeKitAdmin {
@@ -589,13 +610,31 @@ export declare class LikeKitAdmin {
   /**
    * `requests`: the request journal's entries `filter` selects, oldest
    * first (`{}`: all). `{ fault_tag }` selects what a test's own tagged
-   * rules did on a server other tests share.
+   * rules did on a server other tests share. {@link LikeKitAdmin.waitForRequests}
+   * waits on the server until the requests are there and answered.
    *
    * ```js
    * const faulted = (await admin.requests({ fault_tag: "checkout-7" })).entries;
    * ```
    */
   requests(filter?: RequestFilter): Promise<Journal>;
+  /**
+   * `requests` with `wait_for` and `timeout_ms`: the server holds the answer
+   * until at least `count` entries match `filter` and none of them is in
+   * flight (`met: true`), or until `options.timeoutMs` has passed
+   * (`met: false`, with the entries there were then): for a test that
+   * cannot wait for the client itself, such as a UI test driving a page in
+   * another process. `met` is also false at once for a `count` above the
+   * journal's capacity, and when the server begins stopping. The call waits
+   * for its answer `timeoutMs` longer than the client's own timeout. A
+   * `count` of 0 or a `timeoutMs` above 60 000 is `bad_query`.
+   *
+   * ```js
+   * const journal = await admin.waitForRequests({ route: "like", post: 42 }, 1, { timeoutMs: 10_000 });
+   * assert.equal(journal.met, true, "the like was sent and answered");
+   * ```
+   */
+  waitForRequests(filter: RequestFilter, count: number, options?: WaitOptions): Promise<Journal>;
   /**
    * `clear_requests`: removes the request journal's entries `filter`
    * selects, so a test sharing the server removes only its own

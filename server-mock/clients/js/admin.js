@@ -24,6 +24,14 @@
 //   await admin.clearFaults({ tag: "checkout-7" });
 //   await admin.clearRequests({ user: 7 });
 //
+// A test that cannot wait for the app itself (a UI test driving another
+// page or process) waits on the server until the app's requests are there
+// and answered:
+//
+//   // … the app under test likes post 42 …
+//   const journal = await admin.waitForRequests({ route: "like", post: 42 }, 1, { timeoutMs: 10_000 });
+//   assert.equal(journal.met, true, "an answered like within 10 s");
+//
 // A filter key given without a value (`{ tag: undefined }`,
 // `{ user: null }`: a test's variable left unset) is a TypeError, never
 // taken as no filter, which would read or remove every test's rules or
@@ -87,6 +95,8 @@ export const FAULT_ACTION_KINDS = Object.freeze([
 
 /** The default timeout of one call, in milliseconds. */
 const DEFAULT_TIMEOUT_MS = 30_000;
+/** How long the server waits in `waitForRequests` by default, in milliseconds (as the server's own default). */
+const DEFAULT_WAIT_MS = 5_000;
 
 /**
  * An admin call that failed. `status` is the HTTP status when the server
@@ -284,10 +294,38 @@ export class LikeKitAdmin {
    * test's own tagged rules did, on a server other tests share. A
    * `fault_tag` that is not 1 to 64 visible ASCII characters is `bad_query`;
    * a key given as undefined or null is a TypeError (leave it out instead).
+   * {@link LikeKitAdmin#waitForRequests} waits on the server until the
+   * requests are there and answered.
    * @param {{ route?: string, method?: string, post?: number, user?: number, since?: number, request_id?: string, fault_tag?: string }} [filter]
    */
   async requests(filter = {}) {
     return this.#call("requests", { query: encodeRequestFilter(filter), decode: decodeJournal });
+  }
+
+  /**
+   * `requests` with `wait_for` and `timeout_ms`: the server holds the answer
+   * until at least `count` entries match `filter` and none of them is in
+   * flight (the journal's `met` is then true), or until `timeoutMs` has
+   * passed (`met: false`, with the entries there were then). For a test that
+   * cannot wait for the client itself, such as a UI test driving a page in
+   * another process. `met` is also false at once for a `count` above the
+   * journal's capacity, and when the server begins stopping. The call waits
+   * for its answer `timeoutMs` longer than the client's own timeout. A
+   * `count` of 0 or a `timeoutMs` above 60 000 is `bad_query`.
+   * @param {{ route?: string, method?: string, post?: number, user?: number, since?: number, request_id?: string, fault_tag?: string }} filter
+   * @param {number} count
+   * @param {{ timeoutMs?: number }} [options] `timeoutMs`: how long the server waits at most (default 5 000)
+   */
+  async waitForRequests(filter, count, options = {}) {
+    const { timeoutMs = DEFAULT_WAIT_MS } = encodeStruct(options, "waitForRequests options", WAIT_OPTIONS);
+    const query = new URLSearchParams(encodeRequestFilter(filter));
+    query.append("wait_for", String(checkWhole(count, "count")));
+    query.append("timeout_ms", String(timeoutMs));
+    return this.#call("requests", {
+      query: query.toString(),
+      decode: decodeJournal,
+      timeoutMs: this.timeoutMs + timeoutMs,
+    });
   }
 
   /**
@@ -324,11 +362,13 @@ export class LikeKitAdmin {
    * status: every answer is checked, so one that is not the operation's (a
    * page from another server, say) is an `unreadable` AdminError rather
    * than a silent success.
+   * `timeoutMs` is how long the call may take (the client's own unless a
+   * wait needs longer).
    * @param {keyof typeof OPERATIONS} operationId
-   * @param {{ params?: Record<string, unknown>, query?: string, body?: unknown, decode: (json: unknown, status: number) => any }} request
+   * @param {{ params?: Record<string, unknown>, query?: string, body?: unknown, decode: (json: unknown, status: number) => any, timeoutMs?: number }} request
    * @returns {Promise<any>}
    */
-  async #call(operationId, { params = {}, query = "", body, decode }) {
+  async #call(operationId, { params = {}, query = "", body, decode, timeoutMs = this.timeoutMs }) {
     const { method, path: template } = OPERATIONS[operationId];
     const path = template.replace(/\{(\w+)\}/g, (_, name) => encodeURIComponent(String(params[name])));
     const url = this.baseUrl + path + (query ? `?${query}` : "");
@@ -344,12 +384,12 @@ export class LikeKitAdmin {
         method,
         headers,
         body: body === undefined ? undefined : stringifyJson(body),
-        signal: AbortSignal.timeout(this.timeoutMs),
+        signal: AbortSignal.timeout(timeoutMs),
       });
       text = await response.text();
     } catch (err) {
       if (err?.name === "TimeoutError") {
-        throw fail(null, "no_answer", `no answer within ${this.timeoutMs} ms`, err);
+        throw fail(null, "no_answer", `no answer within ${timeoutMs} ms`, err);
       }
       const reason = err?.cause?.message ?? err?.message ?? String(err);
       throw fail(null, "no_answer", `no answer (${reason})`, err);
@@ -893,6 +933,10 @@ const JOURNAL = structCodec(
     entries: { type: T.arrayOf(T.struct(JOURNAL_ENTRY)), required: true },
     capacity: { type: T.u64, required: true },
     dropped: { type: T.u64, required: true },
+    // 0 from a server older than the field (`since: 0` selects every entry).
+    last_seq: { type: T.u64, fill: 0 },
+    // Only on a read that waited (`waitForRequests`).
+    met: option(T.bool),
   },
   { denyUnknown: false },
 );
@@ -903,6 +947,10 @@ const FAULT_FILTER = {
 
 const SET_FAULTS_OPTIONS = {
   seed: option(T.u64Exact),
+};
+
+const WAIT_OPTIONS = {
+  timeoutMs: option(T.u64),
 };
 
 const REQUEST_FILTER = {

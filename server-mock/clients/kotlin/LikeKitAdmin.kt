@@ -44,6 +44,15 @@ import java.net.URLEncoder
  * admin.clearRequests(RequestFilter(user = 7))
  * ```
  *
+ * A test that cannot wait for the app itself (a UI test driving another process) waits on the
+ * server until the app's requests are there and answered:
+ *
+ * ```
+ * // … the app under test likes post 42 …
+ * val journal = admin.waitForRequests(RequestFilter(route = FaultRoute.LIKE, post = 42), count = 1, timeoutMs = 10_000)
+ * check(journal.met == true) { "no answered like within 10 s: ${journal.entries}" }
+ * ```
+ *
  * Answers are read tolerantly: a field this client does not know (one a newer server added) is
  * ignored, while a field of the wrong type or a required one missing is the error `unreadable`.
  * A [Seed], which a test writes, is read as strictly as the server reads it: an unknown field is refused.
@@ -247,12 +256,37 @@ class LikeKitAdmin(baseUrl: String, private val adminKey: String, private val ti
     /**
      * `GET /admin/requests`: the request journal's entries that `filter` selects, oldest first.
      * `RequestFilter(faultTag = "checkout-7")` is what the rules tagged `checkout-7` did.
+     * [waitForRequests] waits on the server until the requests are there and answered.
      *
      * @throws LikeKitAdminException `bad_query` for a filter the server refuses (a `faultTag`
      *   that is not 1 to 64 visible ASCII characters, say), and any other failure.
      */
     fun requests(filter: RequestFilter = RequestFilter()): Journal =
         call("requests", query = filter.toQuery()).decode("Journal", Journal::fromJsonValue)
+
+    /**
+     * `GET /admin/requests?wait_for=…&timeout_ms=…`: the server holds the answer until at least
+     * `count` entries match `filter` and none of them is in flight ([Journal.met] is then `true`),
+     * or until `timeoutMs` has passed (`false`, with the entries there were then). For a test that
+     * cannot wait for the client itself, such as a UI test driving an app in another process.
+     * [Journal.met] is also `false` at once for a `count` above the journal's capacity, and when the
+     * server begins stopping. The call waits for its answer `timeoutMs` longer than the client's
+     * own timeout.
+     *
+     * ```
+     * val journal = admin.waitForRequests(RequestFilter(user = 7), count = 2, timeoutMs = 10_000)
+     * check(journal.met == true) // Ana's two requests, answered
+     * ```
+     *
+     * @param timeoutMs how long the server waits at most: 5,000 by default, at most 60,000.
+     * @throws LikeKitAdminException `bad_query` for a `count` below 1 or a `timeoutMs` out of
+     *   range; `journal_off` (409) from a server that keeps no journal; any other failure.
+     */
+    fun waitForRequests(filter: RequestFilter, count: Long, timeoutMs: Long = 5_000): Journal {
+        val query = filter.toQuery().let { if (it.isEmpty()) "?" else "$it&" } + "wait_for=$count&timeout_ms=$timeoutMs"
+        val readTimeoutMs = (this.timeoutMs + timeoutMs.coerceAtLeast(0)).coerceAtMost(Int.MAX_VALUE.toLong()).toInt()
+        return call("requests", query = query, readTimeoutMs = readTimeoutMs).decode("Journal", Journal::fromJsonValue)
+    }
 
     /**
      * `DELETE /admin/requests`: removes the request journal's entries that
@@ -314,13 +348,15 @@ class LikeKitAdmin(baseUrl: String, private val adminKey: String, private val ti
     /**
      * Sends operation `operationId` with its path parameters, query (`?…` or
      * empty) and JSON body, and returns a 2xx answer; anything else is a
-     * [LikeKitAdminException].
+     * [LikeKitAdminException]. `readTimeoutMs` is the longest wait for each
+     * read of the answer (the client's timeout unless a wait needs longer).
      */
     private fun call(
         operationId: String,
         pathParams: Map<String, String> = emptyMap(),
         query: String = "",
         body: Any? = null,
+        readTimeoutMs: Int = timeoutMs,
     ): Answer {
         val operation = OPERATIONS[operationId] ?: error("no operation $operationId")
         val path = PATH_PARAM.replace(operation.path) { match ->
@@ -328,13 +364,13 @@ class LikeKitAdmin(baseUrl: String, private val adminKey: String, private val ti
             val value = pathParams[name] ?: error("$operationId needs the path parameter $name")
             URLEncoder.encode(value, "UTF-8")
         }
-        val (status, text) = exchange(operation.method, path + query, body?.let(Json::write))
+        val (status, text) = exchange(operation.method, path + query, body?.let(Json::write), readTimeoutMs)
         if (status !in 200..299) throw LikeKitAdminException.fromAnswer(status, text)
         return Answer(operationId, status, text)
     }
 
     /** One request and its answer's (status, body). */
-    private fun exchange(method: String, pathAndQuery: String, body: String?): Pair<Int, String> {
+    private fun exchange(method: String, pathAndQuery: String, body: String?, readTimeoutMs: Int): Pair<Int, String> {
         val connection = try {
             URI(baseUrl + pathAndQuery).toURL().openConnection(Proxy.NO_PROXY) as HttpURLConnection
         } catch (e: IOException) {
@@ -343,7 +379,7 @@ class LikeKitAdmin(baseUrl: String, private val adminKey: String, private val ti
         try {
             connection.requestMethod = method
             connection.connectTimeout = timeoutMs
-            connection.readTimeout = timeoutMs
+            connection.readTimeout = readTimeoutMs
             connection.useCaches = false
             connection.instanceFollowRedirects = false
             connection.setRequestProperty("X-Admin-Key", adminKey)
@@ -1023,16 +1059,29 @@ data class JournalEntry(
  *
  * @property capacity how many entries the journal holds at most (`--journal-size`).
  * @property dropped how many older entries were let go to stay within it.
+ * @property lastSeq the `seq` of the last request that arrived, whether the filter matches it or not
+ *   (0 before the first): read it before the test acts, then `RequestFilter(since = lastSeq)` selects
+ *   only what came after.
+ * @property met only on a read that waited ([LikeKitAdmin.waitForRequests]): `true` when the entries
+ *   it waited for are there, none of them in flight; `false` when the wait ran out first (or the
+ *   server began stopping, or it asked for more than the journal holds). Null on a read that did not wait.
  */
-data class Journal(val entries: List<JournalEntry>, val capacity: Long, val dropped: Long) {
-    /** This journal as JSON. */
+data class Journal(
+    val entries: List<JournalEntry>,
+    val capacity: Long,
+    val dropped: Long,
+    val met: Boolean? = null,
+    val lastSeq: Long = 0,
+) {
+    /** This journal as JSON (`met` only when it has one). */
     fun toJson(): String = Json.write(toJsonValue())
 
-    internal fun toJsonValue(): Map<String, Any?> = linkedMapOf(
+    internal fun toJsonValue(): Map<String, Any?> = linkedMapOf<String, Any?>(
         "entries" to entries.map { it.toJsonValue() },
         "capacity" to capacity,
         "dropped" to dropped,
-    )
+        "last_seq" to lastSeq,
+    ).apply { met?.let { put("met", it) } }
 
     companion object {
         /** The journal a JSON object describes; [IllegalArgumentException] for anything else. */
@@ -1044,6 +1093,9 @@ data class Journal(val entries: List<JournalEntry>, val capacity: Long, val drop
                 entries = jsonList(f.req("entries"), f.where("entries")).map(JournalEntry::fromJsonValue),
                 capacity = jsonCount(f.req("capacity"), f.where("capacity")),
                 dropped = jsonCount(f.req("dropped"), f.where("dropped")),
+                met = f.opt("met")?.let { jsonBoolean(it, f.where("met")) },
+                // 0 from a server older than the field (`since = 0` selects every entry).
+                lastSeq = f.opt("last_seq")?.let { jsonCount(it, f.where("last_seq")) } ?: 0,
             )
         }
     }

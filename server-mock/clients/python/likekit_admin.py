@@ -35,6 +35,14 @@ by tag, leaving other tests' rules and their counters as they are::
     admin.clear_faults(tag="checkout-7")
     admin.clear_requests(user=7)
 
+A test that cannot wait for the app itself (a UI test driving another
+process) waits on the server until the app's requests are there and
+answered::
+
+    ...  # the app under test likes post 42
+    journal = admin.wait_for_requests(1, route=FaultRoute.LIKE, post=42, timeout=10)
+    assert journal.met, f"no answered like within 10 s: {journal.entries}"
+
 A filter given as ``None`` (``clear_faults(tag=None)``,
 ``clear_requests(user=None)``: a test's variable left unset) is refused
 with ``TypeError`` rather than taken as no filter, which would read or
@@ -800,19 +808,32 @@ class JournalEntry:
 class Journal:
     """The journal's entries that matched a query, oldest first; how many
     entries it holds at most (`capacity`) and how many older ones it let go
-    of (`dropped`)."""
+    of (`dropped`). `met` is only on a read that waited
+    (:meth:`Admin.wait_for_requests`): ``True`` when the entries it waited
+    for are there, none of them in flight; ``False`` when the wait ran out
+    first (or the server began stopping, or it asked for more than the
+    journal holds). ``None`` on a read that did not wait. `last_seq` is the
+    `seq` of the last request that arrived, whether the filters match it or
+    not (0 before the first): read it before the test acts, then
+    ``since=last_seq`` selects only what came after."""
 
     entries: List[JournalEntry]
     capacity: int
     dropped: int
+    met: Optional[bool] = None
+    last_seq: int = 0
 
     def to_json(self) -> Dict[str, Any]:
-        """The wire's object."""
-        return {
+        """The wire's object (`met` only when there is one)."""
+        out: Dict[str, Any] = {
             "entries": [entry.to_json() for entry in self.entries],
             "capacity": self.capacity,
             "dropped": self.dropped,
+            "last_seq": self.last_seq,
         }
+        if self.met is not None:
+            out["met"] = self.met
+        return out
 
     @classmethod
     def from_json(cls, value: Any) -> "Journal":
@@ -824,6 +845,9 @@ class Journal:
             entries=[JournalEntry.from_json(entry) for entry in entries],
             capacity=_int(_required(obj, "capacity", "Journal"), "Journal.capacity"),
             dropped=_int(_required(obj, "dropped", "Journal"), "Journal.dropped"),
+            met=_opt(_bool, obj.get("met"), "Journal.met"),
+            # 0 from a server older than the field (``since=0`` selects every entry).
+            last_seq=_opt(_int, obj.get("last_seq"), "Journal.last_seq") or 0,
         )
 
 
@@ -1059,9 +1083,11 @@ class Admin:
         operation: str,
         body: Any = None,
         query: str = "",
+        timeout: Optional[float] = None,
         **path: int,
     ) -> Tuple[int, Any]:
-        """Calls `operation` and returns its status and decoded JSON answer."""
+        """Calls `operation` and returns its status and decoded JSON answer;
+        `timeout` (seconds) replaces the client's own for this call."""
         method, template = self.OPERATIONS[operation]
         target = re.sub(
             r"\{(\w+)\}", lambda m: urllib.parse.quote(str(path[m.group(1)]), safe=""), template
@@ -1078,7 +1104,7 @@ class Admin:
             headers=headers,
         )
         try:
-            with self._opener.open(request, timeout=self.timeout) as response:
+            with self._opener.open(request, timeout=self.timeout if timeout is None else timeout) as response:
                 status, text = response.status, response.read().decode("utf-8", "replace")
         except urllib.error.HTTPError as error:
             try:
@@ -1199,9 +1225,39 @@ class Admin:
         ``request_id``, ``fault_tag``) selects, oldest first.
         ``requests(fault_tag="checkout-7")`` is what the rules tagged
         ``checkout-7`` did. A keyword given as ``None``, or ``None`` for
-        `filter`, is a ``TypeError`` (leave it out to select every entry)."""
+        `filter`, is a ``TypeError`` (leave it out to select every entry).
+        :meth:`wait_for_requests` waits on the server until the requests are
+        there and answered."""
         given = _journal_filter("requests", filter, filters)
         status, answer = self._call("requests", query=given.query())
+        return self._decode(status, Journal.from_json, answer)
+
+    def wait_for_requests(
+        self,
+        count: int,
+        filter: Union[RequestFilter, _Unset] = _Unset.UNSET,
+        *,
+        timeout: float = 5.0,
+        **filters: Any,
+    ) -> Journal:
+        """Like :meth:`requests`, but the server holds the answer until at
+        least `count` entries match and none of them is in flight (the
+        journal's ``met`` is then ``True``), or until `timeout` seconds have
+        passed (``False``, with the entries there were then): for a test
+        that cannot wait for the client itself, such as a UI test driving
+        an app in another process. ``met`` is also ``False`` at once for a
+        `count` above the journal's capacity, and when the server begins
+        stopping. The filters are those of :meth:`requests`
+        (``wait_for_requests(2, user=7, timeout=10)``). The call waits for
+        its answer `timeout` longer than the client's own timeout.
+        ``bad_query`` for a `count` below 1 or a `timeout` above 60 s;
+        ``journal_off`` (409) from a server that keeps no journal."""
+        if isinstance(count, bool) or not isinstance(count, int):
+            raise TypeError(f"wait_for_requests({count!r}): the count is an int")
+        given = _journal_filter("wait_for_requests", filter, filters)
+        wait = urllib.parse.urlencode({"wait_for": count, "timeout_ms": round(timeout * 1000)})
+        query = f"{given.query()}&{wait}" if given.query() else wait
+        status, answer = self._call("requests", query=query, timeout=self.timeout + max(timeout, 0))
         return self._decode(status, Journal.from_json, answer)
 
     def clear_requests(self, filter: Union[RequestFilter, _Unset] = _Unset.UNSET, **filters: Any) -> None:

@@ -35,6 +35,16 @@ import Foundation
 /// try await admin.clearRequests(RequestFilter(user: 7))
 /// ```
 ///
+/// A test that cannot wait for the app itself (a UI test driving the app in
+/// another process) waits on the server until the app's requests are there
+/// and answered:
+///
+/// ```swift
+/// // … the app under test likes post 42 …
+/// let journal = try await admin.waitForRequests(RequestFilter(route: .like, post: 42), count: 1, timeout: 10)
+/// XCTAssertEqual(journal.met, true, "an answered like within 10 s")
+/// ```
+///
 /// Every method throws ``AdminError``: with the status, code and message of
 /// the server's error answer, or without a status when no answer came. (A
 /// body JSON cannot hold, such as a NaN probability, throws the
@@ -259,12 +269,53 @@ public final class LikeKitAdmin: Sendable {
 
     /// `requests`: the request journal's entries that `filter` selects,
     /// oldest first. `RequestFilter(faultTag: "checkout-7")` is what the
-    /// rules tagged `checkout-7` did.
+    /// rules tagged `checkout-7` did. ``waitForRequests(_:count:timeout:)``
+    /// waits on the server until the requests are there and answered.
     ///
     /// - Throws: ``AdminError``: `bad_query` (a `faultTag` that is not 1 to
     ///   64 visible ASCII characters, say), …
     public func requests(_ filter: RequestFilter = .init()) async throws -> Journal {
         let (status, data) = try await send("requests", query: filter.queryItems)
+        return try decode(Journal.self, status, data)
+    }
+
+    /// `requests` with `wait_for` and `timeout_ms`: the server holds the
+    /// answer until at least `count` entries match `filter` and none of
+    /// them is in flight (the journal's ``Journal/met`` is then `true`), or
+    /// until `timeout` seconds have passed (`false`, with the entries there
+    /// were then). For a test that cannot wait for the client itself, such
+    /// as a UI test driving the app in another process. `met` is also
+    /// `false` at once for a `count` above the journal's capacity, and when
+    /// the server begins stopping. The call waits for its answer `timeout`
+    /// longer than the client's own ``timeout``.
+    ///
+    /// ```swift
+    /// let journal = try await admin.waitForRequests(RequestFilter(user: 7), count: 2, timeout: 10)
+    /// XCTAssertEqual(journal.met, true, "Ana's two requests, answered")
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - filter: the entries waited for (the filters of ``requests(_:)``).
+    ///   - count: how many of them, at least 1.
+    ///   - timeout: how long the server waits at most, in seconds: 5 by
+    ///     default, at most 60.
+    /// - Throws: ``AdminError``: `bad_query` for a `count` of 0 or a
+    ///   `timeout` out of range; `journal_off` (409) from a server that
+    ///   keeps no journal, …
+    public func waitForRequests(
+        _ filter: RequestFilter, count: UInt64, timeout: TimeInterval = 5
+    ) async throws -> Journal {
+        let milliseconds = (timeout * 1000).rounded()
+        // A timeout that is no whole number of milliseconds (NaN, infinite)
+        // is sent as it is, for the server to refuse.
+        let timeoutMs = Int64(exactly: milliseconds).map { String($0) } ?? String(describing: milliseconds)
+        let wait = [
+            URLQueryItem(name: "wait_for", value: String(count)),
+            URLQueryItem(name: "timeout_ms", value: timeoutMs),
+        ]
+        let waited = timeout.isFinite ? max(timeout, 0) : 0
+        let (status, data) = try await send(
+            "requests", query: filter.queryItems + wait, idleTimeout: self.timeout + waited)
         return try decode(Journal.self, status, data)
     }
 
@@ -305,12 +356,15 @@ public final class LikeKitAdmin: Sendable {
 
     /// Sends the operation `operationId` (with `id` in its path) and
     /// answers the status and body of a 2xx answer; any other answer
-    /// throws its ``AdminError``.
+    /// throws its ``AdminError``. `idleTimeout` replaces the client's
+    /// ``timeout`` for this call (a wait on the server sends nothing until
+    /// it ends).
     private func send(
         _ operationId: String,
         id: Int64? = nil,
         query: [URLQueryItem] = [],
-        body: Data? = nil
+        body: Data? = nil,
+        idleTimeout: TimeInterval? = nil
     ) async throws -> (Int, Data) {
         guard let operation = LikeKitAdmin.operations[operationId] else {
             preconditionFailure("no admin operation \(operationId) in LikeKitAdmin.operations")
@@ -337,7 +391,7 @@ public final class LikeKitAdmin: Sendable {
         }
         var request = URLRequest(url: url)
         request.httpMethod = operation.method
-        request.timeoutInterval = timeout
+        request.timeoutInterval = idleTimeout ?? timeout
         request.setValue(adminKey, forHTTPHeaderField: "X-Admin-Key")
         request.setValue("application/json", forHTTPHeaderField: "Accept")
         if let body {
@@ -1209,18 +1263,46 @@ public struct Journal: Codable, Sendable, Equatable {
     public var capacity: UInt64
     /// How many older entries were dropped to stay within it.
     public var dropped: UInt64
+    /// The `seq` of the last request that arrived, whether the filter
+    /// matches it or not (0 before the first): read it before the test
+    /// acts, then `RequestFilter(since: lastSeq)` selects only what came
+    /// after.
+    public var lastSeq: UInt64
+    /// Only on a read that waited (``LikeKitAdmin/waitForRequests(_:count:timeout:)``):
+    /// `true` when the entries it waited for are there, none of them in
+    /// flight; `false` when the wait ran out first (or the server began
+    /// stopping, or it asked for more than the journal holds). `nil` on a
+    /// read that did not wait, and left out of the JSON then.
+    public var met: Bool?
 
     /// A journal page with these fields.
-    public init(entries: [JournalEntry], capacity: UInt64, dropped: UInt64) {
+    public init(
+        entries: [JournalEntry], capacity: UInt64, dropped: UInt64, lastSeq: UInt64 = 0,
+        met: Bool? = nil
+    ) {
         self.entries = entries
         self.capacity = capacity
         self.dropped = dropped
+        self.lastSeq = lastSeq
+        self.met = met
     }
 
     enum CodingKeys: String, CodingKey {
         case entries
         case capacity
         case dropped
+        case lastSeq = "last_seq"
+        case met
+    }
+
+    public init(from decoder: Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        entries = try container.decode([JournalEntry].self, forKey: .entries)
+        capacity = try container.decode(UInt64.self, forKey: .capacity)
+        dropped = try container.decode(UInt64.self, forKey: .dropped)
+        // 0 from a server older than the field (`since: 0` selects every entry).
+        lastSeq = try container.decodeIfPresent(UInt64.self, forKey: .lastSeq) ?? 0
+        met = try container.decodeIfPresent(Bool.self, forKey: .met)
     }
 }
 

@@ -535,6 +535,89 @@ async fn the_admin_client_clears_the_requests_a_filter_matches() {
     t.stop().await;
 }
 
+/// `wait_for_requests` holds its answer until the requests it waits for
+/// are there and answered (`met: Some(true)`), or until its timeout
+/// (`Some(false)`); either wait outlasts the client's own call timeout
+/// (half a second here), and its parameters are the server's to refuse.
+#[tokio::test]
+async fn the_admin_client_waits_for_requests_on_the_server() {
+    use std::time::{Duration, Instant};
+
+    use likekit_proto::{
+        UserId,
+        admin::{FaultRoute, FaultRule, FaultRules, RequestFilter},
+    };
+    use likekit_testing::admin::AdminClient;
+
+    let t = TestServer::start().await;
+    t.setup(&[(7, "Ana")], &[42]).await;
+    let held = FaultRule {
+        latency_ms: 600,
+        ..FaultRule::new(FaultRoute::Like)
+    };
+    t.admin_client
+        .set_faults(&FaultRules::new(vec![held]))
+        .await
+        .unwrap();
+    let quick = reqwest::Client::builder()
+        .no_proxy()
+        .timeout(Duration::from_millis(500))
+        .build()
+        .unwrap();
+    let admin = AdminClient::with_client(quick, t.url(""), ADMIN_KEY);
+    let likes = RequestFilter {
+        user: Some(UserId::new(7).unwrap()),
+        ..RequestFilter::route(FaultRoute::Like)
+    };
+
+    let mut wait = Box::pin(admin.wait_for_requests(&likes, 1, Duration::from_secs(10)));
+    tokio::select! {
+        page = &mut wait => panic!("answered before any like: {page:?}"),
+        () = tokio::time::sleep(Duration::from_millis(200)) => {}
+    }
+    let sent = Instant::now();
+    let like = tokio::spawn(t.as_user(7, Method::POST, "/posts/42/like").send());
+    tokio::select! {
+        page = &mut wait => panic!("answered while the like was in flight: {page:?}"),
+        () = tokio::time::sleep(Duration::from_millis(300)) => {}
+    }
+    let page = wait.await.unwrap();
+    assert!(sent.elapsed() >= Duration::from_millis(600), "{page:?}");
+    assert_eq!(like.await.unwrap().unwrap().status(), StatusCode::OK);
+    assert_eq!(page.met, Some(true));
+    let answered: Vec<_> = page
+        .entries
+        .iter()
+        .map(|e| (e.status, e.in_flight))
+        .collect();
+    assert_eq!(answered, [(Some(200), false)], "{page:?}");
+
+    // Two likes asked for, one there: the wait runs out, past the client's
+    // own 0.5 s.
+    let started = Instant::now();
+    let page = admin
+        .wait_for_requests(&likes, 2, Duration::from_millis(800))
+        .await
+        .unwrap();
+    assert!(started.elapsed() >= Duration::from_millis(800));
+    assert_eq!((page.met, page.entries.len()), (Some(false), 1));
+    // A read that does not wait says nothing of `met`.
+    assert_eq!(admin.requests(&likes).await.unwrap().met, None);
+
+    for (count, timeout) in [(0, Duration::from_secs(1)), (1, Duration::from_secs(61))] {
+        let err = admin
+            .wait_for_requests(&likes, count, timeout)
+            .await
+            .unwrap_err();
+        assert_eq!(
+            (err.status(), err.code()),
+            (Some(StatusCode::BAD_REQUEST), "bad_query"),
+            "{err}"
+        );
+    }
+    t.stop().await;
+}
+
 /// Every call checks its 2xx answer: a server that is not the mock (a
 /// web page answering 200 to any path, say) makes each operation fail as
 /// `unreadable` with the answer's status, never pass silently; and

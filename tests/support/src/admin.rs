@@ -23,6 +23,25 @@
 //! # Ok(())
 //! # }
 //! ```
+//!
+//! A test that cannot wait for the app itself (a UI test driving another
+//! process) waits on the server for the app's requests instead:
+//!
+//! ```no_run
+//! # async fn run(admin: likekit_testing::admin::AdminClient) -> Result<(), likekit_testing::admin::AdminError> {
+//! use std::time::Duration;
+//! use likekit_proto::{PostId, admin::{FaultRoute, RequestFilter}};
+//!
+//! let likes = RequestFilter {
+//!     post: Some(PostId::new(42).unwrap()),
+//!     ..RequestFilter::route(FaultRoute::Like)
+//! };
+//! // … tap like in the app under test …
+//! let journal = admin.wait_for_requests(&likes, 1, Duration::from_secs(10)).await?;
+//! assert_eq!(journal.met, Some(true), "the like was sent and answered: {journal:?}");
+//! # Ok(())
+//! # }
+//! ```
 
 use std::{fmt, time::Duration};
 
@@ -30,7 +49,7 @@ use likekit_proto::{
     ErrorBody, PostId, UserId,
     admin::{
         Ack, FaultFilter, FaultRule, FaultRules, Friends, Journal, NewFaultRules, NewPost, NewUser,
-        RequestFilter, Seed, StoredPost, StoredUser, TokenRequest, TokenResponse,
+        RequestFilter, RequestWait, Seed, StoredPost, StoredUser, TokenRequest, TokenResponse,
     },
 };
 use reqwest::{Method, StatusCode};
@@ -188,6 +207,10 @@ pub const OPERATIONS: &[Operation] = &[
     SEED,
 ];
 
+/// How long a call of [`AdminClient::new`]'s client may take; a journal
+/// read that waits takes its wait longer.
+const CALL_TIMEOUT: Duration = Duration::from_secs(30);
+
 /// A client for one server's admin API, sending its key in `X-Admin-Key`.
 #[derive(Debug, Clone)]
 pub struct AdminClient {
@@ -210,7 +233,7 @@ impl AdminClient {
     ) -> Result<Self, AdminError> {
         let http = reqwest::Client::builder()
             .no_proxy()
-            .timeout(Duration::from_secs(30))
+            .timeout(CALL_TIMEOUT)
             .build()?;
         Ok(Self::with_client(http, base_url, admin_key))
     }
@@ -248,6 +271,13 @@ impl AdminClient {
         match request.query {
             Query::None => {}
             Query::Requests(filter) => http = http.query(filter),
+            Query::Waiting(filter, wait) => {
+                http = http.query(filter).query(&wait);
+                // The answer comes when the wait ends: the call's own
+                // limit starts from there.
+                let waited = Duration::from_millis(wait.timeout_ms.unwrap_or_default());
+                http = http.timeout(waited.saturating_add(CALL_TIMEOUT));
+            }
             Query::Faults(filter) => http = http.query(filter),
         }
         if let Some(body) = request.body {
@@ -478,6 +508,8 @@ impl AdminClient {
     /// `requests`: the request journal's entries that `filter` selects,
     /// oldest first. Each names its request's id (`request_id`, the
     /// answer's `X-Request-Id`); `RequestFilter::request_id` finds one.
+    /// To wait on the server until the requests are there and answered,
+    /// see [`wait_for_requests`](Self::wait_for_requests).
     ///
     /// ```no_run
     /// # async fn run(admin: likekit_testing::admin::AdminClient) {
@@ -493,6 +525,56 @@ impl AdminClient {
     pub async fn requests(&self, filter: &RequestFilter) -> Result<Journal, AdminError> {
         let request = Call {
             query: Query::Requests(filter),
+            ..Call::NONE
+        };
+        let (_, journal) = self.call_json(&REQUESTS, request).await?;
+        Ok(journal)
+    }
+
+    /// `requests` with `wait_for` and `timeout_ms`: the server holds the
+    /// answer until at least `count` entries match `filter` and none of
+    /// them is in flight (the journal's `met` is then `Some(true)`), or
+    /// until `timeout` has passed (`Some(false)`, with the entries there
+    /// were then). For a test that cannot wait for the client itself,
+    /// such as a UI test driving an app in another process. `met` is also
+    /// `Some(false)` at once for a `count` above the journal's capacity, and
+    /// when the server begins stopping. The call itself may take `timeout`
+    /// plus 30 s before it gives up on an answer.
+    ///
+    /// ```no_run
+    /// # async fn run(admin: likekit_testing::admin::AdminClient) {
+    /// use std::time::Duration;
+    /// use likekit_proto::{UserId, admin::RequestFilter};
+    /// let ana = RequestFilter {
+    ///     user: Some(UserId::new(7).unwrap()),
+    ///     ..RequestFilter::default()
+    /// };
+    /// let journal = admin
+    ///     .wait_for_requests(&ana, 2, Duration::from_secs(10))
+    ///     .await
+    ///     .unwrap();
+    /// assert_eq!(journal.met, Some(true), "Ana's two requests, answered");
+    /// # }
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// `bad_query` for a `count` of 0 or a `timeout` above 60 s
+    /// ([`RequestWait::MAX_TIMEOUT_MS`]); `journal_off` (409) from a
+    /// server that keeps no journal; the other admin errors, as
+    /// [`AdminError::Api`].
+    pub async fn wait_for_requests(
+        &self,
+        filter: &RequestFilter,
+        count: u64,
+        timeout: Duration,
+    ) -> Result<Journal, AdminError> {
+        let wait = RequestWait {
+            wait_for: Some(count),
+            timeout_ms: Some(u64::try_from(timeout.as_millis()).unwrap_or(u64::MAX)),
+        };
+        let request = Call {
+            query: Query::Waiting(filter, wait),
             ..Call::NONE
         };
         let (_, journal) = self.call_json(&REQUESTS, request).await?;
@@ -589,6 +671,8 @@ struct Call<'a, B> {
 enum Query<'a> {
     None,
     Requests(&'a RequestFilter),
+    /// A journal read that waits: its filters, then its wait.
+    Waiting(&'a RequestFilter, RequestWait),
     Faults(&'a FaultFilter),
 }
 

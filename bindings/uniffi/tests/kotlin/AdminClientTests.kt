@@ -32,6 +32,8 @@ import java.net.http.HttpClient
 import java.net.http.HttpRequest
 import java.net.http.HttpResponse
 import java.time.Duration
+import java.util.concurrent.CompletableFuture
+import java.util.concurrent.TimeUnit
 
 /** Decoding then encoding with the client's type of each schema the examples are checked against. */
 private val ROUND_TRIPS: Map<String, (String) -> String> = mapOf(
@@ -352,14 +354,66 @@ fun adminClientTests(t: Harness, server: TestServer) {
             .filter { !java.lang.reflect.Modifier.isStatic(it.modifiers) && !it.isSynthetic }
             .map { field -> field.name.replace(capital) { "_" + it.value.lowercase() } }
             .toSet()
+        // GET also takes the wait of waitForRequests; DELETE waits for nothing.
+        expectEqual(parameters("/admin/requests", "get"), fields + setOf("wait_for", "timeout_ms"), "get /admin/requests: RequestFilter's fields and the wait's")
+        expectEqual(parameters("/admin/requests", "delete"), fields, "delete /admin/requests: RequestFilter's fields")
         for (method in listOf("get", "delete")) {
-            expectEqual(parameters("/admin/requests", method), fields, "$method /admin/requests: RequestFilter's fields")
             expectEqual(setOf<Any?>("tag"), parameters("/admin/faults", method), "$method /admin/faults: the tag alone")
         }
         // Every filter at once: the server knows each name the client sends (an unknown one is bad_query).
         val every = RequestFilter(FaultRoute.LIKES, FaultMethod.GET, server.nextId(), server.nextId(), 0L, "no-such-id", "no-such-tag")
         expectEqual(emptyList<JournalEntry>(), admin.requests(every).entries, "every filter at once")
+        val waited = admin.waitForRequests(every, count = 1, timeoutMs = 1)
+        expectEqual(false to emptyList<JournalEntry>(), waited.met to waited.entries, "(met, entries) of a wait with every filter")
         admin.clearRequests(every)
+    }
+
+    t.test("admin client: waitForRequests answers once the requests are there and answered (met), or when its timeout runs out (not met), past the client's own timeout") {
+        val (ana, post) = server.user("Ana") to server.post()
+        val token = server.token(ana)
+        val tag = "wait-for-requests"
+        val likes = RequestFilter(route = FaultRoute.LIKE, post = post)
+        // Each wait below outlasts this client's own half second.
+        val quick = LikeKitAdmin(server.url, server.adminKey, timeoutMs = 500)
+        admin.addFaults(listOf(FaultRule(FaultRoute.LIKE, post = post, latencyMs = 600, tag = tag)))
+        try {
+            val waiting = CompletableFuture.supplyAsync { quick.waitForRequests(likes, count = 1, timeoutMs = 10_000) }
+            Thread.sleep(200)
+            expect(!waiting.isDone) { "answered before any like: ${runCatching { waiting.get() }}" }
+            val sent = System.nanoTime()
+            val liked = CompletableFuture.supplyAsync { server.asViewer("POST", "/posts/$post/like", token).first }
+            Thread.sleep(300)
+            expect(!waiting.isDone) { "answered while the like was in flight: ${runCatching { waiting.get() }}" }
+            val journal = waiting.get(15, TimeUnit.SECONDS)
+            val waitedMs = (System.nanoTime() - sent) / 1_000_000
+            expect(waitedMs >= 600) { "answered ${waitedMs} ms after the like was sent, before its 600 ms latency: $journal" }
+            expectEqual(200, liked.get(15, TimeUnit.SECONDS), "the like's status")
+            expectEqual(true, journal.met, "met")
+            expectEqual(listOf(200 to false), journal.entries.map { it.status to it.inFlight }, "(status, in flight) of the like")
+
+            // Two asked for, one there: the wait runs out and says so.
+            val started = System.nanoTime()
+            val short = quick.waitForRequests(likes, count = 2, timeoutMs = 800)
+            val shortMs = (System.nanoTime() - started) / 1_000_000
+            expect(shortMs >= 800) { "answered after $shortMs ms, before the wait's 800: $short" }
+            expectEqual(false to 1, short.met to short.entries.size, "(met, entries) of a wait that ran out")
+            expectEqual(null, admin.requests(likes).met, "met of a read that does not wait")
+
+            for ((count, timeoutMs) in listOf(0L to 1_000L, 1L to 60_001L)) {
+                val refusal = adminError("waitForRequests($count, $timeoutMs)") { admin.waitForRequests(likes, count, timeoutMs) }
+                expectEqual(400 to "bad_query", refusal.status to refusal.code, "(status, code) of waitForRequests($count, $timeoutMs)")
+            }
+        } finally {
+            admin.clearFaults(tag = tag)
+            admin.clearRequests(RequestFilter(post = post))
+        }
+
+        // `met` is read, and written back, only when there is one.
+        val waitedJson = """{"entries": [], "capacity": 10, "dropped": 0, "met": true}"""
+        expectEqual(Journal(emptyList(), 10, 0, met = true), Journal.fromJson(waitedJson), "a journal that waited")
+        expectEqual(true, (TestJson.parse(Journal.fromJson(waitedJson).toJson()) as Map<*, *>)["met"], "met written back")
+        expect("met" !in (TestJson.parse(Journal(emptyList(), 10, 0).toJson()) as Map<*, *>)) { "met written without a wait" }
+        refused("a met that is not a boolean") { Journal.fromJson("""{"entries": [], "capacity": 10, "dropped": 0, "met": "yes"}""") }
     }
 
     t.test("admin client: errors are LikeKitAdminException with the status and code answered, or no status without an answer") {

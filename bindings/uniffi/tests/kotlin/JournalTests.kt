@@ -374,7 +374,8 @@ fun journalTests(t: Harness, server: TestServer, viewer: Long, tokens: TokenProv
                         // Retries used up: still pending, the view saying why.
                         val held = rec.awaitChange(10_000) { it.pending && it.error != null }.view
                         expect(held.error is LikeException.Server) { "held with ${held.error}" }
-                        waitFor("a few offline tries") { server.requests(RequestFilter(route = FaultRoute.LIKE, post = post)).size >= 4 }
+                        val tries = server.admin.waitForRequests(RequestFilter(route = FaultRoute.LIKE, post = post), count = 4, timeoutMs = 15_000)
+                        expectEqual(true, tries.met, "a few offline tries, answered (${tries.entries.size} seen)")
                         val view = c.view(post)!!
                         expect(view.liked && view.pending) { "view while offline $view" }
                         expect(rec.failures.isEmpty()) { "failures ${rec.failures}" }

@@ -6,6 +6,7 @@ import contextlib
 import http.server
 import inspect
 import json
+import os
 import socket
 import threading
 import time
@@ -198,9 +199,18 @@ def test_the_filters_are_the_documents_query_parameters(openapi, operation):
     names = [p["name"] for p in parameters]
     assert names, f"{operation} takes a query"
     if operation in ("requests", "clear_requests"):
-        assert list(RequestFilter._KEYS) == names
-        given = RequestFilter(**{p["name"]: sample_of(openapi, p["schema"]) for p in parameters})
-        assert list(urllib.parse.parse_qs(given.query())) == names, "every filter given is sent"
+        # GET also takes the wait of wait_for_requests; DELETE waits for nothing.
+        wait = ["wait_for", "timeout_ms"] if operation == "requests" else []
+        assert list(RequestFilter._KEYS) + wait == names
+        filters = [p for p in parameters if p["name"] not in wait]
+        given = RequestFilter(**{p["name"]: sample_of(openapi, p["schema"]) for p in filters})
+        assert list(urllib.parse.parse_qs(given.query())) == list(RequestFilter._KEYS), "every filter given is sent"
+        if wait:
+            with _recording_stub(200, b'{"entries": [], "capacity": 1, "dropped": 0, "met": false}') as (url, seen):
+                Admin(url, "key", timeout=5).wait_for_requests(1, given, timeout=0.25)
+            (sent,) = seen
+            query = urllib.parse.urlsplit(sent.split(" ", 1)[1]).query
+            assert list(urllib.parse.parse_qs(query)) == names, "every filter and the wait are sent"
     else:
         # get_faults and clear_faults take the tag alone, by the same name.
         assert names == ["tag"]
@@ -893,6 +903,69 @@ def test_adding_past_256_rules_is_too_many_rules_and_adds_nothing(admin):
     finally:
         admin.clear_faults(tag="full-house")
     assert len(admin.get_faults().rules) == others
+
+
+def test_wait_for_requests_answers_once_they_are_there_and_answered_or_when_it_runs_out(admin):
+    """The server holds the answer until the like is answered (``met``),
+    not while it is in flight; a wait for more than there is runs out
+    (not ``met``). Each wait outlasts the client's own half second."""
+    ana, post = admin.user("Ana"), admin.post()
+    token = admin.token(ana)
+    tag = "wait-for-requests"
+    quick = Admin(admin.url, os.environ["LIKEKIT_ADMIN_KEY"], timeout=0.5)
+    admin.add_faults([FaultRule(FaultRoute.LIKE, post=post, latency_ms=600, tag=tag)])
+    try:
+        answers = {}
+
+        def wait():
+            answers["journal"] = quick.wait_for_requests(1, route=FaultRoute.LIKE, post=post, timeout=10)
+
+        waiting = threading.Thread(target=wait)
+        waiting.start()
+        waiting.join(0.2)
+        assert waiting.is_alive(), f"answered before any like: {answers}"
+        sent = time.monotonic()
+        liking = threading.Thread(
+            target=lambda: answers.setdefault("like", admin.as_viewer("POST", f"/posts/{post}/like", token))
+        )
+        liking.start()
+        waiting.join(0.3)
+        assert waiting.is_alive(), f"answered while the like was in flight: {answers}"
+        waiting.join(15)
+        liking.join(15)
+        assert time.monotonic() - sent >= 0.6, "answered before the like's 600 ms latency"
+        assert answers["like"][0] == 200
+        journal = answers["journal"]
+        assert journal.met is True
+        assert [(e.status, e.in_flight) for e in journal.entries] == [(200, False)]
+
+        # Two asked for, one there: the wait runs out and says so.
+        started = time.monotonic()
+        short = quick.wait_for_requests(2, RequestFilter(route=FaultRoute.LIKE, post=post), timeout=0.8)
+        assert time.monotonic() - started >= 0.8
+        assert (short.met, len(short.entries)) == (False, 1)
+        assert admin.requests(route=FaultRoute.LIKE, post=post).met is None, "a read that does not wait"
+
+        for count, timeout in ((0, 1), (1, 60.001)):
+            with pytest.raises(AdminError) as refused:
+                admin.wait_for_requests(count, post=post, timeout=timeout)
+            assert (refused.value.status, refused.value.code) == (400, "bad_query")
+        with pytest.raises(TypeError):
+            admin.wait_for_requests(1, post=None)
+        with pytest.raises(TypeError):
+            admin.wait_for_requests("1", post=post)
+    finally:
+        admin.clear_faults(tag=tag)
+        admin.clear_requests(post=post)
+
+
+def test_a_journal_carries_met_only_when_it_waited():
+    waited = Journal.from_json({"entries": [], "capacity": 10, "dropped": 0, "met": True})
+    assert waited == Journal([], 10, 0, met=True)
+    assert waited.to_json()["met"] is True
+    assert "met" not in Journal([], 10, 0).to_json()
+    with pytest.raises(ValueError, match="Journal.met"):
+        Journal.from_json({"entries": [], "capacity": 10, "dropped": 0, "met": "yes"})
 
 
 def test_clear_requests_with_a_filter_keeps_another_users_entries(admin):

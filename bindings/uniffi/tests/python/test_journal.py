@@ -267,7 +267,8 @@ def test_keep_while_offline_holds_the_tap_then_saves(admin, viewer, faults, make
     client.set_liked(post, True)
     # retries used up: still pending, the view saying why
     rec.await_change(lambda v: v.pending and v.error is not None, timeout=10)
-    wait_for("a few offline tries", lambda: len(admin.entries(route=FaultRoute.LIKE, post=post)) >= 4)
+    tries = admin.wait_for_requests(4, route=FaultRoute.LIKE, post=post, timeout=15)
+    assert tries.met, f"a few offline tries, answered ({len(tries.entries)} seen)"
     view = client.view(post)
     assert view.liked and view.pending and rec.failures == []
     admin.clear_faults()

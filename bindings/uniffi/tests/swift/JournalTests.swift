@@ -429,9 +429,8 @@ final class JournalTests: XCTestCase {
             // Retries used up: still pending, the view saying why.
             let held = try XCTUnwrap(rec.awaitChange(timeout: 10) { $0.pending && $0.error != nil }).view
             XCTAssertEqual(held.error.map(caseName), "Server")
-            try await waitFor("a few offline tries") {
-                try await self.admin.requests(RequestFilter(route: .like, post: post)).entries.count >= 4
-            }
+            let tries = try await admin.waitForRequests(RequestFilter(route: .like, post: post), count: 4, timeout: 15)
+            XCTAssertEqual(tries.met, true, "a few offline tries, answered (\(tries.entries.count) seen)")
             let view = try XCTUnwrap(try client.view(postId: post))
             XCTAssertTrue(view.liked && view.pending, "\(view)")
             XCTAssertNil(rec.awaitFailure(timeout: 0), "nobody hears \"didn't save\"")

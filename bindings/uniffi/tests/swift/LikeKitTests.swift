@@ -1413,6 +1413,72 @@ final class LikeKitTests: XCTestCase {
         XCTAssertEqual(none, [])
     }
 
+    /// `waitForRequests` answers once the requests it waits for are there
+    /// and answered (`met`), not while one is in flight; a wait for more
+    /// than there is runs out (not `met`). Each wait outlasts the client's
+    /// own half second.
+    func testWaitForRequestsAnswersOnceTheyAreThereAndAnsweredOrWhenItRunsOut() async throws {
+        let ana = try await admin.user("Ana")
+        let post = try await admin.post()
+        let token = try await admin.mintToken(user: ana)
+        let key = try XCTUnwrap(ProcessInfo.processInfo.environment["LIKEKIT_ADMIN_KEY"])
+        let quick = LikeKitAdmin(baseURL: admin.baseURL, adminKey: key, timeout: 0.5)
+        let likes = RequestFilter(route: .like, post: post)
+        let tag = "wait-for-requests"
+        try await admin.addFaults([FaultRule(route: .like, post: post, latencyMs: 600, tag: tag)])
+        do {
+            let waiting = Task { () -> (Journal, Date) in
+                let journal = try await quick.waitForRequests(likes, count: 1, timeout: 10)
+                return (journal, Date())
+            }
+            try await Task.sleep(nanoseconds: 200_000_000)
+            let sent = Date()
+            let liked = try await send("POST", "/posts/\(post)/like", token: token).0
+            XCTAssertEqual(liked, 200)
+            let (journal, answered) = try await waiting.value
+            let waited = answered.timeIntervalSince(sent)
+            XCTAssertGreaterThanOrEqual(waited, 0.6, "answered \(waited) s after the like was sent, before its latency")
+            XCTAssertEqual(journal.met, true)
+            XCTAssertEqual(journal.entries.map(\.status), [200])
+            XCTAssertEqual(journal.entries.map(\.inFlight), [false])
+
+            // Two asked for, one there: the wait runs out and says so.
+            let started = Date()
+            let short = try await quick.waitForRequests(likes, count: 2, timeout: 0.8)
+            XCTAssertGreaterThanOrEqual(Date().timeIntervalSince(started), 0.8)
+            XCTAssertEqual(short.met, false)
+            XCTAssertEqual(short.entries.count, 1)
+            let plain = try await admin.requests(likes)
+            XCTAssertNil(plain.met, "a read that does not wait")
+
+            let refusals: [(UInt64, TimeInterval)] = [(0, 1), (1, 61), (1, .infinity)]
+            for (count, timeout) in refusals {
+                do {
+                    _ = try await admin.waitForRequests(likes, count: count, timeout: timeout)
+                    XCTFail("waitForRequests(count: \(count), timeout: \(timeout)) was accepted")
+                } catch let error as AdminError {
+                    XCTAssertEqual(error.status, 400, error.message)
+                    XCTAssertEqual(error.code, "bad_query", error.message)
+                }
+            }
+        } catch {
+            _ = try? await admin.clearFaults(tag: tag)
+            throw error
+        }
+        try await admin.clearFaults(tag: tag)
+        try await admin.clearRequests(RequestFilter(post: post))
+
+        // `met` is read, and written back, only when there is one.
+        let waitedJSON = Data(#"{"entries": [], "capacity": 10, "dropped": 0, "met": true}"#.utf8)
+        let decoded = try JSONDecoder().decode(Journal.self, from: waitedJSON)
+        XCTAssertEqual(decoded, Journal(entries: [], capacity: 10, dropped: 0, met: true))
+        let written = try JSONDecoder().decode(JSONValue.self, from: JSONEncoder().encode(decoded))
+        XCTAssertEqual(written["met"], JSONValue.bool(true))
+        let plainJSON = try JSONEncoder().encode(Journal(entries: [], capacity: 10, dropped: 0))
+        let plainWritten = try JSONDecoder().decode(JSONValue.self, from: plainJSON)
+        XCTAssertNil(plainWritten["met"], "met written without a wait")
+    }
+
     /// The journal names each request by its `X-Request-Id` (the client's
     /// own, or one the server made) and finds it by that id.
     func testTheJournalNamesEachRequestByItsId() async throws {

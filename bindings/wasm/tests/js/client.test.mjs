@@ -755,16 +755,26 @@ test("the admin client's filters are the query parameters /openapi.json declares
       requests: (filter) => stubAdmin.requests(filter),
       clear_requests: (filter) => stubAdmin.clearRequests(filter),
     };
+    // GET /admin/requests also takes the wait of waitForRequests; DELETE waits for nothing.
+    const wait = ["wait_for", "timeout_ms"];
+    const sentKeys = () => [...new URL(stub.seen.at(-1).url, stub.url).searchParams.keys()].sort();
     for (const [operation, call] of Object.entries(withFilter)) {
       const { method, path } = OPERATIONS[operation];
       const parameters = paths[path][method.toLowerCase()].parameters ?? [];
-      const filter = Object.fromEntries(parameters.map((p) => [p.name, sampleOf(p.schema, components.schemas)]));
+      const waits = parameters.map((p) => p.name).filter((name) => wait.includes(name));
+      assert.deepEqual(waits, operation === "requests" ? wait : [], `${operation}: the wait's parameters`);
+      const filters = parameters.filter((p) => !wait.includes(p.name));
+      const filter = Object.fromEntries(filters.map((p) => [p.name, sampleOf(p.schema, components.schemas)]));
       assert.ok(Object.keys(filter).length > 0, `${operation} takes a query`);
       await call(filter);
-      const sent = new URL(stub.seen.at(-1).url, stub.url).searchParams;
-      assert.deepEqual([...sent.keys()].sort(), Object.keys(filter).sort(), `${operation} sends every filter`);
+      assert.deepEqual(sentKeys(), Object.keys(filter).sort(), `${operation} sends every filter`);
+      if (operation === "requests") {
+        await stubAdmin.waitForRequests(filter, 1, { timeoutMs: 1 });
+        const every = parameters.map((p) => p.name).sort();
+        assert.deepEqual(sentKeys(), every, "waitForRequests sends every filter and the wait");
+      }
     }
-    assert.equal(stub.seen.length, Object.keys(withFilter).length);
+    assert.equal(stub.seen.length, Object.keys(withFilter).length + 1);
   } finally {
     await stub.close();
   }
@@ -1433,6 +1443,78 @@ test("addFaults past 256 rules in force is too_many_rules (409), and adds nothin
     await admin.clearFaults({ tag: "full-house" });
   }
   assert.equal((await admin.getFaults()).rules.length, others);
+});
+
+test("waitForRequests answers once the requests are there and answered (met), or when its wait runs out (not met), past the client's own timeout", async () => {
+  const ana = 76;
+  const post = await newPost(205);
+  await admin.createUser(ana, "Ana");
+  const token = await admin.mintToken(ana);
+  const likes = { route: "like", post };
+  const tag = "wait-for-requests";
+  // Each wait below outlasts this client's own half second.
+  const quick = new LikeKitAdmin(SERVER, ADMIN_KEY, { timeoutMs: 500 });
+  await admin.addFaults([{ route: "like", post, latency_ms: 600, tag }]);
+  try {
+    let answered = null;
+    const waiting = quick.waitForRequests(likes, 1, { timeoutMs: 10_000 }).then((journal) => (answered = journal));
+    waiting.catch(() => {}); // awaited below
+    await sleep(200);
+    assert.equal(answered, null, "answered before any like");
+    const sent = performance.now();
+    const liked = fetch(`${SERVER}/posts/${post}/like`, {
+      method: "POST",
+      headers: { Authorization: `Bearer ${token}` },
+    });
+    await sleep(300);
+    assert.equal(answered, null, "answered while the like was in flight");
+    const journal = await waiting;
+    const waited = performance.now() - sent;
+    assert.ok(waited >= 600, `answered ${waited} ms after the like was sent, before its 600 ms latency`);
+    assert.equal((await liked).status, 200);
+    assert.equal(journal.met, true);
+    assert.deepEqual(
+      journal.entries.map((e) => [e.status, e.in_flight]),
+      [[200, false]],
+    );
+
+    // Two asked for, one there: the wait runs out and says so.
+    const started = performance.now();
+    const short = await quick.waitForRequests(likes, 2, { timeoutMs: 800 });
+    assert.ok(performance.now() - started >= 800, "answered before the wait's 800 ms");
+    assert.deepEqual([short.met, short.entries.length], [false, 1]);
+    assert.equal(Object.hasOwn(await admin.requests(likes), "met"), false, "a read that does not wait");
+
+    for (const [count, options] of [[0, {}], [1, { timeoutMs: 60_001 }]]) {
+      await assert.rejects(admin.waitForRequests(likes, count, options), (err) => {
+        assert.ok(err instanceof AdminError);
+        assert.deepEqual([err.status, err.code, err.operation], [400, "bad_query", "requests"]);
+        return true;
+      });
+    }
+    for (const call of [
+      () => admin.waitForRequests(likes, -1),
+      () => admin.waitForRequests(likes, 1.5),
+      () => admin.waitForRequests(likes, 1, { timeout: 5 }),
+      () => admin.waitForRequests(likes, 1, { timeoutMs: "5" }),
+      () => admin.waitForRequests({ post: undefined }, 1),
+      () => admin.waitForRequests(undefined, 1),
+    ]) {
+      await assert.rejects(call(), TypeError);
+    }
+  } finally {
+    await admin.clearFaults({ tag });
+    await admin.clearRequests({ post });
+  }
+
+  // `met` is read, and written back, only when there is one; `last_seq`
+  // is 0 from a server older than the field.
+  const waited = { entries: [], capacity: 10, dropped: 0, last_seq: 7, met: true };
+  assert.deepEqual(decodeJournal(waited), waited);
+  assert.deepEqual(encodeJournal(decodeJournal(waited)), waited);
+  assert.equal(Object.hasOwn(encodeJournal({ entries: [], capacity: 10, dropped: 0, last_seq: 0 }), "met"), false);
+  assert.equal(decodeJournal({ entries: [], capacity: 10, dropped: 0 }).last_seq, 0);
+  assert.throws(() => decodeJournal({ ...waited, met: "yes" }), { name: "AdminError", message: /Journal\.met/ });
 });
 
 test("clearRequests with a filter removes only the entries it matches; another user's stay", async () => {

@@ -267,10 +267,13 @@ test("without the lock, a tab opened while another's like is out sends it again,
       const { liked, pending } = window.tab.client.setLiked(post, false);
       return { liked, pending };
     }, who.post), { liked: false, pending: true });
-    await until(
-      async () => (await sent(who)).some((entry) => entry.method === "DELETE" && entry.status === 200),
-      "tab A's unlike answered",
+    const unlikes = await admin.waitForRequests(
+      { route: "unlike", user: who.viewer, post: who.post },
+      1,
+      { timeoutMs: LONG },
     );
+    assert.equal(unlikes.met, true, "tab A's unlike answered");
+    assert.deepEqual(unlikes.entries.map((entry) => entry.status), [200]);
     await waitIdle(a);
 
     // B's like lands only now, after A's unlike.

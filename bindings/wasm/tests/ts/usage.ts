@@ -104,6 +104,7 @@ import {
   type StoredPost,
   type StoredUser,
   type TruncateAction,
+  type WaitOptions,
   type WriteResult,
 } from "likekit-wasm/testing";
 
@@ -391,6 +392,14 @@ const adminMembers: { [K in keyof LikeKitAdmin]: (admin: LikeKitAdmin) => unknow
     const dropped: boolean = faults.includes("drop") || faults.includes("latency");
     return [journal.capacity, journal.dropped, writes, (await admin.requests()).entries.length, routes, dropped];
   },
+  waitForRequests: async (admin) => {
+    // A test in another process than the app waits on the server for the app's requests.
+    const options: WaitOptions = { timeoutMs: 10_000 };
+    const journal: Journal = await admin.waitForRequests({ route: "like", post: 42 }, 1, options);
+    const met: boolean | undefined = journal.met;
+    const all: Journal = await admin.waitForRequests({}, 2);
+    return [met === true, journal.entries.length, all.met];
+  },
   clearRequests: async (admin) => {
     const mine: RequestFilter = { user: 1, post: 42 };
     await admin.clearRequests(mine);
@@ -452,7 +461,7 @@ export async function adminSetUp(baseUrl: string, key: string): Promise<unknown[
   const used: RuleState = decodeRuleState(encodeRuleState({ matched: 3, fired: 3, acted: 2, fail_next_left: 0 }));
   const rules: FaultRules = decodeFaultRules(encodeFaultRules({ rules: [rule], state: [used] }));
   const action: FaultAction = decodeFaultAction(encodeFaultAction(actions[1]));
-  const journal: Journal = decodeJournal(encodeJournal({ entries: [], capacity: 1, dropped: 0 }));
+  const journal: Journal = decodeJournal(encodeJournal({ entries: [], capacity: 1, dropped: 0, last_seq: 0 }));
   const entry: JournalEntry = decodeJournalEntry(json);
   const again: Record<string, unknown> = encodeJournalEntry(entry);
   // Type tests: what the server never writes in an entry does not type-check.
