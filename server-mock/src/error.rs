@@ -342,20 +342,67 @@ fn refused_id_code(text: &str) -> Option<&'static str> {
 
 impl From<QueryRejection> for ApiError {
     fn from(rejection: QueryRejection) -> Self {
-        // The field and serde's reason (`user: invalid digit found in
-        // string`), without axum's preamble, as the body errors read.
+        // The field and serde's reason, without axum's preamble, as the
+        // body errors read.
         let text = rejection.body_text();
         let text = text
             .strip_prefix("Failed to deserialize query string: ")
             .unwrap_or(&text);
-        Self::bad_request(code::BAD_QUERY, text)
+        Self::bad_request(
+            code::BAD_QUERY,
+            query_id_reason(text).unwrap_or(text.to_owned()),
+        )
     }
+}
+
+/// An id in a query (`user=`, `post=`) is parsed by the query reader, whose
+/// words are those of Rust's integer parser (`user: invalid digit found in
+/// string`): said instead as the ids' range, as a body's id error says it.
+fn query_id_reason(text: &str) -> Option<String> {
+    let (field, reason) = text.split_once(": ")?;
+    let why = match reason {
+        "invalid digit found in string" => "is not one",
+        "cannot parse integer from empty string" => "is empty",
+        "number too large to fit in target type" => "is too large",
+        _ => return None,
+    };
+    Some(format!(
+        "{field}: ids are whole numbers from 1 to {}; the value given {why}",
+        likekit_proto::MAX_ID
+    ))
 }
 
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
+
+    /// An id in a query that is not one says so in the ids' own terms, not
+    /// the integer parser's.
+    #[test]
+    fn a_bad_id_in_a_query_names_the_ids_range() {
+        for (query, why) in [
+            ("user=abc", "is not one"),
+            ("user=", "is empty"),
+            ("post=-1", "is not one"),
+            ("post=99999999999999999999", "is too large"),
+        ] {
+            let uri: axum::http::Uri = format!("/?{query}").parse().unwrap();
+            let rejection =
+                axum::extract::Query::<likekit_proto::admin::RequestFilter>::try_from_uri(&uri)
+                    .unwrap_err();
+            let answer = ApiError::from(rejection);
+            assert_eq!(answer.code(), code::BAD_QUERY);
+            let field = query.split('=').next().unwrap();
+            assert_eq!(
+                answer.message(),
+                format!(
+                    "{field}: ids are whole numbers from 1 to 9223372036854775807; the value given {why}"
+                ),
+                "{query}"
+            );
+        }
+    }
 
     /// A failure of the store that passes is 503 `unavailable` with
     /// `Retry-After`, and says nothing of the database; any other is 500
