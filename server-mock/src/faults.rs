@@ -614,21 +614,39 @@ impl RuleSet {
 
 /// Why [`Faults::add`] added nothing: the rules would be more than
 /// [`MAX_RULES`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct TooManyRules {
     /// The rules in force.
     pub(crate) in_force: usize,
     /// The rules to add.
     pub(crate) added: usize,
+    /// The tags holding the most rules in force, with their counts (at
+    /// most three; `None` for the rules without a tag): most often a
+    /// test that did not remove its rules.
+    pub(crate) holders: Vec<(Option<Arc<str>>, usize)>,
 }
 
-/// [`TooManyRules`] when `added` rules beside `in_force` would be more
-/// than [`MAX_RULES`].
-fn room(in_force: usize, added: usize) -> Result<(), TooManyRules> {
-    if in_force.saturating_add(added) > MAX_RULES {
-        return Err(TooManyRules { in_force, added });
+/// [`TooManyRules`] when `added` rules beside the rules in force would be
+/// more than [`MAX_RULES`].
+fn room(in_force: &[Arc<ActiveRule>], added: usize) -> Result<(), TooManyRules> {
+    if in_force.len().saturating_add(added) <= MAX_RULES {
+        return Ok(());
     }
-    Ok(())
+    let mut counts: Vec<(Option<Arc<str>>, usize)> = Vec::new();
+    for rule in in_force {
+        match counts.iter_mut().find(|(tag, _)| *tag == rule.tag) {
+            Some((_, count)) => *count += 1,
+            None => counts.push((rule.tag.clone(), 1)),
+        }
+    }
+    // The most first; between equal counts, the tag seen first.
+    counts.sort_by(|a, b| b.1.cmp(&a.1));
+    counts.truncate(3);
+    Err(TooManyRules {
+        in_force: in_force.len(),
+        added,
+        holders: counts,
+    })
 }
 
 impl std::fmt::Display for TooManyRules {
@@ -639,7 +657,18 @@ impl std::fmt::Display for TooManyRules {
             self.in_force,
             self.added,
             self.in_force.saturating_add(self.added)
-        )
+        )?;
+        for (i, (tag, count)) in self.holders.iter().enumerate() {
+            f.write_str(if i == 0 { " (the most: " } else { ", " })?;
+            match tag {
+                Some(tag) => write!(f, "{count} tagged {tag}")?,
+                None => write!(f, "{count} without a tag")?,
+            }
+        }
+        if !self.holders.is_empty() {
+            f.write_str("; a test removes its own with DELETE /admin/faults?tag=…)")?;
+        }
+        Ok(())
     }
 }
 
@@ -672,7 +701,7 @@ impl Faults {
     pub(crate) fn add(&self, rules: Vec<FaultRule>) -> Result<FaultRules, TooManyRules> {
         let _changing = self.changing.lock().unwrap_or_else(|e| e.into_inner());
         let now = self.set.load_full();
-        room(now.rules.len(), rules.len())?;
+        room(&now.rules, rules.len())?;
         let mut active = now.rules.clone();
         let mut next_number = now.next_number;
         for rule in rules {
@@ -715,7 +744,7 @@ impl Faults {
     /// [`TooManyRules`] whatever else is wrong with them. ([`Faults::add`]
     /// checks again as it adds.)
     pub(crate) fn check_room(&self, added: usize) -> Result<(), TooManyRules> {
-        room(self.set.load().rules.len(), added)
+        room(&self.set.load().rules, added)
     }
 
     /// The rules in force, their seed, and what each has used up.
@@ -1756,21 +1785,44 @@ mod tests {
     #[test]
     fn adding_past_the_most_rules_adds_nothing() {
         let faults = Faults::default();
-        faults.set(FaultRules::new(vec![rule(FaultRoute::Like); MAX_RULES - 2]));
+        let tagged = |tag: &str| FaultRule {
+            tag: Some(tag.to_owned()),
+            ..rule(FaultRoute::Like)
+        };
+        let mut rules = vec![rule(FaultRoute::Like); 4];
+        rules.extend(vec![tagged("cart"); 100]);
+        rules.extend(vec![tagged("checkout-7"); 120]);
+        rules.extend(vec![tagged("a"); 1]);
+        rules.extend(vec![tagged("b"); 29]);
+        assert_eq!(rules.len(), MAX_RULES - 2);
+        faults.set(FaultRules::new(rules));
         let before = faults.get();
+        let tag = |tag: &str| Some(Arc::from(tag));
         assert_eq!(
             faults.check_room(3),
             Err(TooManyRules {
                 in_force: MAX_RULES - 2,
-                added: 3
+                added: 3,
+                holders: vec![(tag("checkout-7"), 120), (tag("cart"), 100), (tag("b"), 29)],
             })
         );
         assert_eq!(faults.check_room(2), Ok(()));
         let err = faults.add(vec![rule(FaultRoute::Likes); 3]).unwrap_err();
         assert_eq!(
             err.to_string(),
-            "rules: at most 256 rules in force; 254 are, and 3 more would make 257"
+            "rules: at most 256 rules in force; 254 are, and 3 more would make 257 (the most: \
+             120 tagged checkout-7, 100 tagged cart, 29 tagged b; a test removes its own \
+             with DELETE /admin/faults?tag=…)"
         );
+        // Rules without a tag are named as such.
+        faults.set(FaultRules::new(vec![rule(FaultRoute::Like); MAX_RULES]));
+        assert_eq!(
+            faults.check_room(1).unwrap_err().to_string(),
+            "rules: at most 256 rules in force; 256 are, and 1 more would make 257 (the most: \
+             256 without a tag; a test removes its own with DELETE /admin/faults?tag=…)"
+        );
+        faults.set(FaultRules::new(before.rules.clone()));
+        let before = faults.get();
         assert_eq!(faults.get(), before);
         assert_eq!(
             faults
