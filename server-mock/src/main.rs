@@ -249,6 +249,13 @@ struct ServeArgs {
           value_parser = clap::builder::RangedU64ValueParser::<usize>::new()
               .range(1..=MAX_CONNECTIONS as u64))]
     max_connections: usize,
+    /// The most connections open at once from one client address, on each
+    /// listener; more are closed as soon as they are accepted (0, the
+    /// default: no cap per address, as behind a load balancer or proxy).
+    #[arg(long, env = "LIKEKIT_MAX_CONNECTIONS_PER_IP", default_value_t = 0,
+          value_parser = clap::builder::RangedU64ValueParser::<usize>::new()
+              .range(0..=MAX_CONNECTIONS as u64))]
+    max_connections_per_ip: usize,
 }
 
 #[derive(Debug, Args)]
@@ -416,6 +423,7 @@ fn config_from(args: ServeArgs, given: &[String]) -> Result<Config, String> {
         connections: likekit_server::net::ConnectionLimits {
             header_read_timeout: Duration::from_secs(args.header_read_timeout_secs),
             max_connections: args.max_connections,
+            max_connections_per_ip: args.max_connections_per_ip,
         },
         ..Config::default()
     })

@@ -107,6 +107,9 @@ pub(crate) struct ConnectionMetrics {
     pub(crate) timed_out: Counter,
     /// The cap on open connections (`--max-connections`).
     pub(crate) max: metrics::Gauge,
+    /// Connections closed as soon as they were accepted: their client
+    /// address had `--max-connections-per-ip` open already.
+    pub(crate) refused_per_ip: Counter,
 }
 
 const STATUS_CLASSES: [&str; 5] = ["1xx", "2xx", "3xx", "4xx", "5xx"];
@@ -251,6 +254,13 @@ impl Metrics {
             None,
             "The cap on open connections, by listener".into(),
         );
+        recorder.describe_counter(
+            "likekit_connections_refused_per_ip_total".into(),
+            None,
+            "Connections closed as soon as they were accepted because their client address \
+             had --max-connections-per-ip open already, by listener"
+                .into(),
+        );
         let connections = |listener: &'static str| ConnectionMetrics {
             accepted: counter(
                 "likekit_connections_accepted_total",
@@ -262,6 +272,10 @@ impl Metrics {
                 &[("listener", listener)],
             ),
             max: gauge("likekit_connections_max", &[("listener", listener)]),
+            refused_per_ip: counter(
+                "likekit_connections_refused_per_ip_total",
+                &[("listener", listener)],
+            ),
         };
 
         let routes = Route::ALL

@@ -229,6 +229,14 @@ pub struct ConnectionLimits {
     /// out of that range ([`check`](Self::check)), and [`serve`] holds it
     /// to the range.
     pub max_connections: usize,
+    /// The most connections open at once from one client address, on one
+    /// listener; a connection past it is closed as soon as it is accepted,
+    /// so that one host cannot take every one of `max_connections`. 0 (the
+    /// default): no cap per address, as behind a load balancer or proxy,
+    /// whose own address every connection comes from. An address is an
+    /// IPv4 or IPv6 address as the socket gives it: a host with many IPv6
+    /// addresses has a share for each.
+    pub max_connections_per_ip: usize,
 }
 
 /// The largest [`ConnectionLimits::max_connections`]: a million
@@ -272,6 +280,7 @@ impl Default for ConnectionLimits {
         Self {
             header_read_timeout: std::time::Duration::from_secs(10),
             max_connections: 10_000,
+            max_connections_per_ip: 0,
         }
     }
 }
@@ -304,6 +313,55 @@ pub async fn serve(
 /// the router's.
 const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
 
+/// The connections open from each client address on one listener, held
+/// to [`ConnectionLimits::max_connections_per_ip`].
+struct PerAddress {
+    cap: usize,
+    open: std::sync::Mutex<std::collections::HashMap<std::net::IpAddr, usize>>,
+}
+
+impl PerAddress {
+    fn new(cap: usize) -> Arc<Self> {
+        Arc::new(Self {
+            cap,
+            open: std::sync::Mutex::default(),
+        })
+    }
+
+    /// A share for one more connection from `ip`, or `None` when that
+    /// address has its cap open already. The share gives its place back
+    /// when dropped.
+    fn take(self: &Arc<Self>, ip: std::net::IpAddr) -> Option<AddressShare> {
+        if self.cap == 0 {
+            return Some(AddressShare(None));
+        }
+        let mut open = self.open.lock().unwrap_or_else(|e| e.into_inner());
+        let count = open.entry(ip).or_insert(0);
+        if *count >= self.cap {
+            return None;
+        }
+        *count += 1;
+        Some(AddressShare(Some((Arc::clone(self), ip))))
+    }
+}
+
+/// One connection's place in [`PerAddress`] (none without a cap).
+struct AddressShare(Option<(Arc<PerAddress>, std::net::IpAddr)>);
+
+impl Drop for AddressShare {
+    fn drop(&mut self) {
+        if let Some((per_address, ip)) = self.0.take() {
+            let mut open = per_address.open.lock().unwrap_or_else(|e| e.into_inner());
+            if let std::collections::hash_map::Entry::Occupied(mut count) = open.entry(ip) {
+                *count.get_mut() -= 1;
+                if *count.get() == 0 {
+                    count.remove();
+                }
+            }
+        }
+    }
+}
+
 /// Keeps a listener's open-connections gauge right, however a
 /// connection's task ends.
 struct OpenConnection(Option<ConnectionMetrics>);
@@ -320,6 +378,13 @@ impl OpenConnection {
     fn timed_out(&self) {
         if let Some(metrics) = &self.0 {
             metrics.timed_out.increment(1);
+        }
+    }
+
+    /// Counts a connection closed at once: its address had its share open.
+    fn refused_for_address(metrics: Option<&ConnectionMetrics>) {
+        if let Some(metrics) = metrics {
+            metrics.refused_per_ip.increment(1);
         }
     }
 }
@@ -352,6 +417,7 @@ pub(crate) async fn serve_counted(
     // its own; the connection's `Quiet` keeps ours.
     let builder = hyper_util::server::conn::auto::Builder::new(TokioExecutor::new());
     let slots = Arc::new(tokio::sync::Semaphore::new(limits.slots()));
+    let per_address = PerAddress::new(limits.max_connections_per_ip);
     if let Some(metrics) = &metrics {
         metrics.max.set(limits.slots() as f64);
     }
@@ -375,6 +441,13 @@ pub(crate) async fn serve_counted(
         let (slot, io, remote) = tokio::select! {
             accepted = accepted => accepted,
             () = &mut shutdown => break,
+        };
+        // Past its address's share the connection is closed here, its
+        // slot given back, before it costs a task.
+        let Some(share) = per_address.take(remote.ip()) else {
+            OpenConnection::refused_for_address(metrics.as_ref());
+            drop((io, slot));
+            continue;
         };
         let open = OpenConnection::new(metrics.clone());
         let info = ConnInfo {
@@ -456,7 +529,7 @@ pub(crate) async fn serve_counted(
                     () = tokio::time::sleep_until(cut_at.unwrap_or_else(tokio::time::Instant::now)), if cut_at.is_some() => break,
                 }
             }
-            drop((open, slot, closed));
+            drop((open, slot, share, closed));
         });
     }
     drop((listener, closed));

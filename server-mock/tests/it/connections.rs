@@ -44,6 +44,7 @@ fn with_header_timeout(header_read_timeout: Duration) -> Config {
     with_limits(ConnectionLimits {
         header_read_timeout,
         max_connections: 10_000,
+        ..ConnectionLimits::default()
     })
 }
 
@@ -180,6 +181,7 @@ async fn past_the_cap_a_connection_waits_for_a_free_slot() {
     let t = TestServer::with(with_limits(ConnectionLimits {
         header_read_timeout: timeout,
         max_connections: 3,
+        ..ConnectionLimits::default()
     }))
     .await;
     let addr = t.server.addr();
@@ -202,6 +204,91 @@ async fn past_the_cap_a_connection_waits_for_a_free_slot() {
     for stream in held {
         closed_by_the_server(stream, Duration::from_secs(10)).await;
     }
+    t.stop().await;
+}
+
+/// A connection from `from` (an address of the loopback range) to `addr`.
+async fn connect_from(from: [u8; 4], addr: std::net::SocketAddr) -> TcpStream {
+    let socket = tokio::net::TcpSocket::new_v4().unwrap();
+    socket.bind(std::net::SocketAddr::from((from, 0))).unwrap();
+    socket.connect(addr).await.unwrap()
+}
+
+/// `GET /livez` on `stream`, and its answer's status line (empty when the
+/// server closed or reset the connection instead).
+async fn livez_on(mut stream: TcpStream) -> String {
+    let request = b"GET /livez HTTP/1.1\r\nHost: likekit\r\nConnection: close\r\n\r\n";
+    let mut answer = Vec::new();
+    if stream.write_all(request).await.is_err() {
+        return String::new();
+    }
+    let read = tokio::time::timeout(Duration::from_secs(5), stream.read_to_end(&mut answer)).await;
+    assert!(read.is_ok(), "no answer within 5 s");
+    String::from_utf8_lossy(&answer)
+        .lines()
+        .next()
+        .unwrap_or_default()
+        .to_owned()
+}
+
+/// With a cap per client address, one host holding its share cannot take
+/// the rest: its next connection is closed at once, while another address
+/// is served; once one of its own closes, it is served again. `/metrics`
+/// counts the refused ones.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_address_past_its_share_is_closed_and_others_are_served() {
+    let t = TestServer::with(Config {
+        ops_listen: Some(std::net::SocketAddr::from(([127, 0, 0, 1], 0))),
+        ..with_limits(ConnectionLimits {
+            header_read_timeout: Duration::from_secs(30),
+            max_connections: 100,
+            max_connections_per_ip: 3,
+        })
+    })
+    .await;
+    let addr = t.server.addr();
+    // Three silent connections from 127.0.0.1: its whole share.
+    let mut held = Vec::new();
+    for _ in 0..3 {
+        held.push(connect_from([127, 0, 0, 1], addr).await);
+    }
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    // A fourth is closed at once, long before the header-read timeout.
+    let fourth = connect_from([127, 0, 0, 1], addr).await;
+    assert!(closed_by_the_server(fourth, Duration::from_secs(5)).await < Duration::from_secs(5));
+    // Another address is served meanwhile.
+    let status = livez_on(connect_from([127, 0, 0, 2], addr).await).await;
+    assert_eq!(status, "HTTP/1.1 200 OK");
+    // One of 127.0.0.1's own closes: it is served again.
+    drop(held.pop());
+    // (Until the server sees that close, a new one is still past the share.)
+    let mut served = String::new();
+    let mut refused = 1;
+    for _ in 0..50 {
+        served = livez_on(connect_from([127, 0, 0, 1], addr).await).await;
+        if !served.is_empty() {
+            break;
+        }
+        refused += 1;
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(served, "HTTP/1.1 200 OK");
+    let metrics = common::client()
+        .get(format!("{}/metrics", t.server.ops_url()))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert_eq!(
+        series(
+            &metrics,
+            "likekit_connections_refused_per_ip_total{listener=\"public\"}"
+        ),
+        f64::from(refused),
+        "{metrics}"
+    );
     t.stop().await;
 }
 
@@ -454,6 +541,7 @@ async fn a_shutdown_closes_connections_that_sent_nothing() {
     let t = TestServer::with(with_limits(ConnectionLimits {
         header_read_timeout: Duration::from_secs(60),
         max_connections: 100,
+        ..ConnectionLimits::default()
     }))
     .await;
     let addr = t.server.addr();
@@ -578,6 +666,7 @@ async fn connections_are_counted_by_listener() {
         connections: ConnectionLimits {
             header_read_timeout: Duration::from_secs(1),
             max_connections: 50,
+            ..ConnectionLimits::default()
         },
         ..test_config()
     })
