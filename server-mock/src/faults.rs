@@ -640,7 +640,7 @@ fn room(in_force: &[Arc<ActiveRule>], added: usize) -> Result<(), TooManyRules> 
         }
     }
     // The most first; between equal counts, the tag seen first.
-    counts.sort_by(|a, b| b.1.cmp(&a.1));
+    counts.sort_by_key(|(_, count)| std::cmp::Reverse(*count));
     counts.truncate(3);
     Err(TooManyRules {
         in_force: in_force.len(),
