@@ -84,6 +84,16 @@ pub fn package_dir(ctx: &Ctx) -> PathBuf {
 /// a server bundle (Next.js) can import the package.
 const NODE_ENTRY: &str = include_str!("../templates/node.js");
 
+/// Appended to wasm-bindgen's glue (`likekit_wasm.js`): a second `free()`
+/// and a `shutdown()` after `free()` do nothing instead of throwing.
+const GLUE_TAIL: &str = include_str!("../templates/glue-tail.js");
+
+/// Put before wasm-bindgen's declarations (`likekit_wasm.d.ts`): they name
+/// `Symbol.dispose`, which TypeScript knows only with the `esnext.disposable`
+/// library, absent from the `lib` of most app templates (a strict build
+/// without `skipLibCheck` failed on it).
+const DECLARATIONS_HEAD: &str = "/// <reference lib=\"esnext.disposable\" />\n";
+
 /// The mock server's admin client, shipped as `likekit-wasm/testing` for an
 /// app's own tests.
 const ADMIN_CLIENT: &str = include_str!("../../server-mock/clients/js/admin.js");
@@ -219,6 +229,8 @@ fn stamp(wasm: &Path, bindgen: &Path, wasm_opt: &Path) -> Option<String> {
         package_json(""),
         ADMIN_CLIENT,
         ADMIN_CLIENT_TYPES,
+        GLUE_TAIL,
+        DECLARATIONS_HEAD,
     )
         .hash(&mut hasher);
     bindgen.hash(&mut hasher);
@@ -347,6 +359,13 @@ pub fn build_package(ctx: &Ctx) -> Result<PackageSizes, String> {
             proc::display(&optimize)
         ));
         proc::run(&mut optimize)?;
+        let glue = staging.join(format!("{LIB}.js"));
+        let text = fs::read_to_string(&glue).map_err(|e| io_error("read", &glue, e))?;
+        write(&glue, &format!("{text}{GLUE_TAIL}"))?;
+        let declarations = staging.join(format!("{LIB}.d.ts"));
+        let text =
+            fs::read_to_string(&declarations).map_err(|e| io_error("read", &declarations, e))?;
+        write(&declarations, &format!("{DECLARATIONS_HEAD}{text}"))?;
         write(&staging.join("node.js"), NODE_ENTRY)?;
         write(&staging.join("README.md"), PACKAGE_README)?;
         write(&staging.join("GUIDE.md"), &package_guide(WEB_GUIDE))?;

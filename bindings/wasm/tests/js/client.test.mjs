@@ -7,7 +7,7 @@ import { after, afterEach, before, test } from "node:test";
 import assert from "node:assert/strict";
 import { createServer } from "node:http";
 
-import init, { LikeClient } from "likekit-wasm";
+import init, { LikeClient, ScriptedServer } from "likekit-wasm";
 import {
   AdminError,
   FAULT_ACTION_KINDS,
@@ -1648,4 +1648,22 @@ test("seed loads users, friends and likes; the journal filters by since; reset d
   const later = await journal({ post, since: read.seq });
   assert.equal(later.length, 1);
   assert.ok(later[0].seq > read.seq);
+});
+
+test("releasing twice is harmless: free() and [Symbol.dispose] again, shutdown() after free(); any other call on a freed client still throws", async () => {
+  const server = new ScriptedServer();
+  const client = LikeClient.scripted(server, { retry: { maxRetries: 0 } });
+  client.setLiked(42, true);
+  await Promise.resolve();
+  assert.equal(server.calls().length, 1);
+  client.free();
+  // A cleanup that runs twice (React 18's effects during a hot reload).
+  client.free();
+  if (Symbol.dispose) client[Symbol.dispose]();
+  assert.equal(await client.shutdown(100), true);
+  assert.throws(() => client.toggle(42), /null pointer passed to rust/);
+  assert.throws(() => client.view(42), /null pointer passed to rust/);
+  server.free();
+  server.free();
+  assert.throws(() => server.calls(), /null pointer passed to rust/);
 });
