@@ -99,6 +99,11 @@ const DECLARATIONS_HEAD: &str = "/// <reference lib=\"esnext.disposable\" />\n";
 const ADMIN_CLIENT: &str = include_str!("../../server-mock/clients/js/admin.js");
 const ADMIN_CLIENT_TYPES: &str = include_str!("../../server-mock/clients/js/admin.d.ts");
 
+/// The licences the package is under (`MIT OR Apache-2.0`, as its
+/// `license` says), shipped in it.
+const LICENSE_MIT: &str = include_str!("../../LICENSE-MIT");
+const LICENSE_APACHE: &str = include_str!("../../LICENSE-APACHE");
+
 /// The package's README on npm.
 const PACKAGE_README: &str = include_str!("../templates/wasm-README.md");
 
@@ -178,7 +183,9 @@ fn package_json(version: &str) -> String {
     "testing.js",
     "testing.d.ts",
     "README.md",
-    "GUIDE.md"
+    "GUIDE.md",
+    "LICENSE-MIT",
+    "LICENSE-APACHE"
   ],
   "sideEffects": false,
   "engines": {{
@@ -231,6 +238,8 @@ fn stamp(wasm: &Path, bindgen: &Path, wasm_opt: &Path) -> Option<String> {
         ADMIN_CLIENT_TYPES,
         GLUE_TAIL,
         DECLARATIONS_HEAD,
+        LICENSE_MIT,
+        LICENSE_APACHE,
     )
         .hash(&mut hasher);
     bindgen.hash(&mut hasher);
@@ -368,6 +377,8 @@ pub fn build_package(ctx: &Ctx) -> Result<PackageSizes, String> {
         write(&declarations, &format!("{DECLARATIONS_HEAD}{text}"))?;
         write(&staging.join("node.js"), NODE_ENTRY)?;
         write(&staging.join("README.md"), PACKAGE_README)?;
+        write(&staging.join("LICENSE-MIT"), LICENSE_MIT)?;
+        write(&staging.join("LICENSE-APACHE"), LICENSE_APACHE)?;
         write(&staging.join("GUIDE.md"), &package_guide(WEB_GUIDE))?;
         write(&staging.join("testing.js"), ADMIN_CLIENT)?;
         write(&staging.join("testing.d.ts"), ADMIN_CLIENT_TYPES)?;
@@ -640,6 +651,13 @@ mod tests {
             PACKAGE_README.contains("`GUIDE.md`"),
             "and the README says where it is"
         );
+        // The licences its `license` names ship with it.
+        assert_eq!(json["license"], "MIT OR Apache-2.0");
+        for licence in ["LICENSE-MIT", "LICENSE-APACHE"] {
+            assert!(files.iter().any(|f| f == licence), "{licence} ships");
+        }
+        assert!(LICENSE_APACHE.contains("Apache License\n                        Version 2.0"));
+        assert!(LICENSE_MIT.starts_with("Copyright (c) 2026 The LikeKit developers"));
     }
 
     #[test]
