@@ -628,8 +628,9 @@ fn faults_tag(
 /// The journal's filters of `query`, with a `fault_tag` checked as a
 /// rule's tag.
 fn journal_filter(
-    query: Result<Query<RequestFilter>, QueryRejection>,
+    query: Result<Query<RequestFilter>, impl Into<ApiError>>,
 ) -> Result<RequestFilter, ApiError> {
+    let query = query.map_err(Into::into);
     let Query(filter) = query?;
     if let Some(tag) = &filter.fault_tag {
         query_tag("fault_tag", tag)?;
@@ -739,12 +740,13 @@ fn split_wait(query: &str) -> (String, String) {
     (wait.join("&"), rest.join("&"))
 }
 
-/// A query string decoded as axum's `Query` decodes a request's.
-fn query_of<T: serde::de::DeserializeOwned>(query: &str) -> Result<Query<T>, QueryRejection> {
+/// A query string decoded as axum's `Query` decodes a request's (its
+/// parts came from the request's own query, so it is one a URI takes).
+fn query_of<T: serde::de::DeserializeOwned>(query: &str) -> Result<Query<T>, ApiError> {
     let uri: axum::http::Uri = format!("/?{query}")
         .parse()
-        .unwrap_or_else(|_| axum::http::Uri::from_static("/"));
-    Query::try_from_uri(&uri)
+        .map_err(|e| ApiError::bad_request(code::BAD_QUERY, format!("not a query: {e}")))?;
+    Ok(Query::try_from_uri(&uri)?)
 }
 
 /// The count and the time a journal read waits for, checked: `None` when
