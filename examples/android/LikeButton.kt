@@ -41,8 +41,9 @@
 // 2. shutdown(ms): calls still out get up to ms to be saved; a tap cut off
 //    at the deadline rolls back, and stays in the journal for the next
 //    sign-in.
-// 3. close() the client, then the journal. close() without shutdown leaves
-//    calls running without a token, so they fail and roll back.
+// 3. close() the client, then the journal. close() without shutdown (in
+//    onCleared, which cannot suspend) is shutdown with no wait: calls still
+//    out are abandoned with Shutdown, and their taps stay in the journal.
 //
 //     navigateToSignIn()              // 1: the buttons leave the composition
 //     appScope.launch {

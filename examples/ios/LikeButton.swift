@@ -35,8 +35,8 @@
 // that show its buttons: their `.task`s are cancelled, which ends their
 // streams), let calls still out finish, then let go of the client and the
 // journal. A tap cut off at the deadline stays in the journal and is sent
-// at the next sign-in; releasing the client without shutdown leaves calls
-// running without a token, so they fail and roll back. (Swift has no
+// at the next sign-in; releasing the client without shutdown is shutdown
+// with no wait: calls still out are abandoned, and stay in the journal. (Swift has no
 // close(): a view that still holds the client keeps it alive; after
 // shutdown its reads fail with `LikeError.Shutdown` and its taps change
 // nothing.)

@@ -492,6 +492,39 @@ impl LikeClient {
         }
     }
 
+    /// Stops at once, as [`shutdown`](Self::shutdown) does at its
+    /// deadline, without waiting: no tap or read is taken from now on, and
+    /// every call still out (in flight, waiting to be retried, or queued) is
+    /// abandoned — the server may or may not have applied it — its post
+    /// going back to the confirmed state with a [`LikeError::Shutdown`]
+    /// failure, and with a journal its tap staying there for the next
+    /// client of the viewer. No request goes out after it. What a binding
+    /// does when the app releases its client without `shutdown`, so that a
+    /// release never sends a call without its token nor drops a journaled
+    /// tap.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// use likekit_core::{LikeClient, LikeError, PostId, ScriptedServer};
+    /// let post = PostId::new(42).unwrap();
+    /// let server = ScriptedServer::new();
+    /// let client = LikeClient::builder().transport(server.clone()).build().unwrap();
+    /// client.set_liked(post, true);
+    /// let _call = server.next_call().await; // the call is out, unanswered
+    /// client.stop_now();
+    /// assert!(client.is_shut_down());
+    /// assert!(client.wait_idle(std::time::Duration::from_secs(1)).await);
+    /// let view = client.view(post).unwrap();
+    /// assert!(!view.liked && !view.pending); // abandoned, rolled back
+    /// assert_eq!(client.set_liked(post, true).error, Some(LikeError::Shutdown));
+    /// # }
+    /// ```
+    pub fn stop_now(&self) {
+        self.driver.close();
+        self.driver.stop();
+    }
+
     /// Whether [`shutdown`](Self::shutdown) began.
     ///
     /// ```

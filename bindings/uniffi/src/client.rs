@@ -299,13 +299,14 @@ pub fn stop_runtime(deadline_ms: u32) {
 /// what to redraw. Use it from any thread.
 ///
 /// Close it (Kotlin `close()`/`use`, Python `del`, or let it be collected)
-/// when the viewer signs out. Closing releases the token provider at once,
-/// on the closing thread; calls still out go on in the background, without
-/// a token (so they fail with `Unauthorized` and roll back). To let them
-/// finish first, await [`shutdown`](Self::shutdown) before closing; with a
-/// journal, a tap it cuts off stays there for the next sign-in. Its
-/// `IntentJournal` is free for another client once this one is closed and
-/// its calls and waiting retries have ended (at once after `shutdown`).
+/// when the viewer signs out. Closing stops it at once, as `shutdown` does
+/// at its deadline: every call still out is abandoned (the server may or
+/// may not have applied it), its post rolls back with `Shutdown`, and with
+/// a journal its tap stays there for the next sign-in; no request goes out
+/// after it, and the token provider is released on the closing thread. To
+/// let calls finish first, await [`shutdown`](Self::shutdown) before
+/// closing. Its `IntentJournal` is free for another client once this one
+/// is closed and its abandoned calls have ended.
 #[derive(uniffi::Object)]
 pub struct LikeClient {
     inner: likekit_core::LikeClient,
@@ -326,6 +327,16 @@ pub struct LikeClient {
     _error_listener: Option<Arc<dyn CallbackErrorListener>>,
     thrown: ThrownTo,
     _live: Live,
+}
+
+/// Released without `shutdown` (Kotlin `close()`, Python `del`, Swift's
+/// last reference, the garbage collector): stopped at once, before the
+/// token provider goes, so that no call still out is sent on without its
+/// token, failed `Unauthorized` and dropped from the journal.
+impl Drop for LikeClient {
+    fn drop(&mut self) {
+        self.inner.stop_now();
+    }
 }
 
 impl LikeClient {

@@ -255,6 +255,41 @@ def test_a_tap_cut_off_by_shutdown_is_sent_by_the_next_sign_in(admin, viewer, tm
     asyncio.run(client.shutdown(1_000))
 
 
+def test_a_client_released_without_shutdown_keeps_its_tap_for_the_next_sign_in(admin, viewer, tmp_path):
+    """Released (`del`, as Kotlin's close() in onCleared) while its call is
+    out: the call is abandoned as at shutdown's deadline, so the tap stays
+    in the journal, and nothing goes out without the token."""
+    import gc
+
+    post = admin.post()
+    journal = likekit.IntentJournal.file(str(tmp_path), "ana")
+    options = likekit.LikeClientOptions(journal=journal)
+    client = likekit.LikeClient(admin.url, viewer[1], options)
+    admin.set_faults([FaultRule(FaultRoute.LIKE, post=post, latency_ms=2_000)])
+    try:
+        client.set_liked(post, True)
+        del client
+        gc.collect()
+        time.sleep(2.5)  # past the latency: a call that went on would be answered
+    finally:
+        admin.clear_faults()
+    # Whatever reached the server came with the viewer's token.
+    assert all(e.user == viewer[0] for e in admin.entries(route=FaultRoute.LIKE, post=post))
+    deadline = time.monotonic() + 5
+    while True:  # the journal is free once the abandoned call has ended
+        try:
+            client = likekit.LikeClient(admin.url, viewer[1], options)
+            break
+        except likekit.LikeError.Journal as e:
+            assert e.code == "journal_in_use" and time.monotonic() < deadline, e
+            time.sleep(0.05)
+    report = client.restore()
+    assert [(v.post_id, v.liked, v.pending) for v in report.restored] == [(post, True, True)]
+    wait_idle(client)
+    assert read_back(admin, post, viewer[0]) == (True, 1)
+    asyncio.run(client.shutdown(1_000))
+
+
 def test_keep_while_offline_holds_the_tap_then_saves(admin, viewer, faults, make_client):
     post = admin.post()
     faults(FaultRule(FaultRoute.LIKE, post=post, action=Status(503)))
