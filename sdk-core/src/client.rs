@@ -457,8 +457,11 @@ impl LikeClient {
     ///
     /// Shutdown begins at the call, before the returned future is first
     /// awaited: a tap or [`restore`](Self::restore) made after it sends
-    /// nothing. Returns `true` when every call finished within the
-    /// deadline. Calling it again is harmless.
+    /// nothing. It runs on the client's own executor, so the deadline holds
+    /// even when the caller stops awaiting the future (a cancelled
+    /// coroutine, a dropped future): the calls still out then are abandoned
+    /// at it all the same. Returns `true` when every call finished within
+    /// the deadline. Calling it again is harmless.
     ///
     /// ```
     /// # #[tokio::main(flavor = "current_thread")]
@@ -478,17 +481,20 @@ impl LikeClient {
     pub fn shutdown(&self, deadline: Duration) -> impl Future<Output = bool> + 'static {
         // At the call, not at the first poll: a tap or a restore made
         // between the two (a promise's next microtask, on the web) would
-        // still be sent.
-        self.driver.close();
+        // still be sent. And on the client's executor, not in the future
+        // returned: the deadline holds even when the caller stops awaiting
+        // it (a cancelled coroutine, a dropped future).
+        let answer = self.driver.shut_down(deadline);
         let driver = Arc::clone(&self.driver);
         async move {
-            let clean = driver.wait_idle(deadline).await;
-            driver.stop();
-            if !clean {
-                // Let the abandoned calls report their rollbacks.
-                driver.wait_idle(Duration::from_secs(1)).await;
+            match answer.await {
+                Ok(clean) => clean,
+                // The executor is gone (its runtime stopped): stop here.
+                Err(_) => {
+                    driver.stop();
+                    !driver.has_pending_calls()
+                }
             }
-            clean
         }
     }
 

@@ -795,6 +795,30 @@ async fn shutdown_abandons_calls_past_the_deadline() {
     assert!(!client.has_pending_calls());
 }
 
+/// The deadline holds when the caller stops awaiting `shutdown` (a
+/// cancelled coroutine, a dropped future): the call is abandoned at it all
+/// the same, not left running.
+#[tokio::test]
+async fn shutdown_abandons_calls_at_the_deadline_even_when_no_one_awaits_it() {
+    let (client, gate) = gated(3);
+    let (log, _sub) = record(&client, id(42));
+    client.set_liked(id(42), true);
+    let _never_answered = gate.next().await;
+    let shutdown = client.shutdown(Duration::from_millis(50));
+    // Awaited for a moment, then given up on.
+    assert!(
+        tokio::time::timeout(Duration::from_millis(10), shutdown)
+            .await
+            .is_err()
+    );
+    assert!(client.is_shut_down());
+    assert!(client.wait_idle(Duration::from_secs(5)).await);
+    let view = client.view(id(42)).unwrap();
+    assert!(!view.liked && !view.pending);
+    assert_eq!(view.error, Some(LikeError::Shutdown));
+    assert_eq!(failures(&log), 1);
+}
+
 /// On tokio's paused clock, so that "at once" and "never" can be checked
 /// without waiting: the clock moves only when every task waits.
 #[tokio::test(start_paused = true)]

@@ -1023,6 +1023,27 @@ impl Driver {
         done.await.ok()
     }
 
+    /// Shutdown's wait and stop, run on the executor from now on, whoever
+    /// awaits the answer (the receiver): a caller that stops awaiting it
+    /// (a cancelled coroutine, a dropped future) does not keep the calls
+    /// going past `deadline`. The answer is whether every call finished
+    /// within it.
+    pub(crate) fn shut_down(self: &Arc<Self>, deadline: Duration) -> oneshot::Receiver<bool> {
+        self.close();
+        let (tx, rx) = oneshot::channel();
+        let driver = Arc::clone(self);
+        self.executor.spawn(async move {
+            let clean = driver.wait_idle(deadline).await;
+            driver.stop();
+            if !clean {
+                // Let the abandoned calls report their rollbacks.
+                driver.wait_idle(Duration::from_secs(1)).await;
+            }
+            let _ = tx.send(clean);
+        });
+        rx
+    }
+
     /// Stops sending: calls in flight are abandoned and fail with
     /// [`LikeError::Shutdown`], waiting retries fail at once.
     pub(crate) fn stop(self: &Arc<Self>) {
