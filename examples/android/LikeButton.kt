@@ -129,6 +129,8 @@ fun LikeButton(client: LikeClient, postId: Long, modifier: Modifier = Modifier, 
                     null
                 } catch (e: LikeException) {
                     "Couldn't load likes: ${e.reason}"
+                } catch (e: IllegalStateException) {
+                    null // a closed client (the viewer signing out): the placeholder stays
                 }
             }
         }
@@ -144,7 +146,9 @@ fun LikeButton(client: LikeClient, postId: Long, modifier: Modifier = Modifier, 
             Row(verticalAlignment = Alignment.CenterVertically) {
                 IconToggleButton(
                     checked = liked,
-                    onCheckedChange = { client.toggle(postId) },
+                    // runCatching: a tap during the exit transition may meet a
+                    // closed client, whose calls throw IllegalStateException.
+                    onCheckedChange = { runCatching { client.toggle(postId) } },
                     enabled = shown != null,
                 ) {
                     Icon(
@@ -195,6 +199,8 @@ fun LikeFeed(client: LikeClient, postIds: List<Long>, modifier: Modifier = Modif
             null
         } catch (e: LikeException) {
             "Couldn't load likes: ${e.reason}"
+        } catch (e: IllegalStateException) {
+            null // a closed client (the viewer signing out)
         }
     }
     LazyColumn(modifier) {
