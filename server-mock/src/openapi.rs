@@ -312,8 +312,45 @@ pub(crate) fn document() -> &'static str {
         rules_that_act(&mut doc);
         bodiless_statuses(&mut doc);
         names_without_control_characters(&mut doc);
+        described_nullable_properties(&mut doc);
         doc.to_string()
     })
+}
+
+/// Puts the description of a property that may be null on the property
+/// itself: utoipa writes an `Option` of a named type as a `oneOf` of the
+/// type and null, with the field's description inside the first branch,
+/// where readers of the document (Swagger UI, generated clients) do not
+/// show it.
+fn described_nullable_properties(doc: &mut serde_json::Value) {
+    let Some(schemas) = doc
+        .pointer_mut("/components/schemas")
+        .and_then(serde_json::Value::as_object_mut)
+    else {
+        return;
+    };
+    for schema in schemas.values_mut() {
+        let Some(properties) = schema
+            .get_mut("properties")
+            .and_then(serde_json::Value::as_object_mut)
+        else {
+            continue;
+        };
+        for property in properties.values_mut() {
+            if property.get("description").is_some() {
+                continue;
+            }
+            let description = property
+                .get_mut("oneOf")
+                .and_then(serde_json::Value::as_array_mut)
+                .and_then(|branches| branches.first_mut())
+                .and_then(serde_json::Value::as_object_mut)
+                .and_then(|first| first.remove("description"));
+            if let Some(description) = description {
+                property["description"] = description;
+            }
+        }
+    }
 }
 
 /// Says on every name (`NewUser`, `SeedUser`) what `store::rules` refuses
@@ -531,6 +568,34 @@ mod tests {
     use serde_json::{Value, json};
 
     use super::*;
+
+    /// Every property of the journal's entries, the rules and the views
+    /// says what it is at its own level (a property that may be null had
+    /// its description inside its `oneOf`, where readers do not look), and
+    /// in JSON's words, not Rust's (`null`, not `None`).
+    #[test]
+    fn every_property_is_described_at_its_own_level() {
+        let doc: Value = serde_json::from_str(document()).unwrap();
+        for name in [
+            "JournalEntry",
+            "Journal",
+            "FaultRule",
+            "PostLikes",
+            "StoredPost",
+        ] {
+            let properties = doc["components"]["schemas"][name]["properties"]
+                .as_object()
+                .unwrap_or_else(|| panic!("{name} has properties"));
+            for (field, property) in properties {
+                let description = property["description"].as_str().unwrap_or_default();
+                assert!(!description.is_empty(), "{name}.{field}: {property}");
+                assert!(
+                    !description.contains("`None`"),
+                    "{name}.{field}: {description}"
+                );
+            }
+        }
+    }
 
     /// A rule with every optional field set, so that all serialise.
     fn every_fault_field() -> FaultRule {

@@ -862,7 +862,7 @@ pub enum WriteResult {
     /// limit…): nothing changed. A write the request timeout cut short, or
     /// one answered 500 (the database failed, say a connection lost while
     /// the commit's answer was on its way), is not refused: its outcome is
-    /// unknown, and its entry's `write` is `None`.
+    /// unknown, and its entry's `write` is `null`.
     Refused,
 }
 
@@ -894,10 +894,11 @@ pub struct JournalEntry {
     pub posts: Vec<PostId>,
     /// The signed-in user, when the token was valid.
     pub user: Option<UserId>,
-    /// The answer's status; `None` when no answer was written (a fault cut
-    /// or held the connection).
+    /// The answer's status; `null` while the request is in flight, and when
+    /// no answer was written (a fault dropped, reset or held the connection,
+    /// or the client went away before the answer was ready).
     pub status: Option<u16>,
-    /// For a like or unlike that reached the handler: what it did. `None`
+    /// For a like or unlike that reached the handler: what it did. `null`
     /// for reads, for requests a `before` fault answered, and for a write
     /// the request timeout cut short before the handler answered or that
     /// the handler answered 500 (it may or may not have committed).
@@ -911,7 +912,7 @@ pub struct JournalEntry {
     pub fault_rule: Option<u32>,
     /// That rule's `tag`, when it has one. Unlike `fault_rule`, no removal
     /// changes it: a test sharing the server finds what its own rules did
-    /// by their tag. (Absent from a server before it: read as `None`.)
+    /// by their tag. (Absent from a server before it: read as `null`.)
     #[serde(default)]
     pub fault_tag: Option<String>,
     /// When that rule acted (or delayed it).
