@@ -575,7 +575,7 @@ mod tests {
     /// in JSON's words, not Rust's (`null`, not `None`).
     #[test]
     fn every_property_is_described_at_its_own_level() {
-        let doc: Value = serde_json::from_str(document()).unwrap();
+        let doc: Value = serde_json::from_str(document()).expect("the document is JSON");
         for name in [
             "JournalEntry",
             "Journal",
