@@ -255,7 +255,9 @@ async fn one_address_past_its_share_is_closed_and_others_are_served() {
     tokio::time::sleep(Duration::from_millis(200)).await;
     // A fourth is closed at once, long before the header-read timeout.
     let fourth = connect_from([127, 0, 0, 1], addr).await;
-    assert!(closed_by_the_server(fourth, Duration::from_secs(5)).await < Duration::from_secs(5));
+    // (closed_by_the_server fails past its 5 s patience: the header-read
+    // timeout, 30 s, would close it only much later)
+    closed_by_the_server(fourth, Duration::from_secs(5)).await;
     // Another address is served meanwhile.
     let status = livez_on(connect_from([127, 0, 0, 2], addr).await).await;
     assert_eq!(status, "HTTP/1.1 200 OK");
