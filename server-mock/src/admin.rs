@@ -232,6 +232,11 @@ pub(crate) async fn set_friends(
 
 /// Mint a sign-in token for any user id (HS256, with the server's token
 /// secret).
+///
+/// `valid_from_secs` moves its start: below zero the token was issued that
+/// long ago (`{"user_id": 7, "valid_from_secs": -7200}` expired an hour
+/// ago), above zero it is refused (401 `invalid_token`) until then, so a
+/// test of a client's token renewal needs no wait.
 #[utoipa::path(
     post,
     path = "/admin/tokens",
@@ -240,7 +245,7 @@ pub(crate) async fn set_friends(
     security(("admin_key" = [])),
     responses(
         (status = 200, description = "A signed token", body = TokenResponse),
-        (status = 400, description = "`bad_user_id`, `bad_ttl`, `bad_json`, `bad_query` (a query: none is taken)", body = ErrorBody),
+        (status = 400, description = "`bad_user_id`, `bad_ttl`, `bad_valid_from`, `bad_json`, `bad_query` (a query: none is taken)", body = ErrorBody),
         (status = 409, description = "`own_tokens_off`: the server takes tokens from an identity provider (`--jwks`) and, without `--token-secret`, would refuse the token", body = ErrorBody),
     )
 )]
@@ -260,7 +265,14 @@ pub(crate) async fn mint_token(
     }
     let ttl = likekit_proto::admin::token_ttl(request.ttl_secs)
         .map_err(|rule| ApiError::bad_request(code::BAD_TTL, format!("ttl_secs {rule}")))?;
-    let token = app.auth.tokens().mint(request.user_id, ttl);
+    let valid_from =
+        likekit_proto::admin::token_valid_from(request.valid_from_secs).map_err(|rule| {
+            ApiError::bad_request(code::BAD_VALID_FROM, format!("valid_from_secs {rule}"))
+        })?;
+    let token = app
+        .auth
+        .tokens()
+        .mint_valid_from(request.user_id, valid_from, ttl);
     Ok(Json(TokenResponse { token }))
 }
 

@@ -75,12 +75,37 @@ impl Tokens {
 
     /// A token for `user` that expires after `ttl`.
     pub fn mint(&self, user: UserId, ttl: Duration) -> String {
+        self.mint_valid_from(user, 0, ttl)
+    }
+
+    /// A token for `user` valid from `valid_from_secs` seconds from now
+    /// for `ttl`: issued then (`iat`) when that is now or past, so that a
+    /// start far enough back makes a token already expired; carrying it as
+    /// `nbf` (with `iat` now) when it is ahead, so that it is refused until
+    /// then. What `POST /admin/tokens` mints, for tests of a client's
+    /// handling of expired and not-yet-valid tokens.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use likekit_server::{TokenError, Tokens};
+    /// use likekit_server::wire::UserId;
+    ///
+    /// let tokens = Tokens::new(b"a secret of thirty-two bytes, at least").unwrap();
+    /// let ana = UserId::new(7).unwrap();
+    /// let expired = tokens.mint_valid_from(ana, -7200, Duration::from_secs(3600));
+    /// assert_eq!(tokens.verify(&expired), Err(TokenError::Expired));
+    /// let later = tokens.mint_valid_from(ana, 600, Duration::from_secs(3600));
+    /// assert!(matches!(tokens.verify(&later), Err(TokenError::Invalid(_))));
+    /// ```
+    pub fn mint_valid_from(&self, user: UserId, valid_from_secs: i64, ttl: Duration) -> String {
         let now = now_secs();
-        let claims = Claims::new(
-            user.to_string(),
-            now.saturating_add(ttl.as_secs()),
-            Some(now),
-        );
+        let start = now.saturating_add_signed(valid_from_secs);
+        let exp = start.saturating_add(ttl.as_secs());
+        let claims = if start > now {
+            Claims::new(user.to_string(), exp, Some(now)).not_before(start)
+        } else {
+            Claims::new(user.to_string(), exp, Some(start))
+        };
         jsonwebtoken::encode(&Header::new(Algorithm::HS256), &claims, &self.encoding)
             .expect("HS256 signing with an in-memory key cannot fail")
     }

@@ -18,6 +18,11 @@ pub(crate) struct Claims {
     /// Issued at, seconds since the Unix epoch.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     iat: Option<u64>,
+    /// Not before, seconds since the Unix epoch: written on a token minted
+    /// to start later; read (and checked) by `jsonwebtoken`'s validation,
+    /// not here.
+    #[serde(default, skip_deserializing, skip_serializing_if = "Option::is_none")]
+    nbf: Option<u64>,
     /// `iss` holds one string (RFC 7519, 4.1.1). `jsonwebtoken` would also
     /// take an array that holds the configured issuer; read here only so
     /// that an array, or any other value that is not a string, is refused.
@@ -55,7 +60,16 @@ impl Claims {
             sub,
             exp,
             iat,
+            nbf: None,
             _iss: (),
+        }
+    }
+
+    /// These claims, not valid before `nbf`.
+    pub(crate) fn not_before(self, nbf: u64) -> Self {
+        Self {
+            nbf: Some(nbf),
+            ..self
         }
     }
 }

@@ -268,6 +268,13 @@ struct TokenArgs {
     /// /admin/tokens` takes.
     #[arg(long, default_value = "3600", value_parser = token_ttl)]
     ttl: Duration,
+    /// When the token starts being valid, in seconds from now: -31536000
+    /// to 31536000 (a year either way), as `POST /admin/tokens` takes
+    /// `valid_from_secs`. Below zero it was issued then (`--valid-from
+    /// -7200` with the default `--ttl` expired an hour ago); above zero it
+    /// is refused until then (`nbf`).
+    #[arg(long, default_value = "0", allow_negative_numbers = true, value_parser = token_valid_from)]
+    valid_from: i64,
     /// The server's HS256 secret.
     #[arg(long, env = "LIKEKIT_TOKEN_SECRET", hide_env_values = true)]
     token_secret: String,
@@ -320,6 +327,14 @@ fn token_ttl(secs: &str) -> Result<Duration, String> {
         .parse()
         .map_err(|_| "must be a whole number of seconds".to_string())?;
     likekit_server::wire::admin::token_ttl(secs)
+}
+
+/// `--valid-from`, held to the admin API's rule (`POST /admin/tokens`).
+fn token_valid_from(secs: &str) -> Result<i64, String> {
+    let secs: i64 = secs
+        .parse()
+        .map_err(|_| "must be a whole number of seconds".to_string())?;
+    likekit_server::wire::admin::token_valid_from(secs)
 }
 
 /// Refuses a setting `given` (on the command line or by a variable) that
@@ -681,7 +696,10 @@ fn main() -> ExitCode {
     if let Some(Command::Token(args)) = &cli.command {
         return match Tokens::new(args.token_secret.as_bytes()) {
             Ok(tokens) => {
-                println!("{}", tokens.mint(args.user, args.ttl));
+                println!(
+                    "{}",
+                    tokens.mint_valid_from(args.user, args.valid_from, args.ttl)
+                );
                 ExitCode::SUCCESS
             }
             Err(err) => {

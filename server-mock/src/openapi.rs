@@ -1051,6 +1051,7 @@ mod tests {
                 fields_of(&TokenRequest {
                     user_id: user,
                     ttl_secs: 1,
+                    valid_from_secs: -1,
                 }),
             ),
             (

@@ -54,6 +54,35 @@ pub fn token_ttl(secs: u64) -> Result<core::time::Duration, String> {
         ))
     }
 }
+/// When a minted token starts being valid, in seconds from now, checked:
+/// a year back to a year ahead ([`MAX_TOKEN_TTL_SECS`] either way). The one
+/// rule of `POST /admin/tokens` (`valid_from_secs`, 400 `bad_valid_from`
+/// otherwise) and of `likekit-server token --valid-from`.
+///
+/// ```
+/// use likekit_proto::admin::token_valid_from;
+///
+/// assert_eq!(token_valid_from(-7200), Ok(-7200));
+/// assert_eq!(
+///     token_valid_from(-40_000_000).unwrap_err(),
+///     "must be from -31536000 to 31536000 seconds from now (a year either way); got -40000000"
+/// );
+/// ```
+///
+/// # Errors
+///
+/// The rule, in words, with the value given.
+pub fn token_valid_from(secs: i64) -> Result<i64, String> {
+    let year = MAX_TOKEN_TTL_SECS as i64;
+    if (-year..=year).contains(&secs) {
+        Ok(secs)
+    } else {
+        Err(format!(
+            "must be from -{year} to {year} seconds from now (a year either way); got {secs}"
+        ))
+    }
+}
+
 /// The most rules in force at once: what one `PUT /admin/faults` may set,
 /// and what the rules in force and those a `POST /admin/faults` adds may
 /// come to.
@@ -184,16 +213,30 @@ pub struct Friends {
 /// `POST /admin/tokens`
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
-#[cfg_attr(feature = "openapi", schema(examples(json!({"user_id": 7, "ttl_secs": 3600}))))]
+#[cfg_attr(feature = "openapi", schema(examples(
+    json!({"user_id": 7, "ttl_secs": 3600}),
+    json!({"user_id": 7, "valid_from_secs": -7200}),
+)))]
 #[serde(deny_unknown_fields)]
 pub struct TokenRequest {
     /// Whose token.
     pub user_id: UserId,
     /// Lifetime in seconds, 1 to 31,536,000 (a year, `MAX_TOKEN_TTL_SECS`;
-    /// default one hour).
+    /// default one hour), counted from `valid_from_secs`: the token's `exp`
+    /// is its start plus this.
     #[serde(default = "default_ttl", deserialize_with = "crate::whole::u64")]
     #[cfg_attr(feature = "openapi", schema(minimum = 1, maximum = 31_536_000))]
     pub ttl_secs: u64,
+    /// When the token starts being valid, in seconds from now, −31,536,000
+    /// to 31,536,000 (a year either way; default 0, now). Below zero the
+    /// token was issued then (`iat`), and is already expired when
+    /// `ttl_secs` is shorter than that: `{"user_id": 7, "valid_from_secs":
+    /// -7200}` expired an hour ago, for a test of a client's token
+    /// renewal. Above zero the token carries it as `nbf` and is refused
+    /// (401 `invalid_token`) until then.
+    #[serde(default, deserialize_with = "crate::whole::i64")]
+    #[cfg_attr(feature = "openapi", schema(minimum = -31_536_000, maximum = 31_536_000))]
+    pub valid_from_secs: i64,
 }
 
 fn default_ttl() -> u64 {

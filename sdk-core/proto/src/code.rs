@@ -74,6 +74,9 @@ pub const BAD_NAME: &str = "bad_name";
 pub const TOO_MANY_FRIENDS: &str = "too_many_friends";
 /// 400: a token lifetime outside 1 s..1 year (`POST /admin/tokens`).
 pub const BAD_TTL: &str = "bad_ttl";
+/// 400: a token start outside a year either way of now
+/// (`POST /admin/tokens`' `valid_from_secs`).
+pub const BAD_VALID_FROM: &str = "bad_valid_from";
 /// 400: fault rules out of range, or with a part that could never act.
 pub const BAD_FAULT_RULES: &str = "bad_fault_rules";
 /// 401: no `Authorization` header.
@@ -165,6 +168,7 @@ pub const ALL: &[(&str, RangeInclusive<u16>)] = &[
     (BAD_NAME, 400..=400),
     (TOO_MANY_FRIENDS, 400..=400),
     (BAD_TTL, 400..=400),
+    (BAD_VALID_FROM, 400..=400),
     (BAD_FAULT_RULES, 400..=400),
     (MISSING_TOKEN, 401..=401),
     (INVALID_TOKEN, 401..=401),

@@ -170,6 +170,42 @@ pub(crate) fn u16<'de, D: Deserializer<'de>>(deserializer: D) -> Result<u16, D::
     whole(deserializer, u64::from(u16::MAX)).map(|n| n as u16)
 }
 
+/// A signed `int64` field: `i64::MIN` to `i64::MAX` (its own range is
+/// checked where it is used, so that the message is the field's rule).
+/// The one signed number of the bodies: a token's start, which may be in
+/// the past.
+#[cfg_attr(not(feature = "admin"), allow(dead_code))]
+pub(crate) fn i64<'de, D: Deserializer<'de>>(deserializer: D) -> Result<i64, D::Error> {
+    deserializer.deserialize_any(Signed)
+}
+
+/// Reads [`i64`]: as [`Whole`], but below zero too.
+struct Signed;
+
+impl Visitor<'_> for Signed {
+    type Value = i64;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "a whole number from {} to {}", i64::MIN, i64::MAX)
+    }
+
+    fn visit_i64<E: de::Error>(self, n: i64) -> Result<i64, E> {
+        Ok(n)
+    }
+
+    fn visit_u64<E: de::Error>(self, n: u64) -> Result<i64, E> {
+        i64::try_from(n).map_err(|_| E::invalid_value(de::Unexpected::Unsigned(n), &self))
+    }
+
+    fn visit_f64<E: de::Error>(self, n: f64) -> Result<i64, E> {
+        if n.fract() != 0.0 || !(-EXACT_FLOAT_MAX..=EXACT_FLOAT_MAX).contains(&n) {
+            return Err(E::invalid_value(de::Unexpected::Float(n), &self));
+        }
+        // Whole and within ±2^53: the conversion is exact.
+        Ok(n as i64)
+    }
+}
+
 /// An id's number, of any size: the id's own constructor checks its range,
 /// so that the message is the id rule's.
 #[derive(Debug, Clone, Copy)]
@@ -202,6 +238,8 @@ mod tests {
         o: Option<u64>,
         #[serde(default, deserialize_with = "super::u32")]
         small: u32,
+        #[serde(default, deserialize_with = "super::i64")]
+        signed: i64,
     }
 
     fn read(json: &str) -> Result<Body, String> {
@@ -253,6 +291,35 @@ mod tests {
             e.contains("a whole number from 0 to 9223372036854775807"),
             "{e}"
         );
+    }
+
+    #[test]
+    fn a_signed_field_takes_whole_numbers_below_zero_and_nothing_else() {
+        for (json, n) in [
+            (r#"{"n": 1, "signed": -7200}"#, -7200),
+            (r#"{"n": 1, "signed": -7200.0}"#, -7200),
+            (r#"{"n": 1, "signed": -7.2e3}"#, -7200),
+            (r#"{"n": 1, "signed": 60}"#, 60),
+            (r#"{"n": 1, "signed": -9223372036854775808}"#, i64::MIN),
+            (r#"{"n": 1, "signed": 9223372036854775807}"#, i64::MAX),
+            (r#"{"n": 1, "signed": -9007199254740992.0}"#, -(1 << 53)),
+        ] {
+            assert_eq!(read(json).unwrap().signed, n, "{json}");
+        }
+        for json in [
+            r#"{"n": 1, "signed": -1.5}"#,
+            r#"{"n": 1, "signed": 9223372036854775808}"#,
+            r#"{"n": 1, "signed": -9007199254740994.0}"#,
+            r#"{"n": 1, "signed": -1e300}"#,
+            r#"{"n": 1, "signed": "-1"}"#,
+            r#"{"n": 1, "signed": null}"#,
+        ] {
+            let e = read(json).unwrap_err();
+            assert!(
+                e.contains("a whole number from -9223372036854775808 to 9223372036854775807"),
+                "{json}: {e}"
+            );
+        }
     }
 
     #[test]

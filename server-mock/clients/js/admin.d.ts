@@ -422,6 +422,7 @@ export type AdminErrorCode =
   | "bad_query"
   | "bad_request"
   | "bad_ttl"
+  | "bad_valid_from"
   | "bad_user_id"
   | "internal"
   | "journal_off"
@@ -552,8 +553,15 @@ export declare class LikeKitAdmin {
   getPost(id: Id): Promise<StoredPost>;
   /** `set_friends`: replaces the user's own (directed) friend list. */
   setFriends(user: Id, friends: Id[]): Promise<void>;
-  /** `mint_token`: a sign-in token for `user`, valid for `ttlSecs` seconds (default 3600). */
-  mintToken(user: Id, ttlSecs?: number): Promise<string>;
+  /**
+   * `mint_token`: a sign-in token for `user`, valid for `ttlSecs` seconds
+   * (default 3600) from `validFromSecs` seconds from now (a year either
+   * way; default 0). Below zero the token was issued then:
+   * `mintToken(user, 3600, -7200)` expired an hour ago, for a test of a
+   * client's token renewal with no wait; above zero it is refused
+   * (`invalid_token`) until then.
+   */
+  mintToken(user: Id, ttlSecs?: number, validFromSecs?: number): Promise<string>;
   /**
    * `set_faults`: replaces every fault rule with `rules`, drawn from
    * `options.seed` (when not given the server picks one); answers the rules

@@ -216,13 +216,22 @@ export class LikeKitAdmin {
   }
 
   /**
-   * `mint_token`: a sign-in token for `user`, valid for `ttlSecs` seconds.
+   * `mint_token`: a sign-in token for `user`, valid for `ttlSecs` seconds
+   * from `validFromSecs` seconds from now. Below zero the token was issued
+   * then: `mintToken(user, 3600, -7200)` expired an hour ago, for a test of
+   * a client's token renewal with no wait; above zero it is refused
+   * (`invalid_token`) until then.
    * @param {number} user
    * @param {number} [ttlSecs] 1 to 31 536 000 (one year); default 3600
+   * @param {number} [validFromSecs] −31 536 000 to 31 536 000 (a year either way); default 0, now
    * @returns {Promise<string>}
    */
-  async mintToken(user, ttlSecs = 3600) {
-    const body = { user_id: checkId(user, "user"), ttl_secs: checkWhole(ttlSecs, "ttlSecs") };
+  async mintToken(user, ttlSecs = 3600, validFromSecs = 0) {
+    const body = {
+      user_id: checkId(user, "user"),
+      ttl_secs: checkWhole(ttlSecs, "ttlSecs"),
+      valid_from_secs: checkSigned(validFromSecs, "validFromSecs"),
+    };
     return this.#call("mint_token", { body, decode: decodeToken });
   }
 
@@ -656,6 +665,13 @@ function checkId(v, what) {
 function checkWhole(v, what) {
   const wrong = wholeIn(v, Number.MAX_SAFE_INTEGER);
   if (wrong) throw new TypeError(`${what}: ${describe(v)} is ${wrong}`);
+  return v;
+}
+
+function checkSigned(v, what) {
+  if (!Number.isSafeInteger(v)) {
+    throw new TypeError(`${what}: ${describe(v)} is not a whole number from −(2^53 − 1) to 2^53 − 1`);
+  }
   return v;
 }
 

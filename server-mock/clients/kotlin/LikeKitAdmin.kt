@@ -158,12 +158,20 @@ class LikeKitAdmin(baseUrl: String, private val adminKey: String, private val ti
 
     /**
      * `POST /admin/tokens`: a sign-in token (`Authorization: Bearer …`) for `user`,
-     * valid for `ttlSecs` seconds (1 to one year).
+     * valid for `ttlSecs` seconds (1 to one year) from `validFromSecs` seconds from now
+     * (a year either way; default now). Below zero the token was issued then:
+     * `mintToken(user, validFromSecs = -7200)` expired an hour ago, for a test of a
+     * client's token renewal with no wait; above zero it is refused (`invalid_token`)
+     * until then.
      *
-     * @throws LikeKitAdminException `bad_ttl` for a lifetime out of range, and any other failure.
+     * @throws LikeKitAdminException `bad_ttl` for a lifetime out of range, `bad_valid_from`
+     *   for a start out of range, and any other failure.
      */
-    fun mintToken(user: Long, ttlSecs: Long = 3600): String {
-        val answer = call("mint_token", body = linkedMapOf("user_id" to user, "ttl_secs" to ttlSecs))
+    fun mintToken(user: Long, ttlSecs: Long = 3600, validFromSecs: Long = 0): String {
+        val answer = call(
+            "mint_token",
+            body = linkedMapOf("user_id" to user, "ttl_secs" to ttlSecs, "valid_from_secs" to validFromSecs),
+        )
         return answer.decode("the token answer") { jsonString(JsonFields.of(it, "TokenResponse").req("token"), "TokenResponse.token") }
     }
 

@@ -1164,9 +1164,15 @@ class Admin:
         status, answer = self._call("set_friends", {"friends": list(friends)}, id=user)
         self._decode(status, _friends, answer)
 
-    def mint_token(self, user: int, ttl_secs: int = 3600) -> str:
-        """A sign-in token for `user`, valid for `ttl_secs` seconds."""
-        status, answer = self._call("mint_token", {"user_id": user, "ttl_secs": ttl_secs})
+    def mint_token(self, user: int, ttl_secs: int = 3600, valid_from_secs: int = 0) -> str:
+        """A sign-in token for `user`, valid for `ttl_secs` seconds from
+        `valid_from_secs` seconds from now (a year either way; default 0,
+        now). Below zero the token was issued then: ``mint_token(user,
+        valid_from_secs=-7200)`` expired an hour ago, for a test of a
+        client's token renewal with no wait; above zero it is refused
+        (``invalid_token``) until then."""
+        body = {"user_id": user, "ttl_secs": ttl_secs, "valid_from_secs": valid_from_secs}
+        status, answer = self._call("mint_token", body)
         return self._decode(status, _token, answer)
 
     def set_faults(

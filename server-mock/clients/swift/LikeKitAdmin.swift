@@ -163,13 +163,21 @@ public final class LikeKitAdmin: Sendable {
         _ = try decode(Friends.self, status, data)
     }
 
-    /// `mint_token`: a sign-in token for `user`, valid for `ttlSecs` seconds.
+    /// `mint_token`: a sign-in token for `user`, valid for `ttlSecs` seconds
+    /// from `validFromSecs` seconds from now (a year either way; default
+    /// now). Below zero the token was issued then: `mintToken(user: 7,
+    /// validFromSecs: -7200)` expired an hour ago, for a test of a client's
+    /// token renewal with no wait; above zero it is refused
+    /// (`invalid_token`) until then.
     ///
     /// - Returns: the token, for `Authorization: Bearer …`.
-    /// - Throws: ``AdminError``: `bad_ttl` outside 1 s to one year, …
-    public func mintToken(user: Int64, ttlSecs: UInt64 = 3600) async throws -> String {
-        let (status, data) = try await send(
-            "mint_token", body: JSONEncoder().encode(TokenRequest(userId: user, ttlSecs: ttlSecs)))
+    /// - Throws: ``AdminError``: `bad_ttl` outside 1 s to one year,
+    ///   `bad_valid_from` outside a year either way of now, …
+    public func mintToken(user: Int64, ttlSecs: UInt64 = 3600, validFromSecs: Int64 = 0)
+        async throws -> String
+    {
+        let request = TokenRequest(userId: user, ttlSecs: ttlSecs, validFromSecs: validFromSecs)
+        let (status, data) = try await send("mint_token", body: JSONEncoder().encode(request))
         return try decode(TokenResponse.self, status, data).token
     }
 
@@ -536,10 +544,12 @@ private struct NewFaultRules: Codable {
 private struct TokenRequest: Codable {
     let userId: Int64
     let ttlSecs: UInt64
+    let validFromSecs: Int64
 
     enum CodingKeys: String, CodingKey {
         case userId = "user_id"
         case ttlSecs = "ttl_secs"
+        case validFromSecs = "valid_from_secs"
     }
 }
 

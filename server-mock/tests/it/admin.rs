@@ -334,6 +334,81 @@ async fn users_posts_friends_and_tokens() {
     t.stop().await;
 }
 
+/// `valid_from_secs` mints the tokens a client's renewal is tested with,
+/// with no wait: one already expired (401 `token_expired`, the code a
+/// client renews on) and one not valid yet (401 `invalid_token`).
+#[tokio::test]
+async fn minted_tokens_may_start_in_the_past_or_the_future() {
+    let t = TestServer::start().await;
+    t.setup(&[(7, "Ana")], &[42]).await;
+    let mint = |body: Value| {
+        let t = &t;
+        async move { t.admin(Method::POST, "/admin/tokens", Some(body)).await }
+    };
+    let like_with = |token: String| {
+        let t = &t;
+        async move {
+            t.http
+                .post(t.url("/posts/42/like"))
+                .bearer_auth(token)
+                .send()
+                .await
+                .unwrap()
+        }
+    };
+
+    // Two hours back, an hour's lifetime: expired an hour ago.
+    let expired = mint(json!({"user_id": 7, "valid_from_secs": -7200})).await;
+    let expired = ok_json::<TokenResponse>(expired).await.token;
+    let r = like_with(expired).await;
+    assert!(r.headers().contains_key("www-authenticate"), "{r:?}");
+    expect_error(r, StatusCode::UNAUTHORIZED, "token_expired").await;
+    // A minute ahead: refused until then.
+    let early = mint(json!({"user_id": 7, "valid_from_secs": 60})).await;
+    let early = ok_json::<TokenResponse>(early).await.token;
+    let e = expect_error(
+        like_with(early).await,
+        StatusCode::UNAUTHORIZED,
+        "invalid_token",
+    )
+    .await;
+    assert!(e.error.message.contains("nbf"), "{e:?}");
+    // Ten minutes back (and a fraction-free float): valid for fifty more.
+    let r = mint(json!({"user_id": 7, "valid_from_secs": -600.0, "ttl_secs": 3600})).await;
+    let token = ok_json::<TokenResponse>(r).await.token;
+    assert_eq!(ok_json::<LikeState>(like_with(token).await).await.count, 1);
+
+    for (body, code) in [
+        (
+            json!({"user_id": 7, "valid_from_secs": -31_536_001}),
+            "bad_valid_from",
+        ),
+        (
+            json!({"user_id": 7, "valid_from_secs": 31_536_001}),
+            "bad_valid_from",
+        ),
+        (
+            json!({"user_id": 7, "valid_from_secs": i64::MIN}),
+            "bad_valid_from",
+        ),
+        (json!({"user_id": 7, "valid_from_secs": -1.5}), "bad_json"),
+        (json!({"user_id": 7, "valid_from_secs": "-60"}), "bad_json"),
+        (
+            json!({"user_id": 7, "valid_from_secs": 9_223_372_036_854_775_808u64}),
+            "bad_json",
+        ),
+    ] {
+        let e = expect_error(mint(body.clone()).await, StatusCode::BAD_REQUEST, code).await;
+        assert!(e.error.message.contains("valid_from_secs"), "{body}: {e:?}");
+    }
+    // The range's ends are taken.
+    for valid_from in [-31_536_000, 31_536_000] {
+        let r = mint(json!({"user_id": 7, "valid_from_secs": valid_from})).await;
+        assert_eq!(r.status(), StatusCode::OK, "{valid_from}");
+    }
+    t.stop().await;
+}
+
 /// The default body limit holds the longest friend list the schema allows
 /// (5,000 ids of 19 digits, with `", "` between them): it is read and
 /// checked (404: those users do not exist), not refused as too large; one

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use crate::common::{self, ServerProcess, client};
 use likekit_server::{
-    Tokens,
+    TokenError, Tokens,
     wire::{LikeState, PostLikes},
 };
 use likekit_testing::suite::u;
@@ -77,6 +77,41 @@ fn token_subcommand_mints_a_token_the_server_accepts() {
             .output()
             .unwrap();
         assert!(output.status.success(), "--ttl {ttl}: {output:?}");
+    }
+}
+
+#[test]
+fn token_subcommand_mints_expired_and_not_yet_valid_tokens() {
+    let tokens = Tokens::new(b"s3cret").unwrap();
+    let mint = |valid_from: &str| {
+        common::server_command()
+            .args(["token", "--user", "7", "--token-secret", "s3cret"])
+            .args(["--valid-from", valid_from])
+            .output()
+            .unwrap()
+    };
+    let verify = |output: &std::process::Output| {
+        assert!(output.status.success(), "{output:?}");
+        tokens.verify(String::from_utf8_lossy(&output.stdout).trim())
+    };
+    // Two hours back with the default hour's lifetime: expired an hour ago.
+    assert_eq!(verify(&mint("-7200")), Err(TokenError::Expired));
+    // Ten minutes back: still valid for fifty.
+    assert_eq!(verify(&mint("-600")), Ok(u(7)));
+    // A minute ahead: not valid yet.
+    assert!(matches!(verify(&mint("60")), Err(TokenError::Invalid(why)) if why.contains("nbf")));
+
+    for bad in ["-31536001", "31536001", "1.5", "soon"] {
+        let output = mint(bad);
+        assert!(!output.status.success(), "--valid-from {bad} should fail");
+        assert!(output.stdout.is_empty(), "--valid-from {bad}: {output:?}");
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(
+            stderr.contains("--valid-from")
+                && (stderr.contains("must be from -31536000 to 31536000 seconds")
+                    || stderr.contains("must be a whole number")),
+            "{stderr}"
+        );
     }
 }
 

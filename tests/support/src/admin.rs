@@ -412,15 +412,36 @@ impl AdminClient {
     }
 
     /// `mint_token`: a sign-in token for `user`, valid for `ttl_secs`
-    /// seconds.
+    /// seconds from now.
     ///
     /// # Errors
     ///
     /// `bad_ttl` for a lifetime outside 1 s..1 year.
     pub async fn mint_token(&self, user: UserId, ttl_secs: u64) -> Result<String, AdminError> {
+        self.mint_token_valid_from(user, 0, ttl_secs).await
+    }
+
+    /// `mint_token` with a start: a token for `user` valid from
+    /// `valid_from_secs` seconds from now (below zero: in the past) for
+    /// `ttl_secs` seconds. `mint_token_valid_from(user, -7200, 3600)` is a
+    /// token that expired an hour ago, for a test of a client's token
+    /// renewal with no wait; `mint_token_valid_from(user, 60, 3600)` one
+    /// refused (`invalid_token`) for another minute.
+    ///
+    /// # Errors
+    ///
+    /// `bad_ttl` for a lifetime outside 1 s..1 year, `bad_valid_from` for a
+    /// start more than a year from now either way.
+    pub async fn mint_token_valid_from(
+        &self,
+        user: UserId,
+        valid_from_secs: i64,
+        ttl_secs: u64,
+    ) -> Result<String, AdminError> {
         let body = TokenRequest {
             user_id: user,
             ttl_secs,
+            valid_from_secs,
         };
         let (_, answer): (_, TokenResponse) =
             self.call_json(&MINT_TOKEN, Call::body(&body)).await?;

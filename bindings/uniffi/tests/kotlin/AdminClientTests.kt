@@ -520,6 +520,22 @@ fun adminClientTests(t: Harness, server: TestServer) {
         expectEqual(emptyList<JournalEntry>(), admin.requests().entries, "the journal after clearRequests")
     }
 
+    t.test("admin client: mintToken(validFromSecs) mints a token already expired or not valid yet, and refuses a start past a year") {
+        val (ana, post) = server.nextId() to server.nextId()
+        admin.createUser(ana, "Ana")
+        admin.createPost(post)
+        val codeOf = { token: String ->
+            val (status, body) = server.asViewer("GET", "/posts/$post/likes", token)
+            status to ((TestJson.parse(body).obj()["error"] as? Map<*, *>)?.get("code"))
+        }
+        expectEqual(401 to "token_expired", codeOf(admin.mintToken(ana, validFromSecs = -7200)), "two hours back, an hour's lifetime")
+        expectEqual(401 to "invalid_token", codeOf(admin.mintToken(ana, validFromSecs = 60)), "a minute ahead")
+        expectEqual(200 to null, codeOf(admin.mintToken(ana, ttlSecs = 3600, validFromSecs = -600)), "ten minutes back")
+        val tooEarly = adminError("a start past a year back") { admin.mintToken(ana, validFromSecs = -31_536_001) }
+        expectEqual(400 to "bad_valid_from", tooEarly.status to tooEarly.code, "(status, code) of a start past a year back")
+        expect(tooEarly.message.contains("valid_from_secs")) { "message: ${tooEarly.message}" }
+    }
+
     t.test("admin client: getUser and getPost read back what the store holds; unknown ones are user_not_found and post_not_found") {
         val (ana, ben, cy) = Triple(server.user("Ana"), server.user("Ben"), server.user("Cy"))
         admin.setFriends(ben, listOf(cy, ana))

@@ -450,6 +450,10 @@ def test_an_error_answer_is_an_admin_error_with_status_and_code(admin):
     with pytest.raises(AdminError) as ttl:
         admin.mint_token(admin.user("Ana"), ttl_secs=0)
     assert (ttl.value.status, ttl.value.code) == (400, "bad_ttl")
+    with pytest.raises(AdminError) as start:
+        admin.mint_token(admin.user("Ana"), valid_from_secs=31_536_001)
+    assert (start.value.status, start.value.code) == (400, "bad_valid_from")
+    assert "valid_from_secs" in str(start.value), start.value
 
     # A wrong key is the server's own 401 and message, for a call with a body as for one without.
     wrong_key = Admin(admin.url, "not the key", timeout=10)
@@ -1118,3 +1122,17 @@ def test_the_client_type_checks_under_mypy_strict():
         text=True,
     )
     assert mypy.returncode == 0, mypy.stdout + mypy.stderr
+
+
+def test_minted_tokens_may_start_in_the_past_or_the_future(admin):
+    """`valid_from_secs` mints the tokens a client's renewal is tested with,
+    with no wait: one already expired, one not valid yet."""
+    ana, post = admin.user("Ana"), admin.post()
+
+    def code_of(token):
+        status, body = admin.as_viewer("GET", f"/posts/{post}/likes", token)
+        return status, (body.get("error") or {}).get("code")
+
+    assert code_of(admin.mint_token(ana, valid_from_secs=-7200)) == (401, "token_expired")
+    assert code_of(admin.mint_token(ana, valid_from_secs=60)) == (401, "invalid_token")
+    assert code_of(admin.mint_token(ana, ttl_secs=3600, valid_from_secs=-600)) == (200, None)

@@ -30,13 +30,13 @@ def event_loop_thread():
 
 
 class Renewing(likekit.AsyncTokenProvider):
-    """Starts with a token the server refuses; renews (after a delay, as over
-    the network) when asked to."""
+    """Starts with a token that expired an hour ago; renews (after a delay,
+    as over the network) when asked to."""
 
     def __init__(self, admin, user_id):
         self.admin = admin
         self.user_id = user_id
-        self.current = "not-a-token"
+        self.current = admin.mint_token(user_id, valid_from_secs=-7200)
         self.asked = []
         self.threads = []
 

@@ -1079,6 +1079,28 @@ final class LikeKitTests: XCTestCase {
         }
     }
 
+    /// `mintToken(validFromSecs:)` mints a token already expired or not
+    /// valid yet, and refuses a start more than a year away.
+    func testMintedTokensMayStartInThePastOrTheFuture() async throws {
+        let ana = try await admin.user("Ana")
+        let post = try await admin.post()
+        let path = "/posts/\(post)/likes"
+        let expired = try await admin.mintToken(user: ana, validFromSecs: -7200)
+        let early = try await admin.mintToken(user: ana, validFromSecs: 60)
+        let current = try await admin.mintToken(user: ana, ttlSecs: 3600, validFromSecs: -600)
+        let expiredStatus = try await read(path, token: expired).0
+        let earlyStatus = try await read(path, token: early).0
+        let currentStatus = try await read(path, token: current).0
+        XCTAssertEqual([expiredStatus, earlyStatus, currentStatus], [401, 401, 200])
+        do {
+            _ = try await admin.mintToken(user: ana, validFromSecs: 31_536_001)
+            XCTFail("a start more than a year ahead was accepted")
+        } catch let error as AdminError {
+            XCTAssertEqual(error.status, 400)
+            XCTAssertEqual(error.code, "bad_valid_from")
+        }
+    }
+
     /// `getFaults` says what each rule has used up; its answer can be set
     /// again as it is, and the counters start over.
     func testGetFaultsSaysWhatEachRuleHasUsedUp() async throws {

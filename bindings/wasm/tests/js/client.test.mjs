@@ -291,12 +291,14 @@ test("the token callback is asked again with refresh = true after a 401", async 
 test("an async token callback is awaited, and renews after a 401: the like saves", async () => {
   const post = await newPost(140);
   const asked = [];
+  // Issued two hours ago for an hour: the server answers 401 token_expired.
+  const expired = await admin.mintToken(USERS.ana, 3600, -7200);
   const client = new LikeClient(SERVER, {
     retry: FAST_RETRY,
     token: async (refresh) => {
       asked.push(refresh);
       await sleep(5); // as a sign-in SDK renewing over the network would
-      return refresh ? tokens.ana : "expired";
+      return refresh ? tokens.ana : expired;
     },
   });
   clients.push(client);
@@ -998,7 +1000,7 @@ test("every admin method sends its operation's method and path, the key, and exa
         '{"friends":[1,2]}',
         undefined,
       ],
-      ["mint_token", "/admin/tokens", () => stubAdmin.mintToken(7), '{"user_id":7,"ttl_secs":3600}', "t0ken"],
+      ["mint_token", "/admin/tokens", () => stubAdmin.mintToken(7), '{"user_id":7,"ttl_secs":3600,"valid_from_secs":0}', "t0ken"],
       [
         "set_faults",
         "/admin/faults",
@@ -1216,6 +1218,13 @@ test("an error answer of the server throws AdminError with its status and code",
     await assert.rejects(call(), { name: "AdminError", status: 401, code: "bad_admin_key", operation, message: /X-Admin-Key/ });
   }
   await assert.rejects(admin.mintToken(USERS.ana, 0), { name: "AdminError", status: 400, code: "bad_ttl" });
+  await assert.rejects(admin.mintToken(USERS.ana, 3600, 31_536_001), {
+    name: "AdminError",
+    status: 400,
+    code: "bad_valid_from",
+    message: /valid_from_secs/,
+  });
+  await assert.rejects(admin.mintToken(USERS.ana, 3600, -1.5), { name: "TypeError", message: /validFromSecs/ });
   await assert.rejects(admin.setFriends(999_998, [USERS.ana]), {
     name: "AdminError",
     status: 404,
