@@ -172,7 +172,7 @@ pub(crate) async fn post_likes(
     security(("bearer" = [])),
     responses(
         (status = 200, description = "The posts that exist", body = BatchLikes),
-        (status = 400, description = "`bad_posts`, `too_many_posts`, `bad_query`", body = ErrorBody),
+        (status = 400, description = "`bad_posts`, `too_many_posts`", body = ErrorBody),
         (status = 401, description = "`missing_token`, `invalid_token`, `token_expired`", body = ErrorBody),
     )
 )]

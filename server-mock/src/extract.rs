@@ -55,15 +55,22 @@ impl<S: Send + Sync> FromRequestParts<S> for NoQuery {
     async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, ApiError> {
         match parts.uri.query().filter(|query| !query.is_empty()) {
             None => Ok(Self),
-            Some(query) => Err(ApiError::bad_request(
-                code::BAD_QUERY,
-                format!(
-                    "{} {} takes no query; got {}",
-                    parts.method,
-                    parts.uri.path(),
-                    likekit_proto::quoted(query)
-                ),
-            )),
+            Some(query) => {
+                // The path as sent: inside the nested admin router the
+                // request's own is without its `/admin` prefix.
+                let path = parts
+                    .extensions
+                    .get::<axum::extract::OriginalUri>()
+                    .map_or(parts.uri.path(), |original| original.path());
+                Err(ApiError::bad_request(
+                    code::BAD_QUERY,
+                    format!(
+                        "{} {path} takes no query; got {}",
+                        parts.method,
+                        likekit_proto::quoted(query)
+                    ),
+                ))
+            }
         }
     }
 }

@@ -500,6 +500,30 @@ fn smallest_oversized(doc: &mut serde_json::Value) {
     }
 }
 
+/// Leaves the admin API out of `doc`: its paths, its tag and the
+/// `X-Admin-Key` security scheme. The schemas stay (some are shared with
+/// the public API, and one no path names is harmless).
+fn without_admin(doc: &mut serde_json::Value) {
+    if let Some(paths) = doc
+        .get_mut("paths")
+        .and_then(serde_json::Value::as_object_mut)
+    {
+        paths.retain(|path, _| !path.starts_with("/admin/"));
+    }
+    if let Some(tags) = doc
+        .get_mut("tags")
+        .and_then(serde_json::Value::as_array_mut)
+    {
+        tags.retain(|tag| tag["name"] != "admin");
+    }
+    if let Some(schemes) = doc
+        .pointer_mut("/components/securitySchemes")
+        .and_then(serde_json::Value::as_object_mut)
+    {
+        schemes.remove("admin_key");
+    }
+}
+
 /// This document.
 #[utoipa::path(
     get,
@@ -513,21 +537,27 @@ pub(crate) async fn openapi_json(State(App(app)): State<App>) -> Response {
             header::CONTENT_TYPE,
             HeaderValue::from_static("application/json"),
         )],
-        document_for(app.request_timeout),
+        document_for(app.request_timeout, app.admin_key.is_some()),
     )
         .into_response()
 }
 
-/// The document as this server answers it: the limits that depend on its
-/// settings are its own. A `slow_body` pause, and the `latency_ms` of a
-/// rule with an action, must stay below the request timeout
-/// (`faults::check_pauses`), so their maximum is the timeout less a
-/// millisecond, where the fixed document says ten minutes.
-pub(crate) fn document_for(request_timeout: Duration) -> String {
+/// The document as this server answers it: the routes and limits that
+/// depend on its settings are its own. Without an admin key the admin API
+/// is off (every `/admin/` path answers 404), so its paths, tag and
+/// security scheme are left out: a client generated from the document, or
+/// a conformance run, meets only routes that are there. A `slow_body`
+/// pause, and the `latency_ms` of a rule with an action, must stay below
+/// the request timeout (`faults::check_pauses`), so their maximum is the
+/// timeout less a millisecond, where the fixed document says ten minutes.
+pub(crate) fn document_for(request_timeout: Duration, admin: bool) -> String {
     let mut doc: serde_json::Value = match serde_json::from_str(document()) {
         Ok(doc) => doc,
         Err(_) => return document().to_string(),
     };
+    if !admin {
+        without_admin(&mut doc);
+    }
     let below_timeout = u64::try_from(request_timeout.as_millis())
         .unwrap_or(u64::MAX)
         .saturating_sub(1)
@@ -856,7 +886,7 @@ mod tests {
     #[test]
     fn the_slow_body_pause_is_bounded_by_the_request_timeout() {
         let interval = |timeout: Duration| {
-            let doc: Value = serde_json::from_str(&document_for(timeout)).expect("json");
+            let doc: Value = serde_json::from_str(&document_for(timeout, true)).expect("json");
             doc["components"]["schemas"]["FaultAction"]["oneOf"]
                 .as_array()
                 .expect("a oneOf")
@@ -893,7 +923,7 @@ mod tests {
     #[test]
     fn an_actions_latency_is_bounded_by_the_request_timeout() {
         let doc: Value =
-            serde_json::from_str(&document_for(Duration::from_millis(1500))).expect("json");
+            serde_json::from_str(&document_for(Duration::from_millis(1500), true)).expect("json");
         let bound = doc["components"]["schemas"]["FaultRule"]["allOf"]
             .as_array()
             .expect("an allOf")

@@ -44,8 +44,34 @@ async fn admin_is_off_without_a_key() {
     .await;
     let r = t2.http.post(t2.url("/admin/reset")).send().await.unwrap();
     expect_error(r, StatusCode::NOT_FOUND, "not_found").await;
+
+    // The OpenAPI document describes the server as it is: without a key,
+    // no admin path, tag or security scheme; with one, all of them.
+    let with_key = TestServer::start().await;
+    let admin_parts = |doc: &Value| {
+        let paths = doc["paths"].as_object().unwrap();
+        let tags = doc["tags"].as_array().unwrap();
+        (
+            paths.keys().filter(|p| p.starts_with("/admin/")).count(),
+            tags.iter().any(|tag| tag["name"] == "admin"),
+            doc["components"]["securitySchemes"]
+                .get("admin_key")
+                .is_some(),
+            paths.contains_key("/posts/{post_id}/like"),
+        )
+    };
+    for (server, admin) in [(&t, false), (&t2, false), (&with_key, true)] {
+        let r = server.http.get(server.url("/openapi.json")).send().await;
+        let doc: Value = ok_json(r.unwrap()).await;
+        let (paths, tag, scheme, public) = admin_parts(&doc);
+        assert_eq!(
+            (paths > 0, tag, scheme, public),
+            (admin, admin, admin, true)
+        );
+    }
     t.stop().await;
     t2.stop().await;
+    with_key.stop().await;
 }
 
 #[tokio::test]
@@ -178,8 +204,12 @@ async fn admin_routes_that_take_no_query_refuse_one() {
     ] {
         let r = t.admin(method.clone(), path, body).await;
         let body = expect_error(r, StatusCode::BAD_REQUEST, "bad_query").await;
+        // The message names the route as sent, its `/admin` included.
+        let (route, query) = path.split_once('?').unwrap();
         assert!(
-            body.error.message.contains("takes no query"),
+            body.error
+                .message
+                .starts_with(&format!("{method} {route} takes no query; got \"{query}\"")),
             "{method} {path}: {}",
             body.error.message
         );
