@@ -13,10 +13,12 @@ use likekit_proto::admin::Seed;
 use crate::store::{Database, HotPostOptions};
 
 /// The largest request body a server takes by default: 128 KiB, so that
-/// every body the API's schemas bound fits — the longest friend list
-/// (5,000 ids of 19 digits, written with `", "` between them) is 105,013
-/// bytes. A seed document has no such bound: a larger one goes in with
-/// `--seed FILE`, a larger `--max-body-bytes`, or several requests.
+/// the longest friend list the schema allows fits (5,000 ids of 19
+/// digits, written with `", "` between them: 105,013 bytes). Two bodies
+/// may be larger: a seed document, which has no bound, and a fault rule
+/// set near its 256 rules with every field written out (256 such rules
+/// without a `body` come to about 137 KB). They go in with a larger
+/// `--max-body-bytes`, several requests, or (a seed) `--seed FILE`.
 pub const DEFAULT_MAX_BODY_BYTES: usize = 128 * 1024;
 
 /// The most posts the view cache holds by default: 200,000, about 260 MB

@@ -275,8 +275,8 @@ struct TokenArgs {
     /// is refused until then (`nbf`).
     #[arg(long, default_value = "0", allow_negative_numbers = true, value_parser = token_valid_from)]
     valid_from: i64,
-    /// The server's HS256 secret.
-    #[arg(long, env = "LIKEKIT_TOKEN_SECRET", hide_env_values = true)]
+    /// The server's HS256 secret (not empty: as the server's own flag).
+    #[arg(long, env = "LIKEKIT_TOKEN_SECRET", hide_env_values = true, value_parser = non_empty)]
     token_secret: String,
 }
 

@@ -57,9 +57,9 @@ pub const BAD_POSTS: &str = "bad_posts";
 /// 400: more than [`MAX_BATCH_POSTS`](crate::MAX_BATCH_POSTS) post ids in
 /// one read (a repeated id counts too).
 pub const TOO_MANY_POSTS: &str = "too_many_posts";
-/// 400: a query string that cannot be decoded, an unknown filter or a bad
-/// tag on the admin API's `requests` and `faults`, or any query on
-/// `POST /admin/reset`.
+/// 400, on the admin API: a query string that cannot be decoded, an
+/// unknown filter or a bad tag on `requests` and `faults`, or any query on
+/// a route that takes none (`POST /admin/reset?post=42`).
 pub const BAD_QUERY: &str = "bad_query";
 /// 400: a chunked request body that cannot be read; from code of your
 /// own, a store that refuses a value or a plain-text 400.

@@ -53,7 +53,19 @@ fn token_subcommand_mints_a_token_the_server_accepts() {
     ] {
         let output = common::server_command().args(&bad).output().unwrap();
         assert!(!output.status.success(), "{bad:?} should fail");
+        // A usage error (2), as the server's own flags give, naming the flag.
+        assert_eq!(output.status.code(), Some(2), "{bad:?}: {output:?}");
+        assert!(output.stdout.is_empty(), "{bad:?}: {output:?}");
     }
+    let output = common::server_command()
+        .args(["token", "--user", "7", "--token-secret", ""])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("--token-secret") && stderr.contains("it is empty"),
+        "{stderr}"
+    );
     // The lifetime is held to the admin API's rule (1 s to a year), with
     // the rule in the error, and no token printed.
     for ttl in ["0", "31536001", "99999999999", "1.5"] {
