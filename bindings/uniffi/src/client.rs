@@ -241,7 +241,11 @@ static RUNTIME: Mutex<SharedRuntime> = Mutex::new(SharedRuntime::NotStarted);
 #[derive(Debug)]
 enum SharedRuntime {
     NotStarted,
-    Running(tokio::runtime::Runtime),
+    /// Started in the process `pid`.
+    Running {
+        runtime: tokio::runtime::Runtime,
+        pid: u32,
+    },
     /// It could not be started: why.
     Failed(String),
     Stopped,
@@ -249,6 +253,20 @@ enum SharedRuntime {
 
 fn runtime() -> Result<tokio::runtime::Handle, LikeError> {
     let mut shared = RUNTIME.lock().unwrap_or_else(PoisonError::into_inner);
+    let pid = std::process::id();
+    if matches!(&*shared, SharedRuntime::Running { pid: started_in, .. } if *started_in != pid) {
+        // This process is a fork (Python's `multiprocessing`, a pre-forking
+        // server) of the one that started the runtime: it has the
+        // runtime's memory but none of its threads, so a client made on it
+        // would wait forever. Start one of this process's own. The
+        // parent's is let go of without being dropped: dropping it would
+        // wait for threads that are not here.
+        if let SharedRuntime::Running { runtime, .. } =
+            std::mem::replace(&mut *shared, SharedRuntime::NotStarted)
+        {
+            std::mem::forget(runtime);
+        }
+    }
     if matches!(*shared, SharedRuntime::NotStarted) {
         *shared = match tokio::runtime::Builder::new_multi_thread()
             .worker_threads(2)
@@ -256,12 +274,12 @@ fn runtime() -> Result<tokio::runtime::Handle, LikeError> {
             .enable_all()
             .build()
         {
-            Ok(runtime) => SharedRuntime::Running(runtime),
+            Ok(runtime) => SharedRuntime::Running { runtime, pid },
             Err(e) => SharedRuntime::Failed(format!("could not start the LikeKit runtime: {e}")),
         };
     }
     let message = match &*shared {
-        SharedRuntime::Running(runtime) => return Ok(runtime.handle().clone()),
+        SharedRuntime::Running { runtime, .. } => return Ok(runtime.handle().clone()),
         SharedRuntime::Failed(message) => message.clone(),
         SharedRuntime::NotStarted | SharedRuntime::Stopped => {
             "LikeKit's runtime was stopped (stop_runtime): the process is exiting".to_owned()
@@ -289,8 +307,14 @@ pub fn stop_runtime(deadline_ms: u32) {
         &mut *RUNTIME.lock().unwrap_or_else(PoisonError::into_inner),
         SharedRuntime::Stopped,
     );
-    if let SharedRuntime::Running(runtime) = taken {
-        runtime.shutdown_timeout(Duration::from_millis(u64::from(deadline_ms)));
+    if let SharedRuntime::Running { runtime, pid } = taken {
+        if pid == std::process::id() {
+            runtime.shutdown_timeout(Duration::from_millis(u64::from(deadline_ms)));
+        } else {
+            // A fork's copy of its parent's runtime, whose threads are not
+            // in this process: nothing to stop, and nothing to wait for.
+            std::mem::forget(runtime);
+        }
     }
 }
 
