@@ -350,6 +350,9 @@ pub struct LikeClient {
     /// is, and where the observers' adapters report to it.
     _error_listener: Option<Arc<dyn CallbackErrorListener>>,
     thrown: ThrownTo,
+    /// Who holds its journal, if it was given one, and this client's
+    /// taking of it: told when it is closed.
+    journal: Option<(Arc<crate::journal::Hold>, u64)>,
     _live: Live,
 }
 
@@ -360,6 +363,11 @@ pub struct LikeClient {
 impl Drop for LikeClient {
     fn drop(&mut self) {
         self.inner.stop_now();
+        // Its journal goes when the abandoned calls end; a client made
+        // meanwhile with it waits for that.
+        if let Some((hold, ticket)) = &self.journal {
+            hold.closing(*ticket);
+        }
     }
 }
 
@@ -379,6 +387,12 @@ impl LikeClient {
             _dispatcher: dispatcher,
             _error_listener: options.callback_error_listener.clone(),
             thrown: ThrownTo::new(options),
+            // Built: the journal's taking now is this client's own.
+            journal: options.journal.as_ref().map(|journal| {
+                let hold = journal.hold();
+                let ticket = hold.ticket();
+                (hold, ticket)
+            }),
             _live: Live::new(),
         })
     }

@@ -2,8 +2,8 @@
 //! that they survive the app being closed, and [`RestoreReport`], what it
 //! held at start.
 
-use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Condvar, Mutex, PoisonError};
+use std::time::Duration;
 
 use likekit_core::{Intent, JournalStore};
 
@@ -19,8 +19,9 @@ use crate::{LikeError, Live, PostView};
 /// One client at a time: a second client given a journal that a live
 /// client uses is refused with `Journal`. The journal is free again once
 /// that client is closed and its calls still out and retries still
-/// waiting have ended (a retry kept while offline can wait long; await
-/// `shutdown` before closing it and they have). The journal itself holds
+/// waiting have ended: closing abandons them, and they end within moments,
+/// which a client made meanwhile with the same journal waits for (up to
+/// two seconds), so a sign-out followed at once by a sign-in works. The journal itself holds
 /// the file's lock until it is closed (Kotlin `close()`/`use`, Swift by
 /// releasing it, Python `del`).
 #[derive(uniffi::Object)]
@@ -28,8 +29,66 @@ pub struct IntentJournal {
     store: Arc<dyn JournalStore>,
     /// Whether a client uses the store (set by [`take`](Self::take),
     /// cleared when that client's last reference to it goes).
-    taken: Arc<AtomicBool>,
+    hold: Arc<Hold>,
     _live: Live,
+}
+
+/// How long [`IntentJournal::take`] waits for a closed client's abandoned
+/// calls to let go of the journal.
+const RELEASE_WAIT: Duration = Duration::from_secs(2);
+
+/// Who holds a journal, and a wake-up for a client waiting to take it.
+#[derive(Debug, Default)]
+pub(crate) struct Hold {
+    state: Mutex<Holding>,
+    freed: Condvar,
+}
+
+#[derive(Debug, Default)]
+struct Holding {
+    holder: Holder,
+    /// Which taking it is: one more with each, so that a client's word
+    /// (closed, let go) is never taken as another's.
+    ticket: u64,
+}
+
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+enum Holder {
+    #[default]
+    Free,
+    /// A live client.
+    Client,
+    /// A closed client whose abandoned calls are ending.
+    Closing,
+}
+
+impl Hold {
+    /// The taking that holds the journal now, for the client just built
+    /// with it to name when it is closed.
+    pub(crate) fn ticket(&self) -> u64 {
+        self.state
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .ticket
+    }
+
+    /// The client of taking `ticket` was closed: its store goes when its
+    /// abandoned calls have ended.
+    pub(crate) fn closing(&self, ticket: u64) {
+        let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
+        if state.ticket == ticket && state.holder == Holder::Client {
+            state.holder = Holder::Closing;
+        }
+    }
+
+    /// The store of taking `ticket` is gone: the journal is free.
+    fn let_go(&self, ticket: u64) {
+        let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
+        if state.ticket == ticket {
+            state.holder = Holder::Free;
+            self.freed.notify_all();
+        }
+    }
 }
 
 impl std::fmt::Debug for IntentJournal {
@@ -69,7 +128,7 @@ impl IntentJournal {
     fn new(store: Arc<dyn JournalStore>) -> Arc<Self> {
         Arc::new(Self {
             store,
-            taken: Arc::new(AtomicBool::new(false)),
+            hold: Arc::default(),
             _live: Live::new(),
         })
     }
@@ -77,23 +136,51 @@ impl IntentJournal {
     /// The store for one client, or [`LikeError::Journal`] while another
     /// client's driver still holds it (two drivers would each rewrite the
     /// whole journal with their own intents only, erasing the other's).
+    /// A closed client's is waited for, up to [`RELEASE_WAIT`]: its
+    /// abandoned calls are ending.
     pub(crate) fn take(&self) -> Result<Arc<dyn JournalStore>, LikeError> {
-        if self
-            .taken
-            .compare_exchange(false, true, Ordering::AcqRel, Ordering::Acquire)
-            .is_err()
-        {
-            return Err(likekit_core::LikeError::Journal {
-                fault: likekit_core::JournalFault::InUse,
-                message: "this journal is in use by another client: close that client first"
-                    .to_owned(),
+        self.take_within(RELEASE_WAIT)
+    }
+
+    fn take_within(&self, wait: Duration) -> Result<Arc<dyn JournalStore>, LikeError> {
+        let state = self
+            .hold
+            .state
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        let (mut state, _) = self
+            .hold
+            .freed
+            .wait_timeout_while(state, wait, |state| state.holder == Holder::Closing)
+            .unwrap_or_else(PoisonError::into_inner);
+        let message = match state.holder {
+            Holder::Free => {
+                state.holder = Holder::Client;
+                state.ticket += 1;
+                return Ok(Arc::new(Taken {
+                    store: Arc::clone(&self.store),
+                    hold: Arc::clone(&self.hold),
+                    ticket: state.ticket,
+                }));
             }
-            .into());
+            Holder::Client => "this journal is in use by another client: close that client first",
+            Holder::Closing => {
+                "this journal is still held by a closed client whose calls have not ended \
+                 (a token provider or a request that does not return): await its shutdown \
+                 before closing it"
+            }
+        };
+        Err(likekit_core::LikeError::Journal {
+            fault: likekit_core::JournalFault::InUse,
+            message: message.to_owned(),
         }
-        Ok(Arc::new(Taken {
-            store: Arc::clone(&self.store),
-            taken: Arc::clone(&self.taken),
-        }))
+        .into())
+    }
+
+    /// Who holds the journal, for the client that took it to say when it
+    /// is closed.
+    pub(crate) fn hold(&self) -> Arc<Hold> {
+        Arc::clone(&self.hold)
     }
 }
 
@@ -102,7 +189,8 @@ impl IntentJournal {
 /// calls ended, or the client was never built).
 struct Taken {
     store: Arc<dyn JournalStore>,
-    taken: Arc<AtomicBool>,
+    hold: Arc<Hold>,
+    ticket: u64,
 }
 
 impl JournalStore for Taken {
@@ -117,7 +205,7 @@ impl JournalStore for Taken {
 
 impl Drop for Taken {
     fn drop(&mut self) {
-        self.taken.store(false, Ordering::Release);
+        self.hold.let_go(self.ticket);
     }
 }
 
@@ -193,5 +281,44 @@ mod tests {
         drop(first);
         let second = journal.take().unwrap();
         assert!(second.load().unwrap().is_empty());
+    }
+
+    #[test]
+    fn a_closed_clients_journal_is_waited_for_until_its_calls_let_go() {
+        let journal = IntentJournal::memory("ana".into());
+        let first = journal.take().unwrap();
+        let first_ticket = journal.hold().ticket();
+        journal.hold().closing(first_ticket);
+        // The closed client's last call lets go a little later, on another
+        // thread: the next client waits for it rather than fail.
+        let releasing = std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(50));
+            drop(first);
+        });
+        let second = journal.take_within(Duration::from_secs(60)).unwrap();
+        releasing.join().unwrap();
+        // A live client's journal is refused at once, not waited for.
+        let Err(held) = journal.take_within(Duration::from_secs(60)) else {
+            panic!("a live client's journal was taken");
+        };
+        assert!(
+            held.to_string().contains("close that client first"),
+            "{held}"
+        );
+        // The first client's word no longer counts: the second holds it.
+        journal.hold().closing(first_ticket);
+        assert!(journal.take_within(Duration::ZERO).is_err());
+        // A closed client's that never lets go is refused after the wait,
+        // saying why.
+        journal.hold().closing(journal.hold().ticket());
+        let Err(stuck) = journal.take_within(Duration::from_millis(1)) else {
+            panic!("a closing client's journal was taken");
+        };
+        assert!(
+            stuck.to_string().contains("calls have not ended"),
+            "{stuck}"
+        );
+        drop(second);
+        assert!(journal.take_within(Duration::ZERO).is_ok());
     }
 }

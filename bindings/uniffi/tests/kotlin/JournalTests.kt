@@ -324,6 +324,47 @@ fun journalTests(t: Harness, server: TestServer, viewer: Long, tokens: TokenProv
         }
     }
 
+    t.test("a client closed while its call waits on the token provider frees its journal for a client made at once (sign-out, sign-in), which restores the tap") {
+        val post = server.post()
+        val token = server.token(viewer)
+        // The sign-in SDK is slow to answer the like's token request: the
+        // closed client's abandoned call holds the journal until it does.
+        val asked = java.util.concurrent.CountDownLatch(1)
+        val answer = java.util.concurrent.CountDownLatch(1)
+        val slow = object : TokenProvider {
+            override fun token(refresh: Boolean): String? {
+                asked.countDown()
+                answer.await(10, TimeUnit.SECONDS)
+                return token
+            }
+        }
+        IntentJournal.memory(ANA).use { journal ->
+            val options = FAST_RETRY.copy(journal = journal)
+            val first = LikeClient(server.url, slow, options)
+            first.setLiked(post, true)
+            expect(asked.await(10, TimeUnit.SECONDS)) { "the like's token was never asked for" }
+            first.close()
+            // The provider answers a moment later, on its own thread; the
+            // next sign-in's client, made at once, waits for the journal.
+            val answering = Thread {
+                Thread.sleep(300)
+                answer.countDown()
+            }.apply { start() }
+            try {
+                LikeClient(server.url, tokens, options).use { next ->
+                    val report = next.restore()
+                    expectEqual(null, report.problem, "problem")
+                    expectEqual(listOf(post to true), report.restored.map { it.postId to it.liked }, "(post, liked) restored")
+                    idle(next)
+                    expectEqual(true to 1L, server.likesOf(post, viewer), "the viewer reads back (liked, count)")
+                }
+            } finally {
+                answer.countDown()
+                answering.join()
+            }
+        }
+    }
+
     t.test("one journal given to a second client while the first lives is refused with LikeException.Journal; free again once that client is closed") {
         withDirectory { dir ->
             fun refused(what: String, options: LikeClientOptions) {

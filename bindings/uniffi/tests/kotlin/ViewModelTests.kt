@@ -217,9 +217,18 @@ fun viewModelTests(t: Harness, server: TestServer, tokens: TokenProvider) {
             screen.launch { vm.state.collect { drawn.add(it to Thread.currentThread().name) } }
             vm.load()
             until({ "the post read: $drawn" }) { drawn.lastOrNull()?.first?.count == 0L }
-            main.submit { vm.tap() }.get(10, TimeUnit.SECONDS)
+            // The like is held a second at the server, so that the pending
+            // view is there to draw: a StateFlow hands a collector only the
+            // latest value, and a fast answer could replace it first.
+            server.admin.setFaults(FaultRules(listOf(FaultRule(FaultRoute.LIKE, post = post, latencyMs = 1_000))))
+            try {
+                main.submit { vm.tap() }.get(10, TimeUnit.SECONDS)
+                until({ "the optimistic view drawn: $drawn" }) { drawn.any { it.first?.pending == true } }
+            } finally {
+                server.admin.clearFaults()
+            }
             until({ "the like confirmed: $drawn" }) { drawn.last().first.let { it != null && it.liked && !it.pending } }
-            expect(drawn.any { it.first?.pending == true }) { "the optimistic view was drawn: $drawn" }
+            expect(drawn.first { it.first?.pending == true }.first?.liked == true) { "the optimistic view was the like: $drawn" }
             // An unlike the server fails every time: rolled back, one notice.
             server.admin.setFaults(FaultRules(listOf(FaultRule(FaultRoute.UNLIKE, post = post, action = FaultAction.Status(503)))))
             try {
