@@ -3,7 +3,10 @@
 //! Chromium driven by playwright-core, against likekit-server on loopback,
 //! and the app's screens rendered by react-dom/server in Node; then both
 //! packages in a Next.js app (`bindings/react/tests/next`), built with
-//! `next build` and run with `next start` by its test.
+//! `next build` and run with `next start` by its test. Then the same Vite
+//! app and server rendering again with React 18, the oldest React of the
+//! package's peer range (`react >=18`), against a server of its own (Next.js
+//! 16 needs React 19).
 //!
 //! likekit-react itself has no build step: it is a plain ES module with a
 //! hand-written `.d.ts`. Only its test apps are built. The Vite app twice:
@@ -12,7 +15,9 @@
 //! `target/react-test/`. The Next.js app twice as well, into its own
 //! `.next/` (Next.js keeps its build inside the app): once as way 1 of the
 //! likekit-wasm README's "Next.js and server rendering" needs it (no
-//! setting), once with way 2's `serverExternalPackages`.
+//! setting), once with way 2's `serverExternalPackages`. React 18 lives in
+//! `.tools/node-react18`, beside `.tools/node` (whose React is 19), and its
+//! builds of the Vite app go to `target/react-test/react18/`.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -32,6 +37,16 @@ pub const REACT: Package = Package {
 pub const REACT_DOM: Package = Package {
     name: "react-dom",
     version: "19.3.1",
+};
+/// React 18 and its DOM renderer: the Vite app's tests run on them too
+/// (the latest 18.x), from `.tools/node-react18`.
+pub const REACT_18: Package = Package {
+    name: "react",
+    version: "18.3.1",
+};
+pub const REACT_DOM_18: Package = Package {
+    name: "react-dom",
+    version: "18.3.1",
 };
 /// Builds the test app. Its own transform compiles JSX, so no plugin.
 pub const VITE: Package = Package {
@@ -63,16 +78,59 @@ fn next_app_dir(ctx: &Ctx) -> PathBuf {
     package_dir(ctx).join("tests").join("next")
 }
 
+/// Where React 18 is installed: `.tools/node-react18`.
+fn react_18_dir(ctx: &Ctx) -> PathBuf {
+    ctx.tools().join("node-react18")
+}
+
+/// The version of npm package `name` in `node_modules`, if it is there.
+fn installed_version(node_modules: &Path, name: &str) -> Option<String> {
+    let text = std::fs::read_to_string(node_modules.join(name).join("package.json")).ok()?;
+    let manifest: serde_json::Value = serde_json::from_str(&text).ok()?;
+    manifest["version"].as_str().map(str::to_owned)
+}
+
+/// Installs React 18 ([`REACT_18`], [`REACT_DOM_18`]) into
+/// `.tools/node-react18` when missing or at another version, as
+/// `install::npm` installs into `.tools/node`, and returns its
+/// `node_modules`. A folder of its own, so that both Reacts stay
+/// installed.
+fn install_react_18(ctx: &Ctx) -> Result<PathBuf, String> {
+    let dir = react_18_dir(ctx);
+    let node_modules = dir.join("node_modules");
+    let wanted: Vec<String> = [REACT_18, REACT_DOM_18]
+        .iter()
+        .filter(|p| installed_version(&node_modules, p.name).as_deref() != Some(p.version))
+        .map(|p| format!("{}@{}", p.name, p.version))
+        .collect();
+    if !wanted.is_empty() {
+        mkdir(&dir)?;
+        say(&format!(
+            "installing {} via npm into {}…",
+            wanted.join(" "),
+            dir.display()
+        ));
+        let mut cmd = Command::new("npm");
+        cmd.arg("install")
+            .arg("--prefix")
+            .arg(&dir)
+            .args(["--no-audit", "--no-fund", "--save-exact"])
+            .args(&wanted);
+        proc::run(&mut cmd)?;
+    }
+    Ok(node_modules)
+}
+
 /// Makes the app's imports resolve as in an app that installed the
 /// packages: `tests/app/node_modules` (gitignored) links `react` and
-/// `react-dom` to `.tools/node`, `likekit-react` to `bindings/react` and
-/// `likekit-wasm` to the built package.
-fn link_packages(ctx: &Ctx, node_modules: &Path) -> Result<(), String> {
+/// `react-dom` to `react` (`.tools/node`'s, or React 18's), `likekit-react`
+/// to `bindings/react` and `likekit-wasm` to the built package.
+fn link_packages(ctx: &Ctx, react: &Path) -> Result<(), String> {
     link_modules(
         &app_dir(ctx).join("node_modules"),
         &[
-            (REACT.name, node_modules.join(REACT.name)),
-            (REACT_DOM.name, node_modules.join(REACT_DOM.name)),
+            (REACT.name, react.join(REACT.name)),
+            (REACT_DOM.name, react.join(REACT_DOM.name)),
             ("likekit-react", package_dir(ctx)),
             (web::NPM_NAME, web::package_dir(ctx)),
         ],
@@ -206,38 +264,49 @@ fn vite_build(ctx: &Ctx, node_modules: &Path, out: &Path, what: Build) -> Result
     proc::run(&mut build)
 }
 
-/// The `react` runner.
-pub fn run(ctx: &Ctx) -> Result<Tally, String> {
-    if proc::which("node").is_none() {
-        return Err("`node` (Node.js 20.19 or newer) is not on PATH".into());
-    }
-    let chromium = install::program("chromium", "chromium")?;
-    let node_modules = install::npm(ctx, NPM_PACKAGES)?;
-    web::build_package(ctx)?;
-    link_packages(ctx, &node_modules)?;
+/// The builds of the Vite app with one React, and where they went.
+struct AppBuilds {
+    /// The browser builds: the development one, and the production one
+    /// under `production/`; served as the server's `--web-root`.
+    site: PathBuf,
+    /// The server-rendering entry, `ssr/server.mjs`.
+    ssr: PathBuf,
+}
 
-    let out = ctx.target_dir.join("react-test");
-    mkdir(&out)?;
+/// Builds the Vite app three times (development, production, server) with
+/// the React in `react` (a `node_modules` folder) into `out`.
+fn build_app(
+    ctx: &Ctx,
+    node_modules: &Path,
+    react: &Path,
+    out: &Path,
+) -> Result<AppBuilds, String> {
+    link_packages(ctx, react)?;
     let site = out.join("site");
     let ssr = out.join("ssr");
     // The production build goes inside the development one, which is
     // emptied first.
-    vite_build(ctx, &node_modules, &site, Build::Development)?;
+    vite_build(ctx, node_modules, &site, Build::Development)?;
     vite_build(
         ctx,
-        &node_modules,
+        node_modules,
         &site.join("production"),
         Build::Production,
     )?;
-    vite_build(ctx, &node_modules, &ssr, Build::Server)?;
-    install_next_app_packages(ctx, &node_modules)?;
-    next_build(ctx, false)?;
-    next_build(ctx, true)?;
+    vite_build(ctx, node_modules, &ssr, Build::Server)?;
+    Ok(AppBuilds {
+        site,
+        ssr: ssr.join("server.mjs"),
+    })
+}
 
-    let server = TestServer::start(
+/// Starts a likekit-server for the tests, serving `site`; its log is
+/// `<out>/<name>-server.log`.
+fn start_server(ctx: &Ctx, name: &str, out: &Path, site: &Path) -> Result<TestServer, String> {
+    TestServer::start(
         ctx,
-        "react",
-        &out,
+        name,
+        out,
         &[
             "--web-root".as_ref(),
             site.as_os_str(),
@@ -250,28 +319,50 @@ pub fn run(ctx: &Ctx) -> Result<Tally, String> {
             "--cors-origin".as_ref(),
             "*".as_ref(),
         ],
-    )?;
-    let report = out.join("react.xml");
+    )
+}
+
+/// One `node --test` run of the test files.
+struct TestRun<'a> {
+    files: &'a [PathBuf],
+    /// The app's server bundle.
+    ssr: &'a Path,
+    /// The React the app was built with, which the tests check.
+    react_version: &'a str,
+    /// Where screenshots and logs go, and the JUnit report (`report`).
+    out: &'a Path,
+    report: &'a str,
+}
+
+/// Runs `run` against `server`, with playwright-core from `node_modules`
+/// and Chromium at `chromium`.
+fn node_tests(
+    ctx: &Ctx,
+    server: &TestServer,
+    node_modules: &Path,
+    chromium: &Path,
+    run: &TestRun<'_>,
+) -> Result<Tally, String> {
+    let report = run.out.join(run.report);
     let mut cmd = Command::new("node");
-    let tests = package_dir(ctx).join("tests");
     cmd.current_dir(&ctx.root)
         .args([
             "--test",
-            // One file at a time: both share the server and the machine.
+            // One file at a time: they share the server and the machine.
             "--test-concurrency=1",
             "--test-reporter=spec",
             "--test-reporter-destination=stdout",
             "--test-reporter=junit",
         ])
         .arg(format!("--test-reporter-destination={}", report.display()))
-        .arg(tests.join("react.test.mjs"))
-        .arg(tests.join("next.test.mjs"))
+        .args(run.files)
         .env("LIKEKIT_PKG", web::package_dir(ctx))
-        .env("LIKEKIT_REACT_SSR", ssr.join("server.mjs"))
-        .env("LIKEKIT_NODE_MODULES", &node_modules)
-        .env("LIKEKIT_CHROMIUM", &chromium)
+        .env("LIKEKIT_REACT_SSR", run.ssr)
+        .env("LIKEKIT_REACT_VERSION", run.react_version)
+        .env("LIKEKIT_NODE_MODULES", node_modules)
+        .env("LIKEKIT_CHROMIUM", chromium)
         .env("LIKEKIT_CHROMIUM_ARGS", install::chromium_args_json())
-        .env("LIKEKIT_TEST_OUT", &out)
+        .env("LIKEKIT_TEST_OUT", run.out)
         .env("LIKEKIT_NEXT_APP", next_app_dir(ctx))
         .env("LIKEKIT_NEXT", next_program(ctx))
         // Plain text in failure messages: the JUnit report cannot carry
@@ -279,9 +370,69 @@ pub fn run(ctx: &Ctx) -> Result<Tally, String> {
         .env("NO_COLOR", "1")
         .env("FORCE_COLOR", "0");
     server.env(&mut cmd);
-    let tally = tally::run_junit(&cmd, &report);
+    tally::run_junit(&cmd, &report)
+}
+
+/// The `react` runner.
+pub fn run(ctx: &Ctx) -> Result<Tally, String> {
+    if proc::which("node").is_none() {
+        return Err("`node` (Node.js 20.19 or newer) is not on PATH".into());
+    }
+    let chromium = install::program("chromium", "chromium")?;
+    let node_modules = install::npm(ctx, NPM_PACKAGES)?;
+    let react_18 = install_react_18(ctx)?;
+    web::build_package(ctx)?;
+
+    let out = ctx.target_dir.join("react-test");
+    mkdir(&out)?;
+    let out_18 = out.join("react18");
+    // React 18's builds first, so that the app is left linked to React 19.
+    let app_18 = build_app(ctx, &node_modules, &react_18, &out_18)?;
+    let app = build_app(ctx, &node_modules, &node_modules, &out)?;
+    install_next_app_packages(ctx, &node_modules)?;
+    next_build(ctx, false)?;
+    next_build(ctx, true)?;
+
+    let tests = package_dir(ctx).join("tests");
+    let react_test = tests.join("react.test.mjs");
+    let server = start_server(ctx, "react", &out, &app.site)?;
+    let mut tally = node_tests(
+        ctx,
+        &server,
+        &node_modules,
+        &chromium,
+        &TestRun {
+            files: &[react_test.clone(), tests.join("next.test.mjs")],
+            ssr: &app.ssr,
+            react_version: REACT.version,
+            out: &out,
+            report: "react.xml",
+        },
+    )?;
     drop(server);
-    tally
+
+    // React 18: a server of its own, so that its tests start from the
+    // same data as React 19's did.
+    let server = start_server(ctx, "react18", &out, &app_18.site)?;
+    let mut tally_18 = node_tests(
+        ctx,
+        &server,
+        &node_modules,
+        &chromium,
+        &TestRun {
+            files: &[react_test],
+            ssr: &app_18.ssr,
+            react_version: REACT_18.version,
+            out: &out_18,
+            report: "react18.xml",
+        },
+    )?;
+    drop(server);
+    for note in &mut tally_18.notes {
+        *note = format!("React {}: {note}", REACT_18.version);
+    }
+    tally.add(&tally_18);
+    Ok(tally)
 }
 
 #[cfg(test)]
@@ -304,5 +455,35 @@ mod tests {
         assert_eq!(json["peerDependencies"]["react"], ">=18");
         assert_eq!(json["exports"]["."]["default"], "./src/index.js");
         assert_eq!(json["exports"]["."]["types"], "./src/index.d.ts");
+    }
+
+    /// The package ships its license files (npm cannot take them from the
+    /// repository's root), and they are the root's.
+    #[test]
+    fn the_package_ships_the_license_files() {
+        let text = include_str!("../../bindings/react/package.json");
+        let json: serde_json::Value = serde_json::from_str(text).expect("valid JSON");
+        let files: Vec<&str> = json["files"]
+            .as_array()
+            .expect("a files list")
+            .iter()
+            .filter_map(serde_json::Value::as_str)
+            .collect();
+        assert!(files.contains(&"LICENSE-MIT") && files.contains(&"LICENSE-APACHE"));
+        assert_eq!(
+            include_str!("../../bindings/react/LICENSE-MIT"),
+            include_str!("../../LICENSE-MIT")
+        );
+        assert_eq!(
+            include_str!("../../bindings/react/LICENSE-APACHE"),
+            include_str!("../../LICENSE-APACHE")
+        );
+    }
+
+    /// The oldest React of the peer range is the second one tested.
+    #[test]
+    fn react_18_is_the_oldest_of_the_peer_range() {
+        assert!(REACT_18.version.starts_with("18.") && REACT_DOM_18.version == REACT_18.version);
+        assert!(REACT.version.starts_with("19.") && REACT_DOM.version == REACT.version);
     }
 }

@@ -13,6 +13,30 @@ export type LikeKitClient = Pick<
   "view" | "toggle" | "setLiked" | "subscribe" | "refreshMany"
 >;
 
+/**
+ * A post's likes as the LikeKit server answers them for the viewer: the
+ * body of `GET /posts/{id}/likes`, and each entry of the `posts` object of
+ * `GET /likes?posts=…` (the answer of `POST` or `DELETE
+ * /posts/{id}/like`, which has no `friends`, fits too). The JSON as it
+ * comes: the hooks make the view (`line` included) from it.
+ */
+export interface PostLikes {
+  /** Everyone who likes the post; a whole number from 0. */
+  count: number;
+  /** The viewer likes it. */
+  liked_by_me: boolean;
+  /** The viewer's friends among the recent likers, newest first; none when left out. */
+  friends?: readonly string[];
+  /** Checked if given (a whole number from 0), and otherwise unused. */
+  version?: number;
+}
+
+/**
+ * Views the app read on the server, keyed by post id (`"42"`, or in a
+ * `Map` also `42` and `42n`): `GET /likes`'s `posts` object as it comes.
+ */
+export type InitialViews = Readonly<Record<string, PostLikes>> | ReadonlyMap<PostIdInput, PostLikes>;
+
 export interface LikeKitProviderProps {
   /**
    * The client the hooks below use. null or undefined — on the server, or
@@ -20,6 +44,15 @@ export interface LikeKitProviderProps {
    * and every tap do nothing.
    */
   client: LikeKitClient | null | undefined;
+  /**
+   * Views read on the server for the viewer the page is for (the
+   * "seeds"): each post shows its own — in the server's HTML, while
+   * hydrating, and after — until the client has a view of the post; from
+   * then on the client's, never the seed again. An entry that is no post
+   * id or not of this shape is left out, with a `console.warn` outside
+   * production builds; nothing is thrown.
+   */
+  initialViews?: InitialViews | null;
   children?: ReactNode;
 }
 
@@ -42,9 +75,17 @@ export interface LikeState {
    * What the post shows now; undefined until the client knows the post
    * or after it forgot it (past its `maxPosts`): the hook reads it then.
    * Undefined on the server and while hydrating too. The same object
-   * until the post changes.
+   * until the post changes. Before the client has had a view of the post,
+   * the provider's seed for it (`initialViews`), if it has one: then
+   * `seeded` is true.
    */
   view: PostView | undefined;
+  /**
+   * `view` is the provider's seed (`initialViews`), not yet the client's:
+   * taps do nothing until the client's own view replaces it (render the
+   * heart disabled meanwhile: `disabled={!view || seeded}`).
+   */
+  seeded: boolean;
   /** The latest "your like didn't save" for the post, until the next tap through `toggle` or `setLiked`. */
   failure: LikeFailure | null;
   /**
@@ -63,9 +104,16 @@ export interface LikeState {
    */
   error: LikeError | Error | null;
   // The functions below use no `this`: destructure them and pass them on freely.
-  /** Likes the post if its heart shows empty, unlikes it if filled; returns the new view at once. */
+  /**
+   * Likes the post if its heart shows empty, unlikes it if filled; returns
+   * the new view at once. Does nothing (undefined) without a client, and
+   * while `seeded`.
+   */
   toggle: () => PostView | undefined;
-  /** Likes (`true`) or unlikes (`false`) the post; returns the new view at once. */
+  /**
+   * Likes (`true`) or unlikes (`false`) the post; returns the new view at
+   * once. Does nothing (undefined) without a client, and while `seeded`.
+   */
   setLiked: (liked: boolean) => PostView | undefined;
   /**
    * Reads the post again, in one request. Never rejects: the outcome shows
@@ -85,8 +133,9 @@ export function useLike(postId: PostIdInput | null | undefined): LikeState;
 /** What `useLikes(postIds)` gives. */
 export interface FeedState {
   /**
-   * `views[i]` is post `postIds[i]`'s view (undefined while unknown); the
-   * same array until one changes. Read on demand: a component that reads
+   * `views[i]` is post `postIds[i]`'s view (undefined while unknown, the
+   * provider's seed for it until the client has had a view, as `useLike`
+   * gives it); the same array until one changes. Read on demand: a component that reads
    * it re-renders when a post changes, one that does not only when
    * `refreshing` or `error` does.
    */

@@ -24,7 +24,9 @@
 //   subscription per post, however many components show it, and none left
 //   once they have all unmounted, StrictMode's extra mount included.
 // - on the server (and while hydrating) React reads `getServerSnapshot`,
-//   which is a constant: no view, no failure, and no call to the client.
+//   which calls nothing of the client: no view, no failure — or the view
+//   the provider was given for the post in `initialViews` (a "seed"),
+//   which then shows until the client has a view of its own.
 // - the store holds a record once a component has subscribed to it. Until
 //   then (a render not yet committed, and every render on the server,
 //   where nothing subscribes) it holds it weakly: whatever rendered it
@@ -37,6 +39,7 @@ import {
   useContext,
   useEffect,
   useMemo,
+  useRef,
   useSyncExternalStore,
 } from "react";
 
@@ -96,6 +99,212 @@ function same(a, b) {
   return keys.every((key) => Object.hasOwn(b, key) && same(a[key], b[key]));
 }
 
+/** The largest post id, 2^63 − 1, as the client and the server take it. */
+const MAX_POST_ID = 9223372036854775807n;
+
+/** How many friends' names the line spells out before it counts the rest (the client's rule). */
+const MAX_NAMED_FRIENDS = 2;
+
+/** No seeds: the provider was given no `initialViews`, or none of them could be used. */
+const NO_SEEDS = new Map();
+
+/**
+ * The store's key of a seed's post id (a key of `initialViews`), or null
+ * when it is no post id: a decimal string, a safe-integer number or a
+ * BigInt, from 1 to 2^63 − 1.
+ */
+function seedKey(id) {
+  let n = null;
+  if (typeof id === "bigint") n = id;
+  else if (typeof id === "number" && Number.isSafeInteger(id)) n = BigInt(id);
+  else if (typeof id === "string" && /^[0-9]+$/.test(id)) n = BigInt(id);
+  return n !== null && n >= 1n && n <= MAX_POST_ID ? n.toString() : null;
+}
+
+/** `n` with a comma between each group of three digits: 1,203. */
+function thousands(n) {
+  return String(n).replace(/\B(?=(\d{3})+(?!\d))/g, ",");
+}
+
+/**
+ * The English line of `parts`, as likekit-wasm writes a view's `line`
+ * ("Liked by you, Ana and 1,202 others", "1,204 likes", "" at 0): the
+ * client is not there to write it on the server, nor while its module
+ * loads. The tests compare it with the client's own for every case.
+ */
+function lineOf({ you, friends, others, total }) {
+  const names = you ? ["you", ...friends] : friends;
+  if (names.length === 0) {
+    if (total === 0) return "";
+    return total === 1 ? "1 like" : `${thousands(total)} likes`;
+  }
+  let line = "Liked by ";
+  names.forEach((name, i) => {
+    if (i > 0) line += i === names.length - 1 && others === 0 ? " and " : ", ";
+    line += name;
+  });
+  if (others === 1) return `${line} and 1 other`;
+  return others > 1 ? `${line} and ${thousands(others)} others` : line;
+}
+
+/** A value as a warning names it. */
+function shown(value) {
+  if (typeof value === "bigint") return `${value}n`;
+  try {
+    return JSON.stringify(value) ?? String(value);
+  } catch {
+    return String(value);
+  }
+}
+
+/**
+ * The view of post `key` made from `likes`, a post's likes as the server
+ * answers them (`{ count, liked_by_me, friends, version }`): the
+ * `PostView` the client makes of the same answer, with nothing pending.
+ * A string says why `likes` cannot be one.
+ */
+function seedView(key, likes) {
+  if (typeof likes !== "object" || likes === null || Array.isArray(likes)) {
+    return `it is ${shown(likes)}, not a post's likes ({ count, liked_by_me, friends, version })`;
+  }
+  const { count, liked_by_me: liked, friends = [], version } = likes;
+  if (!Number.isSafeInteger(count) || count < 0) return `"count" must be a whole number from 0, not ${shown(count)}`;
+  if (typeof liked !== "boolean") return `"liked_by_me" must be true or false, not ${shown(liked)}`;
+  if (!Array.isArray(friends) || !friends.every((name) => typeof name === "string")) {
+    return `"friends" must be a list of names, not ${shown(friends)}`;
+  }
+  if (version !== undefined && (!Number.isSafeInteger(version) || version < 0)) {
+    return `"version" must be a whole number from 0, not ${shown(version)}`;
+  }
+  // A count read from the server's cache may lag behind the names: it is
+  // raised to cover them, as the client does.
+  const named = Object.freeze(friends.slice(0, MAX_NAMED_FRIENDS));
+  const mentioned = (liked ? 1 : 0) + named.length;
+  const total = Math.max(count, mentioned);
+  const lineParts = Object.freeze({ you: liked, friends: named, others: total - mentioned, total });
+  const id = BigInt(key);
+  return Object.freeze({
+    postId: id <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(id) : key,
+    liked,
+    count: total,
+    friends: Object.freeze([...friends]),
+    line: lineOf(lineParts),
+    lineParts,
+    pending: false,
+    error: null,
+  });
+}
+
+/** Whether this is a production build, where warnings are left out (as React leaves out its own). */
+function production() {
+  try {
+    return process.env.NODE_ENV === "production";
+  } catch {
+    // No bundler and no Node: no `process`.
+    return false;
+  }
+}
+
+/** Warnings given already: each is given once. */
+const warned = new Set();
+
+function warn(message) {
+  if (warned.has(message) || production()) return;
+  if (warned.size < 100) warned.add(message);
+  console.warn(`likekit-react: ${message}`);
+}
+
+/**
+ * The provider's `initialViews` as seeds: post key → its view. An entry
+ * that cannot be used (a key that is no post id, likes of the wrong
+ * shape) is left out with a warning, and its post shows what it shows
+ * without a seed; so is the whole of an `initialViews` that is neither an
+ * object nor a Map. Never throws: a seed is only a first picture.
+ */
+function seedsOf(initialViews) {
+  if (initialViews == null) return NO_SEEDS;
+  let entries;
+  if (initialViews instanceof Map) {
+    entries = initialViews.entries();
+  } else if (typeof initialViews === "object" && !Array.isArray(initialViews)) {
+    entries = Object.entries(initialViews);
+  } else {
+    warn(`initialViews must be an object or a Map keyed by post id; ${shown(initialViews)} is ignored`);
+    return NO_SEEDS;
+  }
+  const seeds = new Map();
+  for (const [id, likes] of entries) {
+    const key = seedKey(id);
+    if (key === null) {
+      const hint = id === "posts" ? " (give the `posts` of a GET /likes answer, not the whole answer)" : "";
+      warn(`initialViews: ${shown(id)} is no post id, its entry is ignored${hint}`);
+      continue;
+    }
+    const view = seedView(key, likes);
+    if (typeof view === "string") {
+      warn(`initialViews[${shown(id)}] is ignored: ${view}`);
+      continue;
+    }
+    seeds.set(key, view);
+  }
+  return seeds.size > 0 ? seeds : NO_SEEDS;
+}
+
+/** Whether two seed maps hold the same views. */
+function sameSeeds(a, b) {
+  if (a.size !== b.size) return false;
+  for (const [key, view] of a) {
+    if (!same(view, b.get(key))) return false;
+  }
+  return true;
+}
+
+/**
+ * The provider's seeds, kept while `initialViews` holds the same data: a
+ * parent's new render that makes a new object of the same views changes
+ * nothing below (no render, no read).
+ */
+function useSeeds(initialViews) {
+  const last = useRef(NO_SEEDS);
+  const seeds = useMemo(() => seedsOf(initialViews), [initialViews]);
+  if (seeds !== last.current && sameSeeds(seeds, last.current)) return last.current;
+  last.current = seeds;
+  return seeds;
+}
+
+/**
+ * A post's record as `useLike` reads it when the provider has a seed for
+ * the post: the seed shows (on the server, while hydrating, and after)
+ * as long as the client has never had a view of the post; from its first
+ * view on, the client's. A tap needs the client's own view (it knows the
+ * viewer's pending taps and the confirmed state the call is decided
+ * from), so while the seed shows, taps do nothing, as they do without a
+ * client.
+ */
+class Seeded {
+  constructor(record, seed) {
+    /** Snapshot without a view → the same with the seed, one object each. */
+    const seeded = new WeakMap();
+    const withSeed = (snapshot) => {
+      if (snapshot.view !== undefined || record.hadView) return snapshot;
+      let withView = seeded.get(snapshot);
+      if (!withView) {
+        withView = Object.freeze({ ...snapshot, view: seed });
+        seeded.set(snapshot, withView);
+      }
+      return withView;
+    };
+    // What the server rendered: the seed, whatever this client knows.
+    const server = Object.freeze({ ...NOTHING, view: seed });
+    const showsSeed = () => withSeed(record.getSnapshot()).view === seed;
+    this.subscribe = record.subscribe;
+    this.getSnapshot = () => withSeed(record.getSnapshot());
+    this.getServerSnapshot = () => server;
+    this.toggle = () => (showsSeed() ? undefined : record.toggle());
+    this.setLiked = (liked) => (showsSeed() ? undefined : record.setLiked(liked));
+  }
+}
+
 /** One post as the store keeps it; its methods are bound so React can hold them. */
 class PostRecord {
   constructor(store, postId) {
@@ -113,6 +322,11 @@ class PostRecord {
      * `maxPosts`), so that it is read again.
      */
     this.known = false;
+    /**
+     * The client has given a view of the post at some time: from then on
+     * the post shows the client's view (or none), never a seed again.
+     */
+    this.hadView = false;
 
     this.subscribe = (listener) => this.store.subscribe(this, listener);
     this.getSnapshot = () => this.store.snapshot(this);
@@ -222,6 +436,7 @@ class LikeStore {
 
   /** Stores `view` unless it holds the same data; says whether it changed. */
   keep(record, view) {
+    if (view !== undefined) record.hadView = true;
     if (same(record.snapshot.view, view)) return false;
     record.snapshot = { ...record.snapshot, view };
     return true;
@@ -413,14 +628,24 @@ function storeOf(client) {
 }
 
 const StoreContext = createContext(null);
+/** The nearest provider's seeds (`initialViews`). */
+const SeedContext = createContext(NO_SEEDS);
 
 /**
  * Makes `client` (a likekit-wasm `LikeClient`) the one the hooks below it
  * use. `client` may be null or undefined — on the server, or before the
  * `.wasm` has loaded — and the hooks then show no view and taps do nothing.
+ * `initialViews` (optional) are views the app read from the server, keyed
+ * by post id, each as the server answers it: a post shows its own (in the
+ * server's HTML too) until the client has a view of the post.
  */
-export function LikeKitProvider({ client, children }) {
-  return createElement(StoreContext.Provider, { value: storeOf(client) }, children);
+export function LikeKitProvider({ client, initialViews, children }) {
+  const seeds = useSeeds(initialViews);
+  return createElement(
+    StoreContext.Provider,
+    { value: storeOf(client) },
+    createElement(SeedContext.Provider, { value: seeds }, children),
+  );
 }
 
 function useStore() {
@@ -458,21 +683,25 @@ const serverSnapshot = () => NOTHING;
  */
 export function useLike(postId) {
   const store = useStore();
+  const seeds = useContext(SeedContext);
   const record = postId == null ? NO_POST : store.record(postId);
-  const snapshot = useSyncExternalStore(record.subscribe, record.getSnapshot, serverSnapshot);
+  const seed = postId == null ? undefined : seeds.get(keyOf(postId));
+  const source = useMemo(() => (seed ? new Seeded(record, seed) : record), [record, seed]);
+  const snapshot = useSyncExternalStore(source.subscribe, source.getSnapshot, source.getServerSnapshot ?? serverSnapshot);
   useEffect(() => {
     if (record !== NO_POST) store.load(record);
   }, [store, record]);
   return useMemo(
     () => ({
       view: snapshot.view,
+      seeded: seed !== undefined && snapshot.view === seed,
       failure: snapshot.failure,
       error: snapshot.error,
-      toggle: record.toggle,
-      setLiked: record.setLiked,
+      toggle: source.toggle,
+      setLiked: source.setLiked,
       reload: record.reload,
     }),
-    [snapshot, record],
+    [snapshot, source, record, seed],
   );
 }
 
@@ -494,10 +723,12 @@ function serverFeed(length) {
 
 /** A feed page: its posts' records and the state of its read. */
 class Feed {
-  constructor(store, postIds) {
+  constructor(store, postIds, seeds) {
     this.store = store;
     this.records = postIds.map((id) => store.record(id));
     this.postIds = postIds;
+    /** The provider's seed of each post, if it has one. */
+    this.seeds = postIds.map((id) => seeds.get(keyOf(id)));
     this.listeners = new Set();
     this.refreshing = false;
     this.error = null;
@@ -508,7 +739,9 @@ class Feed {
     this.watching = false;
     /** `{ views, refreshing, error }`; `views` null until it is read. */
     this.state = null;
-    const server = serverFeed(postIds.length);
+    const server = this.seeds.some((seed) => seed !== undefined)
+      ? Object.freeze({ views: Object.freeze([...this.seeds]), refreshing: false, error: null })
+      : serverFeed(postIds.length);
 
     this.subscribe = (listener) => {
       const stops = this.records.map((record) => record.subscribe(listener));
@@ -544,9 +777,16 @@ class Feed {
     };
   }
 
-  /** The posts' views: `previous` while they are all the same objects. */
+  /**
+   * The posts' views (a post's seed while the client has never had a view
+   * of it, as `useLike` shows it): `previous` while they are all the same
+   * objects.
+   */
   views(previous) {
-    const views = this.records.map((record) => record.getSnapshot().view);
+    const views = this.records.map((record, i) => {
+      const view = record.getSnapshot().view;
+      return view === undefined && !record.hadView ? this.seeds[i] : view;
+    });
     if (previous && views.every((view, i) => view === previous[i])) return previous;
     return views;
   }
@@ -592,10 +832,12 @@ class Feed {
  */
 export function useLikes(postIds) {
   const store = useStore();
+  const seeds = useContext(SeedContext);
   const ids = Array.from(postIds ?? []);
   const page = ids.map(keyOf).join(",");
-  // A new feed only when the ids change, not on every new array.
-  const feed = useMemo(() => new Feed(store, ids), [store, page]);
+  // A new feed only when the ids (or the provider's seeds) change, not on
+  // every new array.
+  const feed = useMemo(() => new Feed(store, ids, seeds), [store, page, seeds]);
   const state = useSyncExternalStore(feed.subscribe, feed.getSnapshot, feed.getServerSnapshot);
   useEffect(() => {
     feed.refresh().catch(() => {});

@@ -45,7 +45,8 @@ const LONG = 30_000;
 const ANA = 201;
 const BEN = 202;
 const SITE = 203;
-const POSTS = { empty: 2001, liked: 2002, another: 2003 };
+const DAN = 204;
+const POSTS = { empty: 2001, liked: 2002, another: 2003, seeded: 2004, seededEmpty: 2005 };
 const admin = new LikeKitAdmin(SERVER, ADMIN_KEY);
 let anaToken;
 let siteToken;
@@ -152,17 +153,33 @@ async function open(url) {
 }
 
 const post = (id) => `.post[data-post-id="${id}"]`;
+
+/** `promise`, or a failure naming `what` after LONG. */
+function within(promise, what) {
+  let timer;
+  const late = new Promise((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what}: not within ${LONG / 1000} s`)), LONG);
+  });
+  return Promise.race([promise, late]).finally(() => clearTimeout(timer));
+}
 /** The browser's client is made and post `id` shows its view, with no call out. */
 const settled = (id) => `.likes[data-client="browser"] ${post(id)}[data-pending="false"]`;
 
 before(async () => {
   await admin.seed({
     users: [
-      { id: ANA, name: "Ana" },
+      { id: ANA, name: "Ana", friends: [BEN] },
       { id: BEN, name: "Ben" },
       { id: SITE, name: "The site" },
+      { id: DAN, name: "Dan" },
     ],
-    posts: [{ id: POSTS.empty }, { id: POSTS.liked, likers: [BEN] }, { id: POSTS.another, likers: [BEN, SITE] }],
+    posts: [
+      { id: POSTS.empty },
+      { id: POSTS.liked, likers: [BEN] },
+      { id: POSTS.another, likers: [BEN, SITE] },
+      { id: POSTS.seeded, likers: [SITE, BEN] },
+      { id: POSTS.seededEmpty },
+    ],
   });
   anaToken = await admin.mintToken(ANA, 3600);
   siteToken = await admin.mintToken(SITE, 3600);
@@ -232,6 +249,69 @@ describe("way 1: the client made in the browser, in an effect (no next.config se
     for (const card of found.values()) {
       assert.match(card, /<button type="button" class="heart" aria-pressed="false" disabled="">/);
       assert.match(card, /<span class="count">…<\/span>/);
+    }
+  });
+
+  test("initialViews from a server component's read: the HTML has each post's heart, count and line", async () => {
+    const { status, body } = await html(next, `/seeded?token=${anaToken}&posts=${POSTS.seeded},${POSTS.seededEmpty}`);
+    assert.equal(status, 200);
+    const found = cards(body);
+    assert.deepEqual([...found.keys()], [String(POSTS.seeded), String(POSTS.seededEmpty)]);
+    for (const card of found.values()) {
+      assert.match(card, /data-pending="false" data-seeded="true">/);
+      // The heart shows the viewer's state, and waits for the browser's client.
+      assert.match(card, /<button type="button" class="heart" aria-pressed="false" disabled="">/);
+    }
+    assert.match(found.get(String(POSTS.seeded)), /<span class="count">2<\/span><p class="line">Liked by Ben and 1 other<\/p>/);
+    assert.match(found.get(String(POSTS.seededEmpty)), /<span class="count">0<\/span><\/article>/);
+  });
+
+  test("the seeded page hydrates without an error, keeps the seeds until the browser's client has read the posts, then shows its views", async () => {
+    const page = await browser.newPage();
+    const errors = [];
+    page.on("pageerror", (error) => errors.push(`page error: ${error.message}`));
+    page.on("console", (message) => {
+      if (message.type() === "error") errors.push(`console error: ${message.text()}`);
+    });
+    // The browser's reads of the LikeKit server wait until the test lets them go.
+    const server = new URL(SERVER).origin;
+    const held = [];
+    let holding = true;
+    let firstHeld;
+    const aReadIsHeld = new Promise((resolve) => {
+      firstHeld = resolve;
+    });
+    await page.route(
+      (url) => url.origin === server && /^\/(likes|posts\/\d+\/likes)$/.test(url.pathname),
+      (route) => {
+        if (!holding || route.request().method() !== "GET") return route.continue();
+        held.push(route);
+        firstHeld();
+      },
+    );
+    const card = (id) => `.likes[data-client="browser"] ${post(id)}`;
+    try {
+      await page.goto(`${next.url}/seeded?token=${anaToken}&posts=${POSTS.seeded},${POSTS.seededEmpty}`);
+      await within(aReadIsHeld, "the browser's client read the posts");
+      // Hydrated, the client made, its read out: the seeds still show.
+      await page.waitForSelector(`${card(POSTS.seeded)}[data-seeded="true"]`, { timeout: LONG });
+      assert.equal(await page.textContent(`${post(POSTS.seeded)} .count`), "2");
+      assert.equal(await page.textContent(`${post(POSTS.seeded)} .line`), "Liked by Ben and 1 other");
+      assert.equal(await page.getAttribute(`${post(POSTS.seeded)} .heart`, "disabled"), "");
+
+      // Dan likes the post meanwhile: the client's read is newer than the seed.
+      await admin.seed({ posts: [{ id: POSTS.seeded, likers: [DAN] }] });
+      holding = false;
+      for (const route of held) await route.continue();
+      await page.waitForSelector(`${card(POSTS.seeded)}:not([data-seeded])[data-pending="false"]`, { timeout: LONG });
+      await page.waitForSelector(`${card(POSTS.seededEmpty)}:not([data-seeded])[data-pending="false"]`, { timeout: LONG });
+      assert.equal(await page.textContent(`${post(POSTS.seeded)} .count`), "3");
+      assert.equal(await page.textContent(`${post(POSTS.seeded)} .line`), "Liked by Ben and 2 others");
+      assert.equal(await page.getAttribute(`${post(POSTS.seeded)} .heart`, "disabled"), null);
+      await page.screenshot({ path: path.join(OUT, "next-seeded.png") });
+      assert.deepEqual(errors, [], "no hydration error, no error at all");
+    } finally {
+      await page.close();
     }
   });
 

@@ -1,13 +1,14 @@
-// likekit-react in a React 19 app built with Vite (tests/app), in Debian's
+// likekit-react in a React app built with Vite (tests/app), in Debian's
 // headless Chromium driven by playwright-core, against likekit-server on
 // loopback; and the same screens rendered by react-dom/server in Node.
 // Run it with `cargo xtask test --only react`, which builds the wasm
-// package and the app (for the browser, and `--ssr` for Node), serves the
-// app with the server's --web-root and passes LIKEKIT_URL,
+// package and the app (for the browser, and `--ssr` for Node) once with
+// React 19 and once with React 18, serves each with a server's
+// --web-root, runs this file against each and passes LIKEKIT_URL,
 // LIKEKIT_ADMIN_KEY, LIKEKIT_PKG (the wasm package, for its admin client),
-// LIKEKIT_REACT_SSR (the server bundle), LIKEKIT_NODE_MODULES (where
-// playwright-core is) and LIKEKIT_CHROMIUM. Screenshots go to
-// LIKEKIT_TEST_OUT.
+// LIKEKIT_REACT_SSR (the server bundle), LIKEKIT_REACT_VERSION (the React
+// the app was built with), LIKEKIT_NODE_MODULES (where playwright-core is)
+// and LIKEKIT_CHROMIUM. Screenshots go to LIKEKIT_TEST_OUT.
 //
 // Speeds are reported, never asserted: a click's DOM change is checked to
 // land within the click's own task, and its time is printed.
@@ -26,18 +27,19 @@ const SERVER = process.env.LIKEKIT_URL;
 const ADMIN_KEY = process.env.LIKEKIT_ADMIN_KEY;
 const PKG = process.env.LIKEKIT_PKG;
 const SSR = process.env.LIKEKIT_REACT_SSR;
+const REACT_VERSION = process.env.LIKEKIT_REACT_VERSION;
 const MODULES = process.env.LIKEKIT_NODE_MODULES;
 const CHROMIUM = process.env.LIKEKIT_CHROMIUM ?? "/usr/bin/chromium";
 const OUT = process.env.LIKEKIT_TEST_OUT ?? tmpdir();
-if (!SERVER || !ADMIN_KEY || !PKG || !SSR || !MODULES) {
+if (!SERVER || !ADMIN_KEY || !PKG || !SSR || !REACT_VERSION || !MODULES) {
   throw new Error(
-    "run with `cargo xtask test --only react` (LIKEKIT_URL, LIKEKIT_ADMIN_KEY, LIKEKIT_PKG, LIKEKIT_REACT_SSR, LIKEKIT_NODE_MODULES)",
+    "run with `cargo xtask test --only react` (LIKEKIT_URL, LIKEKIT_ADMIN_KEY, LIKEKIT_PKG, LIKEKIT_REACT_SSR, LIKEKIT_REACT_VERSION, LIKEKIT_NODE_MODULES)",
   );
 }
 const { chromium } = createRequire(path.join(MODULES, "noop.js"))("playwright-core");
 const { LikeKitAdmin } = await import(pathToFileURL(path.join(PKG, "testing.js")).href);
-const { LikeClient } = await import(pathToFileURL(path.join(PKG, "node.js")).href);
-const { render, renderHolding } = await import(pathToFileURL(SSR).href);
+const { LikeClient, ScriptedServer } = await import(pathToFileURL(path.join(PKG, "node.js")).href);
+const { render, renderHolding, renderViews, reactVersion } = await import(pathToFileURL(SSR).href);
 
 /** Chromium's flags, the same for every browser test (`install::CHROMIUM_ARGS` in xtask). */
 const FLAGS = JSON.parse(process.env.LIKEKIT_CHROMIUM_ARGS ?? "null");
@@ -69,8 +71,8 @@ const harness = (fn, arg, on = page) => on.evaluate(fn, arg);
 const freshClient = (on = page) => harness((token) => window.harness.signIn(token), anaToken, on);
 
 /** Mounts a screen of scenes.jsx and waits until `ready` (a selector) shows. */
-async function mount(name, props, { strict = false, ready, on = page } = {}) {
-  await harness(([n, p, s]) => window.harness.mount(n, p, s), [name, props, strict], on);
+async function mount(name, props, { strict = false, ready, on = page, initialViews } = {}) {
+  await harness(([n, p, s, v]) => window.harness.mount(n, p, s, v), [name, props, strict, initialViews], on);
   if (ready) await on.waitForSelector(ready, { timeout: LONG });
 }
 
@@ -119,6 +121,8 @@ before(async () => {
       ...[40, 41, 42, 43, 44, 45, 46, 47].map((id) => ({ id })),
       ...[50, 51, 52, 53, 54].map((id) => ({ id })),
       ...[25, 26, 27].map((id) => ({ id, likers: [USERS.cleo] })),
+      // Seeded: liked by Ben, then Cleo (Ana's friends: "Liked by Cleo and Ben").
+      ...[60, 61, 62, 63, 64, 65].map((id) => ({ id, likers: [USERS.ben, USERS.cleo] })),
       { id: 20, likers: [USERS.ben, USERS.cleo] },
       { id: 21, likers: [USERS.ben] },
     ],
@@ -135,6 +139,9 @@ before(async () => {
   });
   page = context.pages()[0] ?? (await context.newPage());
   await open(page, `${SERVER}/`);
+  // The React the runner built the app and the server bundle with.
+  assert.equal(await harness(() => window.harness.reactVersion), REACT_VERSION);
+  assert.equal(reactVersion, REACT_VERSION);
 });
 
 afterEach(async () => {
@@ -653,6 +660,276 @@ test("the server's HTML hydrates without a mismatch, then shows the client's vie
   assert.deepEqual(errors, [], "React reported no hydration error");
   const first = await harness(() => window.harness.renders[0]);
   assert.equal(first.viewPostId, null, "the hydrating render drew the server's snapshot");
+});
+
+/** A client that records every touch: the server renders must make none. */
+function watchedClient() {
+  const touched = [];
+  const client = new Proxy(
+    {},
+    {
+      get(_, key) {
+        touched.push(`get ${String(key)}`);
+        return undefined;
+      },
+      has(_, key) {
+        touched.push(`has ${String(key)}`);
+        return false;
+      },
+    },
+  );
+  return { client, touched };
+}
+
+/** The `<article class="post">` of post `id` in `html`. */
+function card(html, id) {
+  const found = html.match(new RegExp(`<article class="post" data-post-id="${id}"[^]*?</article>`));
+  assert.ok(found, `no card for post ${id} in ${html}`);
+  return found[0];
+}
+
+test("server rendering with initialViews: the HTML has each seeded post's heart, count and line, and the client is not touched", () => {
+  const { client, touched } = watchedClient();
+  const initialViews = {
+    20: { count: 1204, liked_by_me: true, friends: ["Ana", "Ben", "Cleo"], version: 9 },
+    "021": { count: 0, liked_by_me: false, friends: [], version: 0 },
+  };
+  const button = render(client, "button", { postId: 20 }, initialViews);
+  assert.match(button, /<article class="post" data-post-id="20" data-pending="false" data-seeded="true">/);
+  assert.match(button, /aria-pressed="true" disabled=""/, "the viewer's like shows; the heart waits for the client");
+  assert.match(button, /<span class="count">1,204<\/span>/);
+  assert.match(button, /<p class="line">Liked by you, Ana, Ben and 1,201 others<\/p>/);
+
+  const feed = render(client, "feed", { ids: [20, 21, 22] }, initialViews);
+  assert.match(feed, /data-known="2"/, "useLikes gives the seeds as its views");
+  assert.match(feed, /data-counts="1204,0,"/);
+  assert.match(card(feed, 21), /<span class="count">0<\/span><p class="line">No likes yet<\/p>/);
+  assert.match(card(feed, 22), /data-pending="unknown">/, "a post without a seed shows the placeholder");
+  assert.match(card(feed, 22), /<span class="count">…<\/span>/);
+  assert.deepEqual(touched, [], "getServerSnapshot: the client was not read");
+  // No client at all renders the same.
+  assert.equal(render(null, "button", { postId: 20 }, initialViews), button);
+});
+
+test("a seed is the view the client makes of the same answer: the server's JSON as it comes, and every form of the line", async () => {
+  // What an app's server code reads with the viewer's token: a feed page.
+  const ids = [20, 21, 25, 60, 99];
+  const answer = await fetch(`${SERVER}/likes?posts=${ids}`, { headers: { authorization: `Bearer ${anaToken}` } });
+  assert.equal(answer.status, 200);
+  const { posts } = await answer.json();
+  const client = new LikeClient(SERVER, { token: () => anaToken });
+  try {
+    const live = await client.refreshMany(ids);
+    const expected = ids.map((id) => live.find((view) => view.postId === id));
+    assert.equal(expected.filter(Boolean).length, 4, "99 is no post");
+    const { buttons, page: views } = renderViews(posts, ids);
+    assert.deepEqual(
+      buttons.map(({ view }) => view),
+      expected,
+    );
+    assert.deepEqual(views, expected, "useLikes");
+    assert.deepEqual(
+      buttons.map(({ seeded }) => seeded),
+      expected.map((view) => view !== undefined),
+    );
+  } finally {
+    client.free();
+  }
+
+  // Every branch of the line: no friend to three, you or not, thousands,
+  // a count behind the names it gives (the server's cache lags), the
+  // largest post id (a string).
+  const server = new ScriptedServer();
+  const scripted = LikeClient.scripted(server);
+  try {
+    const likes = new Map();
+    let id = 1;
+    for (const count of [0, 1, 2, 3, 999, 1000, 1204, 1234567, Number.MAX_SAFE_INTEGER]) {
+      for (const liked of [false, true]) {
+        for (const friends of [[], ["Ana"], ["Ana", "Ben"], ["Ana", "Ben", "Cleo"]]) {
+          likes.set(String(id++), { count, liked_by_me: liked, friends, version: 7 });
+        }
+      }
+    }
+    likes.set("9223372036854775807", { count: 3, liked_by_me: true, friends: ["Ana"], version: 1 });
+    for (const [postId, { count, liked_by_me, friends, version }] of likes) {
+      server.setPost(postId, { count, likedByMe: liked_by_me, friends, version });
+    }
+    const all = [...likes.keys()];
+    const views = await scripted.refreshMany(all);
+    assert.equal(views.length, all.length);
+    const { buttons } = renderViews(Object.fromEntries(likes), all);
+    assert.deepEqual(
+      buttons.map(({ view }) => view),
+      views,
+    );
+  } finally {
+    scripted.free();
+    server.free();
+  }
+});
+
+test("a malformed seed is left out: rendering never throws, and its post shows what it shows without one", () => {
+  const good = { count: 2, liked_by_me: false, friends: ["Cleo"], version: 1 };
+  const initialViews = {
+    20: { count: "12", liked_by_me: false },
+    21: null,
+    22: { count: 5, liked_by_me: "no" },
+    23: { count: 5, liked_by_me: false, friends: "Ana" },
+    24: { count: -1, liked_by_me: false, version: 1 },
+    0: good,
+    abc: good,
+    posts: { 25: good },
+    25: good,
+  };
+  // What they warn (outside production builds) is checked in the browser.
+  const quiet = console.warn;
+  console.warn = () => {};
+  let html;
+  let plain;
+  const bads = [];
+  try {
+    html = render(null, "buttons", { ids: [20, 21, 22, 23, 24, 25] }, initialViews);
+    plain = render(null, "button", { postId: 25 });
+    for (const bad of ["25", 25, [good], true]) bads.push([bad, render(null, "button", { postId: 25 }, bad)]);
+  } finally {
+    console.warn = quiet;
+  }
+  for (const id of [20, 21, 22, 23, 24]) {
+    assert.match(card(html, id), /data-pending="unknown">/, `post ${id}`);
+    assert.match(card(html, id), /<span class="count">…<\/span>/, `post ${id}`);
+  }
+  assert.match(card(html, 25), /<span class="count">2<\/span><p class="line">Liked by Cleo and 1 other<\/p>/);
+  for (const [bad, shown] of bads) assert.equal(shown, plain, `initialViews=${JSON.stringify(bad)}`);
+});
+
+test("a seeded page hydrates without a mismatch, keeps the seed until the client has a view of its own, then shows it", async () => {
+  // Read a while ago: Cleo has liked the post since.
+  const initialViews = { 60: { count: 1, liked_by_me: false, friends: ["Ben"], version: 1 } };
+  const html = render(null, "button", { postId: 60 }, initialViews);
+  assert.match(html, /<span class="count">1<\/span><p class="line">Liked by Ben<\/p>/);
+
+  await freshClient();
+  // Hydrated before the client is made, as a page is while its .wasm loads.
+  await harness(([h, v]) => window.harness.hydrate(h, "button", { postId: 60 }, { initialViews: v, withClient: false }), [
+    html,
+    initialViews,
+  ]);
+  await page.waitForFunction(() => window.harness.renders.length > 0, undefined, { timeout: LONG });
+  await harness(() => new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(resolve))));
+  assert.deepEqual(await harness(() => window.harness.hydrationErrors), [], "React reported no hydration error");
+  assert.equal(await text(`${post(60)} .count`), "1", "the seed stays after hydration");
+  assert.equal(await text(`${post(60)} .line`), "Liked by Ben");
+  assert.equal(await page.getAttribute(`${post(60)} .heart`, "disabled"), "", "taps wait for the client's view");
+
+  // The client comes, reads the post, and its view takes over.
+  await harness(() => window.harness.rerender());
+  await page.waitForSelector(`${post(60)}:not([data-seeded])[data-pending="false"]`, { timeout: LONG });
+  assert.equal(await text(`${post(60)} .count`), "2");
+  assert.equal(await text(`${post(60)} .line`), "Liked by Cleo and Ben");
+  assert.equal(await page.getAttribute(`${post(60)} .heart`, "disabled"), null);
+  const drawn = await harness(() => window.harness.renders.map((r) => (r.view ? [r.view.count, r.seeded] : null)));
+  assert.deepEqual(drawn[0], [1, true], "the hydrating render drew the seed");
+  assert.ok(!drawn.includes(null), `the placeholder never showed between the seed and the live view: ${JSON.stringify(drawn)}`);
+  assert.deepEqual(drawn.at(-1), [2, false]);
+
+  // The same seed again, in a new object: the client's view stays.
+  await harness((v) => window.harness.rerender(v), { 60: { ...initialViews[60] } });
+  assert.equal(await text(`${post(60)} .count`), "2");
+  assert.equal(await page.getAttribute(`${post(60)}`, "data-seeded"), null);
+});
+
+test("a seed older than the client's view never moves the count back", async () => {
+  await freshClient();
+  await harness(() => window.harness.refreshMany([61]));
+  const stale = { 61: { count: 1, liked_by_me: false, friends: ["Ben"], version: 1 } };
+  await mount("button", { postId: 61 }, { initialViews: stale, ready: loaded(61) });
+  const counts = () => harness(() => window.harness.renders.map((r) => [r.view?.count ?? null, r.seeded]));
+  assert.ok((await counts()).every(([count, seeded]) => count === 2 && !seeded), "the client's view from the first render on");
+  assert.equal(await text(`${post(61)} .line`), "Liked by Cleo and Ben");
+
+  // A tap moves it; the stale seed given again (a new object) does not.
+  const probe = await clickAndProbe(`${post(61)} .heart`);
+  assert.equal(Number(probe.after.count), 3);
+  await page.waitForSelector(settled(61), { timeout: LONG });
+  await harness((v) => window.harness.rerender(v), { 61: { ...stale[61] } });
+  assert.equal(await text(`${post(61)} .count`), "3");
+  assert.ok((await counts()).every(([count, seeded]) => count >= 2 && !seeded), "never the seed's count");
+
+  // A page's views too.
+  await mount("feed", { ids: [61] }, { initialViews: stale, ready: loaded(61) });
+  assert.equal(await text(`${post(61)} .count`), "3");
+  assert.equal(await page.getAttribute(".feed", "data-counts"), "3", "useLikes's view is the client's");
+  assert.ok((await counts()).every(([count]) => count === 3));
+});
+
+test("a seed the client's view replaced does not come back when the client forgets the post (past maxPosts)", async () => {
+  await harness((token) => window.harness.signIn(token, { maxPosts: 1 }), anaToken);
+  try {
+    const stale = { 65: { count: 1, liked_by_me: false, friends: ["Ben"], version: 1 } };
+    await mount("button", { postId: 65 }, { initialViews: stale, ready: `${post(65)}:not([data-seeded])[data-pending="false"]` });
+    assert.equal(await text(`${post(65)} .count`), "2");
+    await harness(() => window.harness.unmount());
+    // Post 65 is idle now; reading another post makes the client forget it.
+    await harness(() => window.harness.refresh(21));
+    assert.equal(await harness(() => window.harness.view(65)), undefined, "the client forgot post 65");
+
+    await mount("button", { postId: 65 }, { initialViews: stale, ready: loaded(65) });
+    assert.equal(await text(`${post(65)} .count`), "2");
+    const drawn = await harness(() => window.harness.renders.map((r) => (r.view ? [r.view.count, r.seeded] : null)));
+    assert.deepEqual(drawn[0], null, "the placeholder while the client reads the post again");
+    assert.ok(drawn.every((shown) => shown === null || (shown[0] === 2 && !shown[1])), `never the seed: ${JSON.stringify(drawn)}`);
+  } finally {
+    await freshClient();
+  }
+});
+
+test("taps do nothing while the seed shows, and go through the client once its view is in", async () => {
+  await harness((t) => window.harness.signInHeld(t), anaToken);
+  try {
+    const initialViews = { 62: { count: 2, liked_by_me: false, friends: ["Cleo", "Ben"], version: 2 } };
+    await mount("button", { postId: 62 }, { initialViews, ready: `${post(62)}[data-seeded="true"]` });
+    await page.waitForFunction(() => window.harness.heldReads().length === 1, undefined, { timeout: LONG });
+    assert.equal(await text(`${post(62)} .count`), "2");
+    const taps = await harness(() => window.harness.taps());
+    assert.equal(await harness(() => window.harness.tap(62)), null, "toggle returned no view");
+    assert.equal(await harness(() => window.harness.tap(62, true)), null, "setLiked returned no view");
+    assert.equal(await harness(() => window.harness.taps()), taps, "the client saw no tap");
+    assert.equal(await text(`${post(62)} .count`), "2");
+
+    await harness(() => window.harness.letRead("62", "answer"));
+    await page.waitForSelector(`${post(62)}:not([data-seeded])`, { timeout: LONG });
+    assert.deepEqual(await harness(() => window.harness.tap(62)), { liked: true, count: 3 });
+    await page.waitForSelector(`${settled(62)} .heart[aria-pressed="true"]`, { timeout: LONG });
+    assert.equal((await admin.getPost(62)).count, 3, "the like reached the server");
+  } finally {
+    await freshClient();
+  }
+});
+
+test("a malformed seed is left out with one console warning (development build), and the page draws", async () => {
+  await freshClient();
+  const before = await harness(() => window.harness.warnings.length);
+  const initialViews = {
+    63: { count: -1, liked_by_me: false },
+    64: { count: 2, liked_by_me: false, friends: ["Cleo", "Ben"], version: 2 },
+    abc: { count: 1, liked_by_me: false },
+  };
+  await mount("buttons", { ids: [63, 64] }, { initialViews });
+  const first = await harness(() => window.harness.renders.slice(0, 2).map((r) => [r.postId, r.view?.count ?? null]));
+  assert.deepEqual(first, [
+    ["63", null],
+    ["64", 2],
+  ]);
+  await page.waitForSelector(loaded(63), { timeout: LONG });
+  await page.waitForSelector(`${post(64)}:not([data-seeded])`, { timeout: LONG });
+  assert.deepEqual((await harness(() => window.harness.warnings)).slice(before), [
+    'likekit-react: initialViews["63"] is ignored: "count" must be a whole number from 0, not -1',
+    'likekit-react: initialViews: "abc" is no post id, its entry is ignored',
+  ]);
+  // The same seeds again: no new warning.
+  await mount("buttons", { ids: [63, 64] }, { initialViews });
+  assert.equal(await harness(() => window.harness.warnings.length), before + 2);
 });
 
 test("the page raised no uncaught errors, logged no errors and got only the injected failures", () => {

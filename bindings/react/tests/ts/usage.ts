@@ -10,15 +10,19 @@ import {
   useLikeClient,
   useLikes,
   type FeedState,
+  type InitialViews,
   type LikeKitClient,
   type LikeKitProviderProps,
   type LikeState,
+  type PostLikes,
 } from "likekit-react";
 
 export function LikeButton({ postId }: { postId: number | string | bigint }): ReactElement {
   const state: LikeState = useLike(postId);
-  const { view, failure, error, toggle, setLiked, reload } = state;
+  const { view, seeded, failure, error, toggle, setLiked, reload } = state;
   const shown: PostView | undefined = view;
+  const fromSeed: boolean = seeded;
+  void fromSeed;
   const readError: LikeError | Error | null = error;
   const afterTap: PostView | undefined = toggle() ?? setLiked(true);
   const again: Promise<void> = reload();
@@ -60,4 +64,16 @@ export function Feed({ postIds }: { postIds: readonly number[] }): ReactElement 
 export function App(client: LikeClient | null): ReactElement {
   const props: LikeKitProviderProps = { client, children: createElement(Feed, { postIds: [42, 43] }) };
   return LikeKitProvider(props);
+}
+
+/** A page seeded with the server's answer to `GET /likes?posts=42,43`, as the JSON comes. */
+export function SeededApp(client: LikeClient | null, answer: { posts: Record<string, PostLikes> }): ReactElement {
+  const seeds: InitialViews = answer.posts;
+  const byId: InitialViews = new Map([[42n, { count: 1204, liked_by_me: true, friends: ["Ana"], version: 9 }]]);
+  // The answer of a like (no friends) fits too.
+  const liked: PostLikes = { count: 1, liked_by_me: true, version: 1 };
+  // @ts-expect-error a view needs liked_by_me
+  const incomplete: PostLikes = { count: 1 };
+  void [byId, liked, incomplete];
+  return createElement(LikeKitProvider, { client, initialViews: seeds }, createElement(Feed, { postIds: [42, 43] }));
 }

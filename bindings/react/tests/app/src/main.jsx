@@ -2,13 +2,13 @@
 // the test (playwright-core, bindings/react/tests/react.test.mjs) a small
 // harness on `window.harness` to make a client and mount screens.
 
-import { StrictMode } from "react";
+import { StrictMode, version } from "react";
 import { createRoot, hydrateRoot } from "react-dom/client";
 import { flushSync } from "react-dom";
 import init, { LikeClient } from "likekit-wasm";
 import { LikeKitProvider } from "likekit-react";
 
-import { pageRenders, renders, scene } from "./scenes.jsx";
+import { pageRenders, renders, scene, taps } from "./scenes.jsx";
 import { ReadmeClient, readmeClients } from "./readme-client.jsx";
 
 /** Retries quickly, so a rollback comes within a second. */
@@ -21,6 +21,16 @@ let readmeShown = false;
 /** The reads a held client (`signInHeld`) has not let go yet. */
 let held = [];
 const container = document.getElementById("root");
+/** What the root shows (`mount`, `hydrate`), for `giveClient` to render again. */
+let screen = null;
+
+/** likekit-react's warnings (`console.warn`), in order. */
+const warnings = [];
+const consoleWarn = console.warn.bind(console);
+console.warn = (...args) => {
+  if (typeof args[0] === "string" && args[0].startsWith("likekit-react:")) warnings.push(args.join(" "));
+  consoleWarn(...args);
+};
 
 /**
  * What a click on a heart or on "Next post" changed, and when: `ms` from
@@ -93,15 +103,32 @@ window.addEventListener(
   { capture: true },
 );
 
-function element(name, props, strict) {
-  const app = <LikeKitProvider client={client}>{scene(name, props)}</LikeKitProvider>;
+/**
+ * Screen `name` under a provider with the client (none with `withClient`
+ * false) and `initialViews` as its seeds.
+ */
+function element({ name, props, strict = false, initialViews, withClient = true }) {
+  const app = (
+    <LikeKitProvider client={withClient ? client : null} initialViews={initialViews}>
+      {scene(name, props)}
+    </LikeKitProvider>
+  );
   return strict ? <StrictMode>{app}</StrictMode> : app;
 }
 
 window.harness = {
+  /** The React the app was built with. */
+  reactVersion: version,
   probes,
   renders,
   pageRenders,
+  warnings,
+  /** Calls the `toggle` or `setLiked(liked)` post `postId`'s button last got, and says what it returned. */
+  tap(postId, liked) {
+    const { toggle, setLiked } = taps.get(String(postId));
+    const view = liked === undefined ? toggle() : setLiked(liked);
+    return view === undefined ? null : { liked: view.liked, count: view.count };
+  },
   /** A new client for `token`, with `options` beside the usual ones (the previous one is shut down and freed). */
   async signIn(token, options = {}) {
     this.unmount();
@@ -175,33 +202,53 @@ window.harness = {
       throw error;
     }
   },
-  /** Mounts screen `name` (see scenes.jsx), in StrictMode when `strict`. */
-  mount(name, props, strict = false) {
+  /**
+   * Mounts screen `name` (see scenes.jsx), in StrictMode when `strict`,
+   * with `initialViews` as the provider's seeds when given.
+   */
+  mount(name, props, strict = false, initialViews = undefined) {
     this.unmount();
     renders.length = 0;
     pageRenders.length = 0;
+    screen = { name, props, strict, initialViews };
     root = createRoot(container);
-    flushSync(() => root.render(element(name, props, strict)));
+    flushSync(() => root.render(element(screen)));
+  },
+  /**
+   * Renders the screen on the root again, with a provider given the
+   * client (and `initialViews`, when given, as a new object).
+   */
+  rerender(initialViews = screen.initialViews) {
+    screen = { ...screen, initialViews, withClient: true };
+    flushSync(() => root.render(element(screen)));
   },
   /** The errors React reported while hydrating (`hydrate`). */
   hydrationErrors: [],
-  /** Puts server-rendered `html` in the page and hydrates it as screen `name`. */
-  hydrate(html, name, props) {
+  /**
+   * Puts server-rendered `html` in the page and hydrates it as screen
+   * `name`, with `initialViews` as the provider's seeds when given, and
+   * its provider without a client when `withClient` is false (as a page
+   * hydrates before its .wasm is loaded; `rerender()` gives it the client).
+   */
+  hydrate(html, name, props, { initialViews, withClient = true } = {}) {
     this.unmount();
     renders.length = 0;
     this.hydrationErrors.length = 0;
     container.innerHTML = html;
-    root = hydrateRoot(container, element(name, props, false), {
+    screen = { name, props, initialViews, withClient };
+    root = hydrateRoot(container, element(screen), {
       onRecoverableError: (error) => this.hydrationErrors.push(String(error?.message ?? error)),
     });
   },
   unmount() {
     if (root) flushSync(() => root.unmount());
     root = null;
+    screen = null;
     readmeShown = false;
     container.replaceChildren();
   },
   liveSubscriptions: () => client.liveSubscriptions(),
+  taps: () => client.stats().taps,
   view: (postId) => client.view(postId),
   refresh: (postId) => client.refresh(postId),
   refreshMany: (postIds) => client.refreshMany(postIds),

@@ -9,21 +9,26 @@ import { useLike, useLikes } from "likekit-react";
 export const renders = [];
 /** Every render of a Page (the component above its buttons), with what it showed. */
 export const pageRenders = [];
+/** The latest taps `useLike` gave each post's button, by post id: for calling them while the heart is disabled. */
+export const taps = new Map();
 
 export function LikeButton({ postId }) {
-  const { view, failure, error, toggle, reload } = useLike(postId);
-  renders.push({ postId: String(postId), viewPostId: view ? String(view.postId) : null, view, error });
+  const { view, seeded, failure, error, toggle, setLiked, reload } = useLike(postId);
+  renders.push({ postId: String(postId), viewPostId: view ? String(view.postId) : null, view, seeded, error });
+  taps.set(String(postId), { toggle, setLiked });
   return (
     <article
       className="post"
       data-post-id={String(postId)}
       data-pending={view ? String(view.pending) : "unknown"}
+      data-seeded={seeded ? "true" : undefined}
     >
+      {/* A seed shows the post; taps wait for the client's own view. */}
       <button
         type="button"
         className="heart"
         aria-pressed={view ? view.liked : false}
-        disabled={!view}
+        disabled={!view || seeded}
         onClick={toggle}
       >
         ♥
@@ -77,6 +82,7 @@ function Feed({ ids, extra }) {
       data-refreshing={String(refreshing)}
       data-refreshed={refreshed}
       data-error={error ? error.code : ""}
+      data-counts={views.map((view) => view?.count ?? "").join(",")}
     >
       <button type="button" id="refresh" onClick={again}>
         Refresh

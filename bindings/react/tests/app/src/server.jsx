@@ -1,14 +1,50 @@
 // The server side of the likekit-react tests, built by
 // `vite build --ssr src/server.jsx` and imported by the test in Node.
 
+import { version } from "react";
 import { renderToString } from "react-dom/server";
-import { LikeKitProvider, useLike } from "likekit-react";
+import { LikeKitProvider, useLike, useLikes } from "likekit-react";
 
 import { scene } from "./scenes.jsx";
 
-/** Screen `name` rendered to HTML with `client` in the provider, as a server would. */
-export function render(client, name, props) {
-  return renderToString(<LikeKitProvider client={client}>{scene(name, props)}</LikeKitProvider>);
+/** The React the bundle was built with. */
+export const reactVersion = version;
+
+/**
+ * Screen `name` rendered to HTML with `client` in the provider, as a
+ * server would, and `initialViews` (if given) as the provider's seeds.
+ */
+export function render(client, name, props, initialViews) {
+  return renderToString(
+    <LikeKitProvider client={client} initialViews={initialViews}>
+      {scene(name, props)}
+    </LikeKitProvider>,
+  );
+}
+
+/**
+ * What the hooks give on the server for `ids` with `initialViews` in a
+ * provider without a client: `useLike`'s view and `seeded` of each post,
+ * and `useLikes`'s views of all of them.
+ */
+export function renderViews(initialViews, ids) {
+  const buttons = [];
+  let page = null;
+  function Probe({ postId }) {
+    const { view, seeded } = useLike(postId);
+    buttons.push({ view, seeded });
+    return null;
+  }
+  function Page() {
+    page = useLikes(ids).views;
+    return ids.map((id) => <Probe key={id} postId={id} />);
+  }
+  renderToString(
+    <LikeKitProvider client={null} initialViews={initialViews}>
+      <Page />
+    </LikeKitProvider>,
+  );
+  return { buttons, page };
 }
 
 /**

@@ -64,13 +64,25 @@ function onServer(url) {
 }
 
 function LikeButton({ postId }) {
-  const { view, toggle } = useLike(postId);
+  const { view, seeded, toggle } = useLike(postId);
   return (
-    <article className="post" data-post-id={String(postId)} data-pending={view ? String(view.pending) : "unknown"}>
-      <button type="button" className="heart" aria-pressed={view?.liked ?? false} disabled={!view} onClick={toggle}>
+    <article
+      className="post"
+      data-post-id={String(postId)}
+      data-pending={view ? String(view.pending) : "unknown"}
+      data-seeded={seeded ? "true" : undefined}
+    >
+      <button
+        type="button"
+        className="heart"
+        aria-pressed={view?.liked ?? false}
+        disabled={!view || seeded}
+        onClick={toggle}
+      >
         ♥
       </button>
       <span className="count">{view ? view.count : "…"}</span>
+      {view?.line ? <p className="line">{view.line}</p> : null}
     </article>
   );
 }
@@ -92,8 +104,9 @@ export function LikeButtons({ postIds }) {
 /**
  * A like button per post. With `serverClient`, the provider has the
  * server process's client while rendering on the server, instead of null.
+ * `initialViews` are the provider's seeds (the page's read on the server).
  */
-export function Likes({ url, token, postIds, serverClient = false }) {
+export function Likes({ url, token, postIds, serverClient = false, initialViews }) {
   // The token stands for the viewer here: a new token, a new client.
   const { client: browser } = useBrowserLikeClient(url, token || null, (viewer) =>
     viewer === token ? token : null,
@@ -102,7 +115,7 @@ export function Likes({ url, token, postIds, serverClient = false }) {
   // `data-server-client` says which client the server rendered with; the
   // browser's first render has none, hence no hydration warning for it.
   return (
-    <LikeKitProvider client={browser ?? server}>
+    <LikeKitProvider client={browser ?? server} initialViews={initialViews}>
       <section
         className="likes"
         data-client={browser ? "browser" : "none"}
