@@ -170,6 +170,7 @@ pub fn generate(ctx: &Ctx, release: bool) -> Result<Generated, String> {
         &plain_links(&module),
         Language::Python,
     ))?;
+    let module = typed_signatures(&module)?;
     let module = with_methods(&module, "LikeClient", PYTHON_CLIENT_METHODS)?;
     let module = with_methods(&module, "LikeSubscription", PYTHON_SUBSCRIPTION_METHODS)?;
     write(
@@ -270,6 +271,63 @@ fn typed_like_error(module: &str) -> Result<String, String> {
         &module[..body_end],
         &module[body_end + "\n    pass".len()..]
     ))
+}
+
+/// The generated Python annotates an argument with a default as
+/// `typing.Union[object, T] = _DEFAULT`, which any value matches, so an
+/// app's type checker took a `str` for a token provider or for the
+/// options. Each becomes `T` (`_DEFAULT` is typed `typing.Any`, so the
+/// default still checks). `uniffi_set_event_loop` takes what
+/// `asyncio.get_running_loop()` returns and `None` (which takes the loop
+/// back), not only an `asyncio.BaseEventLoop`. And a constructor without
+/// arguments (`ScriptedServer()`, `ScriptedFailure.NETWORK()`) says it
+/// returns `None`, without which `mypy --strict` calls it untyped.
+fn typed_signatures(module: &str) -> Result<String, String> {
+    let union = "typing.Union[object, ";
+    let mut typed = String::with_capacity(module.len());
+    let mut rest = module;
+    let mut found = 0;
+    while let Some(at) = rest.find(union) {
+        typed.push_str(&rest[..at]);
+        let inner = &rest[at + union.len()..];
+        let mut depth = 0usize;
+        let close = inner
+            .char_indices()
+            .find_map(|(i, c)| match c {
+                '[' => {
+                    depth += 1;
+                    None
+                }
+                ']' if depth == 0 => Some(i),
+                ']' => {
+                    depth -= 1;
+                    None
+                }
+                _ => None,
+            })
+            .ok_or("the generated Python has a `typing.Union[object, …` that is not closed")?;
+        typed.push_str(&inner[..close]);
+        rest = &inner[close + 1..];
+        found += 1;
+    }
+    typed.push_str(rest);
+    if found == 0 {
+        return Err(
+            "the generated Python has no `typing.Union[object, …]` default: \
+                    if uniffi now writes the real type, drop this step"
+                .into(),
+        );
+    }
+    let loop_setter = "def uniffi_set_event_loop(eventloop: asyncio.BaseEventLoop):";
+    if !typed.contains(loop_setter) {
+        return Err(format!("the generated Python has no `{loop_setter}`"));
+    }
+    Ok(typed
+        .replace(
+            loop_setter,
+            "def uniffi_set_event_loop(eventloop: typing.Optional[asyncio.AbstractEventLoop]) -> None:",
+        )
+        .replace("def __init__(self, ):", "def __init__(self, ) -> None:"))
 }
 
 /// `methods` (a class body's lines, indented) added to the body of the
@@ -404,8 +462,10 @@ const PACKAGE_SWIFT: &str = include_str!("../templates/Package.swift");
 /// Appended to the generated Python module: stops LikeKit's runtime when
 /// the interpreter exits (`stop_runtime` in the binding), gives the
 /// records a `repr()` that shows their fields and a same-type `==`,
-/// `LikeError` equality by variant and fields, and a `LikeClient` `with`
-/// that says to use `async with`.
+/// `LikeError` equality by variant and fields, refuses a bool argument
+/// that is not a bool, reports what an `AsyncTokenProvider` raises (or a
+/// missing or closed event loop) as a synchronous provider's error, and
+/// gives `LikeClient` a `with` that says to use `async with`.
 const PYTHON_ADDITIONS: &str = include_str!("../templates/likekit-additions.py");
 
 /// `LikeClient`'s `async with`, written into its class ([`with_methods`]).
@@ -718,16 +778,33 @@ mod tests {
     use super::*;
 
     #[test]
-    fn methods_go_after_their_class_docstring() {
+    fn methods_go_after_their_class_docstring() -> Result<(), String> {
         let module = "import typing\n\nclass A(P):\n    \"\"\"Doc.\n\nA line in the first column.\"\"\"\n\n    def f(self):\n        pass\n\n\nclass B:\n    pass\n";
-        let out = with_methods(module, "A", "\n    def g(self) -> None:\n        pass\n").unwrap();
+        let out = with_methods(module, "A", "\n    def g(self) -> None:\n        pass\n")?;
         assert_eq!(
             out,
             "import typing\n\nclass A(P):\n    \"\"\"Doc.\n\nA line in the first column.\"\"\"\n\n    def g(self) -> None:\n        pass\n\n\n    def f(self):\n        pass\n\n\nclass B:\n    pass\n"
         );
-        let bare = with_methods("class A(P):\n    x = 1\n", "A", "    y = 2\n").unwrap();
+        let bare = with_methods("class A(P):\n    x = 1\n", "A", "    y = 2\n")?;
         assert_eq!(bare, "class A(P):\n    y = 2\n\n    x = 1\n");
         assert!(with_methods(module, "C", "").is_err());
+        Ok(())
+    }
+
+    #[test]
+    fn defaults_are_typed_as_what_they_default() -> Result<(), String> {
+        let module = "def uniffi_set_event_loop(eventloop: asyncio.BaseEventLoop):\n\
+                      def f(a: str,b: typing.Union[object, typing.Optional[T]] = _DEFAULT,\
+                      c: typing.Union[object, O] = _DEFAULT):\n    def __init__(self, ):\n";
+        assert_eq!(
+            typed_signatures(module)?,
+            "def uniffi_set_event_loop(eventloop: typing.Optional[asyncio.AbstractEventLoop]) -> None:\n\
+             def f(a: str,b: typing.Optional[T] = _DEFAULT,c: O = _DEFAULT):\n    \
+             def __init__(self, ) -> None:\n"
+        );
+        assert!(typed_signatures("def f(a: str):\n").is_err());
+        assert!(typed_signatures("def f(b: typing.Union[object, T = _DEFAULT):\n").is_err());
+        Ok(())
     }
 
     #[test]

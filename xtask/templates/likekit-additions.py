@@ -124,6 +124,105 @@ def _uniffi_get_event_loop():
         raise
 
 
+# A bool argument (`set_liked`'s `liked`, a `ScriptedServer`'s
+# `liked_by_me`, a record's bool field) is True or False, nothing else:
+# anything else is a TypeError before the call, as a str where an int goes
+# is. Generated as it is, any value was taken for its truth, so
+# `set_liked(post, "false")` liked the post.
+def _likekit_check_bool(cls, value):
+    if not isinstance(value, bool):
+        raise TypeError(f"expected True or False, not {type(value).__name__} {value!r}")
+
+
+_UniffiFfiConverterBoolean.check_lower = classmethod(_likekit_check_bool)  # type: ignore[method-assign,assignment]
+
+
+# An AsyncTokenProvider's call. What it raises goes to Rust as its
+# `repr()`, as a synchronous provider's does, and from there to the
+# client's `CallbackErrorListener`, or else to standard error as one line
+# (`likekit: an AsyncTokenProvider threw: …`). Generated as it is, the call
+# also printed "UniFFI: Unhandled exception in trait interface call" and
+# the traceback on standard error, listener or not.
+#
+# The call runs on the loop given to `uniffi_set_event_loop`. When there is
+# none, or it has closed (the `asyncio.run` it belonged to has ended), or
+# it ends while the provider runs (`asyncio.run` cancels what is left),
+# the provider cannot answer: it is answered at once as having raised, a
+# RuntimeError saying why, which the listener hears, and the request goes
+# on with no token, as after a provider that raised. Generated as it is,
+# the first two raised inside the ctypes callback ("Exception ignored on
+# calling ctypes callback function"), and in all three the request waited
+# for a token until its timeout.
+def _likekit_no_loop_error(why):
+    return _UniffiFfiConverterString.lower(
+        repr(RuntimeError(f"{why}: call likekit.uniffi_set_event_loop(asyncio.get_running_loop()) "
+                          "in the loop the app runs in (again after each asyncio.run)"))
+    )
+
+
+def _uniffi_trait_interface_call_async_with_error(
+    make_call, uniffi_out_dropped_callback, handle_success, handle_error, error_type, lower_error
+):
+    held = []  # the call's handle, once Rust holds the call
+
+    async def make_call_and_call_callback():
+        # Either `handle_success` or `handle_error`, once: each consumes
+        # the Rust side's reference to the call.
+        try:
+            try:
+                call_result = await make_call()
+            except error_type as e:
+                handle_error(_UniffiRustCallStatus.CALL_ERROR, lower_error(e))
+            else:
+                handle_success(call_result)
+        except asyncio.CancelledError:
+            # Cancelled by Rust letting go (it takes the handle back first:
+            # no one waits for an answer), or by the loop ending.
+            if held and _likekit_still_held(held[0]):
+                handle_error(
+                    _UniffiRustCallStatus.CALL_UNEXPECTED_ERROR,
+                    _likekit_no_loop_error("the event loop running the AsyncTokenProvider ended before it answered"),
+                )
+            raise
+        except Exception as e:
+            handle_error(
+                _UniffiRustCallStatus.CALL_UNEXPECTED_ERROR,
+                _UniffiFfiConverterString.lower(repr(e)),
+            )
+
+    try:
+        eventloop = _uniffi_get_event_loop()
+    except RuntimeError:
+        handle_error(
+            _UniffiRustCallStatus.CALL_UNEXPECTED_ERROR,
+            _likekit_no_loop_error("no event loop to run the AsyncTokenProvider on"),
+        )
+        return
+    call = make_call_and_call_callback()
+    try:
+        task = asyncio.run_coroutine_threadsafe(call, eventloop)
+    except RuntimeError:  # "Event loop is closed"
+        call.close()
+        handle_error(
+            _UniffiRustCallStatus.CALL_UNEXPECTED_ERROR,
+            _likekit_no_loop_error("the event loop given to likekit.uniffi_set_event_loop is closed"),
+        )
+        return
+    handle = _UNIFFI_FOREIGN_FUTURE_HANDLE_MAP.insert((eventloop, task))
+    held.append(handle)
+    uniffi_out_dropped_callback[0] = _UniffiForeignFutureDroppedCallbackStruct(
+        handle, _uniffi_future_dropped_callback
+    )
+
+
+def _likekit_still_held(handle):
+    try:
+        _UNIFFI_FOREIGN_FUTURE_HANDLE_MAP.get(handle)
+    except InternalError:
+        return False
+    return True
+
+
 # An AsyncTokenProvider's call, once Rust lets go of it (after every
 # answer, not only a cut-off one), is cancelled if it has not ended. Rust
 # lets go from one of LikeKit's threads, and the generated code then used

@@ -43,6 +43,18 @@ answered::
     journal = admin.wait_for_requests(1, route=FaultRoute.LIKE, post=42, timeout=10)
     assert journal.met, f"no answered like within 10 s: {journal.entries}"
 
+The client is synchronous: each call holds its thread until the server
+answers, and ``wait_for_requests`` for as long as the server waits. In an
+async test, where the app's code (an async token provider, say) runs on
+the test's own event loop, call it in a thread, or the loop stops and the
+requests waited for are never made::
+
+    journal = await asyncio.to_thread(admin.wait_for_requests, 1, post=42, timeout=10)
+
+or use :class:`AsyncAdmin`, whose methods are this client's, each run in a
+thread and awaited (``await AsyncAdmin(url, key).wait_for_requests(1,
+post=42, timeout=10)``).
+
 A filter given as ``None`` (``clear_faults(tag=None)``,
 ``clear_requests(user=None)``: a test's variable left unset) is refused
 with ``TypeError`` rather than taken as no filter, which would read or
@@ -55,8 +67,15 @@ strictly as the server checks it: ``Seed.from_json`` and
 ``RequestFilter.from_json`` refuse a field they do not have.
 
 Ids are ints from 1 to 2**63 - 1.
+
+The admin API has no redirects: an answer that redirects (a proxy or a
+load balancer before the server, an ``http://`` URL answered by a move to
+``https://``) is not followed, so the admin key goes nowhere else, and is
+``unreadable``, its message naming where it leads: give that address as the
+URL.
 """
 
+import asyncio
 import enum
 import http.client
 import json
@@ -87,6 +106,7 @@ __all__ = [
     "MAX_TAG_CHARS",
     "FAULT_ACTIONS",
     "Admin",
+    "AsyncAdmin",
     "AdminError",
     "Created",
     "FaultRoute",
@@ -1067,13 +1087,20 @@ class Admin:
         its admin `key`. `timeout` (seconds) bounds the connect and each wait
         for data from the server, not the whole call: an answer that keeps
         arriving, however slowly, is waited for. A `url` that is not
-        ``http://`` or ``https://`` raises ``ValueError``."""
+        ``http://`` or ``https://`` raises ``ValueError``; a `timeout` that is
+        not a number (``None``, a string) ``TypeError``, and one that is not
+        above 0 and finite ``ValueError``, here rather than at the first
+        call."""
         if not isinstance(url, str) or not re.match(r"https?://[^/?#]", url):
             raise ValueError(f"the base URL must start with http:// or https://: {url!r}")
+        if isinstance(timeout, bool) or not isinstance(timeout, (int, float)):
+            raise TypeError(f"timeout must be a number of seconds above 0; got {timeout!r}")
+        if not (math.isfinite(timeout) and timeout > 0):
+            raise ValueError(f"timeout must be a number of seconds above 0; got {timeout!r}")
         self.url = url.rstrip("/")
         self.timeout = timeout
         self._key = key
-        self._opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+        self._opener = urllib.request.build_opener(urllib.request.ProxyHandler({}), _NoRedirects())
 
     def __repr__(self) -> str:
         return f"Admin({self.url!r})"
@@ -1113,6 +1140,16 @@ class Admin:
                 text = ""
             finally:
                 error.close()
+            if 300 <= error.code < 400:
+                location = error.headers.get("Location") if error.headers else None
+                leads = f"redirected to {location}" if location else "redirected (with no Location)"
+                raise AdminError(
+                    error.code,
+                    "unreadable",
+                    f"{method} {target} was {leads}, which is not followed (the admin API has "
+                    "no redirects, and the admin key goes to no other address): if the server "
+                    "is there, give that address as the URL",
+                ) from None
             raise _error_answer(error.code, text) from None
         except (OSError, http.client.HTTPException) as error:
             reason = getattr(error, "reason", error)
@@ -1291,6 +1328,112 @@ class Admin:
         or ``bad_json`` (400) for a document the server refuses (nothing is
         loaded then)."""
         self._ack("seed", seed.to_json())
+
+
+class _NoRedirects(urllib.request.HTTPRedirectHandler):
+    """Follows no redirect: the answer is left as it came, an
+    ``HTTPError`` of its 3xx status (which :meth:`Admin._call` reports), and
+    the request, with its admin key, goes nowhere else."""
+
+    def redirect_request(self, *args: Any, **kwargs: Any) -> None:
+        return None
+
+
+class AsyncAdmin:
+    """:class:`Admin` for async tests: the same methods, taking the same
+    arguments and raising the same errors, each a coroutine that runs the
+    call in a thread (``asyncio.to_thread``), so the event loop goes on
+    meanwhile. An async test whose app code runs on its loop (an async
+    token provider, observers on the loop) needs this for
+    ``wait_for_requests``: called directly, it would hold the loop while
+    the server waits, and the requests waited for would never be made.
+
+    Example::
+
+        admin = AsyncAdmin(url, key)
+        await admin.create_post(42)
+        ...  # the app on this loop likes post 42
+        journal = await admin.wait_for_requests(1, route=FaultRoute.LIKE, post=42, timeout=10)
+
+    ``admin.admin`` is the synchronous client underneath, for the calls
+    that need no waiting."""
+
+    def __init__(self, url: str, key: str, timeout: float = 30.0):
+        """As :class:`Admin`'s (the same checks)."""
+        self.admin = Admin(url, key, timeout)
+
+    def __repr__(self) -> str:
+        return f"AsyncAdmin({self.admin.url!r})"
+
+    async def create_user(self, id: int, name: str) -> Created:
+        """:meth:`Admin.create_user`, in a thread."""
+        return await asyncio.to_thread(self.admin.create_user, id, name)
+
+    async def create_post(self, id: int) -> Created:
+        """:meth:`Admin.create_post`, in a thread."""
+        return await asyncio.to_thread(self.admin.create_post, id)
+
+    async def get_user(self, id: int) -> StoredUser:
+        """:meth:`Admin.get_user`, in a thread."""
+        return await asyncio.to_thread(self.admin.get_user, id)
+
+    async def get_post(self, id: int) -> StoredPost:
+        """:meth:`Admin.get_post`, in a thread."""
+        return await asyncio.to_thread(self.admin.get_post, id)
+
+    async def set_friends(self, user: int, friends: Iterable[int]) -> None:
+        """:meth:`Admin.set_friends`, in a thread."""
+        await asyncio.to_thread(self.admin.set_friends, user, friends)
+
+    async def mint_token(self, user: int, ttl_secs: int = 3600, valid_from_secs: int = 0) -> str:
+        """:meth:`Admin.mint_token`, in a thread."""
+        return await asyncio.to_thread(self.admin.mint_token, user, ttl_secs, valid_from_secs)
+
+    async def set_faults(
+        self, rules: Union[FaultRules, Iterable[FaultRule]], seed: Optional[int] = None
+    ) -> FaultRules:
+        """:meth:`Admin.set_faults`, in a thread."""
+        return await asyncio.to_thread(self.admin.set_faults, rules, seed)
+
+    async def add_faults(self, rules: Iterable[FaultRule]) -> FaultRules:
+        """:meth:`Admin.add_faults`, in a thread."""
+        return await asyncio.to_thread(self.admin.add_faults, rules)
+
+    async def get_faults(self, tag: Union[str, _Unset] = _Unset.UNSET) -> FaultRules:
+        """:meth:`Admin.get_faults`, in a thread."""
+        return await asyncio.to_thread(self.admin.get_faults, tag)
+
+    async def clear_faults(self, tag: Union[str, _Unset] = _Unset.UNSET) -> FaultRules:
+        """:meth:`Admin.clear_faults`, in a thread."""
+        return await asyncio.to_thread(self.admin.clear_faults, tag)
+
+    async def requests(self, filter: Union[RequestFilter, _Unset] = _Unset.UNSET, **filters: Any) -> Journal:
+        """:meth:`Admin.requests`, in a thread."""
+        return await asyncio.to_thread(self.admin.requests, filter, **filters)
+
+    async def wait_for_requests(
+        self,
+        count: int,
+        filter: Union[RequestFilter, _Unset] = _Unset.UNSET,
+        *,
+        timeout: float = 5.0,
+        **filters: Any,
+    ) -> Journal:
+        """:meth:`Admin.wait_for_requests`, in a thread: the loop goes on
+        while the server waits."""
+        return await asyncio.to_thread(self.admin.wait_for_requests, count, filter, timeout=timeout, **filters)
+
+    async def clear_requests(self, filter: Union[RequestFilter, _Unset] = _Unset.UNSET, **filters: Any) -> None:
+        """:meth:`Admin.clear_requests`, in a thread."""
+        await asyncio.to_thread(self.admin.clear_requests, filter, **filters)
+
+    async def reset(self) -> None:
+        """:meth:`Admin.reset`, in a thread."""
+        await asyncio.to_thread(self.admin.reset)
+
+    async def seed(self, seed: Seed) -> None:
+        """:meth:`Admin.seed`, in a thread."""
+        await asyncio.to_thread(self.admin.seed, seed)
 
 
 def _tag_query(call: str, tag: Union[str, _Unset], every: str) -> str:

@@ -21,6 +21,7 @@ from likekit_admin import (
     OPERATIONS,
     Admin,
     AdminError,
+    AsyncAdmin,
     Created,
     Drop,
     FaultAction,
@@ -565,6 +566,84 @@ def test_a_journal_entry_of_a_route_or_fault_the_client_does_not_type_is_unreada
         Admin(url, "key", timeout=5).requests()
     assert (unreadable.value.status, unreadable.value.code) == (200, "unreadable")
     assert f"JournalEntry.{field}" in unreadable.value.message
+
+
+class _Redirect(http.server.BaseHTTPRequestHandler):
+    """Answers every request with the server's `answer` (a 3xx status) and
+    `Location: <server.location>`, noting it in `seen` with its admin key."""
+
+    def _answer(self):
+        self.server.seen.append((f"{self.command} {self.path}", self.headers.get("X-Admin-Key")))
+        self.send_response(self.server.answer)
+        self.send_header("Location", self.server.location)
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+
+    do_GET = do_PUT = do_POST = do_DELETE = _answer
+
+    def log_message(self, *args):
+        pass
+
+
+@pytest.mark.parametrize("status", [301, 302, 303, 307, 308])
+def test_a_redirect_is_not_followed_and_the_key_goes_nowhere_else(status):
+    """A redirect (a proxy before the server, say) is refused as
+    ``unreadable``, naming where it led; the key is never sent there."""
+    with _recording_stub(200, b'{"ok": true}') as (elsewhere, seen_elsewhere):
+        redirect = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Redirect)
+        redirect.answer = status
+        redirect.location = f"{elsewhere}/elsewhere"
+        redirect.seen = []
+        threading.Thread(target=redirect.serve_forever, daemon=True).start()
+        try:
+            with pytest.raises(AdminError) as refused:
+                Admin(f"http://127.0.0.1:{redirect.server_address[1]}", "secret-key", timeout=5).reset()
+        finally:
+            redirect.shutdown()
+            redirect.server_close()
+    assert (refused.value.status, refused.value.code) == (status, "unreadable")
+    assert f"POST /admin/reset was redirected to {elsewhere}/elsewhere" in refused.value.message
+    assert "as the URL" in refused.value.message
+    assert redirect.seen == [("POST /admin/reset", "secret-key")]
+    assert seen_elsewhere == [], "nothing was sent where it led"
+
+
+@pytest.mark.parametrize(
+    "timeout, error",
+    [(None, TypeError), ("5", TypeError), (True, TypeError), (0, ValueError), (-1, ValueError),
+     (float("nan"), ValueError), (float("inf"), ValueError)],
+)
+def test_a_timeout_that_is_not_a_number_of_seconds_above_0_is_refused_at_once(timeout, error):
+    with pytest.raises(error, match="timeout must be a number of seconds above 0"):
+        Admin("http://127.0.0.1:8080", "key", timeout=timeout)
+    with pytest.raises(error, match="timeout must be a number of seconds above 0"):
+        AsyncAdmin("http://127.0.0.1:8080", "key", timeout=timeout)
+    assert Admin("http://127.0.0.1:8080", "key", timeout=0.5).timeout == 0.5
+
+
+def test_async_admin_has_every_method_of_admin_with_its_signature():
+    """`AsyncAdmin` is `Admin` for async tests: the same calls, each a
+    coroutine run in a thread."""
+    public = lambda cls: {name for name in vars(cls) if not name.startswith("_")}  # noqa: E731
+    assert public(AsyncAdmin) == public(Admin) - {"OPERATIONS"}, "the same methods"
+    for name in public(Admin) - {"OPERATIONS"}:
+        assert inspect.iscoroutinefunction(getattr(AsyncAdmin, name)), name
+        assert inspect.signature(getattr(AsyncAdmin, name)) == inspect.signature(getattr(Admin, name)), name
+
+
+def test_async_admin_calls_in_a_thread_and_raises_the_same_errors(admin):
+    import asyncio
+
+    waiting = AsyncAdmin(admin.url, os.environ["LIKEKIT_ADMIN_KEY"], timeout=10)
+    post = admin.next_id()
+
+    async def scenario():
+        await waiting.create_post(post)
+        with pytest.raises(AdminError) as missing:
+            await waiting.get_post(admin.next_id())
+        return (await waiting.get_post(post)).count, missing.value.code
+
+    assert asyncio.run(scenario()) == (0, "post_not_found")
 
 
 @contextlib.contextmanager

@@ -197,7 +197,7 @@ def test_a_subscription_block_left_by_an_exception_cancels_it(make_client):
     assert not subscription.is_active()
 
 
-def _mypy(tmp_path, source):
+def _mypy(tmp_path, source, *flags):
     """mypy's verdict on an app module `source` that imports likekit."""
     import os
     import subprocess
@@ -206,7 +206,7 @@ def _mypy(tmp_path, source):
     app = tmp_path / "app.py"
     app.write_text(source)
     return subprocess.run(
-        [sys.executable, "-m", "mypy", "--follow-imports=silent", "--cache-dir", os.devnull, str(app)],
+        [sys.executable, "-m", "mypy", "--follow-imports=silent", "--cache-dir", os.devnull, *flags, str(app)],
         capture_output=True,
         text=True,
         env={**os.environ, "MYPYPATH": os.path.dirname(likekit.__file__)},
@@ -242,3 +242,41 @@ def test_type_checkers_flag_with_without_async_on_a_client(tmp_path):
     )
     assert checked.returncode != 0, checked.stdout
     assert "__enter__" in checked.stdout, checked.stdout
+
+
+def test_type_checkers_check_what_a_client_is_made_with(tmp_path):
+    """The arguments with defaults are typed as what they take (the
+    generated `typing.Union[object, …]` let anything through), and
+    `uniffi_set_event_loop` takes the running loop or None."""
+    good = _mypy(
+        tmp_path,
+        "import asyncio\n"
+        "import likekit\n"
+        "\n"
+        "async def run(tokens: likekit.TokenProvider, renewing: likekit.AsyncTokenProvider) -> None:\n"
+        "    likekit.uniffi_set_event_loop(asyncio.get_running_loop())\n"
+        "    options = likekit.LikeClientOptions(max_retries=2)\n"
+        "    likekit.LikeClient('http://127.0.0.1:1')\n"
+        "    likekit.LikeClient('http://127.0.0.1:1', None)\n"
+        "    likekit.LikeClient('http://127.0.0.1:1', tokens, options)\n"
+        "    likekit.LikeClient.with_async_token_provider('http://127.0.0.1:1', renewing)\n"
+        "    likekit.LikeClient.scripted(likekit.ScriptedServer(), options)\n"
+        "    likekit.ScriptedFailure.NETWORK()\n"
+        "    likekit.uniffi_set_event_loop(None)\n",
+        "--strict",
+    )
+    assert good.returncode == 0, good.stdout + good.stderr
+    bad = _mypy(
+        tmp_path,
+        "import likekit\n"
+        "\n"
+        "def run(server: likekit.ScriptedServer) -> None:\n"
+        "    likekit.LikeClient('http://127.0.0.1:1', 'a-token-string')\n"
+        "    likekit.LikeClient('http://127.0.0.1:1', None, {'max_retries': 2})\n"
+        "    likekit.LikeClient.scripted(server, 'fast')\n"
+        "    likekit.uniffi_set_event_loop('loop')\n",
+    )
+    flagged = sorted(
+        int(line.split(":")[1]) for line in bad.stdout.splitlines() if "error: Argument" in line
+    )
+    assert flagged == [4, 5, 6, 7], bad.stdout

@@ -82,6 +82,27 @@ def test_ids_past_the_range_are_refused_by_the_generated_code(make_client, metho
     assert client.stats().taps == 0
 
 
+@pytest.mark.parametrize("liked", ["false", "", 0, 1, None, [False]])
+def test_liked_that_is_not_a_bool_is_a_type_error_before_anything_is_sent(admin, make_client, journal, liked):
+    """`set_liked(post, "false")` once liked the post (the value was taken
+    for its truth): a `liked` that is not True or False is refused."""
+    post = admin.post()
+    client = make_client()
+    with pytest.raises(TypeError, match="expected True or False"):
+        client.set_liked(post, liked)
+    assert (client.stats().taps, client.stats().calls_sent) == (0, 0), "nothing tapped or sent"
+    wait_idle(client)
+    assert journal(post=post) == [], "nothing reached the server"
+    assert admin.get_post(post).count == 0
+
+
+def test_a_scripted_servers_bool_arguments_are_bools_too():
+    server = likekit.ScriptedServer()
+    with pytest.raises(TypeError, match="expected True or False, not str 'no'"):
+        server.set_post(42, 10, "no", [], 1)
+    server.set_post(42, 10, False, [], 1)
+
+
 def test_the_server_answers_the_same_code_for_the_same_ids(admin, viewer):
     token = admin.token(viewer[0])
     for bad in ["0", "-1", str(2**63)]:

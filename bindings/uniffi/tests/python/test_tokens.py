@@ -3,6 +3,7 @@ each request on the app's event loop, asked again after a 401."""
 
 import asyncio
 import dataclasses
+import os
 import sys
 import threading
 
@@ -10,6 +11,7 @@ import pytest
 
 import likekit
 from conftest import FAST_RETRY, Recorder
+from likekit_admin import AsyncAdmin, FaultRoute, FaultRule
 
 
 @pytest.fixture
@@ -209,6 +211,9 @@ def test_a_provider_that_throws_gives_no_token_and_one_line(admin, event_loop_th
     assert f"likekit: {what} threw:" in err, err
     assert "the keychain is locked" in err, err
     assert "panicked" not in err, err
+    # The line alone: no traceback printed besides it (the generated code
+    # printed one for an async provider).
+    assert "Traceback" not in err and "UniFFI" not in err, err
 
 
 class Heard(likekit.CallbackErrorListener):
@@ -241,8 +246,12 @@ def test_a_listener_hears_what_a_provider_threw_instead_of_stderr(admin, event_l
     callbacks = {callback for callback, _reason in listener.heard}
     assert callbacks == {what}, listener.heard
     assert all("the keychain is locked" in reason for _c, reason in listener.heard), listener.heard
+    # The same text for both: the exception's repr(), no traceback.
+    assert all(
+        reason == "RuntimeError('the keychain is locked (expected in this test)')" for _c, reason in listener.heard
+    ), listener.heard
     err = capfd.readouterr().err
-    assert "likekit:" not in err, err
+    assert err == "", "the listener heard it; nothing on stderr"
 
 
 class ThrowingObserver(likekit.LikeObserver):
@@ -286,3 +295,120 @@ def test_a_listener_that_throws_leaves_both_on_stderr(admin, viewer, capfd):
     assert "likekit: a LikeObserver in on_change threw:" in err, err
     assert "observer bug (expected in this test)" in err, err
     assert "panicked" not in err, err
+
+
+class NeverAsked(likekit.AsyncTokenProvider):
+    """An async provider that must not run: it fails the test if it does."""
+
+    def __init__(self):
+        self.ran = False
+
+    async def token(self, refresh):
+        self.ran = True
+        return None
+
+
+@pytest.mark.parametrize("given", ["closed", "none"])
+def test_an_async_provider_without_a_running_loop_fails_its_token_at_once_and_says_why(admin, capfd, given):
+    """The loop given to `uniffi_set_event_loop` has closed (its
+    `asyncio.run` ended), or none was given: the provider cannot run. The
+    listener hears why, and the request goes on with no token
+    (`Unauthorized`), as after a provider that raised, rather than waiting
+    for a token until its timeout (`Timeout`)."""
+    if given == "closed":
+        gone = asyncio.new_event_loop()  # as after its asyncio.run
+        gone.close()
+        likekit.uniffi_set_event_loop(gone)
+    else:
+        likekit.uniffi_set_event_loop(None)
+    listener = Heard()
+    provider = NeverAsked()
+    client = likekit.LikeClient.with_async_token_provider(admin.url, provider, with_listener(listener))
+    try:
+        like_is_unauthorized(client, admin.post())
+    finally:
+        likekit.uniffi_set_event_loop(None)
+    assert not provider.ran
+    assert listener.heard, "the listener heard nothing"
+    callback, reason = listener.heard[0]
+    assert callback == "an AsyncTokenProvider"
+    why = "is closed" if given == "closed" else "no event loop"
+    assert reason.startswith("RuntimeError(") and why in reason, reason
+    assert "likekit.uniffi_set_event_loop(asyncio.get_running_loop())" in reason, reason
+    assert capfd.readouterr().err == "", "the listener heard it; nothing on stderr"
+    asyncio.run(client.shutdown(1_000))
+
+
+def test_an_async_provider_whose_loop_ends_before_it_answers_fails_its_token(admin, faults, capfd):
+    """`asyncio.run` ends while the provider still awaits (its task is
+    cancelled): the request is told at once that no token comes, and the
+    listener hears why."""
+    listener = Heard()
+    recorder = Recorder()
+    post = admin.post()
+    # The answer to the request sent without a token comes after the loop
+    # has closed, so that its renewal is asked of a closed loop, not of one
+    # closing.
+    faults(FaultRule(FaultRoute.LIKE, post=post, latency_ms=1000))
+
+    class Waiting(likekit.AsyncTokenProvider):
+        def __init__(self):
+            self.started = None
+
+        async def token(self, refresh):
+            self.started.set()
+            await asyncio.Event().wait()  # never set: a renewal that hangs
+
+    provider = Waiting()
+
+    async def app():
+        provider.started = asyncio.Event()
+        likekit.uniffi_set_event_loop(asyncio.get_running_loop())
+        client = likekit.LikeClient.with_async_token_provider(admin.url, provider, with_listener(listener))
+        subscription = client.subscribe(post, recorder)
+        client.set_liked(post, True)
+        await provider.started.wait()
+        return client, subscription  # asyncio.run cancels the provider's task
+
+    try:
+        client, subscription = asyncio.run(app())
+        _post, wanted, error, _thread = recorder.await_failure(timeout=10)
+    finally:
+        likekit.uniffi_set_event_loop(None)
+    assert type(error) is likekit.LikeError.Unauthorized, repr(error)
+    assert listener.heard, "the listener heard nothing"
+    callback, reason = listener.heard[0]
+    assert callback == "an AsyncTokenProvider"
+    assert "ended before it answered" in reason, reason
+    assert capfd.readouterr().err == ""
+    subscription.cancel()
+    asyncio.run(client.shutdown(1_000))
+
+
+def test_an_async_test_waits_on_the_server_with_async_admin_while_its_provider_runs(admin):
+    """The admin client is synchronous: `wait_for_requests` called on the
+    loop an async provider runs on would hold that loop, and the like it
+    waits for could not get its token. `AsyncAdmin` waits in a thread."""
+    user = admin.user("Aya")
+    post = admin.post()
+    asked = []
+
+    class OnTheLoop(likekit.AsyncTokenProvider):
+        async def token(self, refresh):
+            asked.append(threading.current_thread().name)
+            return None if refresh else admin.token(user)
+
+    async def scenario():
+        likekit.uniffi_set_event_loop(asyncio.get_running_loop())
+        waiting = AsyncAdmin(admin.url, os.environ["LIKEKIT_ADMIN_KEY"], timeout=10)
+        async with likekit.LikeClient.with_async_token_provider(admin.url, OnTheLoop(), FAST_RETRY) as client:
+            client.set_liked(post, True)
+            return await waiting.wait_for_requests(1, route=FaultRoute.LIKE, post=post, timeout=10)
+
+    try:
+        journal = asyncio.run(scenario())
+    finally:
+        likekit.uniffi_set_event_loop(None)
+    assert journal.met, journal
+    assert [(entry.status, entry.user) for entry in journal.entries] == [(200, user)], journal.entries
+    assert asked and set(asked) == {threading.main_thread().name}, "the provider ran on the test's loop"
