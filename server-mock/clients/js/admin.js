@@ -393,6 +393,9 @@ export class LikeKitAdmin {
         method,
         headers,
         body: body === undefined ? undefined : stringifyJson(body),
+        // The admin API has no redirects: one is never followed, so the
+        // key goes to no other address (and a POST does not become a GET).
+        redirect: "manual",
         signal: AbortSignal.timeout(timeoutMs),
       });
       text = await response.text();
@@ -404,6 +407,16 @@ export class LikeKitAdmin {
       throw fail(null, "no_answer", `no answer (${reason})`, err);
     }
 
+    // A browser shows a redirect not followed as an opaque answer, status 0.
+    if (response.type === "opaqueredirect" || (response.status >= 300 && response.status < 400)) {
+      const location = response.headers.get("Location");
+      const leads = location ? `redirected to ${location}` : "redirected";
+      throw fail(
+        response.status || null,
+        "unreadable",
+        `${leads}, which is not followed (the admin API has no redirects, and the admin key goes to no other address): if the server is there, give that address as the URL`,
+      );
+    }
     if (!response.ok) {
       const error = errorBody(text);
       if (error) {

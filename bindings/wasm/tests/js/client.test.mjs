@@ -936,7 +936,7 @@ async function stubServer(answer) {
     });
     const reply = answer(request);
     if (!reply) return; // held: never answered
-    response.writeHead(reply[0], { "Content-Type": "application/json" });
+    response.writeHead(reply[0], { "Content-Type": "application/json", ...reply[2] });
     response.end(reply[1]);
   });
   await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve));
@@ -949,6 +949,27 @@ async function stubServer(answer) {
     },
   };
 }
+
+test("the admin client follows no redirect: an AdminError naming where it led, and the key goes nowhere else", async () => {
+  const elsewhere = await stubServer(() => [200, '{"ok":true}']);
+  const moved = await stubServer(({ url }) => [302, "", { Location: `${elsewhere.url}${url}` }]);
+  try {
+    const movedAdmin = new LikeKitAdmin(moved.url, "stub-key");
+    await assert.rejects(movedAdmin.reset(), {
+      name: "AdminError",
+      status: 302,
+      code: "unreadable",
+      operation: "reset",
+      message: new RegExp(`redirected to ${elsewhere.url}/admin/reset.*give that address as the URL`),
+    });
+    await assert.rejects(movedAdmin.getFaults(), { name: "AdminError", status: 302, code: "unreadable" });
+    assert.deepEqual(moved.seen.map((r) => `${r.method} ${r.url} ${r.key}`), ["POST /admin/reset stub-key", "GET /admin/faults stub-key"]);
+    assert.deepEqual(elsewhere.seen, [], "nothing reached the address it was redirected to");
+  } finally {
+    await moved.close();
+    await elsewhere.close();
+  }
+});
 
 test("every admin method sends its operation's method and path, the key, and exactly the fields set", async () => {
   const journalExample = JSON.stringify((await openApi()).components.schemas.Journal.examples[0]);
