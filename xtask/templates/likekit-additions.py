@@ -266,3 +266,55 @@ _likekit_client_exit.__qualname__ = "LikeClient.__exit__"
 LikeClient.__enter__ = _likekit_client_enter  # type: ignore[attr-defined]
 LikeClient.__exit__ = _likekit_client_exit  # type: ignore[attr-defined]
 del _likekit_client_enter, _likekit_client_exit
+
+
+# `LikeClient.views` and `LikeClient.failures` (async iterators, in the
+# class: xtask/templates/likekit-client-methods.py): what they yield, and
+# the observer that hands LikeKit's calls to the iterating loop.
+import collections
+
+
+@dataclass(frozen=True)
+class LikeFailure:
+    """A like or unlike that did not save, as `LikeClient.failures()` yields
+    it: the post, what the viewer wanted (`True`: the like), and why. The
+    post is back at its confirmed state; tell the viewer "your like didn't
+    save"."""
+
+    post_id: int
+    wanted: bool
+    error: LikeError
+
+
+class _LikeKitRelay(LikeObserver):
+    """Hands each change (`on_view`) or failure (`on_failed`) to `loop`, from
+    whichever thread LikeKit calls on. Once the loop is closed (the
+    iteration's `asyncio.run` has ended) there is no one to hand them to,
+    and they are let go."""
+
+    def __init__(
+        self,
+        loop: asyncio.AbstractEventLoop,
+        on_view: typing.Optional[typing.Callable[[PostView], None]],
+        on_failed: typing.Optional[typing.Callable[[LikeFailure], None]],
+    ) -> None:
+        self._loop = loop
+        self._on_view = on_view
+        self._on_failed = on_failed
+
+    def _hand(self, call: typing.Callable[[typing.Any], None], value: typing.Any) -> None:
+        try:
+            self._loop.call_soon_threadsafe(call, value)
+        except RuntimeError:  # the loop is closed
+            pass
+
+    def on_change(self, view: PostView) -> None:
+        if self._on_view is not None:
+            self._hand(self._on_view, view)
+
+    def on_failure(self, post_id: int, wanted: bool, error: LikeError) -> None:
+        if self._on_failed is not None:
+            self._hand(self._on_failed, LikeFailure(post_id, wanted, error))
+
+
+__all__.append("LikeFailure")

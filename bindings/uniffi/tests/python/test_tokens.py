@@ -372,9 +372,12 @@ def test_an_async_provider_whose_loop_ends_before_it_answers_fails_its_token(adm
 
     try:
         client, subscription = asyncio.run(app())
-        _post, wanted, error, _thread = recorder.await_failure(timeout=10)
     finally:
+        # As an app whose loop has ended does: the renewal the request
+        # without a token leads to is then refused at once ("no event
+        # loop"), never handed to a loop that is still closing.
         likekit.uniffi_set_event_loop(None)
+    _post, wanted, error, _thread = recorder.await_failure(timeout=10)
     assert type(error) is likekit.LikeError.Unauthorized, repr(error)
     assert listener.heard, "the listener heard nothing"
     callback, reason = listener.heard[0]
