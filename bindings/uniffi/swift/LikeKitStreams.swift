@@ -47,11 +47,14 @@ extension LikeClient {
     /// for await view in try client.views(postId: 42) { heart.render(view) }
     /// ```
     ///
+    /// The stream never finishes by itself, not even after `shutdown` or
+    /// once the client is released (it holds the client weakly): cancel
+    /// the loop's task at sign-out.
+    ///
     /// - Throws: `LikeError.InvalidId` for an id outside 1...Int64.max.
     public func views(postId: Int64) throws -> AsyncStream<PostView> {
-        var made: AsyncStream<PostView>.Continuation?
-        let stream = AsyncStream<PostView>(bufferingPolicy: .bufferingNewest(1)) { made = $0 }
-        guard let continuation = made else { return stream }
+        let (stream, continuation) = AsyncStream.makeStream(
+            of: PostView.self, bufferingPolicy: .bufferingNewest(1))
         do {
             // The view held now comes first, in order with the changes (a
             // change still on its way as this subscribes comes before it,
@@ -71,11 +74,11 @@ extension LikeClient {
     /// ends. Keeps up to 64 for a slow consumer, dropping the oldest past
     /// that. It hears nothing from before the call: call it before
     /// `restore()` to hear that call's `Expired` failures (they are in
-    /// `RestoreReport.expired` either way).
+    /// `RestoreReport.expired` either way). Like `views(postId:)`, it never
+    /// finishes by itself: cancel the loop's task at sign-out.
     public func failures() -> AsyncStream<LikeFailure> {
-        var made: AsyncStream<LikeFailure>.Continuation?
-        let stream = AsyncStream<LikeFailure>(bufferingPolicy: .bufferingNewest(64)) { made = $0 }
-        guard let continuation = made else { return stream }
+        let (stream, continuation) = AsyncStream.makeStream(
+            of: LikeFailure.self, bufferingPolicy: .bufferingNewest(64))
         let subscription = subscribeAll(observer: FailureRelay(continuation))
         continuation.onTermination = { _ in subscription.cancel() }
         return stream
@@ -120,6 +123,11 @@ private final class FailureRelay: LikeObserver, Sendable {
 /// Swift 6 knows: inside them, reach main-actor state through
 /// `MainActor.assumeIsolated { … }` (true under this dispatcher), or use
 /// `views(postId:)` and `failures()` from a `@MainActor` task instead.
+///
+/// The main queue runs only in a process that drains it: every app does
+/// (UIKit, AppKit, SwiftUI); a command-line program on Linux or macOS must
+/// call `dispatchMain()` or run `RunLoop.main`, or the observers are never
+/// called.
 ///
 /// ```swift
 /// let client = try LikeClient(baseUrl: url, tokenProvider: tokens,

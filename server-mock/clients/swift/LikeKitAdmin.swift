@@ -399,44 +399,63 @@ public final class LikeKitAdmin: Sendable {
         }
         var request = URLRequest(url: url)
         request.httpMethod = operation.method
-        request.timeoutInterval = idleTimeout ?? timeout
+        let limit = idleTimeout ?? timeout
+        #if canImport(FoundationNetworking)
+            // swift-corelibs-foundation keeps whole seconds only
+            // (`Int(timeoutInterval)`): 0.5 s would be 1 ms, and an
+            // infinite one would trap.
+            request.timeoutInterval = limit.isFinite ? max(1, limit.rounded(.up)) : 86_400
+        #else
+            request.timeoutInterval = limit
+        #endif
         request.setValue(adminKey, forHTTPHeaderField: "X-Admin-Key")
         request.setValue("application/json", forHTTPHeaderField: "Accept")
         if let body {
             request.setValue("application/json", forHTTPHeaderField: "Content-Type")
             request.httpBody = body
         }
-        let (status, data) = try await LikeKitAdmin.exchange(
-            request, label: "\(operation.method) \(url.absoluteString)")
+        let label = "\(operation.method) \(url.absoluteString)"
+        let (status, data, location) = try await LikeKitAdmin.exchange(request, label: label)
+        if (300..<400).contains(status) {
+            let leads = location.map { "redirected to \($0)" } ?? "redirected"
+            throw AdminError(
+                status: status, code: "unreadable",
+                message: "\(label) was \(leads), which is not followed (the admin API has no "
+                    + "redirects, and the admin key goes to no other address): if the server "
+                    + "is there, give that address as the URL")
+        }
         guard (200..<300).contains(status) else {
             throw AdminError(status: status, answer: data)
         }
         return (status, data)
     }
 
-    /// One request and its answer's status and body, through
-    /// `URLSession.shared`; no answer throws an ``AdminError`` without a
-    /// status.
-    private static func exchange(_ request: URLRequest, label: String) async throws -> (Int, Data) {
-        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<(Int, Data), Error>) in
-            let task = URLSession.shared.dataTask(with: request) { data, response, error in
-                if let error {
-                    continuation.resume(
-                        throwing: AdminError(
-                            status: nil, code: "no_answer",
-                            message: "\(label): \(error.localizedDescription)"))
-                    return
-                }
-                guard let http = response as? HTTPURLResponse else {
-                    continuation.resume(
-                        throwing: AdminError(
-                            status: nil, code: "no_answer", message: "\(label): not an HTTP answer"))
-                    return
-                }
-                continuation.resume(returning: (http.statusCode, data ?? Data()))
-            }
-            task.resume()
+    /// The session every admin call goes through: one that follows no
+    /// redirect (``RefuseRedirects``), since `URLSession` copies a
+    /// request's headers onto the redirected one and the admin key must
+    /// reach no other address.
+    private static let session = URLSession(
+        configuration: .ephemeral, delegate: RefuseRedirects(), delegateQueue: nil)
+
+    /// One request and its answer's status, body and `Location`; no answer
+    /// throws an ``AdminError`` without a status. Cancelling the task
+    /// cancels the request.
+    private static func exchange(_ request: URLRequest, label: String) async throws -> (
+        Int, Data, String?
+    ) {
+        let data: Data
+        let response: URLResponse
+        do {
+            (data, response) = try await session.data(for: request)
+        } catch {
+            try Task.checkCancellation()
+            throw AdminError(
+                status: nil, code: "no_answer", message: "\(label): \(error.localizedDescription)")
         }
+        guard let http = response as? HTTPURLResponse else {
+            throw AdminError(status: nil, code: "no_answer", message: "\(label): not an HTTP answer")
+        }
+        return (http.statusCode, data, http.value(forHTTPHeaderField: "Location"))
     }
 
     /// Checks `{"ok": true}`, the answer of `reset`, `clear_requests` and
@@ -1686,5 +1705,22 @@ extension KeyedEncodingContainer {
         } else {
             try encodeNil(forKey: key)
         }
+    }
+}
+
+/// Refuses every redirect: the 3xx itself becomes the answer, which
+/// ``LikeKitAdmin`` reports as `unreadable`. A session's delegate, not a
+/// task's: swift-corelibs-foundation asks only the session's about a
+/// redirect.
+///
+/// `@unchecked Sendable`: it holds no state (on Linux `NSObject` is not
+/// `Sendable`, so the checked form would be refused there).
+private final class RefuseRedirects: NSObject, URLSessionTaskDelegate, @unchecked Sendable {
+    func urlSession(
+        _ session: URLSession, task: URLSessionTask,
+        willPerformHTTPRedirection response: HTTPURLResponse, newRequest request: URLRequest,
+        completionHandler: @escaping @Sendable (URLRequest?) -> Void
+    ) {
+        completionHandler(nil)
     }
 }

@@ -11,7 +11,7 @@ import Foundation
 import LikeKitTesting
 import XCTest
 
-@testable import LikeKit
+import LikeKit
 
 final class ConformanceTests: XCTestCase {
     /// Every scenario of the file holds on the client; each one that does

@@ -20,7 +20,7 @@ import Foundation
 import LikeKitTesting
 import XCTest
 
-@testable import LikeKit
+import LikeKit
 
 /// Ana's journal key, and the name of her journal file (the key hex-encoded).
 private let anaKey = "ana"
@@ -362,12 +362,10 @@ final class JournalTests: XCTestCase {
         var client: LikeClient? = try LikeClient(
             baseUrl: TestServer.url, tokenProvider: tokens, options: LikeClientOptions(journal: first))
         first = nil
-        XCTAssertNil(first)
         withExtendedLifetime(client) {
             assertRefused("beside a client")
         }
         client = nil
-        XCTAssertNil(client)
         XCTAssertNoThrow(try IntentJournal.file(directory: dir.path, viewer: anaKey), "free once the client is gone")
     }
 
