@@ -81,6 +81,7 @@ import http.client
 import json
 import math
 import re
+import ssl
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -1082,7 +1083,9 @@ class Admin:
     #: The operations this client calls (the module's :data:`OPERATIONS`).
     OPERATIONS: ClassVar[Dict[str, Tuple[str, str]]] = OPERATIONS
 
-    def __init__(self, url: str, key: str, timeout: float = 30.0):
+    def __init__(
+        self, url: str, key: str, timeout: float = 30.0, *, context: Optional[ssl.SSLContext] = None
+    ):
         """A client for the server at `url` (``http://127.0.0.1:8080``) with
         its admin `key`. `timeout` (seconds) bounds the connect and each wait
         for data from the server, not the whole call: an answer that keeps
@@ -1090,17 +1093,24 @@ class Admin:
         ``http://`` or ``https://`` raises ``ValueError``; a `timeout` that is
         not a number (``None``, a string) ``TypeError``, and one that is not
         above 0 and finite ``ValueError``, here rather than at the first
-        call."""
+        call. `context` is the TLS setting of an ``https://`` server: the
+        system's trusted roots by default; for a server whose certificate a
+        test CA signed, ``ssl.create_default_context(cafile=...)``."""
         if not isinstance(url, str) or not re.match(r"https?://[^/?#]", url):
             raise ValueError(f"the base URL must start with http:// or https://: {url!r}")
         if isinstance(timeout, bool) or not isinstance(timeout, (int, float)):
             raise TypeError(f"timeout must be a number of seconds above 0; got {timeout!r}")
         if not (math.isfinite(timeout) and timeout > 0):
             raise ValueError(f"timeout must be a number of seconds above 0; got {timeout!r}")
+        if context is not None and not isinstance(context, ssl.SSLContext):
+            raise TypeError(f"context must be an ssl.SSLContext or None; got {context!r}")
         self.url = url.rstrip("/")
         self.timeout = timeout
         self._key = key
-        self._opener = urllib.request.build_opener(urllib.request.ProxyHandler({}), _NoRedirects())
+        handlers: List[urllib.request.BaseHandler] = [urllib.request.ProxyHandler({}), _NoRedirects()]
+        if context is not None:
+            handlers.append(urllib.request.HTTPSHandler(context=context))
+        self._opener = urllib.request.build_opener(*handlers)
 
     def __repr__(self) -> str:
         return f"Admin({self.url!r})"
@@ -1358,9 +1368,11 @@ class AsyncAdmin:
     ``admin.admin`` is the synchronous client underneath, for the calls
     that need no waiting."""
 
-    def __init__(self, url: str, key: str, timeout: float = 30.0):
+    def __init__(
+        self, url: str, key: str, timeout: float = 30.0, *, context: Optional[ssl.SSLContext] = None
+    ):
         """As :class:`Admin`'s (the same checks)."""
-        self.admin = Admin(url, key, timeout)
+        self.admin = Admin(url, key, timeout, context=context)
 
     def __repr__(self) -> str:
         return f"AsyncAdmin({self.admin.url!r})"

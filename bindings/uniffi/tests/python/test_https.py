@@ -11,12 +11,13 @@ HTTP through the admin client.
 
 import asyncio
 import os
+import ssl
 
 import pytest
 
 import likekit
 from conftest import FixedToken, wait_idle
-from likekit_admin import FaultMethod, FaultRoute, WriteResult
+from likekit_admin import Admin, AdminError, Created, FaultMethod, FaultRoute, WriteResult
 
 
 @pytest.fixture(scope="module")
@@ -167,3 +168,22 @@ def test_pem_without_a_usable_certificate_is_a_config_error(tls, viewer, pem, sa
     with pytest.raises(likekit.LikeError.Config) as refused:
         likekit.LikeClient(tls[0], FixedToken("token"), options(pem))
     assert f"extra root certificates: {says}" in str(refused.value)
+
+
+def test_the_admin_client_takes_a_tls_context_for_a_server_a_test_ca_signed(tls, admin):
+    """The admin client over the same front: refused (the certificate is
+    not one the system trusts) until given a context trusting the test CA."""
+    url, _pem = tls
+    untrusting = Admin(url, os.environ["LIKEKIT_ADMIN_KEY"], timeout=10)
+    with pytest.raises(AdminError) as refused:
+        untrusting.create_post(admin.next_id())
+    assert refused.value.code == "no_answer", refused.value
+    assert "certificate" in str(refused.value).lower(), refused.value
+
+    trusting = Admin(url, os.environ["LIKEKIT_ADMIN_KEY"], timeout=10, context=ssl.create_default_context(cafile=os.environ["LIKEKIT_TLS_CA"]))
+    post = admin.next_id()
+    assert trusting.create_post(post) is Created.NEW
+    assert admin.get_post(post).count == 0, "the post reached the server behind the front"
+
+    with pytest.raises(TypeError):
+        Admin(url, os.environ["LIKEKIT_ADMIN_KEY"], context="no")  # type: ignore[arg-type]
