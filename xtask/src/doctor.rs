@@ -9,7 +9,7 @@ use crate::{Ctx, proc, react};
 
 /// What a probe found.
 #[derive(Debug, Clone, PartialEq, Eq)]
-enum Found {
+pub(crate) enum Found {
     /// Present; the detail is a version or a path.
     Yes(String),
     /// Absent; the detail says what would be installed.
@@ -140,6 +140,12 @@ const TOOLS: &[Tool] = &[
         used_for: "React tests (with react, react-dom)",
         probe: |ctx| npm_package(ctx, react::VITE),
         install: Some(|ctx| install::npm(ctx, react::NPM_PACKAGES).map(drop)),
+    },
+    Tool {
+        name: "react 18",
+        used_for: "React tests on React 18 (with react-dom 18)",
+        probe: |ctx| react::react_18_found(ctx),
+        install: Some(|ctx| react::install_react_18(ctx).map(drop)),
     },
     Tool {
         name: "chromium",

@@ -90,12 +90,30 @@ fn installed_version(node_modules: &Path, name: &str) -> Option<String> {
     manifest["version"].as_str().map(str::to_owned)
 }
 
+/// For `cargo xtask doctor`: whether React 18 ([`REACT_18`],
+/// [`REACT_DOM_18`]) is in `.tools/node-react18` at its pinned version.
+pub fn react_18_found(ctx: &Ctx) -> crate::doctor::Found {
+    let node_modules = react_18_dir(ctx).join("node_modules");
+    let wanted = [REACT_18, REACT_DOM_18];
+    if wanted
+        .iter()
+        .all(|p| installed_version(&node_modules, p.name).as_deref() == Some(p.version))
+    {
+        crate::doctor::Found::Yes(format!("{} in .tools/node-react18", REACT_18.version))
+    } else {
+        crate::doctor::Found::No(format!(
+            "npm install react@{} react-dom@{} into .tools/node-react18",
+            REACT_18.version, REACT_DOM_18.version
+        ))
+    }
+}
+
 /// Installs React 18 ([`REACT_18`], [`REACT_DOM_18`]) into
 /// `.tools/node-react18` when missing or at another version, as
 /// `install::npm` installs into `.tools/node`, and returns its
 /// `node_modules`. A folder of its own, so that both Reacts stay
 /// installed.
-fn install_react_18(ctx: &Ctx) -> Result<PathBuf, String> {
+pub fn install_react_18(ctx: &Ctx) -> Result<PathBuf, String> {
     let dir = react_18_dir(ctx);
     let node_modules = dir.join("node_modules");
     let wanted: Vec<String> = [REACT_18, REACT_DOM_18]
