@@ -48,9 +48,12 @@ export interface LikeKitProviderProps {
    * Views read on the server for the viewer the page is for (the
    * "seeds"): each post shows its own — in the server's HTML, while
    * hydrating, and after — until the client has a view of the post; from
-   * then on the client's, never the seed again. An entry that is no post
-   * id or not of this shape is left out, with a `console.warn` outside
-   * production builds; nothing is thrown.
+   * then on the client's, never the seed again. Once the provider has had
+   * a client and then has none (a sign-out), the seeds are spent until a
+   * new `initialViews` object. Left out (`undefined`): the seeds of the
+   * provider above; `null`: none. An entry that is no post id or not of
+   * this shape is left out, with a `console.warn` outside production
+   * builds; nothing is thrown.
    */
   initialViews?: InitialViews | null;
   children?: ReactNode;

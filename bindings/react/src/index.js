@@ -273,6 +273,32 @@ function useSeeds(initialViews) {
 }
 
 /**
+ * The seeds a provider shows with `client`: its own `initialViews`, or,
+ * when it was given none (`undefined`), those of the provider above it (a
+ * server component's provider around the one that holds the client). None
+ * any more once a client they were shown with has gone (a sign-out, a
+ * viewer switch through no client), until a new `initialViews`: a seed is
+ * the viewer's the page was rendered for, and without a client a post the
+ * client had its own view of would show the seed again, an older count
+ * and another viewer's "Liked by you" among them.
+ */
+function useShownSeeds(initialViews, client) {
+  const above = useContext(SeedContext);
+  const own = useSeeds(initialViews);
+  const seeds = initialViews === undefined ? above : own;
+  const life = useRef({ seeds: null, hadClient: false, spent: false });
+  const state = life.current;
+  if (state.seeds !== seeds) {
+    state.seeds = seeds;
+    state.hadClient = false;
+    state.spent = false;
+  }
+  if (client) state.hadClient = true;
+  else if (state.hadClient) state.spent = true;
+  return state.spent ? NO_SEEDS : seeds;
+}
+
+/**
  * A post's record as `useLike` reads it when the provider has a seed for
  * the post: the seed shows (on the server, while hydrating, and after)
  * as long as the client has never had a view of the post; from its first
@@ -640,7 +666,7 @@ const SeedContext = createContext(NO_SEEDS);
  * server's HTML too) until the client has a view of the post.
  */
 export function LikeKitProvider({ client, initialViews, children }) {
-  const seeds = useSeeds(initialViews);
+  const seeds = useShownSeeds(initialViews, client);
   return createElement(
     StoreContext.Provider,
     { value: storeOf(client) },

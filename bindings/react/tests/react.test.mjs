@@ -71,8 +71,8 @@ const harness = (fn, arg, on = page) => on.evaluate(fn, arg);
 const freshClient = (on = page) => harness((token) => window.harness.signIn(token), anaToken, on);
 
 /** Mounts a screen of scenes.jsx and waits until `ready` (a selector) shows. */
-async function mount(name, props, { strict = false, ready, on = page, initialViews } = {}) {
-  await harness(([n, p, s, v]) => window.harness.mount(n, p, s, v), [name, props, strict, initialViews], on);
+async function mount(name, props, { strict = false, ready, on = page, initialViews, nested = false } = {}) {
+  await harness(([n, p, s, v, i]) => window.harness.mount(n, p, s, v, i), [name, props, strict, initialViews, nested], on);
   if (ready) await on.waitForSelector(ready, { timeout: LONG });
 }
 
@@ -879,6 +879,41 @@ test("a seed the client's view replaced does not come back when the client forge
     const drawn = await harness(() => window.harness.renders.map((r) => (r.view ? [r.view.count, r.seeded] : null)));
     assert.deepEqual(drawn[0], null, "the placeholder while the client reads the post again");
     assert.ok(drawn.every((shown) => shown === null || (shown[0] === 2 && !shown[1])), `never the seed: ${JSON.stringify(drawn)}`);
+  } finally {
+    await freshClient();
+  }
+});
+
+test("once the client is taken away (a sign-out), the seeds do not come back: no view, never the seed", async () => {
+  await freshClient();
+  try {
+    const seeds = { 63: { count: 1, liked_by_me: true, friends: ["Ben"], version: 1 } };
+    await mount("button", { postId: 63 }, { initialViews: seeds, ready: `${post(63)}:not([data-seeded])[data-pending="false"]` });
+    assert.equal(await text(`${post(63)} .count`), "2");
+    await harness(() => window.harness.signedOut());
+    const shown = await page.$eval(post(63), (card) => [card.dataset.seeded ?? null, card.dataset.pending]);
+    assert.deepEqual(shown, [null, "unknown"], "no view, not the seed (its count, its 'Liked by you')");
+    // The same seeds given to the next client (the next viewer's) stay spent.
+    await harness(() => window.harness.rerender());
+    await page.waitForSelector(`${post(63)}[data-pending="false"]`, { timeout: LONG });
+    assert.ok(
+      (await harness(() => window.harness.renders.map((r) => r.seeded))).slice(-3).every((seeded) => !seeded),
+      "the seed never came back",
+    );
+  } finally {
+    await freshClient();
+  }
+});
+
+test("a provider given no initialViews shows the seeds of the provider above it", async () => {
+  await harness((t) => window.harness.signInHeld(t), anaToken);
+  try {
+    const seeds = { 64: { count: 2, liked_by_me: false, friends: ["Cleo", "Ben"], version: 2 } };
+    await mount("button", { postId: 64 }, { initialViews: seeds, nested: true, ready: `${post(64)}[data-seeded="true"]` });
+    assert.equal(await text(`${post(64)} .count`), "2");
+    assert.equal(await text(`${post(64)} .line`), "Liked by Cleo and Ben");
+    await harness(() => window.harness.letRead("64", "answer"));
+    await page.waitForSelector(`${post(64)}:not([data-seeded])[data-pending="false"]`, { timeout: LONG });
   } finally {
     await freshClient();
   }

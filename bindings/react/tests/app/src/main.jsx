@@ -107,11 +107,20 @@ window.addEventListener(
  * Screen `name` under a provider with the client (none with `withClient`
  * false) and `initialViews` as its seeds.
  */
-function element({ name, props, strict = false, initialViews, withClient = true }) {
-  const app = (
-    <LikeKitProvider client={withClient ? client : null} initialViews={initialViews}>
+function element({ name, props, strict = false, initialViews, withClient = true, nested = false }) {
+  // `nested`: the seeds on an outer provider without a client (as a server
+  // component renders it), the client on an inner one given no seeds.
+  const inner = (
+    <LikeKitProvider client={withClient ? client : null} initialViews={nested ? undefined : initialViews}>
       {scene(name, props)}
     </LikeKitProvider>
+  );
+  const app = nested ? (
+    <LikeKitProvider client={null} initialViews={initialViews}>
+      {inner}
+    </LikeKitProvider>
+  ) : (
+    inner
   );
   return strict ? <StrictMode>{app}</StrictMode> : app;
 }
@@ -206,11 +215,11 @@ window.harness = {
    * Mounts screen `name` (see scenes.jsx), in StrictMode when `strict`,
    * with `initialViews` as the provider's seeds when given.
    */
-  mount(name, props, strict = false, initialViews = undefined) {
+  mount(name, props, strict = false, initialViews = undefined, nested = false) {
     this.unmount();
     renders.length = 0;
     pageRenders.length = 0;
-    screen = { name, props, strict, initialViews };
+    screen = { name, props, strict, initialViews, nested };
     root = createRoot(container);
     flushSync(() => root.render(element(screen)));
   },
@@ -220,6 +229,14 @@ window.harness = {
    */
   rerender(initialViews = screen.initialViews) {
     screen = { ...screen, initialViews, withClient: true };
+    flushSync(() => root.render(element(screen)));
+  },
+  /**
+   * Renders the screen again with its provider given no client (a
+   * sign-out), and the same `initialViews` object.
+   */
+  signedOut() {
+    screen = { ...screen, withClient: false };
     flushSync(() => root.render(element(screen)));
   },
   /** The errors React reported while hydrating (`hydrate`). */
