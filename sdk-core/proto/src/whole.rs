@@ -179,7 +179,7 @@ pub(crate) fn i64<'de, D: Deserializer<'de>>(deserializer: D) -> Result<i64, D::
     deserializer.deserialize_any(Signed)
 }
 
-/// Reads [`i64`]: as [`Whole`], but below zero too.
+/// Reads [`i64()`]: as [`Whole`], but below zero too.
 struct Signed;
 
 impl Visitor<'_> for Signed {
