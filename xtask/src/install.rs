@@ -323,13 +323,13 @@ pub struct Package {
 
 /// The version of an npm package installed in `.tools/node`, if any.
 pub fn npm_installed_version(ctx: &Ctx, name: &str) -> Option<String> {
-    let manifest = ctx
-        .tools()
-        .join("node")
-        .join("node_modules")
-        .join(name)
-        .join("package.json");
-    let text = fs::read_to_string(manifest).ok()?;
+    npm_version_in(&ctx.tools().join("node").join("node_modules"), name)
+}
+
+/// The version of npm package `name` in the `node_modules` folder given,
+/// if it is there.
+pub fn npm_version_in(node_modules: &Path, name: &str) -> Option<String> {
+    let text = fs::read_to_string(node_modules.join(name).join("package.json")).ok()?;
     let manifest: serde_json::Value = serde_json::from_str(&text).ok()?;
     manifest["version"].as_str().map(str::to_owned)
 }
@@ -337,14 +337,22 @@ pub fn npm_installed_version(ctx: &Ctx, name: &str) -> Option<String> {
 /// Installs npm packages into `.tools/node` when missing or at another
 /// version, and returns its `node_modules` folder (for `NODE_PATH`).
 pub fn npm(ctx: &Ctx, packages: &[Package]) -> Result<PathBuf, String> {
-    let dir = ctx.tools().join("node");
+    npm_into(&ctx.tools().join("node"), packages)
+}
+
+/// Installs npm packages into `dir` (a folder of `.tools`) when missing or
+/// at another version, and returns its `node_modules` folder: `npm`'s own,
+/// and a folder of its own for a second version of a package (React 18
+/// beside `.tools/node`'s 19).
+pub fn npm_into(dir: &Path, packages: &[Package]) -> Result<PathBuf, String> {
+    let node_modules = dir.join("node_modules");
     let wanted: Vec<String> = packages
         .iter()
-        .filter(|p| npm_installed_version(ctx, p.name).as_deref() != Some(p.version))
+        .filter(|p| npm_version_in(&node_modules, p.name).as_deref() != Some(p.version))
         .map(|p| format!("{}@{}", p.name, p.version))
         .collect();
     if !wanted.is_empty() {
-        proc::mkdir(&dir)?;
+        proc::mkdir(dir)?;
         say(&format!(
             "installing {} via npm into {}…",
             wanted.join(" "),
@@ -353,12 +361,12 @@ pub fn npm(ctx: &Ctx, packages: &[Package]) -> Result<PathBuf, String> {
         let mut cmd = Command::new("npm");
         cmd.arg("install")
             .arg("--prefix")
-            .arg(&dir)
+            .arg(dir)
             .args(["--no-audit", "--no-fund", "--save-exact"])
             .args(&wanted);
         proc::run(&mut cmd)?;
     }
-    Ok(dir.join("node_modules"))
+    Ok(node_modules)
 }
 
 // ---------------------------------------------------------------- Python

@@ -83,13 +83,6 @@ fn react_18_dir(ctx: &Ctx) -> PathBuf {
     ctx.tools().join("node-react18")
 }
 
-/// The version of npm package `name` in `node_modules`, if it is there.
-fn installed_version(node_modules: &Path, name: &str) -> Option<String> {
-    let text = std::fs::read_to_string(node_modules.join(name).join("package.json")).ok()?;
-    let manifest: serde_json::Value = serde_json::from_str(&text).ok()?;
-    manifest["version"].as_str().map(str::to_owned)
-}
-
 /// For `cargo xtask doctor`: whether React 18 ([`REACT_18`],
 /// [`REACT_DOM_18`]) is in `.tools/node-react18` at its pinned version.
 pub fn react_18_found(ctx: &Ctx) -> crate::doctor::Found {
@@ -97,7 +90,7 @@ pub fn react_18_found(ctx: &Ctx) -> crate::doctor::Found {
     let wanted = [REACT_18, REACT_DOM_18];
     if wanted
         .iter()
-        .all(|p| installed_version(&node_modules, p.name).as_deref() == Some(p.version))
+        .all(|p| install::npm_version_in(&node_modules, p.name).as_deref() == Some(p.version))
     {
         crate::doctor::Found::Yes(format!("{} in .tools/node-react18", REACT_18.version))
     } else {
@@ -114,29 +107,7 @@ pub fn react_18_found(ctx: &Ctx) -> crate::doctor::Found {
 /// `node_modules`. A folder of its own, so that both Reacts stay
 /// installed.
 pub fn install_react_18(ctx: &Ctx) -> Result<PathBuf, String> {
-    let dir = react_18_dir(ctx);
-    let node_modules = dir.join("node_modules");
-    let wanted: Vec<String> = [REACT_18, REACT_DOM_18]
-        .iter()
-        .filter(|p| installed_version(&node_modules, p.name).as_deref() != Some(p.version))
-        .map(|p| format!("{}@{}", p.name, p.version))
-        .collect();
-    if !wanted.is_empty() {
-        mkdir(&dir)?;
-        say(&format!(
-            "installing {} via npm into {}…",
-            wanted.join(" "),
-            dir.display()
-        ));
-        let mut cmd = Command::new("npm");
-        cmd.arg("install")
-            .arg("--prefix")
-            .arg(&dir)
-            .args(["--no-audit", "--no-fund", "--save-exact"])
-            .args(&wanted);
-        proc::run(&mut cmd)?;
-    }
-    Ok(node_modules)
+    install::npm_into(&react_18_dir(ctx), &[REACT_18, REACT_DOM_18])
 }
 
 /// Makes the app's imports resolve as in an app that installed the
