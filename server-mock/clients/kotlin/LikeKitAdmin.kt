@@ -372,13 +372,24 @@ class LikeKitAdmin(baseUrl: String, private val adminKey: String, private val ti
             val value = pathParams[name] ?: error("$operationId needs the path parameter $name")
             URLEncoder.encode(value, "UTF-8")
         }
-        val (status, text) = exchange(operation.method, path + query, body?.let(Json::write), readTimeoutMs)
+        val (status, text, location) = exchange(operation.method, path + query, body?.let(Json::write), readTimeoutMs)
+        if (status in 300..399) {
+            // Never followed (`instanceFollowRedirects = false`): the admin API has no
+            // redirects, and the admin key goes to no other address.
+            val leads = location?.let { "redirected to $it" } ?: "redirected"
+            throw LikeKitAdminException(
+                status,
+                "unreadable",
+                "${operation.method} $path was $leads, which is not followed (the admin API has no redirects, " +
+                    "and the admin key goes to no other address): if the server is there, give that address as the URL",
+            )
+        }
         if (status !in 200..299) throw LikeKitAdminException.fromAnswer(status, text)
         return Answer(operationId, status, text)
     }
 
-    /** One request and its answer's (status, body). */
-    private fun exchange(method: String, pathAndQuery: String, body: String?, readTimeoutMs: Int): Pair<Int, String> {
+    /** One request and its answer's (status, body, `Location`). */
+    private fun exchange(method: String, pathAndQuery: String, body: String?, readTimeoutMs: Int): Triple<Int, String, String?> {
         val connection = try {
             URI(baseUrl + pathAndQuery).toURL().openConnection(Proxy.NO_PROXY) as HttpURLConnection
         } catch (e: IOException) {
@@ -403,7 +414,7 @@ class LikeKitAdmin(baseUrl: String, private val adminKey: String, private val ti
             val status = connection.responseCode
             val stream: InputStream? = if (status >= 400) connection.errorStream else connection.inputStream
             val text = stream?.use { String(it.readBytes(), Charsets.UTF_8) } ?: ""
-            return status to text
+            return Triple(status, text, connection.getHeaderField("Location"))
         } catch (e: IOException) {
             connection.disconnect()
             throw LikeKitAdminException(null, "no_answer", "$method $pathAndQuery: ${e.message ?: e}", e)

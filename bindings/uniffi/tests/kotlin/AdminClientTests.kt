@@ -176,6 +176,22 @@ private fun <T> withStubAnswer(body: String, use: (url: String) -> T): T {
     }
 }
 
+/** Runs `use` with the URL of a server that redirects every request (302) to `to` + its path, then stops it. */
+private fun <T> withRedirectingStub(to: String, use: (url: String) -> T): T {
+    val stub = HttpServer.create(InetSocketAddress("127.0.0.1", 0), 0)
+    stub.createContext("/") { exchange ->
+        exchange.responseHeaders.add("Location", to + exchange.requestURI)
+        exchange.sendResponseHeaders(302, -1)
+        exchange.close()
+    }
+    stub.start()
+    try {
+        return use("http://127.0.0.1:${stub.address.port}")
+    } finally {
+        stub.stop(0)
+    }
+}
+
 /** Runs `use` with the URL of a server that answers every request 200 with `body` and the requests it saw, then stops it. */
 private fun <T> withRecordingStub(body: String, use: (url: String, seen: List<String>) -> T): T {
     val seen = java.util.Collections.synchronizedList(mutableListOf<String>())
@@ -459,6 +475,17 @@ fun adminClientTests(t: Harness, server: TestServer) {
         expect(unanswered.cause != null) { "the I/O error is kept as the cause" }
 
         refused("a base URL without http") { LikeKitAdmin("127.0.0.1:8080", "key") }
+    }
+
+    t.test("admin client: a redirect is never followed: unreadable, naming where it led, and nothing reaches the other address") {
+        withRecordingStub("""{"ok":true}""") { elsewhere, seen ->
+            withRedirectingStub(elsewhere) { moved ->
+                val error = adminError("reset through a redirect") { LikeKitAdmin(moved, "stub-key").reset() }
+                expectEqual(302 to "unreadable", error.status to error.code, "(status, code)")
+                expect(error.message.contains("redirected to $elsewhere/admin/reset")) { "message: ${error.message}" }
+                expectEqual(emptyList<String>(), seen.toList(), "requests that reached the other address")
+            }
+        }
     }
 
     t.test("admin client: every call checks its 2xx answer; a page from another server is unreadable, never a silent success") {
