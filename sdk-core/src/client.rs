@@ -405,6 +405,26 @@ impl LikeClient {
         self.driver.journal_problem()
     }
 
+    /// Sends now every call waiting to be retried: for an app that knows
+    /// the network is back (the browser's `online` event, Android's
+    /// `ConnectivityManager` callback, `NWPathMonitor` on Apple
+    /// platforms), so that a tap kept while offline, or one in its retry
+    /// backoff, does not wait out the rest of its delay. A wait the server
+    /// asked for (`Retry-After`) is kept. Calls still go one at a time per
+    /// post, and a retry sent now counts as one of its retries. Harmless
+    /// with nothing waiting, and after shutdown.
+    ///
+    /// ```
+    /// # let post = likekit_core::PostId::new(42).unwrap();
+    /// # let client = likekit_core::LikeClient::builder()
+    /// #     .transport(likekit_core::MemoryTransport::new().with_post(post, 0)).build().unwrap();
+    /// // The network came back:
+    /// client.retry_now();
+    /// ```
+    pub fn retry_now(&self) {
+        self.driver.retry_now();
+    }
+
     /// Whether any post has a call in flight or waiting to be retried.
     ///
     /// ```

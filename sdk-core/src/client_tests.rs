@@ -856,6 +856,81 @@ async fn shutdown_ends_a_retry_wait_at_once() {
     assert_eq!(failures(&log), 1);
 }
 
+/// A retry waiting out its backoff, or kept while offline, goes out at
+/// `retry_now`; one waiting for the server's `Retry-After` does not.
+#[tokio::test(start_paused = true)]
+async fn retry_now_sends_a_waiting_retry_at_once_but_keeps_a_servers_retry_after() {
+    let gate = Arc::new(Gate::default());
+    let client = LikeClient::builder()
+        .transport(Arc::clone(&gate))
+        .retry_policy(RetryPolicy {
+            min_delay: Duration::from_secs(60),
+            max_delay: Duration::from_secs(60),
+            max_retries: 1,
+            jitter: false,
+            ..RetryPolicy::default()
+        })
+        .keep_while_offline(Duration::from_secs(3600))
+        .build()
+        .unwrap();
+    let (log, _sub) = record(&client, id(42));
+    client.set_liked(id(42), true);
+    gate.next().await.fail(LikeError::Network {
+        message: "offline".into(),
+    });
+    // In its minute's backoff (the failure taken in, its wait started):
+    // retry_now sends it now.
+    tokio::time::sleep(Duration::from_millis(1)).await;
+    let asked = tokio::time::Instant::now();
+    client.retry_now();
+    gate.next().await.fail(LikeError::Network {
+        message: "offline".into(),
+    });
+    // On the paused clock: before the minute's backoff was out.
+    assert!(
+        asked.elapsed() < Duration::from_secs(60),
+        "sent after the backoff: {:?}",
+        asked.elapsed()
+    );
+    // Retries used up, kept while offline for an hour: retry_now again.
+    tokio::time::sleep(Duration::from_millis(1)).await;
+    assert!(client.view(id(42)).unwrap().pending, "kept while offline");
+    let asked = tokio::time::Instant::now();
+    client.retry_now();
+    gate.next().await.ok(1, 1);
+    assert!(
+        asked.elapsed() < Duration::from_secs(60),
+        "sent after the offline wait: {:?}",
+        asked.elapsed()
+    );
+    client.wait_idle(Duration::from_secs(1)).await;
+    let view = client.view(id(42)).unwrap();
+    assert!(
+        view.liked && !view.pending && view.error.is_none(),
+        "{view:?}"
+    );
+    assert_eq!(failures(&log), 0);
+
+    // A 429's Retry-After of a minute is the server's: kept.
+    client.set_liked(id(43), true);
+    gate.next().await.fail(LikeError::RateLimited {
+        retry_after_ms: Some(60_000),
+    });
+    tokio::time::sleep(Duration::from_millis(1)).await;
+    let asked = tokio::time::Instant::now();
+    client.retry_now();
+    gate.next().await.ok(1, 1);
+    assert!(
+        asked.elapsed() >= Duration::from_secs(60),
+        "sent before the server's Retry-After: {:?}",
+        asked.elapsed()
+    );
+    // Nothing waiting, and after shutdown: harmless.
+    client.retry_now();
+    assert!(client.shutdown(Duration::from_secs(1)).await);
+    client.retry_now();
+}
+
 #[test]
 fn a_client_built_outside_any_runtime_runs_its_own() {
     let server = Arc::new(MemoryTransport::new().with_post(id(42), 5));

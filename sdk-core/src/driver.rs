@@ -186,6 +186,8 @@ enum Job {
         post: PostId,
         call: u64,
         delay: Duration,
+        /// `retry_now` ends it early.
+        early: bool,
     },
 }
 
@@ -502,6 +504,26 @@ pub(crate) struct Driver {
     /// Resolves when the driver stops (at the end of a shutdown).
     stop: Shared<oneshot::Receiver<()>>,
     stop_tx: Mutex<Option<oneshot::Sender<()>>>,
+    /// Resolves at the next `retry_now`: the waits that may end early hold
+    /// it. Each `retry_now` resolves this one (by dropping its sender) and
+    /// puts a new one in its place for the waits that start after it.
+    nudge: Mutex<Nudge>,
+}
+
+/// One `retry_now`'s signal.
+struct Nudge {
+    _tx: oneshot::Sender<()>,
+    rx: Shared<oneshot::Receiver<()>>,
+}
+
+impl Nudge {
+    fn new() -> Self {
+        let (tx, rx) = oneshot::channel();
+        Self {
+            _tx: tx,
+            rx: rx.shared(),
+        }
+    }
 }
 
 impl Driver {
@@ -529,7 +551,19 @@ impl Driver {
             executor,
             stop: stop_rx.shared(),
             stop_tx: Mutex::new(Some(stop_tx)),
+            nudge: Mutex::new(Nudge::new()),
         })
+    }
+
+    /// Ends every wait that may end early (a retry's backoff, an offline
+    /// wait; not a server's `Retry-After`): their calls go out now.
+    pub(crate) fn retry_now(&self) {
+        let spent = std::mem::replace(
+            &mut *self.nudge.lock().unwrap_or_else(PoisonError::into_inner),
+            Nudge::new(),
+        );
+        // Dropping its sender resolves the receiver every such wait holds.
+        drop(spent);
     }
 
     fn lock(&self) -> MutexGuard<'_, State> {
@@ -915,11 +949,33 @@ impl Driver {
                 };
                 driver.input(|m| m.response(post, call, result));
             }),
-            Job::Wait { post, call, delay } => self.executor.spawn(async move {
-                // Ends early when the driver stops: the retry then fails at once.
-                let _ = future::select(pin!(sleep(delay)), stop).await;
-                driver.timer(post, call);
-            }),
+            Job::Wait {
+                post,
+                call,
+                delay,
+                early,
+            } => {
+                let nudge = early.then(|| {
+                    self.nudge
+                        .lock()
+                        .unwrap_or_else(PoisonError::into_inner)
+                        .rx
+                        .clone()
+                });
+                self.executor.spawn(async move {
+                    // Ends early when the driver stops (the retry then fails
+                    // at once), or at a `retry_now` (it goes out now).
+                    let nudged = pin!(async move {
+                        match nudge {
+                            Some(nudge) => drop(nudge.await),
+                            None => future::pending::<()>().await,
+                        }
+                    });
+                    let woken = future::select(stop, nudged);
+                    let _ = future::select(pin!(sleep(delay)), woken).await;
+                    driver.timer(post, call);
+                });
+            }
         }
     }
 
@@ -1078,11 +1134,21 @@ fn collect(st: &mut State) -> Followup {
                     });
                 }
             }
-            Effect::Wait { post, call, delay } => {
+            Effect::Wait {
+                post,
+                call,
+                delay,
+                early,
+            } => {
                 if st.stopped {
                     st.machine.timer(post, call);
                 } else {
-                    followup.jobs.push(Job::Wait { post, call, delay });
+                    followup.jobs.push(Job::Wait {
+                        post,
+                        call,
+                        delay,
+                        early,
+                    });
                 }
             }
             Effect::Changed(view) => st.queue.push_back((LikeEvent::Changed(view), None)),

@@ -112,6 +112,10 @@ pub enum Effect {
         call: CallId,
         /// How long to wait.
         delay: Duration,
+        /// Whether the app may end the wait early (the client's
+        /// `retry_now`, when the network is back): a backoff's or an
+        /// offline wait's. Never one the server asked for (`Retry-After`).
+        early: bool,
     },
     /// The post's displayed state changed: redraw it.
     Changed(PostView),
@@ -700,7 +704,13 @@ impl Machine {
             if let Some(delay) = delay {
                 let call = self.next_call_id();
                 self.state(post).slot = Slot::Waiting { call, action };
-                self.effects.push_back(Effect::Wait { post, call, delay });
+                let early = error.retry_after().is_none();
+                self.effects.push_back(Effect::Wait {
+                    post,
+                    call,
+                    delay,
+                    early,
+                });
                 if let Some(view) = shown {
                     self.effects.push_back(Effect::Changed(view));
                 }

@@ -667,11 +667,33 @@ const SeedContext = createContext(NO_SEEDS);
  */
 export function LikeKitProvider({ client, initialViews, children }) {
   const seeds = useShownSeeds(initialViews, client);
+  useRetryWhenOnline(client);
   return createElement(
     StoreContext.Provider,
     { value: storeOf(client) },
     createElement(SeedContext.Provider, { value: seeds }, children),
   );
+}
+
+/**
+ * Sends `client`'s waiting retries at once when the browser says the
+ * network is back (the window's `online` event): a tap kept while
+ * offline, or one in its retry backoff, does not wait out the rest of its
+ * delay (a server's `Retry-After` is kept). Nothing on the server.
+ */
+function useRetryWhenOnline(client) {
+  useEffect(() => {
+    if (!client || typeof window === "undefined" || typeof client.retryNow !== "function") return undefined;
+    const online = () => {
+      try {
+        client.retryNow();
+      } catch {
+        // A client freed meanwhile (a viewer switch): nothing to retry.
+      }
+    };
+    window.addEventListener("online", online);
+    return () => window.removeEventListener("online", online);
+  }, [client]);
 }
 
 function useStore() {

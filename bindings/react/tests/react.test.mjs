@@ -919,6 +919,29 @@ test("a provider given no initialViews shows the seeds of the provider above it"
   }
 });
 
+test("the window's online event sends a retry waiting out its backoff (the provider calls retryNow)", async () => {
+  await harness(
+    (token) => window.harness.signIn(token, { retry: { minDelayMs: 60_000, maxDelayMs: 60_000, maxRetries: 3, jitter: false } }),
+    anaToken,
+  );
+  try {
+    await admin.addFaults([{ route: "like", post: 54, fail_next: 1, tag: "react-online" }]);
+    await mount("button", { postId: 54 }, { ready: loaded(54) });
+    await page.click(`${post(54)} .heart`);
+    const failed = await admin.waitForRequests({ route: "like", post: 54 }, 1, { timeoutMs: 10_000 });
+    assert.equal(failed.met, true, "the first like was answered (503)");
+    await page.waitForTimeout(50); // the failure taken in, the retry's wait started
+    assert.equal(await page.getAttribute(post(54), "data-pending"), "true", "its retry waits its minute");
+    await page.evaluate(() => window.dispatchEvent(new Event("online")));
+    // Well within the minute: a bound for a retry never sent, not a speed target.
+    await page.waitForSelector(`${settled(54)} .heart[aria-pressed="true"]`, { timeout: 20_000 });
+    assert.deepEqual((await admin.requests({ route: "like", post: 54 })).entries.map((e) => e.status), [503, 200]);
+  } finally {
+    await admin.clearFaults({ tag: "react-online" });
+    await freshClient();
+  }
+});
+
 test("taps do nothing while the seed shows, and go through the client once its view is in", async () => {
   await harness((t) => window.harness.signInHeld(t), anaToken);
   try {
@@ -970,8 +993,9 @@ test("a malformed seed is left out with one console warning (development build),
 test("the page raised no uncaught errors, logged no errors and got only the injected failures", () => {
   assert.deepEqual(pageErrors, []);
   assert.deepEqual(consoleErrors, []);
-  // The faults set, a post the server does not have, and the 401 of Ana's
-  // retry, sent without a token after the switch to Ben.
+  // The faults set (post 54's, before its retry at the online event), a
+  // post the server does not have, and the 401 of Ana's retry, sent
+  // without a token after the switch to Ben.
   assert.deepEqual(
     new Set(errorAnswers),
     new Set([
@@ -980,6 +1004,7 @@ test("the page raised no uncaught errors, logged no errors and got only the inje
       "GET /posts/99/likes 404",
       "POST /posts/51/like 503",
       "POST /posts/51/like 401",
+      "POST /posts/54/like 503",
     ]),
   );
 });

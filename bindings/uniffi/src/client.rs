@@ -611,6 +611,16 @@ impl LikeClient {
         self.inner.has_pending_calls()
     }
 
+    /// Sends now every call waiting to be retried, for an app that knows
+    /// the network is back (Android's `ConnectivityManager` callback,
+    /// `NWPathMonitor` on Apple platforms): a tap kept while offline, or
+    /// one in its retry backoff, does not wait out the rest of its delay.
+    /// A wait the server asked for (`Retry-After`) is kept; calls still go
+    /// one at a time per post. Harmless with nothing waiting.
+    pub fn retry_now(&self) {
+        self.inner.retry_now();
+    }
+
     /// Whether [`shutdown`](Self::shutdown) began.
     pub fn is_shut_down(&self) -> bool {
         self.inner.is_shut_down()

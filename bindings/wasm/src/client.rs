@@ -403,6 +403,16 @@ impl LikeClient {
         self.inner.has_pending_calls()
     }
 
+    /// Sends now every call waiting to be retried: call it from the
+    /// window's `online` event, so that a tap kept while offline, or one in
+    /// its retry backoff, does not wait out the rest of its delay. A wait
+    /// the server asked for (`Retry-After`) is kept; calls still go one at
+    /// a time per post. Harmless with nothing waiting.
+    #[wasm_bindgen(js_name = retryNow)]
+    pub fn retry_now(&self) {
+        self.inner.retry_now();
+    }
+
     /// Resolves `true` once no call is in flight or waiting to be retried,
     /// every listener has heard every change so far and the journal (if
     /// any) is saved — or its save failed: see `journalProblem()` — or

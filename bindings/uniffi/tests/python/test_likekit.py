@@ -499,3 +499,26 @@ def test_wait_calls_returns_a_taps_call_that_calls_may_not_show_yet():
     assert [c.text for c in asyncio.run(server.wait_calls(1, -1))] == ["like 7 #0"]
     assert asyncio.run(server.wait_calls(0, 60_000)) == server.calls()
     asyncio.run(client.shutdown(0))
+
+
+def test_retry_now_sends_a_retry_waiting_out_its_backoff_at_once(admin, make_client, faults):
+    """An app that knows the network is back calls `retry_now`: a retry in
+    its minute's backoff goes out then."""
+    post = admin.post()
+    # The first like fails (503, no Retry-After); its retry would wait a minute.
+    faults(FaultRule(FaultRoute.LIKE, post=post, fail_next=1))
+    client = make_client(
+        likekit.LikeClientOptions(
+            retry_min_delay_ms=60_000, retry_max_delay_ms=60_000, max_retries=3, retry_jitter=False
+        )
+    )
+    client.set_liked(post, True)
+    assert admin.wait_for_requests(1, route=FaultRoute.LIKE, post=post, timeout=10).met
+    assert client.has_pending_calls(), "its retry waits"
+    time.sleep(0.05)  # the failure taken in, the retry's wait started
+    client.retry_now()
+    # Well within the minute: a bound for a retry never sent, not a speed target.
+    wait_idle(client, timeout_ms=20_000)
+    view = client.view(post)
+    assert (view.liked, view.pending, view.error) == (True, False, None), view
+    assert [e.status for e in admin.entries(route=FaultRoute.LIKE, post=post)] == [503, 200]

@@ -385,6 +385,28 @@ const takesAnId = {
   refreshMany: (c, id) => c.refreshMany([100, id]),
 };
 
+test("retryNow sends a retry waiting out its backoff at once (the window's online event)", async () => {
+  const post = await newPost(260);
+  // The first like fails (503, no Retry-After); its retry would wait a minute.
+  await admin.addFaults([{ route: "like", post, fail_next: 1, tag: "retry-now" }]);
+  try {
+    const client = clientFor("ana", { retry: { minDelayMs: 60_000, maxDelayMs: 60_000, maxRetries: 3, jitter: false } });
+    client.setLiked(post, true);
+    const failed = await admin.waitForRequests({ route: "like", post }, 1, { timeoutMs: 10_000 });
+    assert.equal(failed.met, true, "the first like was answered");
+    assert.equal(client.hasPendingCalls(), true, "its retry waits");
+    await sleep(50); // the failure taken in, the retry's wait started
+    client.retryNow();
+    // Well within the minute: a bound for a retry never sent, not a speed target.
+    assert.equal(await client.waitIdle(20_000), true, "the retry went out at retryNow");
+    const view = client.view(post);
+    assert.equal(view.liked && !view.pending && view.error === null, true, JSON.stringify(view));
+    assert.deepEqual((await journal({ route: "like", post })).map((e) => e.status), [503, 200]);
+  } finally {
+    await admin.clearFaults({ tag: "retry-now" });
+  }
+});
+
 test("0, -1 and ids past 2^63 − 1 are refused with bad_post_id before anything is sent", async () => {
   const ana = clientFor("ana");
   const notIds = [0, -1, "0", "-1", 0n, -1n, 2n ** 63n, "9223372036854775808", 1.5, NaN, "", "42 "];

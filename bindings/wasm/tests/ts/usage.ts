@@ -212,6 +212,10 @@ const clientMembers: { [K in keyof LikeClient]: (client: LikeClient) => unknown 
     return view === undefined ? "unknown" : render(view);
   },
   refresh: async (client) => render(await client.refresh(ids[0])),
+  retryNow: (client) => {
+    const nothing: void = client.retryNow();
+    return nothing;
+  },
   refreshMany: async (client) => (await client.refreshMany(new Set(ids))).map(render),
   subscribe: (client) => {
     const unsubscribe: () => void = client.subscribe(42, listeners[0]);
