@@ -359,6 +359,16 @@ function buildNetworkPanel() {
 
 // ------------------------------------------------------------------ start
 
+// Back online, as the browser tells it: the viewer's calls waiting out a
+// retry's backoff go out now rather than at the end of their delay.
+addEventListener("online", () => {
+  try {
+    session?.client.retryNow();
+  } catch {
+    // A client let go during a viewer switch: nothing of it to retry.
+  }
+});
+
 // The network panel sticks just below the header, which grows when its
 // viewers wrap onto a second line.
 new ResizeObserver(([entry]) =>
