@@ -409,10 +409,11 @@ impl LikeClient {
     /// the network is back (the browser's `online` event, Android's
     /// `ConnectivityManager` callback, `NWPathMonitor` on Apple
     /// platforms), so that a tap kept while offline, or one in its retry
-    /// backoff, does not wait out the rest of its delay. A wait the server
-    /// asked for (`Retry-After`) is kept. Calls still go one at a time per
-    /// post, and a retry sent now counts as one of its retries. Harmless
-    /// with nothing waiting, and after shutdown.
+    /// backoff, does not wait out the rest of its delay. A call still out
+    /// counts too: if it fails, its retry goes out at once. A wait the
+    /// server asked for (`Retry-After`) is kept. Calls still go one at a
+    /// time per post, and a retry sent now counts as one of its retries.
+    /// Harmless with nothing waiting, and after shutdown.
     ///
     /// ```
     /// # let post = likekit_core::PostId::new(42).unwrap();

@@ -911,6 +911,22 @@ async fn retry_now_sends_a_waiting_retry_at_once_but_keeps_a_servers_retry_after
     );
     assert_eq!(failures(&log), 0);
 
+    // retry_now while a call is still out (the network came back as it
+    // failed): the wait its failure starts ends at once.
+    client.set_liked(id(44), true);
+    let out = gate.next().await;
+    client.retry_now();
+    let asked = tokio::time::Instant::now();
+    out.fail(LikeError::Network {
+        message: "offline".into(),
+    });
+    gate.next().await.ok(1, 1);
+    assert!(
+        asked.elapsed() < Duration::from_secs(60),
+        "sent after the backoff: {:?}",
+        asked.elapsed()
+    );
+
     // A 429's Retry-After of a minute is the server's: kept.
     client.set_liked(id(43), true);
     gate.next().await.fail(LikeError::RateLimited {

@@ -181,15 +181,22 @@ enum Job {
         /// The journal version whose save must be tried before the call
         /// goes out (0: none).
         after: u64,
+        /// The `retry_now` signal current when the call went out: a retry
+        /// wait its failure starts ends at once if one came since.
+        nudge: NudgeSignal,
     },
     Wait {
         post: PostId,
         call: u64,
         delay: Duration,
-        /// `retry_now` ends it early.
-        early: bool,
+        /// What ends it early (`retry_now`); none for a wait the server
+        /// asked for.
+        nudge: Option<NudgeSignal>,
     },
 }
+
+/// Resolves at the next `retry_now` after it was taken.
+type NudgeSignal = Shared<oneshot::Receiver<()>>;
 
 /// Everything under the lock.
 struct State {
@@ -209,6 +216,16 @@ struct State {
     /// Woken when no call is in flight or waiting to be retried.
     idle_waiters: Vec<oneshot::Sender<()>>,
     journal: Journal,
+    /// The signal the next `retry_now` resolves: every call sent and every
+    /// wait that may end early holds it. Each `retry_now` resolves it (by
+    /// dropping its sender) and puts a new one in its place, under this
+    /// lock, so a wait is either started with the old one (and ended) or
+    /// after the new one was put (a call sent before `retry_now` ends its
+    /// wait at once: it holds the old one).
+    nudge: Nudge,
+    /// While a call's answer is fed to the machine, the signal that call
+    /// went out with: a retry wait it starts takes that one.
+    answered_nudge: Option<NudgeSignal>,
 }
 
 /// How far in the future an intent's tap time may lie (the clock moved a
@@ -504,16 +521,12 @@ pub(crate) struct Driver {
     /// Resolves when the driver stops (at the end of a shutdown).
     stop: Shared<oneshot::Receiver<()>>,
     stop_tx: Mutex<Option<oneshot::Sender<()>>>,
-    /// Resolves at the next `retry_now`: the waits that may end early hold
-    /// it. Each `retry_now` resolves this one (by dropping its sender) and
-    /// puts a new one in its place for the waits that start after it.
-    nudge: Mutex<Nudge>,
 }
 
 /// One `retry_now`'s signal.
 struct Nudge {
     _tx: oneshot::Sender<()>,
-    rx: Shared<oneshot::Receiver<()>>,
+    rx: NudgeSignal,
 }
 
 impl Nudge {
@@ -546,23 +559,22 @@ impl Driver {
                 stopped: false,
                 idle_waiters: Vec::new(),
                 journal,
+                nudge: Nudge::new(),
+                answered_nudge: None,
             }),
             transport,
             executor,
             stop: stop_rx.shared(),
             stop_tx: Mutex::new(Some(stop_tx)),
-            nudge: Mutex::new(Nudge::new()),
         })
     }
 
     /// Ends every wait that may end early (a retry's backoff, an offline
-    /// wait; not a server's `Retry-After`): their calls go out now.
+    /// wait; not a server's `Retry-After`), and the one a call out now
+    /// would start: their calls go out now.
     pub(crate) fn retry_now(&self) {
-        let spent = std::mem::replace(
-            &mut *self.nudge.lock().unwrap_or_else(PoisonError::into_inner),
-            Nudge::new(),
-        );
-        // Dropping its sender resolves the receiver every such wait holds.
+        let spent = std::mem::replace(&mut self.lock().nudge, Nudge::new());
+        // Dropping its sender resolves the signal every such wait holds.
         drop(spent);
     }
 
@@ -937,6 +949,7 @@ impl Driver {
                 call,
                 action,
                 after,
+                nudge,
             } => self.executor.spawn(async move {
                 if after > 0 {
                     // Written down before it is sent.
@@ -947,35 +960,29 @@ impl Driver {
                     Either::Left((result, _)) => result,
                     Either::Right(_) => Err(LikeError::Shutdown),
                 };
-                driver.input(|m| m.response(post, call, result));
+                driver.input_with_state(|st| {
+                    st.answered_nudge = Some(nudge);
+                    st.machine.response(post, call, result);
+                });
             }),
             Job::Wait {
                 post,
                 call,
                 delay,
-                early,
-            } => {
-                let nudge = early.then(|| {
-                    self.nudge
-                        .lock()
-                        .unwrap_or_else(PoisonError::into_inner)
-                        .rx
-                        .clone()
+                nudge,
+            } => self.executor.spawn(async move {
+                // Ends early when the driver stops (the retry then fails at
+                // once), or at a `retry_now` (it goes out now).
+                let nudged = pin!(async move {
+                    match nudge {
+                        Some(nudge) => drop(nudge.await),
+                        None => future::pending::<()>().await,
+                    }
                 });
-                self.executor.spawn(async move {
-                    // Ends early when the driver stops (the retry then fails
-                    // at once), or at a `retry_now` (it goes out now).
-                    let nudged = pin!(async move {
-                        match nudge {
-                            Some(nudge) => drop(nudge.await),
-                            None => future::pending::<()>().await,
-                        }
-                    });
-                    let woken = future::select(stop, nudged);
-                    let _ = future::select(pin!(sleep(delay)), woken).await;
-                    driver.timer(post, call);
-                });
-            }
+                let woken = future::select(stop, nudged);
+                let _ = future::select(pin!(sleep(delay)), woken).await;
+                driver.timer(post, call);
+            }),
         }
     }
 
@@ -1120,6 +1127,7 @@ impl Driver {
 /// stopped, fail at once), changes and failures join the delivery queue.
 fn collect(st: &mut State) -> Followup {
     let mut followup = Followup::default();
+    let answered = st.answered_nudge.take();
     while let Some(effect) = st.machine.poll_effect() {
         match effect {
             Effect::Send { post, call, action } => {
@@ -1131,6 +1139,7 @@ fn collect(st: &mut State) -> Followup {
                         call,
                         action,
                         after: 0,
+                        nudge: st.nudge.rx.clone(),
                     });
                 }
             }
@@ -1143,11 +1152,15 @@ fn collect(st: &mut State) -> Followup {
                 if st.stopped {
                     st.machine.timer(post, call);
                 } else {
+                    // The signal of the call whose failure this wait
+                    // follows: a `retry_now` since it went out ends it.
+                    let nudge =
+                        early.then(|| answered.clone().unwrap_or_else(|| st.nudge.rx.clone()));
                     followup.jobs.push(Job::Wait {
                         post,
                         call,
                         delay,
-                        early,
+                        nudge,
                     });
                 }
             }
